@@ -1,0 +1,70 @@
+package laurel
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes, as API.md names them. The HTTP layer maps each to a status.
+const (
+	EInvalid          = "invalid_argument"
+	ETooLate          = "too_late"
+	EUnauthenticated  = "unauthenticated"
+	EPermissionDenied = "permission_denied"
+	ENotFound         = "not_found"
+	EConflict         = "conflict"
+	ETooLarge         = "payload_too_large"
+	ERateLimited      = "rate_limited"
+	EUnavailable      = "unavailable"
+	EInternal         = "internal"
+)
+
+// Error is a failure a client can act on: a code from the list above, a message meant for
+// people, and, when one input caused it, the field that did (such as "events[3].value").
+type Error struct {
+	Code    string
+	Message string
+	Field   string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("laurel: %s: %s: %s", e.Code, e.Field, e.Message)
+	}
+	return fmt.Sprintf("laurel: %s: %s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// FieldErrorf returns an *Error about one input field.
+func FieldErrorf(code, field, format string, args ...any) *Error {
+	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, or EInternal when err is not an *Error: anything the
+// domain did not anticipate is internal and its details stay in the log.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if err == nil {
+		return ""
+	}
+	return EInternal
+}
+
+// ErrorMessage returns the message of err meant for a client, hiding internal details.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	if err == nil {
+		return ""
+	}
+	return "internal error"
+}

@@ -1,0 +1,3 @@
+module github.com/laurel/laurel
+
+go 1.26
