@@ -1,0 +1,342 @@
+package rank_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/laurel/laurel/rank"
+	"github.com/tidwall/btree"
+)
+
+// The benchmarks compare the counted B+tree with github.com/tidwall/btree, the reference, on
+// the same keys in the same run: its Get is the plain lookup that Rank and At must beat, its
+// GetAt the at-rank, and a binary search over GetAt its best rank-of. Run them with
+//
+//	go test -run='^$' -bench=. -benchtime=200000x ./rank
+//
+// Fixtures are built once per size by random inserts, as a long-running board would be.
+
+var sizes = []int{1_000_000, 10_000_000}
+
+type fixture struct {
+	keys []rank.Key // every key in the trees, in random order
+	tree *rank.Tree
+	ref  *btree.BTreeG[rank.Key]
+	rng  *rand.Rand
+}
+
+var fixtures = map[int]*fixture{}
+
+// refLess is the same order as a descending rank.Tree without a tie function.
+func refLess(a, b rank.Key) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	if a.At != b.At {
+		return a.At < b.At
+	}
+	return a.Member < b.Member
+}
+
+// randomKeys returns n keys with distinct members, scores spread over a million values (so
+// ties on score happen, as on real boards) and times within a week.
+func randomKeys(rng *rand.Rand, n int) []rank.Key {
+	keys := make([]rank.Key, n)
+	for i := range keys {
+		keys[i] = rank.Key{Score: rng.Int64N(1_000_000), At: 1_700_000_000_000 + rng.Int64N(7*24*3600*1000), Member: uint32(i)}
+	}
+	return keys
+}
+
+func getFixture(b *testing.B, n int) *fixture {
+	if f := fixtures[n]; f != nil {
+		return f
+	}
+	b.StopTimer()
+	defer b.StartTimer()
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	f := &fixture{keys: randomKeys(rng, n), tree: rank.New(rank.Options{Desc: true}),
+		ref: btree.NewBTreeGOptions(refLess, btree.Options{NoLocks: true}), rng: rng}
+	for _, k := range f.keys {
+		f.tree.Insert(k)
+		f.ref.Set(k)
+	}
+	fixtures[n] = f
+	return f
+}
+
+// fresh returns count keys that are not in the fixture: their members are beyond its own.
+func (f *fixture) fresh(count int) []rank.Key {
+	keys := randomKeys(f.rng, count)
+	for i := range keys {
+		keys[i].Member += uint32(len(f.keys))
+	}
+	return keys
+}
+
+// index is what the benchmarks do to either tree.
+type index interface {
+	insert(rank.Key)
+	delete(rank.Key)
+	rank(rank.Key) int
+	at(r int) rank.Key
+	iterate(from, count int) int
+}
+
+type ours struct{ t *rank.Tree }
+
+func (o ours) insert(k rank.Key) { o.t.Insert(k) }
+func (o ours) delete(k rank.Key) { o.t.Delete(k) }
+func (o ours) rank(k rank.Key) int {
+	r, _ := o.t.Rank(k)
+	return r
+}
+func (o ours) at(r int) rank.Key {
+	k, _ := o.t.At(r)
+	return k
+}
+func (o ours) iterate(from, count int) int {
+	sum := 0
+	for r := range o.t.CursorAt(from).Forward() {
+		if sum += r; r >= from+count-1 {
+			break
+		}
+	}
+	return sum
+}
+
+type ref struct{ t *btree.BTreeG[rank.Key] }
+
+func (o ref) insert(k rank.Key) { o.t.Set(k) }
+func (o ref) delete(k rank.Key) { o.t.Delete(k) }
+
+// rank is the best rank-of the reference offers: a binary search over GetAt.
+func (o ref) rank(k rank.Key) int {
+	lo, hi := 0, o.t.Len()
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if at, _ := o.t.GetAt(mid); refLess(at, k) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo + 1
+}
+func (o ref) at(r int) rank.Key {
+	k, _ := o.t.GetAt(r - 1)
+	return k
+}
+func (o ref) iterate(from, count int) int {
+	first, _ := o.t.GetAt(from - 1)
+	sum, r := 0, from
+	o.t.Ascend(first, func(rank.Key) bool {
+		sum += r
+		r++
+		return r < from+count
+	})
+	return sum
+}
+
+// get is the reference's plain lookup by key, the budget for Rank and At.
+func (o ref) get(k rank.Key) bool {
+	_, ok := o.t.Get(k)
+	return ok
+}
+
+var sink int
+
+func BenchmarkIndex(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("n=%dM", n/1_000_000), func(b *testing.B) {
+			for _, impl := range []string{"laurel", "tidwall"} {
+				b.Run(impl, func(b *testing.B) { benchOps(b, n, impl) })
+			}
+		})
+	}
+}
+
+func benchOps(b *testing.B, n int, impl string) {
+	f := getFixture(b, n)
+	var ix index = ours{f.tree}
+	if impl == "tidwall" {
+		ix = ref{f.ref}
+	}
+	// Writes run in rounds that are undone untimed, so the tree stays at its size.
+	const round = 10_000
+	b.Run("insert", func(b *testing.B) {
+		for done := 0; done < b.N; done += round {
+			keys := f.fresh(min(round, b.N-done))
+			b.StartTimer()
+			for _, k := range keys {
+				ix.insert(k)
+			}
+			b.StopTimer()
+			for _, k := range keys {
+				ix.delete(k)
+			}
+		}
+	})
+	b.Run("delete", func(b *testing.B) {
+		for done := 0; done < b.N; done += round {
+			keys := pick(f, min(round, b.N-done))
+			b.StartTimer()
+			for _, k := range keys {
+				ix.delete(k)
+			}
+			b.StopTimer()
+			for _, k := range keys {
+				ix.insert(k)
+			}
+		}
+	})
+	b.Run("update", func(b *testing.B) {
+		// A score change in sum mode: a member gains a few points, later.
+		for done := 0; done < b.N; done += round {
+			idx := f.rng.Perm(len(f.keys))[:min(round, b.N-done)]
+			old := make([]rank.Key, len(idx))
+			b.StartTimer()
+			for j, i := range idx {
+				k := f.keys[i]
+				old[j] = k
+				nk := rank.Key{Score: k.Score + 1 + int64(i%10), At: k.At + 1000, Member: k.Member}
+				ix.delete(k)
+				ix.insert(nk)
+				f.keys[i] = nk
+			}
+			b.StopTimer()
+			for j, i := range idx {
+				ix.delete(f.keys[i])
+				ix.insert(old[j])
+				f.keys[i] = old[j]
+			}
+		}
+	})
+	keys := pick(f, 1<<16)
+	ranks := make([]int, 1<<16)
+	for i := range ranks {
+		ranks[i] = 1 + f.rng.IntN(n)
+	}
+	b.Run("rank", func(b *testing.B) {
+		b.StartTimer()
+		for i := range b.N {
+			sink += ix.rank(keys[i&(1<<16-1)])
+		}
+	})
+	b.Run("at", func(b *testing.B) {
+		b.StartTimer()
+		for i := range b.N {
+			sink += int(ix.at(ranks[i&(1<<16-1)]).Score)
+		}
+	})
+	b.Run("iterate100", func(b *testing.B) {
+		b.StartTimer()
+		for i := range b.N {
+			sink += ix.iterate(min(ranks[i&(1<<16-1)], n-100), 100)
+		}
+	})
+	if r, ok := ix.(ref); ok {
+		b.Run("get", func(b *testing.B) {
+			b.StartTimer()
+			for i := range b.N {
+				if r.get(keys[i&(1<<16-1)]) {
+					sink++
+				}
+			}
+		})
+	}
+}
+
+// pick returns count distinct keys of the fixture.
+func pick(f *fixture, count int) []rank.Key {
+	keys := make([]rank.Key, count)
+	for i, j := range f.rng.Perm(len(f.keys))[:count] {
+		keys[i] = f.keys[j]
+	}
+	return keys
+}
+
+// BenchmarkLoad measures the bulk load of sorted keys, per key.
+func BenchmarkLoad(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("n=%dM", n/1_000_000), func(b *testing.B) {
+			keys := sortedKeys(n)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := rank.Load(rank.Options{Desc: true}, keys); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
+		})
+	}
+}
+
+func sortedKeys(n int) []rank.Key {
+	keys := randomKeys(rand.New(rand.NewPCG(2, uint64(n))), n)
+	slices.SortFunc(keys, func(a, b rank.Key) int {
+		if refLess(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return keys
+}
+
+// BenchmarkMemory reports the heap bytes per key of each tree after GC, everything included
+// (the key is 20 bytes of data, padded to 24): built by random inserts, and by Load.
+func BenchmarkMemory(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("n=%dM", n/1_000_000), func(b *testing.B) {
+			keys := sortedKeys(n)
+			shuffled := slices.Clone(keys)
+			rand.New(rand.NewPCG(3, 3)).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			measure := func(name string, build func() any) {
+				b.Run(name, func(b *testing.B) {
+					for range b.N {
+						before := heapInUse()
+						v := build()
+						b.ReportMetric(float64(heapInUse()-before)/float64(n), "bytes/key")
+						runtime.KeepAlive(v)
+					}
+				})
+			}
+			measure("laurel-inserted", func() any {
+				t := rank.New(rank.Options{Desc: true})
+				for _, k := range shuffled {
+					t.Insert(k)
+				}
+				return t
+			})
+			measure("laurel-loaded", func() any {
+				t, _ := rank.Load(rank.Options{Desc: true}, keys)
+				return t
+			})
+			measure("tidwall-inserted", func() any {
+				t := btree.NewBTreeGOptions(refLess, btree.Options{NoLocks: true})
+				for _, k := range shuffled {
+					t.Set(k)
+				}
+				return t
+			})
+			measure("tidwall-loaded", func() any {
+				t := btree.NewBTreeGOptions(refLess, btree.Options{NoLocks: true})
+				for _, k := range keys {
+					t.Load(k)
+				}
+				return t
+			})
+		})
+	}
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}

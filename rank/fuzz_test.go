@@ -1,0 +1,60 @@
+package rank_test
+
+import (
+	"testing"
+
+	"github.com/laurel/laurel/rank"
+)
+
+// FuzzTree drives a tree and the oracle with operations decoded from the fuzzer's bytes, three
+// to an operation: the kind, then two bytes from which the key is taken. Keys come from a
+// small space so that ties, repeated inserts and deletes of absent keys are frequent.
+func FuzzTree(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 0, 3, 4, 1, 1, 2, 3, 0, 0})
+	f.Add(make([]byte, 3*300))
+	grow := make([]byte, 0, 3*500)
+	for i := range 500 {
+		grow = append(grow, 0, byte(i), byte(i>>8))
+	}
+	f.Add(grow)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, cfg := range configs[1:3] {
+			tr := newTree(t, cfg.opts)
+			o := &oracle{opts: cfg.opts}
+			for i := 0; i+3 <= len(data); i += 3 {
+				v := uint16(data[i+1]) | uint16(data[i+2])<<8
+				k := rank.Key{Score: int64(v%37) - 18, At: int64(v / 37 % 3), Member: uint32(v % 601)}
+				switch data[i] % 6 {
+				case 0, 1:
+					if got, want := tr.Insert(k), o.insert(k); got != want {
+						t.Fatalf("Insert(%+v) = %v, want %v", k, got, want)
+					}
+				case 2:
+					if got, want := tr.Delete(k), o.delete(k); got != want {
+						t.Fatalf("Delete(%+v) = %v, want %v", k, got, want)
+					}
+				case 3:
+					idx, found := o.find(k)
+					if r, ok := tr.Rank(k); ok != found || (ok && r != idx+1) {
+						t.Fatalf("Rank(%+v) = %d, %v; want %d, %v", k, r, ok, idx+1, found)
+					}
+				case 4:
+					r := int(v)%(len(o.keys)+2) - 1 + 1
+					got, ok := tr.At(r)
+					if want := r >= 1 && r <= len(o.keys); ok != want || (ok && got != o.keys[r-1]) {
+						t.Fatalf("At(%d) = %+v, %v", r, got, ok)
+					}
+				case 5:
+					if c, want := tr.Search(k.Score, k.At), o.search(k.Score, k.At)+1; c.Rank() != want {
+						t.Fatalf("Search(%d, %d).Rank() = %d, want %d", k.Score, k.At, c.Rank(), want)
+					}
+				}
+			}
+			if err := tr.Check(); err != nil {
+				t.Fatal(err)
+			}
+			h := harness{t: t, tr: tr, o: o}
+			h.compareAll()
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package rank
+
+import "fmt"
+
+// Load returns a Tree holding keys, which must already be in rank order with no duplicates.
+// It builds the tree bottom-up in O(n), with leaves and inner nodes as full as the fill rules
+// allow, which is how recovery rebuilds millions of entries quickly and compactly.
+func Load(opts Options, keys []Key) (*Tree, error) {
+	t := New(opts)
+	if len(keys) == 0 {
+		return t, nil
+	}
+	for i := 1; i < len(keys); i++ {
+		if !t.less(t.stored(keys[i-1]), t.stored(keys[i])) {
+			return nil, fmt.Errorf("rank: Load: key %d (%+v) does not rank after key %d (%+v)", i, keys[i], i-1, keys[i-1])
+		}
+	}
+	t.len = len(keys)
+
+	leaves := make([]*leaf, groups(len(keys), leafMax))
+	lower := make([]Key, len(leaves))
+	counts := make([]int, len(leaves))
+	start := 0
+	for g := range leaves {
+		end := groupEnd(len(keys), len(leaves), g)
+		l := &leaf{}
+		for j, k := range keys[start:end] {
+			l.keys[j] = t.stored(k)
+		}
+		l.n = end - start
+		if g > 0 {
+			l.prev = leaves[g-1]
+			leaves[g-1].next = l
+		}
+		leaves[g], lower[g], counts[g] = l, l.keys[0], l.n
+		start = end
+	}
+	t.first, t.last = leaves[0], leaves[len(leaves)-1]
+	if len(leaves) == 1 {
+		t.leaf = leaves[0]
+		return t, nil
+	}
+
+	// Each level groups the nodes below it, until one node is left: the root.
+	var level []*inner
+	for t.height = 1; ; t.height++ {
+		parents := make([]*inner, groups(len(counts), innerMax))
+		start := 0
+		for g := range parents {
+			end := groupEnd(len(counts), len(parents), g)
+			n := &inner{n: end - start}
+			copy(n.keys[:], lower[start:end])
+			copy(n.counts[:], counts[start:end])
+			if t.height == 1 {
+				copy(n.leaves[:], leaves[start:end])
+			} else {
+				copy(n.inners[:], level[start:end])
+			}
+			parents[g] = n
+			lower[g], counts[g] = n.keys[0], n.total()
+			start = end
+		}
+		level, lower, counts = parents, lower[:len(parents)], counts[:len(parents)]
+		if len(level) == 1 {
+			t.root, t.leaf = level[0], nil
+			return t, nil
+		}
+	}
+}
+
+// groups returns how many nodes of at most max entries hold n entries.
+func groups(n, max int) int { return (n + max - 1) / max }
+
+// groupEnd returns the end of group g when n entries are spread evenly over count groups, so
+// that no group is less than half full.
+func groupEnd(n, count, g int) int { return (g + 1) * n / count }
