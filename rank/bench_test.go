@@ -168,6 +168,7 @@ func benchOps(b *testing.B, n int, impl string) {
 	// Writes run in rounds that are undone untimed, so the tree stays at its size.
 	const round = 10_000
 	b.Run("insert", func(b *testing.B) {
+		b.StopTimer()
 		for done := 0; done < b.N; done += round {
 			keys := f.fresh(min(round, b.N-done))
 			b.StartTimer()
@@ -181,6 +182,7 @@ func benchOps(b *testing.B, n int, impl string) {
 		}
 	})
 	b.Run("delete", func(b *testing.B) {
+		b.StopTimer()
 		for done := 0; done < b.N; done += round {
 			keys := pick(f, min(round, b.N-done))
 			b.StartTimer()
@@ -195,8 +197,9 @@ func benchOps(b *testing.B, n int, impl string) {
 	})
 	b.Run("update", func(b *testing.B) {
 		// A score change in sum mode: a member gains a few points, later.
+		b.StopTimer()
 		for done := 0; done < b.N; done += round {
-			idx := f.rng.Perm(len(f.keys))[:min(round, b.N-done)]
+			idx := distinct(f, min(round, b.N-done))
 			old := make([]rank.Key, len(idx))
 			b.StartTimer()
 			for j, i := range idx {
@@ -221,26 +224,26 @@ func benchOps(b *testing.B, n int, impl string) {
 		ranks[i] = 1 + f.rng.IntN(n)
 	}
 	b.Run("rank", func(b *testing.B) {
-		b.StartTimer()
+		b.ResetTimer()
 		for i := range b.N {
 			sink += ix.rank(keys[i&(1<<16-1)])
 		}
 	})
 	b.Run("at", func(b *testing.B) {
-		b.StartTimer()
+		b.ResetTimer()
 		for i := range b.N {
 			sink += int(ix.at(ranks[i&(1<<16-1)]).Score)
 		}
 	})
 	b.Run("iterate100", func(b *testing.B) {
-		b.StartTimer()
+		b.ResetTimer()
 		for i := range b.N {
 			sink += ix.iterate(min(ranks[i&(1<<16-1)], n-100), 100)
 		}
 	})
 	if r, ok := ix.(ref); ok {
 		b.Run("get", func(b *testing.B) {
-			b.StartTimer()
+			b.ResetTimer()
 			for i := range b.N {
 				if r.get(keys[i&(1<<16-1)]) {
 					sink++
@@ -253,10 +256,23 @@ func benchOps(b *testing.B, n int, impl string) {
 // pick returns count distinct keys of the fixture.
 func pick(f *fixture, count int) []rank.Key {
 	keys := make([]rank.Key, count)
-	for i, j := range f.rng.Perm(len(f.keys))[:count] {
+	for i, j := range distinct(f, count) {
 		keys[i] = f.keys[j]
 	}
 	return keys
+}
+
+// distinct returns count distinct random indexes into the fixture's keys.
+func distinct(f *fixture, count int) []int {
+	seen := make(map[int]bool, count)
+	idx := make([]int, 0, count)
+	for len(idx) < count {
+		if i := f.rng.IntN(len(f.keys)); !seen[i] {
+			seen[i] = true
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 // BenchmarkLoad measures the bulk load of sorted keys, per key.

@@ -57,23 +57,25 @@ func (c *checker) fail(format string, args ...any) int {
 // inner checks n, at the given height, whose keys must lie in [lo, hi) (nil: unbounded), and
 // returns the number of keys under it.
 func (c *checker) inner(n *inner, height int, lo, hi *Key, root bool) int {
-	if n.n > innerMax || (!root && n.n < innerMin) {
+	if n.n > fanout || (!root && n.n < minFill) {
 		return c.fail("inner node with %d children", n.n)
 	}
 	size := 0
 	for i := range n.n {
 		clo, chi := lo, hi
 		if i > 0 {
-			clo = &n.keys[i]
-			if lo != nil && c.t.less(n.keys[i], *lo) {
-				return c.fail("separator %+v below its node's lower bound %+v", n.keys[i], *lo)
+			sep := n.keys.get(i)
+			clo = &sep
+			if lo != nil && c.t.keyLess(sep, *lo) {
+				return c.fail("separator %+v below its node's lower bound %+v", sep, *lo)
 			}
-			if i > 1 && !c.t.less(n.keys[i-1], n.keys[i]) {
-				return c.fail("separators out of order: %+v then %+v", n.keys[i-1], n.keys[i])
+			if i > 1 && !c.t.keyLess(n.keys.get(i-1), sep) {
+				return c.fail("separators out of order: %+v then %+v", n.keys.get(i-1), sep)
 			}
 		}
 		if i+1 < n.n {
-			chi = &n.keys[i+1]
+			next := n.keys.get(i + 1)
+			chi = &next
 		}
 		var got int
 		if height == 1 {
@@ -95,7 +97,7 @@ func (c *checker) inner(n *inner, height int, lo, hi *Key, root bool) int {
 		}
 		size += got
 	}
-	for i := n.n; i < innerMax; i++ {
+	for i := n.n; i < fanout; i++ {
 		if n.inners[i] != nil || n.leaves[i] != nil {
 			return c.fail("unused child slot %d still points to a node", i)
 		}
@@ -105,24 +107,24 @@ func (c *checker) inner(n *inner, height int, lo, hi *Key, root bool) int {
 
 // leaf checks l, whose keys must lie in [lo, hi), and its place in the leaf chain.
 func (c *checker) leaf(l *leaf, lo, hi *Key, root bool) int {
-	if l.n > leafMax || (!root && l.n < leafMin) {
+	if l.n > fanout || (!root && l.n < minFill) {
 		return c.fail("leaf with %d keys", l.n)
 	}
 	if l.prev != c.prev || (c.prev == nil && c.t.first != l) || (c.prev != nil && c.prev.next != l) {
 		return c.fail("leaf chain broken")
 	}
 	for i := range l.n {
-		k := &l.keys[i]
-		if c.lastKey != nil && !c.t.less(*c.lastKey, *k) {
-			return c.fail("keys out of order: %+v then %+v", *c.lastKey, *k)
+		k := l.keys.get(i)
+		if c.lastKey != nil && !c.t.keyLess(*c.lastKey, k) {
+			return c.fail("keys out of order: %+v then %+v", *c.lastKey, k)
 		}
-		if lo != nil && c.t.less(*k, *lo) {
-			return c.fail("key %+v below its leaf's lower bound %+v", *k, *lo)
+		if lo != nil && c.t.keyLess(k, *lo) {
+			return c.fail("key %+v below its leaf's lower bound %+v", k, *lo)
 		}
-		if hi != nil && !c.t.less(*k, *hi) {
-			return c.fail("key %+v not below the next leaf's lower bound %+v", *k, *hi)
+		if hi != nil && !c.t.keyLess(k, *hi) {
+			return c.fail("key %+v not below the next leaf's lower bound %+v", k, *hi)
 		}
-		c.lastKey = k
+		c.lastKey = &k
 	}
 	c.prev = l
 	return l.n

@@ -11,13 +11,13 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 		return t, nil
 	}
 	for i := 1; i < len(keys); i++ {
-		if !t.less(t.stored(keys[i-1]), t.stored(keys[i])) {
+		if !t.keyLess(t.stored(keys[i-1]), t.stored(keys[i])) {
 			return nil, fmt.Errorf("rank: Load: key %d (%+v) does not rank after key %d (%+v)", i, keys[i], i-1, keys[i-1])
 		}
 	}
 	t.len = len(keys)
 
-	leaves := make([]*leaf, groups(len(keys), leafMax))
+	leaves := make([]*leaf, groups(len(keys), fanout))
 	lower := make([]Key, len(leaves))
 	counts := make([]int, len(leaves))
 	start := 0
@@ -25,14 +25,14 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 		end := groupEnd(len(keys), len(leaves), g)
 		l := &leaf{}
 		for j, k := range keys[start:end] {
-			l.keys[j] = t.stored(k)
+			l.keys.set(j, t.stored(k))
 		}
 		l.n = end - start
 		if g > 0 {
 			l.prev = leaves[g-1]
 			leaves[g-1].next = l
 		}
-		leaves[g], lower[g], counts[g] = l, l.keys[0], l.n
+		leaves[g], lower[g], counts[g] = l, l.keys.get(0), l.n
 		start = end
 	}
 	t.first, t.last = leaves[0], leaves[len(leaves)-1]
@@ -44,12 +44,14 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 	// Each level groups the nodes below it, until one node is left: the root.
 	var level []*inner
 	for t.height = 1; ; t.height++ {
-		parents := make([]*inner, groups(len(counts), innerMax))
+		parents := make([]*inner, groups(len(counts), fanout))
 		start := 0
 		for g := range parents {
 			end := groupEnd(len(counts), len(parents), g)
 			n := &inner{n: end - start}
-			copy(n.keys[:], lower[start:end])
+			for j, k := range lower[start:end] {
+				n.keys.set(j, k)
+			}
 			copy(n.counts[:], counts[start:end])
 			if t.height == 1 {
 				copy(n.leaves[:], leaves[start:end])
@@ -57,7 +59,7 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 				copy(n.inners[:], level[start:end])
 			}
 			parents[g] = n
-			lower[g], counts[g] = n.keys[0], n.total()
+			lower[g], counts[g] = n.keys.get(0), n.total()
 			start = end
 		}
 		level, lower, counts = parents, lower[:len(parents)], counts[:len(parents)]

@@ -2,8 +2,9 @@
 // of each child's subtree, so that the rank of a key and the key at a rank each take one
 // descent from the root, O(log n).
 //
-// Keys are small values stored inline in the nodes, 63 to a leaf: a leaf is one 1536-byte
-// allocation and there is no pointer per entry for the garbage collector to trace.
+// Keys are small values stored inline in the nodes, up to 75 to a leaf, column by column: a
+// leaf is one 1536-byte allocation, a key takes 20 bytes, and there is no pointer per entry for
+// the garbage collector to trace.
 //
 // A Tree is not safe for concurrent use. Its read methods (Len, Has, Rank, At, Search, Seek,
 // CursorAt and iteration with a Cursor) do not modify it, so any number of goroutines may read
@@ -29,33 +30,23 @@ type Options struct {
 	Tie func(a, b uint32) int
 }
 
-const (
-	leafMax  = 63 // with its header a leaf is 1536 bytes, one of Go's size classes
-	leafMin  = leafMax / 2
-	innerMax = 63 // 3032 bytes, in the 3072-byte size class
-	innerMin = innerMax / 2
-	// maxHeight bounds the number of inner levels: each inner node but the root has at
-	// least innerMin children, so 12 levels hold far more than any int can count.
-	maxHeight = 12
-)
-
 // A leaf holds keys in ascending order and links to its neighbours for iteration.
 type leaf struct {
 	n          int
-	keys       [leafMax]Key
+	keys       keys
 	prev, next *leaf
 }
 
-// An inner node routes to n children. For i ≥ 1, keys[i] is a lower bound of child i's keys
-// that is greater than every key of child i−1; keys[0] is unused. counts[i] is the number of
-// keys under child i. Children are inners when the node is more than one level above the
-// leaves, and leaves when it is just above them.
+// An inner node routes to n children. For i ≥ 1, key i is a lower bound of child i's keys
+// that ranks after every key of child i−1; key 0 is unused. counts[i] is the number of keys
+// under child i. Children are inners when the node is more than one level above the leaves,
+// and leaves when it is just above them.
 type inner struct {
 	n      int
-	keys   [innerMax]Key
-	counts [innerMax]int
-	inners [innerMax]*inner
-	leaves [innerMax]*leaf
+	keys   keys
+	counts [fanout]int
+	inners [fanout]*inner
+	leaves [fanout]*leaf
 }
 
 // Tree is a counted B+tree of distinct Keys. The zero value is not usable; call New.
@@ -91,60 +82,6 @@ func (t *Tree) stored(k Key) Key {
 	return k
 }
 
-// less reports whether a ranks before b, both in stored form.
-func (t *Tree) less(a, b Key) bool {
-	if a.Score != b.Score {
-		return a.Score < b.Score
-	}
-	if a.At != b.At {
-		return a.At < b.At
-	}
-	return t.memberLess(a.Member, b.Member)
-}
-
-// memberLess is apart from less, and not inlined, so that less stays small enough to inline:
-// equal scores and times are the rare case.
-//
-//go:noinline
-func (t *Tree) memberLess(a, b uint32) bool {
-	if t.tie == nil || a == b {
-		return a < b
-	}
-	return t.tie(a, b) < 0
-}
-
-// lowerBound returns the position of the first key of l that is not less than k.
-func (t *Tree) lowerBound(l *leaf, k Key) int {
-	lo, hi := 0, l.n
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		// less(l.keys[mid], k), written out: the compiler does not inline it here.
-		if m := &l.keys[mid]; m.Score < k.Score || m.Score == k.Score &&
-			(m.At < k.At || m.At == k.At && t.memberLess(m.Member, k.Member)) {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
-// child returns the index of the child of n whose range holds k.
-func (t *Tree) child(n *inner, k Key) int {
-	lo, hi := 1, n.n
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		// less(k, n.keys[mid]), written out.
-		if m := &n.keys[mid]; k.Score < m.Score || k.Score == m.Score &&
-			(k.At < m.At || k.At == m.At && t.memberLess(k.Member, m.Member)) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo - 1
-}
-
 // step is one inner node on the way down and the child taken there.
 type step struct {
 	n *inner
@@ -153,19 +90,30 @@ type step struct {
 
 // path is the route from the root to a leaf.
 type path struct {
-	steps [maxHeight]step
+	steps [maxDepth]step
 	depth int
 }
 
-// before returns the number of keys in the subtrees left of the route.
-func (p *path) before() int {
-	total := 0
+// before returns the number of keys in the subtrees left of the route. At each node it adds
+// up the counts on the shorter side of the child taken, subtracting from the node's total
+// when that is the right side: half the memory to read, on average.
+func (t *Tree) before(p *path) int {
+	sum, total := 0, t.len
 	for _, s := range p.steps[:p.depth] {
-		for _, c := range s.n.counts[:s.i] {
-			total += c
+		if s.i <= s.n.n/2 {
+			for _, c := range s.n.counts[:s.i] {
+				sum += c
+			}
+		} else {
+			left := total
+			for _, c := range s.n.counts[s.i:s.n.n] {
+				left -= c
+			}
+			sum += left
 		}
+		total = s.n.counts[s.i]
 	}
-	return total
+	return sum
 }
 
 // descend walks to the leaf where the stored key k belongs, recording the route in p, and
@@ -173,27 +121,31 @@ func (p *path) before() int {
 func (t *Tree) descend(k Key, p *path) (*leaf, int) {
 	p.depth = 0
 	if t.height == 0 {
-		return t.leaf, t.lowerBound(t.leaf, k)
+		return t.leaf, t.lowerBound(&t.leaf.keys, 0, t.leaf.n, k)
 	}
 	n := t.root
 	for h := t.height; ; h-- {
-		i := t.child(n, k)
+		// The child to take is the last whose lower bound does not rank after k.
+		i := t.upperBound(&n.keys, 1, n.n, k) - 1
 		p.steps[p.depth] = step{n, i}
 		p.depth++
 		if h == 1 {
 			l := n.leaves[i]
-			return l, t.lowerBound(l, k)
+			return l, t.lowerBound(&l.keys, 0, l.n, k)
 		}
 		n = n.inners[i]
 	}
 }
+
+// found reports whether position i of l holds the stored key k.
+func found(l *leaf, i int, k Key) bool { return i < l.n && l.keys.get(i) == k }
 
 // Has reports whether k is in the tree.
 func (t *Tree) Has(k Key) bool {
 	k = t.stored(k)
 	var p path
 	l, i := t.descend(k, &p)
-	return i < l.n && l.keys[i] == k
+	return found(l, i, k)
 }
 
 // Rank returns the 1-based position of k, and false when k is not in the tree.
@@ -201,10 +153,10 @@ func (t *Tree) Rank(k Key) (int, bool) {
 	k = t.stored(k)
 	var p path
 	l, i := t.descend(k, &p)
-	if i == l.n || l.keys[i] != k {
+	if !found(l, i, k) {
 		return 0, false
 	}
-	return p.before() + i + 1, true
+	return t.before(&p) + i + 1, true
 }
 
 // At returns the key at 1-based position r, and false when r is out of 1…Len.
@@ -221,17 +173,25 @@ func (t *Tree) leafAt(i int) (*leaf, int) {
 	if t.height == 0 {
 		return t.leaf, i
 	}
-	n := t.root
+	n, total := t.root, t.len
 	for h := t.height; ; h-- {
-		c := 0
-		for i >= n.counts[c] {
-			i -= n.counts[c]
-			c++
+		var c int
+		if i < total/2 {
+			for c = 0; i >= n.counts[c]; c++ {
+				i -= n.counts[c]
+			}
+		} else {
+			// From the right end, for positions in the upper half: fewer counts to read.
+			rest := total - i // keys from position i to the end of n
+			for c = n.n - 1; rest > n.counts[c]; c-- {
+				rest -= n.counts[c]
+			}
+			i = n.counts[c] - rest
 		}
 		if h == 1 {
 			return n.leaves[c], i
 		}
-		n = n.inners[c]
+		n, total = n.inners[c], n.counts[c]
 	}
 }
 
@@ -240,16 +200,15 @@ func (t *Tree) Insert(k Key) bool {
 	k = t.stored(k)
 	var p path
 	l, i := t.descend(k, &p)
-	if i < l.n && l.keys[i] == k {
+	if found(l, i, k) {
 		return false
 	}
 	t.len++
 	for _, s := range p.steps[:p.depth] {
 		s.n.counts[s.i]++
 	}
-	if l.n < leafMax {
-		copy(l.keys[i+1:l.n+1], l.keys[i:l.n])
-		l.keys[i] = k
+	if l.n < fanout {
+		l.keys.insertKey(i, l.n, k)
 		l.n++
 		return true
 	}
@@ -268,28 +227,26 @@ func (t *Tree) splitLeaf(l *leaf, i int, k Key, p *path) {
 	}
 	l.next = r
 
-	// Of the leafMax+1 keys, the left leaf keeps half and the right takes the rest.
-	keep := (leafMax + 1) / 2
+	// Of the fanout+1 keys, the left leaf keeps half and the right takes the rest.
+	keep := (fanout + 1) / 2
 	if i < keep {
-		r.n = copy(r.keys[:], l.keys[keep-1:l.n])
-		copy(l.keys[i+1:keep], l.keys[i:keep-1])
-		l.keys[i] = k
+		copyKeys(&r.keys, 0, &l.keys, keep-1, l.n)
+		l.keys.insertKey(i, keep-1, k)
 	} else {
-		r.n = copy(r.keys[:], l.keys[keep:i])
-		r.keys[r.n] = k
-		r.n++
-		r.n += copy(r.keys[r.n:], l.keys[i:l.n])
+		copyKeys(&r.keys, 0, &l.keys, keep, l.n)
+		r.keys.insertKey(i-keep, l.n-keep, k)
 	}
+	r.n = fanout + 1 - keep
 	l.n = keep
 
 	if p.depth == 0 {
-		t.growRoot(r.keys[0], l.n, r.n)
+		t.growRoot(r.keys.get(0), l.n, r.n)
 		t.root.leaves[0], t.root.leaves[1] = l, r
 		return
 	}
 	s := p.steps[p.depth-1]
 	s.n.counts[s.i] = l.n
-	t.addChild(p, p.depth-1, r.keys[0], r.n, nil, r)
+	t.addChild(p, p.depth-1, r.keys.get(0), r.n, nil, r)
 }
 
 // addChild inserts a child right of the one the route took at level d, with its lower bound
@@ -297,13 +254,13 @@ func (t *Tree) splitLeaf(l *leaf, i int, k Key, p *path) {
 func (t *Tree) addChild(p *path, d int, sep Key, count int, in *inner, lf *leaf) {
 	for {
 		n, at := p.steps[d].n, p.steps[d].i+1
-		if n.n < innerMax {
+		if n.n < fanout {
 			n.insertAt(at, sep, count, in, lf)
 			return
 		}
 		// Split n: the right half moves to a new node whose lower bound goes up a level.
 		r := &inner{}
-		keep := (innerMax + 1) / 2
+		keep := (fanout + 1) / 2
 		if at <= keep {
 			r.n = moveChildren(r, 0, n, keep, n.n)
 			n.n = keep
@@ -313,7 +270,7 @@ func (t *Tree) addChild(p *path, d int, sep Key, count int, in *inner, lf *leaf)
 			n.n = keep + 1
 			r.insertAt(at-keep-1, sep, count, in, lf)
 		}
-		up := r.keys[0]
+		up := r.keys.get(0)
 		if d == 0 {
 			t.growRoot(up, n.total(), r.total())
 			t.root.inners[0], t.root.inners[1] = n, r
@@ -330,7 +287,7 @@ func (t *Tree) addChild(p *path, d int, sep Key, count int, in *inner, lf *leaf)
 // children.
 func (t *Tree) growRoot(sep Key, left, right int) {
 	t.root = &inner{n: 2}
-	t.root.keys[1] = sep
+	t.root.keys.set(1, sep)
 	t.root.counts[0], t.root.counts[1] = left, right
 	t.height++
 	t.leaf = nil
@@ -338,17 +295,17 @@ func (t *Tree) growRoot(sep Key, left, right int) {
 
 // insertAt puts a child at index i of n, which has room for it.
 func (n *inner) insertAt(i int, sep Key, count int, in *inner, lf *leaf) {
-	copy(n.keys[i+1:n.n+1], n.keys[i:n.n])
+	n.keys.insertKey(i, n.n, sep)
 	copy(n.counts[i+1:n.n+1], n.counts[i:n.n])
 	copy(n.inners[i+1:n.n+1], n.inners[i:n.n])
 	copy(n.leaves[i+1:n.n+1], n.leaves[i:n.n])
-	n.keys[i], n.counts[i], n.inners[i], n.leaves[i] = sep, count, in, lf
+	n.counts[i], n.inners[i], n.leaves[i] = count, in, lf
 	n.n++
 }
 
 // removeAt takes child i out of n, clearing the freed slot so it holds no pointers.
 func (n *inner) removeAt(i int) {
-	copy(n.keys[i:], n.keys[i+1:n.n])
+	copyKeys(&n.keys, i, &n.keys, i+1, n.n)
 	copy(n.counts[i:], n.counts[i+1:n.n])
 	copy(n.inners[i:], n.inners[i+1:n.n])
 	copy(n.leaves[i:], n.leaves[i+1:n.n])
@@ -359,7 +316,7 @@ func (n *inner) removeAt(i int) {
 // moveChildren copies children from…to of src into dst starting at index at, clears them in
 // src, and returns the number moved.
 func moveChildren(dst *inner, at int, src *inner, from, to int) int {
-	copy(dst.keys[at:], src.keys[from:to])
+	copyKeys(&dst.keys, at, &src.keys, from, to)
 	copy(dst.counts[at:], src.counts[from:to])
 	copy(dst.inners[at:], src.inners[from:to])
 	copy(dst.leaves[at:], src.leaves[from:to])
@@ -382,16 +339,16 @@ func (t *Tree) Delete(k Key) bool {
 	k = t.stored(k)
 	var p path
 	l, i := t.descend(k, &p)
-	if i == l.n || l.keys[i] != k {
+	if !found(l, i, k) {
 		return false
 	}
 	t.len--
 	for _, s := range p.steps[:p.depth] {
 		s.n.counts[s.i]--
 	}
-	copy(l.keys[i:], l.keys[i+1:l.n])
+	copyKeys(&l.keys, i, &l.keys, i+1, l.n)
 	l.n--
-	if l.n < leafMin && p.depth > 0 {
+	if l.n < minFill && p.depth > 0 {
 		t.rebalanceLeaf(l, &p)
 	}
 	return true
@@ -416,13 +373,12 @@ func (t *Tree) rebalanceLeaf(l *leaf, p *path) {
 	n, i := s.n, s.i
 	if i > 0 {
 		left := n.leaves[i-1]
-		if left.n > leafMin {
+		if left.n > minFill {
 			// Borrow the left sibling's greatest key; it becomes l's lower bound.
-			copy(l.keys[1:l.n+1], l.keys[:l.n])
-			l.keys[0] = left.keys[left.n-1]
-			l.n++
 			left.n--
-			n.keys[i] = l.keys[0]
+			l.keys.insertKey(0, l.n, left.keys.get(left.n))
+			l.n++
+			n.keys.set(i, l.keys.get(0))
 			n.counts[i-1]--
 			n.counts[i]++
 			return
@@ -430,12 +386,12 @@ func (t *Tree) rebalanceLeaf(l *leaf, p *path) {
 		t.mergeLeaves(left, l, n, i)
 	} else {
 		right := n.leaves[1]
-		if right.n > leafMin {
-			l.keys[l.n] = right.keys[0]
+		if right.n > minFill {
+			l.keys.set(l.n, right.keys.get(0))
 			l.n++
-			copy(right.keys[:], right.keys[1:right.n])
+			copyKeys(&right.keys, 0, &right.keys, 1, right.n)
 			right.n--
-			n.keys[1] = right.keys[0]
+			n.keys.set(1, right.keys.get(0))
 			n.counts[0]++
 			n.counts[1]--
 			return
@@ -447,7 +403,8 @@ func (t *Tree) rebalanceLeaf(l *leaf, p *path) {
 
 // mergeLeaves moves all of r, child i of n, into l, child i−1, and unlinks r.
 func (t *Tree) mergeLeaves(l, r *leaf, n *inner, i int) {
-	l.n += copy(l.keys[l.n:], r.keys[:r.n])
+	copyKeys(&l.keys, l.n, &r.keys, 0, r.n)
+	l.n += r.n
 	l.next = r.next
 	if r.next != nil {
 		r.next.prev = l
@@ -463,28 +420,29 @@ func (t *Tree) mergeLeaves(l, r *leaf, n *inner, i int) {
 func (t *Tree) rebalanceInner(p *path, d int) {
 	for ; d > 0; d-- {
 		n := p.steps[d].n
-		if n.n >= innerMin {
+		if n.n >= minFill {
 			return
 		}
 		parent, i := p.steps[d-1].n, p.steps[d-1].i
 		if i > 0 {
 			left := parent.inners[i-1]
-			if left.n > innerMin {
+			if left.n > minFill {
 				// Rotate left's last child through the parent into n.
-				n.insertAt(0, Key{}, left.counts[left.n-1], left.inners[left.n-1], left.leaves[left.n-1])
-				n.keys[1] = parent.keys[i]
-				parent.keys[i] = left.keys[left.n-1]
+				last := left.n - 1
+				n.insertAt(0, Key{}, left.counts[last], left.inners[last], left.leaves[last])
+				n.keys.set(1, parent.keys.get(i))
+				parent.keys.set(i, left.keys.get(last))
 				parent.counts[i-1] -= n.counts[0]
 				parent.counts[i] += n.counts[0]
-				left.removeAt(left.n - 1)
+				left.removeAt(last)
 				return
 			}
 			mergeInners(left, n, parent, i)
 		} else {
 			right := parent.inners[1]
-			if right.n > innerMin {
-				n.insertAt(n.n, parent.keys[1], right.counts[0], right.inners[0], right.leaves[0])
-				parent.keys[1] = right.keys[1]
+			if right.n > minFill {
+				n.insertAt(n.n, parent.keys.get(1), right.counts[0], right.inners[0], right.leaves[0])
+				parent.keys.set(1, right.keys.get(1))
 				parent.counts[0] += right.counts[0]
 				parent.counts[1] -= right.counts[0]
 				right.removeAt(0)
@@ -503,7 +461,7 @@ func (t *Tree) rebalanceInner(p *path, d int) {
 func mergeInners(l, r, parent *inner, i int) {
 	at := l.n
 	l.n += moveChildren(l, at, r, 0, r.n)
-	l.keys[at] = parent.keys[i]
+	l.keys.set(at, parent.keys.get(i))
 	parent.counts[i-1] += parent.counts[i]
 	parent.removeAt(i)
 }
@@ -525,51 +483,32 @@ func (t *Tree) lowerRoot() {
 // that tie with it. Search(s, math.MinInt64) finds the first key with score s or worse.
 func (t *Tree) Search(score, at int64) Cursor {
 	score ^= t.flip
-	before := func(k Key) bool { return k.Score < score || (k.Score == score && k.At < at) }
-	r := 0
+	var p path
 	l := t.leaf
 	if t.height > 0 {
 		n := t.root
 		for h := t.height; ; h-- {
-			// The child to take is the last whose lower bound ranks before (score, at): keys
-			// equal to the target may begin in the middle of it.
-			lo, hi := 1, n.n
-			for lo < hi {
-				mid := int(uint(lo+hi) >> 1)
-				if before(n.keys[mid]) {
-					lo = mid + 1
-				} else {
-					hi = mid
-				}
-			}
-			c := lo - 1
-			for _, cnt := range n.counts[:c] {
-				r += cnt
-			}
+			// The child to take is the last whose lower bound ranks before (score, at):
+			// keys equal to the target may begin in the middle of it.
+			i := searchBound(&n.keys, 1, n.n, score, at) - 1
+			p.steps[p.depth] = step{n, i}
+			p.depth++
 			if h == 1 {
-				l = n.leaves[c]
+				l = n.leaves[i]
 				break
 			}
-			n = n.inners[c]
+			n = n.inners[i]
 		}
 	}
-	lo, hi := 0, l.n
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if before(l.keys[mid]) {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return t.cursor(l, lo, r+lo+1)
+	i := searchBound(&l.keys, 0, l.n, score, at)
+	return t.cursor(l, i, t.before(&p)+i+1)
 }
 
 // Seek returns a cursor at the first key not less than k, or past the last key.
 func (t *Tree) Seek(k Key) Cursor {
 	var p path
 	l, i := t.descend(t.stored(k), &p)
-	return t.cursor(l, i, p.before()+i+1)
+	return t.cursor(l, i, t.before(&p)+i+1)
 }
 
 // CursorAt returns a cursor at the key of 1-based rank r; it is not Valid when r is out of

@@ -391,9 +391,17 @@ func TestLoadRejectsUnorderedKeys(t *testing.T) {
 	}
 }
 
-// TestLoadSizes loads every size around the node boundaries and checks the result.
+// TestLoadSizes loads every size up to a few nodes, and sizes around two and three levels,
+// and checks the result.
 func TestLoadSizes(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 31, 62, 63, 64, 65, 126, 127, 1000, 3969, 3970, 4032, 4033, 20000} {
+	var sizes []int
+	for n := range 400 {
+		sizes = append(sizes, n)
+	}
+	for n := 4000; n < 7000; n += 37 {
+		sizes = append(sizes, n)
+	}
+	for _, n := range append(sizes, 50_000, 430_000) {
 		keys := make([]rank.Key, n)
 		for i := range keys {
 			keys[i] = rank.Key{Score: int64(n - i), At: int64(i), Member: uint32(i)}

@@ -1,0 +1,116 @@
+package rank
+
+// fanout is the capacity of every node. A leaf of 75 keys with its header is 1524 bytes,
+// within Go's 1536-byte size class; an inner node is 3308 bytes, in the 3456-byte class.
+const (
+	fanout   = 75
+	minFill  = fanout / 2 // every node but the root holds at least this many
+	maxDepth = 12         // inner levels: far more than fanout/2 to the 12th keys
+)
+
+// keys stores up to fanout keys column by column: a search compares scores, 8 bytes apart,
+// and reads times and members only on ties; and a key takes 20 bytes instead of the 24 of a
+// padded Key.
+type keys struct {
+	score  [fanout]int64
+	at     [fanout]int64
+	member [fanout]uint32
+}
+
+func (ks *keys) get(i int) Key { return Key{ks.score[i], ks.at[i], ks.member[i]} }
+
+func (ks *keys) set(i int, k Key) { ks.score[i], ks.at[i], ks.member[i] = k.Score, k.At, k.Member }
+
+// copyKeys copies src[from:to] to dst[at:], like the built-in copy; src and dst may be the
+// same array and the ranges may overlap.
+func copyKeys(dst *keys, at int, src *keys, from, to int) {
+	copy(dst.score[at:], src.score[from:to])
+	copy(dst.at[at:], src.at[from:to])
+	copy(dst.member[at:], src.member[from:to])
+}
+
+// insertKey opens a slot at i in the first n keys and puts k there.
+func (ks *keys) insertKey(i, n int, k Key) {
+	copyKeys(ks, i+1, ks, i, n)
+	ks.set(i, k)
+}
+
+// lessOnTie reports whether the key at i ranks before k when their scores are equal. It is
+// out of line so that the searches stay tight: equal scores are the rare case.
+//
+//go:noinline
+func (t *Tree) lessOnTie(ks *keys, i int, k Key) bool {
+	if a := ks.at[i]; a != k.At {
+		return a < k.At
+	}
+	return t.memberLess(ks.member[i], k.Member)
+}
+
+// greaterOnTie reports whether k ranks before the key at i when their scores are equal.
+//
+//go:noinline
+func (t *Tree) greaterOnTie(ks *keys, i int, k Key) bool {
+	if a := ks.at[i]; a != k.At {
+		return a > k.At
+	}
+	return t.memberLess(k.Member, ks.member[i])
+}
+
+// memberLess breaks ties between members.
+func (t *Tree) memberLess(a, b uint32) bool {
+	if t.tie == nil || a == b {
+		return a < b
+	}
+	return t.tie(a, b) < 0
+}
+
+// lowerBound returns the first index in [lo, hi) whose key does not rank before k, or hi.
+func (t *Tree) lowerBound(ks *keys, lo, hi int, k Key) int {
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s := ks.score[mid]; s < k.Score || s == k.Score && t.lessOnTie(ks, mid, k) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// upperBound returns the first index in [lo, hi) whose key ranks after k, or hi.
+func (t *Tree) upperBound(ks *keys, lo, hi int, k Key) int {
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s := ks.score[mid]; s > k.Score || s == k.Score && t.greaterOnTie(ks, mid, k) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// searchBound returns the first index in [lo, hi) whose score and time do not rank before
+// (score, at), whatever the member, or hi.
+func searchBound(ks *keys, lo, hi int, score, at int64) int {
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s := ks.score[mid]; s < score || s == score && ks.at[mid] < at {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// keyLess reports whether a ranks before b, both in stored form: less, for keys not in nodes.
+func (t *Tree) keyLess(a, b Key) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	if a.At != b.At {
+		return a.At < b.At
+	}
+	return t.memberLess(a.Member, b.Member)
+}
