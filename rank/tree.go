@@ -212,8 +212,49 @@ func (t *Tree) Insert(k Key) bool {
 		l.n++
 		return true
 	}
+	if p.depth > 0 && t.spill(l, i, k, &p) {
+		return true
+	}
 	t.splitLeaf(l, i, k, &p)
 	return true
+}
+
+// spill inserts k at position i of the full leaf l by passing l's first or last key to a
+// sibling that has room, and reports whether one had. Splitting only when both neighbours are
+// full keeps leaves about 80% full instead of 70%: memory is the budget that binds first.
+func (t *Tree) spill(l *leaf, i int, k Key, p *path) bool {
+	s := p.steps[p.depth-1]
+	n, c := s.n, s.i
+	if c > 0 && n.leaves[c-1].n < fanout {
+		left := n.leaves[c-1]
+		if i == 0 {
+			left.keys.set(left.n, k) // k ranks after all of left: it was routed here
+		} else {
+			left.keys.set(left.n, l.keys.get(0))
+			copyKeys(&l.keys, 0, &l.keys, 1, i)
+			l.keys.set(i-1, k)
+		}
+		left.n++
+		n.keys.set(c, l.keys.get(0))
+		n.counts[c-1]++
+		n.counts[c]--
+		return true
+	}
+	if c+1 < n.n && n.leaves[c+1].n < fanout {
+		right := n.leaves[c+1]
+		if i == l.n {
+			right.keys.insertKey(0, right.n, k) // k ranks before all of right
+		} else {
+			right.keys.insertKey(0, right.n, l.keys.get(l.n-1))
+			l.keys.insertKey(i, l.n-1, k)
+		}
+		right.n++
+		n.keys.set(c+1, right.keys.get(0))
+		n.counts[c]--
+		n.counts[c+1]++
+		return true
+	}
+	return false
 }
 
 // splitLeaf inserts k at position i of the full leaf l by moving its upper half to a new
