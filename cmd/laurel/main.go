@@ -11,6 +11,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// Boards name IANA zones; embedding the database makes the binary independent of the
+	// host's zoneinfo.
+	_ "time/tzdata"
 )
 
 // command is one subcommand: its name, a line of help, and what runs it.

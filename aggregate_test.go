@@ -1,0 +1,123 @@
+package laurel_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/laurel/laurel"
+)
+
+type event struct {
+	value, ts int64
+	seq       uint64
+}
+
+// aggregateByDefinition computes DESIGN.md §1's aggregate of events directly from the text.
+func aggregateByDefinition(m laurel.Mode, o laurel.Order, events []event) laurel.Agg {
+	if len(events) == 0 {
+		return laurel.Agg{}
+	}
+	a := laurel.Agg{Count: int64(len(events))}
+	switch m {
+	case laurel.Sum:
+		// the sum of the values; reached_at is the latest ts among the counted events
+		a.At = math.MinInt64
+		for _, e := range events {
+			a.Score += e.value
+			a.At = max(a.At, e.ts)
+		}
+	case laurel.Best:
+		// the best value; reached_at is the ts of the earliest event that has it
+		best := events[0].value
+		for _, e := range events {
+			if o.Better(e.value, best) {
+				best = e.value
+			}
+		}
+		a.Score, a.At = best, math.MaxInt64
+		for _, e := range events {
+			if e.value == best {
+				a.At = min(a.At, e.ts)
+			}
+		}
+	case laurel.Last:
+		// the value of the event with the latest ts; ties: the later arrival
+		last := events[0]
+		for _, e := range events {
+			if e.ts > last.ts || e.ts == last.ts && e.seq > last.seq {
+				last = e
+			}
+		}
+		a.Score, a.At, a.Seq = last.value, last.ts, last.seq
+	}
+	return a
+}
+
+// TestAggregateAgainstDefinition folds random events in arrival order with Add, and merges
+// random partitions of them with Merge, and compares both with the definition.
+func TestAggregateAgainstDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seed(t), 0))
+	for _, m := range []laurel.Mode{laurel.Sum, laurel.Best, laurel.Last} {
+		for _, o := range []laurel.Order{laurel.Desc, laurel.Asc} {
+			for range 2000 {
+				events := make([]event, rng.IntN(8))
+				for i := range events {
+					events[i] = event{value: int64(rng.IntN(7) - 3), ts: int64(rng.IntN(5)), seq: uint64(i + 1)}
+				}
+				want := aggregateByDefinition(m, o, events)
+
+				var folded laurel.Agg
+				var parts [3]laurel.Agg
+				for _, e := range events {
+					var err error
+					if folded, err = laurel.Add(m, o, folded, e.value, e.ts, e.seq); err != nil {
+						t.Fatal(err)
+					}
+					p := rng.IntN(3)
+					if parts[p], err = laurel.Add(m, o, parts[p], e.value, e.ts, e.seq); err != nil {
+						t.Fatal(err)
+					}
+				}
+				merged, err := laurel.Merge(m, o, parts[2], parts[0])
+				if err == nil {
+					merged, err = laurel.Merge(m, o, merged, parts[1])
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sameAgg(m, folded, want) || !sameAgg(m, merged, want) {
+					t.Fatalf("%v %v of %v: folded %+v, merged %+v, want %+v", m, o, events, folded, merged, want)
+				}
+			}
+		}
+	}
+}
+
+// sameAgg compares what the mode defines: Seq matters only for Last.
+func sameAgg(m laurel.Mode, a, b laurel.Agg) bool {
+	if m != laurel.Last {
+		a.Seq, b.Seq = 0, 0
+	}
+	return a == b
+}
+
+func TestSumOverflowIsRejected(t *testing.T) {
+	a, err := laurel.Add(laurel.Sum, laurel.Desc, laurel.Agg{}, math.MaxInt64-1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int64{2, math.MaxInt64} {
+		got, err := laurel.Add(laurel.Sum, laurel.Desc, a, v, 2, 2)
+		if laurel.ErrorCode(err) != laurel.EInvalid || got != a {
+			t.Fatalf("adding %d to %d: %+v, %v; want invalid_argument and no change", v, a.Score, got, err)
+		}
+	}
+	b, _ := laurel.Add(laurel.Sum, laurel.Desc, laurel.Agg{}, math.MinInt64, 1, 1)
+	if _, err := laurel.Add(laurel.Sum, laurel.Desc, b, -1, 2, 2); laurel.ErrorCode(err) != laurel.EInvalid {
+		t.Fatalf("underflow: %v, want invalid_argument", err)
+	}
+	if got, err := laurel.Add(laurel.Sum, laurel.Desc, a, 1, 2, 2); err != nil || got.Score != math.MaxInt64 {
+		t.Fatalf("reaching MaxInt64 exactly: %+v, %v", got, err)
+	}
+}
