@@ -19,7 +19,6 @@ import (
 	"github.com/laurel/laurel"
 )
 
-
 func calendarZone(t testing.TB, name string) *time.Location {
 	t.Helper()
 	loc, err := time.LoadLocation(name)
