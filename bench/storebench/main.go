@@ -5,7 +5,8 @@
 //	CGO_ENABLED=0 go run . [-dur 3s] [-records 10000000] [-dir /tmp] [-stores pebble,bbolt]
 //
 // CGO_ENABLED=0 builds it as laurel ships, pure Go: with cgo, Pebble would
-// keep its memtables and block cache in C memory, out of the Go heap.
+// keep its memtables and block cache in C memory, out of the Go heap. Linux
+// only: it reads /proc/self and uses fdatasync and fadvise.
 package main
 
 import (

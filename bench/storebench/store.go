@@ -168,7 +168,8 @@ func runStore(name, root string, open func(dir string) (store, error), opt optio
 }
 
 func countAll(s store) (n int64, err error) {
-	prefix := bytes.TrimSuffix(aggKey(current[0], 0), []byte("m0000000"))
+	k := aggKey(current[0], 0)
+	prefix := k[:bytes.LastIndexByte(k, '/')+1]
 	err = s.scan(prefix, func(v []byte) { n += decodeAgg(v).count })
 	return n, err
 }

@@ -44,9 +44,9 @@ func sortedWindows(ws []window) []window {
 	return ws
 }
 
-// aggKey is fixed-width (23 bytes), so byte order is (window, period, member) order.
+// aggKey is fixed-width (24 bytes), so byte order is (window, period, member) order.
 func aggKey(w window, member int) []byte {
-	return fmt.Appendf(nil, "a/%s/%c/%05d/m%07d", board, w.name, w.period, member)
+	return fmt.Appendf(nil, "a/%s/%c/%05d/m%08d", board, w.name, w.period, member)
 }
 
 func eventKey(id uint64) []byte { return fmt.Appendf(nil, "e/%s/%016x", board, id) }
