@@ -167,33 +167,23 @@ func benchOps(b *testing.B, n int, impl string) {
 	}
 	// Writes run in rounds that are undone untimed, so the tree stays at its size.
 	const round = 10_000
-	b.Run("insert", func(b *testing.B) {
+	rounds := func(b *testing.B, keys func(count int) []rank.Key, do, undo func(rank.Key)) {
 		b.StopTimer()
 		for done := 0; done < b.N; done += round {
-			keys := f.fresh(min(round, b.N-done))
+			ks := keys(min(round, b.N-done))
 			b.StartTimer()
-			for _, k := range keys {
-				ix.insert(k)
+			for _, k := range ks {
+				do(k)
 			}
 			b.StopTimer()
-			for _, k := range keys {
-				ix.delete(k)
+			for _, k := range ks {
+				undo(k)
 			}
 		}
-	})
+	}
+	b.Run("insert", func(b *testing.B) { rounds(b, f.fresh, ix.insert, ix.delete) })
 	b.Run("delete", func(b *testing.B) {
-		b.StopTimer()
-		for done := 0; done < b.N; done += round {
-			keys := pick(f, min(round, b.N-done))
-			b.StartTimer()
-			for _, k := range keys {
-				ix.delete(k)
-			}
-			b.StopTimer()
-			for _, k := range keys {
-				ix.insert(k)
-			}
-		}
+		rounds(b, func(count int) []rank.Key { return pick(f, count) }, ix.delete, ix.insert)
 	})
 	b.Run("update", func(b *testing.B) {
 		// A score change in sum mode: a member gains a few points, later.
