@@ -47,6 +47,9 @@ func ValidateMember(field, id string) error {
 // The empty id means the event has none.
 func ValidateEventID(field, id string) error { return validateText(field, id, MaxEventID) }
 
+// ValidateName checks a profile name: up to 128 bytes of UTF-8 with no control character.
+func ValidateName(field, name string) error { return validateText(field, name, MaxName) }
+
 // validateText checks a display text or id: valid UTF-8, no control characters, at most max
 // bytes.
 func validateText(field, s string, max int) error {

@@ -1,0 +1,350 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/rank"
+)
+
+// advanceBoard brings b to tx.now: calendar periods whose late_limit has passed since their
+// end are frozen to disk with their ranks (and the oldest dropped beyond keep), and rolling
+// windows move to the span of now.
+func (e *Engine) advanceBoard(tx *txn, b *board) error {
+	late := b.cfg.LateLimit.Milliseconds()
+	for _, w := range b.windows {
+		switch {
+		case w.w.IsCalendar():
+			n := 0
+			for n < len(w.open) && w.open[n].end+late <= tx.now {
+				n++
+			}
+			if n == 0 {
+				if w.dropAt != noTime && w.dropAt <= tx.now {
+					e.keepClosed(tx, b, w, slices.Clone(w.closed), &b.cfg)
+				}
+				continue
+			}
+			closing := w.open[:n]
+			closed := slices.Clone(w.closed)
+			for _, sp := range closing {
+				cp := e.freeze(tx, b, w, sp.start, sp.end, spanEntries(b, sp))
+				tx.delRange(spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start), spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start+1))
+				closed = slices.Insert(closed, 0, cp)
+			}
+			tx.onCommit(b, func() { w.open = slices.Clone(w.open[n:]) })
+			e.keepClosed(tx, b, w, closed, &b.cfg)
+		case w.w.IsRolling():
+			if err := e.roll(tx, b, w); err != nil {
+				return err
+			}
+		}
+	}
+	tx.touched[b] = true
+	return nil
+}
+
+// keepClosed makes closed (newest first) w's closed periods, dropping those that are no
+// longer kept under cfg at tx.now, and notes when the oldest kept one will be dropped.
+func (e *Engine) keepClosed(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board) {
+	from := w.keptFrom(cfg, tx.now)
+	n := 0
+	for n < len(closed) && closed[n].start >= from {
+		n++
+	}
+	id := b.cfg.ID
+	for _, cp := range closed[n:] {
+		tx.delRange(spanPrefix(tagRank, id, w.name, cp.start), spanPrefix(tagRank, id, w.name, cp.start+1))
+		tx.delRange(spanPrefix(tagMember, id, w.name, cp.start), spanPrefix(tagMember, id, w.name, cp.start+1))
+		tx.del(closedKey(id, w.name, cp.start))
+	}
+	closed = closed[:n]
+	dropAt := dropTime(cfg, w.w, closed)
+	tx.onCommit(b, func() { w.closed, w.dropAt = closed, dropAt })
+}
+
+// dropTime returns when the oldest of closed (newest first) is dropped: once keep+1 newer
+// periods have closed. It is noTime when closed is empty.
+func dropTime(cfg *laurel.Board, w laurel.Window, closed []*closedPeriod) int64 {
+	if len(closed) == 0 {
+		return noTime
+	}
+	cal := cfg.Calendar()
+	p := cal.PeriodAt(w, time.UnixMilli(closed[len(closed)-1].start))
+	for range cfg.Keep + 1 {
+		p = cal.NextPeriod(w, p)
+	}
+	return p.End.UnixMilli() + cfg.LateLimit.Milliseconds()
+}
+
+// keptFrom returns the start of the oldest period of the calendar window w that is still
+// kept at now: a closed period stays readable until more than keep newer periods have closed
+// (DESIGN.md §1), so the newest closed period and keep before it are kept, whether they held
+// data or not; or later, when a smaller keep or late_limit dropped more before.
+func (w *window) keptFrom(cfg *laurel.Board, now int64) int64 {
+	cal := cfg.Calendar()
+	p := cal.PrevPeriod(w.w, cal.PeriodAt(w.w, time.UnixMilli(now-cfg.LateLimit.Milliseconds())))
+	for range cfg.Keep {
+		p = cal.PrevPeriod(w.w, p)
+	}
+	return max(p.Start.UnixMilli(), w.droppedBefore)
+}
+
+// entry is a member's aggregate with its id, for sorting outside a tree.
+type entry struct {
+	member string
+	agg    aggregate
+}
+
+// compare orders entries as the board ranks them: score, then reached_at, then member bytes.
+func (b *board) compare(x, y entry) int {
+	if x.agg.score != y.agg.score {
+		if b.cfg.Order.Better(x.agg.score, y.agg.score) {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp64(x.agg.at, y.agg.at); c != 0 {
+		return c
+	}
+	return strings.Compare(x.member, y.member)
+}
+
+// spanEntries lists every member of a span, hidden ones included.
+func spanEntries(b *board, sp *span) []entry {
+	out := make([]entry, 0, sp.slots.n)
+	sp.slots.each(func(h uint32, v slot) { out = append(out, entry{b.members.name(h), aggregate(v)}) })
+	return out
+}
+
+// freeze writes a closed period: every entry by rank and every rank by member.
+func (e *Engine) freeze(tx *txn, b *board, w *window, start, end int64, entries []entry) *closedPeriod {
+	slices.SortFunc(entries, b.compare)
+	id := b.cfg.ID
+	cp := &closedPeriod{
+		id:    b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(start)).ID,
+		start: start, end: end, total: uint32(len(entries)),
+	}
+	var rk [4]byte
+	for i, en := range entries {
+		r := uint32(i + 1)
+		tx.set(rankKey(id, w.name, start, r), encodeFrozen(frozen{rank: r, member: en.member, agg: en.agg}))
+		binary.BigEndian.PutUint32(rk[:], r)
+		tx.set(frozenMemberKey(id, w.name, start, en.member), rk[:])
+		if e.hidden[en.member] {
+			cp.hidden = append(cp.hidden, r)
+		}
+	}
+	cp.updateExcluded()
+	tx.set(closedKey(id, w.name, start), encodeClosed(cp, nil))
+	return cp
+}
+
+func closedKey(board, window string, start int64) []byte {
+	return appendTime(prefix(tagClosed, board, window), start)
+}
+
+// encodeClosed: end, total, len(id), id, removed ranks.
+func encodeClosed(cp *closedPeriod, removed []uint32) []byte {
+	b := make([]byte, 0, 13+len(cp.id)+4*len(removed))
+	b = appendTime(b, cp.end)
+	b = binary.BigEndian.AppendUint32(b, cp.total)
+	b = append(b, byte(len(cp.id)))
+	b = append(b, cp.id...)
+	for _, r := range removed {
+		b = binary.BigEndian.AppendUint32(b, r)
+	}
+	return b
+}
+
+func decodeClosed(start int64, v []byte) (*closedPeriod, error) {
+	if len(v) < 13 || len(v) < 13+int(v[12]) || (len(v)-13-int(v[12]))%4 != 0 {
+		return nil, errCorrupt
+	}
+	cp := &closedPeriod{start: start, end: readTime(v), total: binary.BigEndian.Uint32(v[8:])}
+	n := int(v[12])
+	cp.id = string(v[13 : 13+n])
+	for r := v[13+n:]; len(r) > 0; r = r[4:] {
+		cp.removed = append(cp.removed, binary.BigEndian.Uint32(r))
+	}
+	return cp, nil
+}
+
+// frozenRankOf returns a member's rank in a closed period, as frozen.
+func frozenRankOf(r pebble.Reader, board, window string, start int64, member string) (uint32, bool, error) {
+	v, ok, err := get(r, frozenMemberKey(board, window, start, member))
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if len(v) != 4 {
+		return 0, false, errCorrupt
+	}
+	return binary.BigEndian.Uint32(v), true, nil
+}
+
+// roll moves a rolling window to the span of tx.now. A bucket that leaves costs work in
+// proportion to its members: in sum and last modes a member whose latest event lies in the
+// leaving bucket (the oldest of the span) leaves, and any other keeps its reached_at (sum:
+// minus the bucket's score); in best mode the best of the remaining buckets is read back.
+// Buckets that enter (events up to five minutes ahead of the clock) are merged in.
+func (e *Engine) roll(tx *txn, b *board, w *window) error {
+	sp := w.open[0]
+	cal := b.cfg.Calendar()
+	s, en := cal.Span(w.w, time.UnixMilli(tx.now))
+	start, end := s.UnixMilli(), en.UnixMilli()
+	if start == sp.start && end == sp.end {
+		return nil
+	}
+	id, m, o := b.cfg.ID, b.cfg.Mode, b.cfg.Order
+	if start >= sp.end || start < sp.start {
+		aggs, err := loadBuckets(e.db, b, w, start, end)
+		if err != nil {
+			return err
+		}
+		tx.onCommit(b, func() { w.open[0] = buildSpan(e, b, start, end, aggs) })
+		return nil
+	}
+	p := prefix(tagAgg, id, w.name)
+	recheck := make(map[string]bool)
+	bucketEnd := make(map[int64]int64)
+	err := scan(e.db, spanPrefix(tagAgg, id, w.name, sp.start), spanPrefix(tagAgg, id, w.name, start), func(k, v []byte) error {
+		bs := readTime(k[len(p):])
+		member := string(k[len(p)+8:])
+		a, err := decodeAgg(v)
+		if err != nil {
+			return err
+		}
+		cur, ok := tx.memGet(b, w, rollingSpan, member)
+		if !ok {
+			return nil
+		}
+		if m == laurel.Best {
+			recheck[member] = true
+			return nil
+		}
+		be, ok := bucketEnd[bs]
+		if !ok {
+			_, t := cal.Bucket(w.w, time.UnixMilli(bs))
+			be = t.UnixMilli()
+			bucketEnd[bs] = be
+		}
+		switch {
+		case cur.at < be: // every event of the member in the span is in this bucket
+			tx.memSet(b, w, rollingSpan, 0, member, slot{}, false)
+		case m == laurel.Sum:
+			d := cur.score - a.score
+			if (a.score > 0 && d > cur.score) || (a.score < 0 && d < cur.score) {
+				recheck[member] = true // the rest of the sum does not fit alone; recount it
+				return nil
+			}
+			tx.memSet(b, w, rollingSpan, 0, member, slot{d, cur.at}, true)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = scan(e.db, spanPrefix(tagAgg, id, w.name, sp.end), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
+		member := string(k[len(p)+8:])
+		a, err := decodeAgg(v)
+		if err != nil {
+			return err
+		}
+		cur, ok := tx.memGet(b, w, rollingSpan, member)
+		next, err := laurel.Merge(m, o, toAgg(aggregate(cur), ok), toAgg(a, true))
+		if err != nil {
+			recheck[member] = true
+			return nil
+		}
+		tx.memSet(b, w, rollingSpan, 0, member, slot(fromAgg(next)), true)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(recheck) > 0 {
+		var buckets []int64
+		for t := start; t < end; {
+			bs, be := cal.Bucket(w.w, time.UnixMilli(t))
+			buckets = append(buckets, bs.UnixMilli())
+			t = be.UnixMilli()
+		}
+		for member := range recheck {
+			var c laurel.Agg
+			for _, bs := range buckets {
+				a, ok, err := tx.aggGet(aggKey(id, w.name, bs, member))
+				if err != nil {
+					return err
+				}
+				if ok {
+					if c, err = laurel.Merge(m, o, c, toAgg(a, true)); err != nil {
+						// Sums that were each checked can add up past int64 when the
+						// bucket that balanced them leaves; keep the member at the
+						// bound rather than wrap around.
+						e.log.Error("rolling sum out of int64 range", "board", id, "window", w.name, "member", member)
+					}
+				}
+			}
+			tx.memSet(b, w, rollingSpan, 0, member, slot(fromAgg(c)), c.Present())
+		}
+	}
+	tx.onCommit(b, func() { sp.start, sp.end = start, end })
+	return nil
+}
+
+// loadBuckets merges a rolling window's bucket aggregates in [start, end) per member.
+func loadBuckets(r pebble.Reader, b *board, w *window, start, end int64) (map[string]laurel.Agg, error) {
+	id := b.cfg.ID
+	p := prefix(tagAgg, id, w.name)
+	out := make(map[string]laurel.Agg)
+	err := scan(r, spanPrefix(tagAgg, id, w.name, start), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
+		a, err := decodeAgg(v)
+		if err != nil {
+			return err
+		}
+		member := string(k[len(p)+8:])
+		c, err := laurel.Merge(b.cfg.Mode, b.cfg.Order, out[member], toAgg(a, true))
+		if err == nil {
+			out[member] = c
+		}
+		return nil
+	})
+	return out, err
+}
+
+// buildSpan makes a span holding aggs, building its tree in one pass from sorted keys. It
+// interns members, so it runs where the board may change: under the write lock, or before
+// the engine serves.
+func buildSpan(e *Engine, b *board, start, end int64, aggs map[string]laurel.Agg) *span {
+	sp := &span{start: start, end: end}
+	keys := make([]rank.Key, 0, len(aggs))
+	for member, a := range aggs {
+		if !a.Present() {
+			continue
+		}
+		h := b.members.intern(member)
+		v := slot(fromAgg(a))
+		sp.slots.set(h, v, len(b.members.names))
+		if !e.hidden[member] {
+			keys = append(keys, treeKey(h, v))
+		}
+	}
+	sortKeys(b, keys)
+	t, err := rank.Load(b.treeOptions(), keys)
+	if err != nil {
+		panic("embedded: " + err.Error())
+	}
+	sp.tree = t
+	return sp
+}
+
+func sortKeys(b *board, keys []rank.Key) {
+	slices.SortFunc(keys, func(x, y rank.Key) int {
+		return b.compare(entry{b.members.name(x.Member), aggregate{x.Score, x.At}},
+			entry{b.members.name(y.Member), aggregate{y.Score, y.At}})
+	})
+}

@@ -1,0 +1,208 @@
+package embedded
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/rank"
+)
+
+// board is what memory holds of a board.
+type board struct {
+	cfg      laurel.Board
+	members  *members
+	windows  []*window // in the order of cfg.Windows
+	deadline int64     // the next instant advanceBoard has work; noTime: never
+}
+
+// window is what memory holds of one window of a board.
+type window struct {
+	w    laurel.Window
+	name string
+	// open holds the spans in memory: a calendar window's open periods that have data, by
+	// start; all's one span; a rolling window's current span.
+	open []*span
+	// closed lists a calendar window's kept closed periods, newest first.
+	closed []*closedPeriod
+	// closedThrough is the start of the newest calendar period ever closed: it and every
+	// period before it are closed, kept or not.
+	closedThrough int64
+	// droppedBefore: every period that starts before it was dropped, under an earlier, smaller
+	// keep or late_limit.
+	droppedBefore int64
+	// dropAt is when the oldest kept closed period is dropped; noTime when none is kept.
+	dropAt int64
+}
+
+// closedPeriod is a period frozen on disk with its ranks.
+type closedPeriod struct {
+	id         string
+	start, end int64
+	total      uint32   // members ranked when it closed, hidden ones included
+	removed    []uint32 // frozen ranks of members deleted since, sorted; stored
+	hidden     []uint32 // frozen ranks of members hidden now, sorted; derived
+	excluded   []uint32 // removed ∪ hidden, sorted
+}
+
+func newBoard(cfg laurel.Board) *board {
+	b := &board{cfg: cfg, members: newMembers(), deadline: noTime}
+	for _, w := range cfg.Windows {
+		b.windows = append(b.windows, newWindow(w))
+	}
+	return b
+}
+
+func newWindow(w laurel.Window) *window {
+	return &window{w: w, name: w.String(), closedThrough: noTime, droppedBefore: noTime, dropAt: noTime}
+}
+
+func (b *board) treeOptions() rank.Options {
+	return rank.Options{Desc: b.cfg.Order == laurel.Desc, Tie: b.members.tie}
+}
+
+func (b *board) window(name string) *window {
+	for _, w := range b.windows {
+		if w.name == name {
+			return w
+		}
+	}
+	return nil
+}
+
+// span returns the in-memory span that starts at start (rollingSpan for a rolling window's
+// current one), or nil.
+func (w *window) span(start int64) *span {
+	if w.w.IsRolling() || w.w.Kind == laurel.WindowAll {
+		if len(w.open) == 0 {
+			return nil
+		}
+		return w.open[0]
+	}
+	i, ok := slices.BinarySearchFunc(w.open, start, func(s *span, t int64) int { return cmp64(s.start, t) })
+	if !ok {
+		return nil
+	}
+	return w.open[i]
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// put sets member's slot in the span of w starting at start, creating the span if needed,
+// and keeps the span's tree in step (hidden members have slots but no place in trees).
+func (b *board) put(e *Engine, w *window, start, end int64, member string, v slot, present bool) {
+	sp := w.span(start)
+	if sp == nil {
+		if !present {
+			return
+		}
+		sp = newSpan(b, start, end)
+		if w.w.IsCalendar() {
+			i, _ := slices.BinarySearchFunc(w.open, start, func(s *span, t int64) int { return cmp64(s.start, t) })
+			w.open = slices.Insert(w.open, i, sp)
+		} else {
+			w.open = []*span{sp}
+		}
+	}
+	var h uint32
+	if present {
+		h = b.members.intern(member)
+	} else {
+		var ok bool
+		if h, ok = b.members.lookup(member); !ok {
+			return
+		}
+	}
+	ranked := !e.hidden[member]
+	old, had := sp.slots.get(h)
+	if had && ranked {
+		sp.tree.Delete(treeKey(h, old))
+	}
+	if !present {
+		sp.slots.del(h)
+		return
+	}
+	sp.slots.set(h, v, len(b.members.names))
+	if ranked {
+		sp.tree.Insert(treeKey(h, v))
+	}
+}
+
+// updateDeadline computes when the board next has a period to close or a bucket to leave.
+func (b *board) updateDeadline() {
+	d := int64(noTime)
+	late := b.cfg.LateLimit.Milliseconds()
+	for _, w := range b.windows {
+		var t int64 = noTime
+		switch {
+		case w.w.IsCalendar() && len(w.open) > 0:
+			t = w.open[0].end + late
+		case w.w.IsRolling() && len(w.open) > 0:
+			t = w.open[0].end
+		}
+		for _, t := range []int64{t, w.dropAt} {
+			if t != noTime && (d == noTime || t < d) {
+				d = t
+			}
+		}
+	}
+	b.deadline = d
+}
+
+// boardRecord is a board's configuration as stored, in the words of the API.
+type boardRecord struct {
+	Order     string          `json:"order"`
+	Mode      string          `json:"mode"`
+	Windows   []string        `json:"windows"`
+	Timezone  string          `json:"timezone"`
+	WeekStart string          `json:"week_start"`
+	LateLimit string          `json:"late_limit"`
+	Keep      int             `json:"keep"`
+	MinValue  *int64          `json:"min_value,omitempty"`
+	MaxValue  *int64          `json:"max_value,omitempty"`
+	Title     string          `json:"title"`
+	Metadata  json.RawMessage `json:"metadata"`
+	CreatedAt int64           `json:"created_at"`
+}
+
+func encodeBoard(b *laurel.Board) []byte {
+	r := boardRecord{
+		Order: b.Order.String(), Mode: b.Mode.String(), Timezone: b.Timezone,
+		WeekStart: laurel.FormatWeekday(b.WeekStart), LateLimit: laurel.FormatDuration(b.LateLimit),
+		Keep: b.Keep, MinValue: b.MinValue, MaxValue: b.MaxValue, Title: b.Title, Metadata: b.Metadata,
+		CreatedAt: b.CreatedAt,
+	}
+	for _, w := range b.Windows {
+		r.Windows = append(r.Windows, w.String())
+	}
+	v, err := json.Marshal(r)
+	if err != nil {
+		panic("embedded: encoding a board: " + err.Error())
+	}
+	return v
+}
+
+func decodeBoard(id string, v []byte) (laurel.Board, error) {
+	var r boardRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return laurel.Board{}, err
+	}
+	spec := laurel.BoardSpec{
+		Order: &r.Order, Mode: &r.Mode, Windows: r.Windows, Timezone: &r.Timezone,
+		WeekStart: &r.WeekStart, LateLimit: &r.LateLimit, Keep: &r.Keep, MinValue: r.MinValue,
+		MaxValue: r.MaxValue, Title: &r.Title, Metadata: r.Metadata,
+	}
+	return spec.Apply(id, nil, r.CreatedAt)
+}
+
+// instant converts unix ms to a time in the board's zone.
+func (b *board) instant(ms int64) time.Time { return time.UnixMilli(ms).In(b.cfg.Calendar().Loc) }

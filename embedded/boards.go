@@ -1,0 +1,271 @@
+package embedded
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/laurel/laurel"
+)
+
+// PutBoard creates a board or updates its configuration. A window added to an existing board
+// is computed from the board's retained events, its past periods included.
+func (e *Engine) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
+	if err := laurel.ValidateBoardID(id); err != nil {
+		return laurel.BoardInfo{}, false, err
+	}
+	var created bool
+	err := e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+		cur := e.boards[id]
+		var curCfg *laurel.Board
+		if cur != nil {
+			curCfg = &cur.cfg
+		}
+		cfg, err := spec.Apply(id, curCfg, tx.now)
+		if err != nil {
+			return err
+		}
+		tx.set(key(tagBoard, id), encodeBoard(&cfg))
+		if cur == nil {
+			created = true
+			b := newBoard(cfg)
+			for _, w := range b.windows {
+				initWindow(b, w, tx.now)
+			}
+			tx.onCommit(b, func() { e.boards[id] = b })
+			return nil
+		}
+		windows := make([]*window, len(cfg.Windows))
+		for i, lw := range cfg.Windows {
+			if w := cur.window(lw.String()); w != nil {
+				windows[i] = w
+				continue
+			}
+			w := newWindow(lw)
+			initWindow(cur, w, tx.now)
+			if err := e.buildWindow(tx, cur, &cfg, w); err != nil {
+				return err
+			}
+			windows[i] = w
+		}
+		// keep and late_limit decide which closed periods are kept, and until when; what
+		// closed under the old late_limit stays closed.
+		for _, w := range cur.windows {
+			if w.w.IsCalendar() && (cfg.LateLimit != cur.cfg.LateLimit || cfg.Keep != cur.cfg.Keep) {
+				through, dropped := w.closedUpTo(&cur.cfg, tx.now), w.keptFrom(&cur.cfg, tx.now)
+				tx.set(key(tagWindow, id, w.name), appendTime(appendTime(nil, through), dropped))
+				tx.onCommit(cur, func() { w.closedThrough, w.droppedBefore = through, dropped })
+			}
+			if w.w.IsCalendar() {
+				e.keepClosed(tx, cur, w, slices.Clone(w.closed), &cfg)
+			}
+		}
+		tx.onCommit(cur, func() { cur.cfg, cur.windows = cfg, windows })
+		return nil
+	}})
+	if err != nil {
+		return laurel.BoardInfo{}, false, err
+	}
+	info, err := e.Board(ctx, id)
+	return info, created, err
+}
+
+// initWindow gives a new all or rolling window its one in-memory span, empty.
+func initWindow(b *board, w *window, now int64) {
+	switch {
+	case w.w.Kind == laurel.WindowAll:
+		w.open = []*span{newSpan(b, 0, 0)}
+	case w.w.IsRolling():
+		s, en := b.cfg.Calendar().Span(w.w, time.UnixMilli(now))
+		w.open = []*span{newSpan(b, s.UnixMilli(), en.UnixMilli())}
+	}
+}
+
+// buildWindow computes a window added to an existing board from its retained events: the
+// aggregates of its open periods and buckets, and its closed periods, frozen.
+func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) error {
+	id := cfg.ID
+	cal := cfg.Calendar()
+	late := cfg.LateLimit.Milliseconds()
+	closing := make(map[int64][]entry)
+	var member string
+	var events []event
+	flush := func() error {
+		if len(events) == 0 {
+			return nil
+		}
+		spans := make(map[int64]int64) // start → end
+		for _, ev := range events {
+			var s, en time.Time
+			switch {
+			case w.w.Kind == laurel.WindowAll:
+			case w.w.IsCalendar():
+				p := cal.PeriodAt(w.w, time.UnixMilli(ev.ts))
+				s, en = p.Start, p.End
+			default:
+				s, en = cal.Bucket(w.w, time.UnixMilli(ev.ts))
+			}
+			if w.w.Kind == laurel.WindowAll {
+				spans[0] = 0
+			} else {
+				spans[s.UnixMilli()] = en.UnixMilli()
+			}
+		}
+		for start, end := range spans {
+			a, err := aggOf(cfg.Mode, cfg.Order, events, start, end)
+			if err != nil {
+				return err
+			}
+			switch {
+			case w.w.IsCalendar() && end+late <= tx.now:
+				closing[start] = append(closing[start], entry{member, fromAgg(a)})
+			case w.w.IsRolling():
+				tx.aggSet(aggKey(id, w.name, start, member), fromAgg(a), true)
+			default:
+				tx.memSet(b, w, start, end, member, slot(fromAgg(a)), true)
+				tx.aggSet(aggKey(id, w.name, start, member), fromAgg(a), true)
+			}
+		}
+		if w.w.IsRolling() {
+			sp := w.open[0]
+			c, err := aggOf(cfg.Mode, cfg.Order, events, sp.start, sp.end)
+			if err != nil {
+				return err
+			}
+			if c.Present() {
+				tx.memSet(b, w, rollingSpan, 0, member, slot(fromAgg(c)), true)
+			}
+		}
+		events = events[:0]
+		return nil
+	}
+	p := prefix(tagEvent, id)
+	err := scanPrefix(e.db, p, func(k, v []byte) error {
+		rest := k[len(p):]
+		m := string(rest[:len(rest)-9])
+		if m != member {
+			if err := flush(); err != nil {
+				return err
+			}
+			member = m
+		}
+		ev := event{member: m, seq: readU64(rest[len(rest)-8:])}
+		if err := decodeEventValue(&ev, v); err != nil {
+			return err
+		}
+		if ev.flags&flagRetracted == 0 {
+			events = append(events, ev)
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return err
+	}
+	if len(closing) > 0 {
+		starts := make([]int64, 0, len(closing))
+		for s := range closing {
+			starts = append(starts, s)
+		}
+		slices.Sort(starts)
+		var closed []*closedPeriod
+		for _, s := range starts {
+			p := cal.PeriodAt(w.w, time.UnixMilli(s))
+			closed = slices.Insert(closed, 0, e.freeze(tx, b, w, s, p.End.UnixMilli(), closing[s]))
+		}
+		e.keepClosed(tx, b, w, closed, cfg)
+	}
+	return nil
+}
+
+// DeleteBoard erases a board and everything of it.
+func (e *Engine) DeleteBoard(ctx context.Context, id string) error {
+	if err := laurel.ValidateBoardID(id); err != nil {
+		return err
+	}
+	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+		if e.boards[id] == nil {
+			return laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+		}
+		for _, tag := range boardTags {
+			if tag == tagBoard {
+				tx.del(key(tagBoard, id))
+				continue
+			}
+			p := prefix(tag, id)
+			tx.delRange(p, upper(p))
+		}
+		tx.onCommit(nil, func() { delete(e.boards, id) })
+		return nil
+	}})
+}
+
+// Board returns a board's configuration and, per window, its current period and total.
+func (e *Engine) Board(ctx context.Context, id string) (laurel.BoardInfo, error) {
+	if err := laurel.ValidateBoardID(id); err != nil {
+		return laurel.BoardInfo{}, err
+	}
+	now := e.now()
+	e.mu.RLock()
+	b := e.boards[id]
+	e.mu.RUnlock()
+	if b == nil {
+		return laurel.BoardInfo{}, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+	}
+	if err := e.catchUp(ctx, b, now); err != nil {
+		return laurel.BoardInfo{}, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.boards[id] != b {
+		return laurel.BoardInfo{}, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+	}
+	return e.boardInfo(b, now), nil
+}
+
+func (e *Engine) boardInfo(b *board, now int64) laurel.BoardInfo {
+	info := laurel.BoardInfo{Board: b.cfg, Current: make(map[string]laurel.PeriodInfo, len(b.windows))}
+	info.Board.Windows = slices.Clone(b.cfg.Windows)
+	for _, w := range b.windows {
+		p := e.periodAt(b, w, now)
+		if sp := e.currentSpan(b, w, now); sp != nil {
+			p.Total = sp.tree.Len()
+		}
+		info.Current[w.name] = p
+	}
+	return info
+}
+
+// periodAt describes the span of w that a read at t sees.
+func (e *Engine) periodAt(b *board, w *window, t int64) laurel.PeriodInfo {
+	p := b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(t))
+	if w.w.Kind == laurel.WindowAll {
+		return laurel.PeriodInfo{ID: "all"}
+	}
+	return laurel.PeriodInfo{ID: p.ID, Start: p.Start.UnixMilli(), End: p.End.UnixMilli()}
+}
+
+// Boards lists every board, sorted by id.
+func (e *Engine) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
+	e.mu.RLock()
+	ids := make([]string, 0, len(e.boards))
+	for id := range e.boards {
+		ids = append(ids, id)
+	}
+	e.mu.RUnlock()
+	slices.Sort(ids)
+	out := make([]laurel.BoardInfo, 0, len(ids))
+	for _, id := range ids {
+		info, err := e.Board(ctx, id)
+		if laurel.ErrorCode(err) == laurel.ENotFound {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}

@@ -1,0 +1,376 @@
+// Package embedded is laurel on one machine: the rules of the root package over an in-memory
+// ranked index (package rank) and a Pebble store on local disk.
+//
+// # How a write becomes durable and visible
+//
+// One goroutine, the writer, owns every change. It takes the operations waiting for it as a
+// group, stages each one on top of the ones before it (an overlay: later events of the group
+// see earlier ones, and a failed operation leaves no trace), commits the whole group to Pebble
+// in one batch with one fsync, and only then applies it to memory, under the lock that readers
+// share, and answers the callers. Pebble makes a batch readable before its fsync returns, so
+// readers never read Pebble directly: they read a snapshot that the writer takes after each
+// fsync, together with the memory it describes. A read therefore never shows a write that a
+// crash could still lose.
+//
+// # What lives where
+//
+// Pebble holds the truth (see keys.go): boards, every event, ids, profiles, the aggregate of
+// each member in each open calendar period and in each rolling bucket, and closed periods
+// frozen with their ranks. Memory holds, per board, the open spans (open calendar periods,
+// all, each rolling window's current span): every present member's (score, reached_at) and a
+// ranked tree of the members not hidden. Closed periods are read from disk.
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/laurel/laurel"
+)
+
+// Options configure an Engine. The zero value is usable.
+type Options struct {
+	// Now is the clock in unix milliseconds; nil is the system clock.
+	Now func() int64
+	// Logger receives the engine's logs; nil discards them.
+	Logger *slog.Logger
+	// FS is the file system of the store; nil is the operating system's.
+	FS vfs.FS
+	// CacheSize and MemTableSize size Pebble's block cache and memtable (bytes); zero picks
+	// 32 MiB each.
+	CacheSize, MemTableSize int64
+	// MaxGroup caps the operations committed with one fsync; zero is 1024.
+	MaxGroup int
+	// OnCommit, when set, is called by the writer after each fsync, before the group is
+	// applied and answered: a hook at the durability boundary, for tests and metrics.
+	OnCommit func(ops, bytes int, took time.Duration)
+}
+
+// Engine is laurel's Service on the embedded store. Its methods are safe for concurrent use.
+type Engine struct {
+	db   *pebble.DB
+	opts Options
+	now  func() int64
+	log  *slog.Logger
+
+	// mu guards what readers see: boards, hidden and snap. Only the writer changes them,
+	// holding mu for writing; it reads them without the lock.
+	mu     sync.RWMutex
+	boards map[string]*board
+	hidden map[string]bool
+	snap   *pebble.Snapshot
+
+	seq uint64 // the last event sequence number; the writer's
+
+	ops     chan *op
+	stop    chan struct{}
+	stopped chan struct{}
+	failed  error // set by the writer when the store fails; every later write gets it
+	once    sync.Once
+}
+
+var _ laurel.Service = (*Engine)(nil)
+
+// Open opens the store in dir, creating it if needed, and recovers everything it holds
+// before returning: the engine it returns serves complete ranks from the first call.
+func Open(dir string, opts Options) (*Engine, error) {
+	if opts.Now == nil {
+		opts.Now = func() int64 { return time.Now().UnixMilli() }
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.CacheSize == 0 {
+		opts.CacheSize = 32 << 20
+	}
+	if opts.MemTableSize == 0 {
+		opts.MemTableSize = 32 << 20
+	}
+	if opts.MaxGroup == 0 {
+		opts.MaxGroup = 1024
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	db, err := openStore(dir, opts.FS, opts.CacheSize, opts.MemTableSize)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
+	}
+	e := &Engine{
+		db: db, opts: opts, now: opts.Now, log: opts.Logger,
+		boards: make(map[string]*board), hidden: make(map[string]bool),
+		ops: make(chan *op, 4096), stop: make(chan struct{}), stopped: make(chan struct{}),
+	}
+	start := time.Now()
+	if err := e.recover(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("embedded: recover %s: %w", dir, err)
+	}
+	e.snap = db.NewSnapshot()
+	// Close what closed while the store was down, before anyone reads.
+	if err := e.advance(e.now()); err != nil {
+		e.snap.Close()
+		db.Close()
+		return nil, fmt.Errorf("embedded: recover %s: %w", dir, err)
+	}
+	e.log.Info("store recovered", "dir", dir, "boards", len(e.boards), "took", time.Since(start))
+	go e.loop()
+	return e, nil
+}
+
+// Close stops the writer after the operations already queued and closes the store.
+func (e *Engine) Close() error {
+	e.once.Do(func() { close(e.stop) })
+	<-e.stopped
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.snap != nil {
+		e.snap.Close()
+		e.snap = nil
+	}
+	return e.db.Close()
+}
+
+// An op is one operation for the writer.
+type op struct {
+	// exclusive ops are committed alone: they read the store (a member's events, a board's
+	// events), which does not show the rest of a group until it commits.
+	exclusive bool
+	// run stages the operation in tx; on error nothing it staged is kept.
+	run func(tx *txn) error
+	// finish runs after the group is applied, under the read lock: it reads results.
+	finish func()
+	err    error
+	done   chan struct{}
+}
+
+var errClosed = laurel.Errorf(laurel.EUnavailable, "the engine is shutting down")
+
+// do hands o to the writer and waits until it is durable and applied, or failed.
+func (e *Engine) do(ctx context.Context, o *op) error {
+	o.done = make(chan struct{})
+	select {
+	case e.ops <- o:
+	case <-e.stop:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued the operation will be committed or fail; its caller waits for which.
+	<-o.done
+	return o.err
+}
+
+// loop is the writer.
+func (e *Engine) loop() {
+	defer close(e.stopped)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		e.resetTimer(timer)
+		var group []*op
+		select {
+		case o := <-e.ops:
+			group = append(group, o)
+		case <-timer.C:
+		case <-e.stop:
+			// Finish what was queued before the stop.
+			for {
+				select {
+				case o := <-e.ops:
+					group = append(group, o)
+					continue
+				default:
+				}
+				break
+			}
+			if len(group) > 0 {
+				e.runGroup(group)
+			}
+			for {
+				select {
+				case o := <-e.ops:
+					o.err = errClosed
+					close(o.done)
+				default:
+					return
+				}
+			}
+		}
+	drain:
+		for len(group) < e.opts.MaxGroup {
+			select {
+			case o := <-e.ops:
+				group = append(group, o)
+			default:
+				break drain
+			}
+		}
+		e.runGroup(group)
+	}
+}
+
+// resetTimer arms the writer's timer for the next instant a board has work to do: a period
+// to close or a rolling bucket to leave.
+func (e *Engine) resetTimer(t *time.Timer) {
+	next := int64(noTime)
+	for _, b := range e.boards {
+		if b.deadline != noTime && (next == noTime || b.deadline < next) {
+			next = b.deadline
+		}
+	}
+	d := time.Hour
+	if next != noTime {
+		d = min(d, time.Duration(max(next-e.now(), 0)+1)*time.Millisecond)
+	}
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(d)
+}
+
+func (e *Engine) runGroup(group []*op) {
+	now := e.now()
+	if e.failed == nil {
+		if err := e.advance(now); err != nil {
+			e.fail(err)
+		}
+	}
+	tx := e.newTxn(now)
+	var staged []*op
+	for _, o := range group {
+		if e.failed != nil {
+			o.err = laurel.Errorf(laurel.EUnavailable, "the store failed; see the server log")
+			close(o.done)
+			continue
+		}
+		if o.run == nil { // a reader asking for the clock to be caught up: done above
+			close(o.done)
+			continue
+		}
+		if o.exclusive {
+			e.commit(tx, staged)
+			staged = nil
+			tx = e.newTxn(now)
+		}
+		child := tx.child()
+		if err := o.run(child); err != nil {
+			o.err = err
+		} else {
+			child.mergeInto(tx)
+		}
+		staged = append(staged, o)
+		if o.exclusive {
+			e.commit(tx, staged)
+			staged = nil
+			tx = e.newTxn(now)
+		}
+	}
+	e.commit(tx, staged)
+}
+
+// commit makes tx durable, applies it to memory and answers ops.
+func (e *Engine) commit(tx *txn, ops []*op) {
+	defer tx.batch.Close()
+	if !tx.batch.Empty() {
+		start := time.Now()
+		size := tx.batch.Len()
+		if err := tx.batch.Commit(pebble.Sync); err != nil {
+			e.fail(err)
+			for _, o := range ops {
+				if o.err == nil {
+					o.err = fmt.Errorf("embedded: commit: %w", err)
+				}
+				close(o.done)
+			}
+			return
+		}
+		if e.opts.OnCommit != nil {
+			e.opts.OnCommit(len(ops), size, time.Since(start))
+		}
+	}
+	e.seq = tx.seq
+	e.mu.Lock()
+	for _, f := range tx.after {
+		f()
+	}
+	if !tx.batch.Empty() {
+		e.snap.Close()
+		e.snap = e.db.NewSnapshot()
+	}
+	for b := range tx.touched {
+		b.updateDeadline()
+	}
+	e.mu.Unlock()
+	if len(ops) > 0 {
+		e.mu.RLock()
+		for _, o := range ops {
+			if o.err == nil && o.finish != nil {
+				o.finish()
+			}
+		}
+		e.mu.RUnlock()
+	}
+	for _, o := range ops {
+		close(o.done)
+	}
+}
+
+func (e *Engine) fail(err error) {
+	if e.failed == nil {
+		e.log.Error("store failed; refusing writes", "err", err)
+		e.failed = err
+	}
+}
+
+// advance closes the periods and moves the rolling windows of every board whose deadline has
+// passed, as one commit of its own.
+func (e *Engine) advance(now int64) error {
+	tx := e.newTxn(now)
+	for _, b := range e.boards {
+		if b.deadline != noTime && b.deadline <= now {
+			if err := e.advanceBoard(tx, b); err != nil {
+				tx.batch.Close()
+				return err
+			}
+		}
+	}
+	if len(tx.after) == 0 && tx.batch.Empty() {
+		tx.batch.Close()
+		return nil
+	}
+	e.commit(tx, nil)
+	return e.failed
+}
+
+// catchUp makes sure memory is current at now before a read: when a period should have
+// closed or a rolling bucket left, it asks the writer to do it and waits.
+func (e *Engine) catchUp(ctx context.Context, b *board, now int64) error {
+	e.mu.RLock()
+	due := b.deadline != noTime && b.deadline <= now
+	e.mu.RUnlock()
+	if !due {
+		return nil
+	}
+	return e.do(ctx, &op{})
+}
+
+// lookupBoard returns the board with id, under the caller's read lock.
+func (e *Engine) lookupBoard(id string) (*board, error) {
+	b := e.boards[id]
+	if b == nil {
+		if err := laurel.ValidateBoardID(id); err != nil {
+			return nil, err
+		}
+		return nil, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+	}
+	return b, nil
+}

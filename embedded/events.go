@@ -1,0 +1,371 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/laurel/laurel"
+)
+
+// Submit applies events atomically: every event is validated and staged on top of the ones
+// before it, and one bad event rejects the whole batch with its index in the error's field.
+func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
+	if len(events) == 0 {
+		return nil, laurel.FieldErrorf(laurel.EInvalid, "events", "must hold at least one event")
+	}
+	if len(events) > laurel.MaxBatch {
+		return nil, laurel.FieldErrorf(laurel.ETooLarge, "events", "must hold at most %d events", laurel.MaxBatch)
+	}
+	for i := range events {
+		if err := validateEvent(fmt.Sprintf("events[%d].", i), &events[i]); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]laurel.EventResult, len(events))
+	var now int64
+	o := &op{
+		run: func(tx *txn) error {
+			now = tx.now
+			for i := range events {
+				status, err := e.stageEvent(tx, fmt.Sprintf("events[%d].", i), &events[i])
+				if err != nil {
+					return err
+				}
+				ev := &events[i]
+				results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
+			}
+			return nil
+		},
+		finish: func() {
+			if opts.NoRanks {
+				return
+			}
+			for i := range results {
+				b := e.boards[results[i].Board]
+				if b == nil {
+					continue
+				}
+				results[i].Entries = make(map[string]laurel.Standing, len(b.windows))
+				for _, w := range b.windows {
+					if s, ok := e.standing(b, w, results[i].Member, now); ok {
+						results[i].Entries[w.name] = s
+					}
+				}
+			}
+		},
+	}
+	if err := e.do(ctx, o); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// validateEvent checks what can be checked without the board.
+func validateEvent(f string, ev *laurel.Event) error {
+	if err := laurel.ValidateBoardID(ev.Board); err != nil {
+		return laurel.FieldErrorf(laurel.EInvalid, f+"board", "%s", laurel.ErrorMessage(err))
+	}
+	if err := laurel.ValidateMember(f+"member", ev.Member); err != nil {
+		return err
+	}
+	if err := laurel.ValidateEventID(f+"id", ev.ID); err != nil {
+		return err
+	}
+	if ev.Name != nil {
+		if err := laurel.ValidateName(f+"name", *ev.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stageEvent validates one event against its board and stages it in every window. It returns
+// the event's status.
+func (e *Engine) stageEvent(tx *txn, f string, in *laurel.Event) (string, error) {
+	b := e.boards[in.Board]
+	if b == nil {
+		return "", laurel.FieldErrorf(laurel.ENotFound, f+"board", "no board %q", in.Board)
+	}
+	cfg := &b.cfg
+	if cfg.MinValue != nil && in.Value < *cfg.MinValue || cfg.MaxValue != nil && in.Value > *cfg.MaxValue {
+		return "", laurel.FieldErrorf(laurel.EInvalid, f+"value", "must lie within the board's bounds%s", bounds(cfg))
+	}
+	ts := tx.now
+	if in.HasTS {
+		ts = in.TS
+		if ts > tx.now+laurel.MaxFutureSkew.Milliseconds() {
+			return "", laurel.FieldErrorf(laurel.EInvalid, f+"ts", "is more than %s ahead of the server's clock", laurel.FormatDuration(laurel.MaxFutureSkew))
+		}
+		if ts < tx.now-cfg.LateLimit.Milliseconds() {
+			return "", laurel.FieldErrorf(laurel.ETooLate, f+"ts", "is older than the board's late_limit (%s)", laurel.FormatDuration(cfg.LateLimit))
+		}
+	}
+	if in.ID != "" {
+		prev, ok, err := tx.idGet(b.cfg.ID, in.ID)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			if prev.member == in.Member && prev.value == in.Value && (!in.HasTS || prev.ts == ts) {
+				return laurel.StatusDuplicate, nil
+			}
+			return "", laurel.FieldErrorf(laurel.EConflict, f+"id", "event id %q was already used with other content", in.ID)
+		}
+	}
+	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID}
+	if in.HasTS {
+		ev.flags |= flagExplicitTS
+	}
+	for _, w := range b.windows {
+		if err := e.stageWindow(tx, b, w, &ev); err != nil {
+			if laurel.ErrorCode(err) == laurel.EInvalid {
+				return "", laurel.FieldErrorf(laurel.EInvalid, f+"value", "%s", laurel.ErrorMessage(err))
+			}
+			if laurel.ErrorCode(err) == laurel.ETooLate {
+				return "", laurel.FieldErrorf(laurel.ETooLate, f+"ts", "%s", laurel.ErrorMessage(err))
+			}
+			return "", err
+		}
+	}
+	tx.set(eventKey(b.cfg.ID, ev.member, ev.seq), ev.encodeValue())
+	if ev.id != "" {
+		tx.idSet(b.cfg.ID, ev, true)
+	}
+	if in.Name != nil {
+		if err := e.stageProfile(tx, in.Member, laurel.ProfileSpec{Name: in.Name}); err != nil {
+			return "", err
+		}
+	}
+	return laurel.StatusApplied, nil
+}
+
+func bounds(cfg *laurel.Board) string {
+	switch {
+	case cfg.MinValue != nil && cfg.MaxValue != nil:
+		return fmt.Sprintf(" %d to %d", *cfg.MinValue, *cfg.MaxValue)
+	case cfg.MinValue != nil:
+		return fmt.Sprintf(": at least %d", *cfg.MinValue)
+	case cfg.MaxValue != nil:
+		return fmt.Sprintf(": at most %d", *cfg.MaxValue)
+	}
+	return ""
+}
+
+// stageWindow adds ev to its span of w.
+func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
+	m, o := b.cfg.Mode, b.cfg.Order
+	t := time.UnixMilli(ev.ts)
+	cal := b.cfg.Calendar()
+	if w.w.IsRolling() {
+		bs, be := cal.Bucket(w.w, t)
+		k := aggKey(b.cfg.ID, w.name, bs.UnixMilli(), ev.member)
+		cur, ok, err := tx.aggGet(k)
+		if err != nil {
+			return err
+		}
+		next, err := laurel.Add(m, o, toAgg(cur, ok), ev.value, ev.ts, ev.seq)
+		if err != nil {
+			return err
+		}
+		tx.aggSet(k, fromAgg(next), true)
+		sp := w.open[0]
+		if start := bs.UnixMilli(); start >= sp.start && be.UnixMilli() <= sp.end {
+			cur, ok := tx.memGet(b, w, rollingSpan, ev.member)
+			next, err := laurel.Add(m, o, toAgg(aggregate(cur), ok), ev.value, ev.ts, ev.seq)
+			if err != nil {
+				return err
+			}
+			tx.memSet(b, w, rollingSpan, 0, ev.member, slot(fromAgg(next)), true)
+		}
+		return nil
+	}
+	var start, end int64
+	if w.w.IsCalendar() {
+		p := cal.PeriodAt(w.w, t)
+		start, end = p.Start.UnixMilli(), p.End.UnixMilli()
+		if w.isClosed(&b.cfg, start, tx.now) {
+			return laurel.Errorf(laurel.ETooLate, "falls in period %s of window %s, which is closed", p.ID, w.name)
+		}
+	}
+	cur, ok := tx.memGet(b, w, start, ev.member)
+	next, err := laurel.Add(m, o, toAgg(aggregate(cur), ok), ev.value, ev.ts, ev.seq)
+	if err != nil {
+		return err
+	}
+	tx.memSet(b, w, start, end, ev.member, slot(fromAgg(next)), true)
+	tx.aggSet(aggKey(b.cfg.ID, w.name, start, ev.member), fromAgg(next), true)
+	return nil
+}
+
+// isClosed reports whether the calendar period of w starting at start has closed by now.
+func (w *window) isClosed(cfg *laurel.Board, start, now int64) bool {
+	return start <= w.closedUpTo(cfg, now)
+}
+
+// closedUpTo returns the start of the newest period of the calendar window w that has closed
+// by now: the one that ended late_limit ago or earlier, or one closed under an earlier, shorter
+// late_limit (a closed period stays closed).
+func (w *window) closedUpTo(cfg *laurel.Board, now int64) int64 {
+	cal := cfg.Calendar()
+	p := cal.PrevPeriod(w.w, cal.PeriodAt(w.w, time.UnixMilli(now-cfg.LateLimit.Milliseconds())))
+	return max(p.Start.UnixMilli(), w.closedThrough)
+}
+
+func toAgg(a aggregate, present bool) laurel.Agg {
+	if !present {
+		return laurel.Agg{}
+	}
+	return laurel.Agg{Score: a.score, At: a.at, Count: 1}
+}
+
+func fromAgg(a laurel.Agg) aggregate { return aggregate{a.Score, a.At} }
+
+// standing is a member's rank and score in w's current span at now, under the read lock.
+func (e *Engine) standing(b *board, w *window, member string, now int64) (laurel.Standing, bool) {
+	sp := e.currentSpan(b, w, now)
+	if sp == nil || e.hidden[member] {
+		return laurel.Standing{}, false
+	}
+	h, ok := b.members.lookup(member)
+	if !ok {
+		return laurel.Standing{}, false
+	}
+	v, ok := sp.slots.get(h)
+	if !ok {
+		return laurel.Standing{}, false
+	}
+	r, ok := sp.tree.Rank(treeKey(h, v))
+	return laurel.Standing{Rank: r, Score: v.score}, ok
+}
+
+// currentSpan is the in-memory span of w that a read at now sees, or nil when it is empty.
+func (e *Engine) currentSpan(b *board, w *window, now int64) *span {
+	if w.w.IsCalendar() {
+		return w.span(b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(now)).Start.UnixMilli())
+	}
+	return w.span(rollingSpan)
+}
+
+// Retract removes the event with id from every open period and from the rolling and all
+// windows, recomputing the member's aggregates there from its remaining events. Closed periods
+// do not change. The id may then be used again.
+func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
+	if err := laurel.ValidateBoardID(boardID); err != nil {
+		return err
+	}
+	if id == "" {
+		return laurel.FieldErrorf(laurel.EInvalid, "id", "must not be empty")
+	}
+	if err := laurel.ValidateEventID("id", id); err != nil {
+		return err
+	}
+	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+		b := e.boards[boardID]
+		if b == nil {
+			return laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", boardID)
+		}
+		ev, ok, err := tx.idGet(boardID, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return laurel.FieldErrorf(laurel.ENotFound, "id", "no event with id %q on board %q", id, boardID)
+		}
+		k := eventKey(boardID, ev.member, ev.seq)
+		ev.flags |= flagRetracted
+		tx.set(k, ev.encodeValue())
+		tx.idSet(boardID, ev, false)
+		rest, err := e.memberEvents(boardID, ev.member)
+		if err != nil {
+			return err
+		}
+		rest = slices.DeleteFunc(rest, func(x event) bool { return x.seq == ev.seq })
+		for _, w := range b.windows {
+			if err := e.recompute(tx, b, w, ev.member, ev.ts, rest); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+}
+
+// memberEvents returns the member's counted events on a board, in arrival order, as the store
+// holds them (exclusive operations only: it does not see the group's overlay).
+func (e *Engine) memberEvents(boardID, member string) ([]event, error) {
+	var out []event
+	p := prefix(tagEvent, boardID, member)
+	err := scanPrefix(e.db, p, func(k, v []byte) error {
+		var ev event
+		if err := decodeEventValue(&ev, v); err != nil {
+			return err
+		}
+		if ev.flags&flagRetracted != 0 {
+			return nil
+		}
+		ev.member = member
+		ev.seq = readU64(k[len(p):])
+		out = append(out, ev)
+		return nil
+	})
+	return out, err
+}
+
+// aggOf aggregates the events with lo ≤ ts < hi (hi == lo: all of them). Every event was
+// accepted while the sums that held it fitted in an int64, but a part of such a sum need not
+// (+max, −1 fits; +max alone after the −1 is retracted, plus more, may not): that is EInvalid.
+func aggOf(m laurel.Mode, o laurel.Order, events []event, lo, hi int64) (laurel.Agg, error) {
+	var a laurel.Agg
+	for _, ev := range events {
+		if lo != hi && (ev.ts < lo || ev.ts >= hi) {
+			continue
+		}
+		n, err := laurel.Add(m, o, a, ev.value, ev.ts, ev.seq)
+		if err != nil {
+			return a, err
+		}
+		a = n
+	}
+	return a, nil
+}
+
+// recompute sets the member's aggregates in w's spans holding ts from events: the member's
+// counted events after a retraction.
+func (e *Engine) recompute(tx *txn, b *board, w *window, member string, ts int64, events []event) error {
+	m, o := b.cfg.Mode, b.cfg.Order
+	cal := b.cfg.Calendar()
+	t := time.UnixMilli(ts)
+	if w.w.IsRolling() {
+		bs, be := cal.Bucket(w.w, t)
+		a, err := aggOf(m, o, events, bs.UnixMilli(), be.UnixMilli())
+		if err != nil {
+			return err
+		}
+		tx.aggSet(aggKey(b.cfg.ID, w.name, bs.UnixMilli(), member), fromAgg(a), a.Present())
+		sp := w.open[0]
+		if bs.UnixMilli() >= sp.start && be.UnixMilli() <= sp.end {
+			c, err := aggOf(m, o, events, sp.start, sp.end)
+			if err != nil {
+				return err
+			}
+			tx.memSet(b, w, rollingSpan, 0, member, slot(fromAgg(c)), c.Present())
+		}
+		return nil
+	}
+	var start, end int64
+	if w.w.IsCalendar() {
+		p := cal.PeriodAt(w.w, t)
+		start, end = p.Start.UnixMilli(), p.End.UnixMilli()
+		if w.isClosed(&b.cfg, start, tx.now) {
+			return nil
+		}
+	}
+	a, err := aggOf(m, o, events, start, end)
+	if err != nil {
+		return err
+	}
+	tx.memSet(b, w, start, end, member, slot(fromAgg(a)), a.Present())
+	tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), fromAgg(a), a.Present())
+	return nil
+}

@@ -1,0 +1,302 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/laurel/laurel"
+)
+
+// profile is a member's profile as stored.
+type profile struct {
+	Name     string          `json:"name,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+func (tx *txn) profileGet(member string) (*profile, error) {
+	for t := tx; t != nil; t = t.parent {
+		if p, ok := t.profiles[member]; ok {
+			return p, nil
+		}
+	}
+	v, ok, err := get(tx.e.db, key(tagProfile, member))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var p profile
+	if err := json.Unmarshal(v, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// stageProfile sets the fields of a member's profile that spec gives.
+func (e *Engine) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) error {
+	cur, err := tx.profileGet(member)
+	if err != nil {
+		return err
+	}
+	var p profile
+	if cur != nil {
+		p = *cur
+	}
+	if spec.Name != nil {
+		p.Name = *spec.Name
+	}
+	if spec.Metadata != nil {
+		p.Metadata = spec.Metadata
+	}
+	if tx.profiles == nil {
+		tx.profiles = make(map[string]*profile)
+	}
+	tx.profiles[member] = &p
+	v, err := json.Marshal(&p)
+	if err != nil {
+		return err
+	}
+	tx.set(key(tagProfile, member), v)
+	return nil
+}
+
+// PutProfile sets a member's name and metadata; a field left nil keeps its value.
+func (e *Engine) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return laurel.Profile{}, err
+	}
+	if spec.Name != nil {
+		if err := laurel.ValidateName("name", *spec.Name); err != nil {
+			return laurel.Profile{}, err
+		}
+	}
+	if spec.Metadata != nil {
+		m, err := laurel.ValidateMetadata("metadata", spec.Metadata, laurel.MaxMemberMetadata)
+		if err != nil {
+			return laurel.Profile{}, err
+		}
+		spec.Metadata = m
+	}
+	err := e.do(ctx, &op{run: func(tx *txn) error { return e.stageProfile(tx, member, spec) }})
+	if err != nil {
+		return laurel.Profile{}, err
+	}
+	return e.Profile(ctx, member)
+}
+
+// Profile returns a member's profile; ENotFound when it has none.
+func (e *Engine) Profile(ctx context.Context, member string) (laurel.Profile, error) {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return laurel.Profile{}, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	v, ok, err := get(e.snap, key(tagProfile, member))
+	if err != nil {
+		return laurel.Profile{}, err
+	}
+	hidden := e.hidden[member]
+	if !ok && !hidden {
+		return laurel.Profile{}, laurel.FieldErrorf(laurel.ENotFound, "member", "no profile for %q", member)
+	}
+	var p profile
+	if ok {
+		if err := json.Unmarshal(v, &p); err != nil {
+			return laurel.Profile{}, err
+		}
+	}
+	if p.Metadata == nil {
+		p.Metadata = json.RawMessage("{}")
+	}
+	return laurel.Profile{Member: member, Name: p.Name, Metadata: p.Metadata, Hidden: hidden}, nil
+}
+
+// Hide leaves a member out of every ranking and total, closed periods included, keeping its
+// data.
+func (e *Engine) Hide(ctx context.Context, member string) error { return e.setHidden(ctx, member, true) }
+
+// Unhide puts a hidden member back in every ranking.
+func (e *Engine) Unhide(ctx context.Context, member string) error {
+	return e.setHidden(ctx, member, false)
+}
+
+func (e *Engine) setHidden(ctx context.Context, member string, hide bool) error {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return err
+	}
+	return e.do(ctx, &op{run: func(tx *txn) error {
+		if hide {
+			tx.set(key(tagHidden, member), nil)
+		} else {
+			tx.del(key(tagHidden, member))
+		}
+		// The member's frozen ranks in closed periods, read now: closed periods change only
+		// in operations of their own.
+		type frozenRank struct {
+			cp   *closedPeriod
+			rank uint32
+		}
+		var ranks []frozenRank
+		for _, b := range e.boards {
+			for _, w := range b.windows {
+				for _, cp := range w.closed {
+					r, ok, err := frozenRankOf(e.db, b.cfg.ID, w.name, cp.start, member)
+					if err != nil {
+						return err
+					}
+					if ok {
+						ranks = append(ranks, frozenRank{cp, r})
+					}
+				}
+			}
+		}
+		tx.onCommit(nil, func() {
+			if e.hidden[member] == hide {
+				return
+			}
+			if hide {
+				e.hidden[member] = true
+			} else {
+				delete(e.hidden, member)
+			}
+			for _, b := range e.boards {
+				h, ok := b.members.lookup(member)
+				if !ok {
+					continue
+				}
+				for _, w := range b.windows {
+					for _, sp := range w.open {
+						if v, ok := sp.slots.get(h); ok {
+							if hide {
+								sp.tree.Delete(treeKey(h, v))
+							} else {
+								sp.tree.Insert(treeKey(h, v))
+							}
+						}
+					}
+				}
+			}
+			for _, fr := range ranks {
+				if hide {
+					fr.cp.hidden = insertSorted(fr.cp.hidden, fr.rank)
+				} else {
+					fr.cp.hidden = removeSorted(fr.cp.hidden, fr.rank)
+				}
+				fr.cp.updateExcluded()
+			}
+		})
+		return nil
+	}})
+}
+
+// DeleteMember erases a member everywhere: its events, ids, entries (closed periods
+// included), profile and hidden mark.
+func (e *Engine) DeleteMember(ctx context.Context, member string) error {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return err
+	}
+	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+		for _, b := range e.boards {
+			if err := e.deleteFromBoard(tx, b, member); err != nil {
+				return err
+			}
+		}
+		tx.del(key(tagProfile, member))
+		tx.del(key(tagHidden, member))
+		tx.onCommit(nil, func() { delete(e.hidden, member) })
+		return nil
+	}})
+}
+
+func (e *Engine) deleteFromBoard(tx *txn, b *board, member string) error {
+	id := b.cfg.ID
+	p := prefix(tagEvent, id, member)
+	var events []event
+	err := scanPrefix(e.db, p, func(k, v []byte) error {
+		ev := event{member: member, seq: readU64(k[len(p):])}
+		if err := decodeEventValue(&ev, v); err != nil {
+			return err
+		}
+		events = append(events, ev)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	tx.delRange(p, upper(p))
+	cal := b.cfg.Calendar()
+	for _, ev := range events {
+		if ev.id != "" && ev.flags&flagRetracted == 0 {
+			tx.idSet(id, ev, false)
+		}
+		t := time.UnixMilli(ev.ts)
+		for _, w := range b.windows {
+			var start int64
+			switch {
+			case w.w.IsCalendar():
+				start = cal.PeriodAt(w.w, t).Start.UnixMilli()
+				if w.isClosed(&b.cfg, start, tx.now) {
+					continue
+				}
+			case w.w.IsRolling():
+				bs, _ := cal.Bucket(w.w, t)
+				start = bs.UnixMilli()
+			}
+			tx.aggSet(aggKey(id, w.name, start, member), aggregate{}, false)
+		}
+	}
+	for _, w := range b.windows {
+		for _, sp := range w.open {
+			start := sp.start
+			if !w.w.IsCalendar() {
+				start = rollingSpan
+			}
+			if _, ok := tx.memGet(b, w, start, member); ok {
+				tx.memSet(b, w, start, sp.end, member, slot{}, false)
+			}
+		}
+		for _, cp := range w.closed {
+			r, ok, err := frozenRankOf(e.db, id, w.name, cp.start, member)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			tx.del(frozenMemberKey(id, w.name, cp.start, member))
+			tx.del(rankKey(id, w.name, cp.start, r))
+			removed := insertSorted(slices.Clone(cp.removed), r)
+			tx.set(closedKey(id, w.name, cp.start), encodeClosed(cp, removed))
+			tx.onCommit(b, func() {
+				cp.removed = removed
+				cp.hidden = removeSorted(cp.hidden, r)
+				cp.updateExcluded()
+			})
+		}
+	}
+	return nil
+}
+
+func insertSorted(s []uint32, v uint32) []uint32 {
+	i, ok := slices.BinarySearch(s, v)
+	if ok {
+		return s
+	}
+	return slices.Insert(s, i, v)
+}
+
+func removeSorted(s []uint32, v uint32) []uint32 {
+	i, ok := slices.BinarySearch(s, v)
+	if !ok {
+		return s
+	}
+	return slices.Delete(slices.Clone(s), i, i+1)
+}
+
+func (cp *closedPeriod) updateExcluded() {
+	ex := make([]uint32, 0, len(cp.removed)+len(cp.hidden))
+	ex = append(ex, cp.removed...)
+	ex = append(ex, cp.hidden...)
+	slices.Sort(ex)
+	cp.excluded = slices.Compact(ex)
+}

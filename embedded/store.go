@@ -1,0 +1,64 @@
+package embedded
+
+import (
+	"errors"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// openStore opens (or creates) the Pebble store in dir. Bloom filters make the common
+// "is this event id new?" read cheap: it nearly always misses.
+func openStore(dir string, fs vfs.FS, cacheSize, memtable int64) (*pebble.DB, error) {
+	cache := pebble.NewCache(cacheSize)
+	defer cache.Unref()
+	o := &pebble.Options{
+		Cache:              cache,
+		MemTableSize:       uint64(memtable),
+		FormatMajorVersion: pebble.FormatNewest,
+		FS:                 fs,
+	}
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	return pebble.Open(dir, o)
+}
+
+// get returns a copy of the value at k, and whether there is one.
+func get(r pebble.Reader, k []byte) ([]byte, bool, error) {
+	v, closer, err := r.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := append([]byte(nil), v...)
+	return out, true, closer.Close()
+}
+
+// scan calls fn for each record with lower ≤ key < upper, in key order. fn must not keep k
+// or v: they are valid only during the call.
+func scan(r pebble.Reader, lower, upper []byte, fn func(k, v []byte) error) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err == nil {
+			err = fn(it.Key(), v)
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return it.Close()
+}
+
+// scanPrefix scans every record whose key begins with p.
+func scanPrefix(r pebble.Reader, p []byte, fn func(k, v []byte) error) error {
+	return scan(r, p, upper(p), fn)
+}

@@ -1,0 +1,223 @@
+package embedded
+
+import (
+	"encoding/binary"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// txn stages the writes of a group: a Pebble batch, an overlay that later operations of the
+// group read through (memory and store do not change until the group commits), and the
+// changes to memory to make once it has. Each operation stages into a child txn, merged into
+// the group's only if the operation succeeds.
+type txn struct {
+	e      *Engine
+	now    int64
+	parent *txn
+	batch  *pebble.Batch
+
+	mem      map[memKey]memVal
+	aggs     map[string]aggVal
+	ids      map[string]idVal
+	profiles map[string]*profile
+	seq      uint64
+
+	after   []func()
+	touched map[*board]bool
+}
+
+// memKey names a member's slot in an in-memory span: a calendar period or all by its start,
+// a rolling window's current span by rollingSpan.
+type memKey struct {
+	b      *board
+	window string
+	start  int64
+	member string
+}
+
+type memVal struct {
+	v       slot
+	present bool
+}
+
+type aggVal struct {
+	a       aggregate
+	present bool
+}
+
+type idVal struct {
+	ev      event
+	present bool
+}
+
+const rollingSpan = 0
+
+func (e *Engine) newTxn(now int64) *txn {
+	return &txn{e: e, now: now, batch: e.db.NewBatch(), seq: e.seq, touched: make(map[*board]bool)}
+}
+
+func (tx *txn) child() *txn {
+	return &txn{e: tx.e, now: tx.now, parent: tx, batch: tx.e.db.NewBatch(), seq: tx.seq, touched: make(map[*board]bool)}
+}
+
+// mergeInto keeps the child's changes in its parent.
+func (tx *txn) mergeInto(p *txn) {
+	defer tx.batch.Close()
+	if err := p.batch.Apply(tx.batch, nil); err != nil {
+		panic("embedded: applying a batch built in memory: " + err.Error())
+	}
+	for k, v := range tx.mem {
+		if p.mem == nil {
+			p.mem = make(map[memKey]memVal)
+		}
+		p.mem[k] = v
+	}
+	for k, v := range tx.aggs {
+		if p.aggs == nil {
+			p.aggs = make(map[string]aggVal)
+		}
+		p.aggs[k] = v
+	}
+	for k, v := range tx.ids {
+		if p.ids == nil {
+			p.ids = make(map[string]idVal)
+		}
+		p.ids[k] = v
+	}
+	for k, v := range tx.profiles {
+		if p.profiles == nil {
+			p.profiles = make(map[string]*profile)
+		}
+		p.profiles[k] = v
+	}
+	if tx.seq != p.seq {
+		p.seq = tx.seq
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], p.seq)
+		p.set([]byte{tagSeq}, v[:])
+	}
+	p.after = append(p.after, tx.after...)
+	for b := range tx.touched {
+		p.touched[b] = true
+	}
+}
+
+// onCommit queues a change to memory for when the group is durable.
+func (tx *txn) onCommit(b *board, f func()) {
+	tx.after = append(tx.after, f)
+	if b != nil {
+		tx.touched[b] = true
+	}
+}
+
+func (tx *txn) nextSeq() uint64 {
+	tx.seq++
+	if tx.parent == nil { // a txn of its own (advance): seq is only read, never taken
+		panic("embedded: nextSeq outside an operation")
+	}
+	return tx.seq
+}
+
+func (tx *txn) set(k, v []byte) {
+	if err := tx.batch.Set(k, v, nil); err != nil {
+		panic("embedded: batch set: " + err.Error())
+	}
+}
+
+func (tx *txn) del(k []byte) {
+	if err := tx.batch.Delete(k, nil); err != nil {
+		panic("embedded: batch delete: " + err.Error())
+	}
+}
+
+func (tx *txn) delRange(lo, hi []byte) {
+	if err := tx.batch.DeleteRange(lo, hi, nil); err != nil {
+		panic("embedded: batch delete range: " + err.Error())
+	}
+}
+
+// memGet reads a member's slot in an in-memory span through the overlay.
+func (tx *txn) memGet(b *board, w *window, start int64, member string) (slot, bool) {
+	k := memKey{b, w.name, start, member}
+	for t := tx; t != nil; t = t.parent {
+		if v, ok := t.mem[k]; ok {
+			return v.v, v.present
+		}
+	}
+	sp := w.span(start)
+	if sp == nil {
+		return slot{}, false
+	}
+	h, ok := b.members.lookup(member)
+	if !ok {
+		return slot{}, false
+	}
+	return sp.slots.get(h)
+}
+
+// memSet stages a member's slot in an in-memory span [start, end); the span is created when
+// it does not exist yet.
+func (tx *txn) memSet(b *board, w *window, start, end int64, member string, v slot, present bool) {
+	if tx.mem == nil {
+		tx.mem = make(map[memKey]memVal)
+	}
+	tx.mem[memKey{b, w.name, start, member}] = memVal{v, present}
+	e := tx.e
+	tx.onCommit(b, func() { b.put(e, w, start, end, member, v, present) })
+}
+
+// aggGet reads a stored aggregate through the overlay.
+func (tx *txn) aggGet(k []byte) (aggregate, bool, error) {
+	for t := tx; t != nil; t = t.parent {
+		if v, ok := t.aggs[string(k)]; ok {
+			return v.a, v.present, nil
+		}
+	}
+	v, ok, err := get(tx.e.db, k)
+	if err != nil || !ok {
+		return aggregate{}, false, err
+	}
+	a, err := decodeAgg(v)
+	return a, err == nil, err
+}
+
+func (tx *txn) aggSet(k []byte, a aggregate, present bool) {
+	if tx.aggs == nil {
+		tx.aggs = make(map[string]aggVal)
+	}
+	tx.aggs[string(k)] = aggVal{a, present}
+	if present {
+		tx.set(k, encodeAgg(a))
+	} else {
+		tx.del(k)
+	}
+}
+
+// idGet reads an event id's record through the overlay.
+func (tx *txn) idGet(board, id string) (event, bool, error) {
+	k := key(tagID, board, id)
+	for t := tx; t != nil; t = t.parent {
+		if v, ok := t.ids[string(k)]; ok {
+			return v.ev, v.present, nil
+		}
+	}
+	v, ok, err := get(tx.e.db, k)
+	if err != nil || !ok {
+		return event{}, false, err
+	}
+	ev, err := decodeID(v, id)
+	return ev, err == nil, err
+}
+
+func (tx *txn) idSet(board string, ev event, present bool) {
+	k := key(tagID, board, ev.id)
+	if tx.ids == nil {
+		tx.ids = make(map[string]idVal)
+	}
+	tx.ids[string(k)] = idVal{ev, present}
+	if present {
+		tx.set(k, ev.encodeID())
+	} else {
+		tx.del(k)
+	}
+}

@@ -1,0 +1,154 @@
+package laurel
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Event is one score event sent to a board (DESIGN.md §1, "Event").
+type Event struct {
+	Board  string // the board; set by the caller for a single-board submit too
+	Member string
+	Value  int64
+	TS     int64  // event time in unix ms; meaningful only when HasTS
+	HasTS  bool   // false: the server's clock at receipt
+	ID     string // optional; makes the event idempotent and retractable
+	Name   *string
+}
+
+// Event statuses in a submit's results.
+const (
+	StatusApplied   = "applied"
+	StatusDuplicate = "duplicate"
+)
+
+// EventResult is what one submitted event did.
+type EventResult struct {
+	Board   string
+	Member  string
+	ID      string
+	Status  string // StatusApplied or StatusDuplicate
+	Entries map[string]Standing
+}
+
+// Standing is a member's rank and score in one window's current period.
+type Standing struct {
+	Rank  int
+	Score int64
+}
+
+// SubmitOptions tune a submit.
+type SubmitOptions struct {
+	NoRanks bool // leave EventResult.Entries empty (the API's ?ranks=false)
+}
+
+// Entry is one member's place in a ranking.
+type Entry struct {
+	Rank      int
+	Member    string
+	Score     int64
+	ReachedAt int64 // unix ms
+	Name      string
+	Metadata  json.RawMessage // set only when the read asked for metadata
+}
+
+// PeriodInfo describes the span a read was answered from: a calendar period (ID set, bounded
+// unless ID is "all"), or a rolling window's span at the instant read (no ID).
+type PeriodInfo struct {
+	ID         string
+	Start, End int64 // unix ms; both zero for "all"
+	Closed     bool
+	Total      int // in Periods and Board.Current
+}
+
+// Page is a run of entries in rank order from one span.
+type Page struct {
+	Board   string
+	Window  string
+	Period  PeriodInfo
+	Total   int
+	Entries []Entry
+}
+
+// MemberEntry is one member's entry with the span it was read from.
+type MemberEntry struct {
+	Board  string
+	Window string
+	Period PeriodInfo
+	Total  int
+	Entry  Entry
+}
+
+// Query says what to read: a board's window (empty: its first) at an instant (HasAt; default
+// now) or a calendar period by id. Giving both At and Period is EInvalid.
+type Query struct {
+	Board    string
+	Window   string
+	At       int64
+	HasAt    bool
+	Period   string
+	Metadata bool // include members' profile metadata in entries
+}
+
+// ScoreRange limits a page to entries whose score lies in [Min, Max], when Has* is set.
+type ScoreRange struct {
+	Min, Max       int64
+	HasMin, HasMax bool
+}
+
+// BoardInfo is a board's configuration with, per window, its current period and total.
+type BoardInfo struct {
+	Board
+	Current map[string]PeriodInfo
+}
+
+// Profile is a member's profile, shared by all boards.
+type Profile struct {
+	Member   string
+	Name     string
+	Metadata json.RawMessage
+	Hidden   bool
+}
+
+// ProfileSpec sets a profile: a nil field keeps its current value.
+type ProfileSpec struct {
+	Name     *string
+	Metadata json.RawMessage
+}
+
+// Read limits (API.md).
+const (
+	DefaultPageLimit = 10
+	MaxPageLimit     = 1000
+	DefaultRadius    = 5
+	MaxRadius        = 100
+	MaxLookup        = 1000
+	MaxBatch         = 1000
+)
+
+// Service is laurel: the model of DESIGN.md §1 behind one interface, implemented by the
+// embedded engine and by the scale-out one. Every error is an *Error with a code, or internal.
+type Service interface {
+	PutBoard(ctx context.Context, id string, spec BoardSpec) (b BoardInfo, created bool, err error)
+	Board(ctx context.Context, id string) (BoardInfo, error)
+	Boards(ctx context.Context) ([]BoardInfo, error)
+	DeleteBoard(ctx context.Context, id string) error
+
+	// Submit applies events, possibly on several boards, atomically: all or none.
+	Submit(ctx context.Context, events []Event, opts SubmitOptions) ([]EventResult, error)
+	Retract(ctx context.Context, board, id string) error
+
+	Page(ctx context.Context, q Query, offset, limit int, r ScoreRange) (Page, error)
+	Member(ctx context.Context, q Query, member string) (MemberEntry, error)
+	Around(ctx context.Context, q Query, member string, radius int) (Page, error)
+	Lookup(ctx context.Context, q Query, members []string) (Page, error)
+	// RankOf returns the rank a member reaching score now would get, and the total.
+	RankOf(ctx context.Context, q Query, score int64) (rank, total int, err error)
+	Periods(ctx context.Context, board, window string) ([]PeriodInfo, error)
+
+	PutProfile(ctx context.Context, member string, spec ProfileSpec) (Profile, error)
+	Profile(ctx context.Context, member string) (Profile, error)
+	DeleteMember(ctx context.Context, member string) error
+	Hide(ctx context.Context, member string) error
+	Unhide(ctx context.Context, member string) error
+}
