@@ -97,7 +97,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
-	db, err := openStore(dir, opts.FS, opts.CacheSize, opts.MemTableSize)
+	db, err := openStore(dir, opts.FS, opts.CacheSize, opts.MemTableSize, opts.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
 	}

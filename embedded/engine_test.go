@@ -73,7 +73,6 @@ func at(t string) int64 {
 	return ms
 }
 
-
 // Seed 000: 5, 3, 3, 0, 1, 2, 4 solutions over the last seven days (today first) score 18 on
 // last7d today, 14 tomorrow, 12 the day after, and nothing on the eighth day.
 func TestRollingSevenDays(t *testing.T) {

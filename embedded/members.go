@@ -113,7 +113,9 @@ func (e *Engine) Profile(ctx context.Context, member string) (laurel.Profile, er
 
 // Hide leaves a member out of every ranking and total, closed periods included, keeping its
 // data.
-func (e *Engine) Hide(ctx context.Context, member string) error { return e.setHidden(ctx, member, true) }
+func (e *Engine) Hide(ctx context.Context, member string) error {
+	return e.setHidden(ctx, member, true)
+}
 
 // Unhide puts a hidden member back in every ranking.
 func (e *Engine) Unhide(ctx context.Context, member string) error {

@@ -977,7 +977,7 @@ func (h *harness) opRetract() {
 	}
 	want := h.m.retract(board, id)
 	h.logf("retract %s %s (want %q)", board, id, want)
-	h.stats["retract "+want]++
+	h.stats["retract "+map[string]string{"": "ok"}[want]+want]++
 	err := h.eng.Retract(h.ctx, board, id)
 	if code(err) != want {
 		h.fatalf("Retract(%s, %s) = %v, want code %q", board, id, err, want)
@@ -1191,7 +1191,20 @@ func tolerantEmpty(x expRead) bool {
 func (h *harness) checkErr(what string, q laurel.Query, x expRead, err error, want string) bool {
 	h.t.Helper()
 	if want == "" && err != nil && code(err) == laurel.ENotFound && (tolerantEmpty(x) || x.sp.mayDrop) {
+		h.stats["read: tolerated not_found"]++
 		return false
+	}
+	switch {
+	case x.code != "":
+		h.stats["read: error "+x.code]++
+	case x.sp.kind == spanPeriod && x.sp.closed:
+		h.stats["read: closed period"]++
+	case x.sp.kind == spanPeriod:
+		h.stats["read: open period"]++
+	case x.sp.kind == spanRolling:
+		h.stats["read: rolling"]++
+	default:
+		h.stats["read: all"]++
 	}
 	if code(err) != want {
 		h.fatalf("%s %s: err %v (code %q), want code %q; model span %s, %d entries: %s",

@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -10,7 +12,7 @@ import (
 
 // openStore opens (or creates) the Pebble store in dir. Bloom filters make the common
 // "is this event id new?" read cheap: it nearly always misses.
-func openStore(dir string, fs vfs.FS, cacheSize, memtable int64) (*pebble.DB, error) {
+func openStore(dir string, fs vfs.FS, cacheSize, memtable int64, log *slog.Logger) (*pebble.DB, error) {
 	cache := pebble.NewCache(cacheSize)
 	defer cache.Unref()
 	o := &pebble.Options{
@@ -18,11 +20,28 @@ func openStore(dir string, fs vfs.FS, cacheSize, memtable int64) (*pebble.DB, er
 		MemTableSize:       uint64(memtable),
 		FormatMajorVersion: pebble.FormatNewest,
 		FS:                 fs,
+		Logger:             pebbleLogger{log},
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	return pebble.Open(dir, o)
+}
+
+// pebbleLogger sends Pebble's messages to the engine's log: its routine ones at debug level.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
+	panic(fmt.Sprintf("pebble: "+format, args...))
 }
 
 // get returns a copy of the value at k, and whether there is one.
