@@ -328,7 +328,7 @@ func buildSpan(e *Engine, b *board, start, end int64, aggs map[string]laurel.Agg
 		}
 		h := b.members.intern(member)
 		v := slot(fromAgg(a))
-		sp.slots.set(h, v, len(b.members.names))
+		sp.slots.set(h, v, b.members.count())
 		if !e.hidden[member] {
 			keys = append(keys, treeKey(h, v))
 		}

@@ -131,7 +131,7 @@ func (b *board) put(e *Engine, w *window, start, end int64, member string, v slo
 		sp.slots.del(h)
 		return
 	}
-	sp.slots.set(h, v, len(b.members.names))
+	sp.slots.set(h, v, b.members.count())
 	if ranked {
 		sp.tree.Insert(treeKey(h, v))
 	}

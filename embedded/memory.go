@@ -1,39 +1,95 @@
 package embedded
 
 import (
+	"hash/maphash"
 	"strings"
+	"unsafe"
 
 	"github.com/laurel/laurel/rank"
 )
 
 // members interns a board's member ids: every window of the board refers to a member by a
-// uint32 handle, so an id is stored once however many windows rank it.
+// uint32 handle, so an id is stored once however many windows rank it. The ids live back to
+// back in one byte arena, found through an open-addressing table of handles: about 4 bytes
+// of offset and 5 to 10 of table per member beyond its bytes, where a map[string]uint32 and a
+// []string would take some 60, and nothing for the garbage collector to trace.
 type members struct {
-	names []string
-	ids   map[string]uint32
+	arena []byte   // every id, back to back; only ever appended to
+	offs  []uint32 // handle h's id is arena[offs[h]:offs[h+1]]
+	table []uint32 // handle+1 by hash, 0 for an empty slot; len is a power of two
+	seed  maphash.Seed
 }
 
-func newMembers() *members { return &members{ids: make(map[string]uint32)} }
+func newMembers() *members {
+	return &members{offs: []uint32{0}, table: make([]uint32, 16), seed: maphash.MakeSeed()}
+}
+
+func (m *members) count() int { return len(m.offs) - 1 }
+
+// name returns the id of handle h. The string shares the arena's bytes, which are never
+// written again once appended (a growing arena is copied, and the old array stays as long
+// as strings point into it).
+func (m *members) name(h uint32) string {
+	lo, hi := m.offs[h], m.offs[h+1]
+	if lo == hi {
+		return ""
+	}
+	return unsafe.String(&m.arena[lo], int(hi-lo))
+}
+
+// find returns the table slot of id: the one holding its handle, or the empty one where it
+// would go.
+func (m *members) find(id string) (i int, h uint32, ok bool) {
+	mask := len(m.table) - 1
+	for i = int(maphash.String(m.seed, id)) & mask; ; i = (i + 1) & mask {
+		v := m.table[i]
+		if v == 0 {
+			return i, 0, false
+		}
+		if m.name(v-1) == id {
+			return i, v - 1, true
+		}
+	}
+}
 
 func (m *members) lookup(id string) (uint32, bool) {
-	h, ok := m.ids[id]
+	_, h, ok := m.find(id)
 	return h, ok
 }
 
 func (m *members) intern(id string) uint32 {
-	if h, ok := m.ids[id]; ok {
+	i, h, ok := m.find(id)
+	if ok {
 		return h
 	}
-	h := uint32(len(m.names))
-	m.names = append(m.names, id)
-	m.ids[id] = h
+	h = uint32(m.count())
+	m.arena = append(m.arena, id...)
+	m.offs = append(m.offs, uint32(len(m.arena)))
+	m.table[i] = h + 1
+	if 4*m.count() > 3*len(m.table) {
+		m.grow()
+	}
 	return h
 }
 
-func (m *members) name(h uint32) string { return m.names[h] }
+func (m *members) grow() {
+	t := make([]uint32, 2*len(m.table))
+	mask := len(t) - 1
+	for _, v := range m.table {
+		if v == 0 {
+			continue
+		}
+		i := int(maphash.String(m.seed, m.name(v-1))) & mask
+		for t[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t[i] = v
+	}
+	m.table = t
+}
 
 // tie orders members whose score and reached_at are equal: by their ids' bytes.
-func (m *members) tie(a, b uint32) int { return strings.Compare(m.names[a], m.names[b]) }
+func (m *members) tie(a, b uint32) int { return strings.Compare(m.name(a), m.name(b)) }
 
 // slot is a member's aggregate in a span held in memory.
 type slot struct{ score, at int64 }
@@ -48,7 +104,8 @@ type slots struct {
 }
 
 // denseAbove is the size from which a span may switch to the slice: a map entry costs about
-// twice a slice element, so the slice pays once a third of the handles have entries.
+// 40 bytes, two and a half slice elements, so the slice pays once 40% of the handles have
+// entries.
 const denseAbove = 4096
 
 func (s *slots) get(h uint32) (slot, bool) {
@@ -72,7 +129,7 @@ func (s *slots) set(h uint32, v slot, handles int) {
 			s.n++
 		}
 		s.sparse[h] = v
-		if s.n > denseAbove && 3*s.n > handles {
+		if s.n > denseAbove && 5*s.n > 2*handles {
 			s.densify(handles)
 		}
 		return

@@ -93,6 +93,11 @@ type mWindow struct {
 
 type lateStep struct{ from, limit int64 } // late_limit (ms) in force from the instant from
 
+type keepStep struct {
+	from int64 // keep in force from the instant from
+	keep int
+}
+
 type mBoard struct {
 	id           string
 	order        laurel.Order
@@ -101,7 +106,8 @@ type mBoard struct {
 	cal          laurel.Calendar
 	windows      []*mWindow
 	late         []lateStep
-	keep         int
+	keep         int // the current keep
+	keeps        []keepStep
 	min, max     *int64
 	created      int64
 	events       []*mEvent          // in arrival order
@@ -176,22 +182,30 @@ func (b *mBoard) prevPeriod(w laurel.Window, p mPeriod) mPeriod {
 func (m *model) closed(b *mBoard, p mPeriod) bool { return b.closeAt(p.end) <= m.now }
 
 // dropped: more than keep newer periods of the window have closed, i.e. the (keep+1)-th
-// period after p has closed (periods close in order).
-func (m *model) dropped(b *mBoard, w laurel.Window, p mPeriod) bool {
-	q := p
-	for i := 0; i <= b.keep; i++ {
-		q = b.nextPeriod(w, q)
-	}
-	return m.closed(b, q)
-}
+// period after p has closed (periods close in order), under the keep in force at some time
+// until now: a dropped period never comes back.
+func (m *model) dropped(b *mBoard, w laurel.Window, p mPeriod) bool { return m.droppedBy(b, w, p, 1) }
 
 // mayBeDropped: keep newer periods of the window have closed (the lenient reading).
 func (m *model) mayBeDropped(b *mBoard, w laurel.Window, p mPeriod) bool {
-	q := p
-	for i := 0; i < b.keep; i++ {
-		q = b.nextPeriod(w, q)
+	return m.droppedBy(b, w, p, 0)
+}
+
+func (m *model) droppedBy(b *mBoard, w laurel.Window, p mPeriod, extra int) bool {
+	for i, k := range b.keeps {
+		until := m.now
+		if i+1 < len(b.keeps) {
+			until = b.keeps[i+1].from
+		}
+		q := p
+		for j := 0; j < k.keep+extra; j++ {
+			q = b.nextPeriod(w, q)
+		}
+		if b.closeAt(q.end) <= until {
+			return true
+		}
 	}
-	return m.closed(b, q)
+	return false
 }
 
 // inClosedPeriod reports whether ts lies in a closed period of one of b's calendar windows.
@@ -650,7 +664,7 @@ func (h *harness) createBoards() {
 		}
 		b := &mBoard{id: d.id, order: lb.Order, mode: lb.Mode, tz: d.tz, cal: lb.Calendar(), keep: d.keep,
 			min: d.min, max: d.max, created: h.m.now, ids: map[string]*mEvent{}, valLo: d.valLo, valHi: d.valHi,
-			late: []lateStep{{from: h.m.now, limit: lb.LateLimit.Milliseconds()}}}
+			late: []lateStep{{from: h.m.now, limit: lb.LateLimit.Milliseconds()}}, keeps: []keepStep{{h.m.now, d.keep}}}
 		for _, w := range lb.Windows {
 			b.windows = append(b.windows, &mWindow{w: w, name: w.String(), addAt: h.m.now})
 		}
@@ -1069,7 +1083,8 @@ func (h *harness) addWindows(id string, names ...string) {
 // growLateLimit raises a board's late_limit: periods already closed stay closed.
 func (h *harness) growLateLimit(id, late string) {
 	b := h.m.byID[id]
-	if h.m.now%1000 == 0 { // never exactly at a close instant (whole seconds)
+	h.setNow(h.m.now + 1) // never at the instant of another change
+	if h.m.now%1000 == 0 { // nor exactly at a close instant (whole seconds)
 		h.setNow(h.m.now + 1)
 	}
 	d, err := laurel.ParseDuration(late)
@@ -1083,6 +1098,43 @@ func (h *harness) growLateLimit(id, late string) {
 	}
 	h.m.seq++
 	b.late = append(b.late, lateStep{from: h.m.now, limit: d.Milliseconds()})
+	h.checkBoard(b, true)
+}
+
+// changeConfig changes a board's late_limit or keep, up or down.
+func (h *harness) changeConfig() {
+	b := h.pickBoard()
+	h.setNow(h.m.now + 1) // never at the instant of another change
+	if h.m.now%1000 == 0 { // nor exactly at a close instant (whole seconds)
+		h.setNow(h.m.now + 1)
+	}
+	var spec laurel.BoardSpec
+	if h.rng.IntN(2) == 0 {
+		lates := []string{"1h", "2h", "3h", "5h", "1d", "2d"}
+		late := lates[h.rng.IntN(len(lates))]
+		d, _ := laurel.ParseDuration(late)
+		if d.Milliseconds() == b.lateLimit() {
+			return
+		}
+		spec.LateLimit = ptr(late)
+		h.logf("PutBoard %s late_limit %s (was %dms)", b.id, late, b.lateLimit())
+		b.late = append(b.late, lateStep{from: h.m.now, limit: d.Milliseconds()})
+		h.stats["change late_limit"]++
+	} else {
+		keep := h.rng.IntN(5)
+		if keep == b.keep {
+			return
+		}
+		spec.Keep = ptr(keep)
+		h.logf("PutBoard %s keep %d (was %d)", b.id, keep, b.keep)
+		b.keep = keep
+		b.keeps = append(b.keeps, keepStep{from: h.m.now, keep: keep})
+		h.stats["change keep"]++
+	}
+	h.m.seq++
+	if _, created, err := h.eng.PutBoard(h.ctx, b.id, spec); err != nil || created {
+		h.fatalf("PutBoard %s %+v: created=%v err=%v", b.id, spec, created, err)
+	}
 	h.checkBoard(b, true)
 }
 
@@ -1655,6 +1707,8 @@ func TestOracle(t *testing.T) {
 			h.opHide()
 		case r < 775:
 			h.opDelete()
+		case r < 790 && h.op > ops/2 && h.rng.IntN(3) == 0:
+			h.changeConfig()
 		case r < 790:
 			h.badPutBoard()
 		case r < 820:

@@ -1,0 +1,267 @@
+package embedded_test
+
+import (
+	"context"
+	"flag"
+
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
+)
+
+// The benchmarks follow issue 3: a sum board with four windows (all, week, day, last7d) and
+// event ids, at -members members (1M by default).
+var benchMembers = flag.Int("members", 1_000_000, "members loaded before the engine benchmarks")
+
+var benchSpec = laurel.BoardSpec{Windows: []string{"all", "week", "day", "last7d"}}
+
+func memberName(i int) string { return "player-" + strconv.Itoa(i) }
+
+// loadBoard submits one event per member, 1000 to a batch, spread over the last few days.
+func loadBoard(tb testing.TB, e *embedded.Engine, board string, members int, now int64) {
+	tb.Helper()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	batch := make([]laurel.Event, 0, laurel.MaxBatch)
+	for i := 0; i < members; i++ {
+		batch = append(batch, laurel.Event{Board: board, Member: memberName(i), Value: rng.Int64N(10_000),
+			TS: now - rng.Int64N(20*hour), HasTS: true, ID: "load-" + strconv.Itoa(i)})
+		if len(batch) == cap(batch) || i == members-1 {
+			if _, err := e.Submit(ctx, batch, laurel.SubmitOptions{NoRanks: true}); err != nil {
+				tb.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+}
+
+func heapInUse() uint64 {
+	var m runtime.MemStats
+	for range 2 {
+		runtime.GC()
+	}
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// BenchmarkMemory reports the heap the engine holds per (member, window) entry, Pebble's
+// caches included.
+func BenchmarkMemory(b *testing.B) {
+	for range b.N {
+		c := &clock{}
+		c.ms.Store(time.Now().UnixMilli())
+		before := heapInUse()
+		e, err := embedded.Open(b.TempDir(), embedded.Options{Now: c.now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		putBoard(b, e, "bench", benchSpec)
+		loadBoard(b, e, "bench", *benchMembers, c.now())
+		after := heapInUse()
+		entries := float64(*benchMembers * len(benchSpec.Windows))
+		b.ReportMetric(float64(after-before)/entries, "B/entry")
+		e.Close()
+	}
+}
+
+// rawFsyncRate measures appends of 64 bytes followed by fdatasync on a file in dir: what one
+// durable write costs on this disk, the reference the ingest figures are divided by.
+func rawFsyncRate(tb testing.TB, dir string, d time.Duration) float64 {
+	f, err := os.Create(filepath.Join(dir, "fsync-reference"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64)
+	n := 0
+	start := time.Now()
+	for time.Since(start) < d {
+		if _, err := f.Write(buf); err != nil {
+			tb.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			tb.Fatal(err)
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// benchEngine opens an engine with the board loaded, shared by the benchmarks of one run.
+var shared struct {
+	once sync.Once
+	e    *embedded.Engine
+	dir  string
+	c    *clock
+}
+
+func sharedEngine(b *testing.B) *embedded.Engine {
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "laurel-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		shared.dir = dir
+		shared.c = &clock{}
+		shared.c.ms.Store(time.Now().UnixMilli())
+		e, err := embedded.Open(dir, embedded.Options{Now: shared.c.now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		putBoard(b, e, "bench", benchSpec)
+		start := time.Now()
+		loadBoard(b, e, "bench", *benchMembers, shared.c.now())
+		b.Logf("loaded %d members in %v", *benchMembers, time.Since(start))
+		shared.e = e
+	})
+	return shared.e
+}
+
+// BenchmarkIngest submits single events with ids from 64 writers, each waiting for its event
+// to be durable, and reports events/s and the ratio to raw fsyncs/s on the same disk.
+func BenchmarkIngest(b *testing.B) {
+	e := sharedEngine(b)
+	ref := rawFsyncRate(b, shared.dir, time.Second)
+	const writers = 64
+	var next atomic.Int64
+	var seq atomic.Int64
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for next.Add(1) <= int64(b.N) {
+				ev := laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1,
+					ID: "ingest-" + strconv.FormatInt(seq.Add(1), 10)}
+				if _, err := e.Submit(context.Background(), []laurel.Event{ev}, laurel.SubmitOptions{}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	rate := float64(b.N) / time.Since(start).Seconds()
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(ref, "fsyncs/s")
+	b.ReportMetric(rate/ref, "x-fsync")
+}
+
+// zipf draws a member index with skewed activity: a few members are very active.
+func zipf(rng *rand.Rand, n int) int {
+	// Inverse of a power-law CDF with exponent ~1.1, cheap and good enough for load.
+	u := rng.Float64()
+	i := int(float64(n) * u * u * u)
+	return min(i, n-1)
+}
+
+// BenchmarkReadsUnderWrites measures reads while 64 writers ingest: a top-100 page, a
+// member's rank and around-me (radius 5), reporting p50 and p99 latency.
+func BenchmarkReadsUnderWrites(b *testing.B) {
+	e := sharedEngine(b)
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var seq atomic.Int64
+	for w := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 9))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ev := laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1,
+					ID: "rw-" + strconv.FormatInt(seq.Add(1), 10)}
+				if _, err := e.Submit(ctx, []laurel.Event{ev}, laurel.SubmitOptions{NoRanks: true}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	q := laurel.Query{Board: "bench", Window: "all"}
+	reads := []struct {
+		name string
+		fn   func(rng *rand.Rand) error
+	}{
+		{"page100", func(*rand.Rand) error { _, err := e.Page(ctx, q, 0, 100, laurel.ScoreRange{}); return err }},
+		{"rank", func(rng *rand.Rand) error {
+			_, err := e.Member(ctx, q, memberName(rng.IntN(*benchMembers)))
+			return err
+		}},
+		{"around", func(rng *rand.Rand) error {
+			_, err := e.Around(ctx, q, memberName(rng.IntN(*benchMembers)), 5)
+			return err
+		}},
+	}
+	for _, r := range reads {
+		b.Run(r.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			lat := make([]time.Duration, 0, b.N)
+			for range b.N {
+				t := time.Now()
+				if err := r.fn(rng); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
+
+// BenchmarkRestart reports how long Open takes to recover -restart-members members × four
+// windows (2.5M: 10M entries).
+var restartMembers = flag.Int("restart-members", 2_500_000, "members for BenchmarkRestart")
+
+func BenchmarkRestart(b *testing.B) {
+	dir := b.TempDir()
+	c := &clock{}
+	c.ms.Store(time.Now().UnixMilli())
+	e, err := embedded.Open(dir, embedded.Options{Now: c.now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	putBoard(b, e, "bench", benchSpec)
+	loadBoard(b, e, "bench", *restartMembers, c.now())
+	if err := e.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		e, err := embedded.Open(dir, embedded.Options{Now: c.now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/open")
+		info, err := e.Board(context.Background(), "bench")
+		if err != nil || info.Current["all"].Total != *restartMembers {
+			b.Fatalf("after restart: %+v, %v", info.Current, err)
+		}
+		b.StopTimer()
+		e.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(*restartMembers*len(benchSpec.Windows)), "entries")
+}
