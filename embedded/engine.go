@@ -123,17 +123,20 @@ func Open(dir string, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// Close stops the writer after the operations already queued and closes the store.
+// Close stops the writer after the operations already queued and closes the store. Later
+// calls do nothing.
 func (e *Engine) Close() error {
-	e.once.Do(func() { close(e.stop) })
-	<-e.stopped
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.snap != nil {
+	var err error
+	e.once.Do(func() {
+		close(e.stop)
+		<-e.stopped
+		e.mu.Lock()
+		defer e.mu.Unlock()
 		e.snap.Close()
 		e.snap = nil
-	}
-	return e.db.Close()
+		err = e.db.Close()
+	})
+	return err
 }
 
 // An op is one operation for the writer.

@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -45,7 +46,12 @@ func testEngine(t testing.TB, dir string, c *clock) *embedded.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Close() })
+	t.Cleanup(func() {
+		if err := e.Check(); err != nil && laurel.ErrorCode(err) != laurel.EUnavailable {
+			t.Error(err)
+		}
+		e.Close()
+	})
 	return e
 }
 
@@ -110,5 +116,106 @@ func TestRollingSevenDays(t *testing.T) {
 	m, err := e.Member(context.Background(), laurel.Query{Board: "solvers", At: at("2026-11-23T01:00:00Z"), HasAt: true}, "ada")
 	if err != nil || m.Entry.Score != 14 {
 		t.Fatalf("read at 2026-11-23: %+v, %v; want 14", m.Entry, err)
+	}
+}
+
+
+func TestIdempotencyAndRetraction(t *testing.T) {
+	ctx := context.Background()
+	c := newClock("2026-11-22T10:00:00Z")
+	e := testEngine(t, "", c)
+	putBoard(t, e, "fastest", laurel.BoardSpec{Order: ptr("asc"), Mode: ptr("best"), Windows: []string{"all", "day"}})
+	ev := func(member string, v int64, id string) laurel.Event {
+		return laurel.Event{Board: "fastest", Member: member, Value: v, ID: id}
+	}
+	submit(t, e, ev("ada", 50, "r1"), ev("ada", 42, "r2"), ev("bob", 45, "r3"))
+	if r := submit(t, e, ev("ada", 42, "r2")); r[0].Status != laurel.StatusDuplicate || r[0].Entries["all"] != (laurel.Standing{Rank: 1, Score: 42}) {
+		t.Fatalf("retry: %+v, want a duplicate with ada first at 42", r[0])
+	}
+	// The same id with other content is a conflict, and the batch it is in changes nothing.
+	_, err := e.Submit(ctx, []laurel.Event{ev("cy", 10, "r9"), ev("ada", 41, "r2")}, laurel.SubmitOptions{})
+	if laurel.ErrorCode(err) != laurel.EConflict {
+		t.Fatalf("reused id: %v, want conflict", err)
+	}
+	if _, err := e.Member(ctx, laurel.Query{Board: "fastest"}, "cy"); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("cy after a rejected batch: %v, want not_found", err)
+	}
+	// Retracting ada's best falls back to her next best, which now ranks after bob.
+	if err := e.Retract(ctx, "fastest", "r2"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.Page(ctx, laurel.Query{Board: "fastest"}, 0, 10, laurel.ScoreRange{})
+	if err != nil || len(p.Entries) != 2 || p.Entries[0].Member != "bob" || p.Entries[1].Score != 50 {
+		t.Fatalf("after retraction: %+v, %v; want bob 45 then ada 50", p.Entries, err)
+	}
+	if err := e.Retract(ctx, "fastest", "r2"); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("second retraction: %v, want not_found", err)
+	}
+	// A retracted id may be used again, and counts again.
+	if r := submit(t, e, ev("ada", 40, "r2")); r[0].Status != laurel.StatusApplied || r[0].Entries["day"].Rank != 1 {
+		t.Fatalf("reused retracted id: %+v", r[0])
+	}
+}
+
+func TestClosedPeriodsKeepRanks(t *testing.T) {
+	ctx := context.Background()
+	c := newClock("2026-11-16T10:00:00Z") // a Monday
+	dir := t.TempDir()
+	e := testEngine(t, dir, c)
+	putBoard(t, e, "weekly", laurel.BoardSpec{Windows: []string{"week"}, LateLimit: ptr("1h"), Keep: ptr(1)})
+	for i, m := range []string{"ada", "bob", "cy", "dee"} {
+		submit(t, e, laurel.Event{Board: "weekly", Member: m, Value: int64(10 * (i + 1))})
+	}
+	c.set("2026-11-23T00:30:00Z") // next week, last week still open for late events
+	submit(t, e, laurel.Event{Board: "weekly", Member: "ada", Value: 100, TS: at("2026-11-22T23:59:00Z"), HasTS: true})
+	c.set("2026-11-23T01:00:00Z") // closed now
+	_, err := e.Submit(ctx, []laurel.Event{{Board: "weekly", Member: "ada", Value: 1, TS: at("2026-11-22T23:59:59Z"), HasTS: true}}, laurel.SubmitOptions{})
+	if laurel.ErrorCode(err) != laurel.ETooLate {
+		t.Fatalf("event into a closed period: %v, want too_late", err)
+	}
+	last := laurel.Query{Board: "weekly", Period: "2026-11-16"}
+	want := func(members ...string) {
+		t.Helper()
+		p, err := e.Page(ctx, last, 0, 10, laurel.ScoreRange{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i, en := range p.Entries {
+			if en.Rank != i+1 {
+				t.Fatalf("rank %d at position %d", en.Rank, i+1)
+			}
+			got = append(got, en.Member)
+		}
+		if !p.Period.Closed || p.Total != len(members) || fmt.Sprint(got) != fmt.Sprint(members) {
+			t.Fatalf("last week: %v (total %d, closed %v), want %v", got, p.Total, p.Period.Closed, members)
+		}
+	}
+	want("ada", "dee", "cy", "bob")
+	if err := e.Hide(ctx, "dee"); err != nil {
+		t.Fatal(err)
+	}
+	want("ada", "cy", "bob")
+	if m, err := e.Member(ctx, last, "bob"); err != nil || m.Entry.Rank != 3 {
+		t.Fatalf("bob: %+v, %v; want rank 3", m, err)
+	}
+	if err := e.DeleteMember(ctx, "ada"); err != nil {
+		t.Fatal(err)
+	}
+	want("cy", "bob")
+	if err := e.Unhide(ctx, "dee"); err != nil {
+		t.Fatal(err)
+	}
+	want("dee", "cy", "bob")
+	// Restart: closed periods, hidden marks and deletions survive.
+	e.Close()
+	e = testEngine(t, dir, c)
+	want("dee", "cy", "bob")
+	// keep 1: last week stays until two newer weeks have closed.
+	c.set("2026-11-30T01:00:00Z")
+	want("dee", "cy", "bob")
+	c.set("2026-12-07T01:00:00Z")
+	if _, err := e.Page(ctx, last, 0, 10, laurel.ScoreRange{}); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("a dropped period: %v, want not_found", err)
 	}
 }

@@ -1,0 +1,96 @@
+package embedded
+
+import (
+	"fmt"
+
+	"github.com/laurel/laurel"
+)
+
+// Check verifies that memory and the store agree, for tests: every span's tree is sound and
+// holds exactly its members not hidden; each open calendar period and all hold the aggregates
+// the store holds; each rolling window's span holds the merge of its stored buckets; each
+// closed period holds as many ranks as it says.
+func (e *Engine) Check() error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.snap == nil {
+		return errClosed
+	}
+	for _, b := range e.boards {
+		for _, w := range b.windows {
+			if err := e.checkWindow(b, w); err != nil {
+				return fmt.Errorf("board %s window %s: %w", b.cfg.ID, w.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Engine) checkWindow(b *board, w *window) error {
+	for _, sp := range w.open {
+		if err := sp.tree.Check(); err != nil {
+			return err
+		}
+		ranked := 0
+		var err error
+		sp.slots.each(func(h uint32, v slot) {
+			if e.hidden[b.members.name(h)] {
+				return
+			}
+			ranked++
+			if err == nil && !sp.tree.Has(treeKey(h, v)) {
+				err = fmt.Errorf("span %d: member %q (%+v) is not in the tree", sp.start, b.members.name(h), v)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if ranked != sp.tree.Len() {
+			return fmt.Errorf("span %d: %d members ranked, tree holds %d", sp.start, ranked, sp.tree.Len())
+		}
+		// What the store says the span holds.
+		want := make(map[string]laurel.Agg)
+		if w.w.IsRolling() {
+			if want, err = loadBuckets(e.snap, b, w, sp.start, sp.end); err != nil {
+				return err
+			}
+		} else {
+			p := spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start)
+			err := scanPrefix(e.snap, p, func(k, v []byte) error {
+				a, err := decodeAgg(v)
+				want[string(k[len(p):])] = toAgg(a, true)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if len(want) != sp.slots.n {
+			return fmt.Errorf("span %d: %d members in memory, %d in the store", sp.start, sp.slots.n, len(want))
+		}
+		for m, a := range want {
+			h, ok := b.members.lookup(m)
+			var v slot
+			if ok {
+				v, ok = sp.slots.get(h)
+			}
+			if !ok || v != slot(fromAgg(a)) {
+				return fmt.Errorf("span %d: member %q: memory %+v (present %v), store %+v", sp.start, m, v, ok, a)
+			}
+		}
+	}
+	for _, cp := range w.closed {
+		n := 0
+		err := scanPrefix(e.snap, spanPrefix(tagRank, b.cfg.ID, w.name, cp.start), func(k, v []byte) error {
+			n++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n+len(cp.removed) != int(cp.total) {
+			return fmt.Errorf("closed period %s: %d ranks stored, %d removed, total %d", cp.id, n, len(cp.removed), cp.total)
+		}
+	}
+	return nil
+}
