@@ -134,7 +134,6 @@ func BenchmarkIngest(b *testing.B) {
 	ref := rawFsyncRate(b, shared.dir, time.Second)
 	const writers = 64
 	var next atomic.Int64
-	var seq atomic.Int64
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -145,7 +144,7 @@ func BenchmarkIngest(b *testing.B) {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			for next.Add(1) <= int64(b.N) {
 				ev := laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1,
-					ID: "ingest-" + strconv.FormatInt(seq.Add(1), 10)}
+					ID: "ingest-" + strconv.FormatInt(eventSeq.Add(1), 10)}
 				if _, err := e.Submit(context.Background(), []laurel.Event{ev}, laurel.SubmitOptions{}); err != nil {
 					b.Error(err)
 					return
@@ -159,6 +158,9 @@ func BenchmarkIngest(b *testing.B) {
 	b.ReportMetric(ref, "fsyncs/s")
 	b.ReportMetric(rate/ref, "x-fsync")
 }
+
+// eventSeq numbers the benchmarks' event ids, unique across runs of a benchmark.
+var eventSeq atomic.Int64
 
 // zipf draws a member index with skewed activity: a few members are very active.
 func zipf(rng *rand.Rand, n int) int {
@@ -175,7 +177,6 @@ func BenchmarkReadsUnderWrites(b *testing.B) {
 	ctx := context.Background()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var seq atomic.Int64
 	for w := range 64 {
 		wg.Add(1)
 		go func() {
@@ -188,7 +189,7 @@ func BenchmarkReadsUnderWrites(b *testing.B) {
 				default:
 				}
 				ev := laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1,
-					ID: "rw-" + strconv.FormatInt(seq.Add(1), 10)}
+					ID: "rw-" + strconv.FormatInt(eventSeq.Add(1), 10)}
 				if _, err := e.Submit(ctx, []laurel.Event{ev}, laurel.SubmitOptions{NoRanks: true}); err != nil {
 					b.Error(err)
 					return

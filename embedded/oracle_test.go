@@ -52,8 +52,9 @@ func init() {
 var keepMode = flag.String("keepmode", "spec", "TestOracle's reading of keep: spec or lenient")
 
 // skipOps disables kinds of operation of TestOracle, to bisect a failure: a comma-separated
-// list of retract, hide, delete, invalid, putboard, restart.
-var skipOps = flag.String("skipops", "", "TestOracle: operations to leave out (retract,hide,delete,invalid,putboard,restart)")
+// list of retract, hide, delete, invalid, putboard (every board change), config (random
+// late_limit and keep changes), restart.
+var skipOps = flag.String("skipops", "", "TestOracle: operations to leave out (retract,hide,delete,invalid,putboard,config,restart)")
 
 func flagInt(name string) uint64 {
 	f := flag.Lookup(name)
@@ -1644,7 +1645,7 @@ func TestOracle(t *testing.T) {
 	t.Logf("seed %d (rerun with -seed=%d), -keepmode=%s", seed, seed, *keepMode)
 	ops := int(flagInt("ops"))
 	if ops == 0 {
-		ops = 600
+		ops = 1200
 		if testing.Short() {
 			ops = 150
 		}
@@ -1688,6 +1689,9 @@ func TestOracle(t *testing.T) {
 		case h.op == ops/2:
 			h.addWindows("last-lh", "hour", "last7d")
 		}
+		if h.op > ops/2 && !skip["putboard"] && !skip["config"] && h.rng.IntN(40) == 0 {
+			h.changeConfig()
+		}
 		r := h.rng.IntN(1000)
 		switch {
 		case r >= 520 && r < 600 && skip["invalid"], r >= 600 && r < 720 && skip["retract"],
@@ -1707,8 +1711,6 @@ func TestOracle(t *testing.T) {
 			h.opHide()
 		case r < 775:
 			h.opDelete()
-		case r < 790 && h.op > ops/2 && h.rng.IntN(3) == 0:
-			h.changeConfig()
 		case r < 790:
 			h.badPutBoard()
 		case r < 820:
