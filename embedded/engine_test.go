@@ -119,7 +119,6 @@ func TestRollingSevenDays(t *testing.T) {
 	}
 }
 
-
 func TestIdempotencyAndRetraction(t *testing.T) {
 	ctx := context.Background()
 	c := newClock("2026-11-22T10:00:00Z")
