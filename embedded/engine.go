@@ -42,8 +42,11 @@ type Options struct {
 	// FS is the file system of the store; nil is the operating system's.
 	FS vfs.FS
 	// CacheSize and MemTableSize size Pebble's block cache and memtable (bytes); zero picks
-	// 32 MiB each.
+	// 32 and 16 MiB. Pebble holds up to two memtables at once.
 	CacheSize, MemTableSize int64
+	// ProfileCache is how many profiles (or their absence) memory keeps for reads; zero is
+	// 65536.
+	ProfileCache int
 	// MaxGroup caps the operations committed with one fsync; zero is 1024.
 	MaxGroup int
 	// OnCommit, when set, is called by the writer after each fsync, before the group is
@@ -64,6 +67,8 @@ type Engine struct {
 	boards map[string]*board
 	hidden map[string]bool
 	snap   *pebble.Snapshot
+
+	profiles *profileCache
 
 	seq uint64 // the last event sequence number; the writer's
 
@@ -89,7 +94,10 @@ func Open(dir string, opts Options) (*Engine, error) {
 		opts.CacheSize = 32 << 20
 	}
 	if opts.MemTableSize == 0 {
-		opts.MemTableSize = 32 << 20
+		opts.MemTableSize = 16 << 20
+	}
+	if opts.ProfileCache == 0 {
+		opts.ProfileCache = 1 << 16
 	}
 	if opts.MaxGroup == 0 {
 		opts.MaxGroup = 1024
@@ -103,7 +111,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		db: db, opts: opts, now: opts.Now, log: opts.Logger,
-		boards: make(map[string]*board), hidden: make(map[string]bool),
+		boards: make(map[string]*board), hidden: make(map[string]bool), profiles: newProfileCache(opts.ProfileCache),
 		ops: make(chan *op, 4096), stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	start := time.Now()

@@ -57,6 +57,7 @@ func (e *Engine) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) e
 		return err
 	}
 	tx.set(key(tagProfile, member), v)
+	tx.onCommit(nil, func() { e.profiles.put(member, &p) })
 	return nil
 }
 
@@ -91,19 +92,17 @@ func (e *Engine) Profile(ctx context.Context, member string) (laurel.Profile, er
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	v, ok, err := get(e.snap, key(tagProfile, member))
+	stored, err := e.profile(member)
 	if err != nil {
 		return laurel.Profile{}, err
 	}
 	hidden := e.hidden[member]
-	if !ok && !hidden {
+	if stored == nil && !hidden {
 		return laurel.Profile{}, laurel.FieldErrorf(laurel.ENotFound, "member", "no profile for %q", member)
 	}
 	var p profile
-	if ok {
-		if err := json.Unmarshal(v, &p); err != nil {
-			return laurel.Profile{}, err
-		}
+	if stored != nil {
+		p = *stored
 	}
 	if p.Metadata == nil {
 		p.Metadata = json.RawMessage("{}")
@@ -205,7 +204,10 @@ func (e *Engine) DeleteMember(ctx context.Context, member string) error {
 		}
 		tx.del(key(tagProfile, member))
 		tx.del(key(tagHidden, member))
-		tx.onCommit(nil, func() { delete(e.hidden, member) })
+		tx.onCommit(nil, func() {
+			delete(e.hidden, member)
+			e.profiles.put(member, nil)
+		})
 		return nil
 	}})
 }

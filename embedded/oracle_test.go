@@ -431,30 +431,21 @@ func (m *model) validate(evs []laurel.Event) []string {
 		}
 	}
 	for _, ev := range evs {
+		// Every rule the event breaks: when it breaks several, any of their codes will do.
 		b := m.byID[ev.Board]
-		switch {
-		case b == nil:
+		if b == nil {
 			add(laurel.ENotFound)
 			continue
-		case ev.Member == "" || len(ev.Member) > laurel.MaxMemberID || strings.ContainsAny(ev.Member, "/\x00\n"):
-			add(laurel.EInvalid)
-			continue
-		case len(ev.ID) > laurel.MaxEventID:
-			add(laurel.EInvalid)
-			continue
-		case b.min != nil && ev.Value < *b.min || b.max != nil && ev.Value > *b.max:
-			add(laurel.EInvalid)
-			continue
 		}
-		if ev.HasTS {
-			switch {
-			case ev.TS > m.now+futureSkew:
-				add(laurel.EInvalid)
-				continue
-			case ev.TS < m.now-b.lateLimit() || m.inClosedPeriod(b, ev.TS):
-				add(laurel.ETooLate)
-				continue
-			}
+		if ev.Member == "" || len(ev.Member) > laurel.MaxMemberID || strings.ContainsAny(ev.Member, "/\x00\n") ||
+			len(ev.ID) > laurel.MaxEventID || b.min != nil && ev.Value < *b.min || b.max != nil && ev.Value > *b.max {
+			add(laurel.EInvalid)
+		}
+		if ev.HasTS && ev.TS > m.now+futureSkew {
+			add(laurel.EInvalid)
+		}
+		if ev.HasTS && (ev.TS < m.now-b.lateLimit() || m.inClosedPeriod(b, ev.TS)) {
+			add(laurel.ETooLate)
 		}
 		if ev.ID != "" {
 			if e := b.active(ev.ID); e != nil && (e.member != ev.Member || e.value != ev.Value || ev.HasTS && ev.TS != e.ts) {

@@ -3,7 +3,6 @@ package embedded
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"math"
 	"slices"
 	"sort"
@@ -353,16 +352,12 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 // fill adds profiles (name, and metadata when asked) to entries.
 func (rd *reading) fill(entries []laurel.Entry, metadata bool) error {
 	for i := range entries {
-		v, ok, err := get(rd.e.snap, key(tagProfile, entries[i].Member))
+		p, err := rd.e.profile(entries[i].Member)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if p == nil {
 			continue
-		}
-		var p profile
-		if err := json.Unmarshal(v, &p); err != nil {
-			return err
 		}
 		entries[i].Name = p.Name
 		if metadata && p.Metadata != nil {

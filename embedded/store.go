@@ -12,11 +12,13 @@ import (
 
 // openStore opens (or creates) the Pebble store in dir. Bloom filters make the common
 // "is this event id new?" read cheap: it nearly always misses.
+//
+// Pebble reserves the memory of its memtables (the active one and one being flushed) out of
+// the block cache: a cache no larger than two memtables caches nothing at all, and every read
+// goes to the file. So the cache is sized cacheSize beyond them.
 func openStore(dir string, fs vfs.FS, cacheSize, memtable int64, log *slog.Logger) (*pebble.DB, error) {
-	cache := pebble.NewCache(cacheSize)
-	defer cache.Unref()
 	o := &pebble.Options{
-		Cache:              cache,
+		CacheSize:          cacheSize + 2*memtable,
 		MemTableSize:       uint64(memtable),
 		FormatMajorVersion: pebble.FormatNewest,
 		FS:                 fs,
