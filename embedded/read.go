@@ -82,11 +82,12 @@ func (v memView) search(score, at int64) (int, error) {
 type sliceView struct {
 	entries []entry
 	order   laurel.Order
+	rank    map[string]int // member → rank, built on the first rankOf
 }
 
-func (v sliceView) total() int { return len(v.entries) }
+func (v *sliceView) total() int { return len(v.entries) }
 
-func (v sliceView) page(from, n int) ([]laurel.Entry, error) {
+func (v *sliceView) page(from, n int) ([]laurel.Entry, error) {
 	var out []laurel.Entry
 	for i := max(from, 1) - 1; i < len(v.entries) && len(out) < n; i++ {
 		en := v.entries[i]
@@ -95,16 +96,22 @@ func (v sliceView) page(from, n int) ([]laurel.Entry, error) {
 	return out, nil
 }
 
-func (v sliceView) rankOf(member string) (laurel.Entry, bool, error) {
-	for i, en := range v.entries {
-		if en.member == member {
-			return laurel.Entry{Rank: i + 1, Member: member, Score: en.agg.score, ReachedAt: en.agg.at}, true, nil
+func (v *sliceView) rankOf(member string) (laurel.Entry, bool, error) {
+	if v.rank == nil {
+		v.rank = make(map[string]int, len(v.entries))
+		for i, en := range v.entries {
+			v.rank[en.member] = i + 1
 		}
 	}
-	return laurel.Entry{}, false, nil
+	r, ok := v.rank[member]
+	if !ok {
+		return laurel.Entry{}, false, nil
+	}
+	en := v.entries[r-1]
+	return laurel.Entry{Rank: r, Member: member, Score: en.agg.score, ReachedAt: en.agg.at}, true, nil
 }
 
-func (v sliceView) search(score, at int64) (int, error) {
+func (v *sliceView) search(score, at int64) (int, error) {
 	return 1 + sort.Search(len(v.entries), func(i int) bool {
 		return !before(v.order, v.entries[i].agg, score, at)
 	}), nil
@@ -310,7 +317,7 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 			}
 		}
 		slices.SortFunc(entries, b.compare)
-		rd.v = sliceView{entries, b.cfg.Order}
+		rd.v = &sliceView{entries: entries, order: b.cfg.Order}
 	default:
 		var p laurel.Period
 		if q.Period != "" {
