@@ -110,11 +110,13 @@ func (tx *txn) onCommit(b *board, f func()) {
 	}
 }
 
+// nextSeq takes the next event sequence number. Only an operation's txn takes them: they
+// reach the group, and the store's record of the last one, when it merges.
 func (tx *txn) nextSeq() uint64 {
-	tx.seq++
-	if tx.parent == nil { // a txn of its own (advance): seq is only read, never taken
+	if tx.parent == nil {
 		panic("embedded: nextSeq outside an operation")
 	}
+	tx.seq++
 	return tx.seq
 }
 
