@@ -101,6 +101,9 @@ func rawFsyncRate(tb testing.TB, dir string, d time.Duration) float64 {
 var shared struct {
 	once sync.Once
 	e    *embedded.Engine
+	// What the writer's OnCommit hook saw: commits, the operations they carried, and the
+	// time spent committing.
+	commits, ops, syncNanos atomic.Int64
 	dir  string
 	c    *clock
 }
@@ -114,7 +117,11 @@ func sharedEngine(b *testing.B) *embedded.Engine {
 		shared.dir = dir
 		shared.c = &clock{}
 		shared.c.ms.Store(time.Now().UnixMilli())
-		e, err := embedded.Open(dir, embedded.Options{Now: shared.c.now})
+		e, err := embedded.Open(dir, embedded.Options{Now: shared.c.now, OnCommit: func(ops, _ int, took time.Duration) {
+			shared.commits.Add(1)
+			shared.ops.Add(int64(ops))
+			shared.syncNanos.Add(int64(took))
+		}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,6 +141,7 @@ func BenchmarkIngest(b *testing.B) {
 	ref := rawFsyncRate(b, shared.dir, time.Second)
 	const writers = 64
 	var next atomic.Int64
+	commits0, ops0, sync0 := shared.commits.Load(), shared.ops.Load(), shared.syncNanos.Load()
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -157,6 +165,9 @@ func BenchmarkIngest(b *testing.B) {
 	b.ReportMetric(rate, "events/s")
 	b.ReportMetric(ref, "fsyncs/s")
 	b.ReportMetric(rate/ref, "x-fsync")
+	commits := shared.commits.Load() - commits0
+	b.ReportMetric(float64(shared.ops.Load()-ops0)/float64(commits), "ops/commit")
+	b.ReportMetric(float64(shared.syncNanos.Load()-sync0)/float64(commits)/1e3, "µs/commit")
 }
 
 // eventSeq numbers the benchmarks' event ids, unique across runs of a benchmark.

@@ -25,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -213,17 +214,32 @@ func (e *Engine) loop() {
 				}
 			}
 		}
-	drain:
-		for len(group) < e.opts.MaxGroup {
-			select {
-			case o := <-e.ops:
-				group = append(group, o)
-			default:
-				break drain
-			}
-		}
+		group = e.gather(group)
 		e.runGroup(group)
 	}
+}
+
+// gather adds to group what is queued. The callers answered by the last commit are waking up
+// to send their next writes as this runs, so when the queue is empty it yields once and looks
+// again, until a look finds nothing new: bigger groups share one fsync.
+func (e *Engine) gather(group []*op) []*op {
+	for len(group) < e.opts.MaxGroup {
+		select {
+		case o := <-e.ops:
+			group = append(group, o)
+			continue
+		default:
+		}
+		runtime.Gosched()
+		select {
+		case o := <-e.ops:
+			group = append(group, o)
+			continue
+		default:
+		}
+		return group
+	}
+	return group
 }
 
 // resetTimer arms the writer's timer for the next instant a board has work to do: a period
