@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -32,7 +33,11 @@ func (e *Engine) advanceBoard(tx *txn, b *board) error {
 			closing := w.open[:n]
 			closed := slices.Clone(w.closed)
 			for _, sp := range closing {
-				cp := e.freeze(tx, b, w, sp.start, sp.end, spanEntries(b, sp))
+				entries, err := storedEntries(e.db, b, w, sp.start)
+				if err != nil {
+					return err
+				}
+				cp := e.freeze(tx, b, w, sp.start, sp.end, entries)
 				tx.delRange(spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start), spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start+1))
 				closed = slices.Insert(closed, 0, cp)
 			}
@@ -51,7 +56,12 @@ func (e *Engine) advanceBoard(tx *txn, b *board) error {
 // keepClosed makes closed (newest first) w's closed periods, dropping those that are no
 // longer kept under cfg at tx.now, and notes when the oldest kept one will be dropped.
 func (e *Engine) keepClosed(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board) {
-	from := w.keptFrom(cfg, tx.now)
+	e.keepClosedWith(tx, b, w, closed, cfg, w.marks)
+}
+
+// keepClosedWith is keepClosed under marks about to be w's.
+func (e *Engine) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board, m marks) {
+	from := keptFrom(cfg, w.w, tx.now, m)
 	n := 0
 	for n < len(closed) && closed[n].start >= from {
 		n++
@@ -63,13 +73,30 @@ func (e *Engine) keepClosed(tx *txn, b *board, w *window, closed []*closedPeriod
 		tx.del(closedKey(id, w.name, cp.start))
 	}
 	closed = closed[:n]
-	dropAt := dropTime(cfg, w.w, closed)
+	dropAt := dropTime(cfg, w.w, closed, m)
 	tx.onCommit(b, func() { w.closed, w.dropAt = closed, dropAt })
+}
+
+// marks record what a calendar window closed and dropped under an earlier, shorter late_limit
+// or smaller keep: a closed period stays closed, a dropped one stays dropped.
+type marks struct {
+	closedThrough int64 // the start of the newest period closed so; noTime if none
+	droppedBefore int64 // every period starting before it was dropped so; noTime if none
+}
+
+// newestClosed returns the newest period of w closed at now.
+func newestClosed(cfg *laurel.Board, w laurel.Window, now int64, m marks) laurel.Period {
+	cal := cfg.Calendar()
+	p := cal.PrevPeriod(w, cal.PeriodAt(w, time.UnixMilli(now-cfg.LateLimit.Milliseconds())))
+	if m.closedThrough != noTime && m.closedThrough > p.Start.UnixMilli() {
+		p = cal.PeriodAt(w, time.UnixMilli(m.closedThrough))
+	}
+	return p
 }
 
 // dropTime returns when the oldest of closed (newest first) is dropped: once keep+1 newer
 // periods have closed. It is noTime when closed is empty.
-func dropTime(cfg *laurel.Board, w laurel.Window, closed []*closedPeriod) int64 {
+func dropTime(cfg *laurel.Board, w laurel.Window, closed []*closedPeriod, m marks) int64 {
 	if len(closed) == 0 {
 		return noTime
 	}
@@ -78,6 +105,9 @@ func dropTime(cfg *laurel.Board, w laurel.Window, closed []*closedPeriod) int64 
 	for range cfg.Keep + 1 {
 		p = cal.NextPeriod(w, p)
 	}
+	if m.closedThrough != noTime && p.Start.UnixMilli() <= m.closedThrough {
+		return math.MinInt64 + 1 // closed already: due now
+	}
 	return p.End.UnixMilli() + cfg.LateLimit.Milliseconds()
 }
 
@@ -85,14 +115,16 @@ func dropTime(cfg *laurel.Board, w laurel.Window, closed []*closedPeriod) int64 
 // kept at now: a closed period stays readable until more than keep newer periods have closed
 // (DESIGN.md §1), so the newest closed period and keep before it are kept, whether they held
 // data or not; or later, when a smaller keep or late_limit dropped more before.
-func (w *window) keptFrom(cfg *laurel.Board, now int64) int64 {
+func keptFrom(cfg *laurel.Board, w laurel.Window, now int64, m marks) int64 {
 	cal := cfg.Calendar()
-	p := cal.PrevPeriod(w.w, cal.PeriodAt(w.w, time.UnixMilli(now-cfg.LateLimit.Milliseconds())))
+	p := newestClosed(cfg, w, now, m)
 	for range cfg.Keep {
-		p = cal.PrevPeriod(w.w, p)
+		p = cal.PrevPeriod(w, p)
 	}
-	return max(p.Start.UnixMilli(), w.droppedBefore)
+	return max(p.Start.UnixMilli(), m.droppedBefore)
 }
+
+func (w *window) keptFrom(cfg *laurel.Board, now int64) int64 { return keptFrom(cfg, w.w, now, w.marks) }
 
 // entry is a member's aggregate with its id, for sorting outside a tree.
 type entry struct {
@@ -114,11 +146,17 @@ func (b *board) compare(x, y entry) int {
 	return strings.Compare(x.member, y.member)
 }
 
-// spanEntries lists every member of a span, hidden ones included.
-func spanEntries(b *board, sp *span) []entry {
-	out := make([]entry, 0, sp.slots.n)
-	sp.slots.each(func(h uint32, v slot) { out = append(out, entry{b.members.name(h), aggregate(v)}) })
-	return out
+// storedEntries lists every member of an open calendar period (or all) as the store holds
+// it, hidden ones included.
+func storedEntries(r pebble.Reader, b *board, w *window, start int64) ([]entry, error) {
+	var out []entry
+	p := spanPrefix(tagAgg, b.cfg.ID, w.name, start)
+	err := scanPrefix(r, p, func(k, v []byte) error {
+		a, err := decodeAgg(v)
+		out = append(out, entry{string(k[len(p):]), a})
+		return err
+	})
+	return out, err
 }
 
 // freeze writes a closed period: every entry by rank and every rank by member.
@@ -205,7 +243,7 @@ func (e *Engine) roll(tx *txn, b *board, w *window) error {
 		if err != nil {
 			return err
 		}
-		tx.onCommit(b, func() { w.open[0] = buildSpan(e, b, start, end, aggs) })
+		tx.onCommit(b, func() { w.open[0] = buildSpan(e, b, w, start, end, aggs) })
 		return nil
 	}
 	p := prefix(tagAgg, id, w.name)
@@ -316,10 +354,10 @@ func loadBuckets(r pebble.Reader, b *board, w *window, start, end int64) (map[st
 	return out, err
 }
 
-// buildSpan makes a span holding aggs, building its tree in one pass from sorted keys. It
-// interns members, so it runs where the board may change: under the write lock, or before
-// the engine serves.
-func buildSpan(e *Engine, b *board, start, end int64, aggs map[string]laurel.Agg) *span {
+// buildSpan makes a span of w holding aggs, building its tree in one pass from sorted keys
+// (a rolling window's span keeps the aggregates in its slots too). It interns members, so it
+// runs where the board may change: under the write lock, or before the engine serves.
+func buildSpan(e *Engine, b *board, w *window, start, end int64, aggs map[string]laurel.Agg) *span {
 	sp := &span{start: start, end: end}
 	keys := make([]rank.Key, 0, len(aggs))
 	for member, a := range aggs {
@@ -328,23 +366,40 @@ func buildSpan(e *Engine, b *board, start, end int64, aggs map[string]laurel.Agg
 		}
 		h := b.members.intern(member)
 		v := slot(fromAgg(a))
-		sp.slots.set(h, v, b.members.count())
+		if w.w.IsRolling() {
+			sp.slots.set(h, v, b.members.count())
+		}
 		if !e.hidden[member] {
 			keys = append(keys, treeKey(h, v))
 		}
 	}
+	sp.tree = loadTree(b, keys)
+	return sp
+}
+
+// sortKeys puts keys in the board's rank order, reading member ids only on full ties.
+func sortKeys(b *board, keys []rank.Key) {
+	desc := b.cfg.Order == laurel.Desc
+	slices.SortFunc(keys, func(x, y rank.Key) int {
+		if x.Score != y.Score {
+			if (x.Score > y.Score) == desc {
+				return -1
+			}
+			return 1
+		}
+		if x.At != y.At {
+			return cmp64(x.At, y.At)
+		}
+		return b.members.tie(x.Member, y.Member)
+	})
+}
+
+// loadTree builds a tree of keys, which it sorts.
+func loadTree(b *board, keys []rank.Key) *rank.Tree {
 	sortKeys(b, keys)
 	t, err := rank.Load(b.treeOptions(), keys)
 	if err != nil {
 		panic("embedded: " + err.Error())
 	}
-	sp.tree = t
-	return sp
-}
-
-func sortKeys(b *board, keys []rank.Key) {
-	slices.SortFunc(keys, func(x, y rank.Key) int {
-		return b.compare(entry{b.members.name(x.Member), aggregate{x.Score, x.At}},
-			entry{b.members.name(y.Member), aggregate{y.Score, y.At}})
-	})
+	return t
 }

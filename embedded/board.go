@@ -26,12 +26,7 @@ type window struct {
 	open []*span
 	// closed lists a calendar window's kept closed periods, newest first.
 	closed []*closedPeriod
-	// closedThrough is the start of the newest calendar period ever closed: it and every
-	// period before it are closed, kept or not.
-	closedThrough int64
-	// droppedBefore: every period that starts before it was dropped, under an earlier, smaller
-	// keep or late_limit.
-	droppedBefore int64
+	marks
 	// dropAt is when the oldest kept closed period is dropped; noTime when none is kept.
 	dropAt int64
 }
@@ -55,7 +50,7 @@ func newBoard(cfg laurel.Board) *board {
 }
 
 func newWindow(w laurel.Window) *window {
-	return &window{w: w, name: w.String(), closedThrough: noTime, droppedBefore: noTime, dropAt: noTime}
+	return &window{w: w, name: w.String(), marks: marks{noTime, noTime}, dropAt: noTime}
 }
 
 func (b *board) treeOptions() rank.Options {
@@ -97,14 +92,10 @@ func cmp64(a, b int64) int {
 	return 0
 }
 
-// put sets member's slot in the span of w starting at start, creating the span if needed,
-// and keeps the span's tree in step (hidden members have slots but no place in trees).
-func (b *board) put(e *Engine, w *window, start, end int64, member string, v slot, present bool) {
+// spanFor returns the span of w starting at start, creating it when create is set.
+func (b *board) spanFor(w *window, start, end int64, create bool) *span {
 	sp := w.span(start)
-	if sp == nil {
-		if !present {
-			return
-		}
+	if sp == nil && create {
 		sp = newSpan(b, start, end)
 		if w.w.IsCalendar() {
 			i, _ := slices.BinarySearchFunc(w.open, start, func(s *span, t int64) int { return cmp64(s.start, t) })
@@ -112,6 +103,37 @@ func (b *board) put(e *Engine, w *window, start, end int64, member string, v slo
 		} else {
 			w.open = []*span{sp}
 		}
+	}
+	return sp
+}
+
+// move changes a member's key in the tree of the span of w at start, from old (when had) to
+// v (when present), creating the span if needed: the spans whose aggregates the store keeps.
+// Hidden members have no place in trees.
+func (b *board) move(e *Engine, w *window, start, end int64, member string, old aggregate, had bool, v aggregate, present bool) {
+	sp := b.spanFor(w, start, end, present)
+	if sp == nil || e.hidden[member] {
+		if present {
+			b.members.intern(member)
+		}
+		return
+	}
+	if had {
+		if h, ok := b.members.lookup(member); ok {
+			sp.tree.Delete(treeKey(h, slot(old)))
+		}
+	}
+	if present {
+		sp.tree.Insert(treeKey(b.members.intern(member), slot(v)))
+	}
+}
+
+// put sets member's slot in a rolling window's span, and keeps the span's tree in step
+// (hidden members have slots but no place in trees).
+func (b *board) put(e *Engine, w *window, start, end int64, member string, v slot, present bool) {
+	sp := b.spanFor(w, start, end, present)
+	if sp == nil {
+		return
 	}
 	var h uint32
 	if present {

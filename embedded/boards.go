@@ -51,14 +51,16 @@ func (e *Engine) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec)
 		// keep and late_limit decide which closed periods are kept, and until when; what
 		// closed under the old late_limit stays closed.
 		for _, w := range cur.windows {
-			if w.w.IsCalendar() && (cfg.LateLimit != cur.cfg.LateLimit || cfg.Keep != cur.cfg.Keep) {
-				through, dropped := w.closedUpTo(&cur.cfg, tx.now), w.keptFrom(&cur.cfg, tx.now)
-				tx.set(key(tagWindow, id, w.name), appendTime(appendTime(nil, through), dropped))
-				tx.onCommit(cur, func() { w.closedThrough, w.droppedBefore = through, dropped })
+			if !w.w.IsCalendar() {
+				continue
 			}
-			if w.w.IsCalendar() {
-				e.keepClosed(tx, cur, w, slices.Clone(w.closed), &cfg)
+			m := w.marks
+			if cfg.LateLimit != cur.cfg.LateLimit || cfg.Keep != cur.cfg.Keep {
+				m = marks{w.closedUpTo(&cur.cfg, tx.now), w.keptFrom(&cur.cfg, tx.now)}
+				tx.set(key(tagWindow, id, w.name), appendTime(appendTime(nil, m.closedThrough), m.droppedBefore))
+				tx.onCommit(cur, func() { w.marks = m })
 			}
+			e.keepClosedWith(tx, cur, w, slices.Clone(w.closed), &cfg, m)
 		}
 		tx.onCommit(cur, func() { cur.cfg, cur.windows = cfg, windows })
 		return nil
@@ -122,8 +124,9 @@ func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) er
 			case w.w.IsRolling():
 				tx.aggSet(aggKey(id, w.name, start, member), fromAgg(a), true)
 			default:
-				tx.memSet(b, w, start, end, member, slot(fromAgg(a)), true)
-				tx.aggSet(aggKey(id, w.name, start, member), fromAgg(a), true)
+				if err := tx.entrySet(b, w, start, end, member, fromAgg(a), true); err != nil {
+					return err
+				}
 			}
 		}
 		if w.w.IsRolling() {

@@ -189,14 +189,15 @@ func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 			return laurel.Errorf(laurel.ETooLate, "falls in period %s of window %s, which is closed", p.ID, w.name)
 		}
 	}
-	cur, ok := tx.memGet(b, w, start, ev.member)
-	next, err := laurel.Add(m, o, toAgg(aggregate(cur), ok), ev.value, ev.ts, ev.seq)
+	cur, ok, err := tx.entryGet(b, w, start, ev.member)
 	if err != nil {
 		return err
 	}
-	tx.memSet(b, w, start, end, ev.member, slot(fromAgg(next)), true)
-	tx.aggSet(aggKey(b.cfg.ID, w.name, start, ev.member), fromAgg(next), true)
-	return nil
+	next, err := laurel.Add(m, o, toAgg(cur, ok), ev.value, ev.ts, ev.seq)
+	if err != nil {
+		return err
+	}
+	return tx.entrySet(b, w, start, end, ev.member, fromAgg(next), true)
 }
 
 // isClosed reports whether the calendar period of w starting at start has closed by now.
@@ -208,9 +209,7 @@ func (w *window) isClosed(cfg *laurel.Board, start, now int64) bool {
 // by now: the one that ended late_limit ago or earlier, or one closed under an earlier, shorter
 // late_limit (a closed period stays closed).
 func (w *window) closedUpTo(cfg *laurel.Board, now int64) int64 {
-	cal := cfg.Calendar()
-	p := cal.PrevPeriod(w.w, cal.PeriodAt(w.w, time.UnixMilli(now-cfg.LateLimit.Milliseconds())))
-	return max(p.Start.UnixMilli(), w.closedThrough)
+	return newestClosed(cfg, w.w, now, w.marks).Start.UnixMilli()
 }
 
 func toAgg(a aggregate, present bool) laurel.Agg {
@@ -228,12 +227,8 @@ func (e *Engine) standing(b *board, w *window, member string, now int64) (laurel
 	if sp == nil || e.hidden[member] {
 		return laurel.Standing{}, false
 	}
-	h, ok := b.members.lookup(member)
-	if !ok {
-		return laurel.Standing{}, false
-	}
-	v, ok := sp.slots.get(h)
-	if !ok {
+	h, v, ok, err := spanEntry(e.snap, b, w, sp, member)
+	if err != nil || !ok {
 		return laurel.Standing{}, false
 	}
 	r, ok := sp.tree.Rank(treeKey(h, v))
@@ -365,7 +360,5 @@ func (e *Engine) recompute(tx *txn, b *board, w *window, member string, ts int64
 	if err != nil {
 		return err
 	}
-	tx.memSet(b, w, start, end, member, slot(fromAgg(a)), a.Present())
-	tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), fromAgg(a), a.Present())
-	return nil
+	return tx.entrySet(b, w, start, end, member, fromAgg(a), a.Present())
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/rank"
 )
 
 // profile is a member's profile as stored.
@@ -125,21 +126,42 @@ func (e *Engine) setHidden(ctx context.Context, member string, hide bool) error 
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
-	return e.do(ctx, &op{run: func(tx *txn) error {
+	// Exclusive: the member's entries are read from memory and the store as they stand.
+	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+		if e.hidden[member] == hide {
+			return nil
+		}
 		if hide {
 			tx.set(key(tagHidden, member), nil)
 		} else {
 			tx.del(key(tagHidden, member))
 		}
-		// The member's frozen ranks in closed periods, read now: closed periods change only
-		// in operations of their own.
+		// The member's keys in open spans, and its frozen ranks in closed periods.
+		type openKey struct {
+			sp *span
+			k  rank.Key
+		}
 		type frozenRank struct {
 			cp   *closedPeriod
 			rank uint32
 		}
+		var keys []openKey
 		var ranks []frozenRank
 		for _, b := range e.boards {
+			h, ok := b.members.lookup(member)
 			for _, w := range b.windows {
+				for _, sp := range w.open {
+					if !ok {
+						break
+					}
+					v, present, err := tx.entryGet(b, w, sp.start, member)
+					if err != nil {
+						return err
+					}
+					if present {
+						keys = append(keys, openKey{sp, treeKey(h, slot(v))})
+					}
+				}
 				for _, cp := range w.closed {
 					r, ok, err := frozenRankOf(e.db, b.cfg.ID, w.name, cp.start, member)
 					if err != nil {
@@ -152,29 +174,16 @@ func (e *Engine) setHidden(ctx context.Context, member string, hide bool) error 
 			}
 		}
 		tx.onCommit(nil, func() {
-			if e.hidden[member] == hide {
-				return
-			}
 			if hide {
 				e.hidden[member] = true
 			} else {
 				delete(e.hidden, member)
 			}
-			for _, b := range e.boards {
-				h, ok := b.members.lookup(member)
-				if !ok {
-					continue
-				}
-				for _, w := range b.windows {
-					for _, sp := range w.open {
-						if v, ok := sp.slots.get(h); ok {
-							if hide {
-								sp.tree.Delete(treeKey(h, v))
-							} else {
-								sp.tree.Insert(treeKey(h, v))
-							}
-						}
-					}
+			for _, ok := range keys {
+				if hide {
+					ok.sp.tree.Delete(ok.k)
+				} else {
+					ok.sp.tree.Insert(ok.k)
 				}
 			}
 			for _, fr := range ranks {
@@ -235,28 +244,29 @@ func (e *Engine) deleteFromBoard(tx *txn, b *board, member string) error {
 		}
 		t := time.UnixMilli(ev.ts)
 		for _, w := range b.windows {
-			var start int64
 			switch {
-			case w.w.IsCalendar():
-				start = cal.PeriodAt(w.w, t).Start.UnixMilli()
-				if w.isClosed(&b.cfg, start, tx.now) {
-					continue
-				}
 			case w.w.IsRolling():
 				bs, _ := cal.Bucket(w.w, t)
-				start = bs.UnixMilli()
+				tx.aggSet(aggKey(id, w.name, bs.UnixMilli(), member), aggregate{}, false)
+			default:
+				var start, end int64
+				if w.w.IsCalendar() {
+					p := cal.PeriodAt(w.w, t)
+					start, end = p.Start.UnixMilli(), p.End.UnixMilli()
+					if w.isClosed(&b.cfg, start, tx.now) {
+						continue
+					}
+				}
+				if err := tx.entrySet(b, w, start, end, member, aggregate{}, false); err != nil {
+					return err
+				}
 			}
-			tx.aggSet(aggKey(id, w.name, start, member), aggregate{}, false)
 		}
 	}
 	for _, w := range b.windows {
-		for _, sp := range w.open {
-			start := sp.start
-			if !w.w.IsCalendar() {
-				start = rollingSpan
-			}
-			if _, ok := tx.memGet(b, w, start, member); ok {
-				tx.memSet(b, w, start, sp.end, member, slot{}, false)
+		if w.w.IsRolling() {
+			if _, ok := tx.memGet(b, w, rollingSpan, member); ok {
+				tx.memSet(b, w, rollingSpan, 0, member, slot{}, false)
 			}
 		}
 		for _, cp := range w.closed {

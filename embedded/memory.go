@@ -72,6 +72,16 @@ func (m *members) intern(id string) uint32 {
 	return h
 }
 
+// internAt is intern for ids arriving in the order they were first interned in, as the
+// scans of recovery do (each scans one window in member order): when hint is id's handle it
+// costs one comparison.
+func (m *members) internAt(id string, hint uint32) uint32 {
+	if int(hint) < m.count() && m.name(hint) == id {
+		return hint
+	}
+	return m.intern(id)
+}
+
 func (m *members) grow() {
 	t := make([]uint32, 2*len(m.table))
 	mask := len(t) - 1

@@ -1733,3 +1733,55 @@ func TestOracle(t *testing.T) {
 	}
 	t.Logf("end %s, %d events; operations:\n%s", laurel.FormatTime(h.m.now), events, sb.String())
 }
+
+// TestOracleKeepAfterLateLimitGrows is the smallest case TestOracle found of keep counting
+// closed periods by the current late_limit: periods that closed under an earlier, smaller
+// late_limit stay closed (DESIGN.md §1: closed periods never change), so they count among the
+// "newer periods that have closed" when keep is lowered later.
+func TestOracleKeepAfterLateLimitGrows(t *testing.T) {
+	now, _ := laurel.ParseTime("2026-06-10T10:10:00Z")
+	var clock atomic.Int64
+	clock.Store(now)
+	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if _, _, err := e.PutBoard(ctx, "b", laurel.BoardSpec{Windows: []string{"hour"}, LateLimit: ptr("1h"), Keep: ptr(1)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"h10", "h11"} { // one event in hour 10, one in hour 11
+		if _, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: m, Value: 5}}, laurel.SubmitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(3600_000)
+	}
+	clock.Add(3600_000) // 13:10: hour 10 closed at 12:00, hour 11 at 13:00
+	if _, _, err := e.PutBoard(ctx, "b", laurel.BoardSpec{LateLimit: ptr("5h")}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(600_000) // 13:20
+	if _, _, err := e.PutBoard(ctx, "b", laurel.BoardSpec{Keep: ptr(0)}); err != nil {
+		t.Fatal(err)
+	}
+	// Hour 11 is the newest closed period and the only one kept; hour 10 has one newer
+	// closed period, more than keep 0.
+	q := laurel.Query{Board: "b", Window: "hour", Period: "2026-06-10T11"}
+	if p, err := e.Page(ctx, q, 0, 10, laurel.ScoreRange{}); err != nil || !p.Period.Closed || len(p.Entries) != 1 {
+		t.Errorf("hour 11: %+v, %v; want closed with h11", p, err)
+	}
+	q.Period = "2026-06-10T10"
+	if p, err := e.Page(ctx, q, 0, 10, laurel.ScoreRange{}); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Errorf("hour 10: %+v, err %v; want not_found (dropped: hour 11 closed at 13:00, keep is 0)", p, err)
+	}
+	ps, err := e.Periods(ctx, "b", "hour")
+	for _, p := range ps {
+		if p.ID == "2026-06-10T10" {
+			t.Errorf("Periods lists the dropped hour 10: %+v", ps)
+		}
+	}
+	if err != nil {
+		t.Error(err)
+	}
+}

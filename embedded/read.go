@@ -30,7 +30,9 @@ type view interface {
 // memView reads an in-memory span; a nil span is an empty ranking.
 type memView struct {
 	b  *board
+	w  *window
 	sp *span
+	r  pebble.Reader // the store, for the aggregates of calendar periods and all
 }
 
 func (v memView) total() int {
@@ -58,16 +60,31 @@ func (v memView) rankOf(member string) (laurel.Entry, bool, error) {
 	if v.sp == nil {
 		return laurel.Entry{}, false, nil
 	}
-	h, ok := v.b.members.lookup(member)
-	if !ok {
-		return laurel.Entry{}, false, nil
-	}
-	s, ok := v.sp.slots.get(h)
-	if !ok {
-		return laurel.Entry{}, false, nil
+	h, s, ok, err := spanEntry(v.r, v.b, v.w, v.sp, member)
+	if err != nil || !ok {
+		return laurel.Entry{}, false, err
 	}
 	r, ok := v.sp.tree.Rank(treeKey(h, s))
 	return laurel.Entry{Rank: r, Member: member, Score: s.score, ReachedAt: s.at}, ok, nil
+}
+
+// spanEntry returns a member's handle and aggregate in an in-memory span of w: from its
+// slots for a rolling window, from the store (r) for the others.
+func spanEntry(r pebble.Reader, b *board, w *window, sp *span, member string) (uint32, slot, bool, error) {
+	h, ok := b.members.lookup(member)
+	if !ok {
+		return 0, slot{}, false, nil
+	}
+	if w.w.IsRolling() {
+		s, ok := sp.slots.get(h)
+		return h, s, ok, nil
+	}
+	v, ok, err := get(r, aggKey(b.cfg.ID, w.name, sp.start, member))
+	if err != nil || !ok {
+		return 0, slot{}, false, err
+	}
+	a, err := decodeAgg(v)
+	return h, slot(a), err == nil, err
 }
 
 func (v memView) search(score, at int64) (int, error) {
@@ -294,7 +311,7 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 			return nil, laurel.FieldErrorf(laurel.EInvalid, "period", "window all has one period, \"all\"")
 		}
 		rd.period = laurel.PeriodInfo{ID: "all"}
-		rd.v = memView{b, w.open[0]}
+		rd.v = memView{b, w, w.open[0], e.snap}
 	case w.w.IsRolling():
 		if q.Period != "" {
 			return nil, laurel.FieldErrorf(laurel.EInvalid, "period", "window %s is rolling and has no periods; read it at an instant", w.name)
@@ -303,7 +320,7 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 		start, end := s.UnixMilli(), en.UnixMilli()
 		rd.period = laurel.PeriodInfo{Start: start, End: end}
 		if sp := w.open[0]; sp.start == start && sp.end == end {
-			rd.v = memView{b, sp}
+			rd.v = memView{b, w, sp, e.snap}
 			break
 		}
 		aggs, err := loadBuckets(e.snap, b, w, start, end)
@@ -331,8 +348,11 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 		start, end := p.Start.UnixMilli(), p.End.UnixMilli()
 		rd.period = laurel.PeriodInfo{ID: p.ID, Start: start, End: end, Closed: end+b.cfg.LateLimit.Milliseconds() <= now}
 		if sp := w.span(start); sp != nil {
-			rd.v = memView{b, sp}
+			rd.v = memView{b, w, sp, e.snap}
 			break
+		}
+		if start < w.keptFrom(&b.cfg, now) {
+			return nil, laurel.FieldErrorf(laurel.ENotFound, "period", "period %s of window %s is no longer kept", p.ID, w.name)
 		}
 		for _, cp := range w.closed {
 			if cp.start == start {
@@ -344,13 +364,10 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 		if rd.v != nil {
 			break
 		}
-		if start < w.keptFrom(&b.cfg, now) {
-			return nil, laurel.FieldErrorf(laurel.ENotFound, "period", "period %s of window %s is no longer kept", p.ID, w.name)
-		}
 		if w.isClosed(&b.cfg, start, now) {
 			rd.period.Closed = true
 		}
-		rd.v = memView{b, nil}
+		rd.v = memView{b, w, nil, e.snap}
 	}
 	rd.period.Total = rd.v.total()
 	return rd, nil

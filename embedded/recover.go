@@ -2,8 +2,10 @@ package embedded
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/rank"
 )
 
 // recover rebuilds memory from the store: boards, hidden members, and per window its open
@@ -77,24 +79,23 @@ func (e *Engine) recoverWindow(b *board, w *window, now int64) error {
 	for _, c := range w.closed {
 		c.updateExcluded()
 	}
-	w.dropAt = dropTime(&b.cfg, w.w, w.closed)
+	w.dropAt = dropTime(&b.cfg, w.w, w.closed, w.marks)
 
 	if w.w.IsRolling() {
 		s, en := b.cfg.Calendar().Span(w.w, time.UnixMilli(now))
-		aggs, err := loadBuckets(e.db, b, w, s.UnixMilli(), en.UnixMilli())
-		if err != nil {
-			return err
-		}
-		w.open = []*span{buildSpan(e, b, s.UnixMilli(), en.UnixMilli(), aggs)}
-		return nil
+		sp, err := e.recoverRolling(b, w, s.UnixMilli(), en.UnixMilli())
+		w.open = []*span{sp}
+		return err
 	}
 	if w.w.Kind == laurel.WindowAll {
 		initWindow(b, w, now)
 	}
-	// The aggregates of open periods, one period after another.
+	// The aggregates of open periods, one period after another, each in member order: the
+	// keys of its tree come straight from the scan.
 	ap := prefix(tagAgg, id, w.name)
 	start := int64(noTime)
-	aggs := make(map[string]laurel.Agg)
+	keys := make([]rank.Key, 0, b.members.count()) // a period holds at most every member
+	var hint uint32
 	done := func() {
 		if start == noTime {
 			return
@@ -103,13 +104,13 @@ func (e *Engine) recoverWindow(b *board, w *window, now int64) error {
 		if w.w.IsCalendar() {
 			end = b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(start)).End.UnixMilli()
 		}
-		sp := buildSpan(e, b, start, end, aggs)
+		sp := &span{start: start, end: end, tree: loadTree(b, keys)}
 		if w.w.IsCalendar() {
 			w.open = append(w.open, sp)
 		} else {
 			w.open = []*span{sp}
 		}
-		aggs = make(map[string]laurel.Agg)
+		keys = keys[:0]
 	}
 	err := scanPrefix(e.db, ap, func(k, v []byte) error {
 		s := readTime(k[len(ap):])
@@ -121,7 +122,13 @@ func (e *Engine) recoverWindow(b *board, w *window, now int64) error {
 		if err != nil {
 			return err
 		}
-		aggs[string(k[len(ap)+8:])] = toAgg(a, true)
+		// The id is valid only during the call: intern copies it into its arena.
+		member := unsafe.String(&k[len(ap)+8], len(k)-len(ap)-8)
+		h := b.members.internAt(member, hint)
+		hint = h + 1
+		if len(e.hidden) == 0 || !e.hidden[member] {
+			keys = append(keys, treeKey(h, slot(a)))
+		}
 		return nil
 	})
 	if err != nil {
@@ -129,4 +136,50 @@ func (e *Engine) recoverWindow(b *board, w *window, now int64) error {
 	}
 	done()
 	return nil
+}
+
+// recoverRolling builds a rolling window's current span from its stored buckets, merging
+// them per member in a slice indexed by handle: each bucket is scanned in member order.
+func (e *Engine) recoverRolling(b *board, w *window, start, end int64) (*span, error) {
+	id := b.cfg.ID
+	p := prefix(tagAgg, id, w.name)
+	aggs := make([]laurel.Agg, b.members.count())
+	bucket := int64(noTime)
+	var hint uint32
+	err := scan(e.db, spanPrefix(tagAgg, id, w.name, start), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
+		if bs := readTime(k[len(p):]); bs != bucket {
+			bucket, hint = bs, 0
+		}
+		a, err := decodeAgg(v)
+		if err != nil {
+			return err
+		}
+		h := b.members.internAt(unsafe.String(&k[len(p)+8], len(k)-len(p)-8), hint)
+		hint = h + 1
+		for int(h) >= len(aggs) {
+			aggs = append(aggs, laurel.Agg{})
+		}
+		c, err := laurel.Merge(b.cfg.Mode, b.cfg.Order, aggs[h], toAgg(a, true))
+		if err == nil {
+			aggs[h] = c
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sp := &span{start: start, end: end}
+	keys := make([]rank.Key, 0, len(aggs))
+	for h, a := range aggs {
+		if !a.Present() {
+			continue
+		}
+		v := slot(fromAgg(a))
+		sp.slots.set(uint32(h), v, b.members.count())
+		if len(e.hidden) == 0 || !e.hidden[b.members.name(uint32(h))] {
+			keys = append(keys, treeKey(uint32(h), v))
+		}
+	}
+	sp.tree = loadTree(b, keys)
+	return sp, nil
 }

@@ -168,6 +168,37 @@ func (tx *txn) memSet(b *board, w *window, start, end int64, member string, v sl
 	tx.onCommit(b, func() { b.put(e, w, start, end, member, v, present) })
 }
 
+// entryGet reads a member's aggregate in the span of w at start: for a rolling window the
+// current span's, from memory; for the others the period's (or all's), from the store.
+func (tx *txn) entryGet(b *board, w *window, start int64, member string) (aggregate, bool, error) {
+	if w.w.IsRolling() {
+		v, ok := tx.memGet(b, w, rollingSpan, member)
+		return aggregate(v), ok, nil
+	}
+	return tx.aggGet(aggKey(b.cfg.ID, w.name, start, member))
+}
+
+// entrySet stages a member's aggregate in the in-memory span [start, end) of w: for a
+// calendar window or all, in the store and in the span's tree.
+func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, a aggregate, present bool) error {
+	if w.w.IsRolling() {
+		tx.memSet(b, w, rollingSpan, 0, member, slot(a), present)
+		return nil
+	}
+	k := aggKey(b.cfg.ID, w.name, start, member)
+	old, had, err := tx.aggGet(k)
+	if err != nil {
+		return err
+	}
+	if !had && !present {
+		return nil
+	}
+	tx.aggSet(k, a, present)
+	e := tx.e
+	tx.onCommit(b, func() { b.move(e, w, start, end, member, old, had, a, present) })
+	return nil
+}
+
 // aggGet reads a stored aggregate through the overlay.
 func (tx *txn) aggGet(k []byte) (aggregate, bool, error) {
 	for t := tx; t != nil; t = t.parent {
