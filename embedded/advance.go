@@ -124,7 +124,9 @@ func keptFrom(cfg *laurel.Board, w laurel.Window, now int64, m marks) int64 {
 	return max(p.Start.UnixMilli(), m.droppedBefore)
 }
 
-func (w *window) keptFrom(cfg *laurel.Board, now int64) int64 { return keptFrom(cfg, w.w, now, w.marks) }
+func (w *window) keptFrom(cfg *laurel.Board, now int64) int64 {
+	return keptFrom(cfg, w.w, now, w.marks)
+}
 
 // entry is a member's aggregate with its id, for sorting outside a tree.
 type entry struct {

@@ -104,8 +104,8 @@ var shared struct {
 	// What the writer's OnCommit hook saw: commits, the operations they carried, and the
 	// time spent committing.
 	commits, ops, syncNanos atomic.Int64
-	dir  string
-	c    *clock
+	dir                     string
+	c                       *clock
 }
 
 func sharedEngine(b *testing.B) *embedded.Engine {
