@@ -258,7 +258,7 @@ func (e *Engine) roll(tx *txn, b *board, w *window) error {
 		if err != nil {
 			return err
 		}
-		cur, ok := tx.memGet(b, w, rollingSpan, member)
+		cur, ok := tx.memGet(b, w, member)
 		if !ok {
 			return nil
 		}
@@ -274,14 +274,14 @@ func (e *Engine) roll(tx *txn, b *board, w *window) error {
 		}
 		switch {
 		case cur.at < be: // every event of the member in the span is in this bucket
-			tx.memSet(b, w, rollingSpan, 0, member, slot{}, false)
+			tx.memSet(b, w, member, slot{}, false)
 		case m == laurel.Sum:
 			d := cur.score - a.score
 			if (a.score > 0 && d > cur.score) || (a.score < 0 && d < cur.score) {
 				recheck[member] = true // the rest of the sum does not fit alone; recount it
 				return nil
 			}
-			tx.memSet(b, w, rollingSpan, 0, member, slot{d, cur.at}, true)
+			tx.memSet(b, w, member, slot{d, cur.at}, true)
 		}
 		return nil
 	})
@@ -294,13 +294,13 @@ func (e *Engine) roll(tx *txn, b *board, w *window) error {
 		if err != nil {
 			return err
 		}
-		cur, ok := tx.memGet(b, w, rollingSpan, member)
+		cur, ok := tx.memGet(b, w, member)
 		next, err := laurel.Merge(m, o, toAgg(aggregate(cur), ok), toAgg(a, true))
 		if err != nil {
 			recheck[member] = true
 			return nil
 		}
-		tx.memSet(b, w, rollingSpan, 0, member, slot(fromAgg(next)), true)
+		tx.memSet(b, w, member, slot(fromAgg(next)), true)
 		return nil
 	})
 	if err != nil {
@@ -329,7 +329,7 @@ func (e *Engine) roll(tx *txn, b *board, w *window) error {
 					}
 				}
 			}
-			tx.memSet(b, w, rollingSpan, 0, member, slot(fromAgg(c)), c.Present())
+			tx.memSet(b, w, member, slot(fromAgg(c)), c.Present())
 		}
 	}
 	tx.onCommit(b, func() { sp.start, sp.end = start, end })

@@ -128,13 +128,10 @@ func (b *board) move(e *Engine, w *window, start, end int64, member string, old 
 	}
 }
 
-// put sets member's slot in a rolling window's span, and keeps the span's tree in step
-// (hidden members have slots but no place in trees).
-func (b *board) put(e *Engine, w *window, start, end int64, member string, v slot, present bool) {
-	sp := b.spanFor(w, start, end, present)
-	if sp == nil {
-		return
-	}
+// put sets member's slot in a rolling window's current span, and keeps the span's tree in
+// step (hidden members have slots but no place in trees).
+func (b *board) put(e *Engine, w *window, member string, v slot, present bool) {
+	sp := w.span(rollingSpan)
 	var h uint32
 	if present {
 		h = b.members.intern(member)

@@ -136,7 +136,7 @@ func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) er
 				return err
 			}
 			if c.Present() {
-				tx.memSet(b, w, rollingSpan, 0, member, slot(fromAgg(c)), true)
+				tx.memSet(b, w, member, slot(fromAgg(c)), true)
 			}
 		}
 		events = events[:0]

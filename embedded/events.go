@@ -172,12 +172,12 @@ func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 		tx.aggSet(k, fromAgg(next), true)
 		sp := w.open[0]
 		if start := bs.UnixMilli(); start >= sp.start && be.UnixMilli() <= sp.end {
-			cur, ok := tx.memGet(b, w, rollingSpan, ev.member)
+			cur, ok := tx.memGet(b, w, ev.member)
 			next, err := laurel.Add(m, o, toAgg(aggregate(cur), ok), ev.value, ev.ts, ev.seq)
 			if err != nil {
 				return err
 			}
-			tx.memSet(b, w, rollingSpan, 0, ev.member, slot(fromAgg(next)), true)
+			tx.memSet(b, w, ev.member, slot(fromAgg(next)), true)
 		}
 		return nil
 	}
@@ -344,7 +344,7 @@ func (e *Engine) recompute(tx *txn, b *board, w *window, member string, ts int64
 			if err != nil {
 				return err
 			}
-			tx.memSet(b, w, rollingSpan, 0, member, slot(fromAgg(c)), c.Present())
+			tx.memSet(b, w, member, slot(fromAgg(c)), c.Present())
 		}
 		return nil
 	}

@@ -265,8 +265,8 @@ func (e *Engine) deleteFromBoard(tx *txn, b *board, member string) error {
 	}
 	for _, w := range b.windows {
 		if w.w.IsRolling() {
-			if _, ok := tx.memGet(b, w, rollingSpan, member); ok {
-				tx.memSet(b, w, rollingSpan, 0, member, slot{}, false)
+			if _, ok := tx.memGet(b, w, member); ok {
+				tx.memSet(b, w, member, slot{}, false)
 			}
 		}
 		for _, cp := range w.closed {

@@ -101,12 +101,12 @@ func (m *members) grow() {
 // tie orders members whose score and reached_at are equal: by their ids' bytes.
 func (m *members) tie(a, b uint32) int { return strings.Compare(m.name(a), m.name(b)) }
 
-// slot is a member's aggregate in a span held in memory.
+// slot is a member's aggregate in a rolling window's span.
 type slot struct{ score, at int64 }
 
 // slots maps handles to aggregates. A span that holds a fair share of the board's members
-// keeps them in a slice indexed by handle (16 bytes an entry, no hashing); a small one, such
-// as an old period still taking late events, in a map.
+// keeps them in a slice indexed by handle (16 bytes an entry, no hashing); a small one in a
+// map.
 type slots struct {
 	dense  []slot // at == noTime marks a handle with no entry
 	sparse map[uint32]slot
@@ -194,10 +194,11 @@ func (s *slots) each(fn func(h uint32, v slot)) {
 }
 
 // span is what memory holds of one open period (or the all window, or a rolling window's
-// current span): every present member's aggregate, and the ranking of those not hidden.
+// current span): the ranking of the members present and not hidden and, for a rolling
+// window, every present member's aggregate (the store keeps the others').
 type span struct {
 	start, end int64 // unix ms; zero for all
-	slots      slots
+	slots      slots // rolling windows only
 	tree       *rank.Tree
 }
 

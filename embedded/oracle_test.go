@@ -963,6 +963,79 @@ func (h *harness) opSubmit(kind string) {
 	}
 }
 
+// opConcurrent submits batches from several goroutines at once, so that the engine commits
+// them in groups. Each goroutine has its own members and fresh ids, so the outcome does not
+// depend on the order the engine takes them in (last-mode ties by arrival only arise between
+// events of one member, which one goroutine sends in order).
+func (h *harness) opConcurrent() {
+	const writers = 4
+	type job struct {
+		batches [][]laurel.Event
+		errs    []error
+		res     [][]laurel.EventResult
+	}
+	jobs := make([]*job, writers)
+	for g := range jobs {
+		j := &job{}
+		var mine []string
+		for i, mem := range memberPool {
+			if i%writers == g {
+				mine = append(mine, mem)
+			}
+		}
+		for range 1 + h.rng.IntN(3) {
+			var batch []laurel.Event
+			for range 1 + h.rng.IntN(6) {
+				b := h.pickBoard()
+				ev := laurel.Event{Board: b.id, Member: mine[h.rng.IntN(len(mine))], Value: b.valLo + h.rng.Int64N(b.valHi-b.valLo+1)}
+				ev.TS, ev.HasTS = h.genTS(b)
+				if h.rng.IntN(2) == 0 {
+					h.nextID++
+					ev.ID = "c" + strconv.Itoa(h.nextID)
+				}
+				batch = append(batch, ev)
+			}
+			if len(h.m.validate(batch)) == 0 {
+				j.batches = append(j.batches, batch)
+			}
+		}
+		j.errs = make([]error, len(j.batches))
+		j.res = make([][]laurel.EventResult, len(j.batches))
+		jobs[g] = j
+	}
+	for g, j := range jobs {
+		for _, batch := range j.batches {
+			h.logf("concurrent writer %d: submit %s", g, fmtEvents(batch))
+		}
+	}
+	done := make(chan struct{})
+	for _, j := range jobs {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i, batch := range j.batches {
+				j.res[i], j.errs[i] = h.eng.Submit(h.ctx, batch, laurel.SubmitOptions{})
+			}
+		}()
+	}
+	for range jobs {
+		<-done
+	}
+	h.stats["concurrent writes"]++
+	for g, j := range jobs {
+		for i, batch := range j.batches {
+			if j.errs[i] != nil {
+				h.fatalf("concurrent writer %d: Submit %s: %v", g, fmtEvents(batch), j.errs[i])
+			}
+			st := h.m.apply(batch)
+			for k, r := range j.res[i] {
+				if r.Status != st[k] || r.Member != batch[k].Member || r.ID != batch[k].ID {
+					h.fatalf("concurrent writer %d: Submit %s: result %d = %+v, want status %s", g, fmtEvents(batch), k, r, st[k])
+				}
+			}
+		}
+	}
+}
+
 func (h *harness) opRetract() {
 	b := h.pickBoard()
 	board := b.id
@@ -1706,6 +1779,8 @@ func TestOracle(t *testing.T) {
 			h.badPutBoard()
 		case r < 820:
 			h.badReads()
+		case r < 850:
+			h.opConcurrent()
 		default:
 			b := h.pickBoard()
 			h.checkBoard(b, true)

@@ -26,12 +26,10 @@ type txn struct {
 	touched map[*board]bool
 }
 
-// memKey names a member's slot in an in-memory span: a calendar period or all by its start,
-// a rolling window's current span by rollingSpan.
+// memKey names a member's slot in a rolling window's current span.
 type memKey struct {
 	b      *board
 	window string
-	start  int64
 	member string
 }
 
@@ -138,15 +136,15 @@ func (tx *txn) delRange(lo, hi []byte) {
 	}
 }
 
-// memGet reads a member's slot in an in-memory span through the overlay.
-func (tx *txn) memGet(b *board, w *window, start int64, member string) (slot, bool) {
-	k := memKey{b, w.name, start, member}
+// memGet reads a member's slot in the rolling window w's current span through the overlay.
+func (tx *txn) memGet(b *board, w *window, member string) (slot, bool) {
+	k := memKey{b, w.name, member}
 	for t := tx; t != nil; t = t.parent {
 		if v, ok := t.mem[k]; ok {
 			return v.v, v.present
 		}
 	}
-	sp := w.span(start)
+	sp := w.span(rollingSpan)
 	if sp == nil {
 		return slot{}, false
 	}
@@ -157,22 +155,21 @@ func (tx *txn) memGet(b *board, w *window, start int64, member string) (slot, bo
 	return sp.slots.get(h)
 }
 
-// memSet stages a member's slot in an in-memory span [start, end); the span is created when
-// it does not exist yet.
-func (tx *txn) memSet(b *board, w *window, start, end int64, member string, v slot, present bool) {
+// memSet stages a member's slot in the rolling window w's current span.
+func (tx *txn) memSet(b *board, w *window, member string, v slot, present bool) {
 	if tx.mem == nil {
 		tx.mem = make(map[memKey]memVal)
 	}
-	tx.mem[memKey{b, w.name, start, member}] = memVal{v, present}
+	tx.mem[memKey{b, w.name, member}] = memVal{v, present}
 	e := tx.e
-	tx.onCommit(b, func() { b.put(e, w, start, end, member, v, present) })
+	tx.onCommit(b, func() { b.put(e, w, member, v, present) })
 }
 
 // entryGet reads a member's aggregate in the span of w at start: for a rolling window the
 // current span's, from memory; for the others the period's (or all's), from the store.
 func (tx *txn) entryGet(b *board, w *window, start int64, member string) (aggregate, bool, error) {
 	if w.w.IsRolling() {
-		v, ok := tx.memGet(b, w, rollingSpan, member)
+		v, ok := tx.memGet(b, w, member)
 		return aggregate(v), ok, nil
 	}
 	return tx.aggGet(aggKey(b.cfg.ID, w.name, start, member))
@@ -182,7 +179,7 @@ func (tx *txn) entryGet(b *board, w *window, start int64, member string) (aggreg
 // calendar window or all, in the store and in the span's tree.
 func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, a aggregate, present bool) error {
 	if w.w.IsRolling() {
-		tx.memSet(b, w, rollingSpan, 0, member, slot(a), present)
+		tx.memSet(b, w, member, slot(a), present)
 		return nil
 	}
 	k := aggKey(b.cfg.ID, w.name, start, member)
