@@ -594,6 +594,8 @@ func (h *harness) advance() {
 		d = 3_600_000 + h.rng.Int64N(4*3_600_000)
 	case r < 82:
 		d = 86_400_000 + h.rng.Int64N(2*86_400_000)
+	case r < 83 && h.rng.IntN(3) == 0:
+		d = 10*86_400_000 + h.rng.Int64N(30*86_400_000)
 	default:
 		d = h.rng.Int64N(2000)
 	}
@@ -1611,8 +1613,11 @@ func (h *harness) checkBoard(b *mBoard, deep bool) {
 		if !deep {
 			continue
 		}
-		// At a past instant since the board exists (at most four days back).
+		// At a past instant since the board exists (at most four days back, sometimes twenty).
 		back := min(h.m.now-b.created, 4*86_400_000)
+		if h.rng.IntN(4) == 0 {
+			back = min(h.m.now-b.created, 20*86_400_000)
+		}
 		if back > 0 {
 			at := h.m.now - h.rng.Int64N(back+1)
 			h.checkQuery(laurel.Query{Board: b.id, Window: w.name, At: at, HasAt: true}, h.rng.IntN(2) == 0)
