@@ -173,9 +173,19 @@ func (e *Engine) do(ctx context.Context, o *op) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	// Once queued the operation will be committed or fail; its caller waits for which.
-	<-o.done
-	return o.err
+	// Once queued the operation will be committed or fail; its caller waits for which. An
+	// operation queued as the writer stopped is never run.
+	select {
+	case <-o.done:
+		return o.err
+	case <-e.stopped:
+		select {
+		case <-o.done:
+			return o.err
+		default:
+			return errClosed
+		}
+	}
 }
 
 // loop is the writer.
@@ -191,28 +201,11 @@ func (e *Engine) loop() {
 			group = append(group, o)
 		case <-timer.C:
 		case <-e.stop:
-			// Finish what was queued before the stop.
-			for {
-				select {
-				case o := <-e.ops:
-					group = append(group, o)
-					continue
-				default:
-				}
-				break
-			}
-			if len(group) > 0 {
+			// Finish what was queued before the stop; do answers anything queued later.
+			if group = e.gather(nil); len(group) > 0 {
 				e.runGroup(group)
 			}
-			for {
-				select {
-				case o := <-e.ops:
-					o.err = errClosed
-					close(o.done)
-				default:
-					return
-				}
-			}
+			return
 		}
 		group = e.gather(group)
 		e.runGroup(group)

@@ -6,6 +6,12 @@ package embedded_test
 //	go test ./embedded/ -run Oracle -v                 # a fresh seed, printed
 //	go test ./embedded/ -run Oracle -v -seed=N -ops=M  # replay a failure
 //
+// -ops defaults to 1200 (150 with -short). -skipops=retract,hide,delete,invalid,putboard,
+// config,restart leaves kinds of operation out to bisect a failure (it changes the random
+// stream, so a seed then replays something else). -keepmode=lenient accepts the other reading
+// of keep (not_found once keep newer periods have closed). A failure prints the seed, the
+// operation, the clock, the expected and actual entries, and the last 60 operations.
+//
 // The model keeps, per board, every accepted event (member, value, ts, id, arrival order,
 // retraction time, deletion) and nothing derived: each read filters the events counted in its
 // span, aggregates them per member by the board's mode, leaves hidden members out and sorts by
@@ -1150,7 +1156,7 @@ func (h *harness) addWindows(id string, names ...string) {
 // growLateLimit raises a board's late_limit: periods already closed stay closed.
 func (h *harness) growLateLimit(id, late string) {
 	b := h.m.byID[id]
-	h.setNow(h.m.now + 1) // never at the instant of another change
+	h.setNow(h.m.now + 1)  // never at the instant of another change
 	if h.m.now%1000 == 0 { // nor exactly at a close instant (whole seconds)
 		h.setNow(h.m.now + 1)
 	}
@@ -1171,7 +1177,7 @@ func (h *harness) growLateLimit(id, late string) {
 // changeConfig changes a board's late_limit or keep, up or down.
 func (h *harness) changeConfig() {
 	b := h.pickBoard()
-	h.setNow(h.m.now + 1) // never at the instant of another change
+	h.setNow(h.m.now + 1)  // never at the instant of another change
 	if h.m.now%1000 == 0 { // nor exactly at a close instant (whole seconds)
 		h.setNow(h.m.now + 1)
 	}
