@@ -160,20 +160,26 @@ func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 	cal := b.cfg.Calendar()
 	if w.w.IsRolling() {
 		bs, be := cal.Bucket(w.w, t)
+		sp := w.open[0]
+		inSpan := bs.UnixMilli() >= sp.start && be.UnixMilli() <= sp.end
+		combined, present := tx.memGet(b, w, ev.member)
 		k := aggKey(b.cfg.ID, w.name, bs.UnixMilli(), ev.member)
-		cur, ok, err := tx.aggGet(k)
-		if err != nil {
-			return err
+		var cur aggregate
+		var ok bool
+		// A member absent from the window has nothing in the buckets the window spans.
+		if !inSpan || present {
+			var err error
+			if cur, ok, err = tx.aggGet(k); err != nil {
+				return err
+			}
 		}
 		next, err := laurel.Add(m, o, toAgg(cur, ok), ev.value, ev.ts, ev.seq)
 		if err != nil {
 			return err
 		}
 		tx.aggSet(k, fromAgg(next), true)
-		sp := w.open[0]
-		if start := bs.UnixMilli(); start >= sp.start && be.UnixMilli() <= sp.end {
-			cur, ok := tx.memGet(b, w, ev.member)
-			next, err := laurel.Add(m, o, toAgg(aggregate(cur), ok), ev.value, ev.ts, ev.seq)
+		if inSpan {
+			next, err := laurel.Add(m, o, toAgg(aggregate(combined), present), ev.value, ev.ts, ev.seq)
 			if err != nil {
 				return err
 			}

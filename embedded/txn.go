@@ -172,7 +172,7 @@ func (tx *txn) entryGet(b *board, w *window, start int64, member string) (aggreg
 		v, ok := tx.memGet(b, w, member)
 		return aggregate(v), ok, nil
 	}
-	return tx.aggGet(aggKey(b.cfg.ID, w.name, start, member))
+	return tx.memberAggGet(b, aggKey(b.cfg.ID, w.name, start, member), member)
 }
 
 // entrySet stages a member's aggregate in the in-memory span [start, end) of w: for a
@@ -183,7 +183,7 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, a 
 		return nil
 	}
 	k := aggKey(b.cfg.ID, w.name, start, member)
-	old, had, err := tx.aggGet(k)
+	old, had, err := tx.memberAggGet(b, k, member)
 	if err != nil {
 		return err
 	}
@@ -196,13 +196,38 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, a 
 	return nil
 }
 
-// aggGet reads a stored aggregate through the overlay.
-func (tx *txn) aggGet(k []byte) (aggregate, bool, error) {
+// memberAggGet is aggGet of an open calendar period's (or all's) aggregate of member. A member
+// the board has never interned has none, and the store is not asked: every member with such
+// an aggregate is interned (when it is applied, and on recovery), and the overlay holds the
+// ones of this group.
+func (tx *txn) memberAggGet(b *board, k []byte, member string) (aggregate, bool, error) {
+	if v, ok := tx.overlayAgg(k); ok {
+		return v.a, v.present, nil
+	}
+	if _, ok := b.members.lookup(member); !ok {
+		return aggregate{}, false, nil
+	}
+	return tx.storedAgg(k)
+}
+
+func (tx *txn) overlayAgg(k []byte) (aggVal, bool) {
 	for t := tx; t != nil; t = t.parent {
 		if v, ok := t.aggs[string(k)]; ok {
-			return v.a, v.present, nil
+			return v, true
 		}
 	}
+	return aggVal{}, false
+}
+
+// aggGet reads a stored aggregate through the overlay.
+func (tx *txn) aggGet(k []byte) (aggregate, bool, error) {
+	if v, ok := tx.overlayAgg(k); ok {
+		return v.a, v.present, nil
+	}
+	return tx.storedAgg(k)
+}
+
+func (tx *txn) storedAgg(k []byte) (aggregate, bool, error) {
 	v, ok, err := get(tx.e.db, k)
 	if err != nil || !ok {
 		return aggregate{}, false, err
