@@ -15,6 +15,29 @@ type board struct {
 	members  *members
 	windows  []*window // in the order of cfg.Windows
 	deadline int64     // the next instant advanceBoard has work; noTime: never
+	// hot caches stored aggregates of open calendar periods and all for the writer, which
+	// alone reads and writes it.
+	hot map[hotKey]aggVal
+}
+
+// hotKey names a member's aggregate in a window's period (start).
+type hotKey struct {
+	w     *window
+	start int64
+	h     uint32
+}
+
+// hotEntries bounds each board's cache of aggregates: about 5 MiB.
+const hotEntries = 1 << 16
+
+func (b *board) remember(k hotKey, v aggVal) {
+	if _, ok := b.hot[k]; !ok && len(b.hot) >= hotEntries {
+		for victim := range b.hot { // map iteration starts at random: a random victim
+			delete(b.hot, victim)
+			break
+		}
+	}
+	b.hot[k] = v
 }
 
 // window is what memory holds of one window of a board.
@@ -42,7 +65,7 @@ type closedPeriod struct {
 }
 
 func newBoard(cfg laurel.Board) *board {
-	b := &board{cfg: cfg, members: newMembers(), deadline: noTime}
+	b := &board{cfg: cfg, members: newMembers(), deadline: noTime, hot: make(map[hotKey]aggVal)}
 	for _, w := range cfg.Windows {
 		b.windows = append(b.windows, newWindow(w))
 	}
@@ -111,6 +134,12 @@ func (b *board) spanFor(w *window, start, end int64, create bool) *span {
 // v (when present), creating the span if needed: the spans whose aggregates the store keeps.
 // Hidden members have no place in trees.
 func (b *board) move(e *Engine, w *window, start, end int64, member string, old aggregate, had bool, v aggregate, present bool) {
+	if h, ok := b.members.lookup(member); ok || present {
+		if !ok {
+			h = b.members.intern(member)
+		}
+		b.remember(hotKey{w, start, h}, aggVal{v, present})
+	}
 	sp := b.spanFor(w, start, end, present)
 	if sp == nil || e.hidden[member] {
 		if present {

@@ -172,7 +172,7 @@ func (tx *txn) entryGet(b *board, w *window, start int64, member string) (aggreg
 		v, ok := tx.memGet(b, w, member)
 		return aggregate(v), ok, nil
 	}
-	return tx.memberAggGet(b, aggKey(b.cfg.ID, w.name, start, member), member)
+	return tx.memberAggGet(b, w, start, member)
 }
 
 // entrySet stages a member's aggregate in the in-memory span [start, end) of w: for a
@@ -183,7 +183,7 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, a 
 		return nil
 	}
 	k := aggKey(b.cfg.ID, w.name, start, member)
-	old, had, err := tx.memberAggGet(b, k, member)
+	old, had, err := tx.memberAggGet(b, w, start, member)
 	if err != nil {
 		return err
 	}
@@ -200,14 +200,27 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, a 
 // the board has never interned has none, and the store is not asked: every member with such
 // an aggregate is interned (when it is applied, and on recovery), and the overlay holds the
 // ones of this group.
-func (tx *txn) memberAggGet(b *board, k []byte, member string) (aggregate, bool, error) {
+//
+// The writer also keeps the aggregates it read or wrote last in a bounded cache per board
+// (hot members, under skewed activity, are read on every event).
+func (tx *txn) memberAggGet(b *board, w *window, start int64, member string) (aggregate, bool, error) {
+	k := aggKey(b.cfg.ID, w.name, start, member)
 	if v, ok := tx.overlayAgg(k); ok {
 		return v.a, v.present, nil
 	}
-	if _, ok := b.members.lookup(member); !ok {
+	h, ok := b.members.lookup(member)
+	if !ok {
 		return aggregate{}, false, nil
 	}
-	return tx.storedAgg(k)
+	hk := hotKey{w, start, h}
+	if v, ok := b.hot[hk]; ok {
+		return v.a, v.present, nil
+	}
+	a, present, err := tx.storedAgg(k)
+	if err == nil {
+		b.remember(hk, aggVal{a, present})
+	}
+	return a, present, err
 }
 
 func (tx *txn) overlayAgg(k []byte) (aggVal, bool) {
