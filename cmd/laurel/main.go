@@ -26,6 +26,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "run the HTTP API on the embedded store", runServe},
+		{"bench", "drive a running laurel (and Redis, side by side) and print throughput and latency", runBench},
 		{"version", "print the version of this build", runVersion},
 	}
 }

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for a server goroutine to write while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var listening = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
+
+// startServe runs `laurel serve` on a free port over dir and returns its base URL and a
+// function that stops it with the signal context and returns its exit code.
+func startServe(t *testing.T, dir string, env map[string]string) (string, func() int) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	code := make(chan int, 1)
+	go func() { code <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-data", dir}, io.Discard, &stderr) }()
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); base == ""; time.Sleep(5 * time.Millisecond) {
+		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
+			base = "http://" + m[1]
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not listen; its log:\n%s", stderr.String())
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve never became ready; its log:\n%s", stderr.String())
+		}
+	}
+	return base, func() int {
+		cancel()
+		select {
+		case c := <-code:
+			return c
+		case <-time.After(30 * time.Second):
+			t.Fatalf("serve did not stop; its log:\n%s", stderr.String())
+			return -1
+		}
+	}
+}
+
+func do(t *testing.T, method, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	data, _ := io.ReadAll(resp.Body)
+	json.Unmarshal(data, &out)
+	return resp.StatusCode, out
+}
+
+// TestServe runs the server as a user would, writes, stops it with the signal, and finds the
+// write again after a restart on the same directory.
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	base, stop := startServe(t, dir, nil)
+	if code, _ := do(t, "PUT", base+"/v1/boards/solvers", `{"windows": ["all", "last7d"]}`); code != http.StatusCreated {
+		t.Fatalf("create board: status %d", code)
+	}
+	if code, body := do(t, "POST", base+"/v1/boards/solvers/events", `{"member": "alice", "value": 5, "id": "s-1"}`); code != http.StatusOK {
+		t.Fatalf("submit: status %d, %v", code, body)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d after the signal", code)
+	}
+	base, stop = startServe(t, dir, nil)
+	defer stop()
+	code, body := do(t, "GET", base+"/v1/boards/solvers/members/alice?window=last7d", "")
+	entry, _ := body["entry"].(map[string]any)
+	if code != http.StatusOK || entry["score"] != float64(5) || entry["rank"] != float64(1) {
+		t.Fatalf("after a restart: status %d, %v; want alice first with 5", code, body)
+	}
+}
+
+func TestServeRefusesAnOpenNonLoopbackAddress(t *testing.T) {
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"serve", "-addr", "0.0.0.0:0", "-data", t.TempDir()}, io.Discard, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "not a loopback address") {
+		t.Fatalf("exit %d, stderr %q; want 2 and a refusal", code, stderr.String())
+	}
+}
+
+// redisAddr is the Redis the tests use: a real one, as on every machine of this project and
+// in CI, where its absence fails the test instead of skipping it.
+func redisAddr(t *testing.T) string {
+	addr := "127.0.0.1:6379"
+	if v := os.Getenv("LAUREL_TEST_REDIS"); v != "" {
+		addr = v
+	}
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Redis at %s: %v (CI must provide it)", addr, err)
+		}
+		t.Skipf("no Redis at %s: %v", addr, err)
+	}
+	conn.Close()
+	return addr
+}
+
+// TestBench drives a served laurel and Redis with a small workload and checks that the
+// report holds both systems' figures and their ratios.
+func TestBench(t *testing.T) {
+	base, stop := startServe(t, t.TempDir(), nil)
+	defer stop()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"bench", "-url", base, "-redis", redisAddr(t), "-board", "benchtest",
+		"-members", "300", "-batch", "20", "-writers", "4", "-readers", "1", "-duration", "1s"}, &stdout, &stderr)
+	out := stdout.String()
+	if code != 0 {
+		t.Fatalf("bench exited %d: %s\n%s", code, out, stderr.String())
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^laurel +[1-9][0-9]* +[0-9.]+ / [0-9.]+ / [0-9.]+ +[0-9.]+ / `),
+		regexp.MustCompile(`(?m)^redis +[1-9][0-9]* +[0-9.]+ / `),
+		regexp.MustCompile(`laurel / redis: events/s [0-9.]+, write p99 [0-9.]+, top-100 p99 [0-9.]+`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("bench report lacks %s:\n%s", want, out)
+		}
+	}
+	// The events laurel acknowledged are on its board.
+	code, body := do(t, "GET", base+"/v1/boards/benchtest", "")
+	cur, _ := body["current"].(map[string]any)
+	all, _ := cur["all"].(map[string]any)
+	if code != http.StatusOK || all["total"] != float64(300) {
+		t.Fatalf("board after bench: %d %v; want 300 members in all", code, body)
+	}
+}

@@ -1,0 +1,217 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/laurel/laurel"
+)
+
+// errorJSON is the body of every error: {"error": {"code", "message", "field"}}.
+type errorJSON struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+type errorBody struct {
+	Error errorJSON `json:"error"`
+}
+
+var internalBody = errorBody{Error: errorJSON{Code: laurel.EInternal, Message: "internal error"}}
+
+// statusOf maps an error code to its HTTP status (API.md "Errors").
+func statusOf(code string) int {
+	switch code {
+	case laurel.EInvalid, laurel.ETooLate:
+		return http.StatusBadRequest
+	case laurel.EUnauthenticated:
+		return http.StatusUnauthorized
+	case laurel.EPermissionDenied:
+		return http.StatusForbidden
+	case laurel.ENotFound:
+		return http.StatusNotFound
+	case laurel.EConflict:
+		return http.StatusConflict
+	case laurel.ETooLarge:
+		return http.StatusRequestEntityTooLarge
+	case laurel.ERateLimited:
+		return http.StatusTooManyRequests
+	case laurel.EUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError answers with err's code, status and message; an internal error is logged and
+// answered without details.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := laurel.ErrorCode(err)
+	if code == laurel.EInternal {
+		route, _ := r.Context().Value(routeKey{}).(string)
+		if isClientGone(r, err) {
+			s.log.Debug("client gone", "route", route, "error", err)
+		} else {
+			s.log.Error("internal error", "route", route, "error", err)
+		}
+		writeJSON(w, http.StatusInternalServerError, internalBody)
+		return
+	}
+	body := errorJSON{Code: code, Message: laurel.ErrorMessage(err)}
+	var e *laurel.Error
+	if errors.As(err, &e) {
+		body.Field = e.Field
+	}
+	if body.Field != "" && !strings.HasPrefix(body.Message, body.Field+":") {
+		body.Message = body.Field + ": " + body.Message
+	}
+	writeJSON(w, statusOf(code), errorBody{Error: body})
+}
+
+// writeJSON answers with status and v encoded as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Every value written is built here from plain types; this cannot happen.
+		b = []byte(`{"error":{"code":"internal","message":"internal error"}}`)
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// periodJSON is a period as API.md shows it; which fields appear depends on the context.
+type periodJSON struct {
+	ID     string  `json:"id,omitempty"`
+	Start  *string `json:"start,omitempty"`
+	End    *string `json:"end,omitempty"`
+	Closed *bool   `json:"closed,omitempty"`
+	Total  *int    `json:"total,omitempty"`
+}
+
+// periodOf encodes p: {"id": "all"} for all, start and end only for a rolling span, id,
+// start and end for a calendar period, plus closed and total when asked.
+func periodOf(p laurel.PeriodInfo, closed, total bool) periodJSON {
+	out := periodJSON{ID: p.ID}
+	if p.ID != "all" {
+		start, end := laurel.FormatTime(p.Start), laurel.FormatTime(p.End)
+		out.Start, out.End = &start, &end
+	}
+	if closed && p.ID != "" && p.ID != "all" {
+		c := p.Closed
+		out.Closed = &c
+	}
+	if total {
+		t := p.Total
+		out.Total = &t
+	}
+	return out
+}
+
+type entryJSON struct {
+	Rank      int             `json:"rank"`
+	Member    string          `json:"member"`
+	Score     int64           `json:"score"`
+	ReachedAt string          `json:"reached_at"`
+	Name      string          `json:"name,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+}
+
+func entryOf(e laurel.Entry) entryJSON {
+	return entryJSON{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: laurel.FormatTime(e.ReachedAt), Name: e.Name, Metadata: e.Metadata}
+}
+
+type pageJSON struct {
+	Board   string      `json:"board"`
+	Window  string      `json:"window"`
+	Period  periodJSON  `json:"period"`
+	Total   int         `json:"total"`
+	Entries []entryJSON `json:"entries"`
+}
+
+func pageOf(p laurel.Page) pageJSON {
+	out := pageJSON{Board: p.Board, Window: p.Window, Period: periodOf(p.Period, true, false), Total: p.Total, Entries: make([]entryJSON, len(p.Entries))}
+	for i, e := range p.Entries {
+		out.Entries[i] = entryOf(e)
+	}
+	return out
+}
+
+type memberEntryJSON struct {
+	Board  string     `json:"board"`
+	Window string     `json:"window"`
+	Period periodJSON `json:"period"`
+	Total  int        `json:"total"`
+	Entry  entryJSON  `json:"entry"`
+}
+
+type currentJSON struct {
+	Period periodJSON `json:"period"`
+	Total  int        `json:"total"`
+}
+
+type boardJSON struct {
+	ID        string                 `json:"id"`
+	Order     string                 `json:"order"`
+	Mode      string                 `json:"mode"`
+	Windows   []string               `json:"windows"`
+	Timezone  string                 `json:"timezone"`
+	WeekStart string                 `json:"week_start"`
+	LateLimit string                 `json:"late_limit"`
+	Keep      int                    `json:"keep"`
+	MinValue  *int64                 `json:"min_value,omitempty"`
+	MaxValue  *int64                 `json:"max_value,omitempty"`
+	Title     string                 `json:"title"`
+	Metadata  json.RawMessage        `json:"metadata"`
+	CreatedAt string                 `json:"created_at"`
+	Current   map[string]currentJSON `json:"current"`
+}
+
+func boardOf(b laurel.BoardInfo) boardJSON {
+	out := boardJSON{
+		ID: b.ID, Order: b.Order.String(), Mode: b.Mode.String(), Windows: make([]string, len(b.Windows)),
+		Timezone: b.Timezone, WeekStart: laurel.FormatWeekday(b.WeekStart), LateLimit: laurel.FormatDuration(b.LateLimit),
+		Keep: b.Keep, MinValue: b.MinValue, MaxValue: b.MaxValue, Title: b.Title, Metadata: b.Metadata,
+		CreatedAt: laurel.FormatTime(b.CreatedAt), Current: make(map[string]currentJSON, len(b.Current)),
+	}
+	if len(out.Metadata) == 0 {
+		out.Metadata = json.RawMessage("{}")
+	}
+	for i, w := range b.Windows {
+		out.Windows[i] = w.String()
+	}
+	for name, p := range b.Current {
+		out.Current[name] = currentJSON{Period: periodOf(p, false, false), Total: p.Total}
+	}
+	return out
+}
+
+type standingJSON struct {
+	Rank  int   `json:"rank"`
+	Score int64 `json:"score"`
+}
+
+type resultJSON struct {
+	Member  string                  `json:"member"`
+	ID      string                  `json:"id,omitempty"`
+	Status  string                  `json:"status"`
+	Entries map[string]standingJSON `json:"entries,omitzero"`
+}
+
+type profileJSON struct {
+	Member   string          `json:"member"`
+	Name     string          `json:"name"`
+	Metadata json.RawMessage `json:"metadata"`
+	Hidden   bool            `json:"hidden"`
+}
+
+func profileOf(p laurel.Profile) profileJSON {
+	out := profileJSON{Member: p.Member, Name: p.Name, Metadata: p.Metadata, Hidden: p.Hidden}
+	if len(out.Metadata) == 0 {
+		out.Metadata = json.RawMessage("{}")
+	}
+	return out
+}

@@ -1,0 +1,263 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
+	lhttp "github.com/laurel/laurel/http"
+)
+
+// t0 is the fake clock's start: Sunday 2026-11-22 10:00 UTC.
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// clock is a fake clock for the engine.
+type clock struct{ ms atomic.Int64 }
+
+func newClock() *clock {
+	c := &clock{}
+	c.ms.Store(t0.UnixMilli())
+	return c
+}
+
+func (c *clock) now() int64              { return c.ms.Load() }
+func (c *clock) advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+
+// env is a laurel server running in-process on a real port over an embedded engine.
+type env struct {
+	t      *testing.T
+	dir    string
+	clock  *clock
+	engine *embedded.Engine
+	server *lhttp.Server
+	srv    *http.Server
+	url    string
+	key    string // sent as the bearer key by default
+	logs   *syncBuffer
+}
+
+type options struct {
+	cfg    lhttp.Config
+	dir    string
+	clock  *clock
+	engine laurel.Service // instead of an engine
+}
+
+func start(t *testing.T, o options) *env {
+	t.Helper()
+	e := &env{t: t, dir: o.dir, clock: o.clock, logs: &syncBuffer{}}
+	if e.dir == "" {
+		e.dir = t.TempDir()
+	}
+	if e.clock == nil {
+		e.clock = newClock()
+	}
+	svc := o.engine
+	if svc == nil {
+		eng, err := embedded.Open(e.dir, embedded.Options{Now: e.clock.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.engine = eng
+		svc = eng
+	}
+	if o.cfg.Logger == nil {
+		o.cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	e.server = lhttp.NewServer(svc, o.cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = &http.Server{Handler: e.server.Handler()}
+	go e.srv.Serve(ln)
+	e.url = "http://" + ln.Addr().String()
+	t.Cleanup(e.close)
+	return e
+}
+
+func (e *env) close() {
+	if e.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		e.srv.Shutdown(ctx)
+		e.srv = nil
+	}
+	if e.engine != nil {
+		if err := e.engine.Close(); err != nil {
+			e.t.Error(err)
+		}
+		e.engine = nil
+	}
+}
+
+// response is what a request got.
+type response struct {
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+// do sends a request with e.key and body (a string, or a value to encode), and decodes a JSON
+// answer.
+func (e *env) do(method, path string, body any) response {
+	e.t.Helper()
+	return e.doKey(e.key, method, path, body)
+}
+
+func (e *env) doKey(key, method, path string, body any) response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, e.url+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := response{status: res.StatusCode, header: res.Header, raw: raw}
+	if len(raw) > 0 {
+		if ct := res.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+			if err := json.Unmarshal(raw, &r.body); err != nil {
+				e.t.Fatalf("%s %s: answer is not a JSON object: %v: %s", method, path, err, raw)
+			}
+		}
+	}
+	return r
+}
+
+// must checks the status of a response and returns it.
+func (r response) must(t *testing.T, status int) response {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
+	}
+	return r
+}
+
+// is checks that the body equals want, a JSON document.
+func (r response) is(t *testing.T, want string) response {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want %s: %v", want, err)
+	}
+	var got any
+	if err := json.Unmarshal(r.raw, &got); err != nil {
+		t.Fatalf("answer is not JSON: %s", r.raw)
+	}
+	if !reflect.DeepEqual(got, w) {
+		t.Fatalf("body\n got %s\nwant %s", compact(r.raw), compact([]byte(want)))
+	}
+	return r
+}
+
+// isError checks an error answer: status, code and field.
+func (r response) isError(t *testing.T, status int, code, field string) response {
+	t.Helper()
+	r.must(t, status)
+	e, ok := r.body["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("no error object: %s", r.raw)
+	}
+	if e["code"] != code {
+		t.Fatalf("code %v, want %s: %s", e["code"], code, r.raw)
+	}
+	gotField, _ := e["field"].(string)
+	if gotField != field {
+		t.Fatalf("field %q, want %q: %s", gotField, field, r.raw)
+	}
+	if _, has := e["field"]; field == "" && has {
+		t.Fatalf("field present: %s", r.raw)
+	}
+	if msg, _ := e["message"].(string); msg == "" {
+		t.Fatalf("no message: %s", r.raw)
+	}
+	if len(e) > 3 {
+		t.Fatalf("extra keys in error: %s", r.raw)
+	}
+	return r
+}
+
+// get returns the value at a path of keys and indices in the body.
+func (r response) get(path ...any) any {
+	var v any = r.body
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			a, _ := v.([]any)
+			if k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
+
+func compact(b []byte) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,93 @@
+package http
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own.
+type metrics struct {
+	reg             *prometheus.Registry
+	requests        *prometheus.CounterVec
+	latency         *prometheus.HistogramVec
+	commitOps       prometheus.Histogram
+	commitSeconds   prometheus.Histogram
+	eventsApplied   prometheus.Counter
+	eventsDuplicate prometheus.Counter
+}
+
+func newMetrics(svc laurel.Service) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laurel_http_requests_total",
+			Help: "HTTP requests answered, by route pattern and status.",
+		}, []string{"route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "laurel_http_request_duration_seconds",
+			Help:    "Time to answer HTTP requests, by route pattern and status.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "status"}),
+		commitOps: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "laurel_store_commit_ops",
+			Help:    "Operations made durable by one group commit (one fsync).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+		}),
+		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "laurel_store_commit_duration_seconds",
+			Help:    "Duration of one group commit, fsync included.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
+		eventsApplied: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "laurel_events_applied_total",
+			Help: "Events applied.",
+		}),
+		eventsDuplicate: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "laurel_events_duplicate_total",
+			Help: "Events answered as duplicates of an event id already counted.",
+		}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.commitOps, m.commitSeconds, m.eventsApplied, m.eventsDuplicate,
+		&entriesCollector{svc: svc},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) observeRequest(route string, status int, took time.Duration) {
+	code := strconv.Itoa(status)
+	m.requests.WithLabelValues(route, code).Inc()
+	m.latency.WithLabelValues(route, code).Observe(took.Seconds())
+}
+
+// entriesCollector reports, at scrape time, the entries of each board: the total of its first
+// window's current period.
+type entriesCollector struct {
+	svc laurel.Service
+}
+
+var entriesDesc = prometheus.NewDesc("laurel_board_entries",
+	"Members present in the current period of each board's first window.", []string{"board"}, nil)
+
+func (c *entriesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- entriesDesc }
+
+func (c *entriesCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	boards, err := c.svc.Boards(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(entriesDesc, err)
+		return
+	}
+	for _, b := range boards {
+		if len(b.Windows) == 0 {
+			continue
+		}
+		p := b.Current[b.Windows[0].String()]
+		ch <- prometheus.MustNewConstMetric(entriesDesc, prometheus.GaugeValue, float64(p.Total), b.ID)
+	}
+}

@@ -1,0 +1,345 @@
+// Package http serves laurel's HTTP API (API.md) over a laurel.Service: it decodes requests,
+// checks keys, scopes and rate limits, calls the service and encodes its answers and errors.
+// It holds no state of the model.
+package http
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// DefaultMaxBody is the largest request body accepted by default: 1 MiB (API.md).
+const DefaultMaxBody = 1 << 20
+
+// Keys are the API keys of each scope. A key of a scope also has every lower scope: read <
+// write < admin.
+type Keys struct {
+	Admin, Write, Read []string
+}
+
+// empty reports whether no key is configured at all: the server is open.
+func (k Keys) empty() bool { return len(k.Admin)+len(k.Write)+len(k.Read) == 0 }
+
+// RateLimit configures a token bucket per key (or per client address for requests without a
+// valid key). A zero PerSecond turns it off.
+type RateLimit struct {
+	PerSecond float64 // tokens added per second
+	Burst     int     // bucket size; 0 means max(1, PerSecond)
+}
+
+// Config configures a Server. The zero value serves an open API with no rate limit.
+type Config struct {
+	Keys       Keys
+	PublicRead bool // reads need no key
+	RateLimit  RateLimit
+	Logger     *slog.Logger // nil discards logs
+	Ready      func() bool  // nil: always ready
+	MaxBody    int64        // 0: DefaultMaxBody
+}
+
+// Server adapts a laurel.Service to HTTP.
+type Server struct {
+	svc     laurel.Service
+	cfg     Config
+	log     *slog.Logger
+	mux     *http.ServeMux
+	routes  []string
+	limiter *limiter
+	metrics *metrics
+}
+
+// scope is what an endpoint requires.
+type scope int
+
+const (
+	scopeNone  scope = iota // /healthz, /readyz, /metrics
+	scopeRead               // reading boards and profiles
+	scopeWrite              // submitting and retracting events, setting profiles
+	scopeAdmin              // everything
+)
+
+// NewServer returns a Server serving svc.
+func NewServer(svc laurel.Service, cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
+	if cfg.RateLimit.PerSecond > 0 {
+		s.limiter = newLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
+	}
+	s.metrics = newMetrics(svc)
+
+	s.handle("GET /healthz", scopeNone, s.handleHealthz)
+	s.handle("GET /readyz", scopeNone, s.handleReadyz)
+	s.handle("GET /metrics", scopeNone, promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP)
+
+	s.handle("GET /v1/boards", scopeRead, s.handleBoards)
+	s.handle("PUT /v1/boards/{board}", scopeAdmin, s.handlePutBoard)
+	s.handle("GET /v1/boards/{board}", scopeRead, s.handleBoard)
+	s.handle("DELETE /v1/boards/{board}", scopeAdmin, s.handleDeleteBoard)
+
+	s.handle("POST /v1/boards/{board}/events", scopeWrite, s.handleBoardEvents)
+	s.handle("POST /v1/events", scopeWrite, s.handleEvents)
+	s.handle("DELETE /v1/boards/{board}/events/{id}", scopeWrite, s.handleRetract)
+
+	s.handle("GET /v1/boards/{board}/entries", scopeRead, s.handleEntries)
+	s.handle("GET /v1/boards/{board}/members/{member}", scopeRead, s.handleMemberEntry)
+	s.handle("GET /v1/boards/{board}/members/{member}/around", scopeRead, s.handleAround)
+	s.handle("POST /v1/boards/{board}/lookup", scopeRead, s.handleLookup)
+	s.handle("GET /v1/boards/{board}/rank", scopeRead, s.handleRank)
+	s.handle("GET /v1/boards/{board}/periods", scopeRead, s.handlePeriods)
+
+	s.handle("PUT /v1/members/{member}", scopeWrite, s.handlePutProfile)
+	s.handle("GET /v1/members/{member}", scopeRead, s.handleProfile)
+	s.handle("DELETE /v1/members/{member}", scopeAdmin, s.handleDeleteMember)
+	s.handle("POST /v1/members/{member}/hide", scopeAdmin, s.handleHide)
+	s.handle("POST /v1/members/{member}/unhide", scopeAdmin, s.handleUnhide)
+	return s
+}
+
+// Handler returns the HTTP handler of the API.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// Routes returns every registered route as "METHOD /pattern", in registration order.
+func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
+
+// Registry returns the server's Prometheus registry, which /metrics serves.
+func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
+
+// ObserveCommit records one group commit of the store: how many operations one fsync made
+// durable and how long it took. Wire it to the engine's OnCommit hook.
+func (s *Server) ObserveCommit(ops int, took time.Duration) {
+	s.metrics.commitOps.Observe(float64(ops))
+	s.metrics.commitSeconds.Observe(took.Seconds())
+}
+
+// serveHTTP answers the requests that no route matches (404 or 405) with an error body, and
+// hands the others to the mux.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		// Let the mux decide between 404 and 405 (and its Allow header), then answer in JSON.
+		rec := &statusRecorder{header: http.Header{}}
+		s.mux.ServeHTTP(rec, r)
+		if allow := rec.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		if rec.status == http.StatusMethodNotAllowed {
+			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorJSON{Code: laurel.EInvalid, Message: "method " + r.Method + " is not allowed here"}})
+			return
+		}
+		if rec.status == http.StatusMovedPermanently || rec.status == http.StatusTemporaryRedirect || rec.status == http.StatusPermanentRedirect {
+			for k, v := range rec.header {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.status)
+			return
+		}
+		writeJSON(w, http.StatusNotFound, errorBody{Error: errorJSON{Code: laurel.ENotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path}})
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// statusRecorder captures what the mux's own 404 and 405 handlers write.
+type statusRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *statusRecorder) Header() http.Header { return r.header }
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+func (r *statusRecorder) Write(p []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(p)
+}
+
+// handle registers a route with what every request goes through: metrics, logs, panics,
+// readiness, keys, rate limit.
+func (s *Server) handle(pattern string, sc scope, h http.HandlerFunc) {
+	s.routes = append(s.routes, pattern)
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rw := &responseWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic serving request", "route", pattern, "panic", v)
+				if rw.status == 0 {
+					writeJSON(rw, http.StatusInternalServerError, internalBody)
+				}
+			}
+			status := rw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			took := time.Since(start)
+			s.metrics.observeRequest(pattern, status, took)
+			s.log.Debug("request", "route", pattern, "method", r.Method, "path", r.URL.Path,
+				"status", status, "bytes", rw.bytes, "took", took, "remote", r.RemoteAddr)
+		}()
+		ctx := context.WithValue(r.Context(), routeKey{}, pattern)
+		r = r.WithContext(ctx)
+		if sc != scopeNone {
+			if !s.ready() {
+				s.writeError(rw, r, laurel.Errorf(laurel.EUnavailable, "the server is not ready yet"))
+				return
+			}
+			if !s.authorize(rw, r, sc) {
+				return
+			}
+		}
+		h(rw, r)
+	})
+}
+
+type routeKey struct{}
+
+func (s *Server) ready() bool { return s.cfg.Ready == nil || s.cfg.Ready() }
+
+// authorize checks the request's key against the scope sc and takes a token from its rate
+// limit bucket. It writes the error and returns false when the request may not go on.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) bool {
+	key, hasKey := bearer(r)
+	granted := scopeNone
+	if hasKey {
+		granted = s.keyScope(key)
+	}
+	if s.limiter != nil {
+		id := "ip:" + clientIP(r)
+		if granted != scopeNone {
+			id = "key:" + key
+		}
+		if ok, retry := s.limiter.allow(id, time.Now()); !ok {
+			w.Header().Set("Retry-After", retry)
+			s.writeError(w, r, laurel.Errorf(laurel.ERateLimited, "too many requests; retry after %s s", retry))
+			return false
+		}
+	}
+	switch {
+	case s.cfg.Keys.empty():
+		return true
+	case sc == scopeRead && s.cfg.PublicRead:
+		return true
+	case granted == scopeNone && hasKey:
+		s.writeError(w, r, laurel.Errorf(laurel.EUnauthenticated, "unknown key"))
+		return false
+	case granted == scopeNone:
+		s.writeError(w, r, laurel.Errorf(laurel.EUnauthenticated, "a key is required: send Authorization: Bearer <key>"))
+		return false
+	case granted < sc:
+		s.writeError(w, r, laurel.Errorf(laurel.EPermissionDenied, "this key lacks the %s scope", scopeName(sc)))
+		return false
+	}
+	return true
+}
+
+func scopeName(sc scope) string {
+	switch sc {
+	case scopeRead:
+		return "read"
+	case scopeWrite:
+		return "write"
+	case scopeAdmin:
+		return "admin"
+	}
+	return "none"
+}
+
+// keyScope returns the highest scope of key, comparing it in constant time with every
+// configured key.
+func (s *Server) keyScope(key string) scope {
+	granted := scopeNone
+	check := func(keys []string, sc scope) {
+		for _, k := range keys {
+			if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 && sc > granted {
+				granted = sc
+			}
+		}
+	}
+	check(s.cfg.Keys.Read, scopeRead)
+	check(s.cfg.Keys.Write, scopeWrite)
+	check(s.cfg.Keys.Admin, scopeAdmin)
+	return granted
+}
+
+// bearer returns the key of an "Authorization: Bearer <key>" header.
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if len(h) < 7 || !strings.EqualFold(h[:7], "bearer ") {
+		return "", false
+	}
+	key := strings.TrimSpace(h[7:])
+	return key, key != ""
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	if !s.ready() {
+		s.writeError(w, r, laurel.Errorf(laurel.EUnavailable, "the server is not ready yet"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// responseWriter remembers the status and size of a response.
+type responseWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (flushes, deadlines).
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// isClientGone reports whether err comes from the client going away.
+func isClientGone(r *http.Request, err error) bool {
+	return r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}

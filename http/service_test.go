@@ -1,0 +1,194 @@
+package http_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/laurel/laurel"
+	lhttp "github.com/laurel/laurel/http"
+)
+
+func TestKeys(t *testing.T) {
+	keys := lhttp.Keys{Admin: []string{"adm1", "adm2"}, Write: []string{"wri"}, Read: []string{"rea"}}
+	e := start(t, options{cfg: lhttp.Config{Keys: keys}})
+
+	// No key, an unknown key, a malformed header: 401.
+	e.doKey("", "GET", "/v1/boards", nil).isError(t, 401, "unauthenticated", "")
+	e.doKey("nope", "GET", "/v1/boards", nil).isError(t, 401, "unauthenticated", "")
+	e.doKey("adm", "GET", "/v1/boards", nil).isError(t, 401, "unauthenticated", "")
+
+	// admin: everything.
+	e.doKey("adm2", "PUT", "/v1/boards/b", `{}`).must(t, 201)
+	e.doKey("adm1", "GET", "/v1/boards/b", nil).must(t, 200)
+	// write: events and profiles, plus reads; not boards, member deletion or hiding.
+	e.doKey("wri", "POST", "/v1/boards/b/events", `{"member": "m", "value": 1, "id": "x"}`).must(t, 200)
+	e.doKey("wri", "POST", "/v1/events", `{"events": [{"board": "b", "member": "m", "value": 1}]}`).must(t, 200)
+	e.doKey("wri", "PUT", "/v1/members/m", `{"name": "M"}`).must(t, 200)
+	e.doKey("wri", "GET", "/v1/boards/b/entries", nil).must(t, 200)
+	e.doKey("wri", "DELETE", "/v1/boards/b/events/x", nil).must(t, 200)
+	e.doKey("wri", "PUT", "/v1/boards/b", `{}`).isError(t, 403, "permission_denied", "")
+	e.doKey("wri", "DELETE", "/v1/boards/b", nil).isError(t, 403, "permission_denied", "")
+	e.doKey("wri", "DELETE", "/v1/members/m", nil).isError(t, 403, "permission_denied", "")
+	e.doKey("wri", "POST", "/v1/members/m/hide", nil).isError(t, 403, "permission_denied", "")
+	e.doKey("wri", "POST", "/v1/members/m/unhide", nil).isError(t, 403, "permission_denied", "")
+	// read: reads only.
+	for _, path := range []string{"/v1/boards", "/v1/boards/b", "/v1/boards/b/entries", "/v1/boards/b/members/m",
+		"/v1/boards/b/members/m/around", "/v1/boards/b/rank?score=1", "/v1/boards/b/periods", "/v1/members/m"} {
+		e.doKey("rea", "GET", path, nil).must(t, 200)
+		e.doKey("", "GET", path, nil).isError(t, 401, "unauthenticated", "")
+	}
+	e.doKey("rea", "POST", "/v1/boards/b/lookup", `{"members": ["m"]}`).must(t, 200)
+	e.doKey("rea", "POST", "/v1/boards/b/events", `{"member": "m", "value": 1}`).isError(t, 403, "permission_denied", "")
+	e.doKey("rea", "POST", "/v1/events", `{"events": [{"board": "b", "member": "m", "value": 1}]}`).isError(t, 403, "permission_denied", "")
+	e.doKey("rea", "PUT", "/v1/members/m", `{}`).isError(t, 403, "permission_denied", "")
+	e.doKey("rea", "DELETE", "/v1/boards/b/events/x", nil).isError(t, 403, "permission_denied", "")
+	// The service endpoints need no key.
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		e.doKey("", "GET", path, nil).must(t, 200)
+	}
+	e.doKey("adm1", "DELETE", "/v1/members/m", nil).must(t, 204)
+	e.doKey("adm1", "DELETE", "/v1/boards/b", nil).must(t, 204)
+}
+
+func TestPublicRead(t *testing.T) {
+	e := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"adm"}}, PublicRead: true}})
+	e.doKey("adm", "PUT", "/v1/boards/b", `{}`).must(t, 201)
+	e.doKey("", "GET", "/v1/boards/b/entries", nil).must(t, 200)
+	e.doKey("", "POST", "/v1/boards/b/lookup", `{"members": ["m"]}`).must(t, 200)
+	e.doKey("whatever", "GET", "/v1/boards", nil).must(t, 200)
+	e.doKey("", "POST", "/v1/boards/b/events", `{"member": "m", "value": 1}`).isError(t, 401, "unauthenticated", "")
+	e.doKey("", "PUT", "/v1/boards/b", `{}`).isError(t, 401, "unauthenticated", "")
+}
+
+func TestOpen(t *testing.T) {
+	e := start(t, options{})
+	e.doKey("", "PUT", "/v1/boards/b", `{}`).must(t, 201)
+	e.doKey("any", "DELETE", "/v1/boards/b", nil).must(t, 204)
+}
+
+func TestRateLimit(t *testing.T) {
+	e := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"a1", "a2"}}, RateLimit: lhttp.RateLimit{PerSecond: 0.5, Burst: 3}}})
+	for range 3 {
+		e.doKey("a1", "GET", "/v1/boards", nil).must(t, 200)
+	}
+	r := e.doKey("a1", "GET", "/v1/boards", nil).isError(t, 429, "rate_limited", "")
+	if ra, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || ra < 1 || ra > 2 {
+		t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	// Another key has its own bucket; so do clients without a valid key, by address.
+	e.doKey("a2", "GET", "/v1/boards", nil).must(t, 200)
+	for range 3 {
+		e.doKey("", "GET", "/v1/boards", nil).isError(t, 401, "unauthenticated", "")
+	}
+	e.doKey("", "GET", "/v1/boards", nil).isError(t, 429, "rate_limited", "")
+	// The service endpoints are not limited.
+	e.doKey("a1", "GET", "/healthz", nil).must(t, 200)
+}
+
+func TestNotReady(t *testing.T) {
+	var ready atomic.Bool
+	e := start(t, options{cfg: lhttp.Config{Ready: ready.Load}})
+	e.do("GET", "/healthz", nil).must(t, 200).is(t, `{"status": "ok"}`)
+	e.do("GET", "/readyz", nil).isError(t, 503, "unavailable", "")
+	e.do("GET", "/v1/boards", nil).isError(t, 503, "unavailable", "")
+	e.do("PUT", "/v1/boards/b", `{}`).isError(t, 503, "unavailable", "")
+	ready.Store(true)
+	e.do("GET", "/readyz", nil).must(t, 200)
+	e.do("PUT", "/v1/boards/b", `{}`).must(t, 201)
+}
+
+func TestRecovering(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: lhttp.Recovering()}
+	go srv.Serve(ln)
+	defer srv.Close()
+	e := &env{t: t, url: "http://" + ln.Addr().String()}
+	e.do("GET", "/healthz", nil).must(t, 200)
+	e.do("GET", "/readyz", nil).isError(t, 503, "unavailable", "")
+	e.do("GET", "/v1/boards", nil).isError(t, 503, "unavailable", "")
+}
+
+func TestMetrics(t *testing.T) {
+	e := start(t, options{})
+	e.do("PUT", "/v1/boards/b", `{"windows": ["day", "all"]}`).must(t, 201)
+	e.do("POST", "/v1/boards/b/events", `{"events": [{"member": "m", "value": 1, "id": "x"}, {"member": "n", "value": 1}]}`).must(t, 200)
+	e.do("POST", "/v1/boards/b/events", `{"member": "m", "value": 1, "id": "x"}`).must(t, 200)
+	e.do("GET", "/v1/boards/nope", nil).must(t, 404)
+	e.server.ObserveCommit(7, 3*time.Millisecond)
+	r := e.do("GET", "/metrics", nil).must(t, 200)
+	text := string(r.raw)
+	for _, want := range []string{
+		`laurel_http_requests_total{route="PUT /v1/boards/{board}",status="201"} 1`,
+		`laurel_http_requests_total{route="GET /v1/boards/{board}",status="404"} 1`,
+		`laurel_http_request_duration_seconds_count{route="POST /v1/boards/{board}/events",status="200"} 2`,
+		`laurel_events_applied_total 2`,
+		`laurel_events_duplicate_total 1`,
+		`laurel_board_entries{board="b"} 2`,
+		`laurel_store_commit_ops_sum 7`,
+		`laurel_store_commit_duration_seconds_count 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if e.server.Registry() == nil {
+		t.Fatal("no registry")
+	}
+	if !strings.Contains(e.logs.String(), "route=\"PUT /v1/boards/{board}\"") {
+		t.Errorf("no request log at debug level:\n%s", e.logs.String())
+	}
+}
+
+// failing is a Service whose every call fails with an error it did not anticipate.
+type failing struct{ laurel.Service }
+
+func (failing) Boards(context.Context) ([]laurel.BoardInfo, error) {
+	return nil, errors.New("disk on fire at /var/secret")
+}
+
+func (failing) Board(context.Context, string) (laurel.BoardInfo, error) { panic("boom") }
+
+func TestInternalError(t *testing.T) {
+	e := start(t, options{engine: failing{}})
+	r := e.do("GET", "/v1/boards", nil).must(t, 500).is(t, `{"error": {"code": "internal", "message": "internal error"}}`)
+	if strings.Contains(string(r.raw), "secret") {
+		t.Fatal("leaked")
+	}
+	if !strings.Contains(e.logs.String(), "disk on fire") || !strings.Contains(e.logs.String(), "GET /v1/boards") {
+		t.Errorf("internal error not logged with its route:\n%s", e.logs.String())
+	}
+	e.do("GET", "/v1/boards/b", nil).must(t, 500).is(t, `{"error": {"code": "internal", "message": "internal error"}}`)
+}
+
+func TestRoutes(t *testing.T) {
+	s := lhttp.NewServer(failing{}, lhttp.Config{})
+	routes := s.Routes()
+	for _, want := range []string{
+		"GET /healthz", "GET /readyz", "GET /metrics",
+		"GET /v1/boards", "PUT /v1/boards/{board}", "GET /v1/boards/{board}", "DELETE /v1/boards/{board}",
+		"POST /v1/boards/{board}/events", "POST /v1/events", "DELETE /v1/boards/{board}/events/{id}",
+		"GET /v1/boards/{board}/entries", "GET /v1/boards/{board}/members/{member}",
+		"GET /v1/boards/{board}/members/{member}/around", "POST /v1/boards/{board}/lookup",
+		"GET /v1/boards/{board}/rank", "GET /v1/boards/{board}/periods",
+		"PUT /v1/members/{member}", "GET /v1/members/{member}", "DELETE /v1/members/{member}",
+		"POST /v1/members/{member}/hide", "POST /v1/members/{member}/unhide",
+	} {
+		if !slices.Contains(routes, want) {
+			t.Errorf("no route %s", want)
+		}
+	}
+	if len(routes) != 21 {
+		t.Errorf("%d routes: %v", len(routes), routes)
+	}
+}
