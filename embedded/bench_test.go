@@ -3,6 +3,7 @@ package embedded_test
 import (
 	"context"
 	"flag"
+	"fmt"
 
 	"math/rand/v2"
 	"os"
@@ -152,9 +153,16 @@ func sharedEngine(b *testing.B) *embedded.Engine {
 	return shared.e
 }
 
-// BenchmarkIngest submits single events with ids from 64 writers, each waiting for its event
-// to be durable, and reports events/s and the ratio to raw fsyncs/s on the same disk.
+// BenchmarkIngest submits events with ids from 64 writers, each waiting for its batch to be
+// durable: single events (the latency-bound case) and batches of 100 (laurel bench's
+// default), and reports events/s and the ratio to raw fsyncs/s on the same disk.
 func BenchmarkIngest(b *testing.B) {
+	for _, batch := range []int{1, 100} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchIngest(b, batch) })
+	}
+}
+
+func benchIngest(b *testing.B, batch int) {
 	e := sharedEngine(b)
 	ref := rawFsyncRate(b, shared.dir, time.Second)
 	const writers = 64
@@ -168,10 +176,13 @@ func BenchmarkIngest(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			for next.Add(1) <= int64(b.N) {
-				ev := laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1,
-					ID: "ingest-" + strconv.FormatInt(eventSeq.Add(1), 10)}
-				if _, err := e.Submit(context.Background(), []laurel.Event{ev}, laurel.SubmitOptions{}); err != nil {
+			for next.Add(int64(batch)) <= int64(b.N) {
+				evs := make([]laurel.Event, batch)
+				for i := range evs {
+					evs[i] = laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1,
+						ID: "ingest-" + strconv.FormatInt(eventSeq.Add(1), 10)}
+				}
+				if _, err := e.Submit(context.Background(), evs, laurel.SubmitOptions{}); err != nil {
 					b.Error(err)
 					return
 				}

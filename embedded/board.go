@@ -27,8 +27,8 @@ type hotKey struct {
 	h     uint32
 }
 
-// hotEntries bounds each board's cache of aggregates: about 5 MiB.
-const hotEntries = 1 << 16
+// hotEntries bounds each board's cache of aggregates: about 16 MiB.
+const hotEntries = 1 << 18
 
 func (b *board) remember(k hotKey, v aggVal) {
 	if _, ok := b.hot[k]; !ok && len(b.hot) >= hotEntries {

@@ -300,6 +300,10 @@ func (e *Engine) runGroup(group []*op) {
 // commit makes tx durable, applies it to memory and answers ops.
 func (e *Engine) commit(tx *txn, ops []*op) {
 	defer tx.batch.Close()
+	if tx.seq != e.seq {
+		// The last sequence number taken, once per group.
+		tx.set([]byte{tagSeq}, appendU64(nil, tx.seq))
+	}
 	if !tx.batch.Empty() {
 		start := time.Now()
 		size := tx.batch.Len()

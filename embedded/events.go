@@ -227,14 +227,29 @@ func toAgg(a aggregate, present bool) laurel.Agg {
 
 func fromAgg(a laurel.Agg) aggregate { return aggregate{a.Score, a.At} }
 
-// standing is a member's rank and score in w's current span at now, under the read lock.
+// standing is a member's rank and score in w's current span at now. It runs in the writer,
+// under the read lock, right after the write: the writer's cache of aggregates holds the
+// member's in calendar periods and all, which it has just written.
 func (e *Engine) standing(b *board, w *window, member string, now int64) (laurel.Standing, bool) {
 	sp := e.currentSpan(b, w, now)
 	if sp == nil || e.hidden[member] {
 		return laurel.Standing{}, false
 	}
-	h, v, ok, err := spanEntry(e.snap, b, w, sp, member)
-	if err != nil || !ok {
+	h, known := b.members.lookup(member)
+	if !known {
+		return laurel.Standing{}, false
+	}
+	var v slot
+	var ok bool
+	if hv, cached := b.hot[hotKey{w, sp.start, h}]; cached && !w.w.IsRolling() {
+		v, ok = slot(hv.a), hv.present
+	} else {
+		var err error
+		if h, v, ok, err = spanEntry(e.snap, b, w, sp, member); err != nil {
+			ok = false
+		}
+	}
+	if !ok {
 		return laurel.Standing{}, false
 	}
 	r, ok := sp.tree.Rank(treeKey(h, v))

@@ -1,8 +1,6 @@
 package embedded
 
 import (
-	"encoding/binary"
-
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -88,12 +86,7 @@ func (tx *txn) mergeInto(p *txn) {
 		}
 		p.profiles[k] = v
 	}
-	if tx.seq != p.seq {
-		p.seq = tx.seq
-		var v [8]byte
-		binary.BigEndian.PutUint64(v[:], p.seq)
-		p.set([]byte{tagSeq}, v[:])
-	}
+	p.seq = tx.seq
 	p.after = append(p.after, tx.after...)
 	for b := range tx.touched {
 		p.touched[b] = true
