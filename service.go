@@ -40,6 +40,9 @@ type Standing struct {
 // SubmitOptions tune a submit.
 type SubmitOptions struct {
 	NoRanks bool // leave EventResult.Entries empty (the API's ?ranks=false)
+	// Import lifts the board's late_limit (DESIGN.md §1: a bulk import with the admin key);
+	// an event in a closed period is still too_late. Callers grant it to admins only.
+	Import bool
 }
 
 // Entry is one member's place in a ranking.

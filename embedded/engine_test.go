@@ -218,3 +218,30 @@ func TestClosedPeriodsKeepRanks(t *testing.T) {
 		t.Fatalf("a dropped period: %v, want not_found", err)
 	}
 }
+
+// An import lifts late_limit but not a period's closing: closed periods never change.
+func TestImportBypassesLateLimit(t *testing.T) {
+	ctx := context.Background()
+	c := newClock("2026-11-22T10:00:00Z")
+	e := testEngine(t, "", c)
+	putBoard(t, e, "history", laurel.BoardSpec{Windows: []string{"all", "last7d"}, LateLimit: ptr("1h")})
+	old := laurel.Event{Board: "history", Member: "ada", Value: 7, TS: at("2026-11-19T10:00:00Z"), HasTS: true}
+	if _, err := e.Submit(ctx, []laurel.Event{old}, laurel.SubmitOptions{}); laurel.ErrorCode(err) != laurel.ETooLate {
+		t.Fatalf("an old event: %v, want too_late", err)
+	}
+	if _, err := e.Submit(ctx, []laurel.Event{old}, laurel.SubmitOptions{Import: true}); err != nil {
+		t.Fatalf("the same event imported: %v", err)
+	}
+	for _, w := range []string{"all", "last7d"} {
+		if m, err := e.Member(ctx, laurel.Query{Board: "history", Window: w}, "ada"); err != nil || m.Entry.Score != 7 {
+			t.Fatalf("%s after the import: %+v, %v", w, m, err)
+		}
+	}
+	// A calendar period closes late_limit after its end, with data or not: an import into
+	// yesterday is still too late.
+	putBoard(t, e, "daily", laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("1h")})
+	late := laurel.Event{Board: "daily", Member: "cy", Value: 1, TS: at("2026-11-21T12:00:00Z"), HasTS: true}
+	if _, err := e.Submit(ctx, []laurel.Event{late}, laurel.SubmitOptions{Import: true}); laurel.ErrorCode(err) != laurel.ETooLate {
+		t.Fatalf("an import into a closed period: %v, want too_late", err)
+	}
+}

@@ -29,7 +29,7 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 		run: func(tx *txn) error {
 			now = tx.now
 			for i := range events {
-				status, err := e.stageEvent(tx, fmt.Sprintf("events[%d].", i), &events[i])
+				status, err := e.stageEvent(tx, fmt.Sprintf("events[%d].", i), &events[i], opts.Import)
 				if err != nil {
 					return err
 				}
@@ -83,7 +83,7 @@ func validateEvent(f string, ev *laurel.Event) error {
 
 // stageEvent validates one event against its board and stages it in every window. It returns
 // the event's status.
-func (e *Engine) stageEvent(tx *txn, f string, in *laurel.Event) (string, error) {
+func (e *Engine) stageEvent(tx *txn, f string, in *laurel.Event, imported bool) (string, error) {
 	b := e.boards[in.Board]
 	if b == nil {
 		return "", laurel.FieldErrorf(laurel.ENotFound, f+"board", "no board %q", in.Board)
@@ -98,7 +98,7 @@ func (e *Engine) stageEvent(tx *txn, f string, in *laurel.Event) (string, error)
 		if ts > tx.now+laurel.MaxFutureSkew.Milliseconds() {
 			return "", laurel.FieldErrorf(laurel.EInvalid, f+"ts", "is more than %s ahead of the server's clock", laurel.FormatDuration(laurel.MaxFutureSkew))
 		}
-		if ts < tx.now-cfg.LateLimit.Milliseconds() {
+		if ts < tx.now-cfg.LateLimit.Milliseconds() && !imported {
 			return "", laurel.FieldErrorf(laurel.ETooLate, f+"ts", "is older than the board's late_limit (%s)", laurel.FormatDuration(cfg.LateLimit))
 		}
 	}
