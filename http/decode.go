@@ -327,3 +327,42 @@ func fixEventField(err error, single, boardInPath bool) error {
 	}
 	return &laurel.Error{Code: e.Code, Message: e.Message, Field: field}
 }
+
+// The request bodies as the Client writes them. The server reads events field by field
+// (decodeEvents) to name the field at fault precisely; these types spell the same shapes.
+
+// eventJSON is one event of a submit. Board is nil when the board is in the path.
+type eventJSON struct {
+	Board  *string `json:"board,omitempty"`
+	Member string  `json:"member"`
+	Value  int64   `json:"value"`
+	TS     string  `json:"ts,omitempty"`
+	ID     string  `json:"id,omitempty"`
+	Name   *string `json:"name,omitempty"`
+}
+
+// eventsJSON is a batch of events.
+type eventsJSON struct {
+	Events []eventJSON `json:"events"`
+}
+
+// lookupJSON is the body of POST /v1/boards/{board}/lookup, as handleLookup reads it.
+type lookupJSON struct {
+	Members []string `json:"members"`
+	Window  *string  `json:"window,omitempty"`
+	At      *string  `json:"at,omitempty"`
+	Period  *string  `json:"period,omitempty"`
+}
+
+// profileSpecJSON is the body of PUT /v1/members/{member}, as handlePutProfile reads it.
+type profileSpecJSON struct {
+	Name     *string         `json:"name,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// boardSpecJSON is the body of PUT /v1/boards/{board}: a laurel.BoardSpec, except that an
+// empty, non-nil windows list is sent (and rejected by the server) rather than left out.
+type boardSpecJSON struct {
+	laurel.BoardSpec
+	Windows []string `json:"windows,omitzero"`
+}

@@ -3,6 +3,7 @@ package http
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -214,4 +215,156 @@ func profileOf(p laurel.Profile) profileJSON {
 		out.Metadata = json.RawMessage("{}")
 	}
 	return out
+}
+
+// The inverses of the encoders above, for the Client: each reads back what its encoder
+// wrote. What an encoder leaves out stays zero, except where the JSON still says it (a page's
+// period total is the page's total).
+
+// errorFrom reads an error body back into the *laurel.Error that writeError answered with,
+// removing the "field: " prefix that writeError adds to the message.
+func errorFrom(e errorJSON) *laurel.Error {
+	msg := e.Message
+	if e.Field != "" {
+		msg = strings.TrimPrefix(msg, e.Field+": ")
+	}
+	return &laurel.Error{Code: e.Code, Message: msg, Field: e.Field}
+}
+
+// timeFrom reads a time that the server wrote; field names it in the error.
+func timeFrom(field, s string) (int64, error) {
+	t, err := laurel.ParseTime(s)
+	if err != nil {
+		return 0, fmt.Errorf("laurel http: bad %s in answer: %w", field, err)
+	}
+	return t, nil
+}
+
+func periodFrom(p periodJSON) (laurel.PeriodInfo, error) {
+	out := laurel.PeriodInfo{ID: p.ID}
+	var err error
+	if p.Start != nil {
+		if out.Start, err = timeFrom("period.start", *p.Start); err != nil {
+			return out, err
+		}
+	}
+	if p.End != nil {
+		if out.End, err = timeFrom("period.end", *p.End); err != nil {
+			return out, err
+		}
+	}
+	if p.Closed != nil {
+		out.Closed = *p.Closed
+	}
+	if p.Total != nil {
+		out.Total = *p.Total
+	}
+	return out, nil
+}
+
+func entryFrom(e entryJSON) (laurel.Entry, error) {
+	at, err := timeFrom("reached_at", e.ReachedAt)
+	return laurel.Entry{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: at, Name: e.Name, Metadata: e.Metadata}, err
+}
+
+func pageFrom(p pageJSON) (laurel.Page, error) {
+	period, err := periodFrom(p.Period)
+	if err != nil {
+		return laurel.Page{}, err
+	}
+	period.Total = p.Total
+	out := laurel.Page{Board: p.Board, Window: p.Window, Period: period, Total: p.Total}
+	if len(p.Entries) > 0 {
+		out.Entries = make([]laurel.Entry, len(p.Entries))
+	}
+	for i, e := range p.Entries {
+		if out.Entries[i], err = entryFrom(e); err != nil {
+			return laurel.Page{}, err
+		}
+	}
+	return out, nil
+}
+
+func memberEntryFrom(m memberEntryJSON) (laurel.MemberEntry, error) {
+	period, err := periodFrom(m.Period)
+	if err != nil {
+		return laurel.MemberEntry{}, err
+	}
+	period.Total = m.Total
+	e, err := entryFrom(m.Entry)
+	if err != nil {
+		return laurel.MemberEntry{}, err
+	}
+	return laurel.MemberEntry{Board: m.Board, Window: m.Window, Period: period, Total: m.Total, Entry: e}, nil
+}
+
+func boardFrom(b boardJSON) (laurel.BoardInfo, error) {
+	bad := func(field string, err error) (laurel.BoardInfo, error) {
+		return laurel.BoardInfo{}, fmt.Errorf("laurel http: bad board %s in answer: %w", field, err)
+	}
+	out := laurel.BoardInfo{Board: laurel.Board{ID: b.ID, Windows: make([]laurel.Window, len(b.Windows)), Timezone: b.Timezone,
+		Keep: b.Keep, MinValue: b.MinValue, MaxValue: b.MaxValue, Title: b.Title, Metadata: b.Metadata}}
+	switch b.Order {
+	case laurel.Desc.String():
+		out.Order = laurel.Desc
+	case laurel.Asc.String():
+		out.Order = laurel.Asc
+	default:
+		return bad("order", fmt.Errorf("%q", b.Order))
+	}
+	switch b.Mode {
+	case laurel.Sum.String():
+		out.Mode = laurel.Sum
+	case laurel.Best.String():
+		out.Mode = laurel.Best
+	case laurel.Last.String():
+		out.Mode = laurel.Last
+	default:
+		return bad("mode", fmt.Errorf("%q", b.Mode))
+	}
+	var err error
+	for i, name := range b.Windows {
+		if out.Windows[i], err = laurel.ParseWindow(name); err != nil {
+			return bad("windows", err)
+		}
+	}
+	if out.WeekStart, err = laurel.ParseWeekday(b.WeekStart); err != nil {
+		return bad("week_start", err)
+	}
+	if out.LateLimit, err = laurel.ParseDuration(b.LateLimit); err != nil {
+		return bad("late_limit", err)
+	}
+	if out.CreatedAt, err = timeFrom("created_at", b.CreatedAt); err != nil {
+		return laurel.BoardInfo{}, err
+	}
+	if err := out.Restore(); err != nil {
+		return bad("timezone", err)
+	}
+	out.Current = make(map[string]laurel.PeriodInfo, len(b.Current))
+	for name, c := range b.Current {
+		p, err := periodFrom(c.Period)
+		if err != nil {
+			return laurel.BoardInfo{}, err
+		}
+		p.Total = c.Total
+		out.Current[name] = p
+	}
+	return out, nil
+}
+
+// resultFrom reads one result of a submit; the answer does not name the board, which the
+// caller knows from the event.
+func resultFrom(r resultJSON, board string) laurel.EventResult {
+	out := laurel.EventResult{Board: board, Member: r.Member, ID: r.ID, Status: r.Status}
+	if r.Entries != nil {
+		out.Entries = make(map[string]laurel.Standing, len(r.Entries))
+		for name, st := range r.Entries {
+			out.Entries[name] = laurel.Standing{Rank: st.Rank, Score: st.Score}
+		}
+	}
+	return out
+}
+
+func profileFrom(p profileJSON) laurel.Profile {
+	return laurel.Profile{Member: p.Member, Name: p.Name, Metadata: p.Metadata, Hidden: p.Hidden}
 }
