@@ -86,6 +86,10 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle("GET /healthz", scopeNone, s.handleHealthz)
 	s.handle("GET /readyz", scopeNone, s.handleReadyz)
 	s.handle("GET /metrics", scopeNone, promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP)
+	s.handle("GET /openapi.json", scopeNone, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(OpenAPI)
+	})
 
 	s.handle("GET /v1/boards", scopeRead, s.handleBoards)
 	s.handle("PUT /v1/boards/{board}", scopeAdmin, s.handlePutBoard)

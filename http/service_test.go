@@ -175,7 +175,7 @@ func TestRoutes(t *testing.T) {
 	s := lhttp.NewServer(failing{}, lhttp.Config{})
 	routes := s.Routes()
 	for _, want := range []string{
-		"GET /healthz", "GET /readyz", "GET /metrics",
+		"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
 		"GET /v1/boards", "PUT /v1/boards/{board}", "GET /v1/boards/{board}", "DELETE /v1/boards/{board}",
 		"POST /v1/boards/{board}/events", "POST /v1/events", "DELETE /v1/boards/{board}/events/{id}",
 		"GET /v1/boards/{board}/entries", "GET /v1/boards/{board}/members/{member}",
@@ -188,7 +188,7 @@ func TestRoutes(t *testing.T) {
 			t.Errorf("no route %s", want)
 		}
 	}
-	if len(routes) != 21 {
+	if len(routes) != 22 {
 		t.Errorf("%d routes: %v", len(routes), routes)
 	}
 }
