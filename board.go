@@ -225,6 +225,25 @@ func (spec *BoardSpec) Apply(id string, current *Board, now int64) (Board, error
 	return b, nil
 }
 
+// Spec returns the board's whole configuration in the API's words. Applied to no board with
+// the board's id and creation time, it gives the board back: the store keeps boards so, the
+// HTTP API shows them so, and its client reads them back so.
+func (b *Board) Spec() BoardSpec {
+	s := BoardSpec{
+		Order: ptr(b.Order.String()), Mode: ptr(b.Mode.String()), Timezone: ptr(b.Timezone),
+		WeekStart: ptr(FormatWeekday(b.WeekStart)), LateLimit: ptr(FormatDuration(b.LateLimit)),
+		Keep: ptr(b.Keep), MinValue: b.MinValue, MaxValue: b.MaxValue, Title: ptr(b.Title),
+		Metadata: b.Metadata,
+	}
+	for _, w := range b.Windows {
+		s.Windows = append(s.Windows, w.String())
+	}
+	if len(s.Metadata) == 0 {
+		s.Metadata = json.RawMessage("{}")
+	}
+	return s
+}
+
 // Restore prepares a board read back from storage for use, as Apply does for a new one.
 func (b *Board) Restore() error {
 	loc, err := LoadTimezone(b.Timezone)

@@ -2,6 +2,7 @@ package laurel_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -107,3 +108,25 @@ func TestBoardUpdate(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A board's Spec, applied to no board, gives the board back: the store and the API rely on it.
+func TestBoardSpecRoundTrip(t *testing.T) {
+	spec := laurel.BoardSpec{Order: ptr("asc"), Mode: ptr("best"), Windows: []string{"week", "all", "last3h"},
+		Timezone: ptr("America/New_York"), WeekStart: ptr("sunday"), LateLimit: ptr("90s"), Keep: ptr(0),
+		MinValue: ptr(int64(-5)), Title: ptr("Fastest"), Metadata: json.RawMessage(`{"a": 1}`)}
+	b, err := spec.Apply("laps", nil, 1234)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := b.Spec()
+	again, err := back.Apply("laps", nil, 1234)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b, again) {
+		t.Fatalf("round trip:\n%+v\n%+v", b, again)
+	}
+	if got, _ := json.Marshal(b.Spec()); string(got) != `{"order":"asc","mode":"best","windows":["week","all","last3h"],"timezone":"America/New_York","week_start":"sunday","late_limit":"90s","keep":0,"min_value":-5,"title":"Fastest","metadata":{"a":1}}` {
+		t.Fatalf("Spec as JSON: %s", got)
+	}
+}

@@ -206,33 +206,15 @@ func (b *board) updateDeadline() {
 	b.deadline = d
 }
 
-// boardRecord is a board's configuration as stored, in the words of the API.
+// boardRecord is a board as stored: its configuration in the API's words, and when it was
+// created.
 type boardRecord struct {
-	Order     string          `json:"order"`
-	Mode      string          `json:"mode"`
-	Windows   []string        `json:"windows"`
-	Timezone  string          `json:"timezone"`
-	WeekStart string          `json:"week_start"`
-	LateLimit string          `json:"late_limit"`
-	Keep      int             `json:"keep"`
-	MinValue  *int64          `json:"min_value,omitempty"`
-	MaxValue  *int64          `json:"max_value,omitempty"`
-	Title     string          `json:"title"`
-	Metadata  json.RawMessage `json:"metadata"`
-	CreatedAt int64           `json:"created_at"`
+	laurel.BoardSpec
+	CreatedAt int64 `json:"created_at"`
 }
 
 func encodeBoard(b *laurel.Board) []byte {
-	r := boardRecord{
-		Order: b.Order.String(), Mode: b.Mode.String(), Timezone: b.Timezone,
-		WeekStart: laurel.FormatWeekday(b.WeekStart), LateLimit: laurel.FormatDuration(b.LateLimit),
-		Keep: b.Keep, MinValue: b.MinValue, MaxValue: b.MaxValue, Title: b.Title, Metadata: b.Metadata,
-		CreatedAt: b.CreatedAt,
-	}
-	for _, w := range b.Windows {
-		r.Windows = append(r.Windows, w.String())
-	}
-	v, err := json.Marshal(r)
+	v, err := json.Marshal(boardRecord{b.Spec(), b.CreatedAt})
 	if err != nil {
 		panic("embedded: encoding a board: " + err.Error())
 	}
@@ -244,12 +226,7 @@ func decodeBoard(id string, v []byte) (laurel.Board, error) {
 	if err := json.Unmarshal(v, &r); err != nil {
 		return laurel.Board{}, err
 	}
-	spec := laurel.BoardSpec{
-		Order: &r.Order, Mode: &r.Mode, Windows: r.Windows, Timezone: &r.Timezone,
-		WeekStart: &r.WeekStart, LateLimit: &r.LateLimit, Keep: &r.Keep, MinValue: r.MinValue,
-		MaxValue: r.MaxValue, Title: &r.Title, Metadata: r.Metadata,
-	}
-	return spec.Apply(id, nil, r.CreatedAt)
+	return r.Apply(id, nil, r.CreatedAt)
 }
 
 // instant converts unix ms to a time in the board's zone.

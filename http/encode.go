@@ -154,36 +154,18 @@ type currentJSON struct {
 	Total  int        `json:"total"`
 }
 
+// boardJSON is a board as API.md shows it: its id, its whole configuration (laurel's own
+// BoardSpec, every field set), when it was created, and its current periods.
 type boardJSON struct {
-	ID        string                 `json:"id"`
-	Order     string                 `json:"order"`
-	Mode      string                 `json:"mode"`
-	Windows   []string               `json:"windows"`
-	Timezone  string                 `json:"timezone"`
-	WeekStart string                 `json:"week_start"`
-	LateLimit string                 `json:"late_limit"`
-	Keep      int                    `json:"keep"`
-	MinValue  *int64                 `json:"min_value,omitempty"`
-	MaxValue  *int64                 `json:"max_value,omitempty"`
-	Title     string                 `json:"title"`
-	Metadata  json.RawMessage        `json:"metadata"`
+	ID string `json:"id"`
+	laurel.BoardSpec
 	CreatedAt string                 `json:"created_at"`
 	Current   map[string]currentJSON `json:"current"`
 }
 
 func boardOf(b laurel.BoardInfo) boardJSON {
-	out := boardJSON{
-		ID: b.ID, Order: b.Order.String(), Mode: b.Mode.String(), Windows: make([]string, len(b.Windows)),
-		Timezone: b.Timezone, WeekStart: laurel.FormatWeekday(b.WeekStart), LateLimit: laurel.FormatDuration(b.LateLimit),
-		Keep: b.Keep, MinValue: b.MinValue, MaxValue: b.MaxValue, Title: b.Title, Metadata: b.Metadata,
-		CreatedAt: laurel.FormatTime(b.CreatedAt), Current: make(map[string]currentJSON, len(b.Current)),
-	}
-	if len(out.Metadata) == 0 {
-		out.Metadata = json.RawMessage("{}")
-	}
-	for i, w := range b.Windows {
-		out.Windows[i] = w.String()
-	}
+	out := boardJSON{ID: b.ID, BoardSpec: b.Spec(), CreatedAt: laurel.FormatTime(b.CreatedAt),
+		Current: make(map[string]currentJSON, len(b.Current))}
 	for name, p := range b.Current {
 		out.Current[name] = currentJSON{Period: periodOf(p, false, false), Total: p.Total}
 	}
@@ -299,47 +281,15 @@ func memberEntryFrom(m memberEntryJSON) (laurel.MemberEntry, error) {
 }
 
 func boardFrom(b boardJSON) (laurel.BoardInfo, error) {
-	bad := func(field string, err error) (laurel.BoardInfo, error) {
-		return laurel.BoardInfo{}, fmt.Errorf("laurel http: bad board %s in answer: %w", field, err)
-	}
-	out := laurel.BoardInfo{Board: laurel.Board{ID: b.ID, Windows: make([]laurel.Window, len(b.Windows)), Timezone: b.Timezone,
-		Keep: b.Keep, MinValue: b.MinValue, MaxValue: b.MaxValue, Title: b.Title, Metadata: b.Metadata}}
-	switch b.Order {
-	case laurel.Desc.String():
-		out.Order = laurel.Desc
-	case laurel.Asc.String():
-		out.Order = laurel.Asc
-	default:
-		return bad("order", fmt.Errorf("%q", b.Order))
-	}
-	switch b.Mode {
-	case laurel.Sum.String():
-		out.Mode = laurel.Sum
-	case laurel.Best.String():
-		out.Mode = laurel.Best
-	case laurel.Last.String():
-		out.Mode = laurel.Last
-	default:
-		return bad("mode", fmt.Errorf("%q", b.Mode))
-	}
-	var err error
-	for i, name := range b.Windows {
-		if out.Windows[i], err = laurel.ParseWindow(name); err != nil {
-			return bad("windows", err)
-		}
-	}
-	if out.WeekStart, err = laurel.ParseWeekday(b.WeekStart); err != nil {
-		return bad("week_start", err)
-	}
-	if out.LateLimit, err = laurel.ParseDuration(b.LateLimit); err != nil {
-		return bad("late_limit", err)
-	}
-	if out.CreatedAt, err = timeFrom("created_at", b.CreatedAt); err != nil {
+	created, err := timeFrom("created_at", b.CreatedAt)
+	if err != nil {
 		return laurel.BoardInfo{}, err
 	}
-	if err := out.Restore(); err != nil {
-		return bad("timezone", err)
+	board, err := b.Apply(b.ID, nil, created)
+	if err != nil {
+		return laurel.BoardInfo{}, fmt.Errorf("laurel http: bad board in answer: %w", err)
 	}
+	out := laurel.BoardInfo{Board: board}
 	out.Current = make(map[string]laurel.PeriodInfo, len(b.Current))
 	for name, c := range b.Current {
 		p, err := periodFrom(c.Period)
