@@ -48,7 +48,9 @@ type Options struct {
 	// ProfileCache is how many profiles (or their absence) memory keeps for reads; zero is
 	// 65536.
 	ProfileCache int
-	// MaxGroup caps the operations committed with one fsync; zero is 1024.
+	// MaxGroup caps the events (or other operations) committed with one fsync; zero is 512.
+	// A group is applied to memory while readers wait, so it bounds their wait too: about
+	// 2 µs an event.
 	MaxGroup int
 	// OnCommit, when set, is called by the writer after each fsync, before the group is
 	// applied and answered: a hook at the durability boundary, for tests and metrics.
@@ -101,7 +103,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		opts.ProfileCache = 1 << 16
 	}
 	if opts.MaxGroup == 0 {
-		opts.MaxGroup = 1024
+		opts.MaxGroup = 512
 	}
 	if opts.FS == nil {
 		opts.FS = vfs.Default
@@ -157,6 +159,8 @@ type op struct {
 	run func(tx *txn) error
 	// finish runs after the group is applied, under the read lock: it reads results.
 	finish func()
+	// weight is how much the operation counts towards a group's size: its events, or 1.
+	weight int
 	err    error
 	done   chan struct{}
 }
@@ -216,10 +220,15 @@ func (e *Engine) loop() {
 // to send their next writes as this runs, so when the queue is empty it yields once and looks
 // again, until a look finds nothing new: bigger groups share one fsync.
 func (e *Engine) gather(group []*op) []*op {
-	for len(group) < e.opts.MaxGroup {
+	size := 0
+	for _, o := range group {
+		size += max(o.weight, 1)
+	}
+	for size < e.opts.MaxGroup {
 		select {
 		case o := <-e.ops:
 			group = append(group, o)
+			size += max(o.weight, 1)
 			continue
 		default:
 		}
@@ -227,6 +236,7 @@ func (e *Engine) gather(group []*op) []*op {
 		select {
 		case o := <-e.ops:
 			group = append(group, o)
+			size += max(o.weight, 1)
 			continue
 		default:
 		}

@@ -26,6 +26,7 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 	results := make([]laurel.EventResult, len(events))
 	var now int64
 	o := &op{
+		weight: len(events),
 		run: func(tx *txn) error {
 			now = tx.now
 			for i := range events {
