@@ -89,6 +89,21 @@ func (b *board) window(name string) *window {
 	return nil
 }
 
+// spanOf returns the span of w that holds an event at ts, in unix ms: its calendar period
+// (with the period's id), its rolling bucket, or all's (0, 0).
+func (w *window) spanOf(cal laurel.Calendar, ts int64) (start, end int64, id string) {
+	t := time.UnixMilli(ts)
+	switch {
+	case w.w.IsCalendar():
+		p := cal.PeriodAt(w.w, t)
+		return p.Start.UnixMilli(), p.End.UnixMilli(), p.ID
+	case w.w.IsRolling():
+		s, e := cal.Bucket(w.w, t)
+		return s.UnixMilli(), e.UnixMilli(), ""
+	}
+	return 0, 0, "all"
+}
+
 // span returns the in-memory span that starts at start (rollingSpan for a rolling window's
 // current one), or nil.
 func (w *window) span(start int64) *span {

@@ -98,20 +98,8 @@ func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) er
 		}
 		spans := make(map[int64]int64) // start → end
 		for _, ev := range events {
-			var s, en time.Time
-			switch {
-			case w.w.Kind == laurel.WindowAll:
-			case w.w.IsCalendar():
-				p := cal.PeriodAt(w.w, time.UnixMilli(ev.ts))
-				s, en = p.Start, p.End
-			default:
-				s, en = cal.Bucket(w.w, time.UnixMilli(ev.ts))
-			}
-			if w.w.Kind == laurel.WindowAll {
-				spans[0] = 0
-			} else {
-				spans[s.UnixMilli()] = en.UnixMilli()
-			}
+			start, end, _ := w.spanOf(cal, ev.ts)
+			spans[start] = end
 		}
 		for start, end := range spans {
 			a, err := aggOf(cfg.Mode, cfg.Order, events, start, end)

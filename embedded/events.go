@@ -157,14 +157,12 @@ func bounds(cfg *laurel.Board) string {
 // stageWindow adds ev to its span of w.
 func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 	m, o := b.cfg.Mode, b.cfg.Order
-	t := time.UnixMilli(ev.ts)
-	cal := b.cfg.Calendar()
+	start, end, id := w.spanOf(b.cfg.Calendar(), ev.ts)
 	if w.w.IsRolling() {
-		bs, be := cal.Bucket(w.w, t)
 		sp := w.open[0]
-		inSpan := bs.UnixMilli() >= sp.start && be.UnixMilli() <= sp.end
+		inSpan := start >= sp.start && end <= sp.end
 		combined, present := tx.memGet(b, w, ev.member)
-		k := aggKey(b.cfg.ID, w.name, bs.UnixMilli(), ev.member)
+		k := aggKey(b.cfg.ID, w.name, start, ev.member)
 		var cur aggregate
 		var ok bool
 		// A member absent from the window has nothing in the buckets the window spans.
@@ -188,13 +186,8 @@ func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 		}
 		return nil
 	}
-	var start, end int64
-	if w.w.IsCalendar() {
-		p := cal.PeriodAt(w.w, t)
-		start, end = p.Start.UnixMilli(), p.End.UnixMilli()
-		if w.isClosed(&b.cfg, start, tx.now) {
-			return laurel.Errorf(laurel.ETooLate, "falls in period %s of window %s, which is closed", p.ID, w.name)
-		}
+	if w.w.IsCalendar() && w.isClosed(&b.cfg, start, tx.now) {
+		return laurel.Errorf(laurel.ETooLate, "falls in period %s of window %s, which is closed", id, w.name)
 	}
 	cur, ok, err := tx.entryGet(b, w, start, ev.member)
 	if err != nil {
@@ -351,17 +344,15 @@ func aggOf(m laurel.Mode, o laurel.Order, events []event, lo, hi int64) (laurel.
 // counted events after a retraction.
 func (e *Engine) recompute(tx *txn, b *board, w *window, member string, ts int64, events []event) error {
 	m, o := b.cfg.Mode, b.cfg.Order
-	cal := b.cfg.Calendar()
-	t := time.UnixMilli(ts)
+	start, end, _ := w.spanOf(b.cfg.Calendar(), ts)
 	if w.w.IsRolling() {
-		bs, be := cal.Bucket(w.w, t)
-		a, err := aggOf(m, o, events, bs.UnixMilli(), be.UnixMilli())
+		a, err := aggOf(m, o, events, start, end)
 		if err != nil {
 			return err
 		}
-		tx.aggSet(aggKey(b.cfg.ID, w.name, bs.UnixMilli(), member), fromAgg(a), a.Present())
+		tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), fromAgg(a), a.Present())
 		sp := w.open[0]
-		if bs.UnixMilli() >= sp.start && be.UnixMilli() <= sp.end {
+		if start >= sp.start && end <= sp.end {
 			c, err := aggOf(m, o, events, sp.start, sp.end)
 			if err != nil {
 				return err
@@ -370,13 +361,8 @@ func (e *Engine) recompute(tx *txn, b *board, w *window, member string, ts int64
 		}
 		return nil
 	}
-	var start, end int64
-	if w.w.IsCalendar() {
-		p := cal.PeriodAt(w.w, t)
-		start, end = p.Start.UnixMilli(), p.End.UnixMilli()
-		if w.isClosed(&b.cfg, start, tx.now) {
-			return nil
-		}
+	if w.w.IsCalendar() && w.isClosed(&b.cfg, start, tx.now) {
+		return nil
 	}
 	a, err := aggOf(m, o, events, start, end)
 	if err != nil {

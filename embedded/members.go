@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"time"
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/rank"
@@ -242,21 +241,13 @@ func (e *Engine) deleteFromBoard(tx *txn, b *board, member string) error {
 		if ev.id != "" && ev.flags&flagRetracted == 0 {
 			tx.idSet(id, ev, false)
 		}
-		t := time.UnixMilli(ev.ts)
 		for _, w := range b.windows {
+			start, end, _ := w.spanOf(cal, ev.ts)
 			switch {
 			case w.w.IsRolling():
-				bs, _ := cal.Bucket(w.w, t)
-				tx.aggSet(aggKey(id, w.name, bs.UnixMilli(), member), aggregate{}, false)
+				tx.aggSet(aggKey(id, w.name, start, member), aggregate{}, false)
+			case w.w.IsCalendar() && w.isClosed(&b.cfg, start, tx.now):
 			default:
-				var start, end int64
-				if w.w.IsCalendar() {
-					p := cal.PeriodAt(w.w, t)
-					start, end = p.Start.UnixMilli(), p.End.UnixMilli()
-					if w.isClosed(&b.cfg, start, tx.now) {
-						continue
-					}
-				}
 				if err := tx.entrySet(b, w, start, end, member, aggregate{}, false); err != nil {
 					return err
 				}
