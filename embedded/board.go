@@ -15,35 +15,15 @@ type board struct {
 	members  *members
 	windows  []*window // in the order of cfg.Windows
 	deadline int64     // the next instant advanceBoard has work; noTime: never
-	// hot caches stored aggregates of open calendar periods and all for the writer, which
-	// alone reads and writes it.
-	hot map[hotKey]aggVal
-}
-
-// hotKey names a member's aggregate in a window's period (start).
-type hotKey struct {
-	w     *window
-	start int64
-	h     uint32
-}
-
-// hotEntries bounds each board's cache of aggregates: about 16 MiB.
-const hotEntries = 1 << 18
-
-func (b *board) remember(k hotKey, v aggVal) {
-	if _, ok := b.hot[k]; !ok && len(b.hot) >= hotEntries {
-		for victim := range b.hot { // map iteration starts at random: a random victim
-			delete(b.hot, victim)
-			break
-		}
-	}
-	b.hot[k] = v
+	hot      hotCache  // the writer's cache of stored aggregates
+	nextWin  uint8     // the id of the next window added
 }
 
 // window is what memory holds of one window of a board.
 type window struct {
 	w    laurel.Window
 	name string
+	id   uint8 // unique within the board
 	// open holds the spans in memory: a calendar window's open periods that have data, by
 	// start; all's one span; a rolling window's current span.
 	open []*span
@@ -65,15 +45,17 @@ type closedPeriod struct {
 }
 
 func newBoard(cfg laurel.Board) *board {
-	b := &board{cfg: cfg, members: newMembers(), deadline: noTime, hot: make(map[hotKey]aggVal)}
+	b := &board{cfg: cfg, members: newMembers(), deadline: noTime}
 	for _, w := range cfg.Windows {
-		b.windows = append(b.windows, newWindow(w))
+		b.windows = append(b.windows, b.newWindow(w))
 	}
 	return b
 }
 
-func newWindow(w laurel.Window) *window {
-	return &window{w: w, name: w.String(), marks: marks{noTime, noTime}, dropAt: noTime}
+// newWindow makes a window of b, with an id of its own (for the writer's cache).
+func (b *board) newWindow(w laurel.Window) *window {
+	b.nextWin++
+	return &window{w: w, name: w.String(), id: b.nextWin, marks: marks{noTime, noTime}, dropAt: noTime}
 }
 
 func (b *board) treeOptions() rank.Options {
@@ -153,7 +135,7 @@ func (b *board) move(e *Engine, w *window, start, end int64, member string, old 
 		if !ok {
 			h = b.members.intern(member)
 		}
-		b.remember(hotKey{w, start, h}, aggVal{v, present})
+		b.hot.put(w.id, start, h, aggVal{v, present}, b.members.count())
 	}
 	sp := b.spanFor(w, start, end, present)
 	if sp == nil || e.hidden[member] {

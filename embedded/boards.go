@@ -41,7 +41,7 @@ func (e *Engine) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec)
 				windows[i] = w
 				continue
 			}
-			w := newWindow(lw)
+			w := cur.newWindow(lw)
 			initWindow(cur, w, tx.now)
 			if err := e.buildWindow(tx, cur, &cfg, w); err != nil {
 				return err

@@ -235,7 +235,7 @@ func (e *Engine) standing(b *board, w *window, member string, now int64) (laurel
 	}
 	var v slot
 	var ok bool
-	if hv, cached := b.hot[hotKey{w, sp.start, h}]; cached && !w.w.IsRolling() {
+	if hv, cached := b.hot.get(w.id, sp.start, h); cached && !w.w.IsRolling() {
 		v, ok = slot(hv.a), hv.present
 	} else {
 		var err error

@@ -205,13 +205,12 @@ func (tx *txn) memberAggGet(b *board, w *window, start int64, member string) (ag
 	if !ok {
 		return aggregate{}, false, nil
 	}
-	hk := hotKey{w, start, h}
-	if v, ok := b.hot[hk]; ok {
+	if v, ok := b.hot.get(w.id, start, h); ok {
 		return v.a, v.present, nil
 	}
 	a, present, err := tx.storedAgg(k)
 	if err == nil {
-		b.remember(hk, aggVal{a, present})
+		b.hot.put(w.id, start, h, aggVal{a, present}, b.members.count())
 	}
 	return a, present, err
 }
