@@ -224,23 +224,23 @@ func (e *Engine) gather(group []*op) []*op {
 	for _, o := range group {
 		size += max(o.weight, 1)
 	}
+	take := func() bool {
+		select {
+		case o := <-e.ops:
+			group = append(group, o)
+			size += max(o.weight, 1)
+			return true
+		default:
+			return false
+		}
+	}
 	for size < e.opts.MaxGroup {
-		select {
-		case o := <-e.ops:
-			group = append(group, o)
-			size += max(o.weight, 1)
-			continue
-		default:
+		if !take() {
+			runtime.Gosched()
+			if !take() {
+				break
+			}
 		}
-		runtime.Gosched()
-		select {
-		case o := <-e.ops:
-			group = append(group, o)
-			size += max(o.weight, 1)
-			continue
-		default:
-		}
-		return group
 	}
 	return group
 }

@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"maps"
+
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -62,35 +64,27 @@ func (tx *txn) mergeInto(p *txn) {
 	if err := p.batch.Apply(tx.batch, nil); err != nil {
 		panic("embedded: applying a batch built in memory: " + err.Error())
 	}
-	for k, v := range tx.mem {
-		if p.mem == nil {
-			p.mem = make(map[memKey]memVal)
-		}
-		p.mem[k] = v
-	}
-	for k, v := range tx.aggs {
-		if p.aggs == nil {
-			p.aggs = make(map[string]aggVal)
-		}
-		p.aggs[k] = v
-	}
-	for k, v := range tx.ids {
-		if p.ids == nil {
-			p.ids = make(map[string]idVal)
-		}
-		p.ids[k] = v
-	}
-	for k, v := range tx.profiles {
-		if p.profiles == nil {
-			p.profiles = make(map[string]*profile)
-		}
-		p.profiles[k] = v
-	}
+	p.mem = mergeMap(p.mem, tx.mem)
+	p.aggs = mergeMap(p.aggs, tx.aggs)
+	p.ids = mergeMap(p.ids, tx.ids)
+	p.profiles = mergeMap(p.profiles, tx.profiles)
 	p.seq = tx.seq
 	p.after = append(p.after, tx.after...)
 	for b := range tx.touched {
 		p.touched[b] = true
 	}
+}
+
+// mergeMap copies src into dst, making dst when it is nil and src is not empty.
+func mergeMap[K comparable, V any](dst, src map[K]V) map[K]V {
+	if len(src) == 0 {
+		return dst
+	}
+	if dst == nil {
+		dst = make(map[K]V, len(src))
+	}
+	maps.Copy(dst, src)
+	return dst
 }
 
 // onCommit queues a change to memory for when the group is durable.
