@@ -36,6 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "how long to write and read, per system")
 	fs.Float64Var(&c.zipf, "zipf", 1.1, "Zipf exponent (> 1) of member activity: higher is more skewed")
 	fs.BoolVar(&c.preload, "preload", true, "first give every member one event and a name, so all of them are ranked")
+	fs.Float64Var(&c.rate, "rate", 0, "events per second to send in all, paced (0: as fast as the system takes them)")
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -80,7 +81,7 @@ type benchConfig struct {
 	members, batch                int
 	writers, readers              int
 	duration                      time.Duration
-	zipf                          float64
+	zipf, rate                    float64
 	preload                       bool
 	stderr                        io.Writer
 }
@@ -175,6 +176,7 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 		cancel()
 	}
 	start := time.Now()
+	var batches atomic.Int64 // with -rate, batch k is due at start + k·batch/rate
 	for w := range c.writers {
 		wg.Add(1)
 		go func() {
@@ -183,6 +185,16 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 			var lat []time.Duration
 			events := 0
 			for n := 0; ctx.Err() == nil; n++ {
+				if c.rate > 0 {
+					due := start.Add(time.Duration(float64(batches.Add(1)-1) * float64(c.batch) / c.rate * float64(time.Second)))
+					select {
+					case <-time.After(time.Until(due)):
+					case <-ctx.Done():
+					}
+					if ctx.Err() != nil {
+						break
+					}
+				}
 				ms := make([]int, c.batch)
 				ids := make([]string, c.batch)
 				for i := range ms {
@@ -243,8 +255,12 @@ func quantile(lat []time.Duration, q float64) time.Duration {
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 
 func printBench(w io.Writer, c benchConfig, rs []benchResult) {
-	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d, readers %d, %s each, zipf %.2f\n\n",
-		c.members, c.windows, c.batch, c.writers, c.readers, c.duration, c.zipf)
+	pace := "as fast as taken"
+	if c.rate > 0 {
+		pace = fmt.Sprintf("paced at %.0f events/s", c.rate)
+	}
+	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d (%s), readers %d, %s each, zipf %.2f\n\n",
+		c.members, c.windows, c.batch, c.writers, pace, c.readers, c.duration, c.zipf)
 	fmt.Fprintf(w, "%-8s %12s %28s %28s\n", "system", "events/s", "write ms p50/p99/p999", "top-100 ms p50/p99/p999")
 	for _, r := range rs {
 		fmt.Fprintf(w, "%-8s %12.0f %28s %28s\n", r.name, r.rate(),
