@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -19,8 +20,8 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 		return nil, laurel.FieldErrorf(laurel.ETooLarge, "events", "must hold at most %d events", laurel.MaxBatch)
 	}
 	for i := range events {
-		if err := validateEvent(fmt.Sprintf("events[%d].", i), &events[i]); err != nil {
-			return nil, err
+		if err := validateEvent(&events[i]); err != nil {
+			return nil, inEvent(i, err)
 		}
 	}
 	results := make([]laurel.EventResult, len(events))
@@ -30,9 +31,9 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 		run: func(tx *txn) error {
 			now = tx.now
 			for i := range events {
-				status, err := e.stageEvent(tx, fmt.Sprintf("events[%d].", i), &events[i], opts.Import)
+				status, err := e.stageEvent(tx, &events[i], opts.Import)
 				if err != nil {
-					return err
+					return inEvent(i, err)
 				}
 				ev := &events[i]
 				results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
@@ -63,19 +64,29 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 	return results, nil
 }
 
-// validateEvent checks what can be checked without the board.
-func validateEvent(f string, ev *laurel.Event) error {
-	if err := laurel.ValidateBoardID(ev.Board); err != nil {
-		return laurel.FieldErrorf(laurel.EInvalid, f+"board", "%s", laurel.ErrorMessage(err))
-	}
-	if err := laurel.ValidateMember(f+"member", ev.Member); err != nil {
+// inEvent names the event of a batch that err is about: field "value" becomes
+// "events[3].value". Field names are built only for the error, not for every event.
+func inEvent(i int, err error) error {
+	var le *laurel.Error
+	if !errors.As(err, &le) || le.Field == "" {
 		return err
 	}
-	if err := laurel.ValidateEventID(f+"id", ev.ID); err != nil {
+	return &laurel.Error{Code: le.Code, Message: le.Message, Field: fmt.Sprintf("events[%d].%s", i, le.Field)}
+}
+
+// validateEvent checks what can be checked without the board.
+func validateEvent(ev *laurel.Event) error {
+	if err := laurel.ValidateBoardID(ev.Board); err != nil {
+		return laurel.FieldErrorf(laurel.EInvalid, "board", "%s", laurel.ErrorMessage(err))
+	}
+	if err := laurel.ValidateMember("member", ev.Member); err != nil {
+		return err
+	}
+	if err := laurel.ValidateEventID("id", ev.ID); err != nil {
 		return err
 	}
 	if ev.Name != nil {
-		if err := laurel.ValidateName(f+"name", *ev.Name); err != nil {
+		if err := laurel.ValidateName("name", *ev.Name); err != nil {
 			return err
 		}
 	}
@@ -84,23 +95,23 @@ func validateEvent(f string, ev *laurel.Event) error {
 
 // stageEvent validates one event against its board and stages it in every window. It returns
 // the event's status.
-func (e *Engine) stageEvent(tx *txn, f string, in *laurel.Event, imported bool) (string, error) {
+func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (string, error) {
 	b := e.boards[in.Board]
 	if b == nil {
-		return "", laurel.FieldErrorf(laurel.ENotFound, f+"board", "no board %q", in.Board)
+		return "", laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", in.Board)
 	}
 	cfg := &b.cfg
 	if cfg.MinValue != nil && in.Value < *cfg.MinValue || cfg.MaxValue != nil && in.Value > *cfg.MaxValue {
-		return "", laurel.FieldErrorf(laurel.EInvalid, f+"value", "must lie within the board's bounds%s", bounds(cfg))
+		return "", laurel.FieldErrorf(laurel.EInvalid, "value", "must lie within the board's bounds%s", bounds(cfg))
 	}
 	ts := tx.now
 	if in.HasTS {
 		ts = in.TS
 		if ts > tx.now+laurel.MaxFutureSkew.Milliseconds() {
-			return "", laurel.FieldErrorf(laurel.EInvalid, f+"ts", "is more than %s ahead of the server's clock", laurel.FormatDuration(laurel.MaxFutureSkew))
+			return "", laurel.FieldErrorf(laurel.EInvalid, "ts", "is more than %s ahead of the server's clock", laurel.FormatDuration(laurel.MaxFutureSkew))
 		}
 		if ts < tx.now-cfg.LateLimit.Milliseconds() && !imported {
-			return "", laurel.FieldErrorf(laurel.ETooLate, f+"ts", "is older than the board's late_limit (%s)", laurel.FormatDuration(cfg.LateLimit))
+			return "", laurel.FieldErrorf(laurel.ETooLate, "ts", "is older than the board's late_limit (%s)", laurel.FormatDuration(cfg.LateLimit))
 		}
 	}
 	if in.ID != "" {
@@ -112,7 +123,7 @@ func (e *Engine) stageEvent(tx *txn, f string, in *laurel.Event, imported bool) 
 			if prev.member == in.Member && prev.value == in.Value && (!in.HasTS || prev.ts == ts) {
 				return laurel.StatusDuplicate, nil
 			}
-			return "", laurel.FieldErrorf(laurel.EConflict, f+"id", "event id %q was already used with other content", in.ID)
+			return "", laurel.FieldErrorf(laurel.EConflict, "id", "event id %q was already used with other content", in.ID)
 		}
 	}
 	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID}
@@ -122,10 +133,10 @@ func (e *Engine) stageEvent(tx *txn, f string, in *laurel.Event, imported bool) 
 	for _, w := range b.windows {
 		if err := e.stageWindow(tx, b, w, &ev); err != nil {
 			if laurel.ErrorCode(err) == laurel.EInvalid {
-				return "", laurel.FieldErrorf(laurel.EInvalid, f+"value", "%s", laurel.ErrorMessage(err))
+				return "", laurel.FieldErrorf(laurel.EInvalid, "value", "%s", laurel.ErrorMessage(err))
 			}
 			if laurel.ErrorCode(err) == laurel.ETooLate {
-				return "", laurel.FieldErrorf(laurel.ETooLate, f+"ts", "%s", laurel.ErrorMessage(err))
+				return "", laurel.FieldErrorf(laurel.ETooLate, "ts", "%s", laurel.ErrorMessage(err))
 			}
 			return "", err
 		}
@@ -159,8 +170,7 @@ func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 	m, o := b.cfg.Mode, b.cfg.Order
 	start, end, id := w.spanOf(b.cfg.Calendar(), ev.ts)
 	if w.w.IsRolling() {
-		sp := w.open[0]
-		inSpan := start >= sp.start && end <= sp.end
+		inSpan := w.open[0].holds(start, end)
 		combined, present := tx.memGet(b, w, ev.member)
 		k := aggKey(b.cfg.ID, w.name, start, ev.member)
 		var cur aggregate
@@ -352,7 +362,7 @@ func (e *Engine) recompute(tx *txn, b *board, w *window, member string, ts int64
 		}
 		tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), fromAgg(a), a.Present())
 		sp := w.open[0]
-		if start >= sp.start && end <= sp.end {
+		if sp.holds(start, end) {
 			c, err := aggOf(m, o, events, sp.start, sp.end)
 			if err != nil {
 				return err

@@ -202,6 +202,9 @@ type span struct {
 	tree       *rank.Tree
 }
 
+// holds reports whether the bucket [start, end) lies in the span.
+func (sp *span) holds(start, end int64) bool { return start >= sp.start && end <= sp.end }
+
 func newSpan(b *board, start, end int64) *span {
 	return &span{start: start, end: end, tree: rank.New(b.treeOptions())}
 }

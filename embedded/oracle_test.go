@@ -1091,13 +1091,7 @@ func (h *harness) opHide() {
 		delete(h.m.hidden, mem)
 		return
 	}
-	var cands []string
-	for _, mem := range h.m.members() {
-		if !h.m.hidden[mem] {
-			cands = append(cands, mem)
-		}
-	}
-	mem := h.pickFrom(cands)
+	mem := h.pickFrom(h.m.visibleMembers())
 	if mem == "" {
 		return
 	}
@@ -1110,14 +1104,19 @@ func (h *harness) opHide() {
 	h.m.hidden[mem] = true
 }
 
-func (h *harness) opDelete() {
-	var cands []string
-	for _, mem := range h.m.members() {
-		if !h.m.hidden[mem] {
-			cands = append(cands, mem)
+// visibleMembers lists the members not hidden.
+func (m *model) visibleMembers() []string {
+	var out []string
+	for _, mem := range m.members() {
+		if !m.hidden[mem] {
+			out = append(out, mem)
 		}
 	}
-	mem := h.pickFrom(cands)
+	return out
+}
+
+func (h *harness) opDelete() {
+	mem := h.pickFrom(h.m.visibleMembers())
 	if mem == "" {
 		return
 	}

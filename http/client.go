@@ -125,27 +125,6 @@ func answerError(method, path string, res *http.Response, raw []byte) error {
 	return laurel.Errorf(code, "%s %s: status %s", method, path, res.Status)
 }
 
-// codeOf is the inverse of statusOf for the codes that have a status of their own.
-func codeOf(status int) string {
-	switch status {
-	case http.StatusUnauthorized:
-		return laurel.EUnauthenticated
-	case http.StatusForbidden:
-		return laurel.EPermissionDenied
-	case http.StatusNotFound:
-		return laurel.ENotFound
-	case http.StatusConflict:
-		return laurel.EConflict
-	case http.StatusRequestEntityTooLarge:
-		return laurel.ETooLarge
-	case http.StatusTooManyRequests:
-		return laurel.ERateLimited
-	case http.StatusServiceUnavailable:
-		return laurel.EUnavailable
-	}
-	return laurel.EInternal
-}
-
 // Boards.
 
 func boardPath(id string) string { return "/v1/boards/" + seg(id) }

@@ -23,27 +23,42 @@ type errorBody struct {
 
 var internalBody = errorBody{Error: errorJSON{Code: laurel.EInternal, Message: "internal error"}}
 
-// statusOf maps an error code to its HTTP status (API.md "Errors").
+// statuses are the HTTP statuses of the error codes (API.md "Errors"); the server answers
+// with them and the client reads them back.
+var statuses = map[string]int{
+	laurel.EInvalid:          http.StatusBadRequest,
+	laurel.ETooLate:          http.StatusBadRequest,
+	laurel.EUnauthenticated:  http.StatusUnauthorized,
+	laurel.EPermissionDenied: http.StatusForbidden,
+	laurel.ENotFound:         http.StatusNotFound,
+	laurel.EConflict:         http.StatusConflict,
+	laurel.ETooLarge:         http.StatusRequestEntityTooLarge,
+	laurel.ERateLimited:      http.StatusTooManyRequests,
+	laurel.EUnavailable:      http.StatusServiceUnavailable,
+	laurel.EInternal:         http.StatusInternalServerError,
+}
+
+// statusOf maps an error code to its HTTP status; an unknown code is internal.
 func statusOf(code string) int {
-	switch code {
-	case laurel.EInvalid, laurel.ETooLate:
-		return http.StatusBadRequest
-	case laurel.EUnauthenticated:
-		return http.StatusUnauthorized
-	case laurel.EPermissionDenied:
-		return http.StatusForbidden
-	case laurel.ENotFound:
-		return http.StatusNotFound
-	case laurel.EConflict:
-		return http.StatusConflict
-	case laurel.ETooLarge:
-		return http.StatusRequestEntityTooLarge
-	case laurel.ERateLimited:
-		return http.StatusTooManyRequests
-	case laurel.EUnavailable:
-		return http.StatusServiceUnavailable
+	if s, ok := statuses[code]; ok {
+		return s
 	}
 	return http.StatusInternalServerError
+}
+
+// codeOf is the inverse of statusOf for the statuses that one code alone has (400 stands for
+// two); any other status is internal.
+func codeOf(status int) string {
+	code := laurel.EInternal
+	for c, s := range statuses {
+		if s == status {
+			if code != laurel.EInternal {
+				return laurel.EInternal
+			}
+			code = c
+		}
+	}
+	return code
 }
 
 // writeError answers with err's code, status and message; an internal error is logged and
