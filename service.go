@@ -127,7 +127,28 @@ const (
 	MaxRadius        = 100
 	MaxLookup        = 1000
 	MaxBatch         = 1000
+
+	DefaultHistoryLimit = 100
+	MaxHistoryLimit     = 1000
+	DefaultStreamLimit  = 10
+	MaxStreamLimit      = 100
 )
+
+// HistoryPoint is a member's score and rank in a window right after one of its events: the
+// standing its write answered with, in the window's current period at that moment.
+type HistoryPoint struct {
+	At    int64 // the event's time, unix ms
+	Score int64
+	Rank  int
+}
+
+// Watcher is implemented by a Service that can tell when boards change, so that live streams
+// need not poll. Watch calls changed after every change is applied, with the boards it may
+// have altered; nil means any board (a profile or a hidden flag changed). changed runs on the
+// service's writer, so it must return at once. The returned function stops the calls.
+type Watcher interface {
+	Watch(changed func(boards []string)) (stop func())
+}
 
 // Service is laurel: the model of DESIGN.md §1 behind one interface, implemented by the
 // embedded engine and by the scale-out one. Every error is an *Error with a code, or internal.
@@ -148,6 +169,8 @@ type Service interface {
 	// RankOf returns the rank a member reaching score now would get, and the total.
 	RankOf(ctx context.Context, q Query, score int64) (rank, total int, err error)
 	Periods(ctx context.Context, board, window string) ([]PeriodInfo, error)
+	// History returns a member's points in window, newest first, at most limit of them.
+	History(ctx context.Context, board, window, member string, limit int) ([]HistoryPoint, error)
 
 	PutProfile(ctx context.Context, member string, spec ProfileSpec) (Profile, error)
 	Profile(ctx context.Context, member string) (Profile, error)

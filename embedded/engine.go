@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -73,7 +74,13 @@ type Engine struct {
 
 	profiles *profileCache
 
-	seq uint64 // the last event sequence number; the writer's
+	seq     uint64          // the last event sequence number; the writer's
+	history []historyRecord // history records waiting for the next commit; the writer's
+	pending atomic.Int64    // len(history), for readers
+
+	watchMu  sync.Mutex
+	watchers map[int]func(boards []string)
+	watchSeq int
 
 	ops     chan *op
 	stop    chan struct{}
@@ -209,6 +216,9 @@ func (e *Engine) loop() {
 			if group = e.gather(nil); len(group) > 0 {
 				e.runGroup(group)
 			}
+			if len(e.history) > 0 && e.failed == nil {
+				e.runGroup(nil)
+			}
 			return
 		}
 		group = e.gather(group)
@@ -258,6 +268,9 @@ func (e *Engine) resetTimer(t *time.Timer) {
 	if next != noTime {
 		d = min(d, time.Duration(max(next-e.now(), 0)+1)*time.Millisecond)
 	}
+	if len(e.history) > 0 {
+		d = min(d, historyDelay)
+	}
 	if !t.Stop() {
 		select {
 		case <-t.C:
@@ -275,6 +288,9 @@ func (e *Engine) runGroup(group []*op) {
 		}
 	}
 	tx := e.newTxn(now)
+	if e.failed == nil {
+		e.stageHistory(tx)
+	}
 	var staged []*op
 	for _, o := range group {
 		if e.failed != nil {
@@ -282,8 +298,8 @@ func (e *Engine) runGroup(group []*op) {
 			close(o.done)
 			continue
 		}
-		if o.run == nil { // a reader asking for the clock to be caught up: done above
-			close(o.done)
+		if o.run == nil { // a reader waiting for the clock to be caught up (done above) or for history
+			staged = append(staged, o)
 			continue
 		}
 		if o.exclusive {
@@ -356,6 +372,7 @@ func (e *Engine) commit(tx *txn, ops []*op) {
 	for _, o := range ops {
 		close(o.done)
 	}
+	e.notify(tx)
 }
 
 func (e *Engine) fail(err error) {

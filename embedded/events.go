@@ -25,35 +25,34 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 		}
 	}
 	results := make([]laurel.EventResult, len(events))
+	seqs := make([]uint64, len(events)) // of the applied events; 0 for duplicates
+	times := make([]int64, len(events))
 	var now int64
 	o := &op{
 		weight: len(events),
 		run: func(tx *txn) error {
 			now = tx.now
 			for i := range events {
-				status, err := e.stageEvent(tx, &events[i], opts.Import)
+				status, seq, ts, err := e.stageEvent(tx, &events[i], opts.Import)
 				if err != nil {
 					return inEvent(i, err)
 				}
+				seqs[i], times[i] = seq, ts
 				ev := &events[i]
 				results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
 			}
 			return nil
 		},
 		finish: func() {
-			if opts.NoRanks {
-				return
-			}
 			for i := range results {
 				b := e.boards[results[i].Board]
-				if b == nil {
+				if b == nil || opts.NoRanks && seqs[i] == 0 {
 					continue
 				}
-				results[i].Entries = make(map[string]laurel.Standing, len(b.windows))
-				for _, w := range b.windows {
-					if s, ok := e.standing(b, w, results[i].Member, now); ok {
-						results[i].Entries[w.name] = s
-					}
+				// Every applied event leaves a history point, ranks asked for or not.
+				entries := e.recordHistory(b, results[i].Member, seqs[i], times[i], now)
+				if !opts.NoRanks {
+					results[i].Entries = entries
 				}
 			}
 		},
@@ -94,36 +93,36 @@ func validateEvent(ev *laurel.Event) error {
 }
 
 // stageEvent validates one event against its board and stages it in every window. It returns
-// the event's status.
-func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (string, error) {
+// the event's status and, when applied, its sequence number and time.
+func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status string, seq uint64, ts int64, err error) {
 	b := e.boards[in.Board]
 	if b == nil {
-		return "", laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", in.Board)
+		return "", 0, 0, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", in.Board)
 	}
 	cfg := &b.cfg
 	if cfg.MinValue != nil && in.Value < *cfg.MinValue || cfg.MaxValue != nil && in.Value > *cfg.MaxValue {
-		return "", laurel.FieldErrorf(laurel.EInvalid, "value", "must lie within the board's bounds%s", bounds(cfg))
+		return "", 0, 0, laurel.FieldErrorf(laurel.EInvalid, "value", "must lie within the board's bounds%s", bounds(cfg))
 	}
-	ts := tx.now
+	ts = tx.now
 	if in.HasTS {
 		ts = in.TS
 		if ts > tx.now+laurel.MaxFutureSkew.Milliseconds() {
-			return "", laurel.FieldErrorf(laurel.EInvalid, "ts", "is more than %s ahead of the server's clock", laurel.FormatDuration(laurel.MaxFutureSkew))
+			return "", 0, 0, laurel.FieldErrorf(laurel.EInvalid, "ts", "is more than %s ahead of the server's clock", laurel.FormatDuration(laurel.MaxFutureSkew))
 		}
 		if ts < tx.now-cfg.LateLimit.Milliseconds() && !imported {
-			return "", laurel.FieldErrorf(laurel.ETooLate, "ts", "is older than the board's late_limit (%s)", laurel.FormatDuration(cfg.LateLimit))
+			return "", 0, 0, laurel.FieldErrorf(laurel.ETooLate, "ts", "is older than the board's late_limit (%s)", laurel.FormatDuration(cfg.LateLimit))
 		}
 	}
 	if in.ID != "" {
 		prev, ok, err := tx.idGet(b.cfg.ID, in.ID)
 		if err != nil {
-			return "", err
+			return "", 0, 0, err
 		}
 		if ok {
 			if prev.member == in.Member && prev.value == in.Value && (!in.HasTS || prev.ts == ts) {
-				return laurel.StatusDuplicate, nil
+				return laurel.StatusDuplicate, 0, 0, nil
 			}
-			return "", laurel.FieldErrorf(laurel.EConflict, "id", "event id %q was already used with other content", in.ID)
+			return "", 0, 0, laurel.FieldErrorf(laurel.EConflict, "id", "event id %q was already used with other content", in.ID)
 		}
 	}
 	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID}
@@ -133,12 +132,12 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (string, e
 	for _, w := range b.windows {
 		if err := e.stageWindow(tx, b, w, &ev); err != nil {
 			if laurel.ErrorCode(err) == laurel.EInvalid {
-				return "", laurel.FieldErrorf(laurel.EInvalid, "value", "%s", laurel.ErrorMessage(err))
+				return "", 0, 0, laurel.FieldErrorf(laurel.EInvalid, "value", "%s", laurel.ErrorMessage(err))
 			}
 			if laurel.ErrorCode(err) == laurel.ETooLate {
-				return "", laurel.FieldErrorf(laurel.ETooLate, "ts", "%s", laurel.ErrorMessage(err))
+				return "", 0, 0, laurel.FieldErrorf(laurel.ETooLate, "ts", "%s", laurel.ErrorMessage(err))
 			}
-			return "", err
+			return "", 0, 0, err
 		}
 	}
 	tx.set(eventKey(b.cfg.ID, ev.member, ev.seq), ev.encodeValue())
@@ -147,10 +146,10 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (string, e
 	}
 	if in.Name != nil {
 		if err := e.stageProfile(tx, in.Member, laurel.ProfileSpec{Name: in.Name}); err != nil {
-			return "", err
+			return "", 0, 0, err
 		}
 	}
-	return laurel.StatusApplied, nil
+	return laurel.StatusApplied, ev.seq, ev.ts, nil
 }
 
 func bounds(cfg *laurel.Board) string {
@@ -296,6 +295,7 @@ func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
 		k := eventKey(boardID, ev.member, ev.seq)
 		ev.flags |= flagRetracted
 		tx.set(k, ev.encodeValue())
+		tx.del(historyKey(boardID, ev.member, ev.seq))
 		tx.idSet(boardID, ev, false)
 		rest, err := e.memberEvents(boardID, ev.member)
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 //	C board 0 window 0 start         → closed period: id, end, total, removed ranks
 //	R board 0 window 0 start rank    → frozen entry: score, at, member
 //	M board 0 window 0 start member  → frozen rank of the member
+//	X board 0 member 0 seq           → history: the member's score and rank per window after the event
 const (
 	tagBoard   = 'B'
 	tagProfile = 'P'
@@ -34,10 +35,11 @@ const (
 	tagClosed  = 'C'
 	tagRank    = 'R'
 	tagMember  = 'M'
+	tagHistory = 'X'
 )
 
 // boardTags are the tables a board owns.
-var boardTags = []byte{tagBoard, tagEvent, tagID, tagAgg, tagWindow, tagClosed, tagRank, tagMember}
+var boardTags = []byte{tagBoard, tagEvent, tagID, tagAgg, tagWindow, tagClosed, tagRank, tagMember, tagHistory}
 
 var errCorrupt = errors.New("embedded: corrupt record")
 

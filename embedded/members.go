@@ -236,6 +236,8 @@ func (e *Engine) deleteFromBoard(tx *txn, b *board, member string) error {
 		return err
 	}
 	tx.delRange(p, upper(p))
+	hp := prefix(tagHistory, id, member)
+	tx.delRange(hp, upper(hp))
 	cal := b.cfg.Calendar()
 	for _, ev := range events {
 		if ev.id != "" && ev.flags&flagRetracted == 0 {

@@ -24,6 +24,7 @@ type txn struct {
 
 	after   []func()
 	touched map[*board]bool
+	global  bool // a change beyond single boards: a profile, a hidden mark, a deleted board
 }
 
 // memKey names a member's slot in a rolling window's current span.
@@ -70,6 +71,7 @@ func (tx *txn) mergeInto(p *txn) {
 	p.profiles = mergeMap(p.profiles, tx.profiles)
 	p.seq = tx.seq
 	p.after = append(p.after, tx.after...)
+	p.global = p.global || tx.global
 	for b := range tx.touched {
 		p.touched[b] = true
 	}
@@ -92,6 +94,8 @@ func (tx *txn) onCommit(b *board, f func()) {
 	tx.after = append(tx.after, f)
 	if b != nil {
 		tx.touched[b] = true
+	} else {
+		tx.global = true
 	}
 }
 

@@ -401,6 +401,33 @@ func (c *Client) Periods(ctx context.Context, board, window string) ([]laurel.Pe
 	return periods, nil
 }
 
+// History returns a member's rank history in window, newest first.
+func (c *Client) History(ctx context.Context, board, window, member string, limit int) ([]laurel.HistoryPoint, error) {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return nil, err
+	}
+	if err := laurel.ValidateBoardID(board); err != nil {
+		return nil, err
+	}
+	v := url.Values{"limit": {strconv.Itoa(limit)}}
+	if window != "" {
+		v.Set("window", window)
+	}
+	var out historyJSON
+	if _, err := c.do(ctx, http.MethodGet, memberPath(board, member)+"/history", v, nil, &out); err != nil {
+		return nil, err
+	}
+	points := make([]laurel.HistoryPoint, len(out.Points))
+	for i, p := range out.Points {
+		at, err := timeFrom("points.at", p.At)
+		if err != nil {
+			return nil, err
+		}
+		points[i] = laurel.HistoryPoint{At: at, Score: p.Score, Rank: p.Rank}
+	}
+	return points, nil
+}
+
 // Members.
 
 func profilePath(member string) string { return "/v1/members/" + seg(member) }

@@ -257,6 +257,10 @@ func periods(board, window string) func(context.Context, laurel.Service) (any, e
 	return func(ctx context.Context, s laurel.Service) (any, error) { return s.Periods(ctx, board, window) }
 }
 
+func history(board, window, member string, limit int) func(context.Context, laurel.Service) (any, error) {
+	return func(ctx context.Context, s laurel.Service) (any, error) { return s.History(ctx, board, window, member, limit) }
+}
+
 func putProfile(m string, spec laurel.ProfileSpec) func(context.Context, laurel.Service) (any, error) {
 	return func(ctx context.Context, s laurel.Service) (any, error) { return s.PutProfile(ctx, m, spec) }
 }
@@ -512,6 +516,17 @@ func TestClientScenarios(t *testing.T) {
 			ok("periods of the first window", periods(b, "")),
 			fails("periods of a rolling window", laurel.EInvalid, "window", periods(b, "last7d")),
 			fails("periods of a missing board", laurel.ENotFound, "board", periods("missing", "week")),
+
+			ok("history", history(b, "week", "alice", 10), func(t *testing.T, got any) {
+				if pts := got.([]laurel.HistoryPoint); len(pts) != 2 || pts[0].Score != 18 || pts[0].Rank != 1 {
+					t.Errorf("history %+v, want alice's two events, 18 and 1st after the second", pts)
+				}
+			}),
+			ok("history of the first window, limited", history(b, "", "bob", 1)),
+			ok("history of a member without events", history(b, "all", "zed", 10)),
+			fails("history in a bad window", laurel.EInvalid, "window", history(b, "hour", "alice", 10)),
+			fails("history over the limit", laurel.EInvalid, "limit", history(b, "all", "alice", 1001)),
+			fails("history of a missing board", laurel.ENotFound, "board", history("missing", "all", "alice", 10)),
 		)},
 
 		{"periods over time", []step{

@@ -82,6 +82,7 @@ func start(t *testing.T, o options) *env {
 		t.Fatal(err)
 	}
 	e.srv = &http.Server{Handler: e.server.Handler()}
+	e.srv.RegisterOnShutdown(e.server.Close)
 	go e.srv.Serve(ln)
 	e.url = "http://" + ln.Addr().String()
 	t.Cleanup(e.close)

@@ -19,6 +19,8 @@ type metrics struct {
 	commitSeconds   prometheus.Histogram
 	eventsApplied   prometheus.Counter
 	eventsDuplicate prometheus.Counter
+	streams         prometheus.Gauge
+	streamsDropped  prometheus.Counter
 }
 
 func newMetrics(svc laurel.Service) *metrics {
@@ -51,8 +53,17 @@ func newMetrics(svc laurel.Service) *metrics {
 			Name: "laurel_events_duplicate_total",
 			Help: "Events answered as duplicates of an event id already counted.",
 		}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "laurel_streams",
+			Help: "Live streams open.",
+		}),
+		streamsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "laurel_streams_dropped_total",
+			Help: "Live streams dropped because their client could not keep up.",
+		}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.commitOps, m.commitSeconds, m.eventsApplied, m.eventsDuplicate,
+		m.streams, m.streamsDropped,
 		&entriesCollector{svc: svc},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

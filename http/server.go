@@ -5,6 +5,7 @@ package http
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -46,6 +47,7 @@ type Config struct {
 	Logger     *slog.Logger // nil discards logs
 	Ready      func() bool  // nil: always ready
 	MaxBody    int64        // 0: DefaultMaxBody
+	StreamPing time.Duration // keep-alive comment interval of live streams; 0: 15 s
 }
 
 // Server adapts a laurel.Service to HTTP.
@@ -57,6 +59,8 @@ type Server struct {
 	routes  []string
 	limiter *limiter
 	metrics *metrics
+	hub     *hub
+	ping    time.Duration
 }
 
 // scope is what an endpoint requires.
@@ -82,6 +86,8 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 		s.limiter = newLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
 	}
 	s.metrics = newMetrics(svc)
+	s.hub = newHub(s)
+	s.ping = cmp.Or(cfg.StreamPing, defaultPing)
 
 	s.handle("GET /healthz", scopeNone, s.handleHealthz)
 	s.handle("GET /readyz", scopeNone, s.handleReadyz)
@@ -112,6 +118,10 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle("DELETE /v1/members/{member}", scopeAdmin, s.handleDeleteMember)
 	s.handle("POST /v1/members/{member}/hide", scopeAdmin, s.handleHide)
 	s.handle("POST /v1/members/{member}/unhide", scopeAdmin, s.handleUnhide)
+
+	s.handle(streamRoute, scopeRead, s.handleStream)
+	s.handle("GET /v1/boards/{board}/members/{member}/history", scopeRead, s.handleHistory)
+	s.routeWeb()
 	return s
 }
 
@@ -225,6 +235,11 @@ func (s *Server) ready() bool { return s.cfg.Ready == nil || s.cfg.Ready() }
 // limit bucket. It writes the error and returns false when the request may not go on.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) bool {
 	key, hasKey := bearer(r)
+	if !hasKey && r.Pattern == streamRoute {
+		// A browser's EventSource cannot send headers (API.md, "Live and history").
+		key = r.URL.Query().Get("key")
+		hasKey = key != ""
+	}
 	granted := scopeNone
 	if hasKey {
 		granted = s.keyScope(key)

@@ -88,6 +88,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	s := lhttp.NewServer(engine, cfg)
+	srv.RegisterOnShutdown(s.Close) // live streams end, so that shutting down need not wait for them
 	api.Store(s)
 	h := s.Handler()
 	handler.Store(&h)

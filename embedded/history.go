@@ -1,0 +1,138 @@
+package embedded
+
+import (
+	"context"
+	"encoding/binary"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/laurel/laurel"
+)
+
+// A member's rank history (API.md, "Live and history") is one record per event: its time and
+// the member's score and rank in each window right after the event. Ranks are known only once
+// a group is applied to memory, after its fsync, so the records of a group ride along with the
+// next commit, or with a commit of their own after historyDelay when no other write comes: a
+// point becomes readable, like everything else, once it is durable; a History read waits for
+// that commit, so a client reads its own writes. A crash can lose the points of the events of
+// the last historyDelay, never the events themselves.
+const historyDelay = 50 * time.Millisecond
+
+// historyRecord is one pending history record.
+type historyRecord struct{ key, value []byte }
+
+func historyKey(board, member string, seq uint64) []byte {
+	return appendU64(prefix(tagHistory, board, member), seq)
+}
+
+// encodeHistory encodes the event's time and the member's standing per window.
+func encodeHistory(ts int64, names []string, standings []laurel.Standing) []byte {
+	b := appendU64(make([]byte, 0, 8+len(names)*20), uint64(ts))
+	for i, name := range names {
+		b = append(b, byte(len(name)))
+		b = append(b, name...)
+		b = appendU64(b, uint64(standings[i].Score))
+		b = binary.BigEndian.AppendUint32(b, uint32(standings[i].Rank))
+	}
+	return b
+}
+
+// decodeHistory finds window's point in a history record; ok is false when the member was not
+// ranked in it (it was hidden, or the window was added later).
+func decodeHistory(b []byte, window string) (p laurel.HistoryPoint, ok bool, err error) {
+	if len(b) < 8 {
+		return p, false, errCorrupt
+	}
+	p.At = int64(readU64(b))
+	for b = b[8:]; len(b) > 0; {
+		n := int(b[0])
+		if len(b) < 1+n+12 {
+			return p, false, errCorrupt
+		}
+		name := string(b[1 : 1+n])
+		b = b[1+n:]
+		if name == window {
+			p.Score = int64(readU64(b))
+			p.Rank = int(binary.BigEndian.Uint32(b[8:]))
+			return p, true, nil
+		}
+		b = b[12:]
+	}
+	return p, false, nil
+}
+
+// recordHistory computes the member's standing in every window after an applied event and
+// queues its history record. It runs in the writer, under the read lock, after the apply; it
+// returns the standings for the event's result.
+func (e *Engine) recordHistory(b *board, member string, seq uint64, ts, now int64) map[string]laurel.Standing {
+	entries := make(map[string]laurel.Standing, len(b.windows))
+	names := make([]string, 0, len(b.windows))
+	standings := make([]laurel.Standing, 0, len(b.windows))
+	for _, w := range b.windows {
+		if s, ok := e.standing(b, w, member, now); ok {
+			entries[w.name] = s
+			names = append(names, w.name)
+			standings = append(standings, s)
+		}
+	}
+	if seq != 0 {
+		e.history = append(e.history, historyRecord{historyKey(b.cfg.ID, member, seq), encodeHistory(ts, names, standings)})
+		e.pending.Store(int64(len(e.history)))
+	}
+	return entries
+}
+
+// stageHistory adds the queued history records to tx: first in its batch, so that a
+// retraction or deletion later in the batch removes them.
+func (e *Engine) stageHistory(tx *txn) {
+	for _, r := range e.history {
+		tx.set(r.key, r.value)
+	}
+	e.history = e.history[:0]
+	e.pending.Store(0)
+}
+
+// History returns the member's points in window, newest first.
+func (e *Engine) History(ctx context.Context, boardID, window, member string, limit int) ([]laurel.HistoryPoint, error) {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > laurel.MaxHistoryLimit {
+		return nil, laurel.FieldErrorf(laurel.EInvalid, "limit", "must be an integer from 1 to %d", laurel.MaxHistoryLimit)
+	}
+	if e.pending.Load() > 0 {
+		// Wait for the commit that makes the points of recent events durable.
+		if err := e.do(ctx, &op{}); err != nil {
+			return nil, err
+		}
+	}
+	rd, err := e.resolve(ctx, laurel.Query{Board: boardID, Window: window})
+	if err != nil {
+		return nil, err
+	}
+	defer rd.done()
+	if e.hidden[member] {
+		return nil, laurel.FieldErrorf(laurel.ENotFound, "member", "member %q is hidden", member)
+	}
+	p := prefix(tagHistory, rd.b.cfg.ID, member)
+	it, err := e.snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	points := []laurel.HistoryPoint{}
+	for valid := it.Last(); valid && len(points) < limit; valid = it.Prev() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		pt, ok, err := decodeHistory(v, rd.w.name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			points = append(points, pt)
+		}
+	}
+	return points, nil
+}

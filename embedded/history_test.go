@@ -1,0 +1,182 @@
+package embedded_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/laurel/laurel"
+)
+
+func history(t *testing.T, e interface {
+	History(context.Context, string, string, string, int) ([]laurel.HistoryPoint, error)
+}, board, window, member string, limit int) []laurel.HistoryPoint {
+	t.Helper()
+	pts, err := e.History(context.Background(), board, window, member, limit)
+	if err != nil {
+		t.Fatalf("History(%s, %s, %s): %v", board, window, member, err)
+	}
+	return pts
+}
+
+// TestHistory: a member's points are its standings right after each of its events, newest
+// first, per window; they follow retraction and deletion, survive a restart, and a reader sees
+// them as soon as the write returns.
+func TestHistory(t *testing.T) {
+	ctx := context.Background()
+	c := newClock("2026-11-22T10:00:00Z")
+	dir := t.TempDir()
+	e := testEngine(t, dir, c)
+	putBoard(t, e, "g", laurel.BoardSpec{Windows: []string{"all", "day"}})
+
+	var want []laurel.HistoryPoint // for alice in all, oldest first
+	for i, ev := range []laurel.Event{
+		{Member: "bob", Value: 5},
+		{Member: "alice", Value: 3, ID: "a1"},
+		{Member: "alice", Value: 1, ID: "a2"},
+		{Member: "carol", Value: 9},
+		{Member: "alice", Value: 4, ID: "a3"},
+	} {
+		ev.Board = "g"
+		c.add(1000)
+		res := submit(t, e, ev)
+		if ev.Member == "alice" {
+			s := res[0].Entries["all"]
+			want = append(want, laurel.HistoryPoint{At: c.now(), Score: s.Score, Rank: s.Rank})
+		}
+		if i == 1 {
+			// Read right after the write: the point is there.
+			if pts := history(t, e, "g", "all", "alice", 10); len(pts) != 1 {
+				t.Fatalf("right after the first event: %v", pts)
+			}
+		}
+	}
+	slices.Reverse(want)
+	if got := history(t, e, "g", "all", "alice", 10); !slices.Equal(got, want) {
+		t.Fatalf("history:\n got %v\nwant %v", got, want)
+	}
+	// By hand: 3 behind bob's 5, 4 behind bob's 5, 8 behind carol's 9.
+	if want[2].Rank != 2 || want[2].Score != 3 || want[0].Score != 8 || want[0].Rank != 2 {
+		t.Fatalf("unexpected standings %v", want)
+	}
+	if got := history(t, e, "g", "all", "alice", 2); !slices.Equal(got, want[:2]) {
+		t.Fatalf("limit 2: %v", got)
+	}
+	if got := history(t, e, "g", "", "alice", 10); !slices.Equal(got, want) {
+		t.Fatalf("the default window is the first: %v", got)
+	}
+	if got := history(t, e, "g", "day", "alice", 10); len(got) != 3 || got[0].Score != 8 {
+		t.Fatalf("day: %v", got)
+	}
+	if got := history(t, e, "g", "all", "nobody", 10); len(got) != 0 || got == nil {
+		t.Fatalf("a member without events has an empty history, not nil: %#v", got)
+	}
+
+	// Retraction removes the event's point; the others stay as they were.
+	if err := e.Retract(ctx, "g", "a2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := history(t, e, "g", "all", "alice", 10); !slices.Equal(got, []laurel.HistoryPoint{want[0], want[2]}) {
+		t.Fatalf("after retracting a2: %v", got)
+	}
+
+	// A restart keeps the points.
+	e.Close()
+	e = testEngine(t, dir, c)
+	if got := history(t, e, "g", "all", "alice", 10); !slices.Equal(got, []laurel.HistoryPoint{want[0], want[2]}) {
+		t.Fatalf("after a restart: %v", got)
+	}
+
+	// Hidden members have no readable history; deletion erases it.
+	if err := e.Hide(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.History(ctx, "g", "all", "alice", 10); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("hidden: %v", err)
+	}
+	if err := e.Unhide(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeleteMember(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if got := history(t, e, "g", "all", "alice", 10); len(got) != 0 {
+		t.Fatalf("after deleting the member: %v", got)
+	}
+
+	// Errors.
+	for _, tc := range []struct {
+		board, window, member string
+		limit                 int
+		code                  string
+	}{
+		{"nope", "all", "bob", 10, laurel.ENotFound},
+		{"g", "week", "bob", 10, laurel.EInvalid},
+		{"g", "all", "bob", 0, laurel.EInvalid},
+		{"g", "all", "bob", laurel.MaxHistoryLimit + 1, laurel.EInvalid},
+		{"g", "all", "", 10, laurel.EInvalid},
+	} {
+		if _, err := e.History(ctx, tc.board, tc.window, tc.member, tc.limit); laurel.ErrorCode(err) != tc.code {
+			t.Errorf("History(%q, %q, %q, %d) = %v, want %s", tc.board, tc.window, tc.member, tc.limit, err, tc.code)
+		}
+	}
+}
+
+// TestHistoryWithoutRanks: events written with ranks=false leave points too.
+func TestHistoryWithoutRanks(t *testing.T) {
+	c := newClock("2026-11-22T10:00:00Z")
+	e := testEngine(t, "", c)
+	putBoard(t, e, "g", laurel.BoardSpec{})
+	res, err := e.Submit(context.Background(), []laurel.Event{{Board: "g", Member: "a", Value: 2}, {Board: "g", Member: "b", Value: 3}}, laurel.SubmitOptions{NoRanks: true})
+	if err != nil || res[0].Entries != nil {
+		t.Fatalf("Submit: %v %v", res, err)
+	}
+	want := []laurel.HistoryPoint{{At: c.now(), Score: 2, Rank: 2}}
+	if got := history(t, e, "g", "", "a", 10); !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// TestWatch: watchers hear of each commit with the boards it touched, or nil for a change that
+// may show on any board, and no more once stopped.
+func TestWatch(t *testing.T) {
+	ctx := context.Background()
+	c := newClock("2026-11-22T10:00:00Z")
+	e := testEngine(t, "", c)
+	putBoard(t, e, "a", laurel.BoardSpec{})
+	putBoard(t, e, "b", laurel.BoardSpec{})
+
+	var mu sync.Mutex
+	var heard [][]string
+	stop := e.Watch(func(boards []string) {
+		mu.Lock()
+		heard = append(heard, boards)
+		mu.Unlock()
+	})
+	last := func() ([]string, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(heard) == 0 {
+			return nil, 0
+		}
+		return heard[len(heard)-1], len(heard)
+	}
+	submit(t, e, laurel.Event{Board: "b", Member: "x", Value: 1}, laurel.Event{Board: "a", Member: "x", Value: 1})
+	if got, n := last(); n == 0 || !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("after a submit to a and b: %v (%d calls)", got, n)
+	}
+	name := "X"
+	if _, err := e.PutProfile(ctx, "x", laurel.ProfileSpec{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if got, n := last(); got != nil || n < 2 {
+		t.Fatalf("after a profile change: %v (%d calls), want nil", got, n)
+	}
+	stop()
+	_, n := last()
+	submit(t, e, laurel.Event{Board: "a", Member: "x", Value: 1})
+	if _, m := last(); m != n {
+		t.Fatalf("called after stop")
+	}
+}

@@ -1,0 +1,385 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/laurel/laurel"
+)
+
+// Live pages (API.md, "Live and history"). One publisher per server computes each distinct
+// (board, window, limit, metadata) page once per change and hands the same bytes to every
+// stream that follows it, so the cost of a change does not grow with the streams watching it.
+// Writers only mark boards dirty; a stream whose connection cannot keep up is dropped, never
+// waited for, and its browser's EventSource reconnects.
+
+const streamRoute = "GET /v1/boards/{board}/stream"
+
+const (
+	// publishEvery spaces a feed's pages: at most ten a second, bursts coalesced.
+	publishEvery = 100 * time.Millisecond
+	// pollEvery is how often every feed is recomputed when the service cannot tell of changes.
+	pollEvery = time.Second
+	// streamBuffer is how many pages a stream may fall behind before it is dropped.
+	streamBuffer = 4
+	// streamWriteWait bounds one write to a stream's connection.
+	streamWriteWait = 10 * time.Second
+	// defaultPing is the interval of the keep-alive comment.
+	defaultPing = 15 * time.Second
+)
+
+type feedKey struct {
+	board, window string
+	limit         int
+	metadata      bool
+}
+
+// feed is one live page and the streams following it.
+type feed struct {
+	key   feedKey
+	subs  map[*stream]struct{}
+	last  []byte // the page last published, as a complete SSE event
+	end   int64  // when the page's calendar period ends (unix ms); 0: never by time alone
+	stale bool   // recompute at the next publish
+}
+
+// stream is one subscriber.
+type stream struct {
+	pages chan []byte
+	gone  chan struct{} // closed when the publisher drops it
+	end   []byte        // an error event to send before ending, set before gone closes
+}
+
+// hub is the publisher.
+type hub struct {
+	svc  laurel.Service
+	srv  *Server
+	once sync.Once
+
+	mu     sync.Mutex
+	feeds  map[feedKey]*feed
+	dirty  map[string]bool // boards changed since the last publish
+	all    bool            // every board may have changed
+	wake   chan struct{}
+	closed chan struct{}
+	stop   func() // stops watching the service
+	shut   bool
+}
+
+func newHub(s *Server) *hub {
+	return &hub{svc: s.svc, srv: s, feeds: make(map[feedKey]*feed), dirty: make(map[string]bool),
+		wake: make(chan struct{}, 1), closed: make(chan struct{})}
+}
+
+// start watches the service and runs the publisher, on the first stream.
+func (h *hub) start() {
+	h.once.Do(func() {
+		poll := time.Duration(0)
+		if w, ok := h.svc.(laurel.Watcher); ok {
+			h.mu.Lock()
+			h.stop = w.Watch(h.changed)
+			h.mu.Unlock()
+		} else {
+			poll = pollEvery
+		}
+		go h.run(poll)
+	})
+}
+
+// changed is the service's Watch callback: it runs on the writer, so it only marks.
+func (h *hub) changed(boards []string) {
+	h.mu.Lock()
+	if boards == nil {
+		h.all = true
+	}
+	for _, b := range boards {
+		h.dirty[b] = true
+	}
+	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run publishes until the hub closes: on a change, on the end of a feed's period, and every
+// poll (when not zero), at most once per publishEvery.
+func (h *hub) run(poll time.Duration) {
+	tick := time.NewTicker(publishEvery)
+	defer tick.Stop()
+	var lastPoll time.Time
+	for {
+		select {
+		case <-h.closed:
+			return
+		case <-h.wake:
+		case <-tick.C:
+		}
+		now := time.Now()
+		all := poll > 0 && now.Sub(lastPoll) >= poll
+		if all {
+			lastPoll = now
+		}
+		h.publish(now.UnixMilli(), all)
+		select {
+		case <-h.closed:
+			return
+		case <-time.After(time.Until(now.Add(publishEvery))):
+		}
+	}
+}
+
+// publish recomputes the feeds that may have changed and sends the pages that did.
+func (h *hub) publish(now int64, all bool) {
+	h.mu.Lock()
+	var due []*feed
+	for _, f := range h.feeds {
+		if all || h.all || f.stale || h.dirty[f.key.board] || f.end != 0 && now >= f.end {
+			f.stale = false
+			due = append(due, f)
+		}
+	}
+	h.all = false
+	clear(h.dirty)
+	h.mu.Unlock()
+
+	for _, f := range due {
+		msg, end, err := h.page(f.key)
+		h.mu.Lock()
+		switch {
+		case err != nil && laurel.ErrorCode(err) == laurel.EInternal:
+			// Keep the streams; the next change tries again.
+			h.srv.log.Error("live page", "board", f.key.board, "window", f.key.window, "err", err)
+			f.stale = true
+		case err != nil:
+			// The board or its window is gone: say why and end the streams.
+			body, _ := json.Marshal(errorBody{Error: errorOf(err)})
+			for s := range f.subs {
+				s.end = sse("error", body)
+				h.drop(f, s)
+			}
+		case !bytes.Equal(msg, f.last):
+			f.last, f.end = msg, end
+			for s := range f.subs {
+				select {
+				case s.pages <- msg:
+				default:
+					h.drop(f, s) // it cannot keep up
+					h.srv.metrics.streamsDropped.Inc()
+				}
+			}
+		}
+		h.mu.Unlock()
+	}
+}
+
+// page computes the feed's page as an SSE event, and when its calendar period ends.
+func (h *hub) page(k feedKey) (msg []byte, end int64, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := h.svc.Page(ctx, laurel.Query{Board: k.board, Window: k.window, Metadata: k.metadata}, 0, k.limit, laurel.ScoreRange{})
+	if err != nil {
+		return nil, 0, err
+	}
+	if p.Period.ID != "" && p.Period.ID != "all" {
+		end = p.Period.End
+	}
+	body, err := json.Marshal(pageOf(p))
+	if err != nil {
+		return nil, 0, err
+	}
+	return sse("page", body), end, nil
+}
+
+// subscribe adds a stream to the feed of k. first is the page the stream starts with: the
+// feed's latest when it has one, else the page the caller computed.
+func (h *hub) subscribe(k feedKey, computed []byte, end int64) (s *stream, first []byte, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.shut {
+		return nil, nil, false
+	}
+	f := h.feeds[k]
+	if f == nil {
+		// A change may have been published between the caller's read and now: look again at
+		// the next publish.
+		f = &feed{key: k, subs: make(map[*stream]struct{}), last: computed, end: end, stale: true}
+		h.feeds[k] = f
+	}
+	s = &stream{pages: make(chan []byte, streamBuffer), gone: make(chan struct{})}
+	f.subs[s] = struct{}{}
+	return s, f.last, true
+}
+
+func (h *hub) unsubscribe(k feedKey, s *stream) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f := h.feeds[k]; f != nil {
+		if _, ok := f.subs[s]; ok {
+			h.drop(f, s)
+		}
+	}
+}
+
+// drop removes s from f, under mu; a feed without streams goes.
+func (h *hub) drop(f *feed, s *stream) {
+	delete(f.subs, s)
+	close(s.gone)
+	if len(f.subs) == 0 {
+		delete(h.feeds, f.key)
+	}
+}
+
+// close ends every stream and the publisher.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.shut {
+		return
+	}
+	h.shut = true
+	close(h.closed)
+	if h.stop != nil {
+		h.stop()
+	}
+}
+
+// sse frames data as one server-sent event.
+func sse(event string, data []byte) []byte {
+	out := make([]byte, 0, len(event)+len(data)+16)
+	out = append(out, "event: "...)
+	out = append(out, event...)
+	out = append(out, "\ndata: "...)
+	out = append(out, data...)
+	return append(out, "\n\n"...)
+}
+
+// Close ends the live streams, so that a graceful shutdown of the HTTP server need not wait
+// for them: register it with http.Server.RegisterOnShutdown. The other routes keep working.
+func (s *Server) Close() { s.hub.close() }
+
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	q, err := query(r)
+	if err == nil && (q.HasAt || q.Period != "") {
+		err = laurel.FieldErrorf(laurel.EInvalid, "at", "a stream follows the current page; read past instants and periods from /entries")
+	}
+	var limit int64
+	if err == nil {
+		limit, _, err = intParam(r.URL.Query(), "limit", laurel.DefaultStreamLimit, 1, laurel.MaxStreamLimit)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	k := feedKey{board: q.Board, window: q.Window, limit: int(limit), metadata: q.Metadata}
+	// Read once here, so that a bad window or an unknown board is a plain error response.
+	computed, end, err := s.hub.page(k)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.hub.start()
+	st, first, ok := s.hub.subscribe(k, computed, end)
+	if !ok {
+		s.writeError(w, r, laurel.Errorf(laurel.EUnavailable, "the server is shutting down"))
+		return
+	}
+	defer s.hub.unsubscribe(k, st)
+	s.metrics.streams.Inc()
+	defer s.metrics.streams.Dec()
+
+	rc := http.NewResponseController(w)
+	send := func(b []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(streamWriteWait))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	rc.SetReadDeadline(time.Time{})
+	if !send(first) {
+		return
+	}
+	ping := time.NewTicker(s.ping)
+	defer ping.Stop()
+	for {
+		select {
+		case msg := <-st.pages:
+			if !send(msg) {
+				return
+			}
+		case <-ping.C:
+			if !send([]byte(": ping\n\n")) {
+				return
+			}
+		case <-st.gone:
+			if st.end != nil {
+				send(st.end)
+			}
+			return
+		case <-s.hub.closed:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	limit, _, err := intParam(v, "limit", laurel.DefaultHistoryLimit, 1, laurel.MaxHistoryLimit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	board := r.PathValue("board")
+	if err := laurel.ValidateBoardID(board); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	points, err := s.svc.History(r.Context(), board, v.Get("window"), r.PathValue("member"), int(limit))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := historyJSON{Points: make([]pointJSON, len(points))}
+	for i, p := range points {
+		out.Points[i] = pointJSON{At: laurel.FormatTime(p.At), Score: p.Score, Rank: p.Rank}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type historyJSON struct {
+	Points []pointJSON `json:"points"`
+}
+
+type pointJSON struct {
+	At    string `json:"at"`
+	Score int64  `json:"score"`
+	Rank  int    `json:"rank"`
+}
+
+// errorOf is the body of an error that is not internal.
+// TODO(lead): writeError builds the same; fold it into encode.go once that file is free.
+func errorOf(err error) errorJSON {
+	body := errorJSON{Code: laurel.ErrorCode(err), Message: laurel.ErrorMessage(err)}
+	var e *laurel.Error
+	if errors.As(err, &e) {
+		body.Field = e.Field
+	}
+	if body.Field != "" && !strings.HasPrefix(body.Message, body.Field+":") {
+		body.Message = body.Field + ": " + body.Message
+	}
+	return body
+}

@@ -1,0 +1,4 @@
+package http
+
+// routeWeb registers the web page's routes.
+func (s *Server) routeWeb() {}
