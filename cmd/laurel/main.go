@@ -26,6 +26,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"demo", "run the server on a temporary store with boards and players who keep scoring", runDemo},
 		{"serve", "run the HTTP API on the embedded store", runServe},
 		{"bench", "drive a running laurel (and Redis, side by side) and print throughput and latency", runBench},
 		{"version", "print the version of this build", runVersion},

@@ -54,60 +54,92 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("no keys configured: the API is open to anyone who can reach it; listening on loopback only")
 	}
 
-	ln, err := net.Listen("tcp", *addr)
+	srv, err := listen(*addr, cfg, log)
 	if err != nil {
 		return err
 	}
-	// Until the store is recovered, every request but /healthz is 503.
-	var handler atomic.Pointer[http.Handler]
+	if err := srv.open(*data); err != nil {
+		return err
+	}
+	return srv.wait(ctx)
+}
+
+// server is the HTTP API on the embedded store, as serve and demo run it.
+type server struct {
+	log     *slog.Logger
+	cfg     lhttp.Config
+	http    *http.Server
+	url     string
+	handler atomic.Pointer[http.Handler]
+	api     atomic.Pointer[lhttp.Server]
+	engine  *embedded.Engine
+	served  chan error
+}
+
+// listen starts answering at addr at once: /healthz, and 503 for the rest until open.
+func listen(addr string, cfg lhttp.Config, log *slog.Logger) (*server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{log: log, cfg: cfg, served: make(chan error, 1), url: "http://" + ln.Addr().String()}
 	recovering := lhttp.Recovering()
-	handler.Store(&recovering)
-	srv := &http.Server{
-		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) }),
+	s.handler.Store(&recovering)
+	s.http = &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*s.handler.Load()).ServeHTTP(w, r) }),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      60 * time.Second, // live streams set their own deadline per write
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "data", *data)
+	go func() { s.served <- s.http.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String())
+	return s, nil
+}
 
-	var api atomic.Pointer[lhttp.Server]
-	engine, err := embedded.Open(*data, embedded.Options{
-		Logger: log,
+// open recovers the store in dir and starts serving the API from it.
+func (s *server) open(dir string) error {
+	engine, err := embedded.Open(dir, embedded.Options{
+		Logger: s.log,
 		OnCommit: func(ops, _ int, took time.Duration) {
-			if s := api.Load(); s != nil {
-				s.ObserveCommit(ops, took)
+			if a := s.api.Load(); a != nil {
+				a.ObserveCommit(ops, took)
 			}
 		},
 	})
 	if err != nil {
-		srv.Close()
+		s.http.Close()
 		return err
 	}
-	s := lhttp.NewServer(engine, cfg)
-	srv.RegisterOnShutdown(s.Close) // live streams end, so that shutting down need not wait for them
-	api.Store(s)
-	h := s.Handler()
-	handler.Store(&h)
-	log.Info("ready")
+	s.engine = engine
+	a := lhttp.NewServer(engine, s.cfg)
+	s.http.RegisterOnShutdown(a.Close) // live streams end, so that shutting down need not wait for them
+	s.api.Store(a)
+	h := a.Handler()
+	s.handler.Store(&h)
+	s.log.Info("ready", "data", dir)
+	return nil
+}
 
+// wait serves until ctx is done (SIGTERM, SIGINT), then stops cleanly: requests in flight
+// finish, then the store is flushed and closed.
+func (s *server) wait(ctx context.Context) error {
+	var err error
 	select {
 	case <-ctx.Done():
-	case err = <-served:
+	case err = <-s.served:
 	}
-	log.Info("stopping")
+	s.log.Info("stopping")
 	stop, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if shutErr := srv.Shutdown(stop); shutErr != nil {
-		log.Error("stopping the listener", "err", shutErr)
+	if shutErr := s.http.Shutdown(stop); shutErr != nil {
+		s.log.Error("stopping the listener", "err", shutErr)
 	}
-	if closeErr := engine.Close(); closeErr != nil {
+	if closeErr := s.engine.Close(); closeErr != nil {
 		return closeErr
 	}
-	log.Info("stopped")
+	s.log.Info("stopped")
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/laurel/laurel"
+	lhttp "github.com/laurel/laurel/http"
+)
+
+// runDemo is `laurel demo`: the server on a temporary store with three boards and players who
+// keep scoring (seed 002's background job), until stopped. It prints the URL to open.
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("demo", stderr)
+	addr := fs.String("addr", "127.0.0.1:7300", "address to listen on (loopback: the demo has no keys)")
+	rate := fs.Float64("rate", 4, "scores per second")
+	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "seed of the simulated players")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if !loopback(*addr) {
+		return usageError{fmt.Errorf("the demo has no keys: refusing to listen on %s, which is not a loopback address", *addr)}
+	}
+	if *rate <= 0 {
+		return usageError{fmt.Errorf("-rate must be above 0")}
+	}
+	dir, err := os.MkdirTemp("", "laurel-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := listen(*addr, lhttp.Config{Logger: log}, log)
+	if err != nil {
+		return err
+	}
+	if err := srv.open(dir); err != nil {
+		return err
+	}
+	sim := newSimulation(srv.engine, *seed)
+	if err := sim.setUp(ctx); err != nil {
+		srv.http.Close()
+		srv.engine.Close()
+		return err
+	}
+	fmt.Fprintf(stdout, "laurel demo: open %s/ in a browser (Ctrl-C stops it; the data goes with it)\n", srv.url)
+	fmt.Fprintf(stdout, "  boards: %s/v1/boards\n", srv.url)
+
+	simDone := make(chan struct{})
+	simCtx, stopSim := context.WithCancel(ctx)
+	go func() {
+		defer close(simDone)
+		sim.play(simCtx, *rate, log)
+	}()
+	err = srv.wait(ctx)
+	stopSim()
+	<-simDone
+	return err
+}
+
+// The demo's boards: one score feeds the rolling and the weekly board at once (a
+// cross-board batch, like seed 002's groups); lap times go to a best-time board. An 8-day
+// late_limit keeps the periods of the made-up past week open for it.
+var demoBoards = []struct {
+	id   string
+	spec laurel.BoardSpec
+}{
+	{"points", laurel.BoardSpec{Windows: []string{"last7d", "day", "all"}, LateLimit: ptr("8d"), Title: ptr("Points, last 7 days")}},
+	{"weekly", laurel.BoardSpec{Windows: []string{"week", "all"}, LateLimit: ptr("8d"), Title: ptr("Points this week")}},
+	{"laps", laurel.BoardSpec{Order: ptr("asc"), Mode: ptr("best"), Windows: []string{"week", "day", "all"}, LateLimit: ptr("8d"),
+		Title: ptr("Fastest lap (ms)"), Metadata: []byte(`{"unit": "ms"}`)}},
+}
+
+var demoPlayers = []string{
+	"Ada", "Bjørn", "Chiara", "Dmitri", "Emeka", "Farah", "Goran", "Hana", "Ines", "Jun",
+	"Kofi", "Lena", "Mateo", "Nia", "Oskar", "Priya", "Quinn", "Rafa", "Sana", "Tomás",
+	"Uma", "Viktor", "Wen", "Ximena", "Yusuf", "Zoe",
+}
+
+// simulation is the players: each has a skill that sets how often it scores and how fast its
+// laps are.
+type simulation struct {
+	svc   laurel.Service
+	rng   *rand.Rand
+	skill []float64
+	n     int // events sent, for ids
+}
+
+func newSimulation(svc laurel.Service, seed uint64) *simulation {
+	s := &simulation{svc: svc, rng: rand.New(rand.NewPCG(seed, 0x1a0e1))}
+	for range demoPlayers {
+		s.skill = append(s.skill, 0.3+s.rng.Float64())
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// setUp creates the boards and the players' last week, so that every window has a story.
+func (s *simulation) setUp(ctx context.Context) error {
+	for _, b := range demoBoards {
+		if _, _, err := s.svc.PutBoard(ctx, b.id, b.spec); err != nil {
+			return err
+		}
+	}
+	// One play at a time and in time order, so that the rank histories tell how it went.
+	now := time.Now()
+	times := make([]time.Time, 400)
+	for i := range times {
+		times[i] = now.Add(-time.Duration(s.rng.Int64N(int64(7 * 24 * time.Hour))))
+	}
+	slices.SortFunc(times, time.Time.Compare)
+	for _, ts := range times {
+		if _, err := s.svc.Submit(ctx, s.play1(ts), laurel.SubmitOptions{NoRanks: true}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// play1 is one thing a player did at ts: a score on the points boards, sometimes a lap.
+func (s *simulation) play1(ts time.Time) []laurel.Event {
+	p := s.pick()
+	member := fmt.Sprintf("p%02d", p)
+	name := demoPlayers[p]
+	s.n++
+	id := fmt.Sprintf("demo-%d", s.n)
+	pts := int64(1 + s.rng.IntN(int(3+6*s.skill[p])))
+	evs := []laurel.Event{
+		{Board: "points", Member: member, Value: pts, TS: ts.UnixMilli(), HasTS: true, ID: id, Name: &name},
+		{Board: "weekly", Member: member, Value: pts, TS: ts.UnixMilli(), HasTS: true, ID: id},
+	}
+	if s.rng.IntN(3) == 0 {
+		lap := int64(62_000 - 9_000*s.skill[p] + s.rng.NormFloat64()*2_500)
+		evs = append(evs, laurel.Event{Board: "laps", Member: member, Value: lap, TS: ts.UnixMilli(), HasTS: true, ID: id})
+	}
+	return evs
+}
+
+// pick chooses a player, the more skilled more often.
+func (s *simulation) pick() int {
+	total := 0.0
+	for _, k := range s.skill {
+		total += k * k
+	}
+	x := s.rng.Float64() * total
+	for i, k := range s.skill {
+		if x -= k * k; x < 0 {
+			return i
+		}
+	}
+	return len(s.skill) - 1
+}
+
+// play sends rate scores a second until ctx ends.
+func (s *simulation) play(ctx context.Context, rate float64, log *slog.Logger) {
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			if _, err := s.svc.Submit(ctx, s.play1(now), laurel.SubmitOptions{NoRanks: true}); err != nil && ctx.Err() == nil {
+				log.Warn("demo: a score was refused", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDemo runs `laurel demo` as a newcomer would: it prints a URL where the page and three
+// boards with a week of history are, scores keep coming in on their own, and Ctrl-C stops it
+// and removes its data.
+func TestDemo(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, w := io.Pipe()
+	var stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"demo", "-addr", "127.0.0.1:0", "-rate", "20", "-seed", "7"}, w, &stderr)
+		w.Close()
+	}()
+	lines := bufio.NewScanner(out)
+	url := regexp.MustCompile(`open (http://[^ ]+)/ in a browser`)
+	var base string
+	for lines.Scan() {
+		if m := url.FindStringSubmatch(lines.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("no URL printed; stderr:\n%s", stderr.String())
+	}
+	go io.Copy(io.Discard, out)
+
+	status, body := do(t, "GET", base+"/v1/boards", "")
+	boards, _ := body["boards"].([]any)
+	if status != http.StatusOK || len(boards) != 3 {
+		t.Fatalf("boards: %d %v", status, body)
+	}
+	// A week of play is there already: the weekly board has last week too.
+	_, body = do(t, "GET", base+"/v1/boards/weekly/periods", "")
+	if periods, _ := body["periods"].([]any); len(periods) < 2 {
+		t.Fatalf("weekly periods: %v", body)
+	}
+	total := func() float64 {
+		_, body := do(t, "GET", base+"/v1/boards/points?window=all", "")
+		cur, _ := body["current"].(map[string]any)
+		all, _ := cur["all"].(map[string]any)
+		n, _ := all["total"].(float64)
+		return n
+	}
+	score := func() float64 {
+		_, body := do(t, "GET", base+"/v1/boards/points/entries?window=all&limit=1000", "")
+		sum := 0.0
+		entries, _ := body["entries"].([]any)
+		for _, e := range entries {
+			sum += e.(map[string]any)["score"].(float64)
+		}
+		return sum
+	}
+	if total() == 0 {
+		t.Fatal("the points board is empty")
+	}
+	before := score()
+	for deadline := time.Now().Add(10 * time.Second); score() == before; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no new scores within 10 s")
+		}
+	}
+
+	cancel()
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Fatalf("demo exited %d; stderr:\n%s", c, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("demo did not stop")
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "laurel-demo-*"))
+	if len(left) > 0 {
+		t.Fatalf("the demo left its data behind: %v", left)
+	}
+	if s := stderr.String(); strings.Contains(s, "level=ERROR") {
+		t.Fatalf("errors logged:\n%s", s)
+	}
+}
