@@ -110,7 +110,7 @@ func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) er
 			case w.w.IsCalendar() && end+late <= tx.now:
 				closing[start] = append(closing[start], entry{member, fromAgg(a)})
 			case w.w.IsRolling():
-				tx.aggSet(aggKey(id, w.name, start, member), fromAgg(a), true)
+				tx.bucketSet(b, w, start, member, fromAgg(a), true)
 			default:
 				if err := tx.entrySet(b, w, start, end, member, fromAgg(a), true); err != nil {
 					return err

@@ -171,13 +171,12 @@ func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 	if w.w.IsRolling() {
 		inSpan := w.open[0].holds(start, end)
 		combined, present := tx.memGet(b, w, ev.member)
-		k := aggKey(b.cfg.ID, w.name, start, ev.member)
 		var cur aggregate
 		var ok bool
 		// A member absent from the window has nothing in the buckets the window spans.
 		if !inSpan || present {
 			var err error
-			if cur, ok, err = tx.aggGet(k); err != nil {
+			if cur, ok, err = tx.bucketGet(b, w, start, ev.member); err != nil {
 				return err
 			}
 		}
@@ -185,7 +184,7 @@ func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 		if err != nil {
 			return err
 		}
-		tx.aggSet(k, fromAgg(next), true)
+		tx.bucketSet(b, w, start, ev.member, fromAgg(next), true)
 		if inSpan {
 			next, err := laurel.Add(m, o, toAgg(aggregate(combined), present), ev.value, ev.ts, ev.seq)
 			if err != nil {
@@ -360,7 +359,7 @@ func (e *Engine) recompute(tx *txn, b *board, w *window, member string, ts int64
 		if err != nil {
 			return err
 		}
-		tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), fromAgg(a), a.Present())
+		tx.bucketSet(b, w, start, member, fromAgg(a), a.Present())
 		sp := w.open[0]
 		if sp.holds(start, end) {
 			c, err := aggOf(m, o, events, sp.start, sp.end)

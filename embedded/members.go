@@ -247,7 +247,7 @@ func (e *Engine) deleteFromBoard(tx *txn, b *board, member string) error {
 			start, end, _ := w.spanOf(cal, ev.ts)
 			switch {
 			case w.w.IsRolling():
-				tx.aggSet(aggKey(id, w.name, start, member), aggregate{}, false)
+				tx.bucketSet(b, w, start, member, aggregate{}, false)
 			case w.w.IsCalendar() && w.isClosed(&b.cfg, start, tx.now):
 			default:
 				if err := tx.entrySet(b, w, start, end, member, aggregate{}, false); err != nil {

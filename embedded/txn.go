@@ -222,6 +222,38 @@ func (tx *txn) overlayAgg(k []byte) (aggVal, bool) {
 	return aggVal{}, false
 }
 
+// bucketGet reads a rolling window's bucket aggregate of member through the overlay and the
+// writer's cache. Unlike memberAggGet it asks the store for members never interned: a bucket
+// outside the current span may hold a member the span does not.
+func (tx *txn) bucketGet(b *board, w *window, start int64, member string) (aggregate, bool, error) {
+	k := aggKey(b.cfg.ID, w.name, start, member)
+	if v, ok := tx.overlayAgg(k); ok {
+		return v.a, v.present, nil
+	}
+	h, interned := b.members.lookup(member)
+	if interned {
+		if v, ok := b.hot.get(w.id, start, h); ok {
+			return v.a, v.present, nil
+		}
+	}
+	a, present, err := tx.storedAgg(k)
+	if err == nil && interned {
+		b.hot.put(w.id, start, h, aggVal{a, present}, b.members.count())
+	}
+	return a, present, err
+}
+
+// bucketSet stages a rolling window's bucket aggregate of member, and keeps the writer's
+// cache true to it once committed. Every write of a bucket goes through here.
+func (tx *txn) bucketSet(b *board, w *window, start int64, member string, a aggregate, present bool) {
+	tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), a, present)
+	tx.onCommit(b, func() {
+		if h, ok := b.members.lookup(member); ok {
+			b.hot.put(w.id, start, h, aggVal{a, present}, b.members.count())
+		}
+	})
+}
+
 // aggGet reads a stored aggregate through the overlay.
 func (tx *txn) aggGet(k []byte) (aggregate, bool, error) {
 	if v, ok := tx.overlayAgg(k); ok {
