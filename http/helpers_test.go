@@ -37,7 +37,7 @@ func (c *clock) advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
 // env is a laurel server running in-process on a real port over an embedded engine.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	clock  *clock
 	engine *embedded.Engine
@@ -55,7 +55,7 @@ type options struct {
 	engine laurel.Service // instead of an engine
 }
 
-func start(t *testing.T, o options) *env {
+func start(t testing.TB, o options) *env {
 	t.Helper()
 	e := &env{t: t, dir: o.dir, clock: o.clock, logs: &syncBuffer{}}
 	if e.dir == "" {

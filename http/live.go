@@ -24,6 +24,10 @@ const streamRoute = "GET /v1/boards/{board}/stream"
 const (
 	// publishEvery spaces a feed's pages: at most ten a second, bursts coalesced.
 	publishEvery = 100 * time.Millisecond
+	// sendBudget caps the pages sent a second over all streams, so that the CPU streams take
+	// from writers stays bounded however many watch: with more than sendBudget/10 streams
+	// open, each gets fewer than ten pages a second (the latest, always).
+	sendBudget = 4000
 	// pollEvery is how often every feed is recomputed when the service cannot tell of changes.
 	pollEvery = time.Second
 	// streamBuffer is how many pages a stream may fall behind before it is dropped.
@@ -47,6 +51,7 @@ type feed struct {
 	last  []byte // the page last published, as a complete SSE event
 	end   int64  // when the page's calendar period ends (unix ms); 0: never by time alone
 	stale bool   // recompute at the next publish
+	next  int64  // not before (unix ms): the send budget's spacing
 }
 
 // stream is one subscriber.
@@ -62,10 +67,14 @@ type hub struct {
 	srv  *Server
 	once sync.Once
 
-	mu     sync.Mutex
-	feeds  map[feedKey]*feed
-	dirty  map[string]bool // boards changed since the last publish
-	all    bool            // every board may have changed
+	mu    sync.Mutex
+	feeds map[feedKey]*feed
+
+	// The writer marks changes under a lock of their own, never waiting for a publish.
+	dirtyMu sync.Mutex
+	dirty   map[string]bool // boards changed since the last publish
+	all     bool            // every board may have changed
+
 	wake   chan struct{}
 	closed chan struct{}
 	stop   func() // stops watching the service
@@ -94,14 +103,14 @@ func (h *hub) start() {
 
 // changed is the service's Watch callback: it runs on the writer, so it only marks.
 func (h *hub) changed(boards []string) {
-	h.mu.Lock()
+	h.dirtyMu.Lock()
 	if boards == nil {
 		h.all = true
 	}
 	for _, b := range boards {
 		h.dirty[b] = true
 	}
-	h.mu.Unlock()
+	h.dirtyMu.Unlock()
 	select {
 	case h.wake <- struct{}{}:
 	default:
@@ -137,16 +146,28 @@ func (h *hub) run(poll time.Duration) {
 
 // publish recomputes the feeds that may have changed and sends the pages that did.
 func (h *hub) publish(now int64, all bool) {
+	h.dirtyMu.Lock()
+	all = all || h.all
+	dirty := h.dirty
+	h.dirty, h.all = make(map[string]bool, len(dirty)), false
+	h.dirtyMu.Unlock()
+
 	h.mu.Lock()
+	streams := 0
+	for _, f := range h.feeds {
+		streams += len(f.subs)
+	}
+	space := max(publishEvery.Milliseconds(), int64(streams)*1000/sendBudget)
 	var due []*feed
 	for _, f := range h.feeds {
-		if all || h.all || f.stale || h.dirty[f.key.board] || f.end != 0 && now >= f.end {
-			f.stale = false
+		if all || dirty[f.key.board] || f.end != 0 && now >= f.end {
+			f.stale = true
+		}
+		if f.stale && now >= f.next {
+			f.stale, f.next = false, now+space
 			due = append(due, f)
 		}
 	}
-	h.all = false
-	clear(h.dirty)
 	h.mu.Unlock()
 
 	for _, f := range due {
