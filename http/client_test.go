@@ -258,7 +258,9 @@ func periods(board, window string) func(context.Context, laurel.Service) (any, e
 }
 
 func history(board, window, member string, limit int) func(context.Context, laurel.Service) (any, error) {
-	return func(ctx context.Context, s laurel.Service) (any, error) { return s.History(ctx, board, window, member, limit) }
+	return func(ctx context.Context, s laurel.Service) (any, error) {
+		return s.History(ctx, board, window, member, limit)
+	}
 }
 
 func putProfile(m string, spec laurel.ProfileSpec) func(context.Context, laurel.Service) (any, error) {

@@ -164,6 +164,11 @@ type memberEntryJSON struct {
 	Entry  entryJSON  `json:"entry"`
 }
 
+func memberEntryOf(me laurel.MemberEntry) memberEntryJSON {
+	return memberEntryJSON{Board: me.Board, Window: me.Window, Period: periodOf(me.Period, true, false),
+		Total: me.Total, Entry: entryOf(me.Entry)}
+}
+
 type currentJSON struct {
 	Period periodJSON `json:"period"`
 	Total  int        `json:"total"`
@@ -197,6 +202,26 @@ type resultJSON struct {
 	ID      string                  `json:"id,omitempty"`
 	Status  string                  `json:"status"`
 	Entries map[string]standingJSON `json:"entries,omitzero"`
+}
+
+type resultsJSON struct {
+	Results []resultJSON `json:"results"`
+}
+
+// resultsOf is the answer of a submit; entries are left out unless ranks.
+func resultsOf(results []laurel.EventResult, ranks bool) resultsJSON {
+	out := resultsJSON{Results: make([]resultJSON, len(results))}
+	for i, res := range results {
+		rj := resultJSON{Member: res.Member, ID: res.ID, Status: res.Status}
+		if ranks {
+			rj.Entries = make(map[string]standingJSON, len(res.Entries))
+			for name, st := range res.Entries {
+				rj.Entries[name] = standingJSON{Rank: st.Rank, Score: st.Score}
+			}
+		}
+		out.Results[i] = rj
+	}
+	return out
 }
 
 type profileJSON struct {

@@ -101,28 +101,17 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 		s.writeError(w, r, fixEventField(err, single, board != ""))
 		return
 	}
-	out := struct {
-		Results []resultJSON `json:"results"`
-	}{Results: make([]resultJSON, len(results))}
 	var applied, duplicates int
-	for i, res := range results {
-		rj := resultJSON{Member: res.Member, ID: res.ID, Status: res.Status}
+	for _, res := range results {
 		if res.Status == laurel.StatusDuplicate {
 			duplicates++
 		} else {
 			applied++
 		}
-		if ranks {
-			rj.Entries = make(map[string]standingJSON, len(res.Entries))
-			for name, st := range res.Entries {
-				rj.Entries[name] = standingJSON{Rank: st.Rank, Score: st.Score}
-			}
-		}
-		out.Results[i] = rj
 	}
 	s.metrics.eventsApplied.Add(float64(applied))
 	s.metrics.eventsDuplicate.Add(float64(duplicates))
-	writeJSON(w, http.StatusOK, out)
+	writeResults(w, results, ranks)
 }
 
 func (s *Server) handleRetract(w http.ResponseWriter, r *http.Request) {
@@ -213,7 +202,7 @@ func (s *Server) handleEntries(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, pageOf(page))
+	writePage(w, page)
 }
 
 func (s *Server) handleMemberEntry(w http.ResponseWriter, r *http.Request) {
@@ -227,8 +216,7 @@ func (s *Server) handleMemberEntry(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, memberEntryJSON{Board: me.Board, Window: me.Window, Period: periodOf(me.Period, true, false),
-		Total: me.Total, Entry: entryOf(me.Entry)})
+	writeMemberEntry(w, me)
 }
 
 func (s *Server) handleAround(w http.ResponseWriter, r *http.Request) {
@@ -247,7 +235,7 @@ func (s *Server) handleAround(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, pageOf(page))
+	writePage(w, page)
 }
 
 func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
@@ -302,7 +290,7 @@ func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, pageOf(page))
+	writePage(w, page)
 }
 
 func (s *Server) handleRank(w http.ResponseWriter, r *http.Request) {

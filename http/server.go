@@ -44,9 +44,9 @@ type Config struct {
 	Keys       Keys
 	PublicRead bool // reads need no key
 	RateLimit  RateLimit
-	Logger     *slog.Logger // nil discards logs
-	Ready      func() bool  // nil: always ready
-	MaxBody    int64        // 0: DefaultMaxBody
+	Logger     *slog.Logger  // nil discards logs
+	Ready      func() bool   // nil: always ready
+	MaxBody    int64         // 0: DefaultMaxBody
 	StreamPing time.Duration // keep-alive comment interval of live streams; 0: 15 s
 }
 
