@@ -254,10 +254,11 @@ func isDigits(s string) bool {
 // written as an integer, which ParseTime rejects.
 func FormatTime(ms int64) string {
 	var buf [32]byte
-	return string(appendTime(buf[:0], ms))
+	return string(AppendTime(buf[:0], ms))
 }
 
-func appendTime(b []byte, ms int64) []byte {
+// AppendTime appends FormatTime(ms) to b, without allocating.
+func AppendTime(b []byte, ms int64) []byte {
 	secs, millis := floorDiv(ms, 1000), floorMod(ms, 1000)
 	days := floorDiv(secs, secondsPerDay)
 	tod := int(secs - days*secondsPerDay)

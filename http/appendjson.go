@@ -170,7 +170,7 @@ func appendEntry(dst []byte, e *laurel.Entry) ([]byte, error) {
 // appendTimeString appends laurel.FormatTime(ms) in quotes; it never needs escaping.
 func appendTimeString(dst []byte, ms int64) []byte {
 	dst = append(dst, '"')
-	dst = appendTime(dst, ms)
+	dst = laurel.AppendTime(dst, ms)
 	return append(dst, '"')
 }
 
@@ -282,55 +282,6 @@ func appendCompact(dst, src []byte) ([]byte, error) {
 		}
 	}
 	return append(dst, src[start:]...), nil
-}
-
-// appendTime appends laurel.FormatTime(ms) without allocating: the same arithmetic as
-// laurel's own (unexported) appendTime.
-func appendTime(b []byte, ms int64) []byte {
-	secs, millis := floorDiv(ms, 1000), floorMod(ms, 1000)
-	days := floorDiv(secs, 86400)
-	tod := int(secs - days*86400)
-	y, m, d := civilFromDays(days)
-	if y < 0 || y > 9999 {
-		b = strconv.AppendInt(b, y, 10)
-	} else {
-		b = append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10))
-	}
-	return append(b, '-', byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10),
-		'T', byte('0'+tod/36000), byte('0'+tod/3600%10), ':', byte('0'+tod/600%6), byte('0'+tod/60%10),
-		':', byte('0'+tod%60/10), byte('0'+tod%10), '.',
-		byte('0'+millis/100), byte('0'+millis/10%10), byte('0'+millis%10), 'Z')
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
-
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
-
-// civilFromDays is Howard Hinnant's days-to-date, as in laurel's period.go.
-func civilFromDays(days int64) (y int64, m, d int) {
-	z := days + 719468
-	era := floorDiv(z, 146097)
-	doe := z - era*146097
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
-	doy := doe - (365*yoe + yoe/4 - yoe/100)
-	mp := (5*doy + 2) / 153
-	d = int(doy - (153*mp+2)/5 + 1)
-	if mp < 10 {
-		m = int(mp + 3)
-	} else {
-		m = int(mp - 9)
-	}
-	y = yoe + era*400
-	if m <= 2 {
-		y++
-	}
-	return y, m, d
 }
 
 // Response buffers are pooled: a top-100 page is ~10 KiB, and a fresh one per read was

@@ -79,24 +79,6 @@ func TestAppendCompact(t *testing.T) {
 	}
 }
 
-func TestAppendTime(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	check := func(ms int64) {
-		if got, want := string(appendTime(nil, ms)), laurel.FormatTime(ms); got != want {
-			t.Fatalf("appendTime(%d) = %q, want %q", ms, got, want)
-		}
-	}
-	for _, ms := range []int64{0, -1, 1, 999, -999, -1000, -1001, 86399999, 86400000, -86400000,
-		-62167219200000, -62167219200001, 253402300799999, 253402300800000, 1795000000000,
-		math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1} {
-		check(ms)
-	}
-	for range 100000 {
-		check(r.Int64N(253402300800000*2) - 253402300800000)
-		check(int64(r.Uint64()))
-	}
-}
-
 // gen makes random values of every answer the appenders write.
 type gen struct{ r *rand.Rand }
 

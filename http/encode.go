@@ -66,16 +66,21 @@ func codeOf(status int) string {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := laurel.ErrorCode(err)
 	if code == laurel.EInternal {
-		route, _ := r.Context().Value(routeKey{}).(string)
 		if isClientGone(r, err) {
-			s.log.Debug("client gone", "route", route, "error", err)
+			s.log.Debug("client gone", "route", r.Pattern, "error", err)
 		} else {
-			s.log.Error("internal error", "route", route, "error", err)
+			s.log.Error("internal error", "route", r.Pattern, "error", err)
 		}
 		writeJSON(w, http.StatusInternalServerError, internalBody)
 		return
 	}
-	body := errorJSON{Code: code, Message: laurel.ErrorMessage(err)}
+	writeJSON(w, statusOf(code), errorBody{Error: errorOf(err)})
+}
+
+// errorOf is the body of an error that is not internal: its code, its field, and a message
+// that names the field.
+func errorOf(err error) errorJSON {
+	body := errorJSON{Code: laurel.ErrorCode(err), Message: laurel.ErrorMessage(err)}
 	var e *laurel.Error
 	if errors.As(err, &e) {
 		body.Field = e.Field
@@ -83,7 +88,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if body.Field != "" && !strings.HasPrefix(body.Message, body.Field+":") {
 		body.Message = body.Field + ": " + body.Message
 	}
-	writeJSON(w, statusOf(code), errorBody{Error: body})
+	return body
 }
 
 // writeJSON answers with status and v encoded as JSON.

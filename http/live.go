@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -211,11 +209,7 @@ func (h *hub) page(k feedKey) (msg []byte, end int64, err error) {
 	if p.Period.ID != "" && p.Period.ID != "all" {
 		end = p.Period.End
 	}
-	body, err := json.Marshal(pageOf(p))
-	if err != nil {
-		return nil, 0, err
-	}
-	return sse("page", body), end, nil
+	return sse("page", appendPage(nil, p)), end, nil
 }
 
 // subscribe adds a stream to the feed of k. first is the page the stream starts with: the
@@ -389,18 +383,4 @@ type pointJSON struct {
 	At    string `json:"at"`
 	Score int64  `json:"score"`
 	Rank  int    `json:"rank"`
-}
-
-// errorOf is the body of an error that is not internal.
-// TODO(lead): writeError builds the same; fold it into encode.go once that file is free.
-func errorOf(err error) errorJSON {
-	body := errorJSON{Code: laurel.ErrorCode(err), Message: laurel.ErrorMessage(err)}
-	var e *laurel.Error
-	if errors.As(err, &e) {
-		body.Field = e.Field
-	}
-	if body.Field != "" && !strings.HasPrefix(body.Message, body.Field+":") {
-		body.Message = body.Field + ": " + body.Message
-	}
-	return body
 }

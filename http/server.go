@@ -209,11 +209,11 @@ func (s *Server) handle(pattern string, sc scope, h http.HandlerFunc) {
 			}
 			took := time.Since(start)
 			s.metrics.observeRequest(pattern, status, took)
-			s.log.Debug("request", "route", pattern, "method", r.Method, "path", r.URL.Path,
-				"status", status, "bytes", rw.bytes, "took", took, "remote", r.RemoteAddr)
+			if s.log.Enabled(r.Context(), slog.LevelDebug) {
+				s.log.Debug("request", "route", pattern, "method", r.Method, "path", r.URL.Path,
+					"status", status, "bytes", rw.bytes, "took", took, "remote", r.RemoteAddr)
+			}
 		}()
-		ctx := context.WithValue(r.Context(), routeKey{}, pattern)
-		r = r.WithContext(ctx)
 		if sc != scopeNone {
 			if !s.ready() {
 				s.writeError(rw, r, laurel.Errorf(laurel.EUnavailable, "the server is not ready yet"))
@@ -226,8 +226,6 @@ func (s *Server) handle(pattern string, sc scope, h http.HandlerFunc) {
 		h(rw, r)
 	})
 }
-
-type routeKey struct{}
 
 func (s *Server) ready() bool { return s.cfg.Ready == nil || s.cfg.Ready() }
 
