@@ -91,7 +91,12 @@ func TestOpenAPIRoutes(t *testing.T) {
 			}
 		}
 	}
-	routes := lhttp.NewServer(nil, lhttp.Config{}).Routes()
+	// The web page's routes (/, /boards/…, /assets/…) serve HTML, not the API: the spec leaves
+	// them out.
+	routes := slices.DeleteFunc(lhttp.NewServer(nil, lhttp.Config{}).Routes(), func(r string) bool {
+		_, path, _ := strings.Cut(r, " ")
+		return !strings.HasPrefix(path, "/v1/") && !slices.Contains([]string{"/healthz", "/readyz", "/metrics", "/openapi.json"}, path)
+	})
 	slices.Sort(documented)
 	slices.Sort(routes)
 	if !slices.Equal(documented, routes) {

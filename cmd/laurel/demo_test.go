@@ -77,6 +77,14 @@ func TestDemo(t *testing.T) {
 		}
 	}
 
+	// The page a newcomer opens is there.
+	if resp, err := http.Get(base + "/boards/points"); err != nil || resp.StatusCode != http.StatusOK ||
+		!strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("the board page: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+
 	cancel()
 	select {
 	case c := <-code:

@@ -1,0 +1,490 @@
+package http_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	lhttp "github.com/laurel/laurel/http"
+)
+
+// The web page, driven by a real headless Chromium: Debian's /usr/bin/chromium. The board's
+// screenshot is a test artifact (go test -run Browser -artifacts ./http/ keeps it);
+// LAUREL_SCREENSHOT=docs/screenshot.png also writes the README's.
+
+const chromiumPath = "/usr/bin/chromium"
+
+// TestBrowser runs the page against an in-process server, in one browser with a tab per subtest.
+func TestBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is missing: CI must install Chromium (apt-get install chromium)", chromiumPath)
+		}
+		t.Skipf("%s is missing: install Chromium (apt-get install chromium) to run the browser tests", chromiumPath)
+	}
+	browser := startBrowser(t)
+
+	e := start(t, options{})
+	seedArena(t, e)
+
+	t.Run("Boards", func(t *testing.T) {
+		tab := newTab(t, browser)
+		tab.open(e.url + "/")
+		tab.wait(`document.querySelector('#boards a.card[data-board="arena"]')`)
+		href := evalJS[string](tab, `document.querySelector('#boards a.card[data-board="arena"]').getAttribute('href')`)
+		if href != "/boards/arena" {
+			t.Errorf("link to the board: %q", href)
+		}
+	})
+
+	t.Run("Board", func(t *testing.T) {
+		tab := newTab(t, browser)
+		tab.open(e.url + "/boards/arena")
+		tab.waitView("all||0|25|")
+		want := apiRows(t, e, "/v1/boards/arena/entries?window=all&limit=25")
+		tab.checkRows(want)
+		if len(want) != 25 {
+			t.Errorf("%d rows from the API, want 25", len(want))
+		}
+		// m27 has no name: the page shows its id.
+		if !slices.ContainsFunc(want, func(r pageRow) bool { return r.Member == "m27" && r.Name == "m27" }) {
+			t.Errorf("m27 is not on the page under its id")
+		}
+		if title := evalJS[string](tab, `document.getElementById('title').textContent`); title != "Arena" {
+			t.Errorf("title %q", title)
+		}
+	})
+
+	t.Run("Live", func(t *testing.T) {
+		tab := newTab(t, browser)
+		tab.open(e.url + "/boards/arena")
+		tab.waitView("all||0|25|")
+		tab.wait(`document.getElementById('status').dataset.state === 'live'`)
+		evalJS[chromedp.Void](tab, `window.notReloaded = true; window.glided = [];
+			document.addEventListener('transitionrun', (ev) => { if (ev.propertyName === 'transform') window.glided.push(ev.target.dataset.member) })`)
+		// m10 is far down all time; 1000 more takes it to the top.
+		e.do("POST", "/v1/boards/arena/events", map[string]any{"member": "m10", "value": 1000}).must(t, 200)
+		want := apiRows(t, e, "/v1/boards/arena/entries?window=all&limit=25")
+		if want[0].Member != "m10" {
+			t.Fatalf("m10 is not first: %+v", want[0])
+		}
+		tab.waitFor(5*time.Second, `(() => { const r = document.querySelector('#rows > li.row'); return r && r.dataset.member === 'm10' && r.dataset.rank === '1' })()`)
+		tab.checkRows(want)
+		if !evalJS[bool](tab, `window.notReloaded === true`) {
+			t.Error("the page reloaded")
+		}
+		if move := evalJS[string](tab, `document.querySelector('#rows > li.row[data-member="m10"] .move').className`); move != "move up" {
+			t.Errorf("m10's arrow: %q, want up", move)
+		}
+		tab.waitFor(2*time.Second, `window.glided.includes('m10')`) // its row glides to its new place
+		// Everyone m10 passed moved down one.
+		if move := evalJS[string](tab, `document.querySelector('#rows > li.row[data-rank="2"] .move').className`); move != "move down" {
+			t.Errorf("rank 2's arrow: %q, want down", move)
+		}
+	})
+
+	t.Run("Windows", func(t *testing.T) {
+		tab := newTab(t, browser)
+		tab.open(e.url + "/boards/arena")
+		tab.waitView("all||0|25|")
+		all := tab.rows()
+		tab.click(`#windows button[data-window="week"]`)
+		tab.waitView("week||0|25|")
+		week := apiRows(t, e, "/v1/boards/arena/entries?window=week&limit=25")
+		tab.checkRows(week)
+		if slices.Equal(all, week) {
+			t.Error("the week shows what all time shows")
+		}
+		if p := evalJS[string](tab, `document.querySelector('#windows button[aria-pressed="true"]').dataset.window`); p != "week" {
+			t.Errorf("pressed window %q", p)
+		}
+		// The past week, from the period picker: read once, not live.
+		tab.wait(`!document.querySelector('label.period').hidden && [...document.querySelectorAll('#period option')].some(o => o.value === '2026-11-09')`)
+		evalJS[chromedp.Void](tab, `(() => { const s = document.getElementById('period'); s.value = '2026-11-09'; s.dispatchEvent(new Event('change')); })()`)
+		tab.waitView("week|2026-11-09|0|25|")
+		tab.checkRows(apiRows(t, e, "/v1/boards/arena/entries?window=week&period=2026-11-09&limit=25"))
+		tab.wait(`document.getElementById('status').dataset.state === 'static'`)
+	})
+
+	t.Run("Search", func(t *testing.T) {
+		tab := newTab(t, browser)
+		tab.open(e.url + "/boards/arena?limit=10")
+		tab.waitView("all||0|10|")
+		all := apiRows(t, e, "/v1/boards/arena/entries?window=all&limit=30")
+		target := all[19] // rank 20: well below the first page
+		if err := chromedp.Do(tab.ctx, chromedp.SendKeys(chromedp.CSS("#q"), target.Member+"\n")); err != nil {
+			t.Fatal(err)
+		}
+		tab.wait(fmt.Sprintf(`(() => { const r = document.querySelector('#rows > li.row.me'); return r && r.dataset.member === %q })()`, target.Member))
+		want := apiRows(t, e, "/v1/boards/arena/members/"+target.Member+"/around?window=all&radius=4")
+		tab.waitView(fmt.Sprintf("all||%d|10|%s", want[0].Rank-1, target.Member))
+		tab.checkRows(want)
+		if want[0].Rank == 1 {
+			t.Errorf("the around view starts at rank 1: %+v", want)
+		}
+		if me := tab.rows(); !slices.ContainsFunc(me, func(r pageRow) bool { return r.Me && r.Member == target.Member && r.Rank == target.Rank }) {
+			t.Errorf("%s is not highlighted at rank %d: %+v", target.Member, target.Rank, me)
+		}
+		// The panel of the member, with its rank history.
+		tab.wait(`!document.getElementById('member').hidden && document.querySelector('#chart svg circle.last')`)
+	})
+
+	t.Run("Key", func(t *testing.T) {
+		k := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"admin-key"}, Read: []string{"read-key"}}}})
+		k.key = "admin-key"
+		seedArena(t, k)
+		tab := newTab(t, browser)
+		tab.open(k.url + "/boards/arena")
+		tab.wait(`document.getElementById('notice').textContent.includes('?key=')`)
+		tab.open(k.url + "/boards/arena?key=read-key")
+		tab.waitView("all||0|25|")
+		tab.wait(`document.getElementById('status').dataset.state === 'live'`)
+		k.do("POST", "/v1/boards/arena/events", map[string]any{"member": "m03", "value": 5000}).must(t, 200)
+		tab.waitFor(5*time.Second, `document.querySelector('#rows > li.row').dataset.member === 'm03'`)
+		tab.checkRows(apiRows(t, k, "/v1/boards/arena/entries?window=all&limit=25"))
+	})
+
+	t.Run("Screenshot", func(t *testing.T) {
+		s := start(t, options{})
+		seedShowcase(t, s)
+		tab := newTab(t, browser)
+		if err := chromedp.Do(tab.ctx, chromedp.EmulateViewport(1200, 900)); err != nil {
+			t.Fatal(err)
+		}
+		// grace is on the first page: the page shows it live, grace highlighted, her chart aside.
+		tab.open(s.url + "/boards/puzzles?member=grace")
+		tab.waitView("week||0|25|")
+		tab.wait(`document.querySelector('#rows > li.row.me').dataset.member === 'grace'`)
+		tab.wait(`document.querySelector('#chart svg circle.last') && document.getElementById('status').dataset.state === 'live'`)
+		// Two solves while the page watches: the rows glide and show their moves.
+		s.do("POST", "/v1/boards/puzzles/events", map[string]any{"events": []map[string]any{
+			{"member": "grace", "value": 45}, {"member": "barbara", "value": 40}}}).must(t, 200)
+		tab.wait(`document.querySelector('#rows > li.row.me[data-member="grace"][data-rank="2"] .move.up') && document.querySelector('#rows > li.row[data-member="barbara"][data-rank="5"]')`)
+		time.Sleep(1500 * time.Millisecond) // let the glide and the highlights end
+		png, err := chromedp.Run(tab.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		save := []string{filepath.Join(t.ArtifactDir(), "board.png")}
+		if p := os.Getenv("LAUREL_SCREENSHOT"); p != "" {
+			// Relative to the module's root, where the README is: LAUREL_SCREENSHOT=docs/screenshot.png.
+			if !filepath.IsAbs(p) {
+				p = filepath.Join("..", p)
+			}
+			save = append(save, p)
+		}
+		for _, p := range save {
+			if err := os.WriteFile(p, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("screenshot: %s", p)
+		}
+	})
+}
+
+// seedArena makes the board "arena": 30 members all time, 20 of them this week, 6 today,
+// with names but m27's.
+func seedArena(t *testing.T, e *env) {
+	t.Helper()
+	e.do("PUT", "/v1/boards/arena", map[string]any{"windows": []string{"all", "week", "day"}, "late_limit": "30d", "title": "Arena"}).must(t, 201)
+	var events []map[string]any
+	for i := 1; i <= 30; i++ {
+		m := fmt.Sprintf("m%02d", i)
+		ev := map[string]any{"member": m, "value": 100 + 3*i, "ts": "2026-11-10T12:00:00Z"}
+		if i != 27 {
+			ev["name"] = fmt.Sprintf("Player %d", i)
+		}
+		events = append(events, ev)
+		if i <= 20 {
+			events = append(events, map[string]any{"member": m, "value": (i*37)%50 + 1, "ts": "2026-11-20T12:00:00Z"})
+		}
+		if i%5 == 0 {
+			events = append(events, map[string]any{"member": m, "value": i, "ts": "2026-11-22T09:00:00Z"})
+		}
+	}
+	e.do("POST", "/v1/boards/arena/events", map[string]any{"events": events}).must(t, 200)
+}
+
+// seedShowcase makes the board of the README's screenshot: ten players solving puzzles over a
+// week, sent in the order of time, so that each history point is the rank right after it.
+func seedShowcase(t *testing.T, e *env) {
+	t.Helper()
+	e.do("PUT", "/v1/boards/puzzles", map[string]any{"windows": []string{"week", "all", "day"}, "late_limit": "7d", "title": "Puzzle Masters"}).must(t, 201)
+	players := []struct {
+		id, name string
+		total    int
+	}{
+		{"ada", "Ada Lovelace", 412}, {"linus", "Linus Torvalds", 388}, {"margaret", "Margaret Hamilton", 361},
+		{"grace", "Grace Hopper", 345}, {"alan", "Alan Turing", 322}, {"barbara", "Barbara Liskov", 297},
+		{"ken", "Ken Thompson", 270}, {"radia", "Radia Perlman", 244}, {"donald", "Donald Knuth", 219},
+		{"frances", "Frances Allen", 187},
+	}
+	monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+	type event struct {
+		ts time.Time
+		ev map[string]any
+	}
+	var events []event
+	add := func(i int, hours, value int) {
+		p := players[i]
+		events = append(events, event{monday.Add(time.Duration(hours)*time.Hour + time.Duration(i)*time.Minute),
+			map[string]any{"member": p.id, "name": p.name, "value": value}})
+	}
+	for i, p := range players {
+		if p.id == "grace" {
+			// A slow start, then a climb through the week.
+			for j, v := range []int{20, 35, 60, 90, 140} {
+				add(i, 10+j*28, v)
+			}
+			continue
+		}
+		// Four solves a day apart, the best players first.
+		for j := range 4 {
+			v := p.total / 4
+			if j == 3 {
+				v = p.total - 3*v
+			}
+			add(i, 8+i*3+j*30, v)
+		}
+	}
+	slices.SortFunc(events, func(a, b event) int { return a.ts.Compare(b.ts) })
+	for _, x := range events {
+		x.ev["ts"] = x.ts.Format(time.RFC3339)
+		e.do("POST", "/v1/boards/puzzles/events", x.ev).must(t, 200)
+	}
+}
+
+// pageRow is a row of the board as the page shows it, or as the API says it should.
+type pageRow struct {
+	Rank   int    `json:"rank"`
+	Member string `json:"member"`
+	Name   string `json:"name"`
+	Score  string `json:"score"` // digits only
+	Me     bool   `json:"me"`
+}
+
+var nonDigits = regexp.MustCompile(`[^0-9-]`)
+
+// apiRows reads a Page from the API as the rows the page should show.
+func apiRows(t *testing.T, e *env, path string) []pageRow {
+	t.Helper()
+	r := e.do("GET", path, nil).must(t, 200)
+	var p struct {
+		Entries []struct {
+			Rank   int    `json:"rank"`
+			Member string `json:"member"`
+			Name   string `json:"name"`
+			Score  int64  `json:"score"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal(r.raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	rows := []pageRow{}
+	for _, x := range p.Entries {
+		name := x.Name
+		if name == "" {
+			name = x.Member
+		}
+		rows = append(rows, pageRow{Rank: x.Rank, Member: x.Member, Name: name, Score: fmt.Sprint(x.Score)})
+	}
+	return rows
+}
+
+// startBrowser starts the one browser of the test.
+func startBrowser(t *testing.T) context.Context {
+	t.Helper()
+	// The background-networking flags matter: without them this machine's closed network
+	// refuses the browser's connections.
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1200, 900),
+	)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx); err != nil { // starts the browser, bound to no deadline
+		t.Fatalf("starting %s: %v", chromiumPath, err)
+	}
+	return ctx
+}
+
+// tab is one browser tab of a subtest. It fails the test on the page's uncaught exceptions and
+// its console errors.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu     sync.Mutex
+	errors []string
+}
+
+func newTab(t *testing.T, browser context.Context) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	tb := &tab{t: t, ctx: ctx}
+	exceptions := chromedp.Events(ctx, runtime.ExceptionThrown)
+	entries := chromedp.Events(ctx, log.EntryAdded)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ev, err := range exceptions {
+			if err != nil {
+				return
+			}
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			tb.fail(fmt.Sprintf("uncaught exception at %s:%d: %s", d.URL, d.LineNumber+1, msg))
+		}
+	})
+	wg.Go(func() {
+		for ev, err := range entries {
+			if err != nil {
+				return
+			}
+			// Failed requests are the network's; the page handles them.
+			if ev.Entry.Level == log.EntryLevelError && ev.Entry.Source != log.EntrySourceNetwork {
+				tb.fail(fmt.Sprintf("console %s error: %s (%s)", ev.Entry.Source, ev.Entry.Text, ev.Entry.URL))
+			}
+		}
+	})
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		for _, e := range tb.errors {
+			t.Error(e)
+		}
+	})
+	return tb
+}
+
+func (tb *tab) fail(msg string) {
+	tb.mu.Lock()
+	tb.errors = append(tb.errors, msg)
+	tb.mu.Unlock()
+}
+
+func (tb *tab) open(url string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		tb.t.Fatalf("open %s: %v", url, err)
+	}
+}
+
+func (tb *tab) click(sel string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
+		tb.t.Fatalf("click %s: %v", sel, err)
+	}
+}
+
+// wait waits until the JavaScript expression is truthy.
+func (tb *tab) wait(expr string) {
+	tb.t.Helper()
+	tb.waitFor(10*time.Second, expr)
+}
+
+func (tb *tab) waitFor(d time.Duration, expr string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, d+time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(d), chromedp.WithPollingInterval(25*time.Millisecond)))
+	if err != nil {
+		tb.t.Fatalf("waiting for %s: %v\nthe page: %s", expr, err, tb.describe())
+	}
+}
+
+// waitView waits until the rows on screen are those of a view: window|period|offset|limit|member.
+func (tb *tab) waitView(view string) {
+	tb.t.Helper()
+	tb.wait(fmt.Sprintf(`document.getElementById('rows')?.dataset.view === %q`, view))
+}
+
+const rowsJS = `[...document.querySelectorAll('#rows > li.row')].map((li) => ({
+	rank: +li.querySelector('.rank').textContent,
+	member: li.dataset.member,
+	name: li.querySelector('.name').textContent,
+	score: li.querySelector('.score').textContent,
+	me: li.classList.contains('me'),
+}))`
+
+// rows reads the rows on screen from what they show.
+func (tb *tab) rows() []pageRow {
+	tb.t.Helper()
+	rows := evalJS[[]pageRow](tb, rowsJS)
+	for i := range rows {
+		rows[i].Score = nonDigits.ReplaceAllString(rows[i].Score, "")
+	}
+	return rows
+}
+
+func (tb *tab) checkRows(want []pageRow) {
+	tb.t.Helper()
+	got := tb.rows()
+	for i := range got {
+		got[i].Me = false
+	}
+	if !slices.Equal(got, want) {
+		tb.t.Fatalf("rows on the page\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func (tb *tab) describe() string {
+	ctx, cancel := context.WithTimeout(tb.ctx, 2*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({url: location.href,
+		view: document.getElementById('rows')?.dataset.view, status: document.getElementById('status')?.textContent,
+		notice: document.getElementById('notice')?.textContent, rows: document.querySelectorAll('#rows > li.row').length})`))
+	if err != nil {
+		return err.Error()
+	}
+	return strings.TrimSpace(s)
+}
+
+func evalJS[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}

@@ -1,0 +1,777 @@
+// laurel's own web page: the list of boards, and one board live. It reads the public API only
+// (API.md), with the key of the page's ?key= when there is one. No framework, no build step.
+'use strict';
+(() => {
+  const query = new URLSearchParams(location.search);
+  const key = query.get('key') || '';
+  const app = document.getElementById('app');
+  const statusEl = document.getElementById('status');
+  const footEl = document.getElementById('foot');
+  const num = new Intl.NumberFormat();
+  const reduceMotion = matchMedia('(prefers-reduced-motion: reduce)').matches;
+  const LIMITS = [10, 25, 50, 100]; // the stream serves at most 100
+  const enc = encodeURIComponent;
+
+  // h builds an element. Text always goes in as text: names come from players.
+  function h(tag, props, ...kids) {
+    const el = document.createElement(tag);
+    setProps(el, props);
+    for (const k of kids.flat(Infinity)) if (k != null && k !== false) el.append(k);
+    return el;
+  }
+  function svg(tag, props, ...kids) {
+    const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    setProps(el, props);
+    for (const k of kids.flat(Infinity)) if (k != null && k !== false) el.append(k);
+    return el;
+  }
+  function setProps(el, props) {
+    for (const [k, v] of Object.entries(props || {})) {
+      if (v == null || v === false) continue;
+      if (k === 'class') el.setAttribute('class', v);
+      else if (k === 'text') el.textContent = v;
+      else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? '' : v);
+    }
+  }
+
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  // api GETs a path of the API and returns its JSON, or throws an ApiError.
+  async function api(path, params) {
+    const u = new URL(path, location.origin);
+    for (const [k, v] of Object.entries(params || {})) {
+      if (v !== undefined && v !== null && v !== '') u.searchParams.set(k, v);
+    }
+    let res;
+    try {
+      res = await fetch(u, { headers: key ? { Authorization: 'Bearer ' + key } : {}, cache: 'no-store' });
+    } catch (err) {
+      throw new ApiError(0, 'network', 'the server cannot be reached');
+    }
+    let body = null;
+    try { body = await res.json(); } catch (err) { /* not JSON */ }
+    if (!res.ok) {
+      const e = (body && body.error) || {};
+      throw new ApiError(res.status, e.code || 'http_' + res.status, e.message || res.statusText);
+    }
+    return body;
+  }
+
+  // withKey adds the page's key to a URL of this server.
+  function withKey(path, params) {
+    const u = new URL(path, location.origin);
+    for (const [k, v] of Object.entries(params || {})) u.searchParams.set(k, v);
+    if (key) u.searchParams.set('key', key);
+    return u.pathname + u.search;
+  }
+
+  function setStatus(state, text) {
+    statusEl.dataset.state = state;
+    statusEl.replaceChildren(state === 'idle' ? '' : h('i', { 'aria-hidden': 'true' }), text || '');
+  }
+
+  function explain(err) {
+    if (err.code === 'unauthenticated') return 'This server needs a key to read: open this page with ?key=<read key>.';
+    if (err.code === 'permission_denied') return 'The key of this page cannot read boards.';
+    return err.message || String(err);
+  }
+
+  // hue gives each member a stable colour.
+  function hue(s) {
+    let x = 2166136261;
+    for (let i = 0; i < s.length; i++) x = Math.imul(x ^ s.charCodeAt(i), 16777619);
+    return (x >>> 0) % 360;
+  }
+  function initials(name) {
+    const parts = name.trim().split(/[\s_.-]+/).filter(Boolean);
+    const last = parts[parts.length - 1] || '';
+    if (parts.length > 1 && /^\d+$/.test(last)) return (Array.from(parts[0])[0] + last.slice(0, 2)).toUpperCase(); // Player 12: P12
+    const chars = parts.length > 1 ? [parts[0], last].map((p) => Array.from(p)[0]) : Array.from(parts[0] || '?').slice(0, 2);
+    return chars.join('').toUpperCase();
+  }
+  function avatar(member, name) {
+    const el = h('span', { class: 'avatar', 'aria-hidden': 'true', text: initials(name || member) });
+    el.style.setProperty('--hue', hue(member));
+    return el;
+  }
+
+  function windowLabel(w) {
+    const fixed = { all: 'All time', hour: 'This hour', day: 'Today', week: 'This week', month: 'This month', year: 'This year' };
+    if (fixed[w]) return fixed[w];
+    const m = /^last(\d+)([dh])$/.exec(w);
+    if (m) return `Last ${m[1]} ${m[2] === 'd' ? (m[1] === '1' ? 'day' : 'days') : (m[1] === '1' ? 'hour' : 'hours')}`;
+    return w;
+  }
+  const calendar = (w) => ['hour', 'day', 'week', 'month', 'year'].includes(w);
+
+  // periodLabel names a calendar period by its id (DESIGN.md: 2026-11-22T10, 2026-11-16, 2026-11, 2026).
+  function periodLabel(w, id) {
+    const m = /^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?(?:T(\d{2}))?$/.exec(id || '');
+    if (!m) return id || '';
+    const d = new Date(Date.UTC(+m[1], (+m[2] || 1) - 1, +m[3] || 1, +m[4] || 0));
+    const f = (o) => new Intl.DateTimeFormat(undefined, { timeZone: 'UTC', ...o }).format(d);
+    switch (w) {
+      case 'hour': return f({ day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit' });
+      case 'day': return f({ weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' });
+      case 'week': return 'Week of ' + f({ day: 'numeric', month: 'short', year: 'numeric' });
+      case 'month': return f({ month: 'long', year: 'numeric' });
+      default: return id;
+    }
+  }
+
+  function describe(b) {
+    const order = b.order === 'asc' ? 'lowest wins' : 'highest wins';
+    const mode = { sum: 'scores add up', best: 'best score counts', last: 'latest score counts' }[b.mode] || b.mode;
+    return `${mode} · ${order}`;
+  }
+
+  // ---- the list of boards ----
+
+  async function boardsPage() {
+    document.title = 'Boards · laurel';
+    const cards = h('div', { class: 'cards', id: 'boards' });
+    const notice = h('p', { class: 'notice', hidden: true });
+    app.replaceChildren(h('section', { class: 'intro' }, h('h1', { text: 'Leaderboards' }), h('p', { class: 'sub', text: 'Pick a board to watch it live.' })), notice, cards);
+
+    async function refresh() {
+      try {
+        const { boards } = await api('/v1/boards');
+        notice.hidden = true;
+        cards.replaceChildren(...boards.map(card));
+        if (!boards.length) {
+          notice.hidden = false;
+          notice.textContent = 'No boards yet. Create one with PUT /v1/boards/{board}.';
+        }
+        setStatus('idle');
+        footEl.textContent = `${boards.length} ${boards.length === 1 ? 'board' : 'boards'}`;
+      } catch (err) {
+        notice.hidden = false;
+        notice.textContent = explain(err);
+        setStatus('error', 'Offline');
+      }
+      app.setAttribute('aria-busy', 'false');
+    }
+    function card(b) {
+      const wins = (b.windows || []).map((w) => {
+        const total = b.current && b.current[w] ? b.current[w].total : 0;
+        return h('li', null, h('span', { text: windowLabel(w) }), h('b', { text: num.format(total) }));
+      });
+      return h('a', { class: 'card', href: withKey('/boards/' + enc(b.id)), 'data-board': b.id },
+        h('h2', { text: b.title || b.id }),
+        h('p', { class: 'sub', text: (b.title ? b.id + ' · ' : '') + describe(b) }),
+        h('ul', { class: 'wins' }, wins));
+    }
+    await refresh();
+    setInterval(refresh, 15000);
+  }
+
+  // ---- one board ----
+
+  function boardPage(board) {
+    const st = {
+      meta: null,
+      window: query.get('window') || '',
+      period: query.get('period') || '', // '' is the current period: live
+      offset: Math.max(0, parseInt(query.get('offset'), 10) || 0),
+      limit: LIMITS.includes(+query.get('limit')) ? +query.get('limit') : 25,
+      member: query.get('member') || '', // the selected member
+      around: !!query.get('member'), // showing the page around the selected member
+      total: 0,
+      shown: [], // entries of the page on screen
+      prev: new Map(), // member → rank on the previous page shown
+      moves: new Map(), // member → {dir, by, at}
+      seq: 0, // bumped by every new view; late answers of old views are dropped
+      es: null,
+      timer: 0,
+      retry: 0,
+      metaFor: '', // the current period the board was last read for
+    };
+    const base = '/v1/boards/' + enc(board);
+
+    const title = h('h1', { id: 'title', text: board });
+    const sub = h('p', { class: 'sub', id: 'sub' });
+    const windows = h('nav', { class: 'tabs', id: 'windows', 'aria-label': 'Window' });
+    const periodSel = h('select', { id: 'period', 'aria-label': 'Period' });
+    const periodBox = h('label', { class: 'period', hidden: true }, periodSel);
+    const q = h('input', { id: 'q', type: 'search', placeholder: 'Find a player…', autocomplete: 'off', spellcheck: 'false', 'aria-label': 'Member id or name' });
+    const search = h('form', { id: 'search', class: 'search', role: 'search' }, q, h('button', { type: 'submit', text: 'Find' }));
+    const searchMsg = h('p', { class: 'search-msg', id: 'search-msg', hidden: true });
+    const notice = h('p', { class: 'notice', id: 'notice', hidden: true });
+    const rows = h('ol', { class: 'rows', id: 'rows' });
+    const prevBtn = h('button', { type: 'button', id: 'prev', text: '← Prev' });
+    const nextBtn = h('button', { type: 'button', id: 'next', text: 'Next →' });
+    const range = h('span', { class: 'range', id: 'range' });
+    const limitSel = h('select', { id: 'limit', 'aria-label': 'Rows per page' },
+      LIMITS.map((n) => h('option', { value: n, text: `${n} / page`, selected: n === st.limit })));
+    const pager = h('div', { class: 'pager' }, prevBtn, range, nextBtn, limitSel);
+    const panel = h('aside', { class: 'panel', id: 'member', hidden: true });
+
+    app.replaceChildren(
+      h('section', { class: 'board' },
+        h('div', { class: 'head' }, h('div', null, title, sub)),
+        h('div', { class: 'controls' }, windows, periodBox, search),
+        searchMsg,
+        h('div', { class: 'layout' },
+          h('div', { class: 'main' }, notice, rows, pager),
+          panel)));
+
+    // ---- controls ----
+
+    periodSel.addEventListener('change', () => {
+      st.period = periodSel.value;
+      st.offset = 0;
+      start();
+      refreshPanel();
+    });
+    limitSel.addEventListener('change', () => {
+      st.limit = +limitSel.value;
+      if (!st.around) st.offset = Math.floor(st.offset / st.limit) * st.limit;
+      start();
+    });
+    prevBtn.addEventListener('click', () => { st.around = false; st.offset = Math.max(0, st.offset - st.limit); start(); });
+    nextBtn.addEventListener('click', () => { st.around = false; st.offset += st.limit; start(); });
+    search.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      find(q.value.trim());
+    });
+    addEventListener('keydown', (ev) => {
+      if (ev.key === '/' && document.activeElement !== q && !(ev.target instanceof HTMLInputElement)) {
+        ev.preventDefault();
+        q.focus();
+      } else if (ev.key === 'Escape' && st.member) {
+        select('');
+      }
+    });
+
+    function renderWindows() {
+      windows.replaceChildren(...st.meta.windows.map((w) => h('button', {
+        type: 'button', 'data-window': w, 'aria-pressed': String(w === st.window), text: windowLabel(w),
+        onclick: () => {
+          if (w === st.window) return;
+          st.window = w;
+          st.period = '';
+          st.offset = 0;
+          start();
+          loadPeriods();
+          refreshPanel();
+        },
+      })));
+    }
+
+    async function loadPeriods() {
+      const w = st.window;
+      periodBox.hidden = true;
+      if (!calendar(w)) return;
+      let periods = [];
+      try {
+        ({ periods } = await api(base + '/periods', { window: w }));
+      } catch (err) {
+        return; // no periods to pick: the current one still shows
+      }
+      if (w !== st.window) return;
+      const cur = currentPeriod();
+      const past = periods.filter((p) => p.id && p.id !== cur);
+      if (!past.length) return;
+      periodSel.replaceChildren(
+        h('option', { value: '', text: `${periodLabel(w, cur)} · live` }),
+        ...past.map((p) => h('option', { value: p.id, text: `${periodLabel(w, p.id)} · ${num.format(p.total || 0)}` })));
+      if (st.period && !past.some((p) => p.id === st.period)) {
+        periodSel.append(h('option', { value: st.period, text: periodLabel(w, st.period) }));
+      }
+      periodSel.value = st.period;
+      periodBox.hidden = false;
+    }
+
+    function currentPeriod() {
+      const c = st.meta && st.meta.current && st.meta.current[st.window];
+      return (c && c.period && c.period.id) || '';
+    }
+
+    function syncURL() {
+      const u = new URLSearchParams();
+      if (st.window !== st.meta.windows[0]) u.set('window', st.window);
+      if (st.period) u.set('period', st.period);
+      if (!st.around && st.offset) u.set('offset', st.offset);
+      if (st.limit !== 25) u.set('limit', st.limit);
+      if (st.member) u.set('member', st.member);
+      if (key) u.set('key', key);
+      const s = u.toString();
+      history.replaceState(null, '', location.pathname + (s ? '?' + s : ''));
+    }
+
+    // ---- reading the board ----
+
+    function stop() {
+      if (st.es) st.es.close();
+      st.es = null;
+      clearTimeout(st.timer);
+      clearInterval(st.timer);
+      st.timer = 0;
+    }
+
+    // start shows the view the state names: the current first page through the stream, any
+    // other page of the current period by polling, a past period once.
+    function start() {
+      stop();
+      const my = ++st.seq;
+      st.prev = new Map();
+      st.moves = new Map();
+      st.retry = 0;
+      syncURL();
+      renderWindows();
+      limitSel.value = String(st.limit);
+      rows.dataset.view = '';
+      if (st.around && st.member) {
+        read(my);
+        if (!st.period) st.timer = setInterval(() => read(my), 5000);
+      } else if (!st.period && st.offset === 0) {
+        stream(my);
+      } else {
+        read(my);
+        if (!st.period) st.timer = setInterval(() => read(my), 5000);
+      }
+    }
+
+    function stream(my) {
+      setStatus('connecting', 'Connecting…');
+      const es = new EventSource(withKey(base + '/stream', { window: st.window, limit: st.limit }));
+      st.es = es;
+      es.addEventListener('page', (ev) => {
+        if (my !== st.seq) return;
+        let page;
+        try { page = JSON.parse(ev.data); } catch (err) { return; }
+        st.retry = 0;
+        show(page);
+        setStatus('live', 'Live');
+      });
+      es.addEventListener('open', () => { if (my === st.seq) setStatus('live', 'Live'); });
+      es.addEventListener('error', (ev) => {
+        if (my !== st.seq) return;
+        if (ev.data) {
+          // The server's own "error" event: the board or its window is gone.
+          try { say(notice, explain(JSON.parse(ev.data).error)); } catch (err) { /* keep going */ }
+        }
+        if (es.readyState !== EventSource.CLOSED) {
+          setStatus('connecting', 'Reconnecting…');
+          return;
+        }
+        // Refused (a key, a limit, an old server): read once to show why, and try again later.
+        es.close();
+        read(my, true);
+        st.timer = setTimeout(() => { if (my === st.seq) stream(my); }, Math.min(30000, 1000 * 2 ** st.retry++));
+      });
+    }
+
+    async function read(my, fallback) {
+      const params = { window: st.window, period: st.period };
+      let page;
+      try {
+        if (st.around && st.member) {
+          params.radius = Math.max(1, Math.floor((st.limit - 1) / 2));
+          page = await api(base + '/members/' + enc(st.member) + '/around', params);
+        } else {
+          page = await api(base + '/entries', { ...params, offset: st.offset, limit: st.limit });
+        }
+      } catch (err) {
+        if (my !== st.seq) return;
+        if (err.status === 404 && st.around && err.code === 'not_found') {
+          // Not on the board here: show the top instead.
+          say(searchMsg, `No “${st.member}” on this board ${st.period ? 'in this period' : 'in this window'}.`);
+          st.around = false;
+          st.offset = 0;
+          select('');
+          start();
+          return;
+        }
+        say(notice, explain(err));
+        setStatus('error', err.status === 0 ? 'Offline' : 'Error');
+        return;
+      }
+      if (my !== st.seq) return;
+      const entries = page.entries || [];
+      if (st.around && !st.period && entries.length && entries[0].rank === 1 && !fallback &&
+          entries.some((e) => e.member === st.member && e.rank <= st.limit)) {
+        // The member is on the first page: watch that one live, the member highlighted.
+        st.around = false;
+        st.offset = 0;
+        start();
+        return;
+      }
+      show(page);
+      if (st.period) setStatus('static', closedText(page));
+      else setStatus(fallback ? 'connecting' : 'live', fallback ? 'Reconnecting…' : 'Live');
+    }
+
+    function closedText(page) {
+      return page.period && page.period.closed ? 'Final' : 'Past period';
+    }
+
+    function say(el, text) {
+      el.textContent = text || '';
+      el.hidden = !text;
+    }
+
+    // show puts a Page on screen.
+    function show(page) {
+      const entries = page.entries || [];
+      if (st.around && entries.length) st.offset = entries[0].rank - 1;
+      st.total = page.total || 0;
+      say(notice, entries.length ? '' : (st.offset > 0 && st.total ? 'No one this far down.' : 'No scores here yet.'));
+      moves(entries);
+      renderRows(entries);
+      st.shown = entries;
+      renderPager();
+      renderFoot(page);
+      rows.dataset.view = [st.window, st.period, st.offset, st.limit, st.around ? st.member : ''].join('|');
+      app.setAttribute('aria-busy', 'false');
+      const pid = page.period && page.period.id;
+      if (!st.period && pid && pid !== currentPeriod() && pid !== st.metaFor) {
+        st.metaFor = pid;
+        loadMeta(false); // a new period began: the picker's list changed
+      }
+      const me = entries.find((e) => e.member === st.member);
+      if (me) updatePanel(me);
+    }
+
+    // moves compares ranks with the page shown before. A move stays visible for a while when
+    // the next pages leave the rank alone.
+    function moves(entries) {
+      const now = Date.now();
+      const had = st.prev.size > 0;
+      for (const e of entries) {
+        const old = st.prev.get(e.member);
+        if (old !== undefined && old !== e.rank) {
+          st.moves.set(e.member, { dir: e.rank < old ? 'up' : 'down', by: Math.abs(old - e.rank), at: now });
+        } else if (old === undefined && had) {
+          // New on this page: at the top it can only have come from below.
+          st.moves.set(e.member, { dir: st.offset === 0 ? 'up' : 'new', by: 0, at: now });
+        } else {
+          const m = st.moves.get(e.member);
+          if (m && now - m.at > 10000) st.moves.delete(e.member);
+        }
+      }
+      st.prev = new Map(entries.map((e) => [e.member, e.rank]));
+    }
+
+    const rowOf = new Map(); // member → its <li>, reused so that rows can glide
+
+    function renderRows(entries) {
+      // FLIP: First, remember where every row is; Last, move the rows; Invert, put each back
+      // where it was with a transform; Play, let the transform go to zero.
+      const first = new Map();
+      for (const [m, el] of rowOf) first.set(m, el.getBoundingClientRect().top);
+      const keep = new Set();
+      entries.forEach((e, i) => {
+        let el = rowOf.get(e.member);
+        if (!el) {
+          el = makeRow(e.member);
+          rowOf.set(e.member, el);
+        }
+        fillRow(el, e);
+        keep.add(e.member);
+        const at = rows.children[i];
+        if (at !== el) rows.insertBefore(el, at || null);
+      });
+      for (const [m, el] of rowOf) {
+        if (!keep.has(m)) {
+          el.remove();
+          rowOf.delete(m);
+        }
+      }
+      if (reduceMotion) return;
+      const moved = [];
+      let entering = 0;
+      for (const el of rows.children) {
+        const top = first.get(el.dataset.member);
+        if (top === undefined) {
+          el.style.animationDelay = Math.min(entering++ * 30, 600) + 'ms'; // a cascade
+          el.classList.add('enter');
+          continue;
+        }
+        const dy = top - el.getBoundingClientRect().top;
+        if (Math.abs(dy) < 1) continue;
+        el.style.transition = 'none';
+        el.style.transform = `translateY(${dy}px)`;
+        el.classList.toggle('rising', dy > 0);
+        moved.push(el);
+      }
+      if (!moved.length) return;
+      void rows.offsetHeight; // apply the inverted positions before playing
+      for (const el of moved) {
+        el.style.transition = '';
+        el.style.transform = '';
+      }
+    }
+
+    function makeRow(member) {
+      const el = h('li', { class: 'row', tabindex: '0', 'data-member': member },
+        h('span', { class: 'rank' }),
+        h('span', { class: 'move' }),
+        h('span', { class: 'slot' }),
+        h('span', { class: 'who' }, h('span', { class: 'name' }), h('span', { class: 'id' })),
+        h('span', { class: 'score' }));
+      el.addEventListener('click', () => select(st.member === member ? '' : member));
+      el.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); el.click(); } });
+      el.addEventListener('transitionend', (ev) => { if (ev.target === el && ev.propertyName === 'transform') el.classList.remove('rising'); });
+      el.addEventListener('animationend', (ev) => {
+        if (ev.target === el) el.classList.remove('enter');
+        if (ev.animationName === 'bump') el.classList.remove('bump');
+      });
+      return el;
+    }
+
+    function fillRow(el, e) {
+      const name = e.name || e.member;
+      const oldScore = el.dataset.score;
+      el.dataset.rank = e.rank;
+      el.dataset.score = e.score;
+      for (const r of [1, 2, 3]) el.classList.toggle('top' + r, e.rank === r);
+      el.classList.toggle('me', e.member === st.member);
+      el.setAttribute('aria-current', e.member === st.member ? 'true' : 'false');
+      const [rank, move, slot, who, score] = el.children;
+      rank.textContent = e.rank;
+      const m = st.moves.get(e.member);
+      move.className = 'move' + (m ? ' ' + m.dir : '');
+      move.textContent = m ? (m.dir === 'up' ? '▲' : m.dir === 'down' ? '▼' : '•') + (m.by > 0 ? m.by : '') : '';
+      move.title = m ? (m.dir === 'new' ? 'new on this page' : `${m.dir} ${m.by || ''}`.trim()) : '';
+      if (slot.dataset.name !== name) {
+        slot.replaceChildren(avatar(e.member, name));
+        slot.dataset.name = name;
+      }
+      who.children[0].textContent = name;
+      who.children[1].textContent = e.name && e.name !== e.member ? '@' + e.member : '';
+      score.textContent = num.format(e.score);
+      if (oldScore !== undefined && oldScore !== String(e.score) && !reduceMotion) {
+        el.classList.remove('bump');
+        void el.offsetWidth; // restart the animation
+        el.classList.add('bump');
+      }
+    }
+
+    function renderPager() {
+      const shown = st.shown.length;
+      const from = shown ? st.shown[0].rank : st.offset + 1;
+      const to = shown ? st.shown[shown - 1].rank : st.offset;
+      range.textContent = shown ? `${num.format(from)}–${num.format(to)} of ${num.format(st.total)}` : `${num.format(st.total)} players`;
+      prevBtn.disabled = st.offset === 0;
+      nextBtn.disabled = st.offset + Math.max(shown, st.limit) >= st.total;
+      pager.hidden = st.total <= st.limit && st.offset === 0;
+    }
+
+    function renderFoot(page) {
+      const p = page.period || {};
+      const bits = [`${num.format(page.total || 0)} ${page.total === 1 ? 'player' : 'players'}`];
+      if (p.id && p.id !== 'all') bits.push(periodLabel(st.window, p.id) + (p.closed ? ' (final)' : ''));
+      else if (p.start && p.end) bits.push(`${when(p.start)} – ${when(p.end)}`);
+      bits.push('updated ' + new Date().toLocaleTimeString());
+      footEl.textContent = bits.join(' · ');
+    }
+
+    // Times show in the board's timezone, as its periods do.
+    const formats = {};
+    function format(name, opts, iso) {
+      if (!formats[name]) {
+        try {
+          formats[name] = new Intl.DateTimeFormat(undefined, { timeZone: (st.meta && st.meta.timezone) || 'UTC', ...opts });
+        } catch (err) {
+          formats[name] = new Intl.DateTimeFormat(undefined, opts);
+        }
+      }
+      return formats[name].format(new Date(iso));
+    }
+    const when = (iso) => format('when', { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }, iso);
+    const day = (iso) => format('day', { day: 'numeric', month: 'short' }, iso);
+    const clock = (iso) => format('clock', { hour: '2-digit', minute: '2-digit' }, iso);
+
+    // ---- search and the selected member ----
+
+    function find(text) {
+      say(searchMsg, '');
+      if (!text) {
+        select('');
+        return;
+      }
+      // A name on screen finds its member; anything else is taken as a member id.
+      const lower = text.toLowerCase();
+      const hit = st.shown.find((e) => e.member === text) ||
+        st.shown.find((e) => (e.name || '').toLowerCase() === lower) ||
+        st.shown.find((e) => (e.name || '').toLowerCase().includes(lower));
+      st.member = hit ? hit.member : text;
+      st.around = true;
+      start();
+      refreshPanel();
+    }
+
+    function select(member) {
+      st.member = member;
+      if (st.around) {
+        // The page stays where it is, no longer centred on anyone.
+        st.around = false;
+        start();
+      }
+      if (!member) {
+        panel.hidden = true;
+        panel.replaceChildren();
+        delete panel.dataset.member;
+        panelSeq++;
+        syncURL();
+        for (const el of rowOf.values()) el.classList.remove('me');
+        return;
+      }
+      for (const [m, el] of rowOf) el.classList.toggle('me', m === member);
+      syncURL();
+      refreshPanel();
+    }
+
+    let panelSeq = 0;
+    let panelScore = null;
+    let historyTimer = 0;
+    const panelParts = {};
+
+    // refreshPanel reads the selected member's entry and history afresh.
+    async function refreshPanel() {
+      const member = st.member;
+      const my = ++panelSeq;
+      if (!member) return;
+      panel.hidden = false;
+      buildPanel(member);
+      const onPage = st.shown.find((e) => e.member === member);
+      if (onPage) updatePanel(onPage);
+      try {
+        const me = await api(base + '/members/' + enc(member), { window: st.window, period: st.period });
+        if (my !== panelSeq) return;
+        updatePanel(me.entry);
+      } catch (err) {
+        if (my !== panelSeq) return;
+        panelParts.stats.replaceChildren(h('p', { class: 'muted', text: err.code === 'not_found' ? 'Not on the board here.' : explain(err) }));
+      }
+      loadHistory(my);
+    }
+
+    function buildPanel(member) {
+      if (panel.dataset.member === member) return;
+      panel.dataset.member = member;
+      panelScore = null;
+      panelParts.avatar = h('span', { class: 'slot' }, avatar(member, member));
+      panelParts.name = h('h2', { text: member });
+      panelParts.id = h('p', { class: 'id' });
+      panelParts.stats = h('div', { class: 'stats' });
+      panelParts.chart = h('div', { class: 'chart', id: 'chart' });
+      panel.replaceChildren(
+        h('div', { class: 'panel-head' }, panelParts.avatar, h('div', null, panelParts.name, panelParts.id),
+          h('button', { type: 'button', class: 'close', 'aria-label': 'Close', text: '×', onclick: () => select('') })),
+        panelParts.stats,
+        h('h3', { text: 'Rank history' }),
+        panelParts.chart);
+    }
+
+    function updatePanel(e) {
+      if (!e || e.member !== st.member) return;
+      const name = e.name || e.member;
+      panelParts.name.textContent = name;
+      panelParts.id.textContent = e.name ? '@' + e.member : '';
+      panelParts.avatar.replaceChildren(avatar(e.member, name));
+      panelParts.stats.replaceChildren(
+        stat('Rank', '#' + num.format(e.rank), 'of ' + num.format(st.total || e.rank)),
+        stat('Score', num.format(e.score), ''),
+        stat('Reached', e.reached_at ? day(e.reached_at) : '–', e.reached_at ? clock(e.reached_at) : ''));
+      if (panelScore !== null && panelScore !== e.score) {
+        // A new event of this member: its history has a new point.
+        clearTimeout(historyTimer);
+        const my = panelSeq;
+        historyTimer = setTimeout(() => loadHistory(my), 400);
+      }
+      panelScore = e.score;
+    }
+
+    function stat(label, value, note) {
+      return h('div', { class: 'stat' }, h('span', { class: 'label', text: label }), h('b', { text: value }), note ? h('small', { text: note }) : null);
+    }
+
+    async function loadHistory(my) {
+      const member = st.member;
+      try {
+        const { points } = await api(base + '/members/' + enc(member) + '/history', { window: st.window, limit: 200 });
+        if (my !== panelSeq) return;
+        panelParts.chart.replaceChildren(chart(points || []));
+      } catch (err) {
+        if (my !== panelSeq) return;
+        panelParts.chart.replaceChildren(h('p', { class: 'muted', text: err.code === 'not_found' ? 'No history.' : explain(err) }));
+      }
+    }
+
+    // chart draws ranks over time, best at the top.
+    function chart(points) {
+      if (!points.length) return h('p', { class: 'muted', text: 'No history yet.' });
+      const pts = points.slice().reverse().map((p) => ({ ...p, t: Date.parse(p.at) }));
+      const W = 320, H = 150, L = 40, R = 12, T = 14, B = 24;
+      const t0 = pts[0].t, t1 = pts[pts.length - 1].t;
+      const x = (p, i) => (t1 > t0 ? L + ((p.t - t0) / (t1 - t0)) * (W - L - R) : pts.length === 1 ? (L + W - R) / 2 : L + (i / (pts.length - 1)) * (W - L - R));
+      let lo = Math.min(...pts.map((p) => p.rank)), hi = Math.max(...pts.map((p) => p.rank));
+      if (lo === hi) { lo = Math.max(1, lo - 1); hi = lo + 2; }
+      const y = (r) => T + ((r - lo) / (hi - lo)) * (H - T - B);
+      const xy = pts.map((p, i) => [x(p, i), y(p.rank)]);
+      const line = xy.map(([a, b], i) => `${i ? 'L' : 'M'}${a.toFixed(1)},${b.toFixed(1)}`).join('');
+      const area = `${line}L${xy[xy.length - 1][0].toFixed(1)},${H - B}L${xy[0][0].toFixed(1)},${H - B}Z`;
+      const grid = [lo, Math.round((lo + hi) / 2), hi].filter((v, i, a) => a.indexOf(v) === i);
+      const best = Math.min(...pts.map((p) => p.rank));
+      const last = pts[pts.length - 1];
+      return h('figure', null,
+        svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `Rank history: now #${last.rank}, best #${best}` },
+          svg('defs', null, svg('linearGradient', { id: 'hist-fill', x1: '0', y1: '0', x2: '0', y2: '1' },
+            svg('stop', { offset: '0', 'stop-color': 'currentColor', 'stop-opacity': '0.35' }),
+            svg('stop', { offset: '1', 'stop-color': 'currentColor', 'stop-opacity': '0' }))),
+          grid.map((r) => [
+            svg('line', { class: 'grid', x1: L, x2: W - R, y1: y(r), y2: y(r) }),
+            svg('text', { class: 'axis', x: L - 6, y: y(r) + 4, 'text-anchor': 'end' }, '#' + r),
+          ]),
+          svg('text', { class: 'axis', x: L, y: H - 6 }, when(pts[0].at)),
+          pts.length > 1 ? svg('text', { class: 'axis', x: W - R, y: H - 6, 'text-anchor': 'end' }, when(last.at)) : null,
+          svg('path', { class: 'area', d: area, fill: 'url(#hist-fill)' }),
+          svg('path', { class: 'line', d: line }),
+          pts.map((p, i) => svg('circle', { class: i === pts.length - 1 ? 'dot last' : 'dot', cx: xy[i][0], cy: xy[i][1], r: i === pts.length - 1 ? 4.5 : 2.5 },
+            svg('title', null, `#${p.rank} · ${num.format(p.score)} · ${when(p.at)}`)))),
+        h('figcaption', { text: `best #${best} · ${pts.length} ${pts.length === 1 ? 'event' : 'events'}` }));
+    }
+
+    // ---- the board itself ----
+
+    async function loadMeta(first) {
+      let meta;
+      try {
+        meta = await api(base);
+      } catch (err) {
+        say(notice, err.code === 'not_found' ? `There is no board “${board}”.` : explain(err));
+        setStatus('error', err.status === 0 ? 'Offline' : 'Error');
+        app.setAttribute('aria-busy', 'false');
+        if (first) setTimeout(() => loadMeta(true), 10000);
+        return;
+      }
+      st.meta = meta;
+      title.textContent = meta.title || meta.id;
+      document.title = (meta.title || meta.id) + ' · laurel';
+      sub.textContent = (meta.title ? meta.id + ' · ' : '') + describe(meta);
+      if (!meta.windows.includes(st.window)) st.window = meta.windows[0];
+      if (first) {
+        say(notice, '');
+        start();
+        if (st.member) refreshPanel();
+      }
+      loadPeriods();
+    }
+
+    loadMeta(true);
+  }
+
+  if (key) document.getElementById('home').href = withKey('/');
+  const m = /^\/boards\/([^/]+)\/?$/.exec(location.pathname);
+  if (m) boardPage(decodeURIComponent(m[1]));
+  else boardsPage();
+})();
