@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	lhttp "github.com/laurel/laurel/http"
 )
 
 const solversSpec = `{"order": "desc", "mode": "sum", "windows": ["all", "week", "last7d"], "timezone": "UTC",
@@ -205,4 +207,27 @@ func TestTooLateClosedPeriod(t *testing.T) {
 	e.do("PUT", "/v1/boards/daily", `{"late_limit": "7d"}`).must(t, 200)
 	// Within late_limit now, but the period is closed.
 	e.do("POST", "/v1/boards/daily/events", `{"member": "a", "value": 1, "ts": "2026-11-22T12:00:00Z"}`).isError(t, 400, "too_late", "ts")
+}
+
+// TestImport: the admin key may submit events older than late_limit with ?import=true, never
+// into a closed period; a write key may not import at all.
+func TestImport(t *testing.T) {
+	keys := lhttp.Keys{Admin: []string{"adm"}, Write: []string{"wri"}}
+	e := start(t, options{cfg: lhttp.Config{Keys: keys}})
+	e.doKey("adm", "PUT", "/v1/boards/b", `{"windows": ["all", "week"], "late_limit": "1h"}`).must(t, 201)
+	old := `{"member": "a", "value": 5, "ts": "2026-11-22T06:00:00Z", "id": "old-1"}`
+	e.doKey("wri", "POST", "/v1/boards/b/events", old).isError(t, 400, "too_late", "ts")
+	e.doKey("wri", "POST", "/v1/boards/b/events?import=true", old).isError(t, 403, "permission_denied", "import")
+	e.doKey("adm", "POST", "/v1/boards/b/events?import=maybe", old).isError(t, 400, "invalid_argument", "import")
+	e.doKey("adm", "POST", "/v1/boards/b/events?import=true", old).must(t, 200).
+		is(t, `{"results": [{"member": "a", "id": "old-1", "status": "applied",
+			"entries": {"all": {"rank": 1, "score": 5}, "week": {"rank": 1, "score": 5}}}]}`)
+	e.doKey("adm", "POST", "/v1/events?import=true&ranks=false", `{"events": [{"board": "b", "member": "c", "value": 2, "ts": "2026-11-20T06:00:00Z"}]}`).
+		must(t, 200).is(t, `{"results": [{"member": "c", "status": "applied"}]}`)
+	if got := e.doKey("wri", "GET", "/v1/boards/b/entries?window=week", nil).get("total"); got != float64(2) {
+		t.Fatalf("week total %v, want 2", got)
+	}
+	// Last week closed an hour after it ended: not even an import reaches it.
+	e.doKey("adm", "POST", "/v1/boards/b/events?import=true", `{"member": "a", "value": 1, "ts": "2026-11-15T06:00:00Z"}`).
+		isError(t, 400, "too_late", "ts")
 }

@@ -212,9 +212,12 @@ func (c *Client) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 	if board != "" {
 		path = boardPath(board) + "/events"
 	}
-	var query url.Values
+	query := url.Values{}
 	if opts.NoRanks {
-		query = url.Values{"ranks": {"false"}}
+		query.Set("ranks", "false")
+	}
+	if opts.Import {
+		query.Set("import", "true")
 	}
 	var out struct {
 		Results []resultJSON `json:"results"`

@@ -430,6 +430,7 @@ func TestClientScenarios(t *testing.T) {
 			fails("out of bounds", laurel.EInvalid, "events[1].value", submit(none, ev("bounded", "m", 10), ev("bounded", "m", 11))),
 			ok("teams page", top("teams"), ranking(2, "red=7", "blue=3")),
 			ok("names from events", profile("blue")),
+			ok("too late, imported", submit(laurel.SubmitOptions{Import: true}, evAt(b, "m", 1, t0.Add(-25*time.Hour), "imp-1")), statuses("applied")),
 		)},
 
 		{"retract", with(

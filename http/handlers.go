@@ -82,6 +82,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) { s.submit
 
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 	ranks, err := boolParam(r.URL.Query(), "ranks", true)
+	var imported bool
+	if err == nil {
+		imported, err = boolParam(r.URL.Query(), "import", false)
+	}
+	if err == nil && imported && !s.admin(r) {
+		// DESIGN.md: bulk import with the admin key may bypass late_limit.
+		err = laurel.FieldErrorf(laurel.EPermissionDenied, "import", "importing past late_limit takes the admin scope")
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -96,7 +104,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 		s.writeError(w, r, err)
 		return
 	}
-	results, err := s.svc.Submit(r.Context(), events, laurel.SubmitOptions{NoRanks: !ranks})
+	results, err := s.svc.Submit(r.Context(), events, laurel.SubmitOptions{NoRanks: !ranks, Import: imported})
 	if err != nil {
 		s.writeError(w, r, fixEventField(err, single, board != ""))
 		return

@@ -271,6 +271,16 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) boo
 	return true
 }
 
+// admin reports whether the request may do what takes the admin scope: its key has it, or
+// the server is open.
+func (s *Server) admin(r *http.Request) bool {
+	if s.cfg.Keys.empty() {
+		return true
+	}
+	key, ok := bearer(r)
+	return ok && s.keyScope(key) == scopeAdmin
+}
+
 func scopeName(sc scope) string {
 	switch sc {
 	case scopeRead:
