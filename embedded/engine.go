@@ -85,7 +85,7 @@ type Engine struct {
 	ops     chan *op
 	stop    chan struct{}
 	stopped chan struct{}
-	failed  error // set by the writer when the store fails; every later write gets it
+	failed  atomic.Pointer[error] // set by the writer when the store fails; every later write gets it
 	once    sync.Once
 }
 
@@ -216,7 +216,7 @@ func (e *Engine) loop() {
 			if group = e.gather(nil); len(group) > 0 {
 				e.runGroup(group)
 			}
-			if len(e.history) > 0 && e.failed == nil {
+			if len(e.history) > 0 && !e.Failed() {
 				e.runGroup(nil)
 			}
 			return
@@ -282,18 +282,18 @@ func (e *Engine) resetTimer(t *time.Timer) {
 
 func (e *Engine) runGroup(group []*op) {
 	now := e.now()
-	if e.failed == nil {
+	if !e.Failed() {
 		if err := e.advance(now); err != nil {
 			e.fail(err)
 		}
 	}
 	tx := e.newTxn(now)
-	if e.failed == nil {
+	if !e.Failed() {
 		e.stageHistory(tx)
 	}
 	var staged []*op
 	for _, o := range group {
-		if e.failed != nil {
+		if e.Failed() {
 			o.err = laurel.Errorf(laurel.EUnavailable, "the store failed; see the server log")
 			close(o.done)
 			continue
@@ -369,18 +369,23 @@ func (e *Engine) commit(tx *txn, ops []*op) {
 		}
 		e.mu.RUnlock()
 	}
+	// Watchers hear of the commit before its writers are answered, so a change a client has
+	// been told of is never missing from what watchers were told.
+	e.notify(tx)
 	for _, o := range ops {
 		close(o.done)
 	}
-	e.notify(tx)
 }
 
 func (e *Engine) fail(err error) {
-	if e.failed == nil {
+	if e.failed.CompareAndSwap(nil, &err) {
 		e.log.Error("store failed; refusing writes", "err", err)
-		e.failed = err
 	}
 }
+
+// Failed reports whether the store has failed: every write is refused until a restart, so
+// the server should be taken out of service (its /readyz says so).
+func (e *Engine) Failed() bool { return e.failed.Load() != nil }
 
 // advance closes the periods and moves the rolling windows of every board whose deadline has
 // passed, as one commit of its own.
@@ -399,7 +404,10 @@ func (e *Engine) advance(now int64) error {
 		return nil
 	}
 	e.commit(tx, nil)
-	return e.failed
+	if err := e.failed.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
 
 // catchUp makes sure memory is current at now before a read: when a period should have
