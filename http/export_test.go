@@ -1,4 +1,25 @@
 package http
 
+import "time"
+
 // DecodeEvents exposes the decoding of event submits to the fuzz test.
 var DecodeEvents = decodeEvents
+
+// DiffDecodeEvents compares decodeEvents with the reference decoder for the fuzz test.
+var DiffDecodeEvents = diffDecode
+
+// DecodeCorpus are the tricky submits of the decoders' differential test.
+var DecodeCorpus = decodeCorpus
+
+// Limiter exposes the rate limiter to its test.
+type Limiter struct{ l *limiter }
+
+func NewLimiter(rate float64, burst int) Limiter { return Limiter{newLimiter(rate, burst)} }
+
+func (l Limiter) Allow(id string, now time.Time) (bool, string) { return l.l.allow(id, now) }
+
+// Buckets is how many clients the limiter remembers.
+func (l Limiter) Buckets() int { return len(l.l.buckets) }
+
+// MaxBuckets is how many it keeps before it forgets some.
+const MaxBuckets = maxBuckets

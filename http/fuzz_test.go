@@ -7,9 +7,10 @@ import (
 	lhttp "github.com/laurel/laurel/http"
 )
 
-// FuzzDecodeEvents checks that decoding an event submit never panics, and that whatever it
-// accepts is valid: a board, a member, an id and a name that laurel accepts, and at least one
-// and at most laurel.MaxBatch events.
+// FuzzDecodeEvents checks that decoding an event submit never panics, that it answers exactly
+// as the reference decoder does (decode_ref_test.go), and that whatever it accepts is valid: a
+// board, a member, an id and a name that laurel accepts, and at least one and at most
+// laurel.MaxBatch events.
 func FuzzDecodeEvents(f *testing.F) {
 	for _, seed := range []string{
 		`{"member": "alice", "value": 5, "ts": "2026-11-22T10:00:00Z", "id": "solve-123", "name": "Alice"}`,
@@ -24,9 +25,18 @@ func FuzzDecodeEvents(f *testing.F) {
 		f.Add([]byte(seed), "b")
 		f.Add([]byte(seed), "")
 	}
+	for _, seed := range lhttp.DecodeCorpus {
+		if len(seed) <= 1000 { // the big ones only slow the fuzzer down
+			f.Add([]byte(seed), "b")
+			f.Add([]byte(seed), "")
+		}
+	}
 	f.Fuzz(func(t *testing.T, body []byte, board string) {
 		if laurel.ValidateBoardID(board) != nil {
 			board = ""
+		}
+		if diff := lhttp.DiffDecodeEvents(body, board); diff != "" {
+			t.Fatalf("decodeEvents differs from the reference:\n%s", diff)
 		}
 		events, single, err := lhttp.DecodeEvents(body, board)
 		if err != nil {

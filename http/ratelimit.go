@@ -63,11 +63,21 @@ func (l *limiter) allow(id string, now time.Time) (bool, string) {
 	return false, strconv.FormatInt(int64(wait), 10)
 }
 
-// sweep forgets the buckets that have refilled: they are the same as new ones.
+// sweep forgets the buckets that have refilled: they are the same as new ones. If that
+// leaves more than three quarters of maxBuckets (many clients, each with tokens spent), it
+// forgets others at random down to that, giving them a full bucket again: a flood of new
+// addresses then costs a bounded map and one sweep per maxBuckets/4 of them, not a sweep a
+// request.
 func (l *limiter) sweep(now time.Time) {
 	for id, b := range l.buckets {
 		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
 			delete(l.buckets, id)
 		}
+	}
+	for id := range l.buckets { // random order
+		if len(l.buckets) <= maxBuckets*3/4 {
+			break
+		}
+		delete(l.buckets, id)
 	}
 }
