@@ -91,8 +91,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 			}
 		}
 	}
-	// The web page's routes (/, /boards/…, /assets/…) serve HTML, not the API: the spec leaves
-	// them out.
+	// The web page's routes (/, /boards/…, /assets/…) serve HTML and /debug/pprof/… serves Go's
+	// profiles, not the API: the spec leaves them out.
 	routes := slices.DeleteFunc(lhttp.NewServer(nil, lhttp.Config{}).Routes(), func(r string) bool {
 		_, path, _ := strings.Cut(r, " ")
 		return !strings.HasPrefix(path, "/v1/") && !slices.Contains([]string{"/healthz", "/readyz", "/metrics", "/openapi.json"}, path)

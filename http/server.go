@@ -46,6 +46,7 @@ type Config struct {
 	RateLimit  RateLimit
 	Logger     *slog.Logger  // nil discards logs
 	Ready      func() bool   // nil: always ready
+	Failed     func() bool   // nil: never; true: the store refuses writes, and /readyz answers 503
 	MaxBody    int64         // 0: DefaultMaxBody
 	StreamPing time.Duration // keep-alive comment interval of live streams; 0: 15 s
 }
@@ -122,6 +123,7 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle(streamRoute, scopeRead, s.handleStream)
 	s.handle("GET /v1/boards/{board}/members/{member}/history", scopeRead, s.handleHistory)
 	s.routeWeb()
+	s.routeDebug()
 	return s
 }
 
@@ -335,6 +337,10 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if !s.ready() {
 		s.writeError(w, r, laurel.Errorf(laurel.EUnavailable, "the server is not ready yet"))
+		return
+	}
+	if s.cfg.Failed != nil && s.cfg.Failed() {
+		s.writeError(w, r, laurel.Errorf(laurel.EUnavailable, "the store failed and refuses writes; see the server log"))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

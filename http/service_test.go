@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -54,6 +55,12 @@ func TestKeys(t *testing.T) {
 	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 		e.doKey("", "GET", path, nil).must(t, 200)
 	}
+	// Go's profiles: admin only, since they show the process's insides and cost CPU.
+	e.doKey("wri", "GET", "/debug/pprof/heap", nil).isError(t, 403, "permission_denied", "")
+	e.doKey("", "GET", "/debug/pprof/", nil).isError(t, 401, "unauthenticated", "")
+	if heap := e.doKey("adm1", "GET", "/debug/pprof/heap?gc=1&debug=1", nil).must(t, 200); !bytes.Contains(heap.raw, []byte("# HeapAlloc = ")) {
+		t.Errorf("heap profile without memory statistics:\n%.300s", heap.raw)
+	}
 	e.doKey("adm1", "DELETE", "/v1/members/m", nil).must(t, 204)
 	e.doKey("adm1", "DELETE", "/v1/boards/b", nil).must(t, 204)
 }
@@ -103,6 +110,19 @@ func TestNotReady(t *testing.T) {
 	ready.Store(true)
 	e.do("GET", "/readyz", nil).must(t, 200)
 	e.do("PUT", "/v1/boards/b", `{}`).must(t, 201)
+}
+
+// TestStoreFailed: once the store has failed, /readyz takes the server out of service; reads,
+// served from memory, go on.
+func TestStoreFailed(t *testing.T) {
+	var failed atomic.Bool
+	e := start(t, options{cfg: lhttp.Config{Failed: failed.Load}})
+	e.do("PUT", "/v1/boards/b", `{}`).must(t, 201)
+	e.do("GET", "/readyz", nil).must(t, 200)
+	failed.Store(true)
+	e.do("GET", "/readyz", nil).isError(t, 503, "unavailable", "")
+	e.do("GET", "/healthz", nil).must(t, 200)
+	e.do("GET", "/v1/boards/b/entries", nil).must(t, 200)
 }
 
 func TestRecovering(t *testing.T) {

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	mrand "math/rand"
-	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -38,6 +33,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&c.preload, "preload", true, "first give every member one event and a name, so all of them are ranked")
 	fs.Float64Var(&c.rate, "rate", 0, "events per second to send in all, paced (0: as fast as the system takes them)")
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")
+	fs.BoolVar(&c.mirror, "redis-mirror", false, "Redis does laurel's work per event: HSETNX of the id, ZINCRBY in one sorted set per window")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -59,14 +55,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var results []benchResult
 	for _, t := range targets {
-		if c.preload {
-			if err := preload(ctx, t, c); err != nil {
-				return fmt.Errorf("%s: preload: %w", t.name(), err)
-			}
-		} else if err := t.setup(ctx); err != nil {
-			return fmt.Errorf("%s: setup: %w", t.name(), err)
-		}
-		r, err := measure(ctx, t, c)
+		r, err := runTarget(ctx, t, c)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.name(), err)
 		}
@@ -76,6 +65,50 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// runTarget sets t up and preloads it, reading what the members cost in memory, then measures
+// it under load, with laurel's own view of its latencies over the run.
+func runTarget(ctx context.Context, t benchTarget, c benchConfig) (benchResult, error) {
+	if err := t.setup(ctx); err != nil {
+		return benchResult{}, fmt.Errorf("setup: %w", err)
+	}
+	var mem footprint
+	if c.preload {
+		before, err := t.memory(ctx)
+		if err != nil {
+			return benchResult{}, fmt.Errorf("memory: %w", err)
+		}
+		if err := preload(ctx, t, c); err != nil {
+			return benchResult{}, fmt.Errorf("preload: %w", err)
+		}
+		after, err := t.memory(ctx)
+		if err != nil {
+			return benchResult{}, fmt.Errorf("memory: %w", err)
+		}
+		mem = after.minus(before)
+	}
+	lt, isLaurel := t.(*laurelTarget)
+	var before serverLatencies
+	if isLaurel {
+		var err error
+		if before, err = lt.serverLatencies(ctx); err != nil {
+			return benchResult{}, err
+		}
+	}
+	r, err := measure(ctx, t, c)
+	if err != nil {
+		return benchResult{}, err
+	}
+	if isLaurel {
+		after, err := lt.serverLatencies(ctx)
+		if err != nil {
+			return benchResult{}, err
+		}
+		r.server = after.minus(before)
+	}
+	r.mem = mem
+	return r, nil
+}
+
 type benchConfig struct {
 	url, board, windows, key, run string
 	members, batch                int
@@ -83,6 +116,7 @@ type benchConfig struct {
 	duration                      time.Duration
 	zipf, rate                    float64
 	preload                       bool
+	mirror                        bool // Redis: an id and a sorted set per window, not one set
 	stderr                        io.Writer
 }
 
@@ -92,17 +126,46 @@ type benchTarget interface {
 	setup(ctx context.Context) error
 	// load writes one event (Redis: one score) and a name for each of members.
 	load(ctx context.Context, members []int) error
-	write(ctx context.Context, members []int, ids []string) error
-	top100(ctx context.Context) error
+	// writer returns what writer w calls to write its batch n: a value-1 event with an id for
+	// each of members (Redis: ZINCRBY). ctx bounds every call; calls are never concurrent.
+	writer(ctx context.Context, w int) func(n int, members []int) error
+	// reader returns what one reader calls to read the top 100 with names.
+	reader(ctx context.Context) func() error
+	// memory returns what the system holds in memory now.
+	memory(ctx context.Context) (footprint, error)
+}
+
+// footprint is what a system holds in memory, read before the preload and after it: the
+// difference is what the members cost.
+type footprint struct {
+	// data is laurel's live Go heap, read right after a collection (what it keeps for the
+	// board, profiles included); for Redis, the sorted set's MEMORY USAGE (names not included).
+	data int64
+	// all is everything the server holds: laurel's resident set (the Go runtime's headroom,
+	// Pebble's memtables and cache); Redis's used_memory (names' hashes included; its resident
+	// set would not grow when the allocator reuses an earlier run's pages).
+	all int64
+	// entries is the number of ranked entries: in every window's current period for laurel,
+	// in the sorted set for Redis.
+	entries int64
+}
+
+func (f footprint) minus(g footprint) footprint {
+	return footprint{data: f.data - g.data, all: f.all - g.all, entries: f.entries - g.entries}
+}
+
+// known reports whether the footprint says something per entry: not when the preload's
+// members were all on the board already.
+func (f footprint) known() bool { return f.entries > 0 }
+
+func (f footprint) perEntry() (data, all float64) {
+	return float64(f.data) / float64(f.entries), float64(f.all) / float64(f.entries)
 }
 
 func memberID(i int) string { return "player-" + strconv.Itoa(i) }
 
-// preload sets the target up and gives every member one event and a name.
+// preload gives every member one event and a name.
 func preload(ctx context.Context, t benchTarget, c benchConfig) error {
-	if err := t.setup(ctx); err != nil {
-		return err
-	}
 	bar := progressbar.NewOptions64(int64(c.members), progressbar.OptionSetWriter(c.stderr),
 		progressbar.OptionSetDescription(t.name()+": loading members"), progressbar.OptionShowCount(),
 		progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
@@ -143,6 +206,8 @@ type benchResult struct {
 	events        int
 	took          time.Duration
 	writes, reads []time.Duration // latency of each write request and each top-100 read
+	mem           footprint       // what the preload's members cost
+	server        serverLatencies // laurel's own view of its latencies during the run
 }
 
 func (r benchResult) rate() float64 { return float64(r.events) / r.took.Seconds() }
@@ -177,11 +242,17 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 	}
 	start := time.Now()
 	var batches atomic.Int64 // with -rate, batch k is due at start + k·batch/rate
+	// Readers start once a batch is written: without -preload the board starts empty, and an
+	// empty top 100 is an error.
+	written := make(chan struct{})
+	var once sync.Once
 	for w := range c.writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			z := mrand.NewZipf(mrand.New(mrand.NewSource(int64(w)+1)), c.zipf, 1, uint64(c.members-1))
+			write := t.writer(ctx, w)
+			ms := make([]int, c.batch)
 			var lat []time.Duration
 			events := 0
 			for n := 0; ctx.Err() == nil; n++ {
@@ -195,14 +266,11 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 						break
 					}
 				}
-				ms := make([]int, c.batch)
-				ids := make([]string, c.batch)
 				for i := range ms {
 					ms[i] = int(z.Uint64())
-					ids[i] = fmt.Sprintf("%s-%d-%d-%d", c.run, w, n, i)
 				}
 				t0 := time.Now()
-				if err := t.write(ctx, ms, ids); err != nil {
+				if err := write(n, ms); err != nil {
 					if ctx.Err() == nil {
 						fail(err)
 					}
@@ -210,6 +278,7 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 				}
 				lat = append(lat, time.Since(t0))
 				events += len(ms)
+				once.Do(func() { close(written) })
 			}
 			mu.Lock()
 			res.writes = append(res.writes, lat...)
@@ -221,10 +290,15 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			top100 := t.reader(ctx)
+			select {
+			case <-written:
+			case <-ctx.Done():
+			}
 			var lat []time.Duration
 			for ctx.Err() == nil {
 				t0 := time.Now()
-				if err := t.top100(ctx); err != nil {
+				if err := top100(); err != nil {
 					if ctx.Err() == nil {
 						fail(err)
 					}
@@ -259,13 +333,30 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 	if c.rate > 0 {
 		pace = fmt.Sprintf("paced at %.0f events/s", c.rate)
 	}
-	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d (%s), readers %d, %s each, zipf %.2f\n\n",
-		c.members, c.windows, c.batch, c.writers, pace, c.readers, c.duration, c.zipf)
+	redis := "one sorted set"
+	if c.mirror {
+		redis = "an id and a sorted set per window (-redis-mirror)"
+	}
+	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d (%s), readers %d, %s each, zipf %.2f; Redis: %s\n\n",
+		c.members, c.windows, c.batch, c.writers, pace, c.readers, c.duration, c.zipf, redis)
 	fmt.Fprintf(w, "%-8s %12s %28s %28s\n", "system", "events/s", "write ms p50/p99/p999", "top-100 ms p50/p99/p999")
 	for _, r := range rs {
 		fmt.Fprintf(w, "%-8s %12.0f %28s %28s\n", r.name, r.rate(),
 			ms(quantile(r.writes, .5))+" / "+ms(quantile(r.writes, .99))+" / "+ms(quantile(r.writes, .999)),
 			ms(quantile(r.reads, .5))+" / "+ms(quantile(r.reads, .99))+" / "+ms(quantile(r.reads, .999)))
+	}
+	if s := rs[0].server; s.writes.count > 0 {
+		fmt.Fprintf(w, "\nlaurel's own view (its request histograms, from routing a request to its answer written):\n"+
+			"write p99 ≤ %s ms, top-100 p99 ≤ %s ms\n", s.writes.quantile(.99), s.reads.quantile(.99))
+	}
+	if rs[0].mem.known() {
+		fmt.Fprintf(w, "\n%-8s %16s %16s %12s\n", "system", "B/entry (data)", "B/entry (all)", "entries")
+		for _, r := range rs {
+			data, all := r.mem.perEntry()
+			fmt.Fprintf(w, "%-8s %16.1f %16.1f %12d\n", r.name, data, all, r.mem.entries)
+		}
+		fmt.Fprintf(w, "(data: laurel's live heap, everything it keeps for the board and names; Redis's sorted set.\n"+
+			" all: laurel's resident set; Redis's used_memory, names included)\n")
 	}
 	if len(rs) == 2 {
 		l, r := rs[0], rs[1]
@@ -277,164 +368,12 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 		}
 		fmt.Fprintf(w, "\nlaurel / redis: events/s %.2f, write p99 %s, top-100 p99 %s\n",
 			l.rate()/r.rate(), ratio(quantile(l.writes, .99), quantile(r.writes, .99)), ratio(quantile(l.reads, .99), quantile(r.reads, .99)))
-	}
-}
-
-// laurelTarget drives laurel's HTTP API.
-type laurelTarget struct {
-	c      benchConfig
-	client *http.Client
-}
-
-func newLaurelTarget(c benchConfig) *laurelTarget {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = c.writers + c.readers + 4
-	return &laurelTarget{c: c, client: &http.Client{Transport: tr, Timeout: time.Minute}}
-}
-
-func (t *laurelTarget) name() string { return "laurel" }
-
-func (t *laurelTarget) call(ctx context.Context, method, path string, body any, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(t.c.url, "/")+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if t.c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+t.c.key)
-	}
-	resp, err := t.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
-	}
-	if out != nil {
-		return json.Unmarshal(data, out)
-	}
-	return nil
-}
-
-func (t *laurelTarget) setup(ctx context.Context) error {
-	return t.call(ctx, "PUT", "/v1/boards/"+t.c.board, map[string]any{"windows": strings.Split(t.c.windows, ",")}, nil)
-}
-
-type benchEvent struct {
-	Member string `json:"member"`
-	Value  int64  `json:"value"`
-	ID     string `json:"id,omitempty"`
-	Name   string `json:"name,omitempty"`
-}
-
-func (t *laurelTarget) load(ctx context.Context, members []int) error {
-	evs := make([]benchEvent, len(members))
-	for i, m := range members {
-		evs[i] = benchEvent{Member: memberID(m), Value: 1, ID: t.c.run + "-load-" + strconv.Itoa(m), Name: "Player " + strconv.Itoa(m)}
-	}
-	return t.call(ctx, "POST", "/v1/boards/"+t.c.board+"/events?ranks=false", map[string]any{"events": evs}, nil)
-}
-
-func (t *laurelTarget) write(ctx context.Context, members []int, ids []string) error {
-	evs := make([]benchEvent, len(members))
-	for i, m := range members {
-		evs[i] = benchEvent{Member: memberID(m), Value: 1, ID: ids[i]}
-	}
-	return t.call(ctx, "POST", "/v1/boards/"+t.c.board+"/events?ranks=false", map[string]any{"events": evs}, nil)
-}
-
-func (t *laurelTarget) top100(ctx context.Context) error {
-	var page struct {
-		Entries []struct {
-			Name string `json:"name"`
-		} `json:"entries"`
-	}
-	if err := t.call(ctx, "GET", "/v1/boards/"+t.c.board+"/entries?limit=100", nil, &page); err != nil {
-		return err
-	}
-	if len(page.Entries) == 0 {
-		return fmt.Errorf("top 100: empty page")
-	}
-	return nil
-}
-
-// redisTarget is the plain Redis equivalent: one sorted set, scores added with pipelined
-// ZINCRBY, names in one hash per member, the top 100 read with ZREVRANGE and the hashes.
-type redisTarget struct {
-	c      benchConfig
-	client rueidis.Client
-	key    string
-}
-
-func newRedisTarget(addr string, c benchConfig) (*redisTarget, error) {
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
-	if err != nil {
-		return nil, err
-	}
-	return &redisTarget{c: c, client: client, key: "laurel-bench:" + c.board}, nil
-}
-
-func (t *redisTarget) name() string { return "redis" }
-func (t *redisTarget) close()       { t.client.Close() }
-
-func (t *redisTarget) setup(ctx context.Context) error {
-	return t.client.Do(ctx, t.client.B().Del().Key(t.key).Build()).Error()
-}
-
-func (t *redisTarget) nameKey(m int) string { return t.key + ":member:" + memberID(m) }
-
-func (t *redisTarget) load(ctx context.Context, members []int) error {
-	cmds := make(rueidis.Commands, 0, 2*len(members))
-	for _, m := range members {
-		cmds = append(cmds, t.client.B().Zincrby().Key(t.key).Increment(1).Member(memberID(m)).Build(),
-			t.client.B().Hset().Key(t.nameKey(m)).FieldValue().FieldValue("name", "Player "+strconv.Itoa(m)).Build())
-	}
-	return firstError(t.client.DoMulti(ctx, cmds...))
-}
-
-func (t *redisTarget) write(ctx context.Context, members []int, _ []string) error {
-	cmds := make(rueidis.Commands, 0, len(members))
-	for _, m := range members {
-		cmds = append(cmds, t.client.B().Zincrby().Key(t.key).Increment(1).Member(memberID(m)).Build())
-	}
-	return firstError(t.client.DoMulti(ctx, cmds...))
-}
-
-func (t *redisTarget) top100(ctx context.Context) error {
-	top, err := t.client.Do(ctx, t.client.B().Zrevrange().Key(t.key).Start(0).Stop(99).Withscores().Build()).AsZScores()
-	if err != nil {
-		return err
-	}
-	cmds := make(rueidis.Commands, 0, len(top))
-	for _, z := range top {
-		cmds = append(cmds, t.client.B().Hget().Key(t.key+":member:"+z.Member).Field("name").Build())
-	}
-	if len(cmds) == 0 {
-		return fmt.Errorf("top 100: empty")
-	}
-	return firstError(t.client.DoMulti(ctx, cmds...))
-}
-
-func firstError(rs []rueidis.RedisResult) error {
-	for _, r := range rs {
-		if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) {
-			return err
+		if l.mem.known() && r.mem.known() {
+			ld, lr := l.mem.perEntry()
+			rd, rr := r.mem.perEntry()
+			fmt.Fprintf(w, "laurel / redis: memory per entry %.2f (all %.2f)\n", ld/rd, lr/rr)
 		}
 	}
-	return nil
 }
 
 // firstKey returns the first key of a comma-separated list in the environment.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
 	lhttp "github.com/laurel/laurel/http"
 )
 
@@ -41,7 +42,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := srv.open(dir); err != nil {
+	if err := srv.open(dir, embedded.Options{}); err != nil {
 		return err
 	}
 	sim := newSimulation(srv.engine, *seed)

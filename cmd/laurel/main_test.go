@@ -20,6 +20,8 @@ func TestRun(t *testing.T) {
 		{[]string{"version", "extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"version", "-nope"}, 2, "", "flag provided but not defined"},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{[]string{"serve", "-memtable", "0"}, 2, "", "-cache and -memtable must be at least 1 (MiB)"},
+		{[]string{"serve", "-log-level", "loud"}, 2, "", "-log-level"},
 		{nil, 2, "", "usage: laurel <command>"},
 		{[]string{"help"}, 0, "", "version"},
 	} {

@@ -27,22 +27,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rate := fs.Float64("rate-limit", 0, "requests per second allowed per key (or per address without a key); 0: no limit")
 	burst := fs.Int("rate-burst", 0, "requests a key may send at once above its rate; 0: the rate")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys) and public_read, beside the environment's")
+	cache := fs.Int64("cache", 32, "MiB of Pebble's block cache, beyond its memtables")
+	memtable := fs.Int64("memtable", 16, "MiB of one Pebble memtable (it holds up to two): larger absorbs more rewrites of hot members before they reach disk")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *cache < 1 || *memtable < 1 {
+		return usageError{fmt.Errorf("-cache and -memtable must be at least 1 (MiB)")}
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return usageError{fmt.Errorf("-log-level: %v", err)}
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv}))
+	keys, publicRead, exposed, err := serveKeys(*config)
+	if err != nil {
+		return usageError{fmt.Errorf("-config: %w", err)}
+	}
+	if exposed {
+		log.Warn("the key file can be read by other users than its owner", "config", *config)
+	}
 
 	cfg := lhttp.Config{
-		Keys: lhttp.Keys{
-			Admin: keyList("LAUREL_ADMIN_KEY"),
-			Write: keyList("LAUREL_WRITE_KEY"),
-			Read:  keyList("LAUREL_READ_KEY"),
-		},
-		PublicRead: os.Getenv("LAUREL_PUBLIC_READ") == "true",
+		Keys:       keys,
+		PublicRead: publicRead,
 		RateLimit:  lhttp.RateLimit{PerSecond: *rate, Burst: *burst},
 		Logger:     log,
 	}
@@ -58,7 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := srv.open(*data); err != nil {
+	if err := srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20}); err != nil {
 		return err
 	}
 	return srv.wait(ctx)
@@ -99,21 +108,22 @@ func listen(addr string, cfg lhttp.Config, log *slog.Logger) (*server, error) {
 }
 
 // open recovers the store in dir and starts serving the API from it.
-func (s *server) open(dir string) error {
-	engine, err := embedded.Open(dir, embedded.Options{
-		Logger: s.log,
-		OnCommit: func(ops, _ int, took time.Duration) {
-			if a := s.api.Load(); a != nil {
-				a.ObserveCommit(ops, took)
-			}
-		},
-	})
+func (s *server) open(dir string, o embedded.Options) error {
+	o.Logger = s.log
+	o.OnCommit = func(ops, _ int, took time.Duration) {
+		if a := s.api.Load(); a != nil {
+			a.ObserveCommit(ops, took)
+		}
+	}
+	engine, err := embedded.Open(dir, o)
 	if err != nil {
 		s.http.Close()
 		return err
 	}
 	s.engine = engine
-	a := lhttp.NewServer(engine, s.cfg)
+	cfg := s.cfg
+	cfg.Failed = engine.Failed
+	a := lhttp.NewServer(engine, cfg)
 	s.http.RegisterOnShutdown(a.Close) // live streams end, so that shutting down need not wait for them
 	s.api.Store(a)
 	h := a.Handler()

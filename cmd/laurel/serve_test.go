@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // syncBuffer is a bytes.Buffer safe for a server goroutine to write while a test reads.
@@ -37,7 +41,7 @@ var listening = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
 
 // startServe runs `laurel serve` on a free port over dir and returns its base URL and a
 // function that stops it with the signal context and returns its exit code.
-func startServe(t *testing.T, dir string, env map[string]string) (string, func() int) {
+func startServe(t *testing.T, dir string, env map[string]string, args ...string) (string, func() int) {
 	t.Helper()
 	for k, v := range env {
 		t.Setenv(k, v)
@@ -45,7 +49,8 @@ func startServe(t *testing.T, dir string, env map[string]string) (string, func()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
 	code := make(chan int, 1)
-	go func() { code <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-data", dir}, io.Discard, &stderr) }()
+	args = append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dir}, args...)
+	go func() { code <- run(ctx, args, io.Discard, &stderr) }()
 	var base string
 	for deadline := time.Now().Add(10 * time.Second); base == ""; time.Sleep(5 * time.Millisecond) {
 		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
@@ -83,11 +88,19 @@ func startServe(t *testing.T, dir string, env map[string]string) (string, func()
 
 func do(t *testing.T, method, url, body string) (int, map[string]any) {
 	t.Helper()
+	return doKey(t, "", method, url, body)
+}
+
+func doKey(t *testing.T, key, method, url, body string) (int, map[string]any) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +132,69 @@ func TestServe(t *testing.T) {
 	entry, _ := body["entry"].(map[string]any)
 	if code != http.StatusOK || entry["score"] != float64(5) || entry["rank"] != float64(1) {
 		t.Fatalf("after a restart: status %d, %v; want alice first with 5", code, body)
+	}
+}
+
+// TestServeKeysFile serves with keys from a file and from the environment: both are accepted,
+// each with its scope, and a file laurel cannot take stops it before it listens.
+func TestServeKeysFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keys.json")
+	if err := os.WriteFile(path, []byte(`{"admin_keys": ["file-admin"], "read_keys": ["file-read", "file-read-2"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startServe(t, t.TempDir(), map[string]string{"LAUREL_WRITE_KEY": "env-write"}, "-config", path)
+	defer stop()
+	for _, c := range []struct {
+		key, method, path, body string
+		status                  int
+	}{
+		{"file-admin", "PUT", "/v1/boards/b", `{}`, http.StatusCreated},
+		{"env-write", "PUT", "/v1/boards/b", `{}`, http.StatusForbidden},
+		{"env-write", "POST", "/v1/boards/b/events", `{"member": "m", "value": 1}`, http.StatusOK},
+		{"file-read-2", "GET", "/v1/boards/b/entries", "", http.StatusOK},
+		{"file-read", "POST", "/v1/boards/b/events", `{"member": "m", "value": 1}`, http.StatusForbidden},
+		{"", "GET", "/v1/boards/b/entries", "", http.StatusUnauthorized},
+	} {
+		if code, body := doKey(t, c.key, c.method, base+c.path, c.body); code != c.status {
+			t.Errorf("%s %s with key %q: %d %v, want %d", c.method, c.path, c.key, code, body, c.status)
+		}
+	}
+
+	for _, bad := range []struct{ file, want string }{
+		{`{"admin_keys": ["a"], "admin": ["b"]}`, `unknown field "admin"`},
+		{`{"read_keys": [""]}`, "read_keys: a key must be non-empty"},
+		{`{"write_keys": ["a,b"]}`, "write_keys: a key must be"},
+		{`{"read_keys": "k"}`, "cannot unmarshal"},
+		{`{} {}`, "more than one JSON object"},
+	} {
+		if err := os.WriteFile(path, []byte(bad.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		code := run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-config", path}, io.Discard, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), bad.want) {
+			t.Errorf("config %s: exit %d, stderr %q; want 2 and %q", bad.file, code, stderr.String(), bad.want)
+		}
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "-data", t.TempDir(), "-config", filepath.Join(dir, "missing.json")}, io.Discard, &stderr); code != 2 {
+		t.Errorf("missing config: exit %d, stderr %q; want 2", code, stderr.String())
+	}
+
+	// A key file others can read is taken, with a warning.
+	if err := os.WriteFile(path, []byte(`{"admin_keys": ["a"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // serve starts, then stops at once
+	stderr.Reset()
+	if code := run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-config", path}, io.Discard, &stderr); code != 0 ||
+		!strings.Contains(stderr.String(), "the key file can be read by other users") {
+		t.Errorf("world-readable config: exit %d, stderr %q; want 0 and a warning", code, stderr.String())
 	}
 }
 
@@ -164,6 +240,11 @@ func TestBench(t *testing.T) {
 		regexp.MustCompile(`(?m)^laurel +[1-9][0-9]* +[0-9.]+ / [0-9.]+ / [0-9.]+ +[0-9.]+ / `),
 		regexp.MustCompile(`(?m)^redis +[1-9][0-9]* +[0-9.]+ / `),
 		regexp.MustCompile(`laurel / redis: events/s [0-9.]+, write p99 [0-9.]+, top-100 p99 [0-9.]+`),
+		regexp.MustCompile(`write p99 ≤ [0-9.]+ ms, top-100 p99 ≤ [0-9.]+ ms`),
+		// Memory per entry: 300 members × 4 windows on laurel, 300 in Redis's sorted set.
+		regexp.MustCompile(`(?m)^laurel +-?[0-9.]+ +-?[0-9.]+ +1200$`),
+		regexp.MustCompile(`(?m)^redis +[1-9][0-9.]* +-?[0-9.]+ +300$`),
+		regexp.MustCompile(`laurel / redis: memory per entry -?[0-9.]+ \(all -?[0-9.a-zA-Z+]+\)`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("bench report lacks %s:\n%s", want, out)
@@ -175,5 +256,39 @@ func TestBench(t *testing.T) {
 	all, _ := cur["all"].(map[string]any)
 	if code != http.StatusOK || all["total"] != float64(300) {
 		t.Fatalf("board after bench: %d %v; want 300 members in all", code, body)
+	}
+}
+
+// TestBenchRedisMirror checks that with -redis-mirror Redis gets an id and a sorted set per
+// window for each event, as laurel does.
+func TestBenchRedisMirror(t *testing.T) {
+	base, stop := startServe(t, t.TempDir(), nil)
+	defer stop()
+	addr := redisAddr(t)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"bench", "-url", base, "-redis", addr, "-redis-mirror", "-board", "benchmirror",
+		"-members", "200", "-windows", "all,day", "-batch", "10", "-writers", "2", "-readers", "1", "-duration", "1s"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("bench exited %d: %s\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Redis: an id and a sorted set per window") {
+		t.Errorf("the report does not say what Redis did:\n%s", stdout.String())
+	}
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+	all, err1 := client.Do(ctx, client.B().Zcard().Key("laurel-bench:benchmirror").Build()).AsInt64()
+	day, err2 := client.Do(ctx, client.B().Zcard().Key("laurel-bench:benchmirror:day").Build()).AsInt64()
+	ids, err3 := client.Do(ctx, client.B().Hlen().Key("laurel-bench:benchmirror:ids").Build()).AsInt64()
+	sum, err4 := client.Do(ctx, client.B().Zscore().Key("laurel-bench:benchmirror:day").Member("player-1").Build()).AsFloat64()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		t.Fatal(err)
+	}
+	if all != 200 || day != 200 || ids == 0 || sum < 2 {
+		t.Errorf("Redis after a mirrored bench: %d and %d members in the window sets, %d ids, player-1 at %v in day; want 200, 200, some, ≥ 2",
+			all, day, ids, sum)
 	}
 }
