@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"encoding/binary"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -60,8 +59,8 @@ func (e *Engine) keepClosed(tx *txn, b *board, w *window, closed []*closedPeriod
 }
 
 // keepClosedWith is keepClosed under marks about to be w's.
-func (e *Engine) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board, m marks) {
-	from := keptFrom(cfg, w.w, tx.now, m)
+func (e *Engine) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board, m laurel.Marks) {
+	from := m.KeptFrom(cfg, w.w, tx.now)
 	n := 0
 	for n < len(closed) && closed[n].start >= from {
 		n++
@@ -77,55 +76,17 @@ func (e *Engine) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPe
 	tx.onCommit(b, func() { w.closed, w.dropAt = closed, dropAt })
 }
 
-// marks record what a calendar window closed and dropped under an earlier, shorter late_limit
-// or smaller keep: a closed period stays closed, a dropped one stays dropped.
-type marks struct {
-	closedThrough int64 // the start of the newest period closed so; noTime if none
-	droppedBefore int64 // every period starting before it was dropped so; noTime if none
+func (w *window) keptFrom(cfg *laurel.Board, now int64) int64 {
+	return w.marks.KeptFrom(cfg, w.w, now)
 }
 
-// newestClosed returns the newest period of w closed at now.
-func newestClosed(cfg *laurel.Board, w laurel.Window, now int64, m marks) laurel.Period {
-	cal := cfg.Calendar()
-	p := cal.PrevPeriod(w, cal.PeriodAt(w, time.UnixMilli(now-cfg.LateLimit.Milliseconds())))
-	if m.closedThrough != noTime && m.closedThrough > p.Start.UnixMilli() {
-		p = cal.PeriodAt(w, time.UnixMilli(m.closedThrough))
-	}
-	return p
-}
-
-// dropTime returns when the oldest of closed (newest first) is dropped: once keep+1 newer
-// periods have closed. It is noTime when closed is empty.
-func dropTime(cfg *laurel.Board, w laurel.Window, closed []*closedPeriod, m marks) int64 {
+// dropTime returns when the oldest of closed (newest first) is dropped; noTime when closed
+// is empty.
+func dropTime(cfg *laurel.Board, w laurel.Window, closed []*closedPeriod, m laurel.Marks) int64 {
 	if len(closed) == 0 {
 		return noTime
 	}
-	cal := cfg.Calendar()
-	p := cal.PeriodAt(w, time.UnixMilli(closed[len(closed)-1].start))
-	for range cfg.Keep + 1 {
-		p = cal.NextPeriod(w, p)
-	}
-	if m.closedThrough != noTime && p.Start.UnixMilli() <= m.closedThrough {
-		return math.MinInt64 + 1 // closed already: due now
-	}
-	return p.End.UnixMilli() + cfg.LateLimit.Milliseconds()
-}
-
-// keptFrom returns the start of the oldest period of the calendar window w that is still
-// kept at now: a closed period stays readable until more than keep newer periods have closed
-// (DESIGN.md §1), so the newest closed period and keep before it are kept, whether they held
-// data or not; or later, when a smaller keep or late_limit dropped more before.
-func keptFrom(cfg *laurel.Board, w laurel.Window, now int64, m marks) int64 {
-	cal := cfg.Calendar()
-	p := newestClosed(cfg, w, now, m)
-	for range cfg.Keep {
-		p = cal.PrevPeriod(w, p)
-	}
-	return max(p.Start.UnixMilli(), m.droppedBefore)
-}
-
-func (w *window) keptFrom(cfg *laurel.Board, now int64) int64 {
-	return keptFrom(cfg, w.w, now, w.marks)
+	return m.DropTime(cfg, w, closed[len(closed)-1].start)
 }
 
 // entry is a member's aggregate with its id, for sorting outside a tree.

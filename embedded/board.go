@@ -29,7 +29,7 @@ type window struct {
 	open []*span
 	// closed lists a calendar window's kept closed periods, newest first.
 	closed []*closedPeriod
-	marks
+	marks laurel.Marks
 	// dropAt is when the oldest kept closed period is dropped; noTime when none is kept.
 	dropAt int64
 }
@@ -55,7 +55,7 @@ func newBoard(cfg laurel.Board) *board {
 // newWindow makes a window of b, with an id of its own (for the writer's cache).
 func (b *board) newWindow(w laurel.Window) *window {
 	b.nextWin++
-	return &window{w: w, name: w.String(), id: b.nextWin, marks: marks{noTime, noTime}, dropAt: noTime}
+	return &window{w: w, name: w.String(), id: b.nextWin, marks: laurel.NoMarks, dropAt: noTime}
 }
 
 func (b *board) treeOptions() rank.Options {

@@ -56,8 +56,8 @@ func (e *Engine) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec)
 			}
 			m := w.marks
 			if cfg.LateLimit != cur.cfg.LateLimit || cfg.Keep != cur.cfg.Keep {
-				m = marks{w.closedUpTo(&cur.cfg, tx.now), w.keptFrom(&cur.cfg, tx.now)}
-				tx.set(key(tagWindow, id, w.name), appendTime(appendTime(nil, m.closedThrough), m.droppedBefore))
+				m = w.marks.After(&cur.cfg, w.w, tx.now)
+				tx.set(key(tagWindow, id, w.name), appendTime(appendTime(nil, m.ClosedThrough), m.DroppedBefore))
 				tx.onCommit(cur, func() { w.marks = m })
 			}
 			e.keepClosedWith(tx, cur, w, slices.Clone(w.closed), &cfg, m)
@@ -231,11 +231,7 @@ func (e *Engine) boardInfo(b *board, now int64) laurel.BoardInfo {
 
 // periodAt describes the span of w that a read at t sees.
 func (e *Engine) periodAt(b *board, w *window, t int64) laurel.PeriodInfo {
-	p := b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(t))
-	if w.w.Kind == laurel.WindowAll {
-		return laurel.PeriodInfo{ID: "all"}
-	}
-	return laurel.PeriodInfo{ID: p.ID, Start: p.Start.UnixMilli(), End: p.End.UnixMilli()}
+	return b.cfg.CurrentPeriod(w.w, t)
 }
 
 // Boards lists every board, sorted by id.

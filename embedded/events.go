@@ -210,14 +210,7 @@ func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 
 // isClosed reports whether the calendar period of w starting at start has closed by now.
 func (w *window) isClosed(cfg *laurel.Board, start, now int64) bool {
-	return start <= w.closedUpTo(cfg, now)
-}
-
-// closedUpTo returns the start of the newest period of the calendar window w that has closed
-// by now: the one that ended late_limit ago or earlier, or one closed under an earlier, shorter
-// late_limit (a closed period stays closed).
-func (w *window) closedUpTo(cfg *laurel.Board, now int64) int64 {
-	return newestClosed(cfg, w.w, now, w.marks).Start.UnixMilli()
+	return w.marks.IsClosed(cfg, w.w, start, now)
 }
 
 func toAgg(a aggregate, present bool) laurel.Agg {

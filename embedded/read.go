@@ -3,37 +3,21 @@ package embedded
 import (
 	"context"
 	"encoding/binary"
-	"math"
 	"slices"
-	"sort"
-	"strconv"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/laurel/laurel"
 )
 
-// view is one ranking a read is answered from: an in-memory span, a closed period on disk,
-// or a rolling window evaluated at a past instant. Ranks are 1-based and leave hidden members
-// out.
-type view interface {
-	total() int
-	// page returns up to n entries from rank from on, without profiles.
-	page(from, n int) ([]laurel.Entry, error)
-	// rankOf returns the member's entry, and false when it is not ranked.
-	rankOf(member string) (laurel.Entry, bool, error)
-	// search returns the rank of the first entry whose (score, reached_at) does not rank
-	// before (score, at); total()+1 when there is none.
-	search(score, at int64) (int, error)
-}
-
-// memView reads an in-memory span; a nil span is an empty ranking.
+// memView reads an in-memory span; a nil span is an empty ranking. It is a laurel.Ranking.
 type memView struct {
 	b  *board
 	w  *window
 	sp *span
 	r  pebble.Reader // the store, for the aggregates of calendar periods and all
 }
+
+func (v memView) Total() (int, error) { return v.total(), nil }
 
 func (v memView) total() int {
 	if v.sp == nil {
@@ -42,7 +26,7 @@ func (v memView) total() int {
 	return v.sp.tree.Len()
 }
 
-func (v memView) page(from, n int) ([]laurel.Entry, error) {
+func (v memView) Page(from, n int) ([]laurel.Entry, error) {
 	if v.sp == nil {
 		return nil, nil
 	}
@@ -56,16 +40,24 @@ func (v memView) page(from, n int) ([]laurel.Entry, error) {
 	return out, nil
 }
 
-func (v memView) rankOf(member string) (laurel.Entry, bool, error) {
-	if v.sp == nil {
-		return laurel.Entry{}, false, nil
+func (v memView) Entries(members []string) ([]laurel.Entry, error) {
+	var out []laurel.Entry
+	for _, member := range members {
+		if v.sp == nil {
+			break
+		}
+		h, s, ok, err := spanEntry(v.r, v.b, v.w, v.sp, member)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if r, ok := v.sp.tree.Rank(treeKey(h, s)); ok {
+			out = append(out, laurel.Entry{Rank: r, Member: member, Score: s.score, ReachedAt: s.at})
+		}
 	}
-	h, s, ok, err := spanEntry(v.r, v.b, v.w, v.sp, member)
-	if err != nil || !ok {
-		return laurel.Entry{}, false, err
-	}
-	r, ok := v.sp.tree.Rank(treeKey(h, s))
-	return laurel.Entry{Rank: r, Member: member, Score: s.score, ReachedAt: s.at}, ok, nil
+	return out, nil
 }
 
 // spanEntry returns a member's handle and aggregate in an in-memory span of w: from its
@@ -87,59 +79,12 @@ func spanEntry(r pebble.Reader, b *board, w *window, sp *span, member string) (u
 	return h, slot(a), err == nil, err
 }
 
-func (v memView) search(score, at int64) (int, error) {
+func (v memView) Search(score, at int64) (int, error) {
 	if v.sp == nil {
 		return 1, nil
 	}
 	c := v.sp.tree.Search(score, at)
 	return c.Rank(), nil
-}
-
-// sliceView is a ranking computed for one read, sorted, hidden members left out.
-type sliceView struct {
-	entries []entry
-	order   laurel.Order
-	rank    map[string]int // member → rank, built on the first rankOf
-}
-
-func (v *sliceView) total() int { return len(v.entries) }
-
-func (v *sliceView) page(from, n int) ([]laurel.Entry, error) {
-	var out []laurel.Entry
-	for i := max(from, 1) - 1; i < len(v.entries) && len(out) < n; i++ {
-		en := v.entries[i]
-		out = append(out, laurel.Entry{Rank: i + 1, Member: en.member, Score: en.agg.score, ReachedAt: en.agg.at})
-	}
-	return out, nil
-}
-
-func (v *sliceView) rankOf(member string) (laurel.Entry, bool, error) {
-	if v.rank == nil {
-		v.rank = make(map[string]int, len(v.entries))
-		for i, en := range v.entries {
-			v.rank[en.member] = i + 1
-		}
-	}
-	r, ok := v.rank[member]
-	if !ok {
-		return laurel.Entry{}, false, nil
-	}
-	en := v.entries[r-1]
-	return laurel.Entry{Rank: r, Member: member, Score: en.agg.score, ReachedAt: en.agg.at}, true, nil
-}
-
-func (v *sliceView) search(score, at int64) (int, error) {
-	return 1 + sort.Search(len(v.entries), func(i int) bool {
-		return !before(v.order, v.entries[i].agg, score, at)
-	}), nil
-}
-
-// before reports whether an entry with aggregate a ranks before (score, at).
-func before(o laurel.Order, a aggregate, score, at int64) bool {
-	if a.score != score {
-		return o.Better(a.score, score)
-	}
-	return a.at < at
 }
 
 // frozenView reads a closed period from the store. Its records hold ranks as frozen; ranks of
@@ -152,33 +97,16 @@ type frozenView struct {
 	cp    *closedPeriod
 }
 
+func (v frozenView) Total() (int, error) { return v.total(), nil }
+
 func (v frozenView) total() int { return int(v.cp.total) - len(v.cp.excluded) }
 
-// raw returns the frozen rank of the visible rank r.
-func (v frozenView) raw(r int) uint32 {
-	ex := v.cp.excluded
-	raw := uint32(r)
-	for {
-		n, _ := slices.BinarySearch(ex, raw+1) // excluded ranks ≤ raw
-		next := uint32(r) + uint32(n)
-		if next == raw {
-			return raw
-		}
-		raw = next
-	}
-}
-
-func (v frozenView) visible(raw uint32) int {
-	n, _ := slices.BinarySearch(v.cp.excluded, raw)
-	return int(raw) - n
-}
-
-func (v frozenView) page(from, n int) ([]laurel.Entry, error) {
+func (v frozenView) Page(from, n int) ([]laurel.Entry, error) {
 	if from < 1 || from > v.total() || n <= 0 {
 		return nil, nil
 	}
 	var out []laurel.Entry
-	lo := rankKey(v.board, v.w, v.cp.start, v.raw(from))
+	lo := rankKey(v.board, v.w, v.cp.start, laurel.FrozenRank(v.cp.excluded, from))
 	hi := spanPrefix(tagRank, v.board, v.w, v.cp.start+1)
 	p := len(spanPrefix(tagRank, v.board, v.w, v.cp.start))
 	err := scan(v.r, lo, hi, func(k, val []byte) error {
@@ -193,7 +121,7 @@ func (v frozenView) page(from, n int) ([]laurel.Entry, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, laurel.Entry{Rank: v.visible(raw), Member: f.member, Score: f.agg.score, ReachedAt: f.agg.at})
+		out = append(out, laurel.Entry{Rank: laurel.VisibleRank(v.cp.excluded, raw), Member: f.member, Score: f.agg.score, ReachedAt: f.agg.at})
 		return nil
 	})
 	if err == errStop {
@@ -202,41 +130,34 @@ func (v frozenView) page(from, n int) ([]laurel.Entry, error) {
 	return out, err
 }
 
-func (v frozenView) rankOf(member string) (laurel.Entry, bool, error) {
-	raw, ok, err := frozenRankOf(v.r, v.board, v.w, v.cp.start, member)
-	if err != nil || !ok {
-		return laurel.Entry{}, false, err
+func (v frozenView) Entries(members []string) ([]laurel.Entry, error) {
+	var out []laurel.Entry
+	for _, member := range members {
+		raw, ok, err := frozenRankOf(v.r, v.board, v.w, v.cp.start, member)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if _, ex := slices.BinarySearch(v.cp.excluded, raw); ex {
+			continue
+		}
+		val, ok, err := get(v.r, rankKey(v.board, v.w, v.cp.start, raw))
+		if err != nil || !ok {
+			return nil, err
+		}
+		f, err := decodeFrozen(raw, val)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, laurel.Entry{Rank: laurel.VisibleRank(v.cp.excluded, raw), Member: member, Score: f.agg.score, ReachedAt: f.agg.at})
 	}
-	if _, ex := slices.BinarySearch(v.cp.excluded, raw); ex {
-		return laurel.Entry{}, false, nil
-	}
-	val, ok, err := get(v.r, rankKey(v.board, v.w, v.cp.start, raw))
-	if err != nil || !ok {
-		return laurel.Entry{}, false, err
-	}
-	f, err := decodeFrozen(raw, val)
-	if err != nil {
-		return laurel.Entry{}, false, err
-	}
-	return laurel.Entry{Rank: v.visible(raw), Member: member, Score: f.agg.score, ReachedAt: f.agg.at}, true, nil
+	return out, nil
 }
 
-func (v frozenView) search(score, at int64) (int, error) {
-	// Binary search over ranks, one read per probe.
-	lo, hi := 1, v.total()+1
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		es, err := v.page(mid, 1)
-		if err != nil {
-			return 0, err
-		}
-		if len(es) == 1 && before(v.order, aggregate{es[0].Score, es[0].ReachedAt}, score, at) {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo, nil
+func (v frozenView) Search(score, at int64) (int, error) {
+	return laurel.SearchByPage(v, v.order, score, at)
 }
 
 type stopError struct{}
@@ -245,15 +166,15 @@ func (stopError) Error() string { return "stop" }
 
 var errStop error = stopError{}
 
-// reading is a resolved Query: the view to answer from and what describes it. It holds the
-// engine's read lock until done.
+// reading is a resolved Query: the ranking to answer from and what describes it. It holds
+// the engine's read lock until done.
 type reading struct {
 	e      *Engine
 	b      *board
 	w      *window
 	at     int64 // the instant read
 	period laurel.PeriodInfo
-	v      view
+	v      laurel.Ranking
 }
 
 func (rd *reading) done() { rd.e.mu.RUnlock() }
@@ -290,35 +211,17 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 	if e.boards[b.cfg.ID] != b {
 		return nil, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", b.cfg.ID)
 	}
-	w := b.windows[0]
-	if q.Window != "" {
-		if w = b.window(q.Window); w == nil {
-			if _, err := laurel.ParseWindow(q.Window); err != nil {
-				return nil, laurel.FieldErrorf(laurel.EInvalid, "window", "%s", laurel.ErrorMessage(err))
-			}
-			return nil, laurel.FieldErrorf(laurel.EInvalid, "window", "board %q has no window %s", b.cfg.ID, q.Window)
-		}
+	res, err := b.cfg.Resolve(q, now)
+	if err != nil {
+		return nil, err
 	}
-	t := now
-	if q.HasAt {
-		t = q.At
-	}
-	rd := &reading{e: e, b: b, w: w, at: t}
-	cal := b.cfg.Calendar()
+	w := b.window(res.Name)
+	rd := &reading{e: e, b: b, w: w, at: res.At, period: res.Period}
+	start, end := res.Period.Start, res.Period.End
 	switch {
 	case w.w.Kind == laurel.WindowAll:
-		if q.Period != "" && q.Period != "all" {
-			return nil, laurel.FieldErrorf(laurel.EInvalid, "period", "window all has one period, \"all\"")
-		}
-		rd.period = laurel.PeriodInfo{ID: "all"}
 		rd.v = memView{b, w, w.open[0], e.snap}
 	case w.w.IsRolling():
-		if q.Period != "" {
-			return nil, laurel.FieldErrorf(laurel.EInvalid, "period", "window %s is rolling and has no periods; read it at an instant", w.name)
-		}
-		s, en := cal.Span(w.w, time.UnixMilli(t))
-		start, end := s.UnixMilli(), en.UnixMilli()
-		rd.period = laurel.PeriodInfo{Start: start, End: end}
 		if sp := w.open[0]; sp.start == start && sp.end == end {
 			rd.v = memView{b, w, sp, e.snap}
 			break
@@ -327,32 +230,21 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 		if err != nil {
 			return nil, err
 		}
-		entries := make([]entry, 0, len(aggs))
+		entries := make([]laurel.Entry, 0, len(aggs))
 		for m, a := range aggs {
 			if !e.hidden[m] {
-				entries = append(entries, entry{m, fromAgg(a)})
+				entries = append(entries, laurel.Entry{Member: m, Score: a.Score, ReachedAt: a.At})
 			}
 		}
-		slices.SortFunc(entries, b.compare)
-		rd.v = &sliceView{entries: entries, order: b.cfg.Order}
+		rd.v = laurel.NewSortedRanking(b.cfg.Order, entries)
 	default:
-		var p laurel.Period
-		if q.Period != "" {
-			var err error
-			if p, err = cal.ParsePeriod(w.w, q.Period); err != nil {
-				return nil, laurel.FieldErrorf(laurel.EInvalid, "period", "%s", laurel.ErrorMessage(err))
-			}
-		} else {
-			p = cal.PeriodAt(w.w, time.UnixMilli(t))
-		}
-		start, end := p.Start.UnixMilli(), p.End.UnixMilli()
-		rd.period = laurel.PeriodInfo{ID: p.ID, Start: start, End: end, Closed: end+b.cfg.LateLimit.Milliseconds() <= now}
+		rd.period.Closed = end+b.cfg.LateLimit.Milliseconds() <= now
 		if sp := w.span(start); sp != nil {
 			rd.v = memView{b, w, sp, e.snap}
 			break
 		}
 		if start < w.keptFrom(&b.cfg, now) {
-			return nil, laurel.FieldErrorf(laurel.ENotFound, "period", "period %s of window %s is no longer kept", p.ID, w.name)
+			return nil, laurel.FieldErrorf(laurel.ENotFound, "period", "period %s of window %s is no longer kept", res.Period.ID, w.name)
 		}
 		for _, cp := range w.closed {
 			if cp.start == start {
@@ -369,8 +261,8 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 		}
 		rd.v = memView{b, w, nil, e.snap}
 	}
-	rd.period.Total = rd.v.total()
-	return rd, nil
+	rd.period.Total, err = rd.v.Total()
+	return rd, err
 }
 
 // fill adds profiles (name, and metadata when asked) to entries.
@@ -392,51 +284,26 @@ func (rd *reading) fill(entries []laurel.Entry, metadata bool) error {
 }
 
 func (rd *reading) newPage(entries []laurel.Entry) laurel.Page {
-	return laurel.Page{Board: rd.b.cfg.ID, Window: rd.w.name, Period: rd.period, Total: rd.v.total(), Entries: entries}
+	return laurel.Page{Board: rd.b.cfg.ID, Window: rd.w.name, Period: rd.period, Total: rd.period.Total, Entries: entries}
 }
 
 // Page returns consecutive ranks from offset, limit of them; with a score range, only the
 // entries whose score lies in it, offset and limit applying within them.
 func (e *Engine) Page(ctx context.Context, q laurel.Query, offset, limit int, sr laurel.ScoreRange) (laurel.Page, error) {
-	if limit == 0 {
-		limit = laurel.DefaultPageLimit
-	}
-	if limit < 0 || limit > laurel.MaxPageLimit {
-		return laurel.Page{}, laurel.FieldErrorf(laurel.EInvalid, "limit", "must be 1 to %d", laurel.MaxPageLimit)
-	}
-	if offset < 0 {
-		return laurel.Page{}, laurel.FieldErrorf(laurel.EInvalid, "offset", "must not be negative")
-	}
-	if sr.HasMin && sr.HasMax && sr.Min > sr.Max {
-		return laurel.Page{}, laurel.FieldErrorf(laurel.EInvalid, "min_score", "must not exceed max_score")
+	limit, err := laurel.ValidatePage(offset, limit, sr)
+	if err != nil {
+		return laurel.Page{}, err
 	}
 	rd, err := e.resolve(ctx, q)
 	if err != nil {
 		return laurel.Page{}, err
 	}
 	defer rd.done()
-	first, end := 1, rd.v.total()+1
-	best, worst, hasBest, hasWorst := sr.Max, sr.Min, sr.HasMax, sr.HasMin
-	if rd.b.cfg.Order == laurel.Asc {
-		best, worst, hasBest, hasWorst = sr.Min, sr.Max, sr.HasMin, sr.HasMax
+	entries, err := laurel.PageOf(rd.v, rd.b.cfg.Order, offset, limit, sr)
+	if err == nil {
+		err = rd.fill(entries, q.Metadata)
 	}
-	if hasBest {
-		if first, err = rd.v.search(best, math.MinInt64); err != nil {
-			return laurel.Page{}, err
-		}
-	}
-	if hasWorst {
-		if end, err = rd.v.search(worst, math.MaxInt64); err != nil {
-			return laurel.Page{}, err
-		}
-	}
-	var entries []laurel.Entry
-	if from := first + offset; offset < end-first && from < end {
-		if entries, err = rd.v.page(from, min(limit, end-from)); err != nil {
-			return laurel.Page{}, err
-		}
-	}
-	if err := rd.fill(entries, q.Metadata); err != nil {
+	if err != nil {
 		return laurel.Page{}, err
 	}
 	return rd.newPage(entries), nil
@@ -452,7 +319,7 @@ func (e *Engine) Member(ctx context.Context, q laurel.Query, member string) (lau
 		return laurel.MemberEntry{}, err
 	}
 	defer rd.done()
-	en, err := rd.entryOf(member)
+	en, err := laurel.EntryOf(rd.v, rd.b.cfg.ID, rd.w.name, member)
 	if err != nil {
 		return laurel.MemberEntry{}, err
 	}
@@ -460,43 +327,25 @@ func (e *Engine) Member(ctx context.Context, q laurel.Query, member string) (lau
 	if err := rd.fill(es, q.Metadata); err != nil {
 		return laurel.MemberEntry{}, err
 	}
-	return laurel.MemberEntry{Board: rd.b.cfg.ID, Window: rd.w.name, Period: rd.period, Total: rd.v.total(), Entry: es[0]}, nil
-}
-
-func (rd *reading) entryOf(member string) (laurel.Entry, error) {
-	en, ok, err := rd.v.rankOf(member)
-	if err != nil {
-		return laurel.Entry{}, err
-	}
-	if !ok {
-		return laurel.Entry{}, laurel.FieldErrorf(laurel.ENotFound, "member", "%q is not on board %q in window %s", member, rd.b.cfg.ID, rd.w.name)
-	}
-	return en, nil
+	return laurel.MemberEntry{Board: rd.b.cfg.ID, Window: rd.w.name, Period: rd.period, Total: rd.period.Total, Entry: es[0]}, nil
 }
 
 // Around returns up to 2·radius+1 consecutive entries centred on member, shifted to stay
 // within 1…total.
 func (e *Engine) Around(ctx context.Context, q laurel.Query, member string, radius int) (laurel.Page, error) {
-	if err := laurel.ValidateMember("member", member); err != nil {
+	if err := laurel.ValidateAround(member, radius); err != nil {
 		return laurel.Page{}, err
-	}
-	if radius < 0 || radius > laurel.MaxRadius {
-		return laurel.Page{}, laurel.FieldErrorf(laurel.EInvalid, "radius", "must be 0 to %d", laurel.MaxRadius)
 	}
 	rd, err := e.resolve(ctx, q)
 	if err != nil {
 		return laurel.Page{}, err
 	}
 	defer rd.done()
-	en, err := rd.entryOf(member)
+	en, err := laurel.EntryOf(rd.v, rd.b.cfg.ID, rd.w.name, member)
 	if err != nil {
 		return laurel.Page{}, err
 	}
-	total := rd.v.total()
-	lo := max(1, en.Rank-radius)
-	hi := min(total, lo+2*radius)
-	lo = max(1, hi-2*radius)
-	entries, err := rd.v.page(lo, hi-lo+1)
+	entries, err := laurel.AroundOf(rd.v, en, radius)
 	if err == nil {
 		err = rd.fill(entries, q.Metadata)
 	}
@@ -508,36 +357,19 @@ func (e *Engine) Around(ctx context.Context, q laurel.Query, member string, radi
 
 // Lookup returns the entries of the members present, in rank order, with their ranks.
 func (e *Engine) Lookup(ctx context.Context, q laurel.Query, members []string) (laurel.Page, error) {
-	if len(members) > laurel.MaxLookup {
-		return laurel.Page{}, laurel.FieldErrorf(laurel.ETooLarge, "members", "must list at most %d members", laurel.MaxLookup)
-	}
-	for i, m := range members {
-		if err := laurel.ValidateMember("members["+strconv.Itoa(i)+"]", m); err != nil {
-			return laurel.Page{}, err
-		}
+	if err := laurel.ValidateLookup(members); err != nil {
+		return laurel.Page{}, err
 	}
 	rd, err := e.resolve(ctx, q)
 	if err != nil {
 		return laurel.Page{}, err
 	}
 	defer rd.done()
-	var entries []laurel.Entry
-	seen := make(map[string]bool, len(members))
-	for _, m := range members {
-		if seen[m] {
-			continue
-		}
-		seen[m] = true
-		en, ok, err := rd.v.rankOf(m)
-		if err != nil {
-			return laurel.Page{}, err
-		}
-		if ok {
-			entries = append(entries, en)
-		}
+	entries, err := laurel.LookupOf(rd.v, members)
+	if err == nil {
+		err = rd.fill(entries, q.Metadata)
 	}
-	slices.SortFunc(entries, func(a, b laurel.Entry) int { return a.Rank - b.Rank })
-	if err := rd.fill(entries, q.Metadata); err != nil {
+	if err != nil {
 		return laurel.Page{}, err
 	}
 	return rd.newPage(entries), nil
@@ -551,12 +383,7 @@ func (e *Engine) RankOf(ctx context.Context, q laurel.Query, score int64) (int, 
 		return 0, 0, err
 	}
 	defer rd.done()
-	at := rd.at
-	if at < math.MaxInt64 {
-		at++
-	}
-	r, err := rd.v.search(score, at)
-	return r, rd.v.total(), err
+	return laurel.RankOfScore(rd.v, score, rd.at)
 }
 
 // Periods lists a calendar window's kept periods, newest first: the current one, the open

@@ -52,7 +52,7 @@ func (e *Engine) recoverWindow(b *board, w *window, now int64) error {
 	if v, ok, err := get(e.db, key(tagWindow, id, w.name)); err != nil {
 		return err
 	} else if ok && len(v) == 16 {
-		w.closedThrough, w.droppedBefore = readTime(v), readTime(v[8:])
+		w.marks.ClosedThrough, w.marks.DroppedBefore = readTime(v), readTime(v[8:])
 	}
 	cp := prefix(tagClosed, id, w.name)
 	if err := scanPrefix(e.db, cp, func(k, v []byte) error {

@@ -1,0 +1,72 @@
+package laurel
+
+import "time"
+
+// Resolved is what a Query reads on a board: a window, the instant read, and the span. Which
+// ranking answers it (open, closed, dropped) is the engine's to say.
+type Resolved struct {
+	Window Window
+	Name   string // the window's name
+	At     int64  // the instant read, unix ms
+	// Period is the calendar period read (by id, or the one holding At), all's one period, or
+	// a rolling window's span at At. Closed and Total are left for the engine.
+	Period PeriodInfo
+}
+
+// Resolve checks q against the board and finds what it reads at now: the board's first
+// window unless q names one, at q.At or now unless q names a period.
+func (b *Board) Resolve(q Query, now int64) (Resolved, error) {
+	if q.HasAt && q.Period != "" {
+		return Resolved{}, FieldErrorf(EInvalid, "period", "give either at or period, not both")
+	}
+	w := b.Windows[0]
+	if q.Window != "" {
+		var ok bool
+		if w, ok = b.Window(q.Window); !ok {
+			if _, err := ParseWindow(q.Window); err != nil {
+				return Resolved{}, FieldErrorf(EInvalid, "window", "%s", ErrorMessage(err))
+			}
+			return Resolved{}, FieldErrorf(EInvalid, "window", "board %q has no window %s", b.ID, q.Window)
+		}
+	}
+	r := Resolved{Window: w, Name: w.String(), At: now}
+	if q.HasAt {
+		r.At = q.At
+	}
+	cal := b.Calendar()
+	switch {
+	case w.Kind == WindowAll:
+		if q.Period != "" && q.Period != "all" {
+			return Resolved{}, FieldErrorf(EInvalid, "period", "window all has one period, \"all\"")
+		}
+		r.Period = PeriodInfo{ID: "all"}
+	case w.IsRolling():
+		if q.Period != "" {
+			return Resolved{}, FieldErrorf(EInvalid, "period", "window %s is rolling and has no periods; read it at an instant", r.Name)
+		}
+		s, e := cal.Span(w, time.UnixMilli(r.At))
+		r.Period = PeriodInfo{Start: s.UnixMilli(), End: e.UnixMilli()}
+	default:
+		var p Period
+		if q.Period != "" {
+			var err error
+			if p, err = cal.ParsePeriod(w, q.Period); err != nil {
+				return Resolved{}, FieldErrorf(EInvalid, "period", "%s", ErrorMessage(err))
+			}
+		} else {
+			p = cal.PeriodAt(w, time.UnixMilli(r.At))
+		}
+		r.Period = PeriodInfo{ID: p.ID, Start: p.Start.UnixMilli(), End: p.End.UnixMilli()}
+	}
+	return r, nil
+}
+
+// CurrentPeriod describes the span of w that a read at t sees: its calendar period, all's
+// one period, or a rolling window's span.
+func (b *Board) CurrentPeriod(w Window, t int64) PeriodInfo {
+	p := b.Calendar().PeriodAt(w, time.UnixMilli(t))
+	if w.Kind == WindowAll {
+		return PeriodInfo{ID: "all"}
+	}
+	return PeriodInfo{ID: p.ID, Start: p.Start.UnixMilli(), End: p.End.UnixMilli()}
+}

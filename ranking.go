@@ -1,0 +1,278 @@
+package laurel
+
+import (
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Ranking is one ranking a read is answered from: a window's span in an engine's index, a
+// closed period as frozen, or a rolling window evaluated at a past instant. Ranks are 1-based
+// and leave hidden members out. The reads of API.md (PageOf, AroundOf, LookupOf, RankOfScore)
+// are written once over it, so every engine answers them alike.
+type Ranking interface {
+	Total() (int, error)
+	// Page returns up to n entries from rank from on, without profiles.
+	Page(from, n int) ([]Entry, error)
+	// Entries returns the entries of the members that are ranked, in any order, each once.
+	Entries(members []string) ([]Entry, error)
+	// Search returns the rank of the first entry whose (score, reached_at) does not rank
+	// before (score, at): Total()+1 when there is none.
+	Search(score, at int64) (int, error)
+}
+
+// ValidatePage checks a page's arguments and returns the limit to use (0: the default).
+func ValidatePage(offset, limit int, sr ScoreRange) (int, error) {
+	if limit == 0 {
+		limit = DefaultPageLimit
+	}
+	if limit < 0 || limit > MaxPageLimit {
+		return 0, FieldErrorf(EInvalid, "limit", "must be 1 to %d", MaxPageLimit)
+	}
+	if offset < 0 {
+		return 0, FieldErrorf(EInvalid, "offset", "must not be negative")
+	}
+	if sr.HasMin && sr.HasMax && sr.Min > sr.Max {
+		return 0, FieldErrorf(EInvalid, "min_score", "must not exceed max_score")
+	}
+	return limit, nil
+}
+
+// PageOf returns consecutive ranks of r from offset, limit of them; with a score range, only
+// the entries whose score lies in it, offset and limit applying within them. The arguments
+// are those ValidatePage accepted.
+func PageOf(r Ranking, o Order, offset, limit int, sr ScoreRange) ([]Entry, error) {
+	total, err := r.Total()
+	if err != nil {
+		return nil, err
+	}
+	first, end := 1, total+1
+	best, worst, hasBest, hasWorst := sr.Max, sr.Min, sr.HasMax, sr.HasMin
+	if o == Asc {
+		best, worst, hasBest, hasWorst = sr.Min, sr.Max, sr.HasMin, sr.HasMax
+	}
+	if hasBest {
+		if first, err = r.Search(best, math.MinInt64); err != nil {
+			return nil, err
+		}
+	}
+	if hasWorst {
+		if end, err = r.Search(worst, math.MaxInt64); err != nil {
+			return nil, err
+		}
+	}
+	if from := first + offset; offset < end-first && from < end {
+		return r.Page(from, min(limit, end-from))
+	}
+	return nil, nil
+}
+
+// ValidateAround checks the arguments of an around-me read.
+func ValidateAround(member string, radius int) error {
+	if err := ValidateMember("member", member); err != nil {
+		return err
+	}
+	if radius < 0 || radius > MaxRadius {
+		return FieldErrorf(EInvalid, "radius", "must be 0 to %d", MaxRadius)
+	}
+	return nil
+}
+
+// EntryOf returns a member's entry in r; ENotFound when it is not ranked there.
+func EntryOf(r Ranking, board, window, member string) (Entry, error) {
+	es, err := r.Entries([]string{member})
+	if err != nil {
+		return Entry{}, err
+	}
+	if len(es) == 0 {
+		return Entry{}, FieldErrorf(ENotFound, "member", "%q is not on board %q in window %s", member, board, window)
+	}
+	return es[0], nil
+}
+
+// AroundOf returns up to 2·radius+1 consecutive entries of r centred on the member's entry
+// en, shifted to stay within 1…total.
+func AroundOf(r Ranking, en Entry, radius int) ([]Entry, error) {
+	total, err := r.Total()
+	if err != nil {
+		return nil, err
+	}
+	lo := max(1, en.Rank-radius)
+	hi := min(total, lo+2*radius)
+	lo = max(1, hi-2*radius)
+	return r.Page(lo, hi-lo+1)
+}
+
+// ValidateLookup checks the members of a lookup.
+func ValidateLookup(members []string) error {
+	if len(members) > MaxLookup {
+		return FieldErrorf(ETooLarge, "members", "must list at most %d members", MaxLookup)
+	}
+	for i, m := range members {
+		if err := ValidateMember("members["+strconv.Itoa(i)+"]", m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LookupOf returns the entries of the members ranked in r, in rank order, each once.
+func LookupOf(r Ranking, members []string) ([]Entry, error) {
+	seen := make(map[string]bool, len(members))
+	unique := make([]string, 0, len(members))
+	for _, m := range members {
+		if !seen[m] {
+			seen[m] = true
+			unique = append(unique, m)
+		}
+	}
+	entries, err := r.Entries(unique)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b Entry) int { return a.Rank - b.Rank })
+	return entries, nil
+}
+
+// RankOfScore returns the rank a member reaching score at the instant at would get in r
+// (after the members already there with the same score), and r's total.
+func RankOfScore(r Ranking, score, at int64) (rank, total int, err error) {
+	if at < math.MaxInt64 {
+		at++
+	}
+	if rank, err = r.Search(score, at); err != nil {
+		return 0, 0, err
+	}
+	total, err = r.Total()
+	return rank, total, err
+}
+
+// RanksBefore reports whether an entry with (score, at) ranks before one with (score2, at2)
+// on a board of order o, ignoring members: the order Search uses.
+func RanksBefore(o Order, score, at, score2, at2 int64) bool {
+	if score != score2 {
+		return o.Better(score, score2)
+	}
+	return at < at2
+}
+
+// CompareEntries orders two entries as a board of order o ranks them: score, then
+// reached_at, then member bytes (DESIGN.md §1, "Order and ties").
+func CompareEntries(o Order, a, b Entry) int {
+	switch {
+	case a.Score != b.Score:
+		if o.Better(a.Score, b.Score) {
+			return -1
+		}
+		return 1
+	case a.ReachedAt != b.ReachedAt:
+		if a.ReachedAt < b.ReachedAt {
+			return -1
+		}
+		return 1
+	case a.Member < b.Member:
+		return -1
+	case a.Member > b.Member:
+		return 1
+	}
+	return 0
+}
+
+// SortedRanking is a ranking computed for one read: entries sorted by CompareEntries, hidden
+// members already left out, ranks not yet set.
+type SortedRanking struct {
+	entries []Entry
+	order   Order
+	rank    map[string]int // member → rank, built on the first Entries
+}
+
+// NewSortedRanking sorts entries (which it takes over) into a ranking.
+func NewSortedRanking(o Order, entries []Entry) *SortedRanking {
+	slices.SortFunc(entries, func(a, b Entry) int { return CompareEntries(o, a, b) })
+	for i := range entries {
+		entries[i].Rank = i + 1
+	}
+	return &SortedRanking{entries: entries, order: o}
+}
+
+func (v *SortedRanking) Total() (int, error) { return len(v.entries), nil }
+
+func (v *SortedRanking) Page(from, n int) ([]Entry, error) {
+	from = max(from, 1)
+	if from > len(v.entries) || n <= 0 {
+		return nil, nil
+	}
+	return slices.Clone(v.entries[from-1 : min(len(v.entries), from-1+n)]), nil
+}
+
+func (v *SortedRanking) Entries(members []string) ([]Entry, error) {
+	if v.rank == nil {
+		v.rank = make(map[string]int, len(v.entries))
+		for i, en := range v.entries {
+			v.rank[en.Member] = i + 1
+		}
+	}
+	var out []Entry
+	for _, m := range members {
+		if r, ok := v.rank[m]; ok {
+			out = append(out, v.entries[r-1])
+		}
+	}
+	return out, nil
+}
+
+func (v *SortedRanking) Search(score, at int64) (int, error) {
+	i, _ := slices.BinarySearchFunc(v.entries, struct{}{}, func(e Entry, _ struct{}) int {
+		if RanksBefore(v.order, e.Score, e.ReachedAt, score, at) {
+			return -1
+		}
+		return 1
+	})
+	return i + 1, nil
+}
+
+// SearchByPage answers Ranking.Search for a ranking that can only be read by rank: a binary
+// search over ranks, one Page of one entry per probe.
+func SearchByPage(r Ranking, o Order, score, at int64) (int, error) {
+	total, err := r.Total()
+	if err != nil {
+		return 0, err
+	}
+	lo, hi := 1, total+1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		es, err := r.Page(mid, 1)
+		if err != nil {
+			return 0, err
+		}
+		if len(es) == 1 && RanksBefore(o, es[0].Score, es[0].ReachedAt, score, at) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// A closed period keeps the ranks it was frozen with. Members hidden or deleted since are
+// left out of it and the ranks after theirs close up: FrozenRank and VisibleRank map between
+// the two, given the sorted frozen ranks left out.
+
+// FrozenRank returns the frozen rank shown as rank r.
+func FrozenRank(excluded []uint32, r int) uint32 {
+	raw := uint32(r)
+	for {
+		n, _ := slices.BinarySearch(excluded, raw+1) // excluded ranks ≤ raw
+		next := uint32(r) + uint32(n)
+		if next == raw {
+			return raw
+		}
+		raw = next
+	}
+}
+
+// VisibleRank returns the rank shown for the frozen rank raw, which is not excluded.
+func VisibleRank(excluded []uint32, raw uint32) int {
+	n, _ := slices.BinarySearch(excluded, raw)
+	return int(raw) - n
+}
