@@ -29,7 +29,7 @@ type window struct {
 	open []*span
 	// closed lists a calendar window's kept closed periods, newest first.
 	closed []*closedPeriod
-	marks laurel.Marks
+	marks  laurel.Marks
 	// dropAt is when the oldest kept closed period is dropped; noTime when none is kept.
 	dropAt int64
 }
