@@ -2,8 +2,6 @@ package embedded
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -13,16 +11,8 @@ import (
 // Submit applies events atomically: every event is validated and staged on top of the ones
 // before it, and one bad event rejects the whole batch with its index in the error's field.
 func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
-	if len(events) == 0 {
-		return nil, laurel.FieldErrorf(laurel.EInvalid, "events", "must hold at least one event")
-	}
-	if len(events) > laurel.MaxBatch {
-		return nil, laurel.FieldErrorf(laurel.ETooLarge, "events", "must hold at most %d events", laurel.MaxBatch)
-	}
-	for i := range events {
-		if err := validateEvent(&events[i]); err != nil {
-			return nil, inEvent(i, err)
-		}
+	if err := laurel.ValidateEvents(events); err != nil {
+		return nil, err
 	}
 	results := make([]laurel.EventResult, len(events))
 	seqs := make([]uint64, len(events)) // of the applied events; 0 for duplicates
@@ -35,7 +25,7 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 			for i := range events {
 				status, seq, ts, err := e.stageEvent(tx, &events[i], opts.Import)
 				if err != nil {
-					return inEvent(i, err)
+					return laurel.InEvent(i, err)
 				}
 				seqs[i], times[i] = seq, ts
 				ev := &events[i]
@@ -63,35 +53,6 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 	return results, nil
 }
 
-// inEvent names the event of a batch that err is about: field "value" becomes
-// "events[3].value". Field names are built only for the error, not for every event.
-func inEvent(i int, err error) error {
-	var le *laurel.Error
-	if !errors.As(err, &le) || le.Field == "" {
-		return err
-	}
-	return &laurel.Error{Code: le.Code, Message: le.Message, Field: fmt.Sprintf("events[%d].%s", i, le.Field)}
-}
-
-// validateEvent checks what can be checked without the board.
-func validateEvent(ev *laurel.Event) error {
-	if err := laurel.ValidateBoardID(ev.Board); err != nil {
-		return laurel.FieldErrorf(laurel.EInvalid, "board", "%s", laurel.ErrorMessage(err))
-	}
-	if err := laurel.ValidateMember("member", ev.Member); err != nil {
-		return err
-	}
-	if err := laurel.ValidateEventID("id", ev.ID); err != nil {
-		return err
-	}
-	if ev.Name != nil {
-		if err := laurel.ValidateName("name", *ev.Name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // stageEvent validates one event against its board and stages it in every window. It returns
 // the event's status and, when applied, its sequence number and time.
 func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status string, seq uint64, ts int64, err error) {
@@ -99,19 +60,9 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status st
 	if b == nil {
 		return "", 0, 0, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", in.Board)
 	}
-	cfg := &b.cfg
-	if cfg.MinValue != nil && in.Value < *cfg.MinValue || cfg.MaxValue != nil && in.Value > *cfg.MaxValue {
-		return "", 0, 0, laurel.FieldErrorf(laurel.EInvalid, "value", "must lie within the board's bounds%s", bounds(cfg))
-	}
-	ts = tx.now
-	if in.HasTS {
-		ts = in.TS
-		if ts > tx.now+laurel.MaxFutureSkew.Milliseconds() {
-			return "", 0, 0, laurel.FieldErrorf(laurel.EInvalid, "ts", "is more than %s ahead of the server's clock", laurel.FormatDuration(laurel.MaxFutureSkew))
-		}
-		if ts < tx.now-cfg.LateLimit.Milliseconds() && !imported {
-			return "", 0, 0, laurel.FieldErrorf(laurel.ETooLate, "ts", "is older than the board's late_limit (%s)", laurel.FormatDuration(cfg.LateLimit))
-		}
+	ts, err = b.cfg.Admit(in, tx.now, imported)
+	if err != nil {
+		return "", 0, 0, err
 	}
 	if in.ID != "" {
 		prev, ok, err := tx.idGet(b.cfg.ID, in.ID)
@@ -119,10 +70,10 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status st
 			return "", 0, 0, err
 		}
 		if ok {
-			if prev.member == in.Member && prev.value == in.Value && (!in.HasTS || prev.ts == ts) {
+			if in.Repeats(prev.member, prev.value, prev.ts, ts) {
 				return laurel.StatusDuplicate, 0, 0, nil
 			}
-			return "", 0, 0, laurel.FieldErrorf(laurel.EConflict, "id", "event id %q was already used with other content", in.ID)
+			return "", 0, 0, laurel.ErrIDConflict(in.ID)
 		}
 	}
 	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID}
@@ -131,13 +82,7 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status st
 	}
 	for _, w := range b.windows {
 		if err := e.stageWindow(tx, b, w, &ev); err != nil {
-			if laurel.ErrorCode(err) == laurel.EInvalid {
-				return "", 0, 0, laurel.FieldErrorf(laurel.EInvalid, "value", "%s", laurel.ErrorMessage(err))
-			}
-			if laurel.ErrorCode(err) == laurel.ETooLate {
-				return "", 0, 0, laurel.FieldErrorf(laurel.ETooLate, "ts", "%s", laurel.ErrorMessage(err))
-			}
-			return "", 0, 0, err
+			return "", 0, 0, laurel.WindowError(err)
 		}
 	}
 	tx.set(eventKey(b.cfg.ID, ev.member, ev.seq), ev.encodeValue())
@@ -150,18 +95,6 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status st
 		}
 	}
 	return laurel.StatusApplied, ev.seq, ev.ts, nil
-}
-
-func bounds(cfg *laurel.Board) string {
-	switch {
-	case cfg.MinValue != nil && cfg.MaxValue != nil:
-		return fmt.Sprintf(" %d to %d", *cfg.MinValue, *cfg.MaxValue)
-	case cfg.MinValue != nil:
-		return fmt.Sprintf(": at least %d", *cfg.MinValue)
-	case cfg.MaxValue != nil:
-		return fmt.Sprintf(": at most %d", *cfg.MaxValue)
-	}
-	return ""
 }
 
 // stageWindow adds ev to its span of w.

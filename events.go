@@ -1,0 +1,105 @@
+package laurel
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ValidateEvents checks a submit's events as far as that can be done without their boards:
+// their number, board ids, members, ids and names. A bad event is named by its index.
+func ValidateEvents(events []Event) error {
+	if len(events) == 0 {
+		return FieldErrorf(EInvalid, "events", "must hold at least one event")
+	}
+	if len(events) > MaxBatch {
+		return FieldErrorf(ETooLarge, "events", "must hold at most %d events", MaxBatch)
+	}
+	for i := range events {
+		if err := validateEvent(&events[i]); err != nil {
+			return InEvent(i, err)
+		}
+	}
+	return nil
+}
+
+func validateEvent(ev *Event) error {
+	if err := ValidateBoardID(ev.Board); err != nil {
+		return FieldErrorf(EInvalid, "board", "%s", ErrorMessage(err))
+	}
+	if err := ValidateMember("member", ev.Member); err != nil {
+		return err
+	}
+	if err := ValidateEventID("id", ev.ID); err != nil {
+		return err
+	}
+	if ev.Name != nil {
+		if err := ValidateName("name", *ev.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InEvent names the event of a batch that err is about: field "value" becomes
+// "events[3].value". Field names are built only for the error, not for every event.
+func InEvent(i int, err error) error {
+	var le *Error
+	if !errors.As(err, &le) || le.Field == "" {
+		return err
+	}
+	return &Error{Code: le.Code, Message: le.Message, Field: fmt.Sprintf("events[%d].%s", i, le.Field)}
+}
+
+// Admit checks an event against its board at now (the value's bounds, how far ahead of the
+// clock or, unless imported, behind it its time is) and returns the event's time.
+func (b *Board) Admit(ev *Event, now int64, imported bool) (ts int64, err error) {
+	if b.MinValue != nil && ev.Value < *b.MinValue || b.MaxValue != nil && ev.Value > *b.MaxValue {
+		return 0, FieldErrorf(EInvalid, "value", "must lie within the board's bounds%s", b.bounds())
+	}
+	if !ev.HasTS {
+		return now, nil
+	}
+	if ev.TS > now+MaxFutureSkew.Milliseconds() {
+		return 0, FieldErrorf(EInvalid, "ts", "is more than %s ahead of the server's clock", FormatDuration(MaxFutureSkew))
+	}
+	if ev.TS < now-b.LateLimit.Milliseconds() && !imported {
+		return 0, FieldErrorf(ETooLate, "ts", "is older than the board's late_limit (%s)", FormatDuration(b.LateLimit))
+	}
+	return ev.TS, nil
+}
+
+func (b *Board) bounds() string {
+	switch {
+	case b.MinValue != nil && b.MaxValue != nil:
+		return fmt.Sprintf(" %d to %d", *b.MinValue, *b.MaxValue)
+	case b.MinValue != nil:
+		return fmt.Sprintf(": at least %d", *b.MinValue)
+	case b.MaxValue != nil:
+		return fmt.Sprintf(": at most %d", *b.MaxValue)
+	}
+	return ""
+}
+
+// Repeats reports whether ev, admitted at time ts, repeats the counted event with its id
+// (member, value, time): then it is a duplicate and changes nothing. A retry that leaves ts
+// to the server repeats it whatever the time; anything else with the same id is a conflict.
+func (ev *Event) Repeats(member string, value, at, ts int64) bool {
+	return member == ev.Member && value == ev.Value && (!ev.HasTS || at == ts)
+}
+
+// ErrIDConflict is the error of an event whose id was already used with other content.
+func ErrIDConflict(id string) error {
+	return FieldErrorf(EConflict, "id", "event id %q was already used with other content", id)
+}
+
+// WindowError names the field of an error from folding an event into a window: an overflow
+// is about the value, a closed period about the time.
+func WindowError(err error) error {
+	switch ErrorCode(err) {
+	case EInvalid:
+		return FieldErrorf(EInvalid, "value", "%s", ErrorMessage(err))
+	case ETooLate:
+		return FieldErrorf(ETooLate, "ts", "%s", ErrorMessage(err))
+	}
+	return err
+}
