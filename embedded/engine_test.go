@@ -71,6 +71,8 @@ func submit(t testing.TB, e *embedded.Engine, evs ...laurel.Event) []laurel.Even
 	return res
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func at(t string) int64 {
 	ms, err := laurel.ParseTime(t)
 	if err != nil {

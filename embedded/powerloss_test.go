@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -153,6 +154,19 @@ func powerLossRound(t *testing.T, rng *rand.Rand, round int) {
 		t.Error(err)
 	}
 	t.Logf("round %d: crash %s after %d acknowledged of %d sent", round, map[bool]string{true: "at a commit", false: "at a random moment"}[atBoundary], len(acked), len(sent))
+}
+
+// flagInt returns the value of the flag name (-seed, registered by package laureltest), or 0.
+func flagInt(name string) uint64 {
+	f := flag.Lookup(name)
+	if f == nil {
+		return 0
+	}
+	v, err := strconv.ParseUint(f.Value.String(), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // seed returns the -seed flag, or a fresh seed, and logs it so that a failure can be replayed.
