@@ -1,0 +1,387 @@
+package redis_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/redis"
+)
+
+// The model: per board, a map per set of member → (score, at), sorted on every read.
+
+type point struct{ score, at int64 }
+
+type modelBoard struct {
+	order    laurel.Order
+	version  int64
+	state    []byte
+	hasState bool
+	stamp    int64
+	sets     map[laurel.IndexSet]map[string]point
+}
+
+// apply makes the step, or reports false and changes nothing when the board is not at
+// u.After.
+func (b *modelBoard) apply(u laurel.IndexUpdate) ([]laurel.IndexEntry, bool) {
+	if u.After != b.version {
+		return nil, false
+	}
+	for _, s := range u.Drops {
+		delete(b.sets, s)
+	}
+	for _, c := range u.Changes {
+		m := b.sets[c.Set]
+		if c.Remove {
+			delete(m, c.Member)
+			continue
+		}
+		if m == nil {
+			m = make(map[string]point)
+			b.sets[c.Set] = m
+		}
+		m[c.Member] = point{c.Score, c.At}
+	}
+	b.version = u.Version
+	if u.State != nil {
+		b.state, b.hasState, b.stamp = slices.Clone(u.State), true, u.Version
+	}
+	out := make([]laurel.IndexEntry, len(u.Read))
+	for i, r := range u.Read {
+		for _, e := range b.sorted(r.Set) {
+			if e.Member == r.Member {
+				out[i] = laurel.IndexEntry{Rank: e.Rank, Score: e.Score, At: e.ReachedAt}
+			}
+		}
+	}
+	return out, true
+}
+
+func (b *modelBoard) sorted(s laurel.IndexSet) []laurel.Entry {
+	var es []laurel.Entry
+	for m, p := range b.sets[s] {
+		es = append(es, laurel.Entry{Member: m, Score: p.score, ReachedAt: p.at})
+	}
+	slices.SortFunc(es, func(x, y laurel.Entry) int { return laurel.CompareEntries(b.order, x, y) })
+	for i := range es {
+		es[i].Rank = i + 1
+	}
+	return es
+}
+
+func modelPage(es []laurel.Entry, from, n int) []laurel.Entry {
+	if from < 1 || n <= 0 || from > len(es) {
+		return nil
+	}
+	return es[from-1 : from-1+min(n, len(es)-from+1)]
+}
+
+func modelSearch(o laurel.Order, es []laurel.Entry, score, at int64) int {
+	n := 0
+	for _, e := range es {
+		if laurel.RanksBefore(o, e.Score, e.ReachedAt, score, at) {
+			n++
+		}
+	}
+	return n + 1
+}
+
+// gen draws values biased towards the extremes and ties.
+type gen struct {
+	r       *rand.Rand
+	members []string
+	sets    []laurel.IndexSet
+}
+
+func newGen(seed uint64) *gen {
+	g := &gen{
+		r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		members: []string{
+			"a", "ab", "abc", "abd", "b", "a b", "A", "0", "z", "zz", "~",
+			"é", "e\u0301", "日本", "日本語", "\U0010FFFF", "a\u00e9", "ü-1", "ü-2",
+			strings.Repeat("x", 127), strings.Repeat("x", 128), strings.Repeat("é", 64),
+		},
+		sets: []laurel.IndexSet{
+			{Window: "all"}, {Window: "day", Start: 1700000000000}, {Window: "day", Start: 1700086400000},
+			{Window: "week", Start: -604800000}, {Window: "r1h"},
+		},
+	}
+	for i := range 30 {
+		g.members = append(g.members, fmt.Sprintf("m%02d", i))
+	}
+	return g
+}
+
+func (g *gen) score() int64 {
+	switch g.r.IntN(12) {
+	case 0:
+		return math.MinInt64
+	case 1:
+		return math.MaxInt64
+	case 2:
+		return math.MinInt64 + 1
+	case 3:
+		return math.MaxInt64 - 1
+	case 4, 5, 6:
+		return int64(g.r.IntN(7)) - 3
+	case 7:
+		return int64(g.r.IntN(2000)) - 1000
+	default:
+		return int64(g.r.Uint64())
+	}
+}
+
+func (g *gen) at() int64 {
+	switch g.r.IntN(8) {
+	case 0:
+		return math.MinInt64
+	case 1:
+		return math.MaxInt64
+	case 2:
+		return 0
+	case 3:
+		return -1
+	case 4, 5:
+		return 1700000000000 + int64(g.r.IntN(3))
+	default:
+		return int64(g.r.Uint64())
+	}
+}
+
+func (g *gen) member() string { return g.members[g.r.IntN(len(g.members))] }
+func (g *gen) set() laurel.IndexSet {
+	return g.sets[g.r.IntN(len(g.sets))]
+}
+
+// step draws a random step of board b, which is at version b.version.
+func (g *gen) step(b *modelBoard) laurel.IndexUpdate {
+	r := g.r
+	u := laurel.IndexUpdate{After: b.version, Version: b.version + int64(r.IntN(3))}
+	if r.IntN(20) == 0 { // a step after a lost one, or a late one
+		u.After += []int64{-1, 1, 2}[r.IntN(3)]
+	}
+	switch r.IntN(10) {
+	case 0:
+		u.State = []byte{} // recorded, but empty
+	case 1, 2, 3:
+		u.State = make([]byte, r.IntN(40))
+		for i := range u.State {
+			u.State[i] = byte(r.IntN(256))
+		}
+	}
+	if r.IntN(12) == 0 {
+		u.Drops = append(u.Drops, g.set())
+	}
+	n := r.IntN(30)
+	if r.IntN(30) == 0 { // a big step, such as a batch across many windows
+		n = 1000 + r.IntN(2000)
+	}
+	for range n {
+		c := laurel.IndexChange{Set: g.set(), Member: g.member()}
+		if n > 100 {
+			c.Member = fmt.Sprintf("bulk%04d", r.IntN(3000))
+		}
+		if r.IntN(4) == 0 {
+			c.Remove = true
+		} else {
+			c.Score, c.At = g.score(), g.at()
+		}
+		u.Changes = append(u.Changes, c)
+	}
+	for range r.IntN(6) {
+		rd := laurel.IndexRead{Set: g.set(), Member: g.member()}
+		if len(u.Changes) > 0 && r.IntN(2) == 0 {
+			c := u.Changes[r.IntN(len(u.Changes))]
+			rd = laurel.IndexRead{Set: c.Set, Member: c.Member}
+		}
+		u.Read = append(u.Read, rd)
+	}
+	return u
+}
+
+func TestDifferential(t *testing.T) {
+	idx, _, _ := newIndex(t)
+	ctx := context.Background()
+	seed := testSeed(t)
+	t.Logf("seed %d (rerun with -seed=%d)", seed, seed)
+	g := newGen(seed)
+
+	boards := map[string]*modelBoard{
+		"desc":     {order: laurel.Desc, sets: map[laurel.IndexSet]map[string]point{}},
+		"asc.0_-z": {order: laurel.Asc, sets: map[laurel.IndexSet]map[string]point{}},
+	}
+	names := []string{"desc", "asc.0_-z"}
+	type oldRanking struct {
+		r     laurel.Ranking
+		stamp int64
+		set   laurel.IndexSet
+	}
+	old := map[string][]oldRanking{}
+
+	steps := 160
+	if testing.Short() {
+		steps = 40
+	}
+	for i := range steps {
+		name := names[g.r.IntN(len(names))]
+		b := boards[name]
+		u := g.step(b)
+		got, err := idx.Apply(ctx, name, b.order, u)
+		want, ok := b.apply(u)
+		switch {
+		case !ok:
+			if !errors.Is(err, laurel.ErrIndexStale) {
+				t.Fatalf("step %d on %s: Apply after %d at version %d: %v, want ErrIndexStale", i, name, u.After, b.version, err)
+			}
+		case err != nil:
+			t.Fatalf("step %d on %s: Apply: %v", i, name, err)
+		case !slices.Equal(got, want):
+			t.Fatalf("step %d on %s: Apply read %v, want %v", i, name, got, want)
+		}
+
+		// Rankings made before keep working until a step sets another state.
+		for _, o := range old[name] {
+			n, err := o.r.Total()
+			if o.stamp != b.stamp || !b.hasState {
+				if !errors.Is(err, laurel.ErrIndexStale) {
+					t.Fatalf("step %d on %s: a ranking stamped %d read %d, %v after the state stamped %d: want ErrIndexStale", i, name, o.stamp, n, err, b.stamp)
+				}
+			} else if err != nil || n != len(b.sets[o.set]) {
+				t.Fatalf("step %d on %s: a ranking of the current state counts %d, %v; want %d", i, name, n, err, len(b.sets[o.set]))
+			}
+		}
+		if b.hasState {
+			s := g.set()
+			old[name] = append(old[name], oldRanking{idx.Ranking(ctx, name, b.order, s, b.stamp), b.stamp, s})
+			if len(old[name]) > 4 {
+				old[name] = old[name][1:]
+			}
+		}
+
+		verify(t, fmt.Sprintf("step %d on %s", i, name), idx, name, b, g)
+	}
+}
+
+// verify compares everything the index answers of a board with the model.
+func verify(t *testing.T, where string, idx *redis.Index, board string, b *modelBoard, g *gen) {
+	t.Helper()
+	ctx := context.Background()
+	r := g.r
+	st, ok, err := idx.State(ctx, board)
+	if err != nil {
+		t.Fatalf("%s: State: %v", where, err)
+	}
+	if ok != b.hasState || st.Version != b.version || ok && (st.Stamp != b.stamp || !bytes.Equal(st.State, b.state)) {
+		t.Fatalf("%s: State %+v, %v; want version %d, state %q stamped %d, %v", where, st, ok, b.version, b.state, b.stamp, b.hasState)
+	}
+	if !b.hasState {
+		if _, err := idx.Ranking(ctx, board, b.order, g.set(), b.stamp).Total(); !errors.Is(err, laurel.ErrIndexStale) {
+			t.Fatalf("%s: a ranking of a board without a state: %v, want ErrIndexStale", where, err)
+		}
+		return
+	}
+
+	totals, err := idx.Totals(ctx, board, g.sets, b.stamp)
+	if err != nil {
+		t.Fatalf("%s: Totals: %v", where, err)
+	}
+	for i, s := range g.sets {
+		if totals[i] != len(b.sets[s]) {
+			t.Fatalf("%s: Totals %v: %v has %d, want %d", where, totals, s, totals[i], len(b.sets[s]))
+		}
+	}
+
+	for _, s := range g.sets {
+		want := b.sorted(s)
+		rk := idx.Ranking(ctx, board, b.order, s, b.stamp)
+		what := fmt.Sprintf("%s, set %v", where, s)
+		if n, err := rk.Total(); err != nil || n != len(want) {
+			t.Fatalf("%s: Total %d, %v; want %d", what, n, err, len(want))
+		}
+
+		// Every page, in pages of random sizes, and pages off either end.
+		maxn := max(10, len(want)/20)
+		for from := 1; from <= len(want)+1; {
+			n := 1 + r.IntN(maxn)
+			checkPage(t, what, rk, want, from, n)
+			from += n
+		}
+		for _, p := range [][2]int{{0, 3}, {-5, 10}, {1, 0}, {1, -1}, {len(want) + 1, 5}, {len(want) + 2, 1}, {2, math.MaxInt}, {math.MaxInt, math.MaxInt}} {
+			checkPage(t, what, rk, want, p[0], p[1])
+		}
+
+		// Entries of random members, present and absent, some twice.
+		var ask []string
+		for range r.IntN(12) {
+			ask = append(ask, g.member())
+		}
+		for range r.IntN(5) {
+			if len(want) > 0 {
+				ask = append(ask, want[r.IntN(len(want))].Member)
+			}
+		}
+		if len(ask) > 0 && r.IntN(3) == 0 {
+			ask = append(ask, ask[0])
+		}
+		ask = append(ask, "absent member")
+		got, err := rk.Entries(ask)
+		if err != nil {
+			t.Fatalf("%s: Entries: %v", what, err)
+		}
+		slices.SortFunc(got, func(x, y laurel.Entry) int { return x.Rank - y.Rank })
+		var wantEs []laurel.Entry
+		for _, e := range want {
+			if slices.Contains(ask, e.Member) {
+				wantEs = append(wantEs, e)
+			}
+		}
+		if !equalEntries(got, wantEs) {
+			t.Fatalf("%s: Entries(%q)\n got %v\nwant %v", what, ask, got, wantEs)
+		}
+
+		// Search at random points, at the entries' own points and next to them, and at the ends.
+		probes := []point{
+			{math.MinInt64, math.MinInt64}, {math.MaxInt64, math.MaxInt64},
+			{math.MinInt64, math.MaxInt64}, {math.MaxInt64, math.MinInt64},
+			{-math.MaxInt64, 0}, {math.MaxInt64, 0}, {0, 0},
+		}
+		for range 4 {
+			probes = append(probes, point{g.score(), g.at()})
+		}
+		for range min(len(want), 4) {
+			e := want[r.IntN(len(want))]
+			probes = append(probes, point{e.Score, e.ReachedAt}, point{e.Score, e.ReachedAt + 1},
+				point{e.Score, e.ReachedAt - 1}, point{e.Score + 1, e.ReachedAt}, point{e.Score - 1, e.ReachedAt})
+		}
+		for _, p := range probes {
+			n, err := rk.Search(p.score, p.at)
+			if w := modelSearch(b.order, want, p.score, p.at); err != nil || n != w {
+				t.Fatalf("%s: Search(%d, %d) = %d, %v; want %d", what, p.score, p.at, n, err, w)
+			}
+		}
+	}
+}
+
+func checkPage(t *testing.T, what string, rk laurel.Ranking, want []laurel.Entry, from, n int) {
+	t.Helper()
+	got, err := rk.Page(from, n)
+	if err != nil {
+		t.Fatalf("%s: Page(%d, %d): %v", what, from, n, err)
+	}
+	if w := modelPage(want, from, n); !equalEntries(got, w) {
+		t.Fatalf("%s: Page(%d, %d)\n got %v\nwant %v", what, from, n, got, w)
+	}
+}
+
+func equalEntries(a, b []laurel.Entry) bool {
+	return slices.EqualFunc(a, b, func(x, y laurel.Entry) bool {
+		return x.Rank == y.Rank && x.Member == y.Member && x.Score == y.Score && x.ReachedAt == y.ReachedAt
+	})
+}

@@ -1,0 +1,347 @@
+// Package redis is laurel's ranked index in the scale-out mode (DESIGN.md §2): laurel.Index on
+// Redis or Valkey sorted sets, shared by any number of API nodes.
+//
+// A float64 zset score cannot hold every int64, nor the reached_at tie-break, so every set is
+// a zset whose scores are all 0 and whose members are ordering keys: 8 bytes of score, 8 of
+// reached_at, then the member's bytes, encoded so that bytewise order is rank order. A hash
+// per set maps each member to its current 16-byte prefix, to find and replace its key. All
+// keys of a board share the hash tag {board}, and every step or read is one Lua script, so a
+// board changes atomically and stays in one slot of a cluster.
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/redis/rueidis"
+)
+
+// DefaultPrefix starts the names of the keys (and of the channel) when New is given none.
+const DefaultPrefix = "laurel:"
+
+// Index is laurel.Index on Redis. It keeps no state of its own beyond the client, so it is
+// safe for concurrent use and any number of nodes may share one Redis.
+type Index struct {
+	client  rueidis.Client
+	prefix  string
+	channel string // where Apply and Publish announce changes
+}
+
+var _ laurel.Index = (*Index)(nil)
+
+// New returns the index kept in client's Redis under keys starting with prefix
+// (DefaultPrefix when empty), so that several indexes, or tests, can share one Redis. The
+// prefix must not contain braces, which would break the boards' hash tags. The caller keeps
+// ownership of client.
+func New(client rueidis.Client, prefix string) *Index {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(prefix, "{}") {
+		panic("redis: the key prefix must not contain braces: " + prefix)
+	}
+	return &Index{client: client, prefix: prefix, channel: prefix + "changed"}
+}
+
+// Connect returns a client of the Redis at addr: host:port, or a redis:// or rediss:// URL.
+// Client-side caching is off: the index reads through scripts, which it cannot cache.
+func Connect(addr string) (rueidis.Client, error) {
+	opt := rueidis.ClientOption{InitAddress: []string{addr}}
+	if strings.Contains(addr, "://") {
+		var err error
+		if opt, err = rueidis.ParseURL(addr); err != nil {
+			return nil, fmt.Errorf("redis: parsing %q: %w", addr, err)
+		}
+	}
+	opt.DisableCache = true
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		return nil, fmt.Errorf("redis: connecting to %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+// stale turns the scripts' stale reply into laurel.ErrIndexStale, and wraps any other error.
+func stale(err error, what, board string) error {
+	if e, ok := rueidis.IsRedisErr(err); ok && strings.HasPrefix(e.Error(), staleReply) {
+		return laurel.ErrIndexStale
+	}
+	return fmt.Errorf("redis: %s of board %q: %w", what, board, err)
+}
+
+// Apply makes the step in one script call, so that it is atomic, refused as a whole when the
+// board is not at u.After, and costs one round trip however many changes it carries.
+func (x *Index) Apply(ctx context.Context, board string, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+	k := x.keysOf(board)
+	sets := make(map[laurel.IndexSet]int) // set → its number in the script, from 1
+	keys := []string{k.meta(), k.registry()}
+	var names []string
+	num := func(s laurel.IndexSet) string {
+		i, ok := sets[s]
+		if !ok {
+			name := setName(s)
+			names = append(names, name)
+			keys = append(keys, k.zset(name), k.hash(name))
+			i = len(names)
+			sets[s] = i
+		}
+		return strconv.Itoa(i)
+	}
+	// Number the sets first: their names precede the operations in ARGV.
+	drops := make([]string, len(u.Drops))
+	for i, s := range u.Drops {
+		drops[i] = num(s)
+	}
+	changes := make([]string, len(u.Changes))
+	for i, c := range u.Changes {
+		if c.Member == "" {
+			return nil, fmt.Errorf("redis: applying to board %q: change %d has no member", board, i)
+		}
+		changes[i] = num(c.Set)
+	}
+	reads := make([]string, len(u.Read))
+	for i, r := range u.Read {
+		reads[i] = num(r.Set)
+	}
+
+	args := make([]string, 0, 10+len(names)+len(drops)+3*len(changes)+2*len(reads))
+	hasState, state := "0", ""
+	if u.State != nil {
+		hasState, state = "1", string(u.State)
+	}
+	args = append(args, strconv.FormatInt(u.After, 10), strconv.FormatInt(u.Version, 10),
+		hasState, state, x.channel, board, strconv.Itoa(len(names)))
+	args = append(args, names...)
+	args = append(args, strconv.Itoa(len(drops)))
+	args = append(args, drops...)
+	args = append(args, strconv.Itoa(len(changes)))
+	for i, c := range u.Changes {
+		p := ""
+		if !c.Remove {
+			b := encodePrefix(order, c.Score, c.At)
+			p = string(b[:])
+		}
+		args = append(args, changes[i], c.Member, p)
+	}
+	args = append(args, strconv.Itoa(len(reads)))
+	for i, r := range u.Read {
+		args = append(args, reads[i], r.Member)
+	}
+
+	res, err := applyScript.Exec(ctx, x.client, keys, args).ToArray()
+	if err != nil {
+		return nil, stale(err, "applying a step", board)
+	}
+	if len(res) != 2*len(u.Read) {
+		return nil, fmt.Errorf("redis: applying a step to board %q: %d values read, want %d", board, len(res), 2*len(u.Read))
+	}
+	out := make([]laurel.IndexEntry, len(u.Read))
+	for i := range out {
+		rank, err := res[2*i].AsInt64()
+		if err != nil {
+			return nil, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
+		}
+		if rank == 0 {
+			continue
+		}
+		p, err := res[2*i+1].ToString()
+		if err != nil || len(p) != prefixLen {
+			return nil, fmt.Errorf("redis: applying a step to board %q: bad prefix %q (%v)", board, p, err)
+		}
+		out[i].Rank = int(rank)
+		out[i].Score, out[i].At = decodePrefix(order, p)
+	}
+	return out, nil
+}
+
+// State reads the board's meta hash in one round trip.
+func (x *Index) State(ctx context.Context, board string) (laurel.IndexState, bool, error) {
+	k := x.keysOf(board)
+	res, err := x.client.Do(ctx, x.client.B().Hmget().Key(k.meta()).Field("v", "s", "t").Build()).ToArray()
+	if err != nil {
+		return laurel.IndexState{}, false, fmt.Errorf("redis: reading the state of board %q: %w", board, err)
+	}
+	if len(res) != 3 {
+		return laurel.IndexState{}, false, fmt.Errorf("redis: reading the state of board %q: %d fields", board, len(res))
+	}
+	var st laurel.IndexState
+	if !res[0].IsNil() {
+		v, err := res[0].ToString()
+		if err == nil {
+			st.Version, err = strconv.ParseInt(v, 10, 64)
+		}
+		if err != nil {
+			return laurel.IndexState{}, false, fmt.Errorf("redis: reading the version of board %q: %w", board, err)
+		}
+	}
+	if res[1].IsNil() {
+		return st, false, nil
+	}
+	s, err := res[1].ToString()
+	if err != nil {
+		return laurel.IndexState{}, false, fmt.Errorf("redis: reading the state of board %q: %w", board, err)
+	}
+	st.State = []byte(s)
+	t, err := res[2].ToString()
+	if err == nil {
+		st.Stamp, err = strconv.ParseInt(t, 10, 64)
+	}
+	if err != nil {
+		return laurel.IndexState{}, false, fmt.Errorf("redis: reading the stamp of board %q: %w", board, err)
+	}
+	return st, true, nil
+}
+
+// Ranking returns a view of one set whose every read is one script call that first checks
+// the stamp, so that no read mixes two states.
+func (x *Index) Ranking(ctx context.Context, board string, order laurel.Order, set laurel.IndexSet, stamp int64) laurel.Ranking {
+	k := x.keysOf(board)
+	name := setName(set)
+	return &ranking{
+		ctx:   ctx,
+		x:     x,
+		board: board,
+		order: order,
+		keys:  []string{k.meta(), k.zset(name), k.hash(name)},
+		stamp: strconv.FormatInt(stamp, 10),
+	}
+}
+
+// Totals counts the sets' members in one script call, as of the state stamped stamp.
+func (x *Index) Totals(ctx context.Context, board string, sets []laurel.IndexSet, stamp int64) ([]int, error) {
+	k := x.keysOf(board)
+	keys := make([]string, 0, 1+len(sets))
+	keys = append(keys, k.meta())
+	for _, s := range sets {
+		keys = append(keys, k.zset(setName(s)))
+	}
+	ns, err := totalsScript.Exec(ctx, x.client, keys, []string{strconv.FormatInt(stamp, 10)}).AsIntSlice()
+	if err != nil {
+		return nil, stale(err, "counting the sets", board)
+	}
+	if len(ns) != len(sets) {
+		return nil, fmt.Errorf("redis: counting the sets of board %q: %d counts, want %d", board, len(ns), len(sets))
+	}
+	out := make([]int, len(ns))
+	for i, n := range ns {
+		out[i] = int(n)
+	}
+	return out, nil
+}
+
+// Delete lists the board's registered sets and removes them with its meta in one script,
+// again until no step registered another set in between.
+func (x *Index) Delete(ctx context.Context, board string) error {
+	k := x.keysOf(board)
+	for {
+		names, err := x.client.Do(ctx, x.client.B().Smembers().Key(k.registry()).Build()).AsStrSlice()
+		if err != nil {
+			return fmt.Errorf("redis: listing the sets of board %q: %w", board, err)
+		}
+		keys := make([]string, 0, 2+2*len(names))
+		keys = append(keys, k.meta(), k.registry())
+		for _, name := range names {
+			keys = append(keys, k.zset(name), k.hash(name))
+		}
+		done, err := deleteScript.Exec(ctx, x.client, keys, names).AsInt64()
+		if err != nil {
+			return fmt.Errorf("redis: deleting board %q: %w", board, err)
+		}
+		if done == 1 {
+			return nil
+		}
+	}
+}
+
+// Publish announces "" on the channel: something that may show on any board changed.
+func (x *Index) Publish(ctx context.Context) error {
+	if err := x.client.Do(ctx, x.client.B().Publish().Channel(x.channel).Message("").Build()).Error(); err != nil {
+		return fmt.Errorf("redis: publishing a change: %w", err)
+	}
+	return nil
+}
+
+// Subscribe listens on a dedicated connection, so that a slow handler never holds up the
+// connections the steps and reads share. It returns once Redis confirmed the subscription,
+// so that every later Apply or Publish is heard. When the connection is lost it subscribes
+// again on a new one and then calls changed(""), since any board may have changed unheard.
+// stop waits until changed is no longer called, so it must not be called from changed.
+func (x *Index) Subscribe(changed func(board string)) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var (
+		mu      sync.Mutex // serializes changed with stop
+		stopped bool
+		subs    atomic.Int64 // subscriptions confirmed so far
+		ready   = make(chan error, 1)
+		once    sync.Once
+		done    = make(chan struct{})
+	)
+	deliver := func(board string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			changed(board)
+		}
+	}
+	signal := func(err error) { once.Do(func() { ready <- err }) }
+	hooked := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
+		if s.Kind != "subscribe" {
+			return
+		}
+		if subs.Add(1) == 1 {
+			signal(nil)
+		} else {
+			deliver("")
+		}
+	})
+	go func() {
+		defer close(done)
+		wait := 50 * time.Millisecond
+		for {
+			err := x.receive(hooked, func(m rueidis.PubSubMessage) { deliver(m.Message) })
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil {
+				err = errors.New("unsubscribed")
+			}
+			signal(err) // a failure before the first subscription is Subscribe's
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 2*time.Second)
+		}
+	}()
+	if err := <-ready; err != nil {
+		cancel()
+		<-done
+		return nil, fmt.Errorf("redis: subscribing to %s: %w", x.channel, err)
+	}
+	var stopOnce sync.Once
+	return func() {
+		stopOnce.Do(func() {
+			mu.Lock()
+			stopped = true
+			mu.Unlock()
+			cancel()
+			<-done
+		})
+	}, nil
+}
+
+// receive subscribes on a dedicated connection and handles its messages until ctx is done or
+// the connection fails.
+func (x *Index) receive(ctx context.Context, fn func(rueidis.PubSubMessage)) error {
+	c, release := x.client.Dedicate()
+	defer release()
+	return c.Receive(ctx, c.B().Subscribe().Channel(x.channel).Build(), fn)
+}

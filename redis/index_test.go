@@ -1,0 +1,328 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/redis"
+	"github.com/redis/rueidis"
+)
+
+var all = laurel.IndexSet{Window: "all"}
+
+func put(set laurel.IndexSet, member string, score, at int64) laurel.IndexChange {
+	return laurel.IndexChange{Set: set, Member: member, Score: score, At: at}
+}
+
+func TestVersions(t *testing.T) {
+	idx, c, prefix := newIndex(t)
+	ctx := context.Background()
+	day := laurel.IndexSet{Window: "day", Start: 1700000000000}
+
+	if _, ok, err := idx.State(ctx, "unknown"); ok || err != nil {
+		t.Fatalf("State of an unknown board: ok %v, %v; want not ok", ok, err)
+	}
+	if _, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2}); !errors.Is(err, laurel.ErrIndexStale) {
+		t.Fatalf("Apply after 1 to an unknown board: %v, want ErrIndexStale", err)
+	}
+	if keys := scanKeys(t, c, prefix); len(keys) != 0 {
+		t.Fatalf("a refused step left keys %q", keys)
+	}
+
+	// Version 1 records the state; version 2 changes the sets but not the state.
+	if _, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 0, Version: 1, State: []byte("s1"),
+		Changes: []laurel.IndexChange{put(all, "x", 10, 1), put(day, "x", 10, 1), put(all, "y", 5, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	r1 := idx.Ranking(ctx, "b", laurel.Desc, all, 1)
+	if _, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2,
+		Changes: []laurel.IndexChange{put(all, "z", 7, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r1.Total(); n != 3 || err != nil {
+		t.Fatalf("a ranking after a step that kept the state: Total %d, %v; want 3", n, err)
+	}
+	if st, ok, err := idx.State(ctx, "b"); !ok || err != nil || string(st.State) != "s1" || st.Stamp != 1 || st.Version != 2 {
+		t.Fatalf("State %+v, %v, %v; want s1 stamped 1 at version 2", st, ok, err)
+	}
+
+	// A wrong After changes nothing, whatever the step carries.
+	for _, after := range []int64{0, 1, 3} {
+		_, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: after, Version: 9, State: []byte("bad"),
+			Drops: []laurel.IndexSet{day}, Changes: []laurel.IndexChange{put(all, "w", 1, 1), {Set: all, Member: "x", Remove: true}}})
+		if !errors.Is(err, laurel.ErrIndexStale) {
+			t.Fatalf("Apply after %d at version 2: %v, want ErrIndexStale", after, err)
+		}
+	}
+	if st, ok, _ := idx.State(ctx, "b"); !ok || string(st.State) != "s1" || st.Version != 2 {
+		t.Fatalf("a refused step changed the state: %+v", st)
+	}
+	if ns, err := idx.Totals(ctx, "b", []laurel.IndexSet{all, day}, 1); err != nil || !slices.Equal(ns, []int{3, 1}) {
+		t.Fatalf("Totals %v, %v; want [3 1]", ns, err)
+	}
+	if es, err := r1.Page(1, 10); err != nil || len(es) != 3 || es[0].Member != "x" || es[1].Member != "z" || es[2].Member != "y" {
+		t.Fatalf("Page %v, %v; want x, z, y", es, err)
+	}
+
+	// A rebuild chunk (Version == After) that records a new state: the old stamp is stale.
+	got, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 2, Version: 2, State: []byte("s2"),
+		Read: []laurel.IndexRead{{Set: all, Member: "z"}, {Set: day, Member: "z"}}})
+	if err != nil || !slices.Equal(got, []laurel.IndexEntry{{Rank: 2, Score: 7, At: 1}, {}}) {
+		t.Fatalf("Apply reads %v, %v", got, err)
+	}
+	if _, err := r1.Total(); !errors.Is(err, laurel.ErrIndexStale) {
+		t.Fatalf("Total of a ranking stamped 1 after the state stamped 2: %v, want ErrIndexStale", err)
+	}
+	for name, read := range map[string]func() error{
+		"Page":    func() error { _, err := r1.Page(1, 1); return err },
+		"Entries": func() error { _, err := r1.Entries([]string{"x"}); return err },
+		"Search":  func() error { _, err := r1.Search(1, 1); return err },
+		"Totals":  func() error { _, err := idx.Totals(ctx, "b", []laurel.IndexSet{all}, 1); return err },
+	} {
+		if err := read(); !errors.Is(err, laurel.ErrIndexStale) {
+			t.Fatalf("%s as of stamp 1 after stamp 2: %v, want ErrIndexStale", name, err)
+		}
+	}
+	if n, err := idx.Ranking(ctx, "b", laurel.Desc, all, 2).Total(); n != 3 || err != nil {
+		t.Fatalf("Total as of stamp 2: %d, %v; want 3", n, err)
+	}
+
+	// Another board sharing the Redis is left alone by Delete.
+	if _, err := idx.Apply(ctx, "other", laurel.Asc, laurel.IndexUpdate{Version: 1, State: []byte{},
+		Changes: []laurel.IndexChange{put(all, "x", 1, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	// Drops and removals leave registered names behind; Delete must cope.
+	if _, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 2, Version: 3,
+		Drops: []laurel.IndexSet{{Window: "never"}}, Changes: []laurel.IndexChange{{Set: day, Member: "x", Remove: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range scanKeys(t, c, prefix) {
+		if !strings.Contains(k, "{other}") {
+			t.Errorf("Delete left %q", k)
+		}
+	}
+	if st, ok, err := idx.State(ctx, "b"); ok || err != nil || st.Version != 0 {
+		t.Fatalf("State of a deleted board: %+v, %v, %v; want nothing", st, ok, err)
+	}
+	if _, err := idx.Ranking(ctx, "b", laurel.Desc, all, 2).Total(); !errors.Is(err, laurel.ErrIndexStale) {
+		t.Fatalf("a ranking of a deleted board: %v, want ErrIndexStale", err)
+	}
+	if err := idx.Delete(ctx, "b"); err != nil {
+		t.Fatalf("deleting a deleted board: %v", err)
+	}
+	if err := idx.Delete(ctx, "other"); err != nil {
+		t.Fatal(err)
+	}
+	if keys := scanKeys(t, c, prefix); len(keys) != 0 {
+		t.Fatalf("Delete left %q", keys)
+	}
+}
+
+// TestLargeStep applies a step as large as a batch of 1000 events across 8 windows, and
+// reads back many entries at once.
+func TestLargeStep(t *testing.T) {
+	idx, _, _ := newIndex(t)
+	ctx := context.Background()
+	var u laurel.IndexUpdate
+	u.Version, u.State = 1, []byte("s")
+	sets := make([]laurel.IndexSet, 8)
+	for i := range sets {
+		sets[i] = laurel.IndexSet{Window: fmt.Sprintf("w%d", i), Start: int64(i) * 1000}
+	}
+	for e := range 1000 {
+		for _, s := range sets {
+			u.Changes = append(u.Changes, put(s, fmt.Sprintf("player-%04d", e), int64(e%100), int64(e)))
+		}
+	}
+	for _, s := range sets {
+		u.Read = append(u.Read, laurel.IndexRead{Set: s, Member: "player-0099"})
+	}
+	got, err := idx.Apply(ctx, "big", laurel.Desc, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range got {
+		// Score 99 is reached by players 99, 199, …, 999: player 99 reached it first.
+		if e != (laurel.IndexEntry{Rank: 1, Score: 99, At: 99}) {
+			t.Fatalf("read %+v, want rank 1", e)
+		}
+	}
+	ns, err := idx.Totals(ctx, "big", sets, 1)
+	if err != nil || !slices.Equal(ns, []int{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}) {
+		t.Fatalf("Totals %v, %v", ns, err)
+	}
+	members := make([]string, 1000)
+	for i := range members {
+		members[i] = fmt.Sprintf("player-%04d", i)
+	}
+	es, err := idx.Ranking(ctx, "big", laurel.Desc, sets[3], 1).Entries(members)
+	if err != nil || len(es) != 1000 {
+		t.Fatalf("Entries of 1000 members: %d, %v", len(es), err)
+	}
+	for _, e := range es {
+		var n int
+		fmt.Sscanf(e.Member, "player-%d", &n)
+		// 10 players per score; higher scores first, then earlier reached_at.
+		if want := (99-n%100)*10 + n/100 + 1; e.Rank != want {
+			t.Fatalf("%s ranks %d, want %d", e.Member, e.Rank, want)
+		}
+	}
+}
+
+// TestConcurrent runs steps and reads of several boards at once, for the race detector.
+func TestConcurrent(t *testing.T) {
+	idx, _, _ := newIndex(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			board := fmt.Sprintf("c%d", w)
+			for v := range int64(20) {
+				u := laurel.IndexUpdate{After: v, Version: v + 1, State: []byte{byte(v)},
+					Changes: []laurel.IndexChange{put(all, fmt.Sprint(v), v, v)},
+					Read:    []laurel.IndexRead{{Set: all, Member: "0"}}}
+				got, err := idx.Apply(ctx, board, laurel.Desc, u)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got[0].Rank != int(v)+1 {
+					errs <- fmt.Errorf("%s at %d: member 0 ranks %d", board, v+1, got[0].Rank)
+					return
+				}
+				es, err := idx.Ranking(ctx, board, laurel.Desc, all, v+1).Page(1, 3)
+				if err != nil || es[0].Score != v {
+					errs <- fmt.Errorf("%s at %d: page %v, %v", board, v+1, es, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestSubscribe(t *testing.T) {
+	idx, _, _ := newIndex(t)
+	ctx := context.Background()
+	heard := make(chan string, 16)
+	stop, err := idx.Subscribe(func(board string) { heard <- board })
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got := <-heard:
+			if got != want {
+				t.Fatalf("heard %q, want %q", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("heard nothing, want %q", want)
+		}
+	}
+	if _, err := idx.Apply(ctx, "pub.1", laurel.Desc, laurel.IndexUpdate{Version: 1, Changes: []laurel.IndexChange{put(all, "x", 1, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	expect("pub.1")
+	if err := idx.Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expect("")
+	// A refused step is no change.
+	if _, err := idx.Apply(ctx, "pub.1", laurel.Desc, laurel.IndexUpdate{After: 5, Version: 6}); !errors.Is(err, laurel.ErrIndexStale) {
+		t.Fatal(err)
+	}
+	if _, err := idx.Apply(ctx, "pub.2", laurel.Asc, laurel.IndexUpdate{Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	expect("pub.2")
+
+	stop()
+	stop() // stopping twice is harmless
+	if _, err := idx.Apply(ctx, "pub.1", laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-heard:
+		t.Fatalf("heard %q after stop", got)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// TestSubscribeReconnects kills the subscriber's connection: the subscriber subscribes again
+// on a new one, says "" since it may have missed changes, and hears the next steps.
+func TestSubscribeReconnects(t *testing.T) {
+	_, c, prefix := newIndex(t)
+	ctx := context.Background()
+	name := "laureltest-" + strings.TrimSuffix(strings.TrimPrefix(prefix, "laureltest:"), ":")
+	named, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redisAddr()}, DisableCache: true, ClientName: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer named.Close()
+	idx := redis.New(named, prefix)
+	heard := make(chan string, 16)
+	stop, err := idx.Subscribe(func(board string) { heard <- board })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	// Kill only this test's subscribed connection: the Redis may be shared.
+	list, err := c.Do(ctx, c.B().ClientList().Build()).ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for _, line := range strings.Split(list, "\n") {
+		f := strings.Fields(line)
+		if slices.Contains(f, "name="+name) && slices.Contains(f, "sub=1") {
+			id, _ := strings.CutPrefix(f[0], "id=")
+			if err := c.Do(ctx, c.B().Arbitrary("CLIENT", "KILL", "ID", id).Build()).Error(); err != nil {
+				t.Fatal(err)
+			}
+			killed++
+		}
+	}
+	if killed != 1 {
+		t.Fatalf("found %d subscribed connections named %s", killed, name)
+	}
+	select {
+	case got := <-heard:
+		if got != "" {
+			t.Fatalf("heard %q after a reconnection, want \"\"", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no word after a reconnection")
+	}
+	if _, err := idx.Apply(ctx, "again", laurel.Desc, laurel.IndexUpdate{Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-heard:
+		if got != "again" {
+			t.Fatalf("heard %q, want again", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("heard nothing after a reconnection")
+	}
+}

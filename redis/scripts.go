@@ -1,0 +1,137 @@
+package redis
+
+import "github.com/redis/rueidis"
+
+// staleReply is the error a script answers when the board is not at the version or stamp
+// the caller expected; the Go side turns it into laurel.ErrIndexStale.
+const staleReply = "LAUREL_STALE"
+
+// The scripts run in Redis's Lua 5.1: they iterate over ARGV rather than unpack it (a step may
+// carry tens of thousands of arguments), and take every key they touch in KEYS so that they
+// are correct on a cluster. Keys and arguments are binary: Go encodes the ordering prefixes.
+
+// applyScript makes one step of Index.Apply atomically.
+//
+// KEYS: meta, registry, then the zset and the hash of each set the step names (set i, from 1,
+// at KEYS[1+2i] and KEYS[2+2i]).
+// ARGV: after, version, has-state ("1" or "0"), state, channel, board, the number of sets and
+// their names, the number of drops and their set numbers, the number of changes and for each
+// its set number, member and prefix ("" to remove), the number of reads and for each its set
+// number and member.
+// Reply: for each read, its 0-based rank+1 (0 when absent) and its prefix ("" when absent).
+var applyScript = rueidis.NewLuaScript(`
+local meta, reg = KEYS[1], KEYS[2]
+local cur = redis.call('HGET', meta, 'v') or '0'
+if cur ~= ARGV[1] then
+  return redis.error_reply('` + staleReply + ` board at version ' .. cur)
+end
+local p = 7
+local nsets = tonumber(ARGV[p]); p = p + 1
+local names = {}
+for i = 1, nsets do names[i] = ARGV[p]; p = p + 1 end
+local n = tonumber(ARGV[p]); p = p + 1
+for i = 1, n do
+  local s = tonumber(ARGV[p]); p = p + 1
+  redis.call('DEL', KEYS[1+2*s], KEYS[2+2*s])
+  redis.call('SREM', reg, names[s])
+end
+local registered = {}
+n = tonumber(ARGV[p]); p = p + 1
+for i = 1, n do
+  local s, m, k = tonumber(ARGV[p]), ARGV[p+1], ARGV[p+2]; p = p + 3
+  local z, h = KEYS[1+2*s], KEYS[2+2*s]
+  local old = redis.call('HGET', h, m)
+  if k == '' then
+    if old then
+      redis.call('ZREM', z, old .. m)
+      redis.call('HDEL', h, m)
+    end
+  else
+    if old ~= k then
+      if old then redis.call('ZREM', z, old .. m) end
+      redis.call('ZADD', z, 0, k .. m)
+      redis.call('HSET', h, m, k)
+    end
+    if not registered[s] then
+      redis.call('SADD', reg, names[s])
+      registered[s] = true
+    end
+  end
+end
+redis.call('HSET', meta, 'v', ARGV[2])
+if ARGV[3] == '1' then redis.call('HSET', meta, 's', ARGV[4], 't', ARGV[2]) end
+local out = {}
+n = tonumber(ARGV[p]); p = p + 1
+for i = 1, n do
+  local s, m = tonumber(ARGV[p]), ARGV[p+1]; p = p + 2
+  local k = redis.call('HGET', KEYS[2+2*s], m)
+  local r = false
+  if k then r = redis.call('ZRANK', KEYS[1+2*s], k .. m) end
+  if r then
+    out[#out+1] = r + 1
+    out[#out+1] = k
+  else
+    out[#out+1] = 0
+    out[#out+1] = ''
+  end
+end
+redis.call('PUBLISH', ARGV[5], ARGV[6])
+return out
+`)
+
+// readScript answers one read of a Ranking as of a state stamp.
+//
+// KEYS: meta, zset, hash. ARGV: stamp, op, operands:
+//   - "n": the set's size;
+//   - "p" start stop: the zset members from start to stop (0-based, inclusive);
+//   - "s" bound: how many members sort before the exclusive lex bound;
+//   - "e" member...: for each member ranked, its 0-based rank and zset member.
+var readScript = rueidis.NewLuaScript(`
+if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
+  return redis.error_reply('` + staleReply + ` state changed')
+end
+local op = ARGV[2]
+if op == 'n' then return redis.call('ZCARD', KEYS[2]) end
+if op == 'p' then return redis.call('ZRANGE', KEYS[2], ARGV[3], ARGV[4]) end
+if op == 's' then return redis.call('ZLEXCOUNT', KEYS[2], '-', ARGV[3]) end
+local out = {}
+for i = 3, #ARGV do
+  local m = ARGV[i]
+  local k = redis.call('HGET', KEYS[3], m)
+  if k then
+    local key = k .. m
+    local r = redis.call('ZRANK', KEYS[2], key)
+    if r then
+      out[#out+1] = r
+      out[#out+1] = key
+    end
+  end
+end
+return out
+`)
+
+// totalsScript answers Index.Totals as of a state stamp. KEYS: meta, then the zsets. ARGV:
+// stamp. Reply: each zset's size.
+var totalsScript = rueidis.NewLuaScript(`
+if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
+  return redis.error_reply('` + staleReply + ` state changed')
+end
+local out = {}
+for i = 2, #KEYS do out[i-1] = redis.call('ZCARD', KEYS[i]) end
+return out
+`)
+
+// deleteScript removes the named sets of a board and, when no other set is registered, its
+// meta and registry. It answers 0 when a step registered a set since the caller listed them,
+// so the caller lists again: a set is never left behind unregistered.
+//
+// KEYS: meta, registry, then the zset and hash of each set. ARGV: the sets' names.
+var deleteScript = rueidis.NewLuaScript(`
+for i = 1, #ARGV do
+  redis.call('DEL', KEYS[1+2*i], KEYS[2+2*i])
+  redis.call('SREM', KEYS[2], ARGV[i])
+end
+if redis.call('SCARD', KEYS[2]) > 0 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1
+`)
