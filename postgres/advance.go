@@ -1,0 +1,221 @@
+package postgres
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/laurel/laurel"
+)
+
+// advance brings a board to the step's now, if its deadline has passed: calendar periods
+// whose late_limit has passed since their end are frozen with their ranks (and the oldest
+// dropped beyond keep), and rolling windows move to the span of now.
+func (s *step) advance(b *boardStep) error {
+	if !b.st.due(s.now) {
+		return nil
+	}
+	late := b.st.cfg.LateLimit.Milliseconds()
+	for i := range b.st.Windows {
+		ws := &b.st.Windows[i]
+		switch {
+		case ws.w.IsCalendar():
+			n := 0
+			for n < len(ws.Open) && ws.Open[n].End+late <= s.now {
+				n++
+			}
+			if n == 0 {
+				if ws.DropAt != laurel.NoTime && ws.DropAt <= s.now {
+					if err := s.keepClosed(b, ws, ws.Marks); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			for _, sp := range ws.Open[:n] {
+				cp, err := s.freeze(b, ws, sp)
+				if err != nil {
+					return err
+				}
+				ws.Closed = slices.Insert(ws.Closed, 0, cp)
+				b.drops = append(b.drops, laurel.IndexSet{Window: ws.Name, Start: sp.Start})
+			}
+			ws.Open = slices.Clone(ws.Open[n:])
+			if err := s.keepClosed(b, ws, ws.Marks); err != nil {
+				return err
+			}
+		case ws.w.IsRolling():
+			if err := s.roll(b, ws); err != nil {
+				return err
+			}
+		}
+	}
+	b.stateChanged = true
+	return nil
+}
+
+// freeze closes an open period: every entry is ranked once and for all, hidden members
+// included (they are left out when read), and the period's aggregates go.
+func (s *step) freeze(b *boardStep, ws *windowState, sp span) (closedPeriod, error) {
+	order := "DESC"
+	if b.st.cfg.Order == laurel.Asc {
+		order = "ASC"
+	}
+	cp := closedPeriod{ID: b.st.cfg.Calendar().PeriodAt(ws.w, time.UnixMilli(sp.Start)).ID, Start: sp.Start, End: sp.End}
+	err := s.tx.QueryRow(s.ctx, `WITH frozen AS (
+			INSERT INTO laurel_frozen (board, win, span, rank, member, score, at)
+			SELECT board, win, span, row_number() OVER (ORDER BY score `+order+`, at, member), member, score, at
+			FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3
+			RETURNING 1)
+		SELECT count(*) FROM frozen`, b.id, ws.Name, sp.Start).Scan(&cp.Total)
+	if err != nil {
+		return cp, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, cp.ID, err)
+	}
+	_, err = s.tx.Exec(s.ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, sp.Start, cp.Total)
+	if err == nil {
+		_, err = s.tx.Exec(s.ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3", b.id, ws.Name, sp.Start)
+	}
+	if err != nil {
+		return cp, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, cp.ID, err)
+	}
+	for k := range b.aggs { // the step's view of the period goes with it
+		if k.win == ws.Name && k.span == sp.Start {
+			delete(b.aggs, k)
+			delete(b.dirty, k)
+		}
+	}
+	return cp, nil
+}
+
+// keepClosed drops the closed periods of ws that are no longer kept under the board's
+// configuration and marks m, and notes when the oldest kept one will be dropped.
+func (s *step) keepClosed(b *boardStep, ws *windowState, m laurel.Marks) error {
+	cfg := &b.st.cfg
+	from := m.KeptFrom(cfg, ws.w, s.now)
+	n := 0
+	for n < len(ws.Closed) && ws.Closed[n].Start >= from {
+		n++
+	}
+	if n < len(ws.Closed) {
+		var starts []int64
+		for _, cp := range ws.Closed[n:] {
+			starts = append(starts, cp.Start)
+		}
+		for _, table := range []string{"laurel_frozen", "laurel_closed"} {
+			if _, err := s.tx.Exec(s.ctx, "DELETE FROM "+table+" WHERE board = $1 AND win = $2 AND span = ANY($3)", b.id, ws.Name, starts); err != nil {
+				return fmt.Errorf("postgres: drop closed periods: %w", err)
+			}
+		}
+		ws.Closed = slices.Clone(ws.Closed[:n])
+	}
+	ws.DropAt = laurel.NoTime
+	if len(ws.Closed) > 0 {
+		ws.DropAt = m.DropTime(cfg, ws.w, ws.Closed[len(ws.Closed)-1].Start)
+	}
+	b.stateChanged = true
+	return nil
+}
+
+// roll moves a rolling window to the span of the step's now. The members whose aggregate
+// over the span can change are those with events in the buckets that leave or enter (events
+// may be up to five minutes ahead of the clock); each is recomputed from its buckets in the
+// new span. A jump past the whole span recomputes every member.
+func (s *step) roll(b *boardStep, ws *windowState) error {
+	cal := b.st.cfg.Calendar()
+	st, en := cal.Span(ws.w, time.UnixMilli(s.now))
+	start, end := st.UnixMilli(), en.UnixMilli()
+	old := ws.Open[0]
+	if start == old.Start && end == old.End {
+		return nil
+	}
+	ws.Open[0] = span{start, end}
+	var members []string
+	if start >= old.End || start < old.Start {
+		// Nothing of the old span remains: every member of it leaves, and the new span is
+		// computed whole.
+		rows, err := s.tx.Query(s.ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 RETURNING member", b.id, ws.Name, int64(currentSpan))
+		if err != nil {
+			return fmt.Errorf("postgres: roll %s: %w", ws.Name, err)
+		}
+		for rows.Next() {
+			var m string
+			if err := rows.Scan(&m); err != nil {
+				rows.Close()
+				return err
+			}
+			b.aggs[aggKey{ws.Name, currentSpan, m}] = aggVal{}
+			b.dirty[aggKey{ws.Name, currentSpan, m}] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return s.recomputeRolling(b, ws, nil)
+	}
+	rows, err := s.tx.Query(s.ctx, `SELECT DISTINCT member FROM laurel_aggs
+		WHERE board = $1 AND win = $2 AND (span >= $3 AND span < $4 OR span >= $5 AND span < $6)`,
+		b.id, ws.Name, old.Start, start, old.End, end)
+	if err != nil {
+		return fmt.Errorf("postgres: roll %s: %w", ws.Name, err)
+	}
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			rows.Close()
+			return err
+		}
+		members = append(members, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(members) == 0 {
+		return nil
+	}
+	return s.recomputeRolling(b, ws, members)
+}
+
+// recomputeRolling sets the aggregates over a rolling window's current span of members (nil:
+// every member with a bucket in it) from their buckets.
+func (s *step) recomputeRolling(b *boardStep, ws *windowState, members []string) error {
+	sp := ws.Open[0]
+	q := "SELECT member, score, at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span >= $3 AND span < $4"
+	args := []any{b.id, ws.Name, sp.Start, sp.End}
+	if members != nil {
+		q += " AND member = ANY($5)"
+		args = append(args, members)
+	}
+	rows, err := s.tx.Query(s.ctx, q+" ORDER BY member, span", args...)
+	if err != nil {
+		return fmt.Errorf("postgres: recompute %s: %w", ws.Name, err)
+	}
+	defer rows.Close()
+	m, o := b.st.cfg.Mode, b.st.cfg.Order
+	combined := make(map[string]laurel.Agg, len(members))
+	for _, member := range members {
+		combined[member] = laurel.Agg{}
+	}
+	for rows.Next() {
+		var member string
+		var a laurel.Agg
+		if err := rows.Scan(&member, &a.Score, &a.At); err != nil {
+			return err
+		}
+		a.Count = 1
+		c, err := laurel.Merge(m, o, combined[member], a)
+		if err != nil {
+			// Sums that were each checked can add up past int64 when the bucket that
+			// balanced them leaves; keep the member at what fits rather than wrap around.
+			s.e.log.Error("rolling sum out of int64 range", "board", b.id, "window", ws.Name, "member", member)
+		}
+		combined[member] = c
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for member, c := range combined {
+		b.set(aggKey{ws.Name, currentSpan, member}, valOf(c))
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/laurel/laurel"
+)
+
+// PutBoard creates a board or updates its configuration. A window added to an existing board
+// is computed from the board's retained events, its past periods included.
+func (e *Engine) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
+	if err := laurel.ValidateBoardID(id); err != nil {
+		return laurel.BoardInfo{}, false, err
+	}
+	var created bool
+	err := e.write(ctx, []string{id}, func(s *step) error {
+		b := s.boards[id]
+		if b.st == nil {
+			cfg, err := spec.Apply(id, nil, s.now)
+			if err != nil {
+				return err
+			}
+			created = true
+			b.st, b.stateChanged = newState(cfg, s.now), true
+			return nil
+		}
+		if err := s.advance(b); err != nil {
+			return err
+		}
+		old := b.st.cfg
+		cfg, err := spec.Apply(id, &old, s.now)
+		if err != nil {
+			return err
+		}
+		// What closed or was dropped under the old late_limit and keep stays so.
+		if cfg.LateLimit != old.LateLimit || cfg.Keep != old.Keep {
+			for i := range b.st.Windows {
+				if ws := &b.st.Windows[i]; ws.w.IsCalendar() {
+					ws.Marks = ws.Marks.After(&old, ws.w, s.now)
+				}
+			}
+		}
+		b.st.setConfig(cfg)
+		windows := make([]windowState, 0, len(cfg.Windows))
+		var added []string
+		for _, w := range cfg.Windows {
+			if ws := b.st.window(w.String()); ws != nil {
+				windows = append(windows, *ws)
+				continue
+			}
+			windows = append(windows, newWindowState(&cfg, w, s.now))
+			added = append(added, w.String())
+		}
+		b.st.Windows = windows
+		for i := range b.st.Windows {
+			ws := &b.st.Windows[i]
+			if slices.Contains(added, ws.Name) {
+				if err := s.buildWindow(b, ws); err != nil {
+					return err
+				}
+			} else if ws.w.IsCalendar() {
+				if err := s.keepClosed(b, ws, ws.Marks); err != nil {
+					return err
+				}
+			}
+		}
+		b.stateChanged = true
+		return nil
+	})
+	if err != nil {
+		return laurel.BoardInfo{}, false, err
+	}
+	info, err := e.Board(ctx, id)
+	return info, created, err
+}
+
+// buildWindow computes a window added to an existing board from its retained events: the
+// aggregates of its open periods and buckets, and its closed periods, frozen.
+func (s *step) buildWindow(b *boardStep, ws *windowState) error {
+	cfg := &b.st.cfg
+	cal := cfg.Calendar()
+	late := cfg.LateLimit.Milliseconds()
+	rows, err := s.tx.Query(s.ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", b.id)
+	if err != nil {
+		return fmt.Errorf("postgres: read events: %w", err)
+	}
+	var all []storedEvent
+	for rows.Next() {
+		var ev storedEvent
+		if err := rows.Scan(&ev.seq, &ev.member, &ev.value, &ev.ts); err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, ev)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	closing := make(map[int64][]laurel.Entry)
+	for len(all) > 0 {
+		n := 1
+		for n < len(all) && all[n].member == all[0].member {
+			n++
+		}
+		events, member := all[:n], all[0].member
+		all = all[n:]
+		spans := make(map[int64]int64) // start → end
+		for _, ev := range events {
+			start, end, _ := ws.spanOf(cal, ev.ts)
+			spans[start] = end
+		}
+		for start, end := range spans {
+			a, err := aggOf(cfg.Mode, cfg.Order, events, start, end)
+			if err != nil {
+				return err
+			}
+			switch {
+			case ws.w.IsCalendar() && end+late <= s.now:
+				closing[start] = append(closing[start], laurel.Entry{Member: member, Score: a.Score, ReachedAt: a.At})
+			case ws.w.IsCalendar():
+				ws.addOpen(start, end)
+				b.set(aggKey{ws.Name, start, member}, valOf(a))
+			default:
+				b.set(aggKey{ws.Name, start, member}, valOf(a))
+			}
+		}
+		if ws.w.IsRolling() {
+			sp := ws.Open[0]
+			c, err := aggOf(cfg.Mode, cfg.Order, events, sp.Start, sp.End)
+			if err != nil {
+				return err
+			}
+			if c.Present() {
+				b.set(aggKey{ws.Name, currentSpan, member}, valOf(c))
+			}
+		}
+	}
+	for _, start := range slices.Sorted(maps.Keys(closing)) {
+		p := cal.PeriodAt(ws.w, time.UnixMilli(start))
+		cp, err := s.freezeEntries(b, ws, p, closing[start])
+		if err != nil {
+			return err
+		}
+		ws.Closed = slices.Insert(ws.Closed, 0, cp)
+	}
+	if len(closing) > 0 {
+		return s.keepClosed(b, ws, ws.Marks)
+	}
+	return nil
+}
+
+// freezeEntries writes a closed period from its entries: a window added after the period
+// closed.
+func (s *step) freezeEntries(b *boardStep, ws *windowState, p laurel.Period, entries []laurel.Entry) (closedPeriod, error) {
+	start := p.Start.UnixMilli()
+	ranked := laurel.NewSortedRanking(b.st.cfg.Order, entries)
+	entries, _ = ranked.Page(1, len(entries))
+	var ranks []int32
+	var members []string
+	var scores, ats []int64
+	for _, en := range entries {
+		ranks, members, scores, ats = append(ranks, int32(en.Rank)), append(members, en.Member), append(scores, en.Score), append(ats, en.ReachedAt)
+	}
+	_, err := s.tx.Exec(s.ctx, `INSERT INTO laurel_frozen (board, win, span, rank, member, score, at)
+		SELECT $1, $2, $3, k.rank, k.member, k.score, k.at FROM unnest($4::int[], $5::text[], $6::bigint[], $7::bigint[]) AS k(rank, member, score, at)`,
+		b.id, ws.Name, start, ranks, members, scores, ats)
+	if err == nil {
+		_, err = s.tx.Exec(s.ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, start, len(entries))
+	}
+	if err != nil {
+		return closedPeriod{}, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, p.ID, err)
+	}
+	return closedPeriod{ID: p.ID, Start: start, End: p.End.UnixMilli(), Total: len(entries)}, nil
+}
+
+// boardTables are the tables that hold a board's rows.
+var boardTables = []string{"laurel_events", "laurel_aggs", "laurel_closed", "laurel_frozen", "laurel_history", "laurel_boards"}
+
+// DeleteBoard erases a board and everything of it.
+func (e *Engine) DeleteBoard(ctx context.Context, id string) error {
+	if err := laurel.ValidateBoardID(id); err != nil {
+		return err
+	}
+	return e.write(ctx, []string{id}, func(s *step) error {
+		b, err := s.board(id)
+		if err != nil {
+			return err
+		}
+		// The index goes first: a read that finds no state asks the store, which answers
+		// once this step is done, so no read serves the board from the index after it.
+		if err := e.index.Delete(ctx, id); err != nil {
+			return err
+		}
+		for _, table := range boardTables {
+			col := "board"
+			if table == "laurel_boards" {
+				col = "id"
+			}
+			if _, err := s.tx.Exec(ctx, "DELETE FROM "+table+" WHERE "+col+" = $1", id); err != nil {
+				return fmt.Errorf("postgres: delete board: %w", err)
+			}
+		}
+		b.deleted = true
+		return nil
+	})
+}

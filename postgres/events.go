@@ -1,0 +1,411 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/laurel/laurel"
+)
+
+// Submit applies events atomically: every event is validated and staged on top of the ones
+// before it, and one bad event rejects the whole batch with its index in the error's field.
+func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
+	if err := laurel.ValidateEvents(events); err != nil {
+		return nil, err
+	}
+	var boards []string
+	for i := range events {
+		if !slices.Contains(boards, events[i].Board) {
+			boards = append(boards, events[i].Board)
+		}
+	}
+	results := make([]laurel.EventResult, len(events))
+	seqs := make([]int64, len(events)) // of the applied events; 0 for duplicates
+	times := make([]int64, len(events))
+	readAt := make([]int, len(events)) // where the event's standings begin in its board's reads
+	var history []historyRow
+	err := e.write(ctx, boards, func(s *step) error {
+		for _, id := range boards {
+			if b := s.boards[id]; b.st != nil {
+				if err := s.advance(b); err != nil {
+					return err
+				}
+			}
+		}
+		if err := s.prefetchEvents(events); err != nil {
+			return err
+		}
+		var named []int
+		for i := range events {
+			ev := &events[i]
+			status, seq, ts, err := s.stageEvent(ev, opts.Import)
+			if err != nil {
+				return laurel.InEvent(i, err)
+			}
+			seqs[i], times[i] = seq, ts
+			results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
+			if ev.Name != nil && status == laurel.StatusApplied {
+				named = append(named, i)
+			}
+		}
+		if err := s.setNames(events, named); err != nil {
+			return err
+		}
+		// The standings to answer with, read from the index once the step is in it: every
+		// event's member in every window's current span, hidden members left out.
+		var members []string
+		for i := range events {
+			members = append(members, events[i].Member)
+		}
+		if err := s.readHidden(members); err != nil {
+			return err
+		}
+		for i := range events {
+			ev := &events[i]
+			b := s.boards[ev.Board]
+			readAt[i] = len(b.reads)
+			if opts.NoRanks && seqs[i] == 0 || s.hidden[ev.Member] {
+				continue
+			}
+			for j := range b.st.Windows {
+				ws := &b.st.Windows[j]
+				set, _ := b.st.currentSet(ws, s.now)
+				b.reads = append(b.reads, laurel.IndexRead{Set: set, Member: ev.Member})
+			}
+		}
+		s.after = append(s.after, func() error {
+			for i := range events {
+				ev := &events[i]
+				b := s.boards[ev.Board]
+				if opts.NoRanks && seqs[i] == 0 {
+					continue
+				}
+				entries := make(map[string]laurel.Standing)
+				var points []historyPoint
+				if !s.hidden[ev.Member] {
+					for j := range b.st.Windows {
+						if en := b.read[readAt[i]+j]; en.Rank > 0 {
+							name := b.st.Windows[j].Name
+							entries[name] = laurel.Standing{Rank: en.Rank, Score: en.Score}
+							points = append(points, historyPoint{name, en.Score, en.Rank})
+						}
+					}
+				}
+				if !opts.NoRanks {
+					results[i].Entries = entries
+				}
+				if seqs[i] != 0 {
+					history = append(history, historyRow{ev.Board, ev.Member, seqs[i], times[i], points})
+				}
+			}
+			return s.recordHistory(history)
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// prefetchEvents reads, for each board in one query each, the ids the events use and the
+// aggregates they change.
+func (s *step) prefetchEvents(events []laurel.Event) error {
+	type need struct {
+		ids  []string
+		keys []aggKey
+	}
+	needs := make(map[string]*need)
+	for i := range events {
+		ev := &events[i]
+		b := s.boards[ev.Board]
+		if b.st == nil {
+			continue
+		}
+		n := needs[ev.Board]
+		if n == nil {
+			n = new(need)
+			needs[ev.Board] = n
+		}
+		if ev.ID != "" {
+			n.ids = append(n.ids, ev.ID)
+		}
+		ts := s.now
+		if ev.HasTS {
+			ts = ev.TS
+		}
+		cal := b.st.cfg.Calendar()
+		for j := range b.st.Windows {
+			ws := &b.st.Windows[j]
+			start, _, _ := ws.spanOf(cal, ts)
+			n.keys = append(n.keys, aggKey{ws.Name, start, ev.Member})
+			if ws.w.IsRolling() {
+				n.keys = append(n.keys, aggKey{ws.Name, currentSpan, ev.Member})
+			}
+		}
+	}
+	for id, n := range needs {
+		b := s.boards[id]
+		if err := s.readIDs(b, n.ids); err != nil {
+			return err
+		}
+		if err := s.prefetch(b, n.keys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readIDs reads the counted events that hold ids, those the step has not read yet.
+func (s *step) readIDs(b *boardStep, ids []string) error {
+	var ask []string
+	for _, id := range ids {
+		if _, ok := b.ids[id]; !ok {
+			b.ids[id] = nil
+			ask = append(ask, id)
+		}
+	}
+	if len(ask) == 0 {
+		return nil
+	}
+	rows, err := s.tx.Query(s.ctx, "SELECT id, seq, member, value, ts FROM laurel_events WHERE board = $1 AND id = ANY($2) AND NOT retracted", b.id, ask)
+	if err != nil {
+		return fmt.Errorf("postgres: read ids: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		ev := new(storedEvent)
+		if err := rows.Scan(&id, &ev.seq, &ev.member, &ev.value, &ev.ts); err != nil {
+			return err
+		}
+		b.ids[id] = ev
+	}
+	return rows.Err()
+}
+
+// stageEvent validates one event against its board and stages it in every window. It returns
+// the event's status and, when applied, its sequence number and time.
+func (s *step) stageEvent(in *laurel.Event, imported bool) (status string, seq, ts int64, err error) {
+	b, err := s.board(in.Board)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	if ts, err = b.st.cfg.Admit(in, s.now, imported); err != nil {
+		return "", 0, 0, err
+	}
+	if in.ID != "" {
+		if err := s.readIDs(b, []string{in.ID}); err != nil {
+			return "", 0, 0, err
+		}
+		if prev := b.ids[in.ID]; prev != nil {
+			if in.Repeats(prev.member, prev.value, prev.ts, ts) {
+				return laurel.StatusDuplicate, 0, 0, nil
+			}
+			return "", 0, 0, laurel.ErrIDConflict(in.ID)
+		}
+	}
+	b.seq++
+	seq = b.seq
+	for j := range b.st.Windows {
+		if err := s.stageWindow(b, &b.st.Windows[j], in.Member, in.Value, ts, seq); err != nil {
+			return "", 0, 0, laurel.WindowError(err)
+		}
+	}
+	b.events = append(b.events, newEvent{seq: seq, member: in.Member, value: in.Value, ts: ts, id: in.ID})
+	if in.ID != "" {
+		b.ids[in.ID] = &storedEvent{seq: seq, member: in.Member, value: in.Value, ts: ts}
+	}
+	return laurel.StatusApplied, seq, ts, nil
+}
+
+// stageWindow adds an event to its span of ws.
+func (s *step) stageWindow(b *boardStep, ws *windowState, member string, value, ts, seq int64) error {
+	m, o := b.st.cfg.Mode, b.st.cfg.Order
+	cal := b.st.cfg.Calendar()
+	start, end, id := ws.spanOf(cal, ts)
+	add := func(k aggKey) error {
+		cur, err := s.get(b, k)
+		if err != nil {
+			return err
+		}
+		next, err := laurel.Add(m, o, cur.agg(), value, ts, uint64(seq))
+		if err != nil {
+			return err
+		}
+		b.set(k, valOf(next))
+		return nil
+	}
+	if ws.w.IsRolling() {
+		if err := add(aggKey{ws.Name, start, member}); err != nil {
+			return err
+		}
+		if ws.Open[0].holds(start, end) {
+			return add(aggKey{ws.Name, currentSpan, member})
+		}
+		return nil
+	}
+	if ws.w.IsCalendar() {
+		if ws.Marks.IsClosed(&b.st.cfg, ws.w, start, s.now) {
+			return laurel.Errorf(laurel.ETooLate, "falls in period %s of window %s, which is closed", id, ws.Name)
+		}
+		if ws.addOpen(start, end) {
+			b.stateChanged = true
+		}
+	}
+	return add(aggKey{ws.Name, start, member})
+}
+
+// setNames sets the profile names the events carry, the last one per member winning.
+func (s *step) setNames(events []laurel.Event, named []int) error {
+	if len(named) == 0 {
+		return nil
+	}
+	var members, names []string
+	for _, i := range slices.Backward(named) {
+		if !slices.Contains(members, events[i].Member) {
+			members, names = append(members, events[i].Member), append(names, *events[i].Name)
+		}
+	}
+	_, err := s.tx.Exec(s.ctx, `INSERT INTO laurel_profiles (member, name)
+		SELECT * FROM unnest($1::text[], $2::text[])
+		ON CONFLICT (member) DO UPDATE SET name = excluded.name`, members, names)
+	if err != nil {
+		return fmt.Errorf("postgres: set names: %w", err)
+	}
+	s.global = true
+	return nil
+}
+
+// Retract removes the event with id from every open period and from the rolling and all
+// windows, recomputing the member's aggregates there from its remaining events. Closed
+// periods do not change. The id may then be used again.
+func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
+	if err := laurel.ValidateBoardID(boardID); err != nil {
+		return err
+	}
+	if id == "" {
+		return laurel.FieldErrorf(laurel.EInvalid, "id", "must not be empty")
+	}
+	if err := laurel.ValidateEventID("id", id); err != nil {
+		return err
+	}
+	return e.write(ctx, []string{boardID}, func(s *step) error {
+		b, err := s.board(boardID)
+		if err != nil {
+			return err
+		}
+		if err := s.advance(b); err != nil {
+			return err
+		}
+		var ev storedEvent
+		err = s.tx.QueryRow(ctx, "UPDATE laurel_events SET retracted = true WHERE board = $1 AND id = $2 AND NOT retracted RETURNING seq, member, value, ts",
+			boardID, id).Scan(&ev.seq, &ev.member, &ev.value, &ev.ts)
+		if err == pgx.ErrNoRows {
+			return laurel.FieldErrorf(laurel.ENotFound, "id", "no event with id %q on board %q", id, boardID)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: retract: %w", err)
+		}
+		if _, err := s.tx.Exec(ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2 AND seq = $3", boardID, ev.member, ev.seq); err != nil {
+			return fmt.Errorf("postgres: retract: %w", err)
+		}
+		rest, err := s.memberEvents(boardID, ev.member)
+		if err != nil {
+			return err
+		}
+		for j := range b.st.Windows {
+			if err := s.recompute(b, &b.st.Windows[j], ev.member, ev.ts, rest); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// memberEvents returns the member's counted events on a board, in arrival order.
+func (s *step) memberEvents(board, member string) ([]storedEvent, error) {
+	rows, err := s.tx.Query(s.ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE member = $1 AND board = $2 AND NOT retracted ORDER BY seq", member, board)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read events: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (storedEvent, error) {
+		var ev storedEvent
+		err := r.Scan(&ev.seq, &ev.member, &ev.value, &ev.ts)
+		return ev, err
+	})
+}
+
+// aggOf aggregates the events with lo ≤ ts < hi (hi == lo: all of them). Every event was
+// accepted while the sums that held it fitted in an int64, but a part of such a sum need not
+// (+max, −1 fits; +max alone after the −1 is retracted, plus more, may not): that is EInvalid.
+func aggOf(m laurel.Mode, o laurel.Order, events []storedEvent, lo, hi int64) (laurel.Agg, error) {
+	var a laurel.Agg
+	for _, ev := range events {
+		if lo != hi && (ev.ts < lo || ev.ts >= hi) {
+			continue
+		}
+		n, err := laurel.Add(m, o, a, ev.value, ev.ts, uint64(ev.seq))
+		if err != nil {
+			return a, err
+		}
+		a = n
+	}
+	return a, nil
+}
+
+// recompute sets the member's aggregates in the spans of ws holding ts from events: the
+// member's counted events after a retraction.
+func (s *step) recompute(b *boardStep, ws *windowState, member string, ts int64, events []storedEvent) error {
+	m, o := b.st.cfg.Mode, b.st.cfg.Order
+	start, end, _ := ws.spanOf(b.st.cfg.Calendar(), ts)
+	if ws.w.IsRolling() {
+		a, err := aggOf(m, o, events, start, end)
+		if err != nil {
+			return err
+		}
+		b.set(aggKey{ws.Name, start, member}, valOf(a))
+		if sp := ws.Open[0]; sp.holds(start, end) {
+			c, err := aggOf(m, o, events, sp.Start, sp.End)
+			if err != nil {
+				return err
+			}
+			b.set(aggKey{ws.Name, currentSpan, member}, valOf(c))
+		}
+		return nil
+	}
+	if ws.w.IsCalendar() && ws.Marks.IsClosed(&b.st.cfg, ws.w, start, s.now) {
+		return nil
+	}
+	a, err := aggOf(m, o, events, start, end)
+	if err != nil {
+		return err
+	}
+	b.set(aggKey{ws.Name, start, member}, valOf(a))
+	return nil
+}
+
+// historyPoint is a member's standing in one window after an event.
+type historyPoint struct {
+	window string
+	score  int64
+	rank   int
+}
+
+type historyRow struct {
+	board, member string
+	seq, ts       int64
+	points        []historyPoint
+}
+
+func encodePoints(points []historyPoint) string {
+	m := make(map[string][2]int64, len(points))
+	for _, p := range points {
+		m[p.window] = [2]int64{p.score, int64(p.rank)}
+	}
+	v, _ := json.Marshal(m)
+	return string(v)
+}

@@ -1,0 +1,93 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/laurel/laurel"
+)
+
+// recordHistory stores the history points of a step's events once the index has given their
+// standings: after the step's commit, in a transaction of its own that does not wait for its
+// fsync. A crash can lose the points of the last moments, never the events themselves (the
+// embedded engine makes the same trade: a write does not wait twice for the disk).
+func (s *step) recordHistory(rows []historyRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var boards, members, points []string
+	var seqs, times []int64
+	for _, r := range rows {
+		boards, members, seqs, times, points = append(boards, r.board), append(members, r.member), append(seqs, r.seq), append(times, r.ts), append(points, encodePoints(r.points))
+	}
+	var batch pgx.Batch
+	batch.Queue("BEGIN")
+	batch.Queue("SET LOCAL synchronous_commit TO off")
+	batch.Queue(`INSERT INTO laurel_history (board, member, seq, ts, points)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])`, boards, members, seqs, times, points)
+	batch.Queue("COMMIT")
+	if err := s.conn.SendBatch(context.WithoutCancel(s.ctx), &batch).Close(); err != nil {
+		return fmt.Errorf("postgres: record history: %w", err)
+	}
+	return nil
+}
+
+// History returns the member's points in window, newest first.
+func (e *Engine) History(ctx context.Context, boardID, window, member string, limit int) ([]laurel.HistoryPoint, error) {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > laurel.MaxHistoryLimit {
+		return nil, laurel.FieldErrorf(laurel.EInvalid, "limit", "must be an integer from 1 to %d", laurel.MaxHistoryLimit)
+	}
+	rd, err := e.resolve(ctx, laurel.Query{Board: boardID, Window: window})
+	if err != nil {
+		return nil, err
+	}
+	var hidden bool
+	if err := e.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_hidden WHERE member = $1)", member).Scan(&hidden); err != nil {
+		return nil, fmt.Errorf("postgres: history: %w", err)
+	}
+	if hidden {
+		return nil, laurel.FieldErrorf(laurel.ENotFound, "member", "member %q is hidden", member)
+	}
+	points := []laurel.HistoryPoint{}
+	// Points without the window (the member was hidden then, or the window came later) are
+	// skipped, so read in pages until limit points are found.
+	before := int64(1<<63 - 1)
+	for len(points) < limit {
+		rows, err := e.pool.Query(ctx, `SELECT seq, ts, points FROM laurel_history
+			WHERE board = $1 AND member = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`, boardID, member, before, limit)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: history: %w", err)
+		}
+		n := 0
+		for rows.Next() {
+			var ts int64
+			var raw []byte
+			if err := rows.Scan(&before, &ts, &raw); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			n++
+			var m map[string][2]int64
+			if err := json.Unmarshal(raw, &m); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("postgres: history: %w", err)
+			}
+			if p, ok := m[rd.res.Name]; ok && len(points) < limit {
+				points = append(points, laurel.HistoryPoint{At: ts, Score: p[0], Rank: int(p[1])})
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		if n < limit {
+			break
+		}
+	}
+	return points, nil
+}

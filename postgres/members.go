@@ -1,0 +1,268 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/laurel/laurel"
+)
+
+// PutProfile sets a member's name and metadata; a field left nil keeps its value.
+func (e *Engine) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return laurel.Profile{}, err
+	}
+	if spec.Name != nil {
+		if err := laurel.ValidateName("name", *spec.Name); err != nil {
+			return laurel.Profile{}, err
+		}
+	}
+	var metadata *string
+	if spec.Metadata != nil {
+		m, err := laurel.ValidateMetadata("metadata", spec.Metadata, laurel.MaxMemberMetadata)
+		if err != nil {
+			return laurel.Profile{}, err
+		}
+		metadata = ptr(string(m))
+	}
+	_, err := e.pool.Exec(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, coalesce($2, ''), $3)
+		ON CONFLICT (member) DO UPDATE SET name = coalesce($2, laurel_profiles.name), metadata = coalesce($3, laurel_profiles.metadata)`,
+		member, spec.Name, metadata)
+	if err != nil {
+		return laurel.Profile{}, fmt.Errorf("postgres: put profile: %w", err)
+	}
+	if err := e.index.Publish(context.WithoutCancel(ctx)); err != nil {
+		e.log.Error("publish a change", "err", err)
+	}
+	return e.Profile(ctx, member)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Profile returns a member's profile; ENotFound when it has none.
+func (e *Engine) Profile(ctx context.Context, member string) (laurel.Profile, error) {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return laurel.Profile{}, err
+	}
+	var name *string
+	var metadata []byte
+	var hidden bool
+	err := e.pool.QueryRow(ctx, `SELECT p.name, p.metadata, EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = $1)
+		FROM (SELECT 1) one LEFT JOIN laurel_profiles p ON p.member = $1`, member).Scan(&name, &metadata, &hidden)
+	if err != nil {
+		return laurel.Profile{}, fmt.Errorf("postgres: read profile: %w", err)
+	}
+	if name == nil && !hidden {
+		return laurel.Profile{}, laurel.FieldErrorf(laurel.ENotFound, "member", "no profile for %q", member)
+	}
+	p := laurel.Profile{Member: member, Metadata: json.RawMessage("{}"), Hidden: hidden}
+	if name != nil {
+		p.Name = *name
+	}
+	if metadata != nil {
+		p.Metadata = metadata
+	}
+	return p, nil
+}
+
+// Hide leaves a member out of every ranking and total, closed periods included, keeping its
+// data.
+func (e *Engine) Hide(ctx context.Context, member string) error {
+	return e.setHidden(ctx, member, true)
+}
+
+// Unhide puts a hidden member back in every ranking.
+func (e *Engine) Unhide(ctx context.Context, member string) error {
+	return e.setHidden(ctx, member, false)
+}
+
+func (e *Engine) setHidden(ctx context.Context, member string, hide bool) error {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return err
+	}
+	return e.everywhere(ctx, func(s *step, boards []string) error {
+		var was bool
+		if err := s.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_hidden WHERE member = $1)", member).Scan(&was); err != nil {
+			return fmt.Errorf("postgres: hide: %w", err)
+		}
+		if was == hide {
+			return nil
+		}
+		q := "DELETE FROM laurel_hidden WHERE member = $1"
+		if hide {
+			q = "INSERT INTO laurel_hidden (member) VALUES ($1)"
+		}
+		if _, err := s.tx.Exec(ctx, q, member); err != nil {
+			return fmt.Errorf("postgres: hide: %w", err)
+		}
+		s.hidden[member] = hide
+		s.global = true // closed periods read the mark from the store
+		for _, id := range boards {
+			b := s.boards[id]
+			if err := s.advance(b); err != nil {
+				return err
+			}
+			keys := b.rankedKeys(member)
+			if err := s.prefetch(b, keys); err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if v := b.aggs[k]; v.present {
+					set, _ := b.st.window(k.win).indexSet(k.span)
+					b.extra = append(b.extra, laurel.IndexChange{Set: set, Member: member, Score: v.score, At: v.at, Remove: hide})
+					b.ranked = true
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// everywhere runs fn as a step over every board (every board the member could be on, for a
+// hide or a deletion), passing the boards that have events of the member. A board created
+// meanwhile makes it start again with that board locked too.
+func (e *Engine) everywhere(ctx context.Context, fn func(s *step, boards []string) error) error {
+	for {
+		all, err := e.boardIDs(ctx, e.pool)
+		if err != nil {
+			return err
+		}
+		err = e.write(ctx, all, func(s *step) error {
+			now, err := e.boardIDs(ctx, s.tx)
+			if err != nil {
+				return err
+			}
+			for _, id := range now {
+				if _, ok := s.boards[id]; !ok {
+					return errMoreBoards
+				}
+			}
+			var boards []string
+			for _, id := range now {
+				if s.boards[id].st != nil {
+					boards = append(boards, id)
+				}
+			}
+			return fn(s, boards)
+		})
+		if !errors.Is(err, errMoreBoards) {
+			return err
+		}
+	}
+}
+
+var errMoreBoards = errors.New("postgres: a board was created meanwhile")
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func (e *Engine) boardIDs(ctx context.Context, q querier) ([]string, error) {
+	rows, err := q.Query(ctx, "SELECT id FROM laurel_boards ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list boards: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// rankedKeys returns the keys of a member's aggregates in the spans of a board that the
+// index ranks.
+func (b *boardStep) rankedKeys(member string) []aggKey {
+	var keys []aggKey
+	for i := range b.st.Windows {
+		ws := &b.st.Windows[i]
+		switch {
+		case ws.w.IsCalendar():
+			for _, sp := range ws.Open {
+				keys = append(keys, aggKey{ws.Name, sp.Start, member})
+			}
+		case ws.w.IsRolling():
+			keys = append(keys, aggKey{ws.Name, currentSpan, member})
+		default:
+			keys = append(keys, aggKey{ws.Name, 0, member})
+		}
+	}
+	return keys
+}
+
+// DeleteMember erases a member everywhere: its events, entries (closed periods included),
+// history, profile and hidden mark.
+func (e *Engine) DeleteMember(ctx context.Context, member string) error {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return err
+	}
+	return e.everywhere(ctx, func(s *step, boards []string) error {
+		if err := s.readHidden([]string{member}); err != nil {
+			return err
+		}
+		for _, id := range boards {
+			if err := s.deleteFromBoard(s.boards[id], member); err != nil {
+				return err
+			}
+		}
+		for _, table := range []string{"laurel_profiles", "laurel_hidden"} {
+			if _, err := s.tx.Exec(s.ctx, "DELETE FROM "+table+" WHERE member = $1", member); err != nil {
+				return fmt.Errorf("postgres: delete member: %w", err)
+			}
+		}
+		s.global = true
+		return nil
+	})
+}
+
+func (s *step) deleteFromBoard(b *boardStep, member string) error {
+	if err := s.advance(b); err != nil {
+		return err
+	}
+	rows, err := s.tx.Query(s.ctx, "DELETE FROM laurel_events WHERE member = $1 AND board = $2 RETURNING ts", member, b.id)
+	if err != nil {
+		return fmt.Errorf("postgres: delete member: %w", err)
+	}
+	times, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("postgres: delete member: %w", err)
+	}
+	if len(times) == 0 {
+		return nil
+	}
+	if _, err := s.tx.Exec(s.ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2", b.id, member); err != nil {
+		return fmt.Errorf("postgres: delete member: %w", err)
+	}
+	cal := b.st.cfg.Calendar()
+	var closedWins []string
+	var closedSpans []int64
+	for i := range b.st.Windows {
+		ws := &b.st.Windows[i]
+		for _, ts := range times {
+			start, _, _ := ws.spanOf(cal, ts)
+			if ws.w.IsCalendar() && ws.Marks.IsClosed(&b.st.cfg, ws.w, start, s.now) {
+				continue
+			}
+			b.set(aggKey{ws.Name, start, member}, aggVal{})
+		}
+		if ws.w.IsRolling() {
+			b.set(aggKey{ws.Name, currentSpan, member}, aggVal{})
+		}
+		for _, cp := range ws.Closed {
+			closedWins, closedSpans = append(closedWins, ws.Name), append(closedSpans, cp.Start)
+		}
+	}
+	if len(closedWins) == 0 {
+		return nil
+	}
+	// Its frozen ranks are removed; the ranks after them close up when read.
+	_, err = s.tx.Exec(s.ctx, `WITH gone AS (
+			DELETE FROM laurel_frozen f USING unnest($3::text[], $4::bigint[]) AS k(win, span)
+			WHERE f.board = $1 AND f.member = $2 AND f.win = k.win AND f.span = k.span
+			RETURNING f.win, f.span, f.rank)
+		UPDATE laurel_closed c SET removed = c.removed || gone.rank
+		FROM gone WHERE c.board = $1 AND c.win = gone.win AND c.span = gone.span`,
+		b.id, member, closedWins, closedSpans)
+	if err != nil {
+		return fmt.Errorf("postgres: delete member: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,23 @@
+package postgres_test
+
+// The randomized differential test of the engine against a brute-force model of DESIGN.md
+// §1, shared with the other engines: see package laureltest.
+//
+//	go test ./postgres/ -run Oracle -v                 # a fresh seed, printed
+//	go test ./postgres/ -run Oracle -v -seed=N -ops=M  # replay a failure
+
+import (
+	"testing"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
+	"github.com/laurel/laurel/postgres"
+)
+
+var _ laurel.Service = (*postgres.Engine)(nil)
+
+func TestOracle(t *testing.T) { laureltest.Oracle(t, target(t)) }
+
+func TestOracleKeepAfterLateLimitGrows(t *testing.T) {
+	laureltest.OracleKeepAfterLateLimitGrows(t, target(t))
+}

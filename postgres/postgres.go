@@ -1,0 +1,256 @@
+// Package postgres is laurel's scale-out engine: the rules of the root package over a
+// PostgreSQL store, which keeps the truth, and a laurel.Index (package redis), which ranks.
+// The engine keeps no state of its own, so any number of them, on any number of machines,
+// serve one database pair.
+//
+// # How a write becomes durable and visible
+//
+// A write locks the boards it touches (a session advisory lock per board, always taken in one
+// order), stages its changes in one PostgreSQL transaction, commits it, applies what changed
+// in the rankings to the index as one step per board, and only then unlocks and answers. So
+// each board's steps reach the index in the order they were committed, and the index never
+// shows what the store could still lose. Every step carries the board's version, counted in
+// the store too: a step lost in a crash between the commit and the index is noticed by the
+// next write, the next read that finds no state, or the engine's maintenance, and the board's
+// index is rebuilt from the store.
+//
+// # How a read is answered
+//
+// The index holds, with each board's sets, the board's state: its configuration, which
+// periods are open, which closed ones are kept, and the next instant the board has work
+// (a period to close, a rolling bucket to leave). A read takes the state from the index,
+// catches the board up first if that instant has passed, and reads the set of the span it
+// wants, checking in the same round trip that the state has not changed since. Closed periods
+// are read from the store, frozen with their ranks; a rolling window at a past instant is
+// computed from its buckets.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/laurel/laurel"
+)
+
+// Options configure an Engine. The zero value is usable.
+type Options struct {
+	// Now is the clock in unix milliseconds; nil is the system clock. Every engine serving one
+	// database should run on the same (synchronized) clock.
+	Now func() int64
+	// Logger receives the engine's logs; nil discards them.
+	Logger *slog.Logger
+	// MaxConns caps the engine's connections to PostgreSQL; zero is 32. A write holds one for
+	// as long as it holds its boards' locks.
+	MaxConns int32
+	// Maintenance is how often the engine catches up boards whose time has come and checks
+	// that the index is at the store's version; zero is one second, negative never.
+	Maintenance time.Duration
+}
+
+// Engine is laurel's Service on PostgreSQL and an index. Its methods are safe for concurrent
+// use.
+type Engine struct {
+	pool  *pgxpool.Pool
+	index laurel.Index
+	now   func() int64
+	log   *slog.Logger
+	ns    string // the schema: boards of other schemas lock apart
+
+	states stateCache
+
+	watchMu  sync.Mutex
+	watchers map[int]func(boards []string)
+	watchSeq int
+	unsub    func()
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+var _ laurel.Service = (*Engine)(nil)
+
+// Open connects to the PostgreSQL database at dsn (a URL or key=value string; a search_path
+// parameter selects the schema), brings its schema up to date, and returns an engine ranking
+// with index.
+func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*Engine, error) {
+	if opts.Now == nil {
+		opts.Now = func() int64 { return time.Now().UnixMilli() }
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = 32
+	}
+	if opts.Maintenance == 0 {
+		opts.Maintenance = time.Second
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	cfg.MaxConns = opts.MaxConns
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	e := &Engine{pool: pool, index: index, now: opts.Now, log: opts.Logger, stop: make(chan struct{}), done: make(chan struct{})}
+	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&e.ns); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	if err := migrate(ctx, pool, e.ns); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if e.unsub, err = index.Subscribe(e.changed); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: subscribe to the index: %w", err)
+	}
+	go e.maintain(opts.Maintenance)
+	return e, nil
+}
+
+// Close stops the engine's maintenance and closes its connections. Later calls do nothing.
+func (e *Engine) Close() error {
+	e.once.Do(func() {
+		close(e.stop)
+		<-e.done
+		e.unsub()
+		e.pool.Close()
+	})
+	return nil
+}
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrate applies the migrations the database lacks, in order, each in a transaction, under
+// a lock so that engines starting together migrate once.
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	defer conn.Release()
+	key := lockKey(schema, "\x00migrate")
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", key)
+	if _, err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS laurel_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		var done bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_migrations WHERE name = $1)", base).Scan(&done); err != nil {
+			return fmt.Errorf("postgres: migrate: %w", err)
+		}
+		if done {
+			continue
+		}
+		sql, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, string(sql)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO laurel_migrations (name) VALUES ($1)", base)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("postgres: migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// lockKey is the advisory lock of a board in a schema.
+func lockKey(schema, board string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(schema))
+	h.Write([]byte{0})
+	h.Write([]byte(board))
+	return int64(h.Sum64())
+}
+
+// maintain catches up boards whose time has come and repairs boards whose index missed a
+// step, every period, so that reads rarely wait for either.
+func (e *Engine) maintain(period time.Duration) {
+	defer close(e.done)
+	if period < 0 {
+		<-e.stop
+		return
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*period)
+		if err := e.maintainOnce(ctx); err != nil && ctx.Err() == nil {
+			e.log.Error("maintenance", "err", err)
+		}
+		cancel()
+	}
+}
+
+// maintainOnce checks every board once.
+func (e *Engine) maintainOnce(ctx context.Context) error {
+	rows, err := e.pool.Query(ctx, "SELECT id, version, state FROM laurel_boards")
+	if err != nil {
+		return err
+	}
+	type row struct {
+		id      string
+		version int64
+		state   []byte
+	}
+	boards, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var x row
+		err := r.Scan(&x.id, &x.version, &x.state)
+		return x, err
+	})
+	if err != nil {
+		return err
+	}
+	now := e.now()
+	for _, b := range boards {
+		is, ok, err := e.index.State(ctx, b.id)
+		if err != nil {
+			return err
+		}
+		st, err := e.states.parse(b.id, b.state)
+		if err != nil {
+			return err
+		}
+		if !ok || is.Version != b.version || st.due(now) {
+			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+				return err
+			}
+		}
+	}
+	return nil
+}

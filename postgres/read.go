@@ -1,0 +1,428 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/laurel/laurel"
+)
+
+// reading is a resolved Query: the ranking to answer from and what describes it.
+type reading struct {
+	st     *state
+	stamp  int64
+	res    laurel.Resolved
+	now    int64
+	period laurel.PeriodInfo
+	v      laurel.Ranking
+}
+
+// maxAttempts bounds how often a read starts again because the board changed under it.
+const maxAttempts = 16
+
+// read resolves q and runs fn on it, again from the start when the index says the board's
+// state changed meanwhile (a period closed, a bucket left, a window was added).
+func (e *Engine) read(ctx context.Context, q laurel.Query, fn func(rd *reading) error) error {
+	for range maxAttempts {
+		rd, err := e.resolve(ctx, q)
+		if err == nil {
+			err = fn(rd)
+		}
+		if !errors.Is(err, laurel.ErrIndexStale) {
+			return err
+		}
+	}
+	return laurel.Errorf(laurel.EUnavailable, "board %q kept changing while it was read; try again", q.Board)
+}
+
+// boardState returns a board's state as the index has it, catching the board up first when
+// its time has come or rebuilding its index when the index has none of it.
+func (e *Engine) boardState(ctx context.Context, id string) (*state, int64, int64, error) {
+	if err := laurel.ValidateBoardID(id); err != nil {
+		return nil, 0, 0, err
+	}
+	for range maxAttempts {
+		is, ok, err := e.index.State(ctx, id)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		now := e.now()
+		if !ok {
+			var exists bool
+			if err := e.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_boards WHERE id = $1)", id).Scan(&exists); err != nil {
+				return nil, 0, 0, fmt.Errorf("postgres: %w", err)
+			}
+			if !exists {
+				return nil, 0, 0, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+			}
+			if err := e.catchUp(ctx, id); err != nil {
+				return nil, 0, 0, err
+			}
+			continue
+		}
+		st, err := e.states.parse(id, is.State)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if st.due(now) {
+			if err := e.catchUp(ctx, id); err != nil {
+				return nil, 0, 0, err
+			}
+			continue
+		}
+		return st, is.Stamp, now, nil
+	}
+	return nil, 0, 0, laurel.Errorf(laurel.EUnavailable, "board %q kept changing while it was read; try again", id)
+}
+
+// resolve finds what q reads.
+func (e *Engine) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
+	if err := laurel.ValidateBoardID(q.Board); err != nil {
+		return nil, err
+	}
+	if q.HasAt && q.Period != "" {
+		return nil, laurel.FieldErrorf(laurel.EInvalid, "period", "give either at or period, not both")
+	}
+	st, stamp, now, err := e.boardState(ctx, q.Board)
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.cfg.Resolve(q, now)
+	if err != nil {
+		return nil, err
+	}
+	rd := &reading{st: st, stamp: stamp, res: res, now: now, period: res.Period}
+	ws := st.window(res.Name)
+	order := st.cfg.Order
+	start, end := res.Period.Start, res.Period.End
+	switch {
+	case ws.w.Kind == laurel.WindowAll:
+		rd.v = e.index.Ranking(ctx, q.Board, order, laurel.IndexSet{Window: ws.Name}, stamp)
+	case ws.w.IsRolling():
+		if sp := ws.Open[0]; sp.Start == start && sp.End == end {
+			rd.v = e.index.Ranking(ctx, q.Board, order, laurel.IndexSet{Window: ws.Name}, stamp)
+			break
+		}
+		if rd.v, err = e.rollingAt(ctx, st, ws, start, end); err != nil {
+			return nil, err
+		}
+	default:
+		rd.period.Closed = end+st.cfg.LateLimit.Milliseconds() <= now
+		if ws.openAt(start) {
+			rd.v = e.index.Ranking(ctx, q.Board, order, laurel.IndexSet{Window: ws.Name, Start: start}, stamp)
+			break
+		}
+		if start < ws.Marks.KeptFrom(&st.cfg, ws.w, now) {
+			return nil, laurel.FieldErrorf(laurel.ENotFound, "period", "period %s of window %s is no longer kept", res.Period.ID, ws.Name)
+		}
+		for _, cp := range ws.Closed {
+			if cp.Start == start {
+				rd.period.Closed = true
+				if rd.v, err = e.frozen(ctx, q.Board, ws.Name, order, cp); err != nil {
+					return nil, err
+				}
+				break
+			}
+		}
+		if rd.v != nil {
+			break
+		}
+		if ws.Marks.IsClosed(&st.cfg, ws.w, start, now) {
+			rd.period.Closed = true
+		}
+		rd.v = laurel.NewSortedRanking(order, nil)
+	}
+	rd.period.Total, err = rd.v.Total()
+	return rd, err
+}
+
+// rollingAt computes a rolling window's ranking over [start, end) from its buckets: a read
+// at another instant than the window's current span.
+func (e *Engine) rollingAt(ctx context.Context, st *state, ws *windowState, start, end int64) (laurel.Ranking, error) {
+	rows, err := e.pool.Query(ctx, `SELECT a.member, a.score, a.at FROM laurel_aggs a
+		WHERE a.board = $1 AND a.win = $2 AND a.span >= $3 AND a.span < $4
+		AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)
+		ORDER BY a.member`, st.cfg.ID, ws.Name, start, end)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read buckets: %w", err)
+	}
+	defer rows.Close()
+	m, o := st.cfg.Mode, st.cfg.Order
+	var entries []laurel.Entry
+	var cur laurel.Agg
+	var member string
+	emit := func() {
+		if cur.Present() {
+			entries = append(entries, laurel.Entry{Member: member, Score: cur.Score, ReachedAt: cur.At})
+		}
+	}
+	for rows.Next() {
+		var mb string
+		a := laurel.Agg{Count: 1}
+		if err := rows.Scan(&mb, &a.Score, &a.At); err != nil {
+			return nil, err
+		}
+		if mb != member {
+			emit()
+			member, cur = mb, laurel.Agg{}
+		}
+		if c, err := laurel.Merge(m, o, cur, a); err == nil {
+			cur = c
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	emit()
+	return laurel.NewSortedRanking(o, entries), nil
+}
+
+// fill adds profiles (name, and metadata when asked) to entries.
+func (e *Engine) fill(ctx context.Context, entries []laurel.Entry, metadata bool) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	members := make([]string, len(entries))
+	for i := range entries {
+		members[i] = entries[i].Member
+	}
+	rows, err := e.pool.Query(ctx, "SELECT member, name, metadata FROM laurel_profiles WHERE member = ANY($1)", members)
+	if err != nil {
+		return fmt.Errorf("postgres: read profiles: %w", err)
+	}
+	defer rows.Close()
+	type profile struct {
+		name     string
+		metadata []byte
+	}
+	profiles := make(map[string]profile, len(entries))
+	for rows.Next() {
+		var m string
+		var p profile
+		if err := rows.Scan(&m, &p.name, &p.metadata); err != nil {
+			return err
+		}
+		profiles[m] = p
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := range entries {
+		if p, ok := profiles[entries[i].Member]; ok {
+			entries[i].Name = p.name
+			if metadata && p.metadata != nil {
+				entries[i].Metadata = json.RawMessage(p.metadata)
+			}
+		}
+	}
+	return nil
+}
+
+func (rd *reading) newPage(entries []laurel.Entry) laurel.Page {
+	return laurel.Page{Board: rd.st.cfg.ID, Window: rd.res.Name, Period: rd.period, Total: rd.period.Total, Entries: entries}
+}
+
+// Page returns consecutive ranks from offset, limit of them; with a score range, only the
+// entries whose score lies in it, offset and limit applying within them.
+func (e *Engine) Page(ctx context.Context, q laurel.Query, offset, limit int, sr laurel.ScoreRange) (laurel.Page, error) {
+	limit, err := laurel.ValidatePage(offset, limit, sr)
+	if err != nil {
+		return laurel.Page{}, err
+	}
+	var page laurel.Page
+	err = e.read(ctx, q, func(rd *reading) error {
+		entries, err := laurel.PageOf(rd.v, rd.st.cfg.Order, offset, limit, sr)
+		if err == nil {
+			err = e.fill(ctx, entries, q.Metadata)
+		}
+		page = rd.newPage(entries)
+		return err
+	})
+	return page, err
+}
+
+// Member returns one member's entry; ENotFound when it is not present.
+func (e *Engine) Member(ctx context.Context, q laurel.Query, member string) (laurel.MemberEntry, error) {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return laurel.MemberEntry{}, err
+	}
+	var me laurel.MemberEntry
+	err := e.read(ctx, q, func(rd *reading) error {
+		en, err := laurel.EntryOf(rd.v, rd.st.cfg.ID, rd.res.Name, member)
+		if err != nil {
+			return err
+		}
+		es := []laurel.Entry{en}
+		if err := e.fill(ctx, es, q.Metadata); err != nil {
+			return err
+		}
+		me = laurel.MemberEntry{Board: rd.st.cfg.ID, Window: rd.res.Name, Period: rd.period, Total: rd.period.Total, Entry: es[0]}
+		return nil
+	})
+	return me, err
+}
+
+// Around returns up to 2·radius+1 consecutive entries centred on member, shifted to stay
+// within 1…total.
+func (e *Engine) Around(ctx context.Context, q laurel.Query, member string, radius int) (laurel.Page, error) {
+	if err := laurel.ValidateAround(member, radius); err != nil {
+		return laurel.Page{}, err
+	}
+	var page laurel.Page
+	err := e.read(ctx, q, func(rd *reading) error {
+		en, err := laurel.EntryOf(rd.v, rd.st.cfg.ID, rd.res.Name, member)
+		if err != nil {
+			return err
+		}
+		entries, err := laurel.AroundOf(rd.v, en, radius)
+		if err == nil {
+			err = e.fill(ctx, entries, q.Metadata)
+		}
+		page = rd.newPage(entries)
+		return err
+	})
+	return page, err
+}
+
+// Lookup returns the entries of the members present, in rank order, with their ranks.
+func (e *Engine) Lookup(ctx context.Context, q laurel.Query, members []string) (laurel.Page, error) {
+	if err := laurel.ValidateLookup(members); err != nil {
+		return laurel.Page{}, err
+	}
+	var page laurel.Page
+	err := e.read(ctx, q, func(rd *reading) error {
+		entries, err := laurel.LookupOf(rd.v, members)
+		if err == nil {
+			err = e.fill(ctx, entries, q.Metadata)
+		}
+		page = rd.newPage(entries)
+		return err
+	})
+	return page, err
+}
+
+// RankOf returns the rank a member reaching score at the instant read would get (after the
+// members already there with the same score), and the total.
+func (e *Engine) RankOf(ctx context.Context, q laurel.Query, score int64) (rank, total int, err error) {
+	err = e.read(ctx, q, func(rd *reading) error {
+		var err error
+		rank, total, err = laurel.RankOfScore(rd.v, score, rd.res.At)
+		return err
+	})
+	return rank, total, err
+}
+
+// Board returns a board's configuration and, per window, its current period and total.
+func (e *Engine) Board(ctx context.Context, id string) (laurel.BoardInfo, error) {
+	for range maxAttempts {
+		st, stamp, now, err := e.boardState(ctx, id)
+		if err != nil {
+			return laurel.BoardInfo{}, err
+		}
+		info := laurel.BoardInfo{Board: st.cfg, Current: make(map[string]laurel.PeriodInfo, len(st.Windows))}
+		info.Board.Windows = slices.Clone(st.cfg.Windows)
+		var sets []laurel.IndexSet
+		var names []string
+		for i := range st.Windows {
+			ws := &st.Windows[i]
+			info.Current[ws.Name] = st.cfg.CurrentPeriod(ws.w, now)
+			if set, ok := st.currentSet(ws, now); ok {
+				sets, names = append(sets, set), append(names, ws.Name)
+			}
+		}
+		totals, err := e.index.Totals(ctx, id, sets, stamp)
+		if errors.Is(err, laurel.ErrIndexStale) {
+			continue
+		}
+		if err != nil {
+			return laurel.BoardInfo{}, err
+		}
+		for i, name := range names {
+			p := info.Current[name]
+			p.Total = totals[i]
+			info.Current[name] = p
+		}
+		return info, nil
+	}
+	return laurel.BoardInfo{}, laurel.Errorf(laurel.EUnavailable, "board %q kept changing while it was read; try again", id)
+}
+
+// Boards lists every board, sorted by id.
+func (e *Engine) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
+	rows, err := e.pool.Query(ctx, "SELECT id FROM laurel_boards ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list boards: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list boards: %w", err)
+	}
+	out := make([]laurel.BoardInfo, 0, len(ids))
+	for _, id := range ids {
+		info, err := e.Board(ctx, id)
+		if laurel.ErrorCode(err) == laurel.ENotFound {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Periods lists a calendar window's kept periods, newest first: the current one, the open
+// ones that still take late events, and the closed ones.
+func (e *Engine) Periods(ctx context.Context, boardID, windowName string) ([]laurel.PeriodInfo, error) {
+	var out []laurel.PeriodInfo
+	err := e.read(ctx, laurel.Query{Board: boardID, Window: windowName}, func(rd *reading) error {
+		ws := rd.st.window(rd.res.Name)
+		if ws.w.IsRolling() {
+			return laurel.FieldErrorf(laurel.EInvalid, "window", "window %s is rolling and has no periods", ws.Name)
+		}
+		if ws.w.Kind == laurel.WindowAll {
+			out = []laurel.PeriodInfo{rd.period}
+			return nil
+		}
+		sets := make([]laurel.IndexSet, len(ws.Open))
+		for i, sp := range ws.Open {
+			sets[i] = laurel.IndexSet{Window: ws.Name, Start: sp.Start}
+		}
+		totals, err := e.index.Totals(ctx, boardID, sets, rd.stamp)
+		if err != nil {
+			return err
+		}
+		excluded, err := e.excludedCounts(ctx, boardID, ws.Name)
+		if err != nil {
+			return err
+		}
+		out = nil
+		cur := rd.period
+		listedCur := false
+		for i := len(ws.Open) - 1; i >= 0; i-- {
+			sp := ws.Open[i]
+			if !listedCur && sp.Start < cur.Start {
+				out = append(out, cur)
+				listedCur = true
+			}
+			if sp.Start == cur.Start {
+				listedCur = true
+			}
+			p := rd.st.cfg.CurrentPeriod(ws.w, sp.Start)
+			p.Total = totals[i]
+			out = append(out, p)
+		}
+		if !listedCur {
+			out = append(out, cur)
+		}
+		for _, cp := range ws.Closed {
+			out = append(out, laurel.PeriodInfo{ID: cp.ID, Start: cp.Start, End: cp.End, Closed: true, Total: cp.Total - excluded[cp.Start]})
+		}
+		return nil
+	})
+	return out, err
+}

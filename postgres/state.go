@@ -1,0 +1,252 @@
+package postgres
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/laurel/laurel"
+)
+
+// state is what a board is, beyond its events and aggregates: its configuration, each
+// window's open spans and kept closed periods, and the next instant it has work. The store
+// keeps it in the board's row; the index keeps a copy, so that reads need not ask the store.
+type state struct {
+	Config   config        `json:"config"`
+	Windows  []windowState `json:"windows"` // in the order of the board's windows
+	Deadline int64         `json:"deadline"`
+
+	cfg laurel.Board // Config, applied
+}
+
+// config is a board's configuration in the API's words, as the embedded store keeps it too.
+type config struct {
+	laurel.BoardSpec
+	CreatedAt int64 `json:"created_at"`
+}
+
+// windowState is one window's part of a board's state.
+type windowState struct {
+	Name  string       `json:"name"`
+	Marks laurel.Marks `json:"marks"`
+	// Open holds a calendar window's open periods that have data, oldest first, and a rolling
+	// window's current span; it is empty for all.
+	Open []span `json:"open,omitempty"`
+	// Closed holds a calendar window's kept closed periods, newest first.
+	Closed []closedPeriod `json:"closed,omitempty"`
+	// DropAt is when the oldest kept closed period is dropped; NoTime when none is kept.
+	DropAt int64 `json:"drop_at"`
+
+	w laurel.Window
+}
+
+type span struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+}
+
+func (sp span) holds(start, end int64) bool { return start >= sp.Start && end <= sp.End }
+
+type closedPeriod struct {
+	ID    string `json:"id"`
+	Start int64  `json:"start"`
+	End   int64  `json:"end"`
+	Total int    `json:"total"` // ranked when it closed, hidden members included
+}
+
+// currentSpan is the span under which the store keeps a rolling window's aggregates over its
+// current span, beside its buckets.
+const currentSpan = math.MinInt64
+
+// newState is the state of a board created with cfg at now.
+func newState(cfg laurel.Board, now int64) *state {
+	st := &state{Config: config{cfg.Spec(), cfg.CreatedAt}, cfg: cfg}
+	for _, w := range cfg.Windows {
+		st.Windows = append(st.Windows, newWindowState(&cfg, w, now))
+	}
+	st.updateDeadline()
+	return st
+}
+
+func newWindowState(cfg *laurel.Board, w laurel.Window, now int64) windowState {
+	ws := windowState{Name: w.String(), Marks: laurel.NoMarks, DropAt: laurel.NoTime, w: w}
+	if w.IsRolling() {
+		s, e := cfg.Calendar().Span(w, time.UnixMilli(now))
+		ws.Open = []span{{s.UnixMilli(), e.UnixMilli()}}
+	}
+	return ws
+}
+
+// setConfig makes cfg the board's configuration, keeping the windows it already has and
+// adding new ones (the caller computes them).
+func (st *state) setConfig(cfg laurel.Board) {
+	st.Config, st.cfg = config{cfg.Spec(), cfg.CreatedAt}, cfg
+}
+
+func (st *state) encode() []byte {
+	v, err := json.Marshal(st)
+	if err != nil {
+		panic("postgres: encoding a board's state: " + err.Error())
+	}
+	return v
+}
+
+func decodeState(id string, v []byte) (*state, error) {
+	st := new(state)
+	if err := json.Unmarshal(v, st); err != nil {
+		return nil, err
+	}
+	cfg, err := st.Config.Apply(id, nil, st.Config.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	st.cfg = cfg
+	for i := range st.Windows {
+		w, err := laurel.ParseWindow(st.Windows[i].Name)
+		if err != nil {
+			return nil, err
+		}
+		st.Windows[i].w = w
+	}
+	return st, nil
+}
+
+// window returns the board's window with that name, or nil.
+func (st *state) window(name string) *windowState {
+	for i := range st.Windows {
+		if st.Windows[i].Name == name {
+			return &st.Windows[i]
+		}
+	}
+	return nil
+}
+
+// updateDeadline computes when the board next has a period to close, a closed period to drop
+// or a rolling bucket to leave.
+func (st *state) updateDeadline() {
+	d := int64(laurel.NoTime)
+	late := st.cfg.LateLimit.Milliseconds()
+	for i := range st.Windows {
+		ws := &st.Windows[i]
+		t := int64(laurel.NoTime)
+		switch {
+		case ws.w.IsCalendar() && len(ws.Open) > 0:
+			t = ws.Open[0].End + late
+		case ws.w.IsRolling():
+			t = ws.Open[0].End
+		}
+		for _, t := range []int64{t, ws.DropAt} {
+			if t != laurel.NoTime && (d == laurel.NoTime || t < d) {
+				d = t
+			}
+		}
+	}
+	st.Deadline = d
+}
+
+// due reports whether the board has work to do at now before it can be read.
+func (st *state) due(now int64) bool { return st.Deadline != laurel.NoTime && st.Deadline <= now }
+
+// spanOf returns the span of ws that holds an event at ts: its calendar period (with the
+// period's id), its rolling bucket, or all's (0, 0).
+func (ws *windowState) spanOf(cal laurel.Calendar, ts int64) (start, end int64, id string) {
+	t := time.UnixMilli(ts)
+	switch {
+	case ws.w.IsCalendar():
+		p := cal.PeriodAt(ws.w, t)
+		return p.Start.UnixMilli(), p.End.UnixMilli(), p.ID
+	case ws.w.IsRolling():
+		s, e := cal.Bucket(ws.w, t)
+		return s.UnixMilli(), e.UnixMilli(), ""
+	}
+	return 0, 0, "all"
+}
+
+// openAt reports whether a calendar window has an open period with data starting at start.
+func (ws *windowState) openAt(start int64) bool {
+	_, ok := slices.BinarySearchFunc(ws.Open, start, func(sp span, t int64) int { return cmpInt(sp.Start, t) })
+	return ok
+}
+
+// addOpen notes that the calendar period [start, end) has data; it reports whether it is new.
+func (ws *windowState) addOpen(start, end int64) bool {
+	i, ok := slices.BinarySearchFunc(ws.Open, start, func(sp span, t int64) int { return cmpInt(sp.Start, t) })
+	if ok {
+		return false
+	}
+	ws.Open = slices.Insert(ws.Open, i, span{start, end})
+	return true
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// indexSet returns the index's set that holds the aggregate of span in ws, and whether the
+// index holds one: open calendar periods, all and a rolling window's current span are
+// ranked; rolling buckets are not.
+func (ws *windowState) indexSet(sp int64) (laurel.IndexSet, bool) {
+	switch {
+	case ws.w.IsRolling():
+		return laurel.IndexSet{Window: ws.Name}, sp == currentSpan
+	case ws.w.Kind == laurel.WindowAll:
+		return laurel.IndexSet{Window: ws.Name}, true
+	}
+	return laurel.IndexSet{Window: ws.Name, Start: sp}, true
+}
+
+// currentSet returns the set of ws that a read at now sees, and whether it exists.
+func (st *state) currentSet(ws *windowState, now int64) (laurel.IndexSet, bool) {
+	switch {
+	case ws.w.IsCalendar():
+		start := st.cfg.Calendar().PeriodAt(ws.w, time.UnixMilli(now)).Start.UnixMilli()
+		return laurel.IndexSet{Window: ws.Name, Start: start}, ws.openAt(start)
+	}
+	return laurel.IndexSet{Window: ws.Name}, true
+}
+
+// stateCache keeps the last state parsed per board, so that a read parses a board's state
+// only when it changed.
+type stateCache struct {
+	mu sync.Mutex
+	m  map[string]cachedState
+}
+
+type cachedState struct {
+	raw []byte
+	st  *state
+}
+
+// parse returns the state encoded in raw. The state returned is shared: callers must not
+// change it.
+func (c *stateCache) parse(board string, raw []byte) (*state, error) {
+	c.mu.Lock()
+	cs, ok := c.m[board]
+	c.mu.Unlock()
+	if ok && bytes.Equal(cs.raw, raw) {
+		return cs.st, nil
+	}
+	st, err := decodeState(board, raw)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]cachedState)
+	}
+	if len(c.m) > 10_000 {
+		clear(c.m)
+	}
+	c.m[board] = cachedState{raw: bytes.Clone(raw), st: st}
+	return st, nil
+}

@@ -1,0 +1,38 @@
+package postgres
+
+import "github.com/laurel/laurel"
+
+var _ laurel.Watcher = (*Engine)(nil)
+
+// Watch calls changed after every change that a read can see, on any engine serving the same
+// database pair: with the board it touched, or nil when the change may show on any board (a
+// profile, a hidden mark). The index carries the news between engines. It implements
+// laurel.Watcher; changed must return at once.
+func (e *Engine) Watch(changed func(boards []string)) (stop func()) {
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	if e.watchers == nil {
+		e.watchers = make(map[int]func([]string))
+	}
+	e.watchSeq++
+	id := e.watchSeq
+	e.watchers[id] = changed
+	return func() {
+		e.watchMu.Lock()
+		defer e.watchMu.Unlock()
+		delete(e.watchers, id)
+	}
+}
+
+// changed hears from the index that a board changed ("": any board).
+func (e *Engine) changed(board string) {
+	var boards []string
+	if board != "" {
+		boards = []string{board}
+	}
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	for _, f := range e.watchers {
+		f(boards)
+	}
+}
