@@ -160,5 +160,6 @@ func target(t *testing.T) laureltest.Target {
 			return postgres.Open(context.Background(), s.dsn, s.index, postgres.Options{Now: now, Maintenance: -1})
 		},
 		Close: func(svc laurel.Service) error { return svc.(*postgres.Engine).Close() },
+		Check: func(svc laurel.Service) error { return svc.(*postgres.Engine).Check(context.Background()) },
 	}
 }

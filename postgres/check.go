@@ -1,0 +1,212 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/laurel/laurel"
+)
+
+// Check verifies, for every board, that the index is what the store says it is (state,
+// version, and every set, hidden members left out) and that the store's aggregates are what
+// its retained events add up to. It reads everything: it is for tests and for an operator
+// who suspects the index.
+func (e *Engine) Check(ctx context.Context) error {
+	ids, err := e.boardIDs(ctx, e.pool)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := e.checkBoard(ctx, id); err != nil {
+			return fmt.Errorf("board %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) checkBoard(ctx context.Context, id string) error {
+	var raw []byte
+	var version int64
+	if err := e.pool.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &version); err != nil {
+		return err
+	}
+	st, err := decodeState(id, raw)
+	if err != nil {
+		return err
+	}
+	is, ok, err := e.index.State(ctx, id)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("the index has no state")
+	case is.Version != version:
+		return fmt.Errorf("the index is at version %d, the store at %d", is.Version, version)
+	case !bytes.Equal(is.State, raw):
+		return fmt.Errorf("the index's state differs from the store's:\n index %s\n store %s", is.State, raw)
+	}
+	stored, err := e.storedAggs(ctx, id)
+	if err != nil {
+		return err
+	}
+	want, err := e.aggsFromEvents(ctx, st)
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(want), compareKeys) {
+		if got, ok := stored[k]; !ok || got != want[k] {
+			return fmt.Errorf("aggregate %v is %+v (stored: %v), its events make %+v", k, got, ok, want[k])
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(stored), compareKeys) {
+		if _, ok := want[k]; !ok {
+			return fmt.Errorf("aggregate %v = %+v is stored, but no event makes it", k, stored[k])
+		}
+	}
+	rows, err := e.pool.Query(ctx, "SELECT member FROM laurel_hidden")
+	if err != nil {
+		return err
+	}
+	hidden, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for i := range st.Windows {
+		ws := &st.Windows[i]
+		var spans []int64
+		switch {
+		case ws.w.IsCalendar():
+			for _, sp := range ws.Open {
+				spans = append(spans, sp.Start)
+			}
+		case ws.w.IsRolling():
+			spans = []int64{currentSpan}
+		default:
+			spans = []int64{0}
+		}
+		for _, sp := range spans {
+			var entries []laurel.Entry
+			for k, v := range stored {
+				if k.win == ws.Name && k.span == sp && !slices.Contains(hidden, k.member) {
+					entries = append(entries, laurel.Entry{Member: k.member, Score: v.score, ReachedAt: v.at})
+				}
+			}
+			wantPage, _ := laurel.NewSortedRanking(st.cfg.Order, entries).Page(1, len(entries))
+			set, _ := ws.indexSet(sp)
+			r := e.index.Ranking(ctx, id, st.cfg.Order, set, is.Stamp)
+			total, err := r.Total()
+			if err != nil {
+				return err
+			}
+			got, err := r.Page(1, max(total, 1))
+			if err != nil {
+				return err
+			}
+			if !slices.EqualFunc(got, wantPage, func(a, b laurel.Entry) bool {
+				return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.ReachedAt == b.ReachedAt
+			}) || total != len(wantPage) {
+				return fmt.Errorf("set %v of the index holds %d: %v\nthe store: %v", set, total, got, wantPage)
+			}
+		}
+	}
+	return nil
+}
+
+func compareKeys(a, b aggKey) int {
+	if a.win != b.win {
+		return cmpString(a.win, b.win)
+	}
+	if a.span != b.span {
+		return cmpInt(a.span, b.span)
+	}
+	return cmpString(a.member, b.member)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (e *Engine) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, error) {
+	rows, err := e.pool.Query(ctx, "SELECT win, span, member, score, at FROM laurel_aggs WHERE board = $1", id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[aggKey]aggVal)
+	for rows.Next() {
+		var k aggKey
+		v := aggVal{present: true}
+		if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.at); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
+
+// aggsFromEvents computes the aggregates the store should hold from the board's counted
+// events: those of its open calendar periods, all, every rolling bucket, and each rolling
+// window's current span.
+func (e *Engine) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggVal, error) {
+	rows, err := e.pool.Query(ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", st.cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (storedEvent, error) {
+		var ev storedEvent
+		err := r.Scan(&ev.seq, &ev.member, &ev.value, &ev.ts)
+		return ev, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg := &st.cfg
+	cal := cfg.Calendar()
+	out := make(map[aggKey]aggVal)
+	for len(events) > 0 {
+		n := 1
+		for n < len(events) && events[n].member == events[0].member {
+			n++
+		}
+		mine, member := events[:n], events[0].member
+		events = events[n:]
+		for i := range st.Windows {
+			ws := &st.Windows[i]
+			spans := make(map[int64]int64)
+			for _, ev := range mine {
+				start, end, _ := ws.spanOf(cal, ev.ts)
+				if ws.w.IsCalendar() && !ws.openAt(start) {
+					continue
+				}
+				spans[start] = end
+			}
+			if ws.w.IsRolling() {
+				spans[currentSpan] = 0
+			}
+			for start, end := range spans {
+				lo, hi := start, end
+				if start == currentSpan {
+					lo, hi = ws.Open[0].Start, ws.Open[0].End
+				}
+				a, err := aggOf(cfg.Mode, cfg.Order, mine, lo, hi)
+				if err != nil {
+					return nil, err
+				}
+				if a.Present() {
+					out[aggKey{ws.Name, start, member}] = valOf(a)
+				}
+			}
+		}
+	}
+	return out, nil
+}
