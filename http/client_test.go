@@ -16,11 +16,14 @@ import (
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
 	lhttp "github.com/laurel/laurel/http"
+	"github.com/laurel/laurel/laureltest"
 )
 
-// The client's end-to-end suite: every scenario runs twice, directly on an engine and through
-// the Client against a real server on another engine, each with its own fake clock at t0, and
-// every step must give identical results and errors on both sides.
+// The client's end-to-end suite: every scenario runs three times, directly on the embedded
+// engine, through the Client against a real server on another embedded engine, and directly
+// on the scale-out engine (PostgreSQL and Redis), each with its own fake clock at t0, and
+// every step must give identical results and errors on every side: the client speaks for
+// the engine, and one engine for the other.
 
 // side is one way of reaching laurel.
 type side struct {
@@ -41,9 +44,11 @@ func newSides(t *testing.T) []side {
 		}
 	})
 	e := start(t, options{})
+	scaled := newClock()
 	return []side{
 		{name: "engine", svc: eng, clock: direct},
 		{name: "client", svc: lhttp.NewClient(e.url), clock: e.clock},
+		{name: "scale-out", svc: laureltest.NewScaleOutStore(t).Open(t, scaled.now), clock: scaled},
 	}
 }
 
@@ -118,13 +123,18 @@ func runScenario(t *testing.T, sc scenario) {
 			}
 		}
 		if st.code != "" {
-			if !st.sameCodeOnly && !reflect.DeepEqual(errs[0], errs[1]) {
-				t.Fatalf("%s: errors differ\nengine: %#v\nclient: %#v", where, errs[0], errs[1])
+			for j := 1; j < len(sides); j++ {
+				// Only the client's errors can come from the server's own checks.
+				if (!st.sameCodeOnly || sides[j].name != "client") && !reflect.DeepEqual(errs[0], errs[j]) {
+					t.Fatalf("%s: errors differ\nengine: %#v\n%s: %#v", where, errs[0], sides[j].name, errs[j])
+				}
 			}
 			continue
 		}
-		if !same(reflect.ValueOf(results[0]), reflect.ValueOf(results[1])) {
-			t.Fatalf("%s: results differ\nengine: %s\nclient: %s", where, show(results[0]), show(results[1]))
+		for j := 1; j < len(sides); j++ {
+			if !same(reflect.ValueOf(results[0]), reflect.ValueOf(results[j])) {
+				t.Fatalf("%s: results differ\nengine: %s\n%s: %s", where, show(results[0]), sides[j].name, show(results[j]))
+			}
 		}
 		if st.check != nil {
 			t.Run(fmt.Sprintf("%d-%s", i, st.name), func(t *testing.T) { st.check(t, results[0]) })

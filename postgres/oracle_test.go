@@ -16,8 +16,8 @@ import (
 
 var _ laurel.Service = (*postgres.Engine)(nil)
 
-func TestOracle(t *testing.T) { laureltest.Oracle(t, target(t)) }
+func TestOracle(t *testing.T) { laureltest.Oracle(t, laureltest.NewScaleOutStore(t).Target()) }
 
 func TestOracleKeepAfterLateLimitGrows(t *testing.T) {
-	laureltest.OracleKeepAfterLateLimitGrows(t, target(t))
+	laureltest.OracleKeepAfterLateLimitGrows(t, laureltest.NewScaleOutStore(t).Target())
 }

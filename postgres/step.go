@@ -513,3 +513,20 @@ func (e *Engine) catchUp(ctx context.Context, id string) error {
 		return s.advance(b)
 	})
 }
+
+// Rebuild makes a board's index what the store holds, whatever the index holds now: after
+// the index was lost, or to be sure. Reads of the board wait for it.
+func (e *Engine) Rebuild(ctx context.Context, id string) error {
+	if err := laurel.ValidateBoardID(id); err != nil {
+		return err
+	}
+	return e.write(ctx, []string{id}, func(s *step) error {
+		if _, err := s.board(id); err != nil {
+			return err
+		}
+		return e.rebuild(ctx, s.conn, id)
+	})
+}
+
+// BoardIDs lists the ids of every board in the store, sorted.
+func (e *Engine) BoardIDs(ctx context.Context) ([]string, error) { return e.boardIDs(ctx, e.pool) }

@@ -27,7 +27,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"demo", "run the server on a temporary store with boards and players who keep scoring", runDemo},
-		{"serve", "run the HTTP API on the embedded store", runServe},
+		{"serve", "run the HTTP API on the embedded store, or on PostgreSQL and Redis", runServe},
+		{"rebuild", "rebuild the scale-out index in Redis from PostgreSQL", runRebuild},
 		{"bench", "drive a running laurel (and Redis, side by side) and print throughput and latency", runBench},
 		{"version", "print the version of this build", runVersion},
 	}

@@ -13,17 +13,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
 	lhttp "github.com/laurel/laurel/http"
 )
 
-// runServe is `laurel serve`: the HTTP API on the embedded store (API.md, "Running"). It
-// listens at once, answering /readyz with 503 until the store is recovered, and stops cleanly
-// on SIGTERM or SIGINT: requests in flight finish, then the store is flushed and closed.
+// runServe is `laurel serve`: the HTTP API on the embedded store (API.md, "Running"), or,
+// with -postgres and -redis, on the scale-out engine. It listens at once, answering /readyz
+// with 503 until the store is recovered, and stops cleanly on SIGTERM or SIGINT: requests in
+// flight finish, then the store is flushed and closed.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
 	addr := fs.String("addr", "127.0.0.1:7300", "address to listen on")
 	data := fs.String("data", "./laurel-data", "directory of the embedded store (created if missing)")
+	scale := scaleOutFlags(fs)
 	rate := fs.Float64("rate-limit", 0, "requests per second allowed per key (or per address without a key); 0: no limit")
 	burst := fs.Int("rate-burst", 0, "requests a key may send at once above its rate; 0: the rate")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -35,6 +38,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *cache < 1 || *memtable < 1 {
 		return usageError{fmt.Errorf("-cache and -memtable must be at least 1 (MiB)")}
+	}
+	if err := scale.check(); err != nil {
+		return err
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
@@ -67,10 +73,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20}); err != nil {
+	if scale.on() {
+		err = srv.openScaleOut(ctx, scale)
+	} else {
+		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20})
+	}
+	if err != nil {
 		return err
 	}
 	return srv.wait(ctx)
+}
+
+// engine is what serve runs the API on: the embedded engine or the scale-out one.
+type engine interface {
+	laurel.Service
+	Close() error
 }
 
 // server is the HTTP API on the embedded store, as serve and demo run it.
@@ -81,7 +98,7 @@ type server struct {
 	url     string
 	handler atomic.Pointer[http.Handler]
 	api     atomic.Pointer[lhttp.Server]
-	engine  *embedded.Engine
+	engine  engine
 	served  chan error
 }
 
@@ -120,16 +137,21 @@ func (s *server) open(dir string, o embedded.Options) error {
 		s.http.Close()
 		return err
 	}
-	s.engine = engine
 	cfg := s.cfg
 	cfg.Failed = engine.Failed
+	s.serve(engine, cfg)
+	s.log.Info("ready", "data", dir)
+	return nil
+}
+
+// serve starts answering the API from engine.
+func (s *server) serve(engine engine, cfg lhttp.Config) {
+	s.engine = engine
 	a := lhttp.NewServer(engine, cfg)
 	s.http.RegisterOnShutdown(a.Close) // live streams end, so that shutting down need not wait for them
 	s.api.Store(a)
 	h := a.Handler()
 	s.handler.Store(&h)
-	s.log.Info("ready", "data", dir)
-	return nil
 }
 
 // wait serves until ctx is done (SIGTERM, SIGINT), then stops cleanly: requests in flight

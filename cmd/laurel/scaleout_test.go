@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/laurel/laurel/laureltest"
+)
+
+// TestServeScaleOut runs two servers on one PostgreSQL and Redis, as two nodes of a
+// deployment: what one writes, the other reads; both stop cleanly; what was written is there
+// when a server starts again; and `laurel rebuild` restores an index that Redis lost.
+func TestServeScaleOut(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	args := []string{"-postgres", store.DSN, "-redis", laureltest.RedisAddr(), "-redis-prefix", store.Prefix}
+	a, stopA := startServe(t, t.TempDir(), nil, args...)
+	b, stopB := startServe(t, t.TempDir(), nil, args...)
+	if code, body := do(t, "PUT", a+"/v1/boards/solvers", `{"windows": ["all", "last7d"]}`); code != http.StatusCreated {
+		t.Fatalf("create board on a: %d %v", code, body)
+	}
+	if code, body := do(t, "POST", b+"/v1/boards/solvers/events", `{"member": "alice", "value": 5, "id": "s-1", "name": "Alice"}`); code != http.StatusOK {
+		t.Fatalf("submit on b: %d %v", code, body)
+	}
+	if code, body := do(t, "POST", a+"/v1/boards/solvers/events", `{"member": "bob", "value": 7}`); code != http.StatusOK {
+		t.Fatalf("submit on a: %d %v", code, body)
+	}
+	for _, base := range []string{a, b} {
+		code, body := do(t, "GET", base+"/v1/boards/solvers/entries?window=last7d", "")
+		if code != http.StatusOK || body["total"] != float64(2) || !strings.Contains(show(body), `"member":"alice","name":"Alice"`) {
+			t.Fatalf("entries on %s: %d %s; want bob then Alice", base, code, show(body))
+		}
+	}
+	if code := stopA(); code != 0 {
+		t.Fatalf("serve a exited %d after the signal", code)
+	}
+	if code := stopB(); code != 0 {
+		t.Fatalf("serve b exited %d after the signal", code)
+	}
+
+	// Redis loses everything; rebuild brings the index back from PostgreSQL.
+	for _, k := range store.Keys(t) {
+		store.Client.Do(context.Background(), store.Client.B().Del().Key(k).Build())
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), append([]string{"rebuild", "-check"}, args...), &stdout, &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), "rebuilt the index of 1 board(s)") || !strings.Contains(stdout.String(), "the index matches the store") {
+		t.Fatalf("rebuild: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	c, stopC := startServe(t, t.TempDir(), nil, args...)
+	defer stopC()
+	code, body := do(t, "GET", c+"/v1/boards/solvers/members/alice?window=all", "")
+	if entry, _ := body["entry"].(map[string]any); code != http.StatusOK || entry["rank"] != float64(2) || entry["score"] != float64(5) {
+		t.Fatalf("alice after the rebuild: %d %s", code, show(body))
+	}
+}
+
+func TestServeScaleOutFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "-postgres", "postgres://x"}, "-postgres and -redis go together"},
+		{[]string{"serve", "-redis", "127.0.0.1:1"}, "-postgres and -redis go together"},
+		{[]string{"rebuild"}, "-postgres and -redis"},
+		{[]string{"rebuild", "-redis", "127.0.0.1:1"}, "-postgres and -redis go together"},
+	} {
+		t.Setenv("LAUREL_POSTGRES", "")
+		t.Setenv("LAUREL_REDIS", "")
+		var stderr bytes.Buffer
+		if code := run(context.Background(), c.args, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+}
+
+func show(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

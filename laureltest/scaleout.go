@@ -1,0 +1,165 @@
+package laureltest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/postgres"
+	"github.com/laurel/laurel/redis"
+	"github.com/redis/rueidis"
+)
+
+// The scale-out engine's tests run against a real PostgreSQL and Redis:
+// LAUREL_TEST_POSTGRES (a URL; default the local server's database test, as user postgres)
+// and LAUREL_TEST_REDIS (default 127.0.0.1:6379). Without them a test is skipped, except
+// under CI=true, where it fails: integration tests must run there.
+
+// PostgresURL is the database the tests use.
+func PostgresURL() string {
+	if u := os.Getenv("LAUREL_TEST_POSTGRES"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// RedisAddr is the Redis the tests use.
+func RedisAddr() string {
+	if a := os.Getenv("LAUREL_TEST_REDIS"); a != "" {
+		return a
+	}
+	return "127.0.0.1:6379"
+}
+
+var probe struct {
+	once sync.Once
+	err  error
+}
+
+// NeedServices makes sure PostgreSQL and Redis answer, or skips the test (fails it in CI).
+func NeedServices(t testing.TB) {
+	t.Helper()
+	probe.once.Do(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, PostgresURL())
+		if err != nil {
+			probe.err = err
+			return
+		}
+		conn.Close(ctx)
+		c, err := redis.Connect(RedisAddr())
+		if err != nil {
+			probe.err = err
+			return
+		}
+		c.Close()
+	})
+	if probe.err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("PostgreSQL or Redis is not available, and CI=true: %v", probe.err)
+		}
+		t.Skipf("PostgreSQL or Redis is not available: %v", probe.err)
+	}
+}
+
+// ScaleOutStore is a scale-out store of a test's own: a schema in the test database and a
+// key prefix in Redis, both removed when the test ends.
+type ScaleOutStore struct {
+	DSN    string // selects the schema
+	Prefix string // of the index's keys
+	Client rueidis.Client
+	Index  *redis.Index
+}
+
+// NewScaleOutStore makes a store for t.
+func NewScaleOutStore(t testing.TB) *ScaleOutStore {
+	t.Helper()
+	NeedServices(t)
+	ctx := context.Background()
+	var b [6]byte
+	rand.Read(b[:])
+	name := "laurel_test_" + hex.EncodeToString(b[:])
+	exec := func(sql string) error {
+		conn, err := pgx.Connect(ctx, PostgresURL())
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := exec("CREATE SCHEMA " + name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := exec("DROP SCHEMA " + name + " CASCADE"); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	client, err := redis.Connect(RedisAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &ScaleOutStore{DSN: u.String(), Prefix: name + ":", Client: client, Index: redis.New(client, name+":")}
+	t.Cleanup(func() {
+		for _, k := range s.Keys(t) {
+			client.Do(ctx, client.B().Del().Key(k).Build())
+		}
+		client.Close()
+	})
+	return s
+}
+
+// Keys lists the store's keys in Redis.
+func (s *ScaleOutStore) Keys(t testing.TB) []string {
+	var keys []string
+	var cursor uint64
+	for {
+		e, err := s.Client.Do(context.Background(), s.Client.B().Scan().Cursor(cursor).Match(s.Prefix+"*").Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			t.Error(err)
+			return keys
+		}
+		keys = append(keys, e.Elements...)
+		if cursor = e.Cursor; cursor == 0 {
+			return keys
+		}
+	}
+}
+
+// Open opens an engine on the store with the clock now and no maintenance (tests call for
+// it); it is closed when the test ends.
+func (s *ScaleOutStore) Open(t testing.TB, now func() int64) *postgres.Engine {
+	t.Helper()
+	e, err := postgres.Open(context.Background(), s.DSN, s.Index, postgres.Options{Now: now, Maintenance: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// Target is the scale-out engine on the store as the oracle's engine under test, reopened
+// over the same store at each restart, checked against its store at each checkpoint.
+func (s *ScaleOutStore) Target() Target {
+	return Target{
+		Open: func(_ testing.TB, now func() int64) (laurel.Service, error) {
+			return postgres.Open(context.Background(), s.DSN, s.Index, postgres.Options{Now: now, Maintenance: -1})
+		},
+		Close: func(svc laurel.Service) error { return svc.(*postgres.Engine).Close() },
+		Check: func(svc laurel.Service) error { return svc.(*postgres.Engine).Check(context.Background()) },
+	}
+}
