@@ -210,15 +210,18 @@ func (e *Engine) maintain(period time.Duration) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*period)
-		if err := e.maintainOnce(ctx); err != nil && ctx.Err() == nil {
+		if err := e.Maintain(ctx); err != nil && ctx.Err() == nil {
 			e.log.Error("maintenance", "err", err)
 		}
 		cancel()
 	}
 }
 
-// maintainOnce checks every board once.
-func (e *Engine) maintainOnce(ctx context.Context) error {
+// Maintain checks every board once, as the engine does every Options.Maintenance: it catches
+// up the boards whose time has come and rebuilds the index of those whose index is not at
+// the store's version (a step lost between a commit and the index, or an index that lost its
+// data).
+func (e *Engine) Maintain(ctx context.Context) error {
 	rows, err := e.pool.Query(ctx, "SELECT id, version, state FROM laurel_boards")
 	if err != nil {
 		return err

@@ -1,0 +1,218 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
+	"github.com/laurel/laurel/postgres"
+)
+
+var ctx = context.Background()
+
+func fixedClock(at string) func() int64 {
+	t, err := laurel.ParseTime(at)
+	if err != nil {
+		panic(err)
+	}
+	return func() int64 { return t }
+}
+
+func putBoard(t *testing.T, e laurel.Service, id string, spec laurel.BoardSpec) {
+	t.Helper()
+	if _, _, err := e.PutBoard(ctx, id, spec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func submit(t *testing.T, e laurel.Service, events ...laurel.Event) []laurel.EventResult {
+	t.Helper()
+	res, err := e.Submit(ctx, events, laurel.SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func check(t *testing.T, e *postgres.Engine) {
+	t.Helper()
+	if err := e.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNodes runs engines on one store as the nodes of a deployment, writing the same board at
+// once: every acknowledged event counts exactly once, each node reads what the others wrote,
+// and the index ends as the store says.
+func TestNodes(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	now := fixedClock("2026-11-22T10:00:00Z")
+	nodes := []*postgres.Engine{store.Open(t, now), store.Open(t, now), store.Open(t, now)}
+	putBoard(t, nodes[0], "b", laurel.BoardSpec{Windows: []string{"all", "day", "last7d"}})
+	const writers, rounds, members = 6, 20, 5
+	var wg sync.WaitGroup
+	var applied [members]atomic.Int64
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			node := nodes[w%len(nodes)]
+			for r := range rounds {
+				var batch []laurel.Event
+				for m := range members {
+					batch = append(batch, laurel.Event{Board: "b", Member: fmt.Sprintf("m%d", m), Value: 1, ID: fmt.Sprintf("w%d-r%d-m%d", w, r, m)})
+				}
+				if _, err := node.Submit(ctx, batch, laurel.SubmitOptions{}); err != nil {
+					errs <- err
+					return
+				}
+				for m := range members {
+					applied[m].Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for i, node := range nodes {
+		for _, window := range []string{"all", "day", "last7d"} {
+			page, err := node.Page(ctx, laurel.Query{Board: "b", Window: window}, 0, 10, laurel.ScoreRange{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page.Total != members {
+				t.Fatalf("node %d, %s: %d members, want %d", i, window, page.Total, members)
+			}
+			for _, en := range page.Entries {
+				var m int
+				fmt.Sscanf(en.Member, "m%d", &m)
+				if want := applied[m].Load(); en.Score != want {
+					t.Errorf("node %d, %s: %s has %d, want %d", i, window, en.Member, en.Score, want)
+				}
+			}
+		}
+	}
+	check(t, nodes[0])
+}
+
+// lossyIndex loses the index steps it is told to, as a crash between a commit and the index
+// would.
+type lossyIndex struct {
+	laurel.Index
+	lose atomic.Int32
+}
+
+var errLost = errors.New("the step was lost")
+
+func (x *lossyIndex) Apply(ctx context.Context, board string, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+	if x.lose.Add(-1) >= 0 {
+		return nil, errLost
+	}
+	return x.Index.Apply(ctx, board, order, u)
+}
+
+// TestLostStep: a write whose index step is lost is durable all the same; the next write,
+// or the engine's maintenance, notices and rebuilds the board's index from the store.
+func TestLostStep(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	lossy := &lossyIndex{Index: store.Index}
+	now := fixedClock("2026-11-22T10:00:00Z")
+	e, err := postgres.Open(ctx, store.DSN, lossy, postgres.Options{Now: now, Maintenance: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "last24h"}})
+
+	lossy.lose.Store(1)
+	if _, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "alice", Value: 3, ID: "a1"}}, laurel.SubmitOptions{}); !errors.Is(err, errLost) {
+		t.Fatalf("submit whose step is lost: %v", err)
+	}
+	if err := e.Check(ctx); err == nil {
+		t.Fatal("Check finds nothing wrong with an index that missed a step")
+	}
+	// The next write finds the index behind, rebuilds it, and answers from it.
+	res := submit(t, e, laurel.Event{Board: "b", Member: "bob", Value: 2}, laurel.Event{Board: "b", Member: "alice", Value: 3, ID: "a1"})
+	if res[1].Status != laurel.StatusDuplicate || res[0].Entries["all"] != (laurel.Standing{Rank: 2, Score: 2}) {
+		t.Fatalf("after a lost step: %+v", res)
+	}
+	check(t, e)
+
+	// Maintenance repairs a board that no write touches again.
+	lossy.lose.Store(1)
+	if _, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "carol", Value: 9}}, laurel.SubmitOptions{}); !errors.Is(err, errLost) {
+		t.Fatalf("submit whose step is lost: %v", err)
+	}
+	if err := e.Maintain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check(t, e)
+	page, err := e.Page(ctx, laurel.Query{Board: "b", Window: "last24h"}, 0, 10, laurel.ScoreRange{})
+	if err != nil || page.Total != 3 || page.Entries[0].Member != "carol" {
+		t.Fatalf("after maintenance: %+v, %v", page, err)
+	}
+}
+
+// TestIndexLost: when Redis loses everything, the first read of a board rebuilds its index
+// from the store.
+func TestIndexLost(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	e := store.Open(t, fixedClock("2026-11-22T10:00:00Z"))
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "week"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3}, laurel.Event{Board: "b", Member: "bob", Value: 5})
+	if err := e.Hide(ctx, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range store.Keys(t) {
+		store.Client.Do(ctx, store.Client.B().Del().Key(k).Build())
+	}
+	page, err := e.Page(ctx, laurel.Query{Board: "b", Window: "week"}, 0, 10, laurel.ScoreRange{})
+	if err != nil || page.Total != 1 || page.Entries[0].Member != "alice" {
+		t.Fatalf("after the index was lost: %+v, %v; want alice alone (bob is hidden)", page, err)
+	}
+	check(t, e)
+	if _, err := e.Board(ctx, "nope"); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("a board that does not exist: %v", err)
+	}
+}
+
+// TestWatchAcrossNodes: a node hears of the changes another node makes, with the board, or
+// nil for a change that may show on any board.
+func TestWatchAcrossNodes(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	now := fixedClock("2026-11-22T10:00:00Z")
+	a, b := store.Open(t, now), store.Open(t, now)
+	heard := make(chan []string, 16)
+	stop := a.Watch(func(boards []string) { heard <- boards })
+	defer stop()
+	putBoard(t, b, "x", laurel.BoardSpec{})
+	expect := func(want []string) {
+		t.Helper()
+		select {
+		case got := <-heard:
+			if fmt.Sprint(got) != fmt.Sprint(want) || (got == nil) != (want == nil) {
+				t.Fatalf("heard %q, want %q", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("heard nothing, want %q", want)
+		}
+	}
+	expect([]string{"x"})
+	submit(t, b, laurel.Event{Board: "x", Member: "m", Value: 1})
+	expect([]string{"x"})
+	name := "M"
+	if _, err := b.PutProfile(ctx, "m", laurel.ProfileSpec{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	expect(nil)
+}
