@@ -101,6 +101,14 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*E
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	cfg.MaxConns = opts.MaxConns
+	// A write holds its boards' locks on its session. If the machine of an engine dies
+	// holding them, the server must notice the dead connection in seconds, not after the
+	// system's two hours of TCP keepalive.
+	for k, v := range map[string]string{"tcp_keepalives_idle": "15", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3"} {
+		if _, ok := cfg.ConnConfig.RuntimeParams[k]; !ok {
+			cfg.ConnConfig.RuntimeParams[k] = v
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
