@@ -78,6 +78,10 @@ type Engine struct {
 	history []historyRecord // history records waiting for the next commit; the writer's
 	pending atomic.Int64    // len(history), for readers
 
+	// exports counts the exports reading their own snapshots of the store, which must be
+	// closed before it is. Only the writer adds to it.
+	exports sync.WaitGroup
+
 	watchMu  sync.Mutex
 	watchers map[int]func(boards []string)
 	watchSeq int
@@ -94,27 +98,7 @@ var _ laurel.Service = (*Engine)(nil)
 // Open opens the store in dir, creating it if needed, and recovers everything it holds
 // before returning: the engine it returns serves complete ranks from the first call.
 func Open(dir string, opts Options) (*Engine, error) {
-	if opts.Now == nil {
-		opts.Now = func() int64 { return time.Now().UnixMilli() }
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.CacheSize == 0 {
-		opts.CacheSize = 32 << 20
-	}
-	if opts.MemTableSize == 0 {
-		opts.MemTableSize = 16 << 20
-	}
-	if opts.ProfileCache == 0 {
-		opts.ProfileCache = 1 << 16
-	}
-	if opts.MaxGroup == 0 {
-		opts.MaxGroup = 512
-	}
-	if opts.FS == nil {
-		opts.FS = vfs.Default
-	}
+	opts = opts.withDefaults()
 	db, err := openStore(dir, opts.FS, opts.CacheSize, opts.MemTableSize, opts.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
@@ -141,6 +125,32 @@ func Open(dir string, opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// withDefaults fills in the zero fields of o.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = func() int64 { return time.Now().UnixMilli() }
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = 32 << 20
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 16 << 20
+	}
+	if o.ProfileCache == 0 {
+		o.ProfileCache = 1 << 16
+	}
+	if o.MaxGroup == 0 {
+		o.MaxGroup = 512
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	return o
+}
+
 // Close stops the writer after the operations already queued and closes the store. Later
 // calls do nothing.
 func (e *Engine) Close() error {
@@ -148,6 +158,7 @@ func (e *Engine) Close() error {
 	e.once.Do(func() {
 		close(e.stop)
 		<-e.stopped
+		e.exports.Wait() // they stop at their next record, and close their snapshots
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.snap.Close()
@@ -306,6 +317,9 @@ func (e *Engine) runGroup(group []*op) {
 			e.commit(tx, staged)
 			staged = nil
 			tx = e.newTxn(now)
+			// The points of the events just committed go first in the batch, so that a
+			// retraction or deletion in it removes them too.
+			e.stageHistory(tx)
 		}
 		child := tx.child()
 		if err := o.run(child); err != nil {

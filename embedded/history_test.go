@@ -4,9 +4,12 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
 )
 
 func history(t *testing.T, e interface {
@@ -178,5 +181,47 @@ func TestWatch(t *testing.T) {
 	submit(t, e, laurel.Event{Board: "a", Member: "x", Value: 1})
 	if _, m := last(); m != n {
 		t.Fatalf("called after stop")
+	}
+}
+
+// TestHistoryRetractedInTheSameGroup: an event retracted in the same group of writes as its
+// submit leaves no point behind, although its point is known only once the submit is applied.
+func TestHistoryRetractedInTheSameGroup(t *testing.T) {
+	ctx := context.Background()
+	c := newClock("2026-11-22T10:00:00Z")
+	var armed atomic.Bool
+	release := make(chan struct{})
+	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: c.now, OnCommit: func(int, int, time.Duration) {
+		if armed.CompareAndSwap(true, false) {
+			<-release // hold the writer while the next group queues up
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putBoard(t, e, "g", laurel.BoardSpec{})
+	armed.Store(true)
+	name := "X"
+	done := make(chan error, 3)
+	go func() { _, err := e.PutProfile(ctx, "x", laurel.ProfileSpec{Name: &name}); done <- err }()
+	for armed.Load() {
+		time.Sleep(time.Millisecond) // the writer is in the blocker's commit
+	}
+	go func() {
+		_, err := e.Submit(ctx, []laurel.Event{{Board: "g", Member: "m", Value: 1, ID: "e1"}}, laurel.SubmitOptions{})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // queued first
+	go func() { done <- e.Retract(ctx, "g", "e1") }()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := history(t, e, "g", "", "m", 10); len(got) != 0 {
+		t.Fatalf("history of a member whose one event was retracted: %v, want none", got)
 	}
 }
