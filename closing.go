@@ -13,8 +13,8 @@ const NoTime = math.MinInt64
 // either grows again (DESIGN.md §1: closed periods never change). The zero Marks is not
 // valid; NoMarks is a window's before any change.
 type Marks struct {
-	ClosedThrough int64 // the start of the newest period closed so; NoTime if none
-	DroppedBefore int64 // every period starting before it was dropped so; NoTime if none
+	ClosedThrough int64 `json:"closed_through"` // the start of the newest period closed so; NoTime if none
+	DroppedBefore int64 `json:"dropped_before"` // every period starting before it was dropped so; NoTime if none
 }
 
 // NoMarks are the marks of a window whose board never changed late_limit or keep.

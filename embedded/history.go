@@ -61,6 +61,26 @@ func decodeHistory(b []byte, window string) (p laurel.HistoryPoint, ok bool, err
 	return p, false, nil
 }
 
+// decodePoints decodes a whole history record: the event's time and the member's [score,
+// rank] per window, as a dump holds them.
+func decodePoints(b []byte) (ts int64, points map[string][2]int64, err error) {
+	if len(b) < 8 {
+		return 0, nil, errCorrupt
+	}
+	ts = int64(readU64(b))
+	points = make(map[string][2]int64)
+	for b = b[8:]; len(b) > 0; b = b[12:] {
+		n := int(b[0])
+		if len(b) < 1+n+12 {
+			return 0, nil, errCorrupt
+		}
+		name := string(b[1 : 1+n])
+		b = b[1+n:]
+		points[name] = [2]int64{int64(readU64(b)), int64(binary.BigEndian.Uint32(b[8:]))}
+	}
+	return ts, points, nil
+}
+
 // recordHistory computes the member's standing in every window after an applied event and
 // queues its history record. It runs in the writer, under the read lock, after the apply; it
 // returns the standings for the event's result.

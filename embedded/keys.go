@@ -23,6 +23,7 @@ import (
 //	R board 0 window 0 start rank    → frozen entry: score, at, member
 //	M board 0 window 0 start member  → frozen rank of the member
 //	X board 0 member 0 seq           → history: the member's score and rank per window after the event
+//	U                                → (empty): an import into the store has not finished
 const (
 	tagBoard   = 'B'
 	tagProfile = 'P'
@@ -36,6 +37,7 @@ const (
 	tagRank    = 'R'
 	tagMember  = 'M'
 	tagHistory = 'X'
+	tagImport  = 'U'
 )
 
 // boardTags are the tables a board owns.

@@ -16,21 +16,13 @@ import (
 
 var _ laurel.Service = (*embedded.Engine)(nil)
 
-// oracleTarget is the engine over a temporary directory of its own, reopened over the same
-// directory at each restart, with its invariants checked at the oracle's checkpoints.
-func oracleTarget(t *testing.T) laureltest.Target {
-	dir := t.TempDir()
-	return laureltest.Target{
-		Open: func(_ testing.TB, now func() int64) (laurel.Service, error) {
-			return embedded.Open(dir, embedded.Options{Now: now})
-		},
-		Close: func(s laurel.Service) error { return s.(*embedded.Engine).Close() },
-		Check: func(s laurel.Service) error { return s.(*embedded.Engine).Check() },
-	}
-}
-
-func TestOracle(t *testing.T) { laureltest.Oracle(t, oracleTarget(t)) }
+func TestOracle(t *testing.T) { laureltest.Oracle(t, laureltest.EmbeddedTarget(t)) }
 
 func TestOracleKeepAfterLateLimitGrows(t *testing.T) {
-	laureltest.OracleKeepAfterLateLimitGrows(t, oracleTarget(t))
+	laureltest.OracleKeepAfterLateLimitGrows(t, laureltest.EmbeddedTarget(t))
+}
+
+// TestOracleTransfer moves the oracle's data through a dump into a new store at each restart.
+func TestOracleTransfer(t *testing.T) {
+	laureltest.OracleTransfer(t, laureltest.EmbeddedTarget(t), laureltest.EmbeddedTarget(t), laureltest.EmbeddedTarget(t), laureltest.EmbeddedTarget(t))
 }

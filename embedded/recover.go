@@ -11,6 +11,11 @@ import (
 // recover rebuilds memory from the store: boards, hidden members, and per window its open
 // spans (from the stored aggregates) and closed periods. Nothing is served before it ends.
 func (e *Engine) recover() error {
+	if _, ok, err := get(e.db, []byte{tagImport}); err != nil {
+		return err
+	} else if ok {
+		return errUnfinishedImport
+	}
 	if v, ok, err := get(e.db, []byte{tagSeq}); err != nil {
 		return err
 	} else if ok {

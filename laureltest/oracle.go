@@ -36,6 +36,7 @@
 package laureltest
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -108,6 +109,11 @@ type Target struct {
 	// (*Engine).Check); it is called at the checkpoints where the oracle compares
 	// everything with the model.
 	Check func(laurel.Service) error
+	// Export writes everything the open engine holds as a dump (laurel.DumpWriter), and
+	// Import loads a dump into the target's store before it is opened, on the test's clock:
+	// OracleTransfer moves the oracle's data from one target to the next through them.
+	Export func(laurel.Service, io.Writer) error
+	Import func(t testing.TB, now func() int64, r io.Reader) error
 }
 
 func (tg Target) open(t testing.TB, now func() int64) (laurel.Service, error) {
@@ -639,6 +645,29 @@ func (h *harness) reopen() {
 		h.fatalf("Close: %v", err)
 	}
 	h.eng = nil
+	h.open()
+}
+
+// transfer moves everything to the next target through a dump: export from the engine,
+// close it, import into next's empty store, and go on there.
+func (h *harness) transfer(next Target) {
+	h.logf("transfer through a dump")
+	if h.target.Export == nil || next.Import == nil {
+		h.fatalf("transfer: the targets cannot export or import")
+	}
+	var dump bytes.Buffer
+	if err := h.target.Export(h.eng, &dump); err != nil {
+		h.fatalf("Export: %v", err)
+	}
+	if err := h.target.close(h.eng); err != nil {
+		h.fatalf("Close: %v", err)
+	}
+	h.eng = nil
+	h.stats["transfer bytes"] += dump.Len()
+	if err := next.Import(h.t, h.clock.Load, bytes.NewReader(dump.Bytes())); err != nil {
+		h.fatalf("Import: %v", err)
+	}
+	h.target = next
 	h.open()
 }
 
@@ -1776,7 +1805,16 @@ var oracleStarts = []string{
 // Oracle runs the randomized differential test of the engine target opens against the model:
 // -ops random operations (writes, reads of every kind, board changes, restarts) from -seed,
 // each checked against the model, with everything compared at checkpoints.
-func Oracle(t *testing.T, target Target) {
+func Oracle(t *testing.T, target Target) { oracle(t, []Target{target}) }
+
+// OracleTransfer is Oracle over a chain of targets: at each of the oracle's restarts (three
+// by default) the data moves to the next target of the chain through a dump (Export, then
+// Import into its empty store), and the model must hold there as before. It tests dumps
+// between engines of any kinds.
+func OracleTransfer(t *testing.T, chain ...Target) { oracle(t, chain) }
+
+func oracle(t *testing.T, chain []Target) {
+	target := chain[0]
 	seed := flagInt("seed")
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -1862,7 +1900,11 @@ func Oracle(t *testing.T, target Target) {
 			h.checkBoard(b, true)
 		}
 		if h.op%restartEvery == 0 && !skip["restart"] {
-			h.reopen()
+			if next := h.op / restartEvery; next < len(chain) {
+				h.transfer(chain[next])
+			} else {
+				h.reopen()
+			}
 			h.checkAll(true)
 		} else if h.op%8 == 0 {
 			h.checkAll(h.op%16 == 0)

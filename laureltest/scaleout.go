@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"net/url"
 	"os"
 	"sync"
@@ -161,5 +162,32 @@ func (s *ScaleOutStore) Target() Target {
 		},
 		Close: func(svc laurel.Service) error { return svc.(*postgres.Engine).Close() },
 		Check: func(svc laurel.Service) error { return svc.(*postgres.Engine).Check(context.Background()) },
+		Export: func(svc laurel.Service, w io.Writer) error {
+			return Export(svc.(laurel.Exporter), w)
+		},
+		Import: func(t testing.TB, now func() int64, r io.Reader) error {
+			e, err := postgres.Open(context.Background(), s.DSN, s.Index, postgres.Options{Now: now, Maintenance: -1})
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			d, err := laurel.NewDumpReader(r)
+			if err != nil {
+				return err
+			}
+			return e.Import(context.Background(), d)
+		},
 	}
+}
+
+// Export writes the dump of an engine to w.
+func Export(e laurel.Exporter, w io.Writer) error {
+	d, err := laurel.NewDumpWriter(w)
+	if err != nil {
+		return err
+	}
+	if err := e.Export(context.Background(), d); err != nil {
+		return err
+	}
+	return d.Flush()
 }

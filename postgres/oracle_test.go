@@ -21,3 +21,10 @@ func TestOracle(t *testing.T) { laureltest.Oracle(t, laureltest.NewScaleOutStore
 func TestOracleKeepAfterLateLimitGrows(t *testing.T) {
 	laureltest.OracleKeepAfterLateLimitGrows(t, laureltest.NewScaleOutStore(t).Target())
 }
+
+// TestOracleTransfer moves the oracle's data from engine to engine through dumps: from the
+// embedded engine to this one, back, and to this one again.
+func TestOracleTransfer(t *testing.T) {
+	laureltest.OracleTransfer(t, laureltest.EmbeddedTarget(t), laureltest.NewScaleOutStore(t).Target(),
+		laureltest.EmbeddedTarget(t), laureltest.NewScaleOutStore(t).Target())
+}

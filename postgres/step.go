@@ -37,6 +37,7 @@ type boardStep struct {
 	stateChanged bool
 	ranked       bool // something ranked changed: the index takes a step
 	deleted      bool
+	rebuild      bool // the index of the board is built anew after the commit (an import)
 
 	aggs   map[aggKey]aggVal // aggregates read or written, as they stand in the step
 	dirty  map[aggKey]bool   // aggregates written
@@ -107,13 +108,12 @@ func (e *Engine) write(ctx context.Context, boards []string, fn func(s *step) er
 		}
 		conn.Release()
 	}()
-	for _, k := range keys {
-		if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", k); err != nil {
-			conn.Conn().Close(context.WithoutCancel(ctx)) // it may hold the locks taken so far
-			return fmt.Errorf("postgres: lock: %w", err)
-		}
-		locked = true
+	// One statement takes the locks in the order of the array (a function scan keeps it).
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(k) FROM unnest($1::bigint[]) AS k", keys); err != nil {
+		conn.Conn().Close(context.WithoutCancel(ctx)) // it may hold the locks taken so far
+		return fmt.Errorf("postgres: lock: %w", err)
 	}
+	locked = true
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -390,6 +390,9 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	idx := s.e.index
 	if b.deleted {
 		return idx.Delete(ctx, b.id)
+	}
+	if b.rebuild {
+		return s.e.rebuild(ctx, s.conn, b.id)
 	}
 	if b.st == nil || !b.ranked && len(b.reads) == 0 {
 		return nil

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/laurel/laurel/laureltest"
+)
+
+// TestExportImport moves a board from the embedded store to the scale-out one and back
+// with `laurel export` and `laurel import`, as an operator would, and finds it whole at each
+// end: ranks, names, ids (a repeat is a duplicate), history.
+func TestExportImport(t *testing.T) {
+	data := t.TempDir()
+	base, stop := startServe(t, data, nil)
+	do(t, "PUT", base+"/v1/boards/solvers", `{"windows": ["all", "week", "last7d"]}`)
+	if code, body := do(t, "POST", base+"/v1/boards/solvers/events",
+		`{"events": [{"member": "alice", "value": 5, "id": "s-1", "name": "Alice"}, {"member": "bob", "value": 7, "id": "s-2"}]}`); code != http.StatusOK {
+		t.Fatalf("submit: %d %v", code, body)
+	}
+	// The embedded store is locked while served: export refuses it.
+	dump := filepath.Join(t.TempDir(), "dump.jsonl")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"export", "-data", data, "-o", dump}, io.Discard, &stderr); code != 1 {
+		t.Fatalf("export of a served store: exit %d, %s; want 1", code, stderr.String())
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"export", "-data", data, "-o", dump}, io.Discard, &stderr); code != 0 ||
+		!strings.Contains(stderr.String(), "exported") {
+		t.Fatalf("export: exit %d, %s", code, stderr.String())
+	}
+
+	store := laureltest.NewScaleOutStore(t)
+	so := []string{"-postgres", store.DSN, "-redis", laureltest.RedisAddr(), "-redis-prefix", store.Prefix}
+	stderr.Reset()
+	if code := run(context.Background(), append([]string{"import", "-i", dump}, so...), io.Discard, &stderr); code != 0 ||
+		!strings.Contains(stderr.String(), "imported") {
+		t.Fatalf("import into the scale-out store: exit %d, %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run(context.Background(), append([]string{"import", "-i", dump}, so...), io.Discard, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), `board "solvers" exists already`) {
+		t.Fatalf("import again: exit %d, %s; want 1 and the board named", code, stderr.String())
+	}
+	base, stop = startServe(t, t.TempDir(), nil, so...)
+	checkMoved(t, base)
+	if code, body := do(t, "POST", base+"/v1/boards/solvers/events", `{"member": "carol", "value": 1}`); code != http.StatusOK {
+		t.Fatalf("submit after the move: %d %v", code, body)
+	}
+	stop()
+
+	// And back, into a new embedded store.
+	back := filepath.Join(t.TempDir(), "dump2.jsonl")
+	stderr.Reset()
+	if code := run(context.Background(), append([]string{"export", "-o", back}, so...), io.Discard, &stderr); code != 0 {
+		t.Fatalf("export of the scale-out store: exit %d, %s", code, stderr.String())
+	}
+	fresh := filepath.Join(t.TempDir(), "new")
+	stderr.Reset()
+	if code := run(context.Background(), []string{"import", "-data", fresh, "-i", back}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("import into a new embedded store: exit %d, %s", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"import", "-data", fresh, "-i", back}, io.Discard, &stderr); code != 1 {
+		t.Fatalf("import into a store that has data: exit %d, %s; want 1", code, stderr.String())
+	}
+	base, stop = startServe(t, fresh, nil)
+	defer stop()
+	checkMoved(t, base)
+	code, body := do(t, "GET", base+"/v1/boards/solvers/entries?window=all", "")
+	if code != http.StatusOK || body["total"] != float64(3) {
+		t.Fatalf("after moving back: %d %s; want 3 members", code, show(body))
+	}
+}
+
+// checkMoved checks what TestExportImport wrote, on the server at base.
+func checkMoved(t *testing.T, base string) {
+	t.Helper()
+	code, body := do(t, "GET", base+"/v1/boards/solvers/members/alice?window=last7d", "")
+	entry, _ := body["entry"].(map[string]any)
+	if code != http.StatusOK || entry["rank"] != float64(2) || entry["score"] != float64(5) || entry["name"] != "Alice" {
+		t.Fatalf("alice: %d %s", code, show(body))
+	}
+	code, body = do(t, "POST", base+"/v1/boards/solvers/events", `{"member": "bob", "value": 7, "id": "s-2"}`)
+	if code != http.StatusOK || !strings.Contains(show(body), `"status":"duplicate"`) {
+		t.Fatalf("a repeat of an id: %d %s; want a duplicate", code, show(body))
+	}
+	code, body = do(t, "GET", base+"/v1/boards/solvers/members/bob/history?window=all", "")
+	if code != http.StatusOK || !strings.Contains(show(body), `"rank":1`) {
+		t.Fatalf("bob's history: %d %s", code, show(body))
+	}
+}
+
+func TestExportImportFlags(t *testing.T) {
+	t.Setenv("LAUREL_POSTGRES", "")
+	t.Setenv("LAUREL_REDIS", "")
+	notADump := filepath.Join(t.TempDir(), "x.jsonl")
+	os.WriteFile(notADump, []byte("hello\n"), 0o600)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"export"}, 2, "give the store"},
+		{[]string{"export", "-data", "x", "-postgres", "p", "-redis", "r"}, 2, "not both"},
+		{[]string{"export", "-data", filepath.Join(t.TempDir(), "missing")}, 1, "no such file"},
+		{[]string{"import", "-data", t.TempDir(), "-i", notADump}, 1, "not a laurel dump"},
+		{[]string{"import", "-postgres", "p"}, 2, "-postgres and -redis go together"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), c.args, io.Discard, &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, stderr.String(), c.code, c.want)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/postgres"
+	"github.com/schollz/progressbar/v3"
+)
+
+// runExport is `laurel export`: everything a store holds, as a dump (docs/operations.md,
+// "Export and import"). The embedded store must not be served meanwhile (its directory is
+// locked); the scale-out store may: the dump is one snapshot of PostgreSQL.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("export", stderr)
+	data := fs.String("data", "", "the embedded store's directory (not while laurel serve runs on it)")
+	so := scaleOutFlags(fs)
+	out := fs.String("o", "-", "file to write the dump to; - for standard output")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := oneStore(*data, so); err != nil {
+		return err
+	}
+	var engine interface {
+		laurel.Exporter
+		Close() error
+	}
+	var err error
+	if *data != "" {
+		if _, statErr := os.Stat(*data); statErr != nil {
+			return fmt.Errorf("-data: %w", statErr)
+		}
+		engine, err = embedded.Open(*data, embedded.Options{})
+	} else {
+		engine, err = so.open(ctx, postgres.Options{Maintenance: -1})
+	}
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+	w := stdout
+	if *out != "-" {
+		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	start := time.Now()
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("exporting"),
+		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
+	d, err := laurel.NewDumpWriter(&countingWriter{w, bar})
+	if err == nil {
+		err = engine.Export(ctx, d)
+	}
+	if err == nil {
+		err = d.Flush()
+	}
+	bar.Finish()
+	if err != nil {
+		return err
+	}
+	if f, ok := w.(*os.File); ok && w != stdout {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "exported %d records in %s\n", d.Records(), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// countingWriter shows the bytes written on a progress bar.
+type countingWriter struct {
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.bar.Add(n)
+	return n, err
+}
+
+// oneStore checks that a command names exactly one store: -data, or -postgres and -redis.
+func oneStore(data string, so scaleOut) error {
+	switch {
+	case data != "" && so.on():
+		return usageError{fmt.Errorf("give -data or -postgres and -redis, not both")}
+	case data == "" && !so.on():
+		return usageError{fmt.Errorf("give the store: -data DIR, or -postgres and -redis (or $LAUREL_POSTGRES and $LAUREL_REDIS)")}
+	}
+	return so.check()
+}

@@ -1,0 +1,361 @@
+package laurel
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// A dump is everything a store holds, as lines of JSON: `laurel export` writes one, `laurel
+// import` loads one into another store, of either engine. It is a backup, and the way from
+// the embedded engine to the scale-out one and back.
+//
+// The first line is the header, {"laurel_dump": 1}. Then come the profiles and hidden marks,
+// then each board: its record, its events in arrival order, the aggregates of its open spans
+// (open calendar periods, all, every rolling bucket), each kept closed period followed by its
+// frozen entries in rank order, and its rank history. A dump holds the store's state, not a
+// replay: closed periods are as they were frozen (an event retracted after the close still
+// counts in them), and periods that close between the export and the import are closed by
+// the importing engine as its clock passes them, from the aggregates.
+
+// DumpVersion is the version of the dump format this build writes and reads.
+const DumpVersion = 1
+
+// DumpRecord is one line of a dump after the header: exactly one field is set.
+type DumpRecord struct {
+	Profile *DumpProfile `json:"profile,omitempty"`
+	Hidden  *string      `json:"hidden,omitempty"` // a hidden member
+	Board   *DumpBoard   `json:"board,omitempty"`
+	Event   *DumpEvent   `json:"event,omitempty"`
+	Agg     *DumpAgg     `json:"agg,omitempty"`
+	Closed  *DumpClosed  `json:"closed,omitempty"`
+	Frozen  *DumpFrozen  `json:"frozen,omitempty"`
+	History *DumpHistory `json:"history,omitempty"`
+}
+
+// DumpProfile is a member's profile.
+type DumpProfile struct {
+	Member   string          `json:"member"`
+	Name     string          `json:"name"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// DumpBoard is a board: its configuration in the API's words, when it was created, and the
+// marks of its calendar windows that have any.
+type DumpBoard struct {
+	ID        string           `json:"id"`
+	Config    BoardSpec        `json:"config"`
+	CreatedAt int64            `json:"created_at"`
+	Marks     map[string]Marks `json:"marks,omitempty"`
+}
+
+// DumpEvent is an accepted event. Seq orders a board's events by arrival (the tie-break of
+// last mode); a retracted event is kept as the audit trail and counts nowhere.
+type DumpEvent struct {
+	Board     string `json:"board"`
+	Seq       uint64 `json:"seq"`
+	Member    string `json:"member"`
+	Value     int64  `json:"value"`
+	TS        int64  `json:"ts"`
+	ID        string `json:"id,omitempty"`
+	Retracted bool   `json:"retracted,omitempty"`
+}
+
+// DumpAgg is a member's aggregate in an open span of a window: a calendar period or rolling
+// bucket by its start, or all (start 0).
+type DumpAgg struct {
+	Board  string `json:"board"`
+	Window string `json:"window"`
+	Start  int64  `json:"start"`
+	Member string `json:"member"`
+	Score  int64  `json:"score"`
+	At     int64  `json:"at"`
+}
+
+// DumpClosed is a closed period: its id and span, the members it ranked when it closed
+// (hidden ones included), and the frozen ranks of members deleted since.
+type DumpClosed struct {
+	Board   string   `json:"board"`
+	Window  string   `json:"window"`
+	ID      string   `json:"id"`
+	Start   int64    `json:"start"`
+	End     int64    `json:"end"`
+	Total   int      `json:"total"`
+	Removed []uint32 `json:"removed,omitempty"`
+}
+
+// DumpFrozen is one entry of a closed period, with the rank it was frozen with.
+type DumpFrozen struct {
+	Board  string `json:"board"`
+	Window string `json:"window"`
+	Start  int64  `json:"start"`
+	Rank   uint32 `json:"rank"`
+	Member string `json:"member"`
+	Score  int64  `json:"score"`
+	At     int64  `json:"at"`
+}
+
+// DumpHistory is a member's standing in each window right after one of its events (the
+// event's Seq): window → [score, rank].
+type DumpHistory struct {
+	Board  string              `json:"board"`
+	Member string              `json:"member"`
+	Seq    uint64              `json:"seq"`
+	TS     int64               `json:"ts"`
+	Points map[string][2]int64 `json:"points"`
+}
+
+// Exporter is an engine that can write everything it holds as a dump.
+type Exporter interface {
+	Export(ctx context.Context, w *DumpWriter) error
+}
+
+// DumpWriter writes a dump: the header, then records.
+type DumpWriter struct {
+	w   *bufio.Writer
+	enc *json.Encoder
+	n   int64
+}
+
+// NewDumpWriter starts a dump on w with its header.
+func NewDumpWriter(w io.Writer) (*DumpWriter, error) {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	d := &DumpWriter{w: bw, enc: json.NewEncoder(bw)}
+	d.enc.SetEscapeHTML(false)
+	if err := d.enc.Encode(map[string]int{"laurel_dump": DumpVersion}); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Write adds a record.
+func (d *DumpWriter) Write(r DumpRecord) error {
+	d.n++
+	return d.enc.Encode(r)
+}
+
+// Records is how many records were written.
+func (d *DumpWriter) Records() int64 { return d.n }
+
+// Flush writes what is buffered; call it at the end.
+func (d *DumpWriter) Flush() error { return d.w.Flush() }
+
+// DumpReader reads a dump and checks it as it goes: every record is valid on its own (ids,
+// members, names, metadata, board configurations) and in its place (a record of a board
+// follows that board's record and names its windows; events in arrival order; aggregates and
+// closed periods at spans of their windows; frozen entries after their closed period, in
+// rank order), so that an importer need only store what it reads.
+type DumpReader struct {
+	dec  *json.Decoder
+	line int
+
+	boards  map[string]bool
+	board   *Board // the board whose records are being read
+	lastSeq uint64
+	closed  *DumpClosed // the closed period whose frozen entries may follow
+	rank    uint32      // the last frozen rank read
+}
+
+// NewDumpReader reads a dump's header from r and checks its version.
+func NewDumpReader(r io.Reader) (*DumpReader, error) {
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
+	dec.DisallowUnknownFields()
+	var h struct {
+		Version *int `json:"laurel_dump"`
+	}
+	if err := dec.Decode(&h); err != nil || h.Version == nil {
+		return nil, Errorf(EInvalid, "not a laurel dump: the first line must be {\"laurel_dump\": %d}", DumpVersion)
+	}
+	if *h.Version != DumpVersion {
+		return nil, Errorf(EInvalid, "dump version %d: this laurel reads version %d", *h.Version, DumpVersion)
+	}
+	return &DumpReader{dec: dec, line: 1, boards: make(map[string]bool)}, nil
+}
+
+// Next returns the next record; io.EOF after the last one. A record that is not valid in its
+// place is EInvalid, naming its line.
+func (d *DumpReader) Next() (DumpRecord, error) {
+	var r DumpRecord
+	err := d.dec.Decode(&r)
+	if errors.Is(err, io.EOF) {
+		return r, io.EOF
+	}
+	d.line++
+	if err != nil {
+		return r, DumpError(d.line, "%v", err)
+	}
+	if err := d.check(&r); err != nil {
+		return r, DumpError(d.line, "%s", ErrorMessage(err))
+	}
+	return r, nil
+}
+
+// Board is the board whose records are being read: the last board record's, applied.
+func (d *DumpReader) Board() *Board { return d.board }
+
+// Line is the line of the last record read, for messages.
+func (d *DumpReader) Line() int { return d.line }
+
+func (d *DumpReader) check(r *DumpRecord) error {
+	n := 0
+	for _, set := range []bool{r.Profile != nil, r.Hidden != nil, r.Board != nil, r.Event != nil, r.Agg != nil, r.Closed != nil, r.Frozen != nil, r.History != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return Errorf(EInvalid, "want exactly one of profile, hidden, board, event, agg, closed, frozen, history; it has %d", n)
+	}
+	member := func(m string) error {
+		if err := ValidateMember("member", m); err != nil {
+			return Errorf(EInvalid, "member %q: %s", m, ErrorMessage(err))
+		}
+		return nil
+	}
+	// window returns the board's window of a record, checking the record is the board's.
+	window := func(board, name string) (Window, error) {
+		if d.board == nil || board != d.board.ID {
+			return Window{}, Errorf(EInvalid, "a record of board %q must follow that board's record", board)
+		}
+		if name == "" {
+			return Window{}, nil
+		}
+		w, ok := d.board.Window(name)
+		if !ok {
+			return Window{}, Errorf(EInvalid, "board %q has no window %q", board, name)
+		}
+		return w, nil
+	}
+	cal := func() Calendar { return d.board.Calendar() }
+	if r.Frozen == nil {
+		d.closed = nil
+	}
+	switch {
+	case r.Profile != nil:
+		if d.board != nil {
+			return Errorf(EInvalid, "profiles come before the first board")
+		}
+		if err := ValidateName("name", r.Profile.Name); err != nil {
+			return err
+		}
+		if r.Profile.Metadata != nil {
+			m, err := ValidateMetadata("metadata", r.Profile.Metadata, MaxMemberMetadata)
+			if err != nil {
+				return err
+			}
+			r.Profile.Metadata = m
+		}
+		return member(r.Profile.Member)
+	case r.Hidden != nil:
+		if d.board != nil {
+			return Errorf(EInvalid, "hidden marks come before the first board")
+		}
+		return member(*r.Hidden)
+	case r.Board != nil:
+		b, err := r.Board.Config.Apply(r.Board.ID, nil, r.Board.CreatedAt)
+		if err != nil {
+			return Errorf(EInvalid, "board %q: %s", r.Board.ID, err)
+		}
+		if d.boards[b.ID] {
+			return Errorf(EInvalid, "board %q comes twice", b.ID)
+		}
+		for name := range r.Board.Marks {
+			if w, ok := b.Window(name); !ok || !w.IsCalendar() {
+				return Errorf(EInvalid, "board %q: marks of %q, which is not one of its calendar windows", b.ID, name)
+			}
+		}
+		d.boards[b.ID] = true
+		d.board, d.lastSeq = &b, 0
+		return nil
+	case r.Event != nil:
+		ev := r.Event
+		if _, err := window(ev.Board, ""); err != nil {
+			return err
+		}
+		if ev.Seq <= d.lastSeq {
+			return Errorf(EInvalid, "event seq %d after %d: a board's events come in arrival order", ev.Seq, d.lastSeq)
+		}
+		d.lastSeq = ev.Seq
+		if err := ValidateEventID("id", ev.ID); err != nil {
+			return err
+		}
+		return member(ev.Member)
+	case r.Agg != nil:
+		a := r.Agg
+		w, err := window(a.Board, a.Window)
+		if err != nil {
+			return err
+		}
+		switch {
+		case w.Kind == WindowAll:
+			if a.Start != 0 {
+				return Errorf(EInvalid, "an aggregate of window all starts at 0")
+			}
+		case w.IsCalendar():
+			if cal().PeriodAt(w, time.UnixMilli(a.Start)).Start.UnixMilli() != a.Start {
+				return Errorf(EInvalid, "%d is not the start of a period of window %s", a.Start, a.Window)
+			}
+		default:
+			if s, _ := cal().Bucket(w, time.UnixMilli(a.Start)); s.UnixMilli() != a.Start {
+				return Errorf(EInvalid, "%d is not the start of a bucket of window %s", a.Start, a.Window)
+			}
+		}
+		return member(a.Member)
+	case r.Closed != nil:
+		c := r.Closed
+		w, err := window(c.Board, c.Window)
+		if err != nil {
+			return err
+		}
+		if !w.IsCalendar() {
+			return Errorf(EInvalid, "window %s has no periods to close", c.Window)
+		}
+		p := cal().PeriodAt(w, time.UnixMilli(c.Start))
+		if p.Start.UnixMilli() != c.Start || p.End.UnixMilli() != c.End || p.ID != c.ID {
+			return Errorf(EInvalid, "closed period %q [%d, %d) is not a period of window %s", c.ID, c.Start, c.End, c.Window)
+		}
+		for i, rk := range c.Removed {
+			if rk < 1 || int(rk) > c.Total || i > 0 && rk <= c.Removed[i-1] {
+				return Errorf(EInvalid, "removed ranks must be increasing, from 1 to the total %d", c.Total)
+			}
+		}
+		d.closed, d.rank = c, 0
+		return nil
+	case r.Frozen != nil:
+		f := r.Frozen
+		if _, err := window(f.Board, f.Window); err != nil {
+			return err
+		}
+		c := d.closed
+		if c == nil || c.Window != f.Window || c.Start != f.Start {
+			return Errorf(EInvalid, "a frozen entry must follow its closed period or another of its entries")
+		}
+		if f.Rank <= d.rank || int(f.Rank) > c.Total || slices.Contains(c.Removed, f.Rank) {
+			return Errorf(EInvalid, "frozen rank %d: ranks come in order, up to the total %d, and not those removed", f.Rank, c.Total)
+		}
+		d.rank = f.Rank
+		return member(f.Member)
+	case r.History != nil:
+		h := r.History
+		if _, err := window(h.Board, ""); err != nil {
+			return err
+		}
+		for name := range h.Points {
+			if _, err := window(h.Board, name); err != nil {
+				return err
+			}
+		}
+		return member(h.Member)
+	}
+	return nil
+}
+
+// DumpError names the record of a dump that an import refused.
+func DumpError(line int, format string, args ...any) error {
+	return Errorf(EInvalid, "dump record %d: %s", line, fmt.Sprintf(format, args...))
+}

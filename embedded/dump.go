@@ -1,0 +1,522 @@
+package embedded
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/laurel/laurel"
+)
+
+// A dump (the root package's dump.go) is the store's records in the API's words: Export
+// reads them from one snapshot, Import writes them back into an empty store as the engine
+// would have, and Open recovers that store as after a restart.
+
+var _ laurel.Exporter = (*Engine)(nil)
+
+// Export writes everything the store holds as a dump, from one snapshot of it. Writes go on
+// meanwhile; Close stops the export at its next record.
+func (e *Engine) Export(ctx context.Context, w *laurel.DumpWriter) error {
+	// The writer takes the snapshot right after a commit of its own that holds the history
+	// points still waiting for one: no batch is then in flight (Pebble shows a batch before
+	// its fsync returns), and every event in the snapshot has its point.
+	var snap *pebble.Snapshot
+	err := e.do(ctx, &op{
+		exclusive: true,
+		run: func(tx *txn) error {
+			e.stageHistory(tx)
+			return nil
+		},
+		finish: func() {
+			snap = e.db.NewSnapshot()
+			e.exports.Add(1)
+		},
+	})
+	if snap != nil {
+		defer func() {
+			snap.Close()
+			e.exports.Done()
+		}()
+	}
+	if err != nil {
+		return err
+	}
+	x := &exporter{ctx: ctx, stop: e.stop, r: snap, w: w}
+	if err := x.run(); err != nil {
+		return fmt.Errorf("embedded: export: %w", err)
+	}
+	return nil
+}
+
+type exporter struct {
+	ctx  context.Context
+	stop <-chan struct{}
+	r    pebble.Reader
+	w    *laurel.DumpWriter
+}
+
+// write adds a record, unless the export was cancelled or the engine is closing.
+func (x *exporter) write(rec laurel.DumpRecord) error {
+	if err := x.ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-x.stop:
+		return errClosed
+	default:
+	}
+	return x.w.Write(rec)
+}
+
+func (x *exporter) run() error {
+	err := scanPrefix(x.r, []byte{tagProfile}, func(k, v []byte) error {
+		var p profile
+		if err := json.Unmarshal(v, &p); err != nil {
+			return err
+		}
+		return x.write(laurel.DumpRecord{Profile: &laurel.DumpProfile{Member: string(k[1:]), Name: p.Name, Metadata: p.Metadata}})
+	})
+	if err != nil {
+		return err
+	}
+	err = scanPrefix(x.r, []byte{tagHidden}, func(k, _ []byte) error {
+		m := string(k[1:])
+		return x.write(laurel.DumpRecord{Hidden: &m})
+	})
+	if err != nil {
+		return err
+	}
+	var boards []laurel.Board // by id: the keys' order
+	err = scanPrefix(x.r, []byte{tagBoard}, func(k, v []byte) error {
+		cfg, err := decodeBoard(string(k[1:]), v)
+		boards = append(boards, cfg)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i := range boards {
+		if err := x.board(&boards[i]); err != nil {
+			return fmt.Errorf("board %s: %w", boards[i].ID, err)
+		}
+	}
+	return nil
+}
+
+// board writes a board's records: the board, its events by seq, the aggregates of its open
+// spans, its closed periods oldest first each with its entries by rank, and its history by
+// member and seq.
+func (x *exporter) board(cfg *laurel.Board) error {
+	id := cfg.ID
+	rec := &laurel.DumpBoard{ID: id, Config: cfg.Spec(), CreatedAt: cfg.CreatedAt}
+	for _, w := range cfg.Windows {
+		v, ok, err := get(x.r, key(tagWindow, id, w.String()))
+		if err != nil {
+			return err
+		}
+		if !ok || len(v) != 16 {
+			continue
+		}
+		if m := (laurel.Marks{ClosedThrough: readTime(v), DroppedBefore: readTime(v[8:])}); m != laurel.NoMarks {
+			if rec.Marks == nil {
+				rec.Marks = make(map[string]laurel.Marks)
+			}
+			rec.Marks[w.String()] = m
+		}
+	}
+	if err := x.write(laurel.DumpRecord{Board: rec}); err != nil {
+		return err
+	}
+	if err := x.events(id); err != nil {
+		return err
+	}
+	for _, w := range cfg.Windows {
+		name := w.String()
+		p := prefix(tagAgg, id, name)
+		err := scanPrefix(x.r, p, func(k, v []byte) error {
+			a, err := decodeAgg(v)
+			if err != nil || len(k) < len(p)+8 {
+				return errCorrupt
+			}
+			return x.write(laurel.DumpRecord{Agg: &laurel.DumpAgg{
+				Board: id, Window: name, Start: readTime(k[len(p):]), Member: string(k[len(p)+8:]), Score: a.score, At: a.at,
+			}})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, w := range cfg.Windows {
+		if w.IsCalendar() {
+			if err := x.closed(id, w.String()); err != nil {
+				return err
+			}
+		}
+	}
+	p := prefix(tagHistory, id)
+	return scanPrefix(x.r, p, func(k, v []byte) error {
+		rest := k[len(p):]
+		if len(rest) < 10 {
+			return errCorrupt
+		}
+		ts, points, err := decodePoints(v)
+		if err != nil {
+			return err
+		}
+		return x.write(laurel.DumpRecord{History: &laurel.DumpHistory{
+			Board: id, Member: string(rest[:len(rest)-9]), Seq: readU64(rest[len(rest)-8:]), TS: ts, Points: points,
+		}})
+	})
+}
+
+// events writes a board's events in arrival order. The store keeps them by member, so they
+// are gathered and sorted by seq.
+func (x *exporter) events(id string) error {
+	var events []event
+	var member string
+	p := prefix(tagEvent, id)
+	err := scanPrefix(x.r, p, func(k, v []byte) error {
+		rest := k[len(p):]
+		if len(rest) < 10 {
+			return errCorrupt
+		}
+		if m := rest[:len(rest)-9]; string(m) != member {
+			member = string(m) // one string for all of a member's events
+		}
+		ev := event{member: member, seq: readU64(rest[len(rest)-8:])}
+		events = append(events, ev)
+		return decodeEventValue(&events[len(events)-1], v)
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(events, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
+	for _, ev := range events {
+		err := x.write(laurel.DumpRecord{Event: &laurel.DumpEvent{
+			Board: id, Seq: ev.seq, Member: ev.member, Value: ev.value, TS: ev.ts, ID: ev.id, Retracted: ev.flags&flagRetracted != 0,
+		}})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closed writes a calendar window's closed periods, oldest first, each followed by its
+// entries by rank.
+func (x *exporter) closed(id, window string) error {
+	var closed []*closedPeriod
+	p := prefix(tagClosed, id, window)
+	err := scanPrefix(x.r, p, func(k, v []byte) error {
+		if len(k) != len(p)+8 {
+			return errCorrupt
+		}
+		cp, err := decodeClosed(readTime(k[len(p):]), v)
+		closed = append(closed, cp)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, cp := range closed {
+		err := x.write(laurel.DumpRecord{Closed: &laurel.DumpClosed{
+			Board: id, Window: window, ID: cp.id, Start: cp.start, End: cp.end, Total: int(cp.total), Removed: cp.removed,
+		}})
+		if err != nil {
+			return err
+		}
+		rp := spanPrefix(tagRank, id, window, cp.start)
+		err = scanPrefix(x.r, rp, func(k, v []byte) error {
+			if len(k) != len(rp)+4 {
+				return errCorrupt
+			}
+			f, err := decodeFrozen(binary.BigEndian.Uint32(k[len(rp):]), v)
+			if err != nil {
+				return err
+			}
+			return x.write(laurel.DumpRecord{Frozen: &laurel.DumpFrozen{
+				Board: id, Window: window, Start: cp.start, Rank: f.rank, Member: f.member, Score: f.agg.score, At: f.agg.at,
+			}})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errUnfinishedImport is Open's answer on a store that an import was still writing when it
+// stopped.
+var errUnfinishedImport = errors.New("an import into this store did not finish: import again into an empty directory")
+
+// importBatch is how many records an import commits at once.
+const importBatch = 10_000
+
+// Import loads a dump into the store in dir, which must hold nothing yet (a missing directory
+// is created). It writes what the engine itself would have written; Open then recovers the
+// store as after a restart, closing the periods that came due since the export. The reader
+// checks each record in its place; Import checks what the store could not hold (an event id
+// used twice, a closed period short of entries). A dump it refuses leaves the store empty,
+// and an import cut short by a crash leaves it marked for Open to refuse.
+func Import(dir string, r *laurel.DumpReader, opts Options) error {
+	opts = opts.withDefaults()
+	db, err := openStore(dir, opts.FS, opts.CacheSize, opts.MemTableSize, opts.Logger)
+	if err != nil {
+		return fmt.Errorf("embedded: import into %s: %w", dir, err)
+	}
+	in := &importer{db: db, r: r}
+	if err := in.checkEmpty(dir); err != nil {
+		db.Close()
+		return err
+	}
+	err = in.run()
+	if err != nil {
+		in.batch.Close()
+		// Empty again, so that the next attempt is not refused.
+		if derr := db.DeleteRange([]byte{0}, []byte{0xff}, pebble.Sync); derr != nil {
+			opts.Logger.Error("import: erasing what was imported", "dir", dir, "err", derr)
+		}
+	}
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil && laurel.ErrorCode(err) == laurel.EInternal {
+		err = fmt.Errorf("embedded: import into %s: %w", dir, err)
+	}
+	return err
+}
+
+// importer writes a dump's records into a store.
+type importer struct {
+	db    *pebble.DB
+	r     *laurel.DumpReader
+	batch *pebble.Batch // indexed: event ids are looked up in it
+	n     int           // records in batch
+	seq   uint64        // the largest event seq: the store's sequence record
+
+	board   *laurel.Board // the board whose records are read
+	windows []string      // its windows' names, in order
+	spans   map[spanKey]byte
+	closed  *closedImport // the closed period whose entries are read
+}
+
+// spanKey is a period of a calendar window, which a dump holds open (with aggregates) or
+// closed, not both.
+type spanKey struct {
+	window string
+	start  int64
+}
+
+const (
+	spanOpen = 1 + iota
+	spanClosed
+)
+
+// closedImport counts a closed period's entries, which with its removed ranks make its total.
+type closedImport struct {
+	rec     *laurel.DumpClosed
+	line    int
+	members map[string]bool
+}
+
+// checkEmpty refuses a store that holds anything but the sequence record (which boards
+// deleted since leave), and keeps that record from going back.
+func (in *importer) checkEmpty(dir string) error {
+	it, err := in.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		switch k := it.Key(); {
+		case len(k) == 1 && k[0] == tagSeq && len(it.Value()) == 8:
+			in.seq = readU64(it.Value())
+		case len(k) == 1 && k[0] == tagImport:
+			return laurel.Errorf(laurel.EConflict, "%s: %s", dir, errUnfinishedImport)
+		default:
+			return laurel.Errorf(laurel.EConflict, "the store in %s is not empty: import into a new or empty directory", dir)
+		}
+	}
+	return it.Error()
+}
+
+func (in *importer) run() error {
+	in.batch = in.db.NewIndexedBatch()
+	in.set([]byte{tagImport}, nil)
+	for {
+		rec, err := in.r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if rec.Frozen == nil {
+			if err := in.endClosed(); err != nil {
+				return err
+			}
+		}
+		if err := in.add(rec); err != nil {
+			return err
+		}
+		if in.n >= importBatch {
+			if err := in.batch.Commit(pebble.NoSync); err != nil {
+				return err
+			}
+			in.batch.Close()
+			in.batch, in.n = in.db.NewIndexedBatch(), 0
+		}
+	}
+	if err := in.endClosed(); err != nil {
+		return err
+	}
+	if in.seq > 0 {
+		in.set([]byte{tagSeq}, appendU64(nil, in.seq))
+	}
+	if err := in.batch.Delete([]byte{tagImport}, nil); err != nil {
+		return err
+	}
+	// The write-ahead log keeps batches in order: this one durable, all are.
+	return in.batch.Commit(pebble.Sync)
+}
+
+func (in *importer) set(k, v []byte) {
+	if err := in.batch.Set(k, v, nil); err != nil {
+		panic("embedded: batch set: " + err.Error())
+	}
+	in.n++
+}
+
+// add writes one record as the engine stores it.
+func (in *importer) add(rec laurel.DumpRecord) error {
+	switch {
+	case rec.Profile != nil:
+		p := rec.Profile
+		v, err := json.Marshal(&profile{Name: p.Name, Metadata: p.Metadata})
+		if err != nil {
+			return err
+		}
+		in.set(key(tagProfile, p.Member), v)
+	case rec.Hidden != nil:
+		in.set(key(tagHidden, *rec.Hidden), nil)
+	case rec.Board != nil:
+		b := in.r.Board()
+		in.board, in.windows, in.spans = b, nil, make(map[spanKey]byte)
+		for _, w := range b.Windows {
+			in.windows = append(in.windows, w.String())
+		}
+		in.set(key(tagBoard, b.ID), encodeBoard(b))
+		for name, m := range rec.Board.Marks {
+			in.set(key(tagWindow, b.ID, name), appendTime(appendTime(nil, m.ClosedThrough), m.DroppedBefore))
+		}
+	case rec.Event != nil:
+		return in.event(rec.Event)
+	case rec.Agg != nil:
+		a := rec.Agg
+		if err := in.span(a.Window, a.Start, spanOpen); err != nil {
+			return err
+		}
+		in.set(aggKey(a.Board, a.Window, a.Start, a.Member), encodeAgg(aggregate{a.Score, a.At}))
+	case rec.Closed != nil:
+		c := rec.Closed
+		if c.Total < 0 || c.Total > math.MaxUint32 {
+			return laurel.DumpError(in.r.Line(), "closed period %q of window %s: total %d out of range", c.ID, c.Window, c.Total)
+		}
+		if err := in.span(c.Window, c.Start, spanClosed); err != nil {
+			return err
+		}
+		cp := &closedPeriod{id: c.ID, start: c.Start, end: c.End, total: uint32(c.Total)}
+		in.set(closedKey(c.Board, c.Window, c.Start), encodeClosed(cp, c.Removed))
+		in.closed = &closedImport{rec: c, line: in.r.Line(), members: make(map[string]bool)}
+	case rec.Frozen != nil:
+		f, c := rec.Frozen, in.closed
+		if c == nil || c.rec.Window != f.Window || c.rec.Start != f.Start {
+			return laurel.DumpError(in.r.Line(), "a frozen entry must follow its closed period or another of its entries")
+		}
+		if c.members[f.Member] {
+			return laurel.DumpError(in.r.Line(), "member %q comes twice in closed period %q of window %s", f.Member, c.rec.ID, f.Window)
+		}
+		c.members[f.Member] = true
+		in.set(rankKey(f.Board, f.Window, f.Start, f.Rank), encodeFrozen(frozen{rank: f.Rank, member: f.Member, agg: aggregate{f.Score, f.At}}))
+		in.set(frozenMemberKey(f.Board, f.Window, f.Start, f.Member), binary.BigEndian.AppendUint32(nil, f.Rank))
+	case rec.History != nil:
+		return in.history(rec.History)
+	}
+	return nil
+}
+
+// event writes an event and, while it counts, its id's record: an id names one counted
+// event of a board at a time.
+func (in *importer) event(de *laurel.DumpEvent) error {
+	ev := event{member: de.Member, seq: de.Seq, value: de.Value, ts: de.TS, id: de.ID}
+	switch {
+	case de.Retracted:
+		ev.flags |= flagRetracted
+	case ev.id != "":
+		k := key(tagID, de.Board, ev.id)
+		_, dup, err := get(in.batch, k)
+		if err != nil {
+			return err
+		}
+		if dup {
+			return laurel.DumpError(in.r.Line(), "event id %q is the id of an earlier event of board %q that is not retracted", ev.id, de.Board)
+		}
+		in.set(k, ev.encodeID())
+	}
+	in.set(eventKey(de.Board, ev.member, ev.seq), ev.encodeValue())
+	in.seq = max(in.seq, ev.seq)
+	return nil
+}
+
+// span notes a calendar period as open or closed, refusing one that is both.
+func (in *importer) span(window string, start int64, kind byte) error {
+	if w, _ := in.board.Window(window); !w.IsCalendar() {
+		return nil
+	}
+	k := spanKey{window, start}
+	switch was := in.spans[k]; {
+	case was == spanClosed && kind == spanClosed:
+		return laurel.DumpError(in.r.Line(), "window %s: the period starting at %d is closed twice", window, start)
+	case was != 0 && was != kind:
+		return laurel.DumpError(in.r.Line(), "window %s: the period starting at %d is both closed and open (with aggregates)", window, start)
+	}
+	in.spans[k] = kind
+	return nil
+}
+
+// endClosed checks that the closed period just read had all its entries.
+func (in *importer) endClosed() error {
+	c := in.closed
+	in.closed = nil
+	if c == nil || len(c.members)+len(c.rec.Removed) == c.rec.Total {
+		return nil
+	}
+	return laurel.DumpError(c.line, "closed period %q of window %s has %d entries and %d removed ranks, but a total of %d",
+		c.rec.ID, c.rec.Window, len(c.members), len(c.rec.Removed), c.rec.Total)
+}
+
+// history writes a history record, its windows in the board's order.
+func (in *importer) history(h *laurel.DumpHistory) error {
+	names := make([]string, 0, len(h.Points))
+	standings := make([]laurel.Standing, 0, len(h.Points))
+	for _, name := range in.windows {
+		p, ok := h.Points[name]
+		if !ok {
+			continue
+		}
+		if p[1] < 1 || p[1] > math.MaxUint32 {
+			return laurel.DumpError(in.r.Line(), "history of member %q: rank %d in window %s", h.Member, p[1], name)
+		}
+		names = append(names, name)
+		standings = append(standings, laurel.Standing{Score: p[0], Rank: int(p[1])})
+	}
+	in.set(historyKey(h.Board, h.Member, h.Seq), encodeHistory(h.TS, names, standings))
+	return nil
+}
