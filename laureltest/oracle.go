@@ -153,6 +153,10 @@ type mEvent struct {
 	retractAt  int64  // clock at the retraction
 	retractSeq uint64 // operation sequence of the retraction
 	deleted    bool
+	// points is the member's standing per window right after the event's batch (its history
+	// point), when the model knows it: not for batches written concurrently.
+	points      map[string]laurel.Standing
+	pointsKnown bool
 }
 
 type mWindow struct {
@@ -528,8 +532,16 @@ func (m *model) validate(evs []laurel.Event) []string {
 
 // apply applies a valid batch and returns each event's status.
 func (m *model) apply(evs []laurel.Event) []string {
+	st, _ := m.applied(evs)
+	return st
+}
+
+// applied applies evs and returns their statuses and the events applied (nil for
+// duplicates).
+func (m *model) applied(evs []laurel.Event) ([]string, []*mEvent) {
 	m.seq++
 	st := make([]string, len(evs))
+	added := make([]*mEvent, len(evs))
 	for i, ev := range evs {
 		b := m.byID[ev.Board]
 		if ev.ID != "" && b.active(ev.ID) != nil {
@@ -543,6 +555,7 @@ func (m *model) apply(evs []laurel.Event) []string {
 			e.ts = ev.TS
 		}
 		b.events = append(b.events, e)
+		added[i] = e
 		if ev.ID != "" {
 			if b.ids[ev.ID] == nil {
 				b.idOrder = append(b.idOrder, ev.ID)
@@ -550,7 +563,34 @@ func (m *model) apply(evs []laurel.Event) []string {
 			b.ids[ev.ID] = e
 		}
 	}
-	return st
+	return st, added
+}
+
+// notePoints gives the events of a batch just applied their history points: the member's
+// standing in each window's current span after the whole batch, none while it is hidden.
+func (m *model) notePoints(added []*mEvent) {
+	rankings := make(map[[2]string][]laurel.Entry)
+	for _, e := range added {
+		if e == nil {
+			continue
+		}
+		e.points, e.pointsKnown = make(map[string]laurel.Standing), true
+		if m.hidden[e.member] {
+			continue
+		}
+		b := m.byID[e.board]
+		for _, w := range b.windows {
+			k := [2]string{b.id, w.name}
+			all, ok := rankings[k]
+			if !ok {
+				all = m.ranking(b, w, m.spanAt(b, w, m.now))
+				rankings[k] = all
+			}
+			if i := slices.IndexFunc(all, func(en laurel.Entry) bool { return en.Member == e.member }); i >= 0 {
+				e.points[w.name] = laurel.Standing{Rank: all[i].Rank, Score: all[i].Score}
+			}
+		}
+	}
 }
 
 func (m *model) retract(board, id string) string {
@@ -1015,7 +1055,8 @@ func (h *harness) opSubmit(kind string) {
 	if err != nil {
 		h.fatalf("Submit %s: %v", fmtEvents(evs), err)
 	}
-	st := h.m.apply(evs)
+	st, added := h.m.applied(evs)
+	h.m.notePoints(added)
 	if len(res) != len(evs) {
 		h.fatalf("Submit %s: %d results for %d events", fmtEvents(evs), len(res), len(evs))
 	}
@@ -1717,6 +1758,7 @@ func (h *harness) checkBoard(b *mBoard, deep bool) {
 		if w.w.Kind == laurel.WindowAll {
 			h.checkQuery(laurel.Query{Board: b.id, Window: w.name, Period: "all"}, false)
 		}
+		h.checkHistory(b, w)
 		if w.w.IsCalendar() {
 			ps := h.periodsWithData(b, w)
 			// Some with data, and the ones just before the current one.
@@ -1735,6 +1777,51 @@ func (h *harness) checkBoard(b *mBoard, deep bool) {
 				h.checkQuery(laurel.Query{Board: b.id, Window: w.name, Period: p.id}, h.rng.IntN(2) == 0)
 			}
 			h.checkPeriods(b, w)
+		}
+	}
+}
+
+// checkHistory compares the rank history of a few members of the board in w with the points
+// the model noted: those of their counted events, newest first, in the windows where they
+// were ranked right after the event.
+func (h *harness) checkHistory(b *mBoard, w *mWindow) {
+	h.t.Helper()
+	var members []string
+	for _, e := range b.events {
+		if !e.deleted && !slices.Contains(members, e.member) {
+			members = append(members, e.member)
+		}
+	}
+	for range min(2, len(members)) {
+		member := members[h.rng.IntN(len(members))]
+		limit := 1 + h.rng.IntN(12)
+		got, err := h.eng.History(h.ctx, b.id, w.name, member, limit)
+		if h.m.hidden[member] {
+			if code(err) != laurel.ENotFound {
+				h.fatalf("History(%s, %s, %q) of a hidden member: %v, %v; want not_found", b.id, w.name, member, got, err)
+			}
+			continue
+		}
+		if err != nil {
+			h.fatalf("History(%s, %s, %q): %v", b.id, w.name, member, err)
+		}
+		var want []laurel.HistoryPoint
+		known := true
+		for _, e := range slices.Backward(b.events) {
+			if e.member != member || e.retracted || e.deleted {
+				continue
+			}
+			known = known && e.pointsKnown
+			if p, ok := e.points[w.name]; ok && len(want) < limit {
+				want = append(want, laurel.HistoryPoint{At: e.ts, Score: p.Score, Rank: p.Rank})
+			}
+		}
+		if !known {
+			continue // some of its points come from concurrent batches, whose order the model does not know
+		}
+		h.stats["history checked"]++
+		if !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			h.fatalf("History(%s, %s, %q, limit %d) = %v, want %v", b.id, w.name, member, limit, got, want)
 		}
 	}
 }
