@@ -38,33 +38,68 @@ func ValidatePage(offset, limit int, sr ScoreRange) (int, error) {
 	return limit, nil
 }
 
+// RankingReads is a Ranking that answers each read of API.md in one step: an index across
+// the network implements it so that a read costs one round trip and sees one instant. The
+// read functions below use it when a ranking has it, and compose Ranking's methods
+// otherwise. Each returns the ranking's total with its answer.
+type RankingReads interface {
+	// ReadPage answers PageOf.
+	ReadPage(o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error)
+	// ReadEntries answers Entries.
+	ReadEntries(members []string) ([]Entry, int, error)
+	// ReadAround answers AroundOf; found is false when the member is not ranked.
+	ReadAround(member string, radius int) (entries []Entry, found bool, total int, err error)
+	// ReadRank answers Search.
+	ReadRank(score, at int64) (rank, total int, err error)
+}
+
 // PageOf returns consecutive ranks of r from offset, limit of them; with a score range, only
 // the entries whose score lies in it, offset and limit applying within them. The arguments
-// are those ValidatePage accepted.
-func PageOf(r Ranking, o Order, offset, limit int, sr ScoreRange) ([]Entry, error) {
+// are those ValidatePage accepted. It returns r's total too.
+func PageOf(r Ranking, o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error) {
+	if rr, ok := r.(RankingReads); ok {
+		return rr.ReadPage(o, offset, limit, sr)
+	}
 	total, err := r.Total()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	first, end := 1, total+1
-	best, worst, hasBest, hasWorst := sr.Max, sr.Min, sr.HasMax, sr.HasMin
-	if o == Asc {
-		best, worst, hasBest, hasWorst = sr.Min, sr.Max, sr.HasMin, sr.HasMax
+	first, end, err := PageBounds(o, sr, total, r.Search)
+	if err != nil {
+		return nil, 0, err
 	}
+	var entries []Entry
+	if from := first + offset; offset < end-first && from < end {
+		entries, err = r.Page(from, min(limit, end-from))
+	}
+	return entries, total, err
+}
+
+// PageBounds returns the ranks [first, end) of the entries whose score lies in sr, given the
+// total and a search (Ranking.Search).
+func PageBounds(o Order, sr ScoreRange, total int, search func(score, at int64) (int, error)) (first, end int, err error) {
+	first, end = 1, total+1
+	best, worst, hasBest, hasWorst := sr.Bounds(o)
 	if hasBest {
-		if first, err = r.Search(best, math.MinInt64); err != nil {
-			return nil, err
+		if first, err = search(best, math.MinInt64); err != nil {
+			return 0, 0, err
 		}
 	}
 	if hasWorst {
-		if end, err = r.Search(worst, math.MaxInt64); err != nil {
-			return nil, err
+		if end, err = search(worst, math.MaxInt64); err != nil {
+			return 0, 0, err
 		}
 	}
-	if from := first + offset; offset < end-first && from < end {
-		return r.Page(from, min(limit, end-from))
+	return first, end, nil
+}
+
+// Bounds returns the range's bounds in rank order on a board of order o: the best score
+// (the first ranks) and the worst, and whether the range has them.
+func (sr ScoreRange) Bounds(o Order) (best, worst int64, hasBest, hasWorst bool) {
+	if o == Asc {
+		return sr.Min, sr.Max, sr.HasMin, sr.HasMax
 	}
-	return nil, nil
+	return sr.Max, sr.Min, sr.HasMax, sr.HasMin
 }
 
 // ValidateAround checks the arguments of an around-me read.
@@ -78,29 +113,62 @@ func ValidateAround(member string, radius int) error {
 	return nil
 }
 
-// EntryOf returns a member's entry in r; ENotFound when it is not ranked there.
-func EntryOf(r Ranking, board, window, member string) (Entry, error) {
-	es, err := r.Entries([]string{member})
-	if err != nil {
-		return Entry{}, err
-	}
-	if len(es) == 0 {
-		return Entry{}, FieldErrorf(ENotFound, "member", "%q is not on board %q in window %s", member, board, window)
-	}
-	return es[0], nil
+// notRanked is the error of a read about a member that is not in the ranking.
+func notRanked(board, window, member string) error {
+	return FieldErrorf(ENotFound, "member", "%q is not on board %q in window %s", member, board, window)
 }
 
-// AroundOf returns up to 2·radius+1 consecutive entries of r centred on the member's entry
-// en, shifted to stay within 1…total.
-func AroundOf(r Ranking, en Entry, radius int) ([]Entry, error) {
-	total, err := r.Total()
+// MemberOf returns a member's entry in r and r's total; ENotFound when it is not ranked
+// there.
+func MemberOf(r Ranking, board, window, member string) (Entry, int, error) {
+	es, total, err := entries(r, []string{member})
 	if err != nil {
-		return nil, err
+		return Entry{}, 0, err
 	}
-	lo := max(1, en.Rank-radius)
+	if len(es) == 0 {
+		return Entry{}, 0, notRanked(board, window, member)
+	}
+	return es[0], total, nil
+}
+
+func entries(r Ranking, members []string) ([]Entry, int, error) {
+	if rr, ok := r.(RankingReads); ok {
+		return rr.ReadEntries(members)
+	}
+	es, err := r.Entries(members)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := r.Total()
+	return es, total, err
+}
+
+// AroundOf returns up to 2·radius+1 consecutive entries of r centred on the member's entry,
+// shifted to stay within 1…total, and r's total; ENotFound when the member is not ranked.
+func AroundOf(r Ranking, board, window, member string, radius int) ([]Entry, int, error) {
+	if rr, ok := r.(RankingReads); ok {
+		es, found, total, err := rr.ReadAround(member, radius)
+		if err == nil && !found {
+			err = notRanked(board, window, member)
+		}
+		return es, total, err
+	}
+	en, total, err := MemberOf(r, board, window, member)
+	if err != nil {
+		return nil, 0, err
+	}
+	lo, n := AroundBounds(en.Rank, radius, total)
+	es, err := r.Page(lo, n)
+	return es, total, err
+}
+
+// AroundBounds returns where the page around rank begins and how long it is: 2·radius+1
+// ranks centred on rank, shifted to stay within 1…total.
+func AroundBounds(rank, radius, total int) (from, n int) {
+	lo := max(1, rank-radius)
 	hi := min(total, lo+2*radius)
 	lo = max(1, hi-2*radius)
-	return r.Page(lo, hi-lo+1)
+	return lo, hi - lo + 1
 }
 
 // ValidateLookup checks the members of a lookup.
@@ -116,8 +184,9 @@ func ValidateLookup(members []string) error {
 	return nil
 }
 
-// LookupOf returns the entries of the members ranked in r, in rank order, each once.
-func LookupOf(r Ranking, members []string) ([]Entry, error) {
+// LookupOf returns the entries of the members ranked in r, in rank order, each once, and r's
+// total.
+func LookupOf(r Ranking, members []string) ([]Entry, int, error) {
 	seen := make(map[string]bool, len(members))
 	unique := make([]string, 0, len(members))
 	for _, m := range members {
@@ -126,12 +195,12 @@ func LookupOf(r Ranking, members []string) ([]Entry, error) {
 			unique = append(unique, m)
 		}
 	}
-	entries, err := r.Entries(unique)
+	es, total, err := entries(r, unique)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	slices.SortFunc(entries, func(a, b Entry) int { return a.Rank - b.Rank })
-	return entries, nil
+	slices.SortFunc(es, func(a, b Entry) int { return a.Rank - b.Rank })
+	return es, total, nil
 }
 
 // RankOfScore returns the rank a member reaching score at the instant at would get in r
@@ -139,6 +208,9 @@ func LookupOf(r Ranking, members []string) ([]Entry, error) {
 func RankOfScore(r Ranking, score, at int64) (rank, total int, err error) {
 	if at < math.MaxInt64 {
 		at++
+	}
+	if rr, ok := r.(RankingReads); ok {
+		return rr.ReadRank(score, at)
 	}
 	if rank, err = r.Search(score, at); err != nil {
 		return 0, 0, err

@@ -70,8 +70,8 @@ func TestSortedRanking(t *testing.T) {
 				}
 			}
 			wantPage := inRange[min(offset, len(inRange)):min(offset+limit, len(inRange))]
-			got, err := laurel.PageOf(r, o, offset, limit, sr)
-			if err != nil || !sameEntries(got, wantPage) {
+			got, total, err := laurel.PageOf(r, o, offset, limit, sr)
+			if err != nil || !sameEntries(got, wantPage) || total != len(want) {
 				t.Fatalf("%s %v: PageOf(%d, %d, %+v) = %v, %v; want %v", o, want, offset, limit, sr, got, err, wantPage)
 			}
 			score, at := rng.Int64N(7)-1, rng.Int64N(5)
@@ -91,7 +91,7 @@ func TestSortedRanking(t *testing.T) {
 				continue
 			}
 			members := []string{"zz", want[rng.IntN(len(want))].Member, want[0].Member, want[0].Member}
-			got, err = laurel.LookupOf(r, members)
+			got, total, err = laurel.LookupOf(r, members)
 			wantLookup := []laurel.Entry{want[0]}
 			if m := members[1]; m != want[0].Member {
 				wantLookup = nil
@@ -101,14 +101,14 @@ func TestSortedRanking(t *testing.T) {
 					}
 				}
 			}
-			if err != nil || !sameEntries(got, wantLookup) {
+			if err != nil || !sameEntries(got, wantLookup) || total != len(want) {
 				t.Fatalf("%s %v: LookupOf(%v) = %v, %v; want %v", o, want, members, got, err, wantLookup)
 			}
 			en := want[rng.IntN(len(want))]
 			radius := rng.IntN(4)
-			around, err := laurel.AroundOf(r, en, radius)
+			around, total, err := laurel.AroundOf(r, "b", "all", en.Member, radius)
 			size := min(len(want), 2*radius+1)
-			if err != nil || len(around) != size || !slices.ContainsFunc(around, func(e laurel.Entry) bool { return sameEntries([]laurel.Entry{e}, []laurel.Entry{en}) }) || around[0].Rank < 1 || around[len(around)-1].Rank > len(want) {
+			if err != nil || total != len(want) || len(around) != size || !slices.ContainsFunc(around, func(e laurel.Entry) bool { return sameEntries([]laurel.Entry{e}, []laurel.Entry{en}) }) || around[0].Rank < 1 || around[len(around)-1].Rank > len(want) {
 				t.Fatalf("%s %v: AroundOf(%v, %d) = %v, %v", o, want, en, radius, around, err)
 			}
 		}

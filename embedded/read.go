@@ -299,7 +299,8 @@ func (e *Engine) Page(ctx context.Context, q laurel.Query, offset, limit int, sr
 		return laurel.Page{}, err
 	}
 	defer rd.done()
-	entries, err := laurel.PageOf(rd.v, rd.b.cfg.Order, offset, limit, sr)
+	entries, total, err := laurel.PageOf(rd.v, rd.b.cfg.Order, offset, limit, sr)
+	rd.period.Total = total
 	if err == nil {
 		err = rd.fill(entries, q.Metadata)
 	}
@@ -319,10 +320,11 @@ func (e *Engine) Member(ctx context.Context, q laurel.Query, member string) (lau
 		return laurel.MemberEntry{}, err
 	}
 	defer rd.done()
-	en, err := laurel.EntryOf(rd.v, rd.b.cfg.ID, rd.w.name, member)
+	en, total, err := laurel.MemberOf(rd.v, rd.b.cfg.ID, rd.w.name, member)
 	if err != nil {
 		return laurel.MemberEntry{}, err
 	}
+	rd.period.Total = total
 	es := []laurel.Entry{en}
 	if err := rd.fill(es, q.Metadata); err != nil {
 		return laurel.MemberEntry{}, err
@@ -341,11 +343,11 @@ func (e *Engine) Around(ctx context.Context, q laurel.Query, member string, radi
 		return laurel.Page{}, err
 	}
 	defer rd.done()
-	en, err := laurel.EntryOf(rd.v, rd.b.cfg.ID, rd.w.name, member)
+	entries, total, err := laurel.AroundOf(rd.v, rd.b.cfg.ID, rd.w.name, member, radius)
 	if err != nil {
 		return laurel.Page{}, err
 	}
-	entries, err := laurel.AroundOf(rd.v, en, radius)
+	rd.period.Total = total
 	if err == nil {
 		err = rd.fill(entries, q.Metadata)
 	}
@@ -365,7 +367,8 @@ func (e *Engine) Lookup(ctx context.Context, q laurel.Query, members []string) (
 		return laurel.Page{}, err
 	}
 	defer rd.done()
-	entries, err := laurel.LookupOf(rd.v, members)
+	entries, total, err := laurel.LookupOf(rd.v, members)
+	rd.period.Total = total
 	if err == nil {
 		err = rd.fill(entries, q.Metadata)
 	}

@@ -136,8 +136,7 @@ func (e *Engine) resolve(ctx context.Context, q laurel.Query) (*reading, error) 
 		}
 		rd.v = laurel.NewSortedRanking(order, nil)
 	}
-	rd.period.Total, err = rd.v.Total()
-	return rd, err
+	return rd, nil
 }
 
 // rollingAt computes a rolling window's ranking over [start, end) from its buckets: a read
@@ -235,7 +234,8 @@ func (e *Engine) Page(ctx context.Context, q laurel.Query, offset, limit int, sr
 	}
 	var page laurel.Page
 	err = e.read(ctx, q, func(rd *reading) error {
-		entries, err := laurel.PageOf(rd.v, rd.st.cfg.Order, offset, limit, sr)
+		entries, total, err := laurel.PageOf(rd.v, rd.st.cfg.Order, offset, limit, sr)
+		rd.period.Total = total
 		if err == nil {
 			err = e.fill(ctx, entries, q.Metadata)
 		}
@@ -252,10 +252,11 @@ func (e *Engine) Member(ctx context.Context, q laurel.Query, member string) (lau
 	}
 	var me laurel.MemberEntry
 	err := e.read(ctx, q, func(rd *reading) error {
-		en, err := laurel.EntryOf(rd.v, rd.st.cfg.ID, rd.res.Name, member)
+		en, total, err := laurel.MemberOf(rd.v, rd.st.cfg.ID, rd.res.Name, member)
 		if err != nil {
 			return err
 		}
+		rd.period.Total = total
 		es := []laurel.Entry{en}
 		if err := e.fill(ctx, es, q.Metadata); err != nil {
 			return err
@@ -274,11 +275,11 @@ func (e *Engine) Around(ctx context.Context, q laurel.Query, member string, radi
 	}
 	var page laurel.Page
 	err := e.read(ctx, q, func(rd *reading) error {
-		en, err := laurel.EntryOf(rd.v, rd.st.cfg.ID, rd.res.Name, member)
+		entries, total, err := laurel.AroundOf(rd.v, rd.st.cfg.ID, rd.res.Name, member, radius)
 		if err != nil {
 			return err
 		}
-		entries, err := laurel.AroundOf(rd.v, en, radius)
+		rd.period.Total = total
 		if err == nil {
 			err = e.fill(ctx, entries, q.Metadata)
 		}
@@ -295,7 +296,8 @@ func (e *Engine) Lookup(ctx context.Context, q laurel.Query, members []string) (
 	}
 	var page laurel.Page
 	err := e.read(ctx, q, func(rd *reading) error {
-		entries, err := laurel.LookupOf(rd.v, members)
+		entries, total, err := laurel.LookupOf(rd.v, members)
+		rd.period.Total = total
 		if err == nil {
 			err = e.fill(ctx, entries, q.Metadata)
 		}
@@ -384,8 +386,13 @@ func (e *Engine) Periods(ctx context.Context, boardID, windowName string) ([]lau
 		if ws.w.IsRolling() {
 			return laurel.FieldErrorf(laurel.EInvalid, "window", "window %s is rolling and has no periods", ws.Name)
 		}
+		cur := rd.period
+		var err error
+		if cur.Total, err = rd.v.Total(); err != nil {
+			return err
+		}
 		if ws.w.Kind == laurel.WindowAll {
-			out = []laurel.PeriodInfo{rd.period}
+			out = []laurel.PeriodInfo{cur}
 			return nil
 		}
 		sets := make([]laurel.IndexSet, len(ws.Open))
@@ -401,7 +408,6 @@ func (e *Engine) Periods(ctx context.Context, boardID, windowName string) ([]lau
 			return err
 		}
 		out = nil
-		cur := rd.period
 		listedCur := false
 		for i := len(ws.Open) - 1; i >= 0; i-- {
 			sp := ws.Open[i]

@@ -366,6 +366,52 @@ func verify(t *testing.T, where string, idx *redis.Index, board string, b *model
 				t.Fatalf("%s: Search(%d, %d) = %d, %v; want %d", what, p.score, p.at, n, err, w)
 			}
 		}
+		verifyReads(t, what, rk, b.order, want, ask, probes, g)
+	}
+}
+
+// verifyReads checks the reads of API.md that the index answers in one step each
+// (laurel.RankingReads) against the same reads composed of the model's sorted entries.
+func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, want []laurel.Entry, ask []string, probes []point, g *gen) {
+	t.Helper()
+	r := g.r
+	rr, ok := rk.(laurel.RankingReads)
+	if !ok {
+		t.Fatalf("%s: the ranking does not answer reads in one step", what)
+	}
+	model := laurel.NewSortedRanking(o, slices.Clone(want))
+	for range 6 {
+		lo, hi := g.score(), g.score()
+		if len(want) > 0 && r.IntN(2) == 0 {
+			lo, hi = want[r.IntN(len(want))].Score, want[r.IntN(len(want))].Score
+		}
+		sr := laurel.ScoreRange{Min: min(lo, hi), Max: max(lo, hi), HasMin: r.IntN(2) == 0, HasMax: r.IntN(2) == 0}
+		offset, limit := r.IntN(len(want)+3), 1+r.IntN(20)
+		got, total, err := rr.ReadPage(o, offset, limit, sr)
+		wantPage, wantTotal, _ := laurel.PageOf(model, o, offset, limit, sr)
+		if err != nil || total != wantTotal || !equalEntries(got, wantPage) {
+			t.Fatalf("%s: ReadPage(%d, %d, %+v) = %v, %d, %v\nwant %v, %d", what, offset, limit, sr, got, total, err, wantPage, wantTotal)
+		}
+	}
+	for _, m := range append(slices.Clone(ask[:min(len(ask), 4)]), "absent member") {
+		radius := r.IntN(6)
+		got, found, total, err := rr.ReadAround(m, radius)
+		wantPage, wantTotal, wantErr := laurel.AroundOf(model, "b", "w", m, radius)
+		if err != nil || found != (wantErr == nil) || found && (total != wantTotal || !equalEntries(got, wantPage)) {
+			t.Fatalf("%s: ReadAround(%q, %d) = %v, %v, %d, %v\nwant %v, %d, %v", what, m, radius, got, found, total, err, wantPage, wantTotal, wantErr)
+		}
+	}
+	got, total, err := rr.ReadEntries(ask)
+	wantEs, wantTotal, _ := laurel.LookupOf(model, ask)
+	slices.SortFunc(got, func(x, y laurel.Entry) int { return x.Rank - y.Rank })
+	if err != nil || total != wantTotal || !equalEntries(got, wantEs) {
+		t.Fatalf("%s: ReadEntries(%q) = %v, %d, %v\nwant %v, %d", what, ask, got, total, err, wantEs, wantTotal)
+	}
+	for _, p := range probes {
+		rank, total, err := rr.ReadRank(p.score, p.at)
+		if w, _ := model.Search(p.score, p.at); err != nil || rank != w || total != len(want) {
+			t.Fatalf("%s: ReadRank(%d, %d) = %d, %d, %v; want %d, %d", what, p.score, p.at, rank, total, err, w, len(want))
+		}
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 )
 
 // ranking is one set of a board read as of a state stamp. It holds no entries: every read is
-// one script call that checks the stamp first.
+// one script call that checks the stamp first, and each read of API.md is one read
+// (laurel.RankingReads).
 type ranking struct {
 	ctx   context.Context // the Ranking interface carries none, so the one it was made with
 	x     *Index
@@ -70,8 +71,18 @@ func (r *ranking) Page(from, n int) ([]laurel.Entry, error) {
 // Entries finds each member's prefix in the set's hash and its rank with ZRANK, all in one
 // script call. Members asked for more than once are asked for once.
 func (r *ranking) Entries(members []string) ([]laurel.Entry, error) {
+	out, _, err := r.entries("e", members)
+	return out, err
+}
+
+// ReadEntries is Entries with the set's size, in the same script call.
+func (r *ranking) ReadEntries(members []string) ([]laurel.Entry, int, error) {
+	return r.entries("E", members)
+}
+
+func (r *ranking) entries(op string, members []string) ([]laurel.Entry, int, error) {
 	args := make([]string, 0, 2+len(members))
-	args = append(args, r.stamp, "e")
+	args = append(args, r.stamp, op)
 	seen := make(map[string]struct{}, len(members))
 	for _, m := range members {
 		if _, ok := seen[m]; !ok && m != "" {
@@ -81,26 +92,124 @@ func (r *ranking) Entries(members []string) ([]laurel.Entry, error) {
 	}
 	res, err := readScript.Exec(r.ctx, r.x.client, r.keys, args).ToArray()
 	if err != nil {
-		return nil, r.err(err, "reading entries")
+		return nil, 0, r.err(err, "reading entries")
+	}
+	total := -1
+	if op == "E" {
+		if total, err = r.int(res, 0); err != nil {
+			return nil, 0, err
+		}
+		res = res[1:]
 	}
 	if len(res)%2 != 0 {
-		return nil, fmt.Errorf("redis: reading entries of board %q: odd reply of %d values", r.board, len(res))
+		return nil, 0, fmt.Errorf("redis: reading entries of board %q: odd reply of %d values", r.board, len(res))
 	}
 	out := make([]laurel.Entry, len(res)/2)
 	for i := range out {
-		rank, err := res[2*i].AsInt64()
+		rank, err := r.int(res, 2*i)
 		if err != nil {
-			return nil, r.err(err, "reading entries")
+			return nil, 0, err
 		}
 		key, err := res[2*i+1].ToString()
 		if err != nil {
-			return nil, r.err(err, "reading entries")
+			return nil, 0, r.err(err, "reading entries")
 		}
-		if out[i], err = r.entry(int(rank)+1, key); err != nil {
-			return nil, err
+		if out[i], err = r.entry(rank+1, key); err != nil {
+			return nil, 0, err
 		}
 	}
-	return out, nil
+	return out, total, nil
+}
+
+// ReadPage answers a page of API.md, score range included, in one script call.
+func (r *ranking) ReadPage(o laurel.Order, offset, limit int, sr laurel.ScoreRange) ([]laurel.Entry, int, error) {
+	// The searches of laurel.PageBounds, as exclusive lex bounds: the range's first entry
+	// is the first at or after (best, -∞), its end the first after (worst, +∞).
+	best, worst, hasBest, hasWorst := sr.Bounds(o)
+	var first, end string
+	if hasBest {
+		p := encodePrefix(r.order, best, math.MinInt64)
+		first = "(" + string(p[:])
+	}
+	if hasWorst {
+		p := encodePrefix(r.order, worst, math.MaxInt64)
+		end = "(" + string(p[:])
+	}
+	res, err := r.read("P", strconv.Itoa(offset), strconv.Itoa(limit), first, end).ToArray()
+	if err != nil {
+		return nil, 0, r.err(err, "reading a page")
+	}
+	return r.page(res)
+}
+
+// ReadAround answers a page around a member in one script call.
+func (r *ranking) ReadAround(member string, radius int) ([]laurel.Entry, bool, int, error) {
+	res, err := r.read("A", member, strconv.Itoa(radius)).ToArray()
+	if err != nil {
+		return nil, false, 0, r.err(err, "reading around a member")
+	}
+	if len(res) == 2 {
+		if from, err := r.int(res, 1); err != nil || from == 0 {
+			total, _ := r.int(res, 0)
+			return nil, false, total, err
+		}
+	}
+	out, total, err := r.page(res)
+	return out, err == nil, total, err
+}
+
+// page decodes a reply of the size, the first rank, then the zset members from it.
+func (r *ranking) page(res []rueidis.RedisMessage) ([]laurel.Entry, int, error) {
+	if len(res) < 2 {
+		return nil, 0, fmt.Errorf("redis: reading a page of board %q: a reply of %d values", r.board, len(res))
+	}
+	total, err := r.int(res, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	from, err := r.int(res, 1)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []laurel.Entry
+	for i, m := range res[2:] {
+		key, err := m.ToString()
+		if err != nil {
+			return nil, 0, r.err(err, "reading a page")
+		}
+		en, err := r.entry(from+i, key)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, en)
+	}
+	return out, total, nil
+}
+
+// ReadRank is Search with the set's size, in one script call.
+func (r *ranking) ReadRank(score, at int64) (int, int, error) {
+	p := encodePrefix(r.order, score, at)
+	res, err := r.read("R", "("+string(p[:])).ToArray()
+	if err != nil {
+		return 0, 0, r.err(err, "searching a set")
+	}
+	if len(res) != 2 {
+		return 0, 0, fmt.Errorf("redis: searching a set of board %q: a reply of %d values", r.board, len(res))
+	}
+	n, err := r.int(res, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	total, err := r.int(res, 1)
+	return n + 1, total, err
+}
+
+func (r *ranking) int(res []rueidis.RedisMessage, i int) (int, error) {
+	n, err := res[i].AsInt64()
+	if err != nil {
+		return 0, r.err(err, "reading a reply")
+	}
+	return int(n), nil
 }
 
 // Search counts the members whose key sorts before (score, at)'s 16-byte prefix: as every

@@ -79,28 +79,65 @@ redis.call('PUBLISH', ARGV[5], ARGV[6])
 return out
 `)
 
-// readScript answers one read of a Ranking as of a state stamp.
+// readScript answers one read of a Ranking as of a state stamp, so that the whole read is
+// one round trip and one instant.
 //
 // KEYS: meta, zset, hash. ARGV: stamp, op, operands:
 //   - "n": the set's size;
 //   - "p" start stop: the zset members from start to stop (0-based, inclusive);
 //   - "s" bound: how many members sort before the exclusive lex bound;
-//   - "e" member...: for each member ranked, its 0-based rank and zset member.
+//   - "e" member...: for each member ranked, its 0-based rank and zset member;
+//   - "E" member...: the size, then as "e";
+//   - "P" offset limit best worst: a page of API.md: the size, the first rank, then the zset
+//     members of the page; best and worst are exclusive lex bounds of the score range, ""
+//     when it has none;
+//   - "A" member radius: the size, then 0 when the member is not in the set, else the first
+//     rank of the page around it and its zset members;
+//   - "R" bound: how many members sort before the bound, and the size.
 var readScript = rueidis.NewLuaScript(`
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
   return redis.error_reply('` + staleReply + ` state changed')
 end
-local op = ARGV[2]
-if op == 'n' then return redis.call('ZCARD', KEYS[2]) end
-if op == 'p' then return redis.call('ZRANGE', KEYS[2], ARGV[3], ARGV[4]) end
-if op == 's' then return redis.call('ZLEXCOUNT', KEYS[2], '-', ARGV[3]) end
+local z, h, op = KEYS[2], KEYS[3], ARGV[2]
+if op == 'n' then return redis.call('ZCARD', z) end
+if op == 'p' then return redis.call('ZRANGE', z, ARGV[3], ARGV[4]) end
+if op == 's' then return redis.call('ZLEXCOUNT', z, '-', ARGV[3]) end
+if op == 'R' then return {redis.call('ZLEXCOUNT', z, '-', ARGV[3]), redis.call('ZCARD', z)} end
+local total = redis.call('ZCARD', z)
+local function range(out, from, n)
+  out[#out+1] = from
+  if n > 0 then
+    for _, key in ipairs(redis.call('ZRANGE', z, from-1, from+n-2)) do out[#out+1] = key end
+  end
+  return out
+end
+if op == 'P' then
+  local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+  local first, stop = 1, total+1
+  if ARGV[5] ~= '' then first = redis.call('ZLEXCOUNT', z, '-', ARGV[5]) + 1 end
+  if ARGV[6] ~= '' then stop = redis.call('ZLEXCOUNT', z, '-', ARGV[6]) + 1 end
+  local from, n = first + offset, 0
+  if offset < stop - first and from < stop then n = math.min(limit, stop - from) end
+  return range({total}, from, n)
+end
+if op == 'A' then
+  local m, radius = ARGV[3], tonumber(ARGV[4])
+  local k = redis.call('HGET', h, m)
+  local r = k and redis.call('ZRANK', z, k .. m)
+  if not r then return {total, 0} end
+  local lo = math.max(1, r+1-radius)
+  local hi = math.min(total, lo+2*radius)
+  lo = math.max(1, hi-2*radius)
+  return range({total}, lo, hi-lo+1)
+end
 local out = {}
+if op == 'E' then out[1] = total end
 for i = 3, #ARGV do
   local m = ARGV[i]
-  local k = redis.call('HGET', KEYS[3], m)
+  local k = redis.call('HGET', h, m)
   if k then
     local key = k .. m
-    local r = redis.call('ZRANK', KEYS[2], key)
+    local r = redis.call('ZRANK', z, key)
     if r then
       out[#out+1] = r
       out[#out+1] = key
