@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -216,3 +217,97 @@ func TestWatchAcrossNodes(t *testing.T) {
 	}
 	expect(nil)
 }
+
+// gateIndex holds each index step until it is let through, counting them.
+type gateIndex struct {
+	laurel.Index
+	gate  chan struct{}
+	steps atomic.Int32
+}
+
+func (x *gateIndex) Apply(ctx context.Context, board string, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+	x.steps.Add(1)
+	<-x.gate
+	return x.Index.Apply(ctx, board, order, u)
+}
+
+// TestGroupedSubmits: submits that queue behind one being written are written together, in
+// one step, and each answers as if alone: one that fails leaves no trace and fails alone, an
+// id freed by it counts for the next, an id used earlier in the group is a duplicate.
+func TestGroupedSubmits(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	gate := &gateIndex{Index: store.Index, gate: make(chan struct{})}
+	e, err := postgres.Open(ctx, store.DSN, gate, postgres.Options{Now: fixedClock("2026-11-22T10:00:00Z"), Maintenance: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	go func() { gate.gate <- struct{}{} }()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day"}, MaxValue: ptr(int64(100))})
+
+	type call struct {
+		events []laurel.Event
+		res    []laurel.EventResult
+		err    error
+	}
+	ev := func(member string, value int64, id string) laurel.Event {
+		return laurel.Event{Board: "b", Member: member, Value: value, ID: id}
+	}
+	calls := []*call{
+		{events: []laurel.Event{ev("first", 1, "")}}, // written alone; the others queue behind it
+		{events: []laurel.Event{ev("a", 5, "x1")}},
+		{events: []laurel.Event{ev("b", 3, "x2"), ev("a", 7, ""), ev("b", 500, "")}}, // over max_value: fails whole
+		{events: []laurel.Event{ev("a", 2, "")}},
+		{events: []laurel.Event{ev("c", 9, "x2")}}, // x2 is free: the call that used it failed
+		{events: []laurel.Event{ev("a", 5, "x1")}}, // a duplicate of the second call
+	}
+	steps := gate.steps.Load()
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.res, c.err = e.Submit(ctx, c.events, laurel.SubmitOptions{})
+		}()
+		if i == 0 {
+			for gate.steps.Load() == steps {
+				time.Sleep(time.Millisecond) // the first call's step is at the index
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // queued in this order
+	}
+	gate.gate <- struct{}{} // the first call's step
+	gate.gate <- struct{}{} // one step for all the others
+	wg.Wait()
+	if got := gate.steps.Load() - steps; got != 2 {
+		t.Errorf("%d index steps for the calls, want 2: the queued ones in one", got)
+	}
+	if err := calls[2].err; laurel.ErrorCode(err) != laurel.EInvalid || !strings.Contains(err.Error(), "events[2].value") {
+		t.Errorf("the call over max_value: %v", err)
+	}
+	for i, c := range calls {
+		if i != 2 && c.err != nil {
+			t.Errorf("call %d: %v", i, c.err)
+		}
+	}
+	if calls[5].err == nil && calls[5].res[0].Status != laurel.StatusDuplicate {
+		t.Errorf("a repeat of an id used earlier in the group: %+v, want a duplicate", calls[5].res)
+	}
+	if calls[4].err == nil && (calls[4].res[0].Status != laurel.StatusApplied || calls[4].res[0].Entries["all"] != (laurel.Standing{Rank: 1, Score: 9})) {
+		t.Errorf("an id freed by a failed call: %+v, want applied, first with 9", calls[4].res)
+	}
+	page, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 10, laurel.ScoreRange{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, en := range page.Entries {
+		got = append(got, fmt.Sprintf("%s=%d", en.Member, en.Score))
+	}
+	if want := "[c=9 a=7 first=1]"; fmt.Sprint(got) != want {
+		t.Errorf("the board after the group: %v, want %s (nothing of the failed call)", got, want)
+	}
+	check(t, e)
+}
+
+func ptr[T any](v T) *T { return &v }

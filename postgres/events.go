@@ -3,8 +3,12 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
@@ -12,6 +16,8 @@ import (
 
 // Submit applies events atomically: every event is validated and staged on top of the ones
 // before it, and one bad event rejects the whole batch with its index in the error's field.
+// Submits to the same boards that arrive while one is being written are written together,
+// in one step (see submits).
 func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
 	if err := laurel.ValidateEvents(events); err != nil {
 		return nil, err
@@ -22,11 +28,95 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 			boards = append(boards, events[i].Board)
 		}
 	}
-	results := make([]laurel.EventResult, len(events))
-	seqs := make([]int64, len(events)) // of the applied events; 0 for duplicates
-	times := make([]int64, len(events))
-	readAt := make([]int, len(events)) // where the event's standings begin in its board's reads
+	slices.Sort(boards)
+	req := &submitReq{ctx: ctx, events: events, opts: opts, results: make([]laurel.EventResult, len(events)), done: make(chan struct{})}
+	e.submits.add(e, strings.Join(boards, "\x00"), boards, req)
+	<-req.done
+	if req.err != nil {
+		return nil, req.err
+	}
+	return req.results, nil
+}
+
+// submits groups the submits of this engine to the same boards: the first to arrive writes
+// the ones queued behind it in the same step, so that they share its locks, round trips and
+// commit. Under load a step then carries many requests; alone, a request is its own step.
+type submits struct {
+	mu      sync.Mutex
+	pending map[string][]*submitReq // by set of boards
+	leading map[string]bool         // a group of those boards is being written
+}
+
+type submitReq struct {
+	ctx     context.Context
+	events  []laurel.Event
+	opts    laurel.SubmitOptions
+	results []laurel.EventResult
+	err     error
+	done    chan struct{}
+
+	seqs   []int64 // of the applied events; 0 for duplicates
+	times  []int64
+	readAt []int // where each event's standings begin in its board's reads
+}
+
+// maxGroupEvents caps the events of one step, bounding how long its locks are held.
+const maxGroupEvents = 2000
+
+// add queues req, and writes it, with what queues behind it, unless a group of its boards
+// is being written: then that writer takes it next.
+func (q *submits) add(e *Engine, key string, boards []string, req *submitReq) {
+	q.mu.Lock()
+	if q.pending == nil {
+		q.pending, q.leading = make(map[string][]*submitReq), make(map[string]bool)
+	}
+	q.pending[key] = append(q.pending[key], req)
+	if q.leading[key] {
+		q.mu.Unlock()
+		return
+	}
+	q.leading[key] = true
+	q.mu.Unlock()
+	q.lead(e, key, boards)
+}
+
+// lead writes groups of the requests queued for boards until none is left.
+func (q *submits) lead(e *Engine, key string, boards []string) {
+	for {
+		q.mu.Lock()
+		queue := q.pending[key]
+		n, events := 0, 0
+		for n < len(queue) && (n == 0 || events+len(queue[n].events) <= maxGroupEvents) {
+			events += len(queue[n].events)
+			n++
+		}
+		group := queue[:n:n]
+		if n == len(queue) {
+			delete(q.pending, key)
+		} else {
+			q.pending[key] = queue[n:]
+		}
+		if n == 0 {
+			delete(q.leading, key)
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+		e.submitGroup(boards, group)
+		for _, r := range group {
+			close(r.done)
+		}
+	}
+}
+
+// submitGroup writes a group of submits in one step. A request that fails leaves no trace
+// and fails alone; a step that fails fails them all.
+func (e *Engine) submitGroup(boards []string, group []*submitReq) {
+	// The step outlives any one caller's wait: a caller that gives up does not cancel the
+	// others' writes.
+	ctx := context.WithoutCancel(group[0].ctx)
 	var history []historyRow
+	var ok []*submitReq // the requests staged
 	err := e.write(ctx, boards, func(s *step) error {
 		for _, id := range boards {
 			if b := s.boards[id]; b.st != nil {
@@ -35,80 +125,116 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 				}
 			}
 		}
-		if err := s.prefetchEvents(events); err != nil {
+		var all []laurel.Event
+		for _, r := range group {
+			all = append(all, r.events...)
+		}
+		if err := s.prefetchEvents(all); err != nil {
 			return err
 		}
-		var named []int
-		for i := range events {
-			ev := &events[i]
-			status, seq, ts, err := s.stageEvent(ev, opts.Import)
-			if err != nil {
-				return laurel.InEvent(i, err)
-			}
-			seqs[i], times[i] = seq, ts
-			results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
-			if ev.Name != nil && status == laurel.StatusApplied {
-				named = append(named, i)
+		var members []string
+		for _, r := range group {
+			if r.err = s.stageRequest(r); r.err == nil {
+				ok = append(ok, r)
+				for i := range r.events {
+					members = append(members, r.events[i].Member)
+				}
 			}
 		}
-		if err := s.setNames(events, named); err != nil {
+		if len(ok) == 0 {
+			return errNothing
+		}
+		if err := s.setNames(ok); err != nil {
 			return err
 		}
 		// The standings to answer with, read from the index once the step is in it: every
 		// event's member in every window's current span, hidden members left out.
-		var members []string
-		for i := range events {
-			members = append(members, events[i].Member)
-		}
 		if err := s.readHidden(members); err != nil {
 			return err
 		}
-		for i := range events {
-			ev := &events[i]
-			b := s.boards[ev.Board]
-			readAt[i] = len(b.reads)
-			if opts.NoRanks && seqs[i] == 0 || s.hidden[ev.Member] {
-				continue
-			}
-			for j := range b.st.Windows {
-				ws := &b.st.Windows[j]
-				set, _ := b.st.currentSet(ws, s.now)
-				b.reads = append(b.reads, laurel.IndexRead{Set: set, Member: ev.Member})
+		for _, r := range ok {
+			r.readAt = make([]int, len(r.events))
+			for i := range r.events {
+				ev := &r.events[i]
+				b := s.boards[ev.Board]
+				r.readAt[i] = len(b.reads)
+				if r.opts.NoRanks && r.seqs[i] == 0 || s.hidden[ev.Member] {
+					continue
+				}
+				for j := range b.st.Windows {
+					set, _ := b.st.currentSet(&b.st.Windows[j], s.now)
+					b.reads = append(b.reads, laurel.IndexRead{Set: set, Member: ev.Member})
+				}
 			}
 		}
 		s.after = append(s.after, func() error {
-			for i := range events {
-				ev := &events[i]
-				b := s.boards[ev.Board]
-				if opts.NoRanks && seqs[i] == 0 {
-					continue
-				}
-				entries := make(map[string]laurel.Standing)
-				var points []historyPoint
-				if !s.hidden[ev.Member] {
-					for j := range b.st.Windows {
-						if en := b.read[readAt[i]+j]; en.Rank > 0 {
-							name := b.st.Windows[j].Name
-							entries[name] = laurel.Standing{Rank: en.Rank, Score: en.Score}
-							points = append(points, historyPoint{name, en.Score, en.Rank})
-						}
-					}
-				}
-				if !opts.NoRanks {
-					results[i].Entries = entries
-				}
-				if seqs[i] != 0 {
-					history = append(history, historyRow{ev.Board, ev.Member, seqs[i], times[i], points})
-				}
+			for _, r := range ok {
+				history = append(history, s.answer(r)...)
 			}
 			return s.recordHistory(history)
 		})
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	if errors.Is(err, errNothing) {
+		return
 	}
-	return results, nil
+	for _, r := range ok {
+		if r.err == nil {
+			r.err = err
+		}
+	}
+}
+
+// errNothing ends a step in which every request failed.
+var errNothing = errors.New("postgres: no request of the group could be staged")
+
+// stageRequest stages one submit's events in the step, all or none.
+func (s *step) stageRequest(r *submitReq) error {
+	r.seqs, r.times = make([]int64, len(r.events)), make([]int64, len(r.events))
+	s.begin()
+	for i := range r.events {
+		ev := &r.events[i]
+		status, seq, ts, err := s.stageEvent(ev, r.opts.Import)
+		if err != nil {
+			s.rollback()
+			return laurel.InEvent(i, err)
+		}
+		r.seqs[i], r.times[i] = seq, ts
+		r.results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
+	}
+	s.keep()
+	return nil
+}
+
+// answer fills a request's results with the standings the index read back, and returns its
+// events' history points.
+func (s *step) answer(r *submitReq) []historyRow {
+	var history []historyRow
+	for i := range r.events {
+		ev := &r.events[i]
+		b := s.boards[ev.Board]
+		if r.opts.NoRanks && r.seqs[i] == 0 {
+			continue
+		}
+		entries := make(map[string]laurel.Standing)
+		var points []historyPoint
+		if !s.hidden[ev.Member] {
+			for j := range b.st.Windows {
+				if en := b.read[r.readAt[i]+j]; en.Rank > 0 {
+					name := b.st.Windows[j].Name
+					entries[name] = laurel.Standing{Rank: en.Rank, Score: en.Score}
+					points = append(points, historyPoint{name, en.Score, en.Rank})
+				}
+			}
+		}
+		if !r.opts.NoRanks {
+			r.results[i].Entries = entries
+		}
+		if r.seqs[i] != 0 {
+			history = append(history, historyRow{ev.Board, ev.Member, r.seqs[i], r.times[i], points})
+		}
+	}
+	return history
 }
 
 // prefetchEvents reads, for each board in one query each, the ids the events use and the
@@ -217,7 +343,7 @@ func (s *step) stageEvent(in *laurel.Event, imported bool) (status string, seq, 
 	}
 	b.events = append(b.events, newEvent{seq: seq, member: in.Member, value: in.Value, ts: ts, id: in.ID})
 	if in.ID != "" {
-		b.ids[in.ID] = &storedEvent{seq: seq, member: in.Member, value: in.Value, ts: ts}
+		b.setID(in.ID, &storedEvent{seq: seq, member: in.Member, value: in.Value, ts: ts})
 	}
 	return laurel.StatusApplied, seq, ts, nil
 }
@@ -252,27 +378,33 @@ func (s *step) stageWindow(b *boardStep, ws *windowState, member string, value, 
 		if ws.Marks.IsClosed(&b.st.cfg, ws.w, start, s.now) {
 			return laurel.Errorf(laurel.ETooLate, "falls in period %s of window %s, which is closed", id, ws.Name)
 		}
-		if ws.addOpen(start, end) {
-			b.stateChanged = true
-		}
+		b.open(ws, start, end)
 	}
 	return add(aggKey{ws.Name, start, member})
 }
 
-// setNames sets the profile names the events carry, the last one per member winning.
-func (s *step) setNames(events []laurel.Event, named []int) error {
-	if len(named) == 0 {
+// setNames sets the profile names the applied events of requests carry, the last one per
+// member winning.
+func (s *step) setNames(reqs []*submitReq) error {
+	names := make(map[string]string)
+	for _, r := range reqs {
+		for i := range r.events {
+			if ev := &r.events[i]; ev.Name != nil && r.results[i].Status == laurel.StatusApplied {
+				names[ev.Member] = *ev.Name
+			}
+		}
+	}
+	if len(names) == 0 {
 		return nil
 	}
-	var members, names []string
-	for _, i := range slices.Backward(named) {
-		if !slices.Contains(members, events[i].Member) {
-			members, names = append(members, events[i].Member), append(names, *events[i].Name)
-		}
+	members := slices.Sorted(maps.Keys(names))
+	values := make([]string, len(members))
+	for i, m := range members {
+		values[i] = names[m]
 	}
 	_, err := s.tx.Exec(s.ctx, `INSERT INTO laurel_profiles (member, name)
 		SELECT * FROM unnest($1::text[], $2::text[])
-		ON CONFLICT (member) DO UPDATE SET name = excluded.name`, members, names)
+		ON CONFLICT (member) DO UPDATE SET name = excluded.name`, members, values)
 	if err != nil {
 		return fmt.Errorf("postgres: set names: %w", err)
 	}

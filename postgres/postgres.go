@@ -66,7 +66,8 @@ type Engine struct {
 	log   *slog.Logger
 	ns    string // the schema: boards of other schemas lock apart
 
-	states stateCache
+	states  stateCache
+	submits submits
 
 	watchMu  sync.Mutex
 	watchers map[int]func(boards []string)

@@ -47,6 +47,102 @@ type boardStep struct {
 	reads  []laurel.IndexRead
 	ids    map[string]*storedEvent // ids read or used in the step; nil value: free
 	read   []laurel.IndexEntry     // the answers to reads, once applied
+	undo   *undoLog                // while a request is staged: how to take it back
+}
+
+// undoLog records what staging one request of a group changes in a board's step, so that a
+// request that fails leaves the others' staging as it was.
+type undoLog struct {
+	aggs         map[aggKey]undoAgg
+	ids          map[string]undoID
+	events       int
+	seq          int64
+	stateChanged bool
+	opened       []openedSpan
+}
+
+type undoAgg struct {
+	v          aggVal
+	had, dirty bool
+}
+
+type undoID struct {
+	ev  *storedEvent
+	had bool
+}
+
+type openedSpan struct {
+	ws    *windowState
+	start int64
+}
+
+// begin starts recording what the next request changes.
+func (s *step) begin() {
+	for _, b := range s.boards {
+		b.undo = &undoLog{aggs: make(map[aggKey]undoAgg), ids: make(map[string]undoID), events: len(b.events), seq: b.seq, stateChanged: b.stateChanged}
+	}
+}
+
+// keep accepts what the request changed.
+func (s *step) keep() {
+	for _, b := range s.boards {
+		b.undo = nil
+	}
+}
+
+// rollback takes back what the request changed.
+func (s *step) rollback() {
+	for _, b := range s.boards {
+		u := b.undo
+		if u == nil {
+			continue
+		}
+		b.undo = nil
+		for k, old := range u.aggs {
+			if old.had {
+				b.aggs[k] = old.v
+			} else {
+				delete(b.aggs, k)
+			}
+			if old.dirty {
+				b.dirty[k] = true
+			} else {
+				delete(b.dirty, k)
+			}
+		}
+		for id, old := range u.ids {
+			if old.had {
+				b.ids[id] = old.ev
+			} else {
+				delete(b.ids, id)
+			}
+		}
+		b.events, b.seq, b.stateChanged = b.events[:u.events], u.seq, u.stateChanged
+		for _, o := range u.opened {
+			o.ws.Open = slices.DeleteFunc(o.ws.Open, func(sp span) bool { return sp.Start == o.start })
+		}
+	}
+}
+
+// setID notes the counted event that holds an id.
+func (b *boardStep) setID(id string, ev *storedEvent) {
+	if b.undo != nil {
+		if _, ok := b.undo.ids[id]; !ok {
+			old, had := b.ids[id]
+			b.undo.ids[id] = undoID{old, had}
+		}
+	}
+	b.ids[id] = ev
+}
+
+// open notes that the calendar period [start, end) of ws has data.
+func (b *boardStep) open(ws *windowState, start, end int64) {
+	if ws.addOpen(start, end) {
+		b.stateChanged = true
+		if b.undo != nil {
+			b.undo.opened = append(b.undo.opened, openedSpan{ws, start})
+		}
+	}
 }
 
 type aggKey struct {
@@ -245,6 +341,12 @@ func (s *step) prefetch(b *boardStep, keys []aggKey) error {
 func (b *boardStep) set(k aggKey, v aggVal) {
 	if !v.present {
 		v = aggVal{}
+	}
+	if b.undo != nil {
+		if _, ok := b.undo.aggs[k]; !ok {
+			old, had := b.aggs[k]
+			b.undo.aggs[k] = undoAgg{old, had, b.dirty[k]}
+		}
 	}
 	b.aggs[k] = v
 	b.dirty[k] = true
