@@ -79,3 +79,35 @@ func ValidateMetadata(field string, raw json.RawMessage, max int) (json.RawMessa
 	}
 	return buf.Bytes(), nil
 }
+
+// ValidateProfile checks a change to a member's profile and returns it with its metadata
+// compacted.
+func ValidateProfile(member string, spec ProfileSpec) (ProfileSpec, error) {
+	if err := ValidateMember("member", member); err != nil {
+		return spec, err
+	}
+	if spec.Name != nil {
+		if err := ValidateName("name", *spec.Name); err != nil {
+			return spec, err
+		}
+	}
+	if spec.Metadata != nil {
+		m, err := ValidateMetadata("metadata", spec.Metadata, MaxMemberMetadata)
+		if err != nil {
+			return spec, err
+		}
+		spec.Metadata = m
+	}
+	return spec, nil
+}
+
+// ValidateRetract checks the arguments of a retraction: a board and a non-empty event id.
+func ValidateRetract(board, id string) error {
+	if err := ValidateBoardID(board); err != nil {
+		return err
+	}
+	if id == "" {
+		return FieldErrorf(EInvalid, "id", "must not be empty")
+	}
+	return ValidateEventID("id", id)
+}

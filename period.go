@@ -116,6 +116,22 @@ func (c Calendar) ParsePeriod(w Window, id string) (Period, error) {
 	return c.period(u, got, start, end), nil
 }
 
+// SpanOf returns the span of w that holds an event at ts (unix ms), where the event is
+// aggregated: its calendar period (with the period's id), its rolling bucket, or all's
+// (0, 0, "all"). It panics if w is not valid.
+func (c Calendar) SpanOf(w Window, ts int64) (start, end int64, id string) {
+	t := time.UnixMilli(ts)
+	switch {
+	case w.IsCalendar():
+		p := c.PeriodAt(w, t)
+		return p.Start.UnixMilli(), p.End.UnixMilli(), p.ID
+	case w.IsRolling():
+		s, e := c.Bucket(w, t)
+		return s.UnixMilli(), e.UnixMilli(), ""
+	}
+	return 0, 0, "all"
+}
+
 // NextPeriod returns the period of the calendar window w that follows p: it begins at p.End.
 // It panics if w is not a calendar window.
 func (c Calendar) NextPeriod(w Window, p Period) Period {

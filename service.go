@@ -3,6 +3,7 @@ package laurel
 import (
 	"context"
 	"encoding/json"
+	"sync"
 )
 
 // Event is one score event sent to a board (DESIGN.md §1, "Event").
@@ -148,6 +149,45 @@ type HistoryPoint struct {
 // service's writer, so it must return at once. The returned function stops the calls.
 type Watcher interface {
 	Watch(changed func(boards []string)) (stop func())
+}
+
+// Watchers is the list of functions a Watcher calls: an engine keeps one, hands Watch on to
+// it, and calls Notify after each change. The zero value is an empty list.
+type Watchers struct {
+	mu   sync.Mutex
+	m    map[int]func(boards []string)
+	next int
+}
+
+// Watch adds changed to the list until stop is called.
+func (w *Watchers) Watch(changed func(boards []string)) (stop func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = make(map[int]func([]string))
+	}
+	w.next++
+	id := w.next
+	w.m[id] = changed
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.m, id)
+	}
+}
+
+// Notify calls every function of the list with the boards that boards returns (nil: any
+// board), and calls boards only when the list is not empty.
+func (w *Watchers) Notify(boards func() []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.m) == 0 {
+		return
+	}
+	b := boards()
+	for _, f := range w.m {
+		f(b)
+	}
 }
 
 // Service is laurel: the model of DESIGN.md §1 behind one interface, implemented by the

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"strings"
@@ -103,7 +104,7 @@ func (b *board) compare(x, y entry) int {
 		}
 		return 1
 	}
-	if c := cmp64(x.agg.at, y.agg.at); c != 0 {
+	if c := cmp.Compare(x.agg.at, y.agg.at); c != 0 {
 		return c
 	}
 	return strings.Compare(x.member, y.member)
@@ -351,7 +352,7 @@ func sortKeys(b *board, keys []rank.Key) {
 			return 1
 		}
 		if x.At != y.At {
-			return cmp64(x.At, y.At)
+			return cmp.Compare(x.At, y.At)
 		}
 		return b.members.tie(x.Member, y.Member)
 	})

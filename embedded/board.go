@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"time"
@@ -71,21 +72,6 @@ func (b *board) window(name string) *window {
 	return nil
 }
 
-// spanOf returns the span of w that holds an event at ts, in unix ms: its calendar period
-// (with the period's id), its rolling bucket, or all's (0, 0).
-func (w *window) spanOf(cal laurel.Calendar, ts int64) (start, end int64, id string) {
-	t := time.UnixMilli(ts)
-	switch {
-	case w.w.IsCalendar():
-		p := cal.PeriodAt(w.w, t)
-		return p.Start.UnixMilli(), p.End.UnixMilli(), p.ID
-	case w.w.IsRolling():
-		s, e := cal.Bucket(w.w, t)
-		return s.UnixMilli(), e.UnixMilli(), ""
-	}
-	return 0, 0, "all"
-}
-
 // span returns the in-memory span that starts at start (rollingSpan for a rolling window's
 // current one), or nil.
 func (w *window) span(start int64) *span {
@@ -95,21 +81,11 @@ func (w *window) span(start int64) *span {
 		}
 		return w.open[0]
 	}
-	i, ok := slices.BinarySearchFunc(w.open, start, func(s *span, t int64) int { return cmp64(s.start, t) })
+	i, ok := slices.BinarySearchFunc(w.open, start, func(s *span, t int64) int { return cmp.Compare(s.start, t) })
 	if !ok {
 		return nil
 	}
 	return w.open[i]
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // spanFor returns the span of w starting at start, creating it when create is set.
@@ -118,7 +94,7 @@ func (b *board) spanFor(w *window, start, end int64, create bool) *span {
 	if sp == nil && create {
 		sp = newSpan(b, start, end)
 		if w.w.IsCalendar() {
-			i, _ := slices.BinarySearchFunc(w.open, start, func(s *span, t int64) int { return cmp64(s.start, t) })
+			i, _ := slices.BinarySearchFunc(w.open, start, func(s *span, t int64) int { return cmp.Compare(s.start, t) })
 			w.open = slices.Insert(w.open, i, sp)
 		} else {
 			w.open = []*span{sp}

@@ -98,7 +98,7 @@ func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) er
 		}
 		spans := make(map[int64]int64) // start → end
 		for _, ev := range events {
-			start, end, _ := w.spanOf(cal, ev.ts)
+			start, end, _ := cal.SpanOf(w.w, ev.ts)
 			spans[start] = end
 		}
 		for start, end := range spans {

@@ -82,9 +82,7 @@ type Engine struct {
 	// closed before it is. Only the writer adds to it.
 	exports sync.WaitGroup
 
-	watchMu  sync.Mutex
-	watchers map[int]func(boards []string)
-	watchSeq int
+	watchers laurel.Watchers
 
 	ops     chan *op
 	stop    chan struct{}

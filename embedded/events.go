@@ -100,7 +100,7 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status st
 // stageWindow adds ev to its span of w.
 func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
 	m, o := b.cfg.Mode, b.cfg.Order
-	start, end, id := w.spanOf(b.cfg.Calendar(), ev.ts)
+	start, end, id := b.cfg.Calendar().SpanOf(w.w, ev.ts)
 	if w.w.IsRolling() {
 		inSpan := w.open[0].holds(start, end)
 		combined, present := tx.memGet(b, w, ev.member)
@@ -196,13 +196,7 @@ func (e *Engine) currentSpan(b *board, w *window, now int64) *span {
 // windows, recomputing the member's aggregates there from its remaining events. Closed periods
 // do not change. The id may then be used again.
 func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
-	if err := laurel.ValidateBoardID(boardID); err != nil {
-		return err
-	}
-	if id == "" {
-		return laurel.FieldErrorf(laurel.EInvalid, "id", "must not be empty")
-	}
-	if err := laurel.ValidateEventID("id", id); err != nil {
+	if err := laurel.ValidateRetract(boardID, id); err != nil {
 		return err
 	}
 	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
@@ -279,7 +273,7 @@ func aggOf(m laurel.Mode, o laurel.Order, events []event, lo, hi int64) (laurel.
 // counted events after a retraction.
 func (e *Engine) recompute(tx *txn, b *board, w *window, member string, ts int64, events []event) error {
 	m, o := b.cfg.Mode, b.cfg.Order
-	start, end, _ := w.spanOf(b.cfg.Calendar(), ts)
+	start, end, _ := b.cfg.Calendar().SpanOf(w.w, ts)
 	if w.w.IsRolling() {
 		a, err := aggOf(m, o, events, start, end)
 		if err != nil {

@@ -63,22 +63,11 @@ func (e *Engine) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) e
 
 // PutProfile sets a member's name and metadata; a field left nil keeps its value.
 func (e *Engine) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
-	if err := laurel.ValidateMember("member", member); err != nil {
+	spec, err := laurel.ValidateProfile(member, spec)
+	if err != nil {
 		return laurel.Profile{}, err
 	}
-	if spec.Name != nil {
-		if err := laurel.ValidateName("name", *spec.Name); err != nil {
-			return laurel.Profile{}, err
-		}
-	}
-	if spec.Metadata != nil {
-		m, err := laurel.ValidateMetadata("metadata", spec.Metadata, laurel.MaxMemberMetadata)
-		if err != nil {
-			return laurel.Profile{}, err
-		}
-		spec.Metadata = m
-	}
-	err := e.do(ctx, &op{run: func(tx *txn) error { return e.stageProfile(tx, member, spec) }})
+	err = e.do(ctx, &op{run: func(tx *txn) error { return e.stageProfile(tx, member, spec) }})
 	if err != nil {
 		return laurel.Profile{}, err
 	}
@@ -244,7 +233,7 @@ func (e *Engine) deleteFromBoard(tx *txn, b *board, member string) error {
 			tx.idSet(id, ev, false)
 		}
 		for _, w := range b.windows {
-			start, end, _ := w.spanOf(cal, ev.ts)
+			start, end, _ := cal.SpanOf(w.w, ev.ts)
 			switch {
 			case w.w.IsRolling():
 				tx.bucketSet(b, w, start, member, aggregate{}, false)

@@ -13,19 +13,7 @@ var _ laurel.Watcher = (*Engine)(nil)
 // a deleted board). It implements laurel.Watcher. changed runs on the writer: it must return
 // at once, or every write waits.
 func (e *Engine) Watch(changed func(boards []string)) (stop func()) {
-	e.watchMu.Lock()
-	defer e.watchMu.Unlock()
-	if e.watchers == nil {
-		e.watchers = make(map[int]func([]string))
-	}
-	e.watchSeq++
-	id := e.watchSeq
-	e.watchers[id] = changed
-	return func() {
-		e.watchMu.Lock()
-		defer e.watchMu.Unlock()
-		delete(e.watchers, id)
-	}
+	return e.watchers.Watch(changed)
 }
 
 // notify tells the watchers what the committed tx changed.
@@ -33,19 +21,15 @@ func (e *Engine) notify(tx *txn) {
 	if len(tx.touched) == 0 && !tx.global {
 		return
 	}
-	e.watchMu.Lock()
-	defer e.watchMu.Unlock()
-	if len(e.watchers) == 0 {
-		return
-	}
-	var boards []string
-	if !tx.global {
+	e.watchers.Notify(func() []string {
+		if tx.global {
+			return nil
+		}
+		boards := make([]string, 0, len(tx.touched))
 		for b := range tx.touched {
 			boards = append(boards, b.cfg.ID)
 		}
 		slices.Sort(boards)
-	}
-	for _, f := range e.watchers {
-		f(boards)
-	}
+		return boards
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
 )
 
@@ -129,51 +130,38 @@ func (s *step) roll(b *boardStep, ws *windowState) error {
 		return nil
 	}
 	ws.Open[0] = span{start, end}
-	var members []string
 	if start >= old.End || start < old.Start {
 		// Nothing of the old span remains: every member of it leaves, and the new span is
 		// computed whole.
-		rows, err := s.tx.Query(s.ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 RETURNING member", b.id, ws.Name, int64(currentSpan))
+		gone, err := s.members("DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 RETURNING member", b.id, ws.Name, int64(currentSpan))
 		if err != nil {
 			return fmt.Errorf("postgres: roll %s: %w", ws.Name, err)
 		}
-		for rows.Next() {
-			var m string
-			if err := rows.Scan(&m); err != nil {
-				rows.Close()
-				return err
-			}
+		for _, m := range gone {
 			b.aggs[aggKey{ws.Name, currentSpan, m}] = aggVal{}
 			b.dirty[aggKey{ws.Name, currentSpan, m}] = true
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
 		return s.recomputeRolling(b, ws, nil)
 	}
-	rows, err := s.tx.Query(s.ctx, `SELECT DISTINCT member FROM laurel_aggs
+	members, err := s.members(`SELECT DISTINCT member FROM laurel_aggs
 		WHERE board = $1 AND win = $2 AND (span >= $3 AND span < $4 OR span >= $5 AND span < $6)`,
 		b.id, ws.Name, old.Start, start, old.End, end)
 	if err != nil {
 		return fmt.Errorf("postgres: roll %s: %w", ws.Name, err)
 	}
-	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			rows.Close()
-			return err
-		}
-		members = append(members, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
 	if len(members) == 0 {
 		return nil
 	}
 	return s.recomputeRolling(b, ws, members)
+}
+
+// members runs a query that answers members.
+func (s *step) members(sql string, args ...any) ([]string, error) {
+	rows, err := s.tx.Query(s.ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // recomputeRolling sets the aggregates over a rolling window's current span of members (nil:

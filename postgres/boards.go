@@ -111,7 +111,7 @@ func (s *step) buildWindow(b *boardStep, ws *windowState) error {
 		all = all[n:]
 		spans := make(map[int64]int64) // start → end
 		for _, ev := range events {
-			start, end, _ := ws.spanOf(cal, ev.ts)
+			start, end, _ := cal.SpanOf(ws.w, ev.ts)
 			spans[start] = end
 		}
 		for start, end := range spans {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -77,18 +78,7 @@ func (e *Engine) checkBoard(ctx context.Context, id string) error {
 	}
 	for i := range st.Windows {
 		ws := &st.Windows[i]
-		var spans []int64
-		switch {
-		case ws.w.IsCalendar():
-			for _, sp := range ws.Open {
-				spans = append(spans, sp.Start)
-			}
-		case ws.w.IsRolling():
-			spans = []int64{currentSpan}
-		default:
-			spans = []int64{0}
-		}
-		for _, sp := range spans {
+		for _, sp := range ws.rankedSpans() {
 			var entries []laurel.Entry
 			for k, v := range stored {
 				if k.win == ws.Name && k.span == sp && !slices.Contains(hidden, k.member) {
@@ -117,23 +107,7 @@ func (e *Engine) checkBoard(ctx context.Context, id string) error {
 }
 
 func compareKeys(a, b aggKey) int {
-	if a.win != b.win {
-		return cmpString(a.win, b.win)
-	}
-	if a.span != b.span {
-		return cmpInt(a.span, b.span)
-	}
-	return cmpString(a.member, b.member)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Or(cmp.Compare(a.win, b.win), cmp.Compare(a.span, b.span), cmp.Compare(a.member, b.member))
 }
 
 func (e *Engine) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, error) {
@@ -184,7 +158,7 @@ func (e *Engine) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggV
 			ws := &st.Windows[i]
 			spans := make(map[int64]int64)
 			for _, ev := range mine {
-				start, end, _ := ws.spanOf(cal, ev.ts)
+				start, end, _ := cal.SpanOf(ws.w, ev.ts)
 				if ws.w.IsCalendar() && !ws.openAt(start) {
 					continue
 				}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -246,7 +247,7 @@ func (e *Engine) importBoard(ctx context.Context, r *laurel.DumpReader, board *l
 		}
 		for i := range st.Windows {
 			ws := &st.Windows[i]
-			slices.SortFunc(ws.Closed, func(a, b closedPeriod) int { return cmpInt(b.Start, a.Start) }) // newest first
+			slices.SortFunc(ws.Closed, func(a, b closedPeriod) int { return cmp.Compare(b.Start, a.Start) }) // newest first
 			if ws.w.IsRolling() {
 				if err := s.recomputeRolling(b, ws, nil); err != nil {
 					return err

@@ -266,7 +266,7 @@ func (s *step) prefetchEvents(events []laurel.Event) error {
 		cal := b.st.cfg.Calendar()
 		for j := range b.st.Windows {
 			ws := &b.st.Windows[j]
-			start, _, _ := ws.spanOf(cal, ts)
+			start, _, _ := cal.SpanOf(ws.w, ts)
 			n.keys = append(n.keys, aggKey{ws.Name, start, ev.Member})
 			if ws.w.IsRolling() {
 				n.keys = append(n.keys, aggKey{ws.Name, currentSpan, ev.Member})
@@ -352,7 +352,7 @@ func (s *step) stageEvent(in *laurel.Event, imported bool) (status string, seq, 
 func (s *step) stageWindow(b *boardStep, ws *windowState, member string, value, ts, seq int64) error {
 	m, o := b.st.cfg.Mode, b.st.cfg.Order
 	cal := b.st.cfg.Calendar()
-	start, end, id := ws.spanOf(cal, ts)
+	start, end, id := cal.SpanOf(ws.w, ts)
 	add := func(k aggKey) error {
 		cur, err := s.get(b, k)
 		if err != nil {
@@ -416,13 +416,7 @@ func (s *step) setNames(reqs []*submitReq) error {
 // windows, recomputing the member's aggregates there from its remaining events. Closed
 // periods do not change. The id may then be used again.
 func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
-	if err := laurel.ValidateBoardID(boardID); err != nil {
-		return err
-	}
-	if id == "" {
-		return laurel.FieldErrorf(laurel.EInvalid, "id", "must not be empty")
-	}
-	if err := laurel.ValidateEventID("id", id); err != nil {
+	if err := laurel.ValidateRetract(boardID, id); err != nil {
 		return err
 	}
 	return e.write(ctx, []string{boardID}, func(s *step) error {
@@ -493,7 +487,7 @@ func aggOf(m laurel.Mode, o laurel.Order, events []storedEvent, lo, hi int64) (l
 // member's counted events after a retraction.
 func (s *step) recompute(b *boardStep, ws *windowState, member string, ts int64, events []storedEvent) error {
 	m, o := b.st.cfg.Mode, b.st.cfg.Order
-	start, end, _ := ws.spanOf(b.st.cfg.Calendar(), ts)
+	start, end, _ := b.st.cfg.Calendar().SpanOf(ws.w, ts)
 	if ws.w.IsRolling() {
 		a, err := aggOf(m, o, events, start, end)
 		if err != nil {

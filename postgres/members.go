@@ -12,23 +12,15 @@ import (
 
 // PutProfile sets a member's name and metadata; a field left nil keeps its value.
 func (e *Engine) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
-	if err := laurel.ValidateMember("member", member); err != nil {
+	spec, err := laurel.ValidateProfile(member, spec)
+	if err != nil {
 		return laurel.Profile{}, err
-	}
-	if spec.Name != nil {
-		if err := laurel.ValidateName("name", *spec.Name); err != nil {
-			return laurel.Profile{}, err
-		}
 	}
 	var metadata *string
 	if spec.Metadata != nil {
-		m, err := laurel.ValidateMetadata("metadata", spec.Metadata, laurel.MaxMemberMetadata)
-		if err != nil {
-			return laurel.Profile{}, err
-		}
-		metadata = ptr(string(m))
+		metadata = ptr(string(spec.Metadata))
 	}
-	_, err := e.pool.Exec(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, coalesce($2, ''), $3)
+	_, err = e.pool.Exec(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, coalesce($2, ''), $3)
 		ON CONFLICT (member) DO UPDATE SET name = coalesce($2, laurel_profiles.name), metadata = coalesce($3, laurel_profiles.metadata)`,
 		member, spec.Name, metadata)
 	if err != nil {
@@ -174,15 +166,8 @@ func (b *boardStep) rankedKeys(member string) []aggKey {
 	var keys []aggKey
 	for i := range b.st.Windows {
 		ws := &b.st.Windows[i]
-		switch {
-		case ws.w.IsCalendar():
-			for _, sp := range ws.Open {
-				keys = append(keys, aggKey{ws.Name, sp.Start, member})
-			}
-		case ws.w.IsRolling():
-			keys = append(keys, aggKey{ws.Name, currentSpan, member})
-		default:
-			keys = append(keys, aggKey{ws.Name, 0, member})
+		for _, sp := range ws.rankedSpans() {
+			keys = append(keys, aggKey{ws.Name, sp, member})
 		}
 	}
 	return keys
@@ -237,7 +222,7 @@ func (s *step) deleteFromBoard(b *boardStep, member string) error {
 	for i := range b.st.Windows {
 		ws := &b.st.Windows[i]
 		for _, ts := range times {
-			start, _, _ := ws.spanOf(cal, ts)
+			start, _, _ := cal.SpanOf(ws.w, ts)
 			if ws.w.IsCalendar() && ws.Marks.IsClosed(&b.st.cfg, ws.w, start, s.now) {
 				continue
 			}

@@ -69,9 +69,7 @@ type Engine struct {
 	states  stateCache
 	submits submits
 
-	watchMu  sync.Mutex
-	watchers map[int]func(boards []string)
-	watchSeq int
+	watchers laurel.Watchers
 	unsub    func()
 
 	stop chan struct{}

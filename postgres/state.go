@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -150,45 +151,20 @@ func (st *state) updateDeadline() {
 // due reports whether the board has work to do at now before it can be read.
 func (st *state) due(now int64) bool { return st.Deadline != laurel.NoTime && st.Deadline <= now }
 
-// spanOf returns the span of ws that holds an event at ts: its calendar period (with the
-// period's id), its rolling bucket, or all's (0, 0).
-func (ws *windowState) spanOf(cal laurel.Calendar, ts int64) (start, end int64, id string) {
-	t := time.UnixMilli(ts)
-	switch {
-	case ws.w.IsCalendar():
-		p := cal.PeriodAt(ws.w, t)
-		return p.Start.UnixMilli(), p.End.UnixMilli(), p.ID
-	case ws.w.IsRolling():
-		s, e := cal.Bucket(ws.w, t)
-		return s.UnixMilli(), e.UnixMilli(), ""
-	}
-	return 0, 0, "all"
-}
-
 // openAt reports whether a calendar window has an open period with data starting at start.
 func (ws *windowState) openAt(start int64) bool {
-	_, ok := slices.BinarySearchFunc(ws.Open, start, func(sp span, t int64) int { return cmpInt(sp.Start, t) })
+	_, ok := slices.BinarySearchFunc(ws.Open, start, func(sp span, t int64) int { return cmp.Compare(sp.Start, t) })
 	return ok
 }
 
 // addOpen notes that the calendar period [start, end) has data; it reports whether it is new.
 func (ws *windowState) addOpen(start, end int64) bool {
-	i, ok := slices.BinarySearchFunc(ws.Open, start, func(sp span, t int64) int { return cmpInt(sp.Start, t) })
+	i, ok := slices.BinarySearchFunc(ws.Open, start, func(sp span, t int64) int { return cmp.Compare(sp.Start, t) })
 	if ok {
 		return false
 	}
 	ws.Open = slices.Insert(ws.Open, i, span{start, end})
 	return true
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // indexSet returns the index's set that holds the aggregate of span in ws, and whether the
@@ -202,6 +178,22 @@ func (ws *windowState) indexSet(sp int64) (laurel.IndexSet, bool) {
 		return laurel.IndexSet{Window: ws.Name}, true
 	}
 	return laurel.IndexSet{Window: ws.Name, Start: sp}, true
+}
+
+// rankedSpans lists the spans of ws whose aggregates the index ranks: its open periods, all's
+// one span, or its current span.
+func (ws *windowState) rankedSpans() []int64 {
+	switch {
+	case ws.w.IsCalendar():
+		spans := make([]int64, len(ws.Open))
+		for i, sp := range ws.Open {
+			spans[i] = sp.Start
+		}
+		return spans
+	case ws.w.IsRolling():
+		return []int64{currentSpan}
+	}
+	return []int64{0}
 }
 
 // currentSet returns the set of ws that a read at now sees, and whether it exists.

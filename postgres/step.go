@@ -557,18 +557,7 @@ func (e *Engine) rebuild(ctx context.Context, conn *pgxpool.Conn, id string) err
 	}
 	for i := range st.Windows {
 		ws := &st.Windows[i]
-		var spans []int64
-		switch {
-		case ws.w.IsCalendar():
-			for _, sp := range ws.Open {
-				spans = append(spans, sp.Start)
-			}
-		case ws.w.IsRolling():
-			spans = []int64{currentSpan}
-		default:
-			spans = []int64{0}
-		}
-		for _, sp := range spans {
+		for _, sp := range ws.rankedSpans() {
 			set, _ := ws.indexSet(sp)
 			rows, err := conn.Query(ctx, `SELECT a.member, a.score, a.at FROM laurel_aggs a
 				WHERE a.board = $1 AND a.win = $2 AND a.span = $3

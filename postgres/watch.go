@@ -9,30 +9,15 @@ var _ laurel.Watcher = (*Engine)(nil)
 // profile, a hidden mark). The index carries the news between engines. It implements
 // laurel.Watcher; changed must return at once.
 func (e *Engine) Watch(changed func(boards []string)) (stop func()) {
-	e.watchMu.Lock()
-	defer e.watchMu.Unlock()
-	if e.watchers == nil {
-		e.watchers = make(map[int]func([]string))
-	}
-	e.watchSeq++
-	id := e.watchSeq
-	e.watchers[id] = changed
-	return func() {
-		e.watchMu.Lock()
-		defer e.watchMu.Unlock()
-		delete(e.watchers, id)
-	}
+	return e.watchers.Watch(changed)
 }
 
 // changed hears from the index that a board changed ("": any board).
 func (e *Engine) changed(board string) {
-	var boards []string
-	if board != "" {
-		boards = []string{board}
-	}
-	e.watchMu.Lock()
-	defer e.watchMu.Unlock()
-	for _, f := range e.watchers {
-		f(boards)
-	}
+	e.watchers.Notify(func() []string {
+		if board == "" {
+			return nil
+		}
+		return []string{board}
+	})
 }
