@@ -1,6 +1,9 @@
 package laurel
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Resolved is what a Query reads on a board: a window, the instant read, and the span. Which
 // ranking answers it (open, closed, dropped) is the engine's to say.
@@ -69,4 +72,21 @@ func (b *Board) CurrentPeriod(w Window, t int64) PeriodInfo {
 		return PeriodInfo{ID: "all"}
 	}
 	return PeriodInfo{ID: p.ID, Start: p.Start.UnixMilli(), End: p.End.UnixMilli()}
+}
+
+// BoardsOf reads the boards of ids, in that order, with board (a Service's Board), leaving
+// out those deleted meanwhile: Service.Boards over a list of ids.
+func BoardsOf(ctx context.Context, ids []string, board func(context.Context, string) (BoardInfo, error)) ([]BoardInfo, error) {
+	out := make([]BoardInfo, 0, len(ids))
+	for _, id := range ids {
+		info, err := board(ctx, id)
+		if ErrorCode(err) == ENotFound {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
 }

@@ -243,16 +243,5 @@ func (e *Engine) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
 	}
 	e.mu.RUnlock()
 	slices.Sort(ids)
-	out := make([]laurel.BoardInfo, 0, len(ids))
-	for _, id := range ids {
-		info, err := e.Board(ctx, id)
-		if laurel.ErrorCode(err) == laurel.ENotFound {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, info)
-	}
-	return out, nil
+	return laurel.BoardsOf(ctx, ids, e.Board)
 }

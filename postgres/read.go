@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
 )
 
@@ -355,26 +354,11 @@ func (e *Engine) Board(ctx context.Context, id string) (laurel.BoardInfo, error)
 
 // Boards lists every board, sorted by id.
 func (e *Engine) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
-	rows, err := e.pool.Query(ctx, "SELECT id FROM laurel_boards ORDER BY id")
+	ids, err := e.boardIDs(ctx, e.pool)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list boards: %w", err)
+		return nil, err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list boards: %w", err)
-	}
-	out := make([]laurel.BoardInfo, 0, len(ids))
-	for _, id := range ids {
-		info, err := e.Board(ctx, id)
-		if laurel.ErrorCode(err) == laurel.ENotFound {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, info)
-	}
-	return out, nil
+	return laurel.BoardsOf(ctx, ids, e.Board)
 }
 
 // Periods lists a calendar window's kept periods, newest first: the current one, the open
