@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
@@ -63,6 +64,9 @@ type submitReq struct {
 // maxGroupEvents caps the events of one step, bounding how long its locks are held.
 const maxGroupEvents = 2000
 
+// stepTimeout bounds a group's step, which no caller's context does.
+const stepTimeout = time.Minute
+
 // add queues req, and writes it, with what queues behind it, unless a group of its boards
 // is being written: then that writer takes it next.
 func (q *submits) add(e *Engine, key string, boards []string, req *submitReq) {
@@ -113,8 +117,9 @@ func (q *submits) lead(e *Engine, key string, boards []string) {
 // and fails alone; a step that fails fails them all.
 func (e *Engine) submitGroup(boards []string, group []*submitReq) {
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
-	// others' writes.
-	ctx := context.WithoutCancel(group[0].ctx)
+	// others' writes. A database that stops answering fails it after stepTimeout.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), stepTimeout)
+	defer cancel()
 	var history []historyRow
 	var ok []*submitReq // the requests staged
 	err := e.write(ctx, boards, func(s *step) error {

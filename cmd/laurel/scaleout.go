@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/laurel/laurel/postgres"
 	"github.com/laurel/laurel/redis"
@@ -61,9 +62,10 @@ func (e *scaleOutEngine) Close() error {
 	return err
 }
 
-// openScaleOut connects to the scale-out store and starts serving the API from it.
-func (s *server) openScaleOut(ctx context.Context, so scaleOut) error {
-	engine, err := so.open(ctx, postgres.Options{Logger: s.log})
+// openScaleOut connects to the scale-out store and starts serving the API from it,
+// maintaining its boards every maintenance.
+func (s *server) openScaleOut(ctx context.Context, so scaleOut, maintenance time.Duration) error {
+	engine, err := so.open(ctx, postgres.Options{Logger: s.log, Maintenance: maintenance})
 	if err != nil {
 		s.http.Close()
 		return err

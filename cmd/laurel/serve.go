@@ -27,6 +27,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "127.0.0.1:7300", "address to listen on")
 	data := fs.String("data", "./laurel-data", "directory of the embedded store (created if missing)")
 	scale := scaleOutFlags(fs)
+	maintenance := fs.Duration("maintenance", time.Second, "scale-out: how often to catch up every board and check its index (each pass reads every board's row and index state)")
 	rate := fs.Float64("rate-limit", 0, "requests per second allowed per key (or per address without a key); 0: no limit")
 	burst := fs.Int("rate-burst", 0, "requests a key may send at once above its rate; 0: the rate")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -41,6 +42,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := scale.check(); err != nil {
 		return err
+	}
+	if *maintenance <= 0 {
+		return usageError{fmt.Errorf("-maintenance must be positive")}
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
@@ -74,7 +78,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if scale.on() {
-		err = srv.openScaleOut(ctx, scale)
+		err = srv.openScaleOut(ctx, scale, *maintenance)
 	} else {
 		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20})
 	}
