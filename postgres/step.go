@@ -166,11 +166,10 @@ func (v aggVal) agg() laurel.Agg {
 func valOf(a laurel.Agg) aggVal { return aggVal{a.Score, a.At, a.Present()} }
 
 type newEvent struct {
-	seq          int64
-	member       string
-	value, ts    int64
-	id           string
-	hasID, named bool
+	seq       int64
+	member    string
+	value, ts int64
+	id        string
 }
 
 // storedEvent is an event with an id as the store has it.
