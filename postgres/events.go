@@ -123,6 +123,7 @@ func (e *Engine) submitGroup(boards []string, group []*submitReq) {
 	var history []historyRow
 	var ok []*submitReq // the requests staged
 	err := e.write(ctx, boards, func(s *step) error {
+		s.ops = len(group)
 		for _, id := range boards {
 			if b := s.boards[id]; b.st != nil {
 				if err := s.advance(b); err != nil {

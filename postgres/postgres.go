@@ -55,6 +55,9 @@ type Options struct {
 	// Maintenance is how often the engine catches up boards whose time has come and checks
 	// that the index is at the store's version; zero is one second, negative never.
 	Maintenance time.Duration
+	// OnCommit, when set, is called after each step's commit with the operations (submits,
+	// or 1) it carried and how long the commit took: for metrics.
+	OnCommit func(ops int, took time.Duration)
 }
 
 // Engine is laurel's Service on PostgreSQL and an index. Its methods are safe for concurrent
@@ -65,6 +68,7 @@ type Engine struct {
 	now   func() int64
 	log   *slog.Logger
 	ns    string // the schema: boards of other schemas lock apart
+	opts  Options
 
 	states  stateCache
 	submits submits
@@ -112,7 +116,7 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*E
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	e := &Engine{pool: pool, index: index, now: opts.Now, log: opts.Logger, stop: make(chan struct{}), done: make(chan struct{})}
+	e := &Engine{pool: pool, index: index, now: opts.Now, log: opts.Logger, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&e.ns); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)

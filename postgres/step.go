@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,6 +24,7 @@ type step struct {
 	boards map[string]*boardStep // every board locked; st is nil for one that does not exist
 	hidden map[string]bool       // members whose hidden mark was read, and the mark
 	global bool                  // a change that may show on any board: subscribers hear of it
+	ops    int                   // the operations the step carries (a group's submits), for metrics
 	after  []func() error        // run once the step is in the index, before the locks go
 }
 
@@ -224,8 +226,12 @@ func (e *Engine) write(ctx context.Context, boards []string, fn func(s *step) er
 	if err := s.flush(); err != nil {
 		return err
 	}
+	start := time.Now()
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	if e.opts.OnCommit != nil {
+		e.opts.OnCommit(max(s.ops, 1), time.Since(start))
 	}
 	// Committed: from here on the step happened, whatever fails; the index follows, or a
 	// later step, read or maintenance rebuilds it.

@@ -65,7 +65,7 @@ func (e *scaleOutEngine) Close() error {
 // openScaleOut connects to the scale-out store and starts serving the API from it,
 // maintaining its boards every maintenance.
 func (s *server) openScaleOut(ctx context.Context, so scaleOut, maintenance time.Duration) error {
-	engine, err := so.open(ctx, postgres.Options{Logger: s.log, Maintenance: maintenance})
+	engine, err := so.open(ctx, postgres.Options{Logger: s.log, Maintenance: maintenance, OnCommit: s.observeCommit})
 	if err != nil {
 		s.http.Close()
 		return err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -34,6 +35,16 @@ func TestServeScaleOut(t *testing.T) {
 		if code != http.StatusOK || body["total"] != float64(2) || !strings.Contains(show(body), `"member":"alice","name":"Alice"`) {
 			t.Fatalf("entries on %s: %d %s; want bob then Alice", base, code, show(body))
 		}
+	}
+	// Commits are counted in the metrics, as the embedded engine's are.
+	resp, err := http.Get(a + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if m := regexp.MustCompile(`(?m)^laurel_store_commit_ops_count ([0-9]+)$`).FindSubmatch(metrics); m == nil || string(m[1]) == "0" {
+		t.Errorf("no commits in the metrics of a:\n%s", metrics)
 	}
 	if code := stopA(); code != 0 {
 		t.Fatalf("serve a exited %d after the signal", code)

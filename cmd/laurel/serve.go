@@ -131,11 +131,7 @@ func listen(addr string, cfg lhttp.Config, log *slog.Logger) (*server, error) {
 // open recovers the store in dir and starts serving the API from it.
 func (s *server) open(dir string, o embedded.Options) error {
 	o.Logger = s.log
-	o.OnCommit = func(ops, _ int, took time.Duration) {
-		if a := s.api.Load(); a != nil {
-			a.ObserveCommit(ops, took)
-		}
-	}
+	o.OnCommit = func(ops, _ int, took time.Duration) { s.observeCommit(ops, took) }
 	engine, err := embedded.Open(dir, o)
 	if err != nil {
 		s.http.Close()
@@ -146,6 +142,13 @@ func (s *server) open(dir string, o embedded.Options) error {
 	s.serve(engine, cfg)
 	s.log.Info("ready", "data", dir)
 	return nil
+}
+
+// observeCommit counts a commit of the engine in the API's metrics, once it serves.
+func (s *server) observeCommit(ops int, took time.Duration) {
+	if a := s.api.Load(); a != nil {
+		a.ObserveCommit(ops, took)
+	}
 }
 
 // serve starts answering the API from engine.
