@@ -38,35 +38,50 @@ func RedisAddr() string {
 	return "127.0.0.1:6379"
 }
 
-var probe struct {
+// probe asks once whether a service answers.
+type probe struct {
 	once sync.Once
 	err  error
+}
+
+var redisProbe, postgresProbe probe
+
+// need skips t when the service of p does not answer, or fails it under CI=true.
+func (p *probe) need(t testing.TB, what string, try func() error) {
+	t.Helper()
+	p.once.Do(func() { p.err = try() })
+	if p.err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not available, and CI=true: %v", what, p.err)
+		}
+		t.Skipf("%s is not available: %v", what, p.err)
+	}
+}
+
+// NeedRedis makes sure Redis answers, or skips the test (fails it in CI).
+func NeedRedis(t testing.TB) {
+	t.Helper()
+	redisProbe.need(t, "Redis at "+RedisAddr()+" (LAUREL_TEST_REDIS)", func() error {
+		c, err := redis.Connect(RedisAddr())
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
 }
 
 // NeedServices makes sure PostgreSQL and Redis answer, or skips the test (fails it in CI).
 func NeedServices(t testing.TB) {
 	t.Helper()
-	probe.once.Do(func() {
+	NeedRedis(t)
+	postgresProbe.need(t, "PostgreSQL (LAUREL_TEST_POSTGRES)", func() error {
 		ctx := context.Background()
 		conn, err := pgx.Connect(ctx, PostgresURL())
-		if err != nil {
-			probe.err = err
-			return
+		if err == nil {
+			conn.Close(ctx)
 		}
-		conn.Close(ctx)
-		c, err := redis.Connect(RedisAddr())
-		if err != nil {
-			probe.err = err
-			return
-		}
-		c.Close()
+		return err
 	})
-	if probe.err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL or Redis is not available, and CI=true: %v", probe.err)
-		}
-		t.Skipf("PostgreSQL or Redis is not available: %v", probe.err)
-	}
 }
 
 // ScaleOutStore is a scale-out store of a test's own: a schema in the test database and a

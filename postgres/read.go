@@ -279,11 +279,8 @@ func (e *Engine) Around(ctx context.Context, q laurel.Query, member string, radi
 			return err
 		}
 		rd.period.Total = total
-		if err == nil {
-			err = e.fill(ctx, entries, q.Metadata)
-		}
 		page = rd.newPage(entries)
-		return err
+		return e.fill(ctx, page.Entries, q.Metadata)
 	})
 	return page, err
 }

@@ -5,12 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"flag"
-	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/redis"
 	"github.com/redis/rueidis"
 )
@@ -37,36 +36,12 @@ func testSeed(t testing.TB) uint64 {
 	return s | 1
 }
 
-func redisAddr() string {
-	if a := os.Getenv("LAUREL_TEST_REDIS"); a != "" {
-		return a
-	}
-	return "127.0.0.1:6379"
-}
-
-var probe struct {
-	once sync.Once
-	err  error
-}
-
 // connect returns a client of the test Redis, closed at the end of the test. Without a Redis
 // the test is skipped, except in CI where it fails: integration tests must run there.
 func connect(t testing.TB) rueidis.Client {
 	t.Helper()
-	probe.once.Do(func() {
-		c, err := redis.Connect(redisAddr())
-		if err == nil {
-			c.Close()
-		}
-		probe.err = err
-	})
-	if probe.err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no Redis at %s (set LAUREL_TEST_REDIS): %v", redisAddr(), probe.err)
-		}
-		t.Skipf("no Redis at %s (set LAUREL_TEST_REDIS): %v", redisAddr(), probe.err)
-	}
-	c, err := redis.Connect(redisAddr())
+	laureltest.NeedRedis(t)
+	c, err := redis.Connect(laureltest.RedisAddr())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/redis"
 	"github.com/redis/rueidis"
 )
@@ -274,7 +275,7 @@ func TestSubscribeReconnects(t *testing.T) {
 	_, c, prefix := newIndex(t)
 	ctx := context.Background()
 	name := "laureltest-" + strings.TrimSuffix(strings.TrimPrefix(prefix, "laureltest:"), ":")
-	named, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redisAddr()}, DisableCache: true, ClientName: name})
+	named, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{laureltest.RedisAddr()}, DisableCache: true, ClientName: name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laurel/laurel/laureltest"
 	"github.com/redis/rueidis"
 )
 
@@ -209,19 +209,9 @@ func TestServeRefusesAnOpenNonLoopbackAddress(t *testing.T) {
 // redisAddr is the Redis the tests use: a real one, as on every machine of this project and
 // in CI, where its absence fails the test instead of skipping it.
 func redisAddr(t *testing.T) string {
-	addr := "127.0.0.1:6379"
-	if v := os.Getenv("LAUREL_TEST_REDIS"); v != "" {
-		addr = v
-	}
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Redis at %s: %v (CI must provide it)", addr, err)
-		}
-		t.Skipf("no Redis at %s: %v", addr, err)
-	}
-	conn.Close()
-	return addr
+	t.Helper()
+	laureltest.NeedRedis(t)
+	return laureltest.RedisAddr()
 }
 
 // TestBench drives a served laurel and Redis with a small workload and checks that the
