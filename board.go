@@ -244,6 +244,19 @@ func (b *Board) Spec() BoardSpec {
 	return s
 }
 
+// BoardRecord is a board as every store keeps it: its configuration in the API's words and
+// when it was created. Its JSON is the stored form, in both stores.
+type BoardRecord struct {
+	BoardSpec
+	CreatedAt int64 `json:"created_at"`
+}
+
+// Record returns the board as stored.
+func (b *Board) Record() BoardRecord { return BoardRecord{b.Spec(), b.CreatedAt} }
+
+// Board returns the board a record keeps, under its id.
+func (r BoardRecord) Board(id string) (Board, error) { return r.Apply(id, nil, r.CreatedAt) }
+
 // Restore prepares a board read back from storage for use, as Apply does for a new one.
 func (b *Board) Restore() error {
 	loc, err := LoadTimezone(b.Timezone)

@@ -68,3 +68,8 @@ func ErrorMessage(err error) string {
 	}
 	return "internal error"
 }
+
+// ErrNoBoard is the error of an operation on a board that does not exist.
+func ErrNoBoard(id string) *Error {
+	return FieldErrorf(ENotFound, "board", "no board %q", id)
+}

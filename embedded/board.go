@@ -179,15 +179,8 @@ func (b *board) updateDeadline() {
 	b.deadline = d
 }
 
-// boardRecord is a board as stored: its configuration in the API's words, and when it was
-// created.
-type boardRecord struct {
-	laurel.BoardSpec
-	CreatedAt int64 `json:"created_at"`
-}
-
 func encodeBoard(b *laurel.Board) []byte {
-	v, err := json.Marshal(boardRecord{b.Spec(), b.CreatedAt})
+	v, err := json.Marshal(b.Record())
 	if err != nil {
 		panic("embedded: encoding a board: " + err.Error())
 	}
@@ -195,11 +188,11 @@ func encodeBoard(b *laurel.Board) []byte {
 }
 
 func decodeBoard(id string, v []byte) (laurel.Board, error) {
-	var r boardRecord
+	var r laurel.BoardRecord
 	if err := json.Unmarshal(v, &r); err != nil {
 		return laurel.Board{}, err
 	}
-	return r.Apply(id, nil, r.CreatedAt)
+	return r.Board(id)
 }
 
 // instant converts unix ms to a time in the board's zone.

@@ -178,7 +178,7 @@ func (e *Engine) DeleteBoard(ctx context.Context, id string) error {
 	}
 	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
 		if e.boards[id] == nil {
-			return laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+			return laurel.ErrNoBoard(id)
 		}
 		for _, tag := range boardTags {
 			if tag == tagBoard {
@@ -203,7 +203,7 @@ func (e *Engine) Board(ctx context.Context, id string) (laurel.BoardInfo, error)
 	b := e.boards[id]
 	e.mu.RUnlock()
 	if b == nil {
-		return laurel.BoardInfo{}, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+		return laurel.BoardInfo{}, laurel.ErrNoBoard(id)
 	}
 	if err := e.catchUp(ctx, b, now); err != nil {
 		return laurel.BoardInfo{}, err
@@ -211,7 +211,7 @@ func (e *Engine) Board(ctx context.Context, id string) (laurel.BoardInfo, error)
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.boards[id] != b {
-		return laurel.BoardInfo{}, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+		return laurel.BoardInfo{}, laurel.ErrNoBoard(id)
 	}
 	return e.boardInfo(b, now), nil
 }

@@ -441,7 +441,7 @@ func (e *Engine) lookupBoard(id string) (*board, error) {
 		if err := laurel.ValidateBoardID(id); err != nil {
 			return nil, err
 		}
-		return nil, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+		return nil, laurel.ErrNoBoard(id)
 	}
 	return b, nil
 }

@@ -58,7 +58,7 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status string, seq uint64, ts int64, err error) {
 	b := e.boards[in.Board]
 	if b == nil {
-		return "", 0, 0, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", in.Board)
+		return "", 0, 0, laurel.ErrNoBoard(in.Board)
 	}
 	ts, err = b.cfg.Admit(in, tx.now, imported)
 	if err != nil {
@@ -202,7 +202,7 @@ func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
 	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
 		b := e.boards[boardID]
 		if b == nil {
-			return laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", boardID)
+			return laurel.ErrNoBoard(boardID)
 		}
 		ev, ok, err := tx.idGet(boardID, id)
 		if err != nil {

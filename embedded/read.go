@@ -209,7 +209,7 @@ func (e *Engine) resolve(ctx context.Context, q laurel.Query) (*reading, error) 
 
 func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, error) {
 	if e.boards[b.cfg.ID] != b {
-		return nil, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", b.cfg.ID)
+		return nil, laurel.ErrNoBoard(b.cfg.ID)
 	}
 	res, err := b.cfg.Resolve(q, now)
 	if err != nil {

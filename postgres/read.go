@@ -56,7 +56,7 @@ func (e *Engine) boardState(ctx context.Context, id string) (*state, int64, int6
 				return nil, 0, 0, fmt.Errorf("postgres: %w", err)
 			}
 			if !exists {
-				return nil, 0, 0, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+				return nil, 0, 0, laurel.ErrNoBoard(id)
 			}
 			if err := e.catchUp(ctx, id); err != nil {
 				return nil, 0, 0, err

@@ -16,17 +16,11 @@ import (
 // window's open spans and kept closed periods, and the next instant it has work. The store
 // keeps it in the board's row; the index keeps a copy, so that reads need not ask the store.
 type state struct {
-	Config   config        `json:"config"`
-	Windows  []windowState `json:"windows"` // in the order of the board's windows
-	Deadline int64         `json:"deadline"`
+	Config   laurel.BoardRecord `json:"config"`
+	Windows  []windowState      `json:"windows"` // in the order of the board's windows
+	Deadline int64              `json:"deadline"`
 
 	cfg laurel.Board // Config, applied
-}
-
-// config is a board's configuration in the API's words, as the embedded store keeps it too.
-type config struct {
-	laurel.BoardSpec
-	CreatedAt int64 `json:"created_at"`
 }
 
 // windowState is one window's part of a board's state.
@@ -64,7 +58,7 @@ const currentSpan = math.MinInt64
 
 // newState is the state of a board created with cfg at now.
 func newState(cfg laurel.Board, now int64) *state {
-	st := &state{Config: config{cfg.Spec(), cfg.CreatedAt}, cfg: cfg}
+	st := &state{Config: cfg.Record(), cfg: cfg}
 	for _, w := range cfg.Windows {
 		st.Windows = append(st.Windows, newWindowState(&cfg, w, now))
 	}
@@ -84,7 +78,7 @@ func newWindowState(cfg *laurel.Board, w laurel.Window, now int64) windowState {
 // setConfig makes cfg the board's configuration, keeping the windows it already has and
 // adding new ones (the caller computes them).
 func (st *state) setConfig(cfg laurel.Board) {
-	st.Config, st.cfg = config{cfg.Spec(), cfg.CreatedAt}, cfg
+	st.Config, st.cfg = cfg.Record(), cfg
 }
 
 func (st *state) encode() []byte {
@@ -100,7 +94,7 @@ func decodeState(id string, v []byte) (*state, error) {
 	if err := json.Unmarshal(v, st); err != nil {
 		return nil, err
 	}
-	cfg, err := st.Config.Apply(id, nil, st.Config.CreatedAt)
+	cfg, err := st.Config.Board(id)
 	if err != nil {
 		return nil, err
 	}

@@ -285,7 +285,7 @@ func (s *step) load(ids []string) error {
 func (s *step) board(id string) (*boardStep, error) {
 	b := s.boards[id]
 	if b == nil || b.st == nil {
-		return nil, laurel.FieldErrorf(laurel.ENotFound, "board", "no board %q", id)
+		return nil, laurel.ErrNoBoard(id)
 	}
 	return b, nil
 }
