@@ -1,9 +1,11 @@
 package laurel
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Ranking is one ranking a read is answered from: a window's span in an engine's index, a
@@ -229,25 +231,23 @@ func RanksBefore(o Order, score, at, score2, at2 int64) bool {
 }
 
 // CompareEntries orders two entries as a board of order o ranks them: score, then
-// reached_at, then member bytes (DESIGN.md §1, "Order and ties").
+// reached_at, then member bytes (the model's order and ties).
 func CompareEntries(o Order, a, b Entry) int {
+	return CompareRanked(o, a.Score, a.ReachedAt, a.Member, b.Score, b.ReachedAt, b.Member)
+}
+
+// CompareRanked is CompareEntries over the fields that order entries.
+func CompareRanked(o Order, score, at int64, member string, score2, at2 int64, member2 string) int {
 	switch {
-	case a.Score != b.Score:
-		if o.Better(a.Score, b.Score) {
+	case score != score2:
+		if o.Better(score, score2) {
 			return -1
 		}
 		return 1
-	case a.ReachedAt != b.ReachedAt:
-		if a.ReachedAt < b.ReachedAt {
-			return -1
-		}
-		return 1
-	case a.Member < b.Member:
-		return -1
-	case a.Member > b.Member:
-		return 1
+	case at != at2:
+		return cmp.Compare(at, at2)
 	}
-	return 0
+	return strings.Compare(member, member2)
 }
 
 // SortedRanking is a ranking computed for one read: entries sorted by CompareEntries, hidden

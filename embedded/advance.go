@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,16 +15,12 @@ import (
 // end are frozen to disk with their ranks (and the oldest dropped beyond keep), and rolling
 // windows move to the span of now.
 func (e *Engine) advanceBoard(tx *txn, b *board) error {
-	late := b.cfg.LateLimit.Milliseconds()
 	for _, w := range b.windows {
 		switch {
 		case w.w.IsCalendar():
-			n := 0
-			for n < len(w.open) && w.open[n].end+late <= tx.now {
-				n++
-			}
+			n := laurel.Closing(&b.cfg, w.marks, w.open, tx.now)
 			if n == 0 {
-				if w.dropAt != noTime && w.dropAt <= tx.now {
+				if laurel.Due(w.dropAt, tx.now) {
 					e.keepClosed(tx, b, w, slices.Clone(w.closed), &b.cfg)
 				}
 				continue
@@ -61,11 +56,7 @@ func (e *Engine) keepClosed(tx *txn, b *board, w *window, closed []*closedPeriod
 
 // keepClosedWith is keepClosed under marks about to be w's.
 func (e *Engine) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board, m laurel.Marks) {
-	from := m.KeptFrom(cfg, w.w, tx.now)
-	n := 0
-	for n < len(closed) && closed[n].start >= from {
-		n++
-	}
+	n, dropAt := laurel.Kept(cfg, w.w, m, closed, tx.now)
 	id := b.cfg.ID
 	for _, cp := range closed[n:] {
 		tx.delRange(spanPrefix(tagRank, id, w.name, cp.start), spanPrefix(tagRank, id, w.name, cp.start+1))
@@ -73,12 +64,7 @@ func (e *Engine) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPe
 		tx.del(closedKey(id, w.name, cp.start))
 	}
 	closed = closed[:n]
-	dropAt := dropTime(cfg, w.w, closed, m)
 	tx.onCommit(b, func() { w.closed, w.dropAt = closed, dropAt })
-}
-
-func (w *window) keptFrom(cfg *laurel.Board, now int64) int64 {
-	return w.marks.KeptFrom(cfg, w.w, now)
 }
 
 // dropTime returns when the oldest of closed (newest first) is dropped; noTime when closed
@@ -96,20 +82,6 @@ type entry struct {
 	agg    aggregate
 }
 
-// compare orders entries as the board ranks them: score, then reached_at, then member bytes.
-func (b *board) compare(x, y entry) int {
-	if x.agg.score != y.agg.score {
-		if b.cfg.Order.Better(x.agg.score, y.agg.score) {
-			return -1
-		}
-		return 1
-	}
-	if c := cmp.Compare(x.agg.at, y.agg.at); c != 0 {
-		return c
-	}
-	return strings.Compare(x.member, y.member)
-}
-
 // storedEntries lists every member of an open calendar period (or all) as the store holds
 // it, hidden ones included.
 func storedEntries(r pebble.Reader, b *board, w *window, start int64) ([]entry, error) {
@@ -125,7 +97,9 @@ func storedEntries(r pebble.Reader, b *board, w *window, start int64) ([]entry, 
 
 // freeze writes a closed period: every entry by rank and every rank by member.
 func (e *Engine) freeze(tx *txn, b *board, w *window, start, end int64, entries []entry) *closedPeriod {
-	slices.SortFunc(entries, b.compare)
+	slices.SortFunc(entries, func(x, y entry) int {
+		return laurel.CompareRanked(b.cfg.Order, x.agg.score, x.agg.at, x.member, y.agg.score, y.agg.at, y.member)
+	})
 	id := b.cfg.ID
 	cp := &closedPeriod{
 		id:    b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(start)).ID,
@@ -195,14 +169,13 @@ func frozenRankOf(r pebble.Reader, board, window string, start int64, member str
 // Buckets that enter (events up to five minutes ahead of the clock) are merged in.
 func (e *Engine) roll(tx *txn, b *board, w *window) error {
 	sp := w.open[0]
-	cal := b.cfg.Calendar()
-	s, en := cal.Span(w.w, time.UnixMilli(tx.now))
-	start, end := s.UnixMilli(), en.UnixMilli()
-	if start == sp.start && end == sp.end {
+	r, ok := b.cfg.RollTo(w.w, sp.Bounds(), tx.now)
+	if !ok {
 		return nil
 	}
+	start, end := r.To.Start, r.To.End
 	id, m, o := b.cfg.ID, b.cfg.Mode, b.cfg.Order
-	if start >= sp.end || start < sp.start {
+	if r.Whole {
 		aggs, err := loadBuckets(e.db, b, w, start, end)
 		if err != nil {
 			return err
@@ -210,10 +183,11 @@ func (e *Engine) roll(tx *txn, b *board, w *window) error {
 		tx.onCommit(b, func() { w.open[0] = buildSpan(e, b, w, start, end, aggs) })
 		return nil
 	}
+	cal := b.cfg.Calendar()
 	p := prefix(tagAgg, id, w.name)
 	recheck := make(map[string]bool)
 	bucketEnd := make(map[int64]int64)
-	err := scan(e.db, spanPrefix(tagAgg, id, w.name, sp.start), spanPrefix(tagAgg, id, w.name, start), func(k, v []byte) error {
+	err := scan(e.db, spanPrefix(tagAgg, id, w.name, r.Leaving.Start), spanPrefix(tagAgg, id, w.name, r.Leaving.End), func(k, v []byte) error {
 		bs := readTime(k[len(p):])
 		member := string(k[len(p)+8:])
 		a, err := decodeAgg(v)
@@ -250,7 +224,7 @@ func (e *Engine) roll(tx *txn, b *board, w *window) error {
 	if err != nil {
 		return err
 	}
-	err = scan(e.db, spanPrefix(tagAgg, id, w.name, sp.end), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
+	err = scan(e.db, spanPrefix(tagAgg, id, w.name, r.Entering.Start), spanPrefix(tagAgg, id, w.name, r.Entering.End), func(k, v []byte) error {
 		member := string(k[len(p)+8:])
 		a, err := decodeAgg(v)
 		if err != nil {

@@ -45,6 +45,10 @@ type closedPeriod struct {
 	excluded   []uint32 // removed ∪ hidden, sorted
 }
 
+func (cp *closedPeriod) Bounds() laurel.Span { return laurel.Span{Start: cp.start, End: cp.end} }
+
+func (sp *span) Bounds() laurel.Span { return laurel.Span{Start: sp.start, End: sp.end} }
+
 func newBoard(cfg laurel.Board) *board {
 	b := &board{cfg: cfg, members: newMembers(), deadline: noTime}
 	for _, w := range cfg.Windows {
@@ -158,23 +162,16 @@ func (b *board) put(e *Engine, w *window, member string, v slot, present bool) {
 	}
 }
 
-// updateDeadline computes when the board next has a period to close or a bucket to leave.
+// updateDeadline notes when the board next has a period to close, a closed period to drop
+// or a bucket to leave.
 func (b *board) updateDeadline() {
 	d := int64(noTime)
-	late := b.cfg.LateLimit.Milliseconds()
 	for _, w := range b.windows {
-		var t int64 = noTime
-		switch {
-		case w.w.IsCalendar() && len(w.open) > 0:
-			t = w.open[0].end + late
-		case w.w.IsRolling() && len(w.open) > 0:
-			t = w.open[0].end
+		var oldest laurel.Span
+		if len(w.open) > 0 {
+			oldest = w.open[0].Bounds()
 		}
-		for _, t := range []int64{t, w.dropAt} {
-			if t != noTime && (d == noTime || t < d) {
-				d = t
-			}
-		}
+		d = laurel.Earliest(d, laurel.Deadline(&b.cfg, w.w, oldest, len(w.open) > 0, w.dropAt))
 	}
 	b.deadline = d
 }

@@ -88,7 +88,6 @@ func initWindow(b *board, w *window, now int64) {
 func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) error {
 	id := cfg.ID
 	cal := cfg.Calendar()
-	late := cfg.LateLimit.Milliseconds()
 	closing := make(map[int64][]entry)
 	var member string
 	var events []event
@@ -107,7 +106,7 @@ func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) er
 				return err
 			}
 			switch {
-			case w.w.IsCalendar() && end+late <= tx.now:
+			case w.w.IsCalendar() && w.marks.PeriodClosed(cfg, laurel.Span{Start: start, End: end}, tx.now):
 				closing[start] = append(closing[start], entry{member, fromAgg(a)})
 			case w.w.IsRolling():
 				tx.bucketSet(b, w, start, member, fromAgg(a), true)

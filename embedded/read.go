@@ -216,17 +216,20 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 		return nil, err
 	}
 	w := b.window(res.Name)
-	rd := &reading{e: e, b: b, w: w, at: res.At, period: res.Period}
-	start, end := res.Period.Start, res.Period.End
-	switch {
-	case w.w.Kind == laurel.WindowAll:
-		rd.v = memView{b, w, w.open[0], e.snap}
-	case w.w.IsRolling():
-		if sp := w.open[0]; sp.start == start && sp.end == end {
-			rd.v = memView{b, w, sp, e.snap}
-			break
-		}
-		aggs, err := loadBuckets(e.snap, b, w, start, end)
+	plan, err := laurel.Plan(&b.cfg, res, w.marks, w.open, w.closed, now)
+	if err != nil {
+		return nil, err
+	}
+	rd := &reading{e: e, b: b, w: w, at: res.At, period: plan.Period}
+	switch plan.Source {
+	case laurel.FromOpen:
+		rd.v = memView{b, w, w.span(res.Period.Start), e.snap}
+	case laurel.FromClosed:
+		rd.v = frozenView{e.snap, b.cfg.ID, w.name, b.cfg.Order, w.closed[plan.Closed]}
+	case laurel.FromNothing:
+		rd.v = memView{b, w, nil, e.snap}
+	case laurel.FromBuckets:
+		aggs, err := loadBuckets(e.snap, b, w, res.Period.Start, res.Period.End)
 		if err != nil {
 			return nil, err
 		}
@@ -237,29 +240,6 @@ func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, e
 			}
 		}
 		rd.v = laurel.NewSortedRanking(b.cfg.Order, entries)
-	default:
-		rd.period.Closed = end+b.cfg.LateLimit.Milliseconds() <= now
-		if sp := w.span(start); sp != nil {
-			rd.v = memView{b, w, sp, e.snap}
-			break
-		}
-		if start < w.keptFrom(&b.cfg, now) {
-			return nil, laurel.FieldErrorf(laurel.ENotFound, "period", "period %s of window %s is no longer kept", res.Period.ID, w.name)
-		}
-		for _, cp := range w.closed {
-			if cp.start == start {
-				rd.period.Closed = true
-				rd.v = frozenView{e.snap, b.cfg.ID, w.name, b.cfg.Order, cp}
-				break
-			}
-		}
-		if rd.v != nil {
-			break
-		}
-		if w.isClosed(&b.cfg, start, now) {
-			rd.period.Closed = true
-		}
-		rd.v = memView{b, w, nil, e.snap}
 	}
 	rd.period.Total, err = rd.v.Total()
 	return rd, err
@@ -397,35 +377,8 @@ func (e *Engine) Periods(ctx context.Context, boardID, windowName string) ([]lau
 		return nil, err
 	}
 	defer rd.done()
-	b, w := rd.b, rd.w
-	if w.w.IsRolling() {
-		return nil, laurel.FieldErrorf(laurel.EInvalid, "window", "window %s is rolling and has no periods", w.name)
-	}
-	if w.w.Kind == laurel.WindowAll {
-		return []laurel.PeriodInfo{rd.period}, nil
-	}
-	var out []laurel.PeriodInfo
-	cur := rd.period
-	listedCur := false
-	for i := len(w.open) - 1; i >= 0; i-- {
-		sp := w.open[i]
-		if !listedCur && sp.start < cur.Start {
-			out = append(out, cur)
-			listedCur = true
-		}
-		if sp.start == cur.Start {
-			listedCur = true
-		}
-		p := e.periodAt(b, w, sp.start)
-		p.Total = sp.tree.Len()
-		out = append(out, p)
-	}
-	if !listedCur {
-		out = append(out, cur)
-	}
-	for _, cp := range w.closed {
-		out = append(out, laurel.PeriodInfo{ID: cp.id, Start: cp.start, End: cp.end, Closed: true,
-			Total: frozenView{cp: cp}.total()})
-	}
-	return out, nil
+	w := rd.w
+	return laurel.PeriodList(&rd.b.cfg, w.w, rd.period, w.open, w.closed,
+		func(i int) int { return w.open[i].tree.Len() },
+		func(i int) int { return frozenView{cp: w.closed[i]}.total() })
 }

@@ -16,17 +16,13 @@ func (s *step) advance(b *boardStep) error {
 	if !b.st.due(s.now) {
 		return nil
 	}
-	late := b.st.cfg.LateLimit.Milliseconds()
 	for i := range b.st.Windows {
 		ws := &b.st.Windows[i]
 		switch {
 		case ws.w.IsCalendar():
-			n := 0
-			for n < len(ws.Open) && ws.Open[n].End+late <= s.now {
-				n++
-			}
+			n := laurel.Closing(&b.st.cfg, ws.Marks, ws.Open, s.now)
 			if n == 0 {
-				if ws.DropAt != laurel.NoTime && ws.DropAt <= s.now {
+				if laurel.Due(ws.DropAt, s.now) {
 					if err := s.keepClosed(b, ws, ws.Marks); err != nil {
 						return err
 					}
@@ -57,7 +53,7 @@ func (s *step) advance(b *boardStep) error {
 
 // freeze closes an open period: every entry is ranked once and for all, hidden members
 // included (they are left out when read), and the period's aggregates go.
-func (s *step) freeze(b *boardStep, ws *windowState, sp span) (closedPeriod, error) {
+func (s *step) freeze(b *boardStep, ws *windowState, sp laurel.Span) (closedPeriod, error) {
 	order := "DESC"
 	if b.st.cfg.Order == laurel.Asc {
 		order = "ASC"
@@ -91,12 +87,7 @@ func (s *step) freeze(b *boardStep, ws *windowState, sp span) (closedPeriod, err
 // keepClosed drops the closed periods of ws that are no longer kept under the board's
 // configuration and marks m, and notes when the oldest kept one will be dropped.
 func (s *step) keepClosed(b *boardStep, ws *windowState, m laurel.Marks) error {
-	cfg := &b.st.cfg
-	from := m.KeptFrom(cfg, ws.w, s.now)
-	n := 0
-	for n < len(ws.Closed) && ws.Closed[n].Start >= from {
-		n++
-	}
+	n, dropAt := laurel.Kept(&b.st.cfg, ws.w, m, ws.Closed, s.now)
 	if n < len(ws.Closed) {
 		var starts []int64
 		for _, cp := range ws.Closed[n:] {
@@ -109,10 +100,7 @@ func (s *step) keepClosed(b *boardStep, ws *windowState, m laurel.Marks) error {
 		}
 		ws.Closed = slices.Clone(ws.Closed[:n])
 	}
-	ws.DropAt = laurel.NoTime
-	if len(ws.Closed) > 0 {
-		ws.DropAt = m.DropTime(cfg, ws.w, ws.Closed[len(ws.Closed)-1].Start)
-	}
+	ws.DropAt = dropAt
 	b.stateChanged = true
 	return nil
 }
@@ -122,15 +110,12 @@ func (s *step) keepClosed(b *boardStep, ws *windowState, m laurel.Marks) error {
 // may be up to five minutes ahead of the clock); each is recomputed from its buckets in the
 // new span. A jump past the whole span recomputes every member.
 func (s *step) roll(b *boardStep, ws *windowState) error {
-	cal := b.st.cfg.Calendar()
-	st, en := cal.Span(ws.w, time.UnixMilli(s.now))
-	start, end := st.UnixMilli(), en.UnixMilli()
-	old := ws.Open[0]
-	if start == old.Start && end == old.End {
+	r, ok := b.st.cfg.RollTo(ws.w, ws.Open[0], s.now)
+	if !ok {
 		return nil
 	}
-	ws.Open[0] = span{start, end}
-	if start >= old.End || start < old.Start {
+	ws.Open[0] = r.To
+	if r.Whole {
 		// Nothing of the old span remains: every member of it leaves, and the new span is
 		// computed whole.
 		gone, err := s.members("DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 RETURNING member", b.id, ws.Name, int64(currentSpan))
@@ -145,7 +130,7 @@ func (s *step) roll(b *boardStep, ws *windowState) error {
 	}
 	members, err := s.members(`SELECT DISTINCT member FROM laurel_aggs
 		WHERE board = $1 AND win = $2 AND (span >= $3 AND span < $4 OR span >= $5 AND span < $6)`,
-		b.id, ws.Name, old.Start, start, old.End, end)
+		b.id, ws.Name, r.Leaving.Start, r.Leaving.End, r.Entering.Start, r.Entering.End)
 	if err != nil {
 		return fmt.Errorf("postgres: roll %s: %w", ws.Name, err)
 	}

@@ -83,7 +83,6 @@ func (e *Engine) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec)
 func (s *step) buildWindow(b *boardStep, ws *windowState) error {
 	cfg := &b.st.cfg
 	cal := cfg.Calendar()
-	late := cfg.LateLimit.Milliseconds()
 	rows, err := s.tx.Query(s.ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", b.id)
 	if err != nil {
 		return fmt.Errorf("postgres: read events: %w", err)
@@ -120,7 +119,7 @@ func (s *step) buildWindow(b *boardStep, ws *windowState) error {
 				return err
 			}
 			switch {
-			case ws.w.IsCalendar() && end+late <= s.now:
+			case ws.w.IsCalendar() && ws.Marks.PeriodClosed(cfg, laurel.Span{Start: start, End: end}, s.now):
 				closing[start] = append(closing[start], laurel.Entry{Member: member, Score: a.Score, ReachedAt: a.At})
 			case ws.w.IsCalendar():
 				ws.addOpen(start, end)

@@ -375,7 +375,7 @@ func (s *step) stageWindow(b *boardStep, ws *windowState, member string, value, 
 		if err := add(aggKey{ws.Name, start, member}); err != nil {
 			return err
 		}
-		if ws.Open[0].holds(start, end) {
+		if ws.Open[0].Holds(start, end) {
 			return add(aggKey{ws.Name, currentSpan, member})
 		}
 		return nil
@@ -500,7 +500,7 @@ func (s *step) recompute(b *boardStep, ws *windowState, member string, ts int64,
 			return err
 		}
 		b.set(aggKey{ws.Name, start, member}, valOf(a))
-		if sp := ws.Open[0]; sp.holds(start, end) {
+		if sp := ws.Open[0]; sp.Holds(start, end) {
 			c, err := aggOf(m, o, events, sp.Start, sp.End)
 			if err != nil {
 				return err

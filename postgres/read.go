@@ -96,44 +96,28 @@ func (e *Engine) resolve(ctx context.Context, q laurel.Query) (*reading, error) 
 	}
 	rd := &reading{st: st, stamp: stamp, res: res, now: now, period: res.Period}
 	ws := st.window(res.Name)
+	plan, err := laurel.Plan(&st.cfg, res, ws.Marks, ws.Open, ws.Closed, now)
+	if err != nil {
+		return nil, err
+	}
+	rd.period = plan.Period
 	order := st.cfg.Order
-	start, end := res.Period.Start, res.Period.End
-	switch {
-	case ws.w.Kind == laurel.WindowAll:
-		rd.v = e.index.Ranking(ctx, q.Board, order, laurel.IndexSet{Window: ws.Name}, stamp)
-	case ws.w.IsRolling():
-		if sp := ws.Open[0]; sp.Start == start && sp.End == end {
-			rd.v = e.index.Ranking(ctx, q.Board, order, laurel.IndexSet{Window: ws.Name}, stamp)
-			break
+	switch plan.Source {
+	case laurel.FromOpen:
+		set := laurel.IndexSet{Window: ws.Name}
+		if ws.w.IsCalendar() {
+			set.Start = res.Period.Start
 		}
-		if rd.v, err = e.rollingAt(ctx, st, ws, start, end); err != nil {
-			return nil, err
-		}
-	default:
-		rd.period.Closed = end+st.cfg.LateLimit.Milliseconds() <= now
-		if ws.openAt(start) {
-			rd.v = e.index.Ranking(ctx, q.Board, order, laurel.IndexSet{Window: ws.Name, Start: start}, stamp)
-			break
-		}
-		if start < ws.Marks.KeptFrom(&st.cfg, ws.w, now) {
-			return nil, laurel.FieldErrorf(laurel.ENotFound, "period", "period %s of window %s is no longer kept", res.Period.ID, ws.Name)
-		}
-		for _, cp := range ws.Closed {
-			if cp.Start == start {
-				rd.period.Closed = true
-				if rd.v, err = e.frozen(ctx, q.Board, ws.Name, order, cp); err != nil {
-					return nil, err
-				}
-				break
-			}
-		}
-		if rd.v != nil {
-			break
-		}
-		if ws.Marks.IsClosed(&st.cfg, ws.w, start, now) {
-			rd.period.Closed = true
-		}
+		rd.v = e.index.Ranking(ctx, q.Board, order, set, stamp)
+	case laurel.FromBuckets:
+		rd.v, err = e.rollingAt(ctx, st, ws, res.Period.Start, res.Period.End)
+	case laurel.FromClosed:
+		rd.v, err = e.frozen(ctx, q.Board, ws.Name, order, ws.Closed[plan.Closed])
+	case laurel.FromNothing:
 		rd.v = laurel.NewSortedRanking(order, nil)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return rd, nil
 }
@@ -364,52 +348,29 @@ func (e *Engine) Periods(ctx context.Context, boardID, windowName string) ([]lau
 	var out []laurel.PeriodInfo
 	err := e.read(ctx, laurel.Query{Board: boardID, Window: windowName}, func(rd *reading) error {
 		ws := rd.st.window(rd.res.Name)
-		if ws.w.IsRolling() {
-			return laurel.FieldErrorf(laurel.EInvalid, "window", "window %s is rolling and has no periods", ws.Name)
-		}
 		cur := rd.period
 		var err error
 		if cur.Total, err = rd.v.Total(); err != nil {
 			return err
 		}
-		if ws.w.Kind == laurel.WindowAll {
-			out = []laurel.PeriodInfo{cur}
-			return nil
-		}
-		sets := make([]laurel.IndexSet, len(ws.Open))
-		for i, sp := range ws.Open {
-			sets[i] = laurel.IndexSet{Window: ws.Name, Start: sp.Start}
-		}
-		totals, err := e.index.Totals(ctx, boardID, sets, rd.stamp)
-		if err != nil {
-			return err
-		}
-		excluded, err := e.excludedCounts(ctx, boardID, ws.Name)
-		if err != nil {
-			return err
-		}
-		out = nil
-		listedCur := false
-		for i := len(ws.Open) - 1; i >= 0; i-- {
-			sp := ws.Open[i]
-			if !listedCur && sp.Start < cur.Start {
-				out = append(out, cur)
-				listedCur = true
+		var totals []int
+		excluded := map[int64]int{}
+		if ws.w.IsCalendar() {
+			sets := make([]laurel.IndexSet, len(ws.Open))
+			for i, sp := range ws.Open {
+				sets[i] = laurel.IndexSet{Window: ws.Name, Start: sp.Start}
 			}
-			if sp.Start == cur.Start {
-				listedCur = true
+			if totals, err = e.index.Totals(ctx, boardID, sets, rd.stamp); err != nil {
+				return err
 			}
-			p := rd.st.cfg.CurrentPeriod(ws.w, sp.Start)
-			p.Total = totals[i]
-			out = append(out, p)
+			if excluded, err = e.excludedCounts(ctx, boardID, ws.Name); err != nil {
+				return err
+			}
 		}
-		if !listedCur {
-			out = append(out, cur)
-		}
-		for _, cp := range ws.Closed {
-			out = append(out, laurel.PeriodInfo{ID: cp.ID, Start: cp.Start, End: cp.End, Closed: true, Total: cp.Total - excluded[cp.Start]})
-		}
-		return nil
+		out, err = laurel.PeriodList(&rd.st.cfg, ws.w, cur, ws.Open, ws.Closed,
+			func(i int) int { return totals[i] },
+			func(i int) int { return ws.Closed[i].Total - excluded[ws.Closed[i].Start] })
+		return err
 	})
 	return out, err
 }

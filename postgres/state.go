@@ -29,7 +29,7 @@ type windowState struct {
 	Marks laurel.Marks `json:"marks"`
 	// Open holds a calendar window's open periods that have data, oldest first, and a rolling
 	// window's current span; it is empty for all.
-	Open []span `json:"open,omitempty"`
+	Open []laurel.Span `json:"open,omitempty"`
 	// Closed holds a calendar window's kept closed periods, newest first.
 	Closed []closedPeriod `json:"closed,omitempty"`
 	// DropAt is when the oldest kept closed period is dropped; NoTime when none is kept.
@@ -38,19 +38,14 @@ type windowState struct {
 	w laurel.Window
 }
 
-type span struct {
-	Start int64 `json:"start"`
-	End   int64 `json:"end"`
-}
-
-func (sp span) holds(start, end int64) bool { return start >= sp.Start && end <= sp.End }
-
 type closedPeriod struct {
 	ID    string `json:"id"`
 	Start int64  `json:"start"`
 	End   int64  `json:"end"`
 	Total int    `json:"total"` // ranked when it closed, hidden members included
 }
+
+func (cp closedPeriod) Bounds() laurel.Span { return laurel.Span{Start: cp.Start, End: cp.End} }
 
 // currentSpan is the span under which the store keeps a rolling window's aggregates over its
 // current span, beside its buckets.
@@ -70,7 +65,7 @@ func newWindowState(cfg *laurel.Board, w laurel.Window, now int64) windowState {
 	ws := windowState{Name: w.String(), Marks: laurel.NoMarks, DropAt: laurel.NoTime, w: w}
 	if w.IsRolling() {
 		s, e := cfg.Calendar().Span(w, time.UnixMilli(now))
-		ws.Open = []span{{s.UnixMilli(), e.UnixMilli()}}
+		ws.Open = []laurel.Span{{Start: s.UnixMilli(), End: e.UnixMilli()}}
 	}
 	return ws
 }
@@ -119,45 +114,37 @@ func (st *state) window(name string) *windowState {
 	return nil
 }
 
-// updateDeadline computes when the board next has a period to close, a closed period to drop
+// updateDeadline notes when the board next has a period to close, a closed period to drop
 // or a rolling bucket to leave.
 func (st *state) updateDeadline() {
 	d := int64(laurel.NoTime)
-	late := st.cfg.LateLimit.Milliseconds()
 	for i := range st.Windows {
 		ws := &st.Windows[i]
-		t := int64(laurel.NoTime)
-		switch {
-		case ws.w.IsCalendar() && len(ws.Open) > 0:
-			t = ws.Open[0].End + late
-		case ws.w.IsRolling():
-			t = ws.Open[0].End
+		var oldest laurel.Span
+		if len(ws.Open) > 0 {
+			oldest = ws.Open[0]
 		}
-		for _, t := range []int64{t, ws.DropAt} {
-			if t != laurel.NoTime && (d == laurel.NoTime || t < d) {
-				d = t
-			}
-		}
+		d = laurel.Earliest(d, laurel.Deadline(&st.cfg, ws.w, oldest, len(ws.Open) > 0, ws.DropAt))
 	}
 	st.Deadline = d
 }
 
 // due reports whether the board has work to do at now before it can be read.
-func (st *state) due(now int64) bool { return st.Deadline != laurel.NoTime && st.Deadline <= now }
+func (st *state) due(now int64) bool { return laurel.Due(st.Deadline, now) }
 
 // openAt reports whether a calendar window has an open period with data starting at start.
 func (ws *windowState) openAt(start int64) bool {
-	_, ok := slices.BinarySearchFunc(ws.Open, start, func(sp span, t int64) int { return cmp.Compare(sp.Start, t) })
+	_, ok := slices.BinarySearchFunc(ws.Open, start, func(sp laurel.Span, t int64) int { return cmp.Compare(sp.Start, t) })
 	return ok
 }
 
 // addOpen notes that the calendar period [start, end) has data; it reports whether it is new.
 func (ws *windowState) addOpen(start, end int64) bool {
-	i, ok := slices.BinarySearchFunc(ws.Open, start, func(sp span, t int64) int { return cmp.Compare(sp.Start, t) })
+	i, ok := slices.BinarySearchFunc(ws.Open, start, func(sp laurel.Span, t int64) int { return cmp.Compare(sp.Start, t) })
 	if ok {
 		return false
 	}
-	ws.Open = slices.Insert(ws.Open, i, span{start, end})
+	ws.Open = slices.Insert(ws.Open, i, laurel.Span{Start: start, End: end})
 	return true
 }
 

@@ -121,7 +121,7 @@ func (s *step) rollback() {
 		}
 		b.events, b.seq, b.stateChanged = b.events[:u.events], u.seq, u.stateChanged
 		for _, o := range u.opened {
-			o.ws.Open = slices.DeleteFunc(o.ws.Open, func(sp span) bool { return sp.Start == o.start })
+			o.ws.Open = slices.DeleteFunc(o.ws.Open, func(sp laurel.Span) bool { return sp.Start == o.start })
 		}
 	}
 }
