@@ -60,6 +60,8 @@ type Options struct {
 
 // Engine is laurel's Service on the embedded store. Its methods are safe for concurrent use.
 type Engine struct {
+	laurel.Reads // Page, Member, Around, Lookup, RankOf over Read
+
 	db   *pebble.DB
 	opts Options
 	now  func() int64
@@ -106,6 +108,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		boards: make(map[string]*board), hidden: make(map[string]bool), profiles: newProfileCache(opts.ProfileCache),
 		ops: make(chan *op, 4096), stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
+	e.Reads = laurel.Reads{Reader: e}
 	start := time.Now()
 	if err := e.recover(); err != nil {
 		db.Close()

@@ -263,110 +263,15 @@ func (rd *reading) fill(entries []laurel.Entry, metadata bool) error {
 	return nil
 }
 
-func (rd *reading) newPage(entries []laurel.Entry) laurel.Page {
-	return laurel.Page{Board: rd.b.cfg.ID, Window: rd.w.name, Period: rd.period, Total: rd.period.Total, Entries: entries}
-}
-
-// Page returns consecutive ranks from offset, limit of them; with a score range, only the
-// entries whose score lies in it, offset and limit applying within them.
-func (e *Engine) Page(ctx context.Context, q laurel.Query, offset, limit int, sr laurel.ScoreRange) (laurel.Page, error) {
-	limit, err := laurel.ValidatePage(offset, limit, sr)
-	if err != nil {
-		return laurel.Page{}, err
-	}
+// Read resolves q and calls fn with its reading, under the engine's read lock.
+func (e *Engine) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
 	rd, err := e.resolve(ctx, q)
 	if err != nil {
-		return laurel.Page{}, err
+		return err
 	}
 	defer rd.done()
-	entries, total, err := laurel.PageOf(rd.v, rd.b.cfg.Order, offset, limit, sr)
-	rd.period.Total = total
-	if err == nil {
-		err = rd.fill(entries, q.Metadata)
-	}
-	if err != nil {
-		return laurel.Page{}, err
-	}
-	return rd.newPage(entries), nil
-}
-
-// Member returns one member's entry; ENotFound when it is not present.
-func (e *Engine) Member(ctx context.Context, q laurel.Query, member string) (laurel.MemberEntry, error) {
-	if err := laurel.ValidateMember("member", member); err != nil {
-		return laurel.MemberEntry{}, err
-	}
-	rd, err := e.resolve(ctx, q)
-	if err != nil {
-		return laurel.MemberEntry{}, err
-	}
-	defer rd.done()
-	en, total, err := laurel.MemberOf(rd.v, rd.b.cfg.ID, rd.w.name, member)
-	if err != nil {
-		return laurel.MemberEntry{}, err
-	}
-	rd.period.Total = total
-	es := []laurel.Entry{en}
-	if err := rd.fill(es, q.Metadata); err != nil {
-		return laurel.MemberEntry{}, err
-	}
-	return laurel.MemberEntry{Board: rd.b.cfg.ID, Window: rd.w.name, Period: rd.period, Total: rd.period.Total, Entry: es[0]}, nil
-}
-
-// Around returns up to 2·radius+1 consecutive entries centred on member, shifted to stay
-// within 1…total.
-func (e *Engine) Around(ctx context.Context, q laurel.Query, member string, radius int) (laurel.Page, error) {
-	if err := laurel.ValidateAround(member, radius); err != nil {
-		return laurel.Page{}, err
-	}
-	rd, err := e.resolve(ctx, q)
-	if err != nil {
-		return laurel.Page{}, err
-	}
-	defer rd.done()
-	entries, total, err := laurel.AroundOf(rd.v, rd.b.cfg.ID, rd.w.name, member, radius)
-	if err != nil {
-		return laurel.Page{}, err
-	}
-	rd.period.Total = total
-	if err == nil {
-		err = rd.fill(entries, q.Metadata)
-	}
-	if err != nil {
-		return laurel.Page{}, err
-	}
-	return rd.newPage(entries), nil
-}
-
-// Lookup returns the entries of the members present, in rank order, with their ranks.
-func (e *Engine) Lookup(ctx context.Context, q laurel.Query, members []string) (laurel.Page, error) {
-	if err := laurel.ValidateLookup(members); err != nil {
-		return laurel.Page{}, err
-	}
-	rd, err := e.resolve(ctx, q)
-	if err != nil {
-		return laurel.Page{}, err
-	}
-	defer rd.done()
-	entries, total, err := laurel.LookupOf(rd.v, members)
-	rd.period.Total = total
-	if err == nil {
-		err = rd.fill(entries, q.Metadata)
-	}
-	if err != nil {
-		return laurel.Page{}, err
-	}
-	return rd.newPage(entries), nil
-}
-
-// RankOf returns the rank a member reaching score at the instant read would get (after the
-// members already there with the same score), and the total.
-func (e *Engine) RankOf(ctx context.Context, q laurel.Query, score int64) (int, int, error) {
-	rd, err := e.resolve(ctx, q)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer rd.done()
-	return laurel.RankOfScore(rd.v, score, rd.at)
+	return fn(laurel.Reading{Board: rd.b.cfg.ID, Window: rd.w.name, Order: rd.b.cfg.Order, At: rd.at,
+		Period: rd.period, Ranking: rd.v, Fill: rd.fill})
 }
 
 // Periods lists a calendar window's kept periods, newest first: the current one, the open

@@ -63,6 +63,8 @@ type Options struct {
 // Engine is laurel's Service on PostgreSQL and an index. Its methods are safe for concurrent
 // use.
 type Engine struct {
+	laurel.Reads // Page, Member, Around, Lookup, RankOf over Read
+
 	pool  *pgxpool.Pool
 	index laurel.Index
 	now   func() int64
@@ -117,6 +119,7 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*E
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	e := &Engine{pool: pool, index: index, now: opts.Now, log: opts.Logger, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	e.Reads = laurel.Reads{Reader: e}
 	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&e.ns); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)

@@ -204,98 +204,14 @@ func (e *Engine) fill(ctx context.Context, entries []laurel.Entry, metadata bool
 	return nil
 }
 
-func (rd *reading) newPage(entries []laurel.Entry) laurel.Page {
-	return laurel.Page{Board: rd.st.cfg.ID, Window: rd.res.Name, Period: rd.period, Total: rd.period.Total, Entries: entries}
-}
-
-// Page returns consecutive ranks from offset, limit of them; with a score range, only the
-// entries whose score lies in it, offset and limit applying within them.
-func (e *Engine) Page(ctx context.Context, q laurel.Query, offset, limit int, sr laurel.ScoreRange) (laurel.Page, error) {
-	limit, err := laurel.ValidatePage(offset, limit, sr)
-	if err != nil {
-		return laurel.Page{}, err
-	}
-	var page laurel.Page
-	err = e.read(ctx, q, func(rd *reading) error {
-		entries, total, err := laurel.PageOf(rd.v, rd.st.cfg.Order, offset, limit, sr)
-		rd.period.Total = total
-		if err == nil {
-			err = e.fill(ctx, entries, q.Metadata)
-		}
-		page = rd.newPage(entries)
-		return err
+// Read resolves q and calls fn with its reading, again from the start when the index says
+// the board's state changed meanwhile.
+func (e *Engine) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
+	return e.read(ctx, q, func(rd *reading) error {
+		return fn(laurel.Reading{Board: rd.st.cfg.ID, Window: rd.res.Name, Order: rd.st.cfg.Order, At: rd.res.At,
+			Period: rd.period, Ranking: rd.v,
+			Fill: func(entries []laurel.Entry, metadata bool) error { return e.fill(ctx, entries, metadata) }})
 	})
-	return page, err
-}
-
-// Member returns one member's entry; ENotFound when it is not present.
-func (e *Engine) Member(ctx context.Context, q laurel.Query, member string) (laurel.MemberEntry, error) {
-	if err := laurel.ValidateMember("member", member); err != nil {
-		return laurel.MemberEntry{}, err
-	}
-	var me laurel.MemberEntry
-	err := e.read(ctx, q, func(rd *reading) error {
-		en, total, err := laurel.MemberOf(rd.v, rd.st.cfg.ID, rd.res.Name, member)
-		if err != nil {
-			return err
-		}
-		rd.period.Total = total
-		es := []laurel.Entry{en}
-		if err := e.fill(ctx, es, q.Metadata); err != nil {
-			return err
-		}
-		me = laurel.MemberEntry{Board: rd.st.cfg.ID, Window: rd.res.Name, Period: rd.period, Total: rd.period.Total, Entry: es[0]}
-		return nil
-	})
-	return me, err
-}
-
-// Around returns up to 2·radius+1 consecutive entries centred on member, shifted to stay
-// within 1…total.
-func (e *Engine) Around(ctx context.Context, q laurel.Query, member string, radius int) (laurel.Page, error) {
-	if err := laurel.ValidateAround(member, radius); err != nil {
-		return laurel.Page{}, err
-	}
-	var page laurel.Page
-	err := e.read(ctx, q, func(rd *reading) error {
-		entries, total, err := laurel.AroundOf(rd.v, rd.st.cfg.ID, rd.res.Name, member, radius)
-		if err != nil {
-			return err
-		}
-		rd.period.Total = total
-		page = rd.newPage(entries)
-		return e.fill(ctx, page.Entries, q.Metadata)
-	})
-	return page, err
-}
-
-// Lookup returns the entries of the members present, in rank order, with their ranks.
-func (e *Engine) Lookup(ctx context.Context, q laurel.Query, members []string) (laurel.Page, error) {
-	if err := laurel.ValidateLookup(members); err != nil {
-		return laurel.Page{}, err
-	}
-	var page laurel.Page
-	err := e.read(ctx, q, func(rd *reading) error {
-		entries, total, err := laurel.LookupOf(rd.v, members)
-		rd.period.Total = total
-		if err == nil {
-			err = e.fill(ctx, entries, q.Metadata)
-		}
-		page = rd.newPage(entries)
-		return err
-	})
-	return page, err
-}
-
-// RankOf returns the rank a member reaching score at the instant read would get (after the
-// members already there with the same score), and the total.
-func (e *Engine) RankOf(ctx context.Context, q laurel.Query, score int64) (rank, total int, err error) {
-	err = e.read(ctx, q, func(rd *reading) error {
-		var err error
-		rank, total, err = laurel.RankOfScore(rd.v, score, rd.res.At)
-		return err
-	})
-	return rank, total, err
 }
 
 // Board returns a board's configuration and, per window, its current period and total.

@@ -1,0 +1,125 @@
+package laurel
+
+import "context"
+
+// Reading is a read resolved by a store: the ranking that answers it (chosen by Plan) and
+// what describes it.
+type Reading struct {
+	Board   string
+	Window  string // the window's name
+	Order   Order
+	At      int64 // the instant read, unix ms
+	Period  PeriodInfo
+	Ranking Ranking
+	// Fill adds profiles to entries: names, and metadata when asked.
+	Fill func(entries []Entry, metadata bool) error
+}
+
+// Reader is what a store does for the reads of the API: resolve a query into a Reading.
+type Reader interface {
+	// Read resolves q and calls fn with its reading, under whatever keeps the reading
+	// consistent (a lock, a snapshot). A store whose state can change under a read may call
+	// fn again with a new reading, so fn must be safe to repeat; fn's error is Read's.
+	Read(ctx context.Context, q Query, fn func(rd Reading) error) error
+}
+
+// Reads answers the ranking reads of Service — Page, Member, Around, Lookup, RankOf — over a
+// store's Reader, so that validation, paging, around-me, lookups, totals and profiles are
+// written once for every store. A store embeds it.
+type Reads struct{ Reader Reader }
+
+// Page returns consecutive ranks from offset, limit of them; with a score range, only the
+// entries whose score lies in it, offset and limit applying within them.
+func (r Reads) Page(ctx context.Context, q Query, offset, limit int, sr ScoreRange) (Page, error) {
+	limit, err := ValidatePage(offset, limit, sr)
+	if err != nil {
+		return Page{}, err
+	}
+	var page Page
+	err = r.Reader.Read(ctx, q, func(rd Reading) error {
+		entries, total, err := PageOf(rd.Ranking, rd.Order, offset, limit, sr)
+		if err != nil {
+			return err
+		}
+		page, err = rd.page(entries, total, q.Metadata)
+		return err
+	})
+	return page, err
+}
+
+// Member returns one member's entry; ENotFound when it is not ranked.
+func (r Reads) Member(ctx context.Context, q Query, member string) (MemberEntry, error) {
+	if err := ValidateMember("member", member); err != nil {
+		return MemberEntry{}, err
+	}
+	var me MemberEntry
+	err := r.Reader.Read(ctx, q, func(rd Reading) error {
+		en, total, err := MemberOf(rd.Ranking, rd.Board, rd.Window, member)
+		if err != nil {
+			return err
+		}
+		page, err := rd.page([]Entry{en}, total, q.Metadata)
+		if err != nil {
+			return err
+		}
+		me = MemberEntry{Board: page.Board, Window: page.Window, Period: page.Period, Total: page.Total, Entry: page.Entries[0]}
+		return nil
+	})
+	return me, err
+}
+
+// Around returns up to 2·radius+1 consecutive entries centred on member, shifted to stay
+// within 1…total.
+func (r Reads) Around(ctx context.Context, q Query, member string, radius int) (Page, error) {
+	if err := ValidateAround(member, radius); err != nil {
+		return Page{}, err
+	}
+	var page Page
+	err := r.Reader.Read(ctx, q, func(rd Reading) error {
+		entries, total, err := AroundOf(rd.Ranking, rd.Board, rd.Window, member, radius)
+		if err != nil {
+			return err
+		}
+		page, err = rd.page(entries, total, q.Metadata)
+		return err
+	})
+	return page, err
+}
+
+// Lookup returns the entries of the members ranked, in rank order, each once.
+func (r Reads) Lookup(ctx context.Context, q Query, members []string) (Page, error) {
+	if err := ValidateLookup(members); err != nil {
+		return Page{}, err
+	}
+	var page Page
+	err := r.Reader.Read(ctx, q, func(rd Reading) error {
+		entries, total, err := LookupOf(rd.Ranking, members)
+		if err != nil {
+			return err
+		}
+		page, err = rd.page(entries, total, q.Metadata)
+		return err
+	})
+	return page, err
+}
+
+// RankOf returns the rank a member reaching score at the instant read would get (after the
+// members already there with the same score), and the total.
+func (r Reads) RankOf(ctx context.Context, q Query, score int64) (rank, total int, err error) {
+	err = r.Reader.Read(ctx, q, func(rd Reading) error {
+		var err error
+		rank, total, err = RankOfScore(rd.Ranking, score, rd.At)
+		return err
+	})
+	return rank, total, err
+}
+
+// page makes entries, with their profiles, a page of the reading with its total.
+func (rd Reading) page(entries []Entry, total int, metadata bool) (Page, error) {
+	if err := rd.Fill(entries, metadata); err != nil {
+		return Page{}, err
+	}
+	p := rd.Period
+	p.Total = total
+	return Page{Board: rd.Board, Window: rd.Window, Period: p, Total: total, Entries: entries}, nil
+}
