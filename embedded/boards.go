@@ -95,35 +95,26 @@ func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) er
 		if len(events) == 0 {
 			return nil
 		}
-		spans := make(map[int64]int64) // start → end
-		for _, ev := range events {
-			start, end, _ := cal.SpanOf(w.w, ev.ts)
-			spans[start] = end
+		var current laurel.Span
+		if w.w.IsRolling() {
+			current = w.open[0].Bounds()
 		}
-		for start, end := range spans {
-			a, err := aggOf(cfg.Mode, cfg.Order, events, start, end)
-			if err != nil {
-				return err
-			}
+		aggs, err := laurel.BuildWindow(cfg, w.w, w.marks, current, counted(events), tx.now)
+		if err != nil {
+			return err
+		}
+		for _, a := range aggs {
 			switch {
-			case w.w.IsCalendar() && w.marks.PeriodClosed(cfg, laurel.Span{Start: start, End: end}, tx.now):
-				closing[start] = append(closing[start], entry{member, fromAgg(a)})
+			case a.Closed:
+				closing[a.Start] = append(closing[a.Start], entry{member, fromAgg(a.Agg)})
+			case a.Current:
+				tx.memSet(b, w, member, slot(fromAgg(a.Agg)), true)
 			case w.w.IsRolling():
-				tx.bucketSet(b, w, start, member, fromAgg(a), true)
+				tx.bucketSet(b, w, a.Start, member, fromAgg(a.Agg), true)
 			default:
-				if err := tx.entrySet(b, w, start, end, member, fromAgg(a), true); err != nil {
+				if err := tx.entrySet(b, w, a.Start, a.End, member, fromAgg(a.Agg), true); err != nil {
 					return err
 				}
-			}
-		}
-		if w.w.IsRolling() {
-			sp := w.open[0]
-			c, err := aggOf(cfg.Mode, cfg.Order, events, sp.start, sp.end)
-			if err != nil {
-				return err
-			}
-			if c.Present() {
-				tx.memSet(b, w, member, slot(fromAgg(c)), true)
 			}
 		}
 		events = events[:0]

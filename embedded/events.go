@@ -80,10 +80,8 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status st
 	if in.HasTS {
 		ev.flags |= flagExplicitTS
 	}
-	for _, w := range b.windows {
-		if err := e.stageWindow(tx, b, w, &ev); err != nil {
-			return "", 0, 0, laurel.WindowError(err)
-		}
+	if err := laurel.StageEvent(&b.cfg, staged{tx, b}, ev.member, ev.value, ev.ts, ev.seq, tx.now); err != nil {
+		return "", 0, 0, err
 	}
 	tx.set(eventKey(b.cfg.ID, ev.member, ev.seq), ev.encodeValue())
 	if ev.id != "" {
@@ -96,64 +94,6 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status st
 	}
 	return laurel.StatusApplied, ev.seq, ev.ts, nil
 }
-
-// stageWindow adds ev to its span of w.
-func (e *Engine) stageWindow(tx *txn, b *board, w *window, ev *event) error {
-	m, o := b.cfg.Mode, b.cfg.Order
-	start, end, id := b.cfg.Calendar().SpanOf(w.w, ev.ts)
-	if w.w.IsRolling() {
-		inSpan := w.open[0].holds(start, end)
-		combined, present := tx.memGet(b, w, ev.member)
-		var cur aggregate
-		var ok bool
-		// A member absent from the window has nothing in the buckets the window spans.
-		if !inSpan || present {
-			var err error
-			if cur, ok, err = tx.bucketGet(b, w, start, ev.member); err != nil {
-				return err
-			}
-		}
-		next, err := laurel.Add(m, o, toAgg(cur, ok), ev.value, ev.ts, ev.seq)
-		if err != nil {
-			return err
-		}
-		tx.bucketSet(b, w, start, ev.member, fromAgg(next), true)
-		if inSpan {
-			next, err := laurel.Add(m, o, toAgg(aggregate(combined), present), ev.value, ev.ts, ev.seq)
-			if err != nil {
-				return err
-			}
-			tx.memSet(b, w, ev.member, slot(fromAgg(next)), true)
-		}
-		return nil
-	}
-	if w.w.IsCalendar() && w.isClosed(&b.cfg, start, tx.now) {
-		return laurel.Errorf(laurel.ETooLate, "falls in period %s of window %s, which is closed", id, w.name)
-	}
-	cur, ok, err := tx.entryGet(b, w, start, ev.member)
-	if err != nil {
-		return err
-	}
-	next, err := laurel.Add(m, o, toAgg(cur, ok), ev.value, ev.ts, ev.seq)
-	if err != nil {
-		return err
-	}
-	return tx.entrySet(b, w, start, end, ev.member, fromAgg(next), true)
-}
-
-// isClosed reports whether the calendar period of w starting at start has closed by now.
-func (w *window) isClosed(cfg *laurel.Board, start, now int64) bool {
-	return w.marks.IsClosed(cfg, w.w, start, now)
-}
-
-func toAgg(a aggregate, present bool) laurel.Agg {
-	if !present {
-		return laurel.Agg{}
-	}
-	return laurel.Agg{Score: a.score, At: a.at, Count: 1}
-}
-
-func fromAgg(a laurel.Agg) aggregate { return aggregate{a.Score, a.At} }
 
 // standing is a member's rank and score in w's current span at now. It runs in the writer,
 // under the read lock, right after the write: the writer's cache of aggregates holds the
@@ -221,12 +161,7 @@ func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
 			return err
 		}
 		rest = slices.DeleteFunc(rest, func(x event) bool { return x.seq == ev.seq })
-		for _, w := range b.windows {
-			if err := e.recompute(tx, b, w, ev.member, ev.ts, rest); err != nil {
-				return err
-			}
-		}
-		return nil
+		return laurel.Recompute(&b.cfg, staged{tx, b}, ev.member, ev.ts, counted(rest), tx.now)
 	}})
 }
 
@@ -249,53 +184,4 @@ func (e *Engine) memberEvents(boardID, member string) ([]event, error) {
 		return nil
 	})
 	return out, err
-}
-
-// aggOf aggregates the events with lo ≤ ts < hi (hi == lo: all of them). Every event was
-// accepted while the sums that held it fitted in an int64, but a part of such a sum need not
-// (+max, −1 fits; +max alone after the −1 is retracted, plus more, may not): that is EInvalid.
-func aggOf(m laurel.Mode, o laurel.Order, events []event, lo, hi int64) (laurel.Agg, error) {
-	var a laurel.Agg
-	for _, ev := range events {
-		if lo != hi && (ev.ts < lo || ev.ts >= hi) {
-			continue
-		}
-		n, err := laurel.Add(m, o, a, ev.value, ev.ts, ev.seq)
-		if err != nil {
-			return a, err
-		}
-		a = n
-	}
-	return a, nil
-}
-
-// recompute sets the member's aggregates in w's spans holding ts from events: the member's
-// counted events after a retraction.
-func (e *Engine) recompute(tx *txn, b *board, w *window, member string, ts int64, events []event) error {
-	m, o := b.cfg.Mode, b.cfg.Order
-	start, end, _ := b.cfg.Calendar().SpanOf(w.w, ts)
-	if w.w.IsRolling() {
-		a, err := aggOf(m, o, events, start, end)
-		if err != nil {
-			return err
-		}
-		tx.bucketSet(b, w, start, member, fromAgg(a), a.Present())
-		sp := w.open[0]
-		if sp.holds(start, end) {
-			c, err := aggOf(m, o, events, sp.start, sp.end)
-			if err != nil {
-				return err
-			}
-			tx.memSet(b, w, member, slot(fromAgg(c)), c.Present())
-		}
-		return nil
-	}
-	if w.w.IsCalendar() && w.isClosed(&b.cfg, start, tx.now) {
-		return nil
-	}
-	a, err := aggOf(m, o, events, start, end)
-	if err != nil {
-		return err
-	}
-	return tx.entrySet(b, w, start, end, member, fromAgg(a), a.Present())
 }

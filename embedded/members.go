@@ -227,30 +227,17 @@ func (e *Engine) deleteFromBoard(tx *txn, b *board, member string) error {
 	tx.delRange(p, upper(p))
 	hp := prefix(tagHistory, id, member)
 	tx.delRange(hp, upper(hp))
-	cal := b.cfg.Calendar()
+	times := make([]int64, 0, len(events))
 	for _, ev := range events {
 		if ev.id != "" && ev.flags&flagRetracted == 0 {
 			tx.idSet(id, ev, false)
 		}
-		for _, w := range b.windows {
-			start, end, _ := cal.SpanOf(w.w, ev.ts)
-			switch {
-			case w.w.IsRolling():
-				tx.bucketSet(b, w, start, member, aggregate{}, false)
-			case w.w.IsCalendar() && w.isClosed(&b.cfg, start, tx.now):
-			default:
-				if err := tx.entrySet(b, w, start, end, member, aggregate{}, false); err != nil {
-					return err
-				}
-			}
-		}
+		times = append(times, ev.ts)
+	}
+	if err := laurel.Erase(&b.cfg, staged{tx, b}, member, times, tx.now); err != nil {
+		return err
 	}
 	for _, w := range b.windows {
-		if w.w.IsRolling() {
-			if _, ok := tx.memGet(b, w, member); ok {
-				tx.memSet(b, w, member, slot{}, false)
-			}
-		}
 		for _, cp := range w.closed {
 			r, ok, err := frozenRankOf(e.db, id, w.name, cp.start, member)
 			if err != nil {

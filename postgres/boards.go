@@ -108,34 +108,25 @@ func (s *step) buildWindow(b *boardStep, ws *windowState) error {
 		}
 		events, member := all[:n], all[0].member
 		all = all[n:]
-		spans := make(map[int64]int64) // start → end
-		for _, ev := range events {
-			start, end, _ := cal.SpanOf(ws.w, ev.ts)
-			spans[start] = end
-		}
-		for start, end := range spans {
-			a, err := aggOf(cfg.Mode, cfg.Order, events, start, end)
-			if err != nil {
-				return err
-			}
-			switch {
-			case ws.w.IsCalendar() && ws.Marks.PeriodClosed(cfg, laurel.Span{Start: start, End: end}, s.now):
-				closing[start] = append(closing[start], laurel.Entry{Member: member, Score: a.Score, ReachedAt: a.At})
-			case ws.w.IsCalendar():
-				ws.addOpen(start, end)
-				b.set(aggKey{ws.Name, start, member}, valOf(a))
-			default:
-				b.set(aggKey{ws.Name, start, member}, valOf(a))
-			}
-		}
+		var current laurel.Span
 		if ws.w.IsRolling() {
-			sp := ws.Open[0]
-			c, err := aggOf(cfg.Mode, cfg.Order, events, sp.Start, sp.End)
-			if err != nil {
-				return err
-			}
-			if c.Present() {
-				b.set(aggKey{ws.Name, currentSpan, member}, valOf(c))
+			current = ws.Open[0]
+		}
+		aggs, err := laurel.BuildWindow(cfg, ws.w, ws.Marks, current, counted(events), s.now)
+		if err != nil {
+			return err
+		}
+		for _, a := range aggs {
+			switch {
+			case a.Closed:
+				closing[a.Start] = append(closing[a.Start], laurel.Entry{Member: member, Score: a.Agg.Score, ReachedAt: a.Agg.At})
+			case a.Current:
+				b.set(aggKey{ws.Name, currentSpan, member}, valOf(a.Agg))
+			default:
+				if ws.w.IsCalendar() {
+					ws.addOpen(a.Start, a.End)
+				}
+				b.set(aggKey{ws.Name, a.Start, member}, valOf(a.Agg))
 			}
 		}
 	}

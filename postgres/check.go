@@ -172,7 +172,7 @@ func (e *Engine) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggV
 				if start == currentSpan {
 					lo, hi = ws.Open[0].Start, ws.Open[0].End
 				}
-				a, err := aggOf(cfg.Mode, cfg.Order, mine, lo, hi)
+				a, err := laurel.AggOf(cfg.Mode, cfg.Order, counted(mine), laurel.Span{Start: lo, End: hi})
 				if err != nil {
 					return nil, err
 				}

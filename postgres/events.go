@@ -342,51 +342,14 @@ func (s *step) stageEvent(in *laurel.Event, imported bool) (status string, seq, 
 	}
 	b.seq++
 	seq = b.seq
-	for j := range b.st.Windows {
-		if err := s.stageWindow(b, &b.st.Windows[j], in.Member, in.Value, ts, seq); err != nil {
-			return "", 0, 0, laurel.WindowError(err)
-		}
+	if err := laurel.StageEvent(&b.st.cfg, staged{s, b}, in.Member, in.Value, ts, uint64(seq), s.now); err != nil {
+		return "", 0, 0, err
 	}
 	b.events = append(b.events, newEvent{seq: seq, member: in.Member, value: in.Value, ts: ts, id: in.ID})
 	if in.ID != "" {
 		b.setID(in.ID, &storedEvent{seq: seq, member: in.Member, value: in.Value, ts: ts})
 	}
 	return laurel.StatusApplied, seq, ts, nil
-}
-
-// stageWindow adds an event to its span of ws.
-func (s *step) stageWindow(b *boardStep, ws *windowState, member string, value, ts, seq int64) error {
-	m, o := b.st.cfg.Mode, b.st.cfg.Order
-	cal := b.st.cfg.Calendar()
-	start, end, id := cal.SpanOf(ws.w, ts)
-	add := func(k aggKey) error {
-		cur, err := s.get(b, k)
-		if err != nil {
-			return err
-		}
-		next, err := laurel.Add(m, o, cur.agg(), value, ts, uint64(seq))
-		if err != nil {
-			return err
-		}
-		b.set(k, valOf(next))
-		return nil
-	}
-	if ws.w.IsRolling() {
-		if err := add(aggKey{ws.Name, start, member}); err != nil {
-			return err
-		}
-		if ws.Open[0].Holds(start, end) {
-			return add(aggKey{ws.Name, currentSpan, member})
-		}
-		return nil
-	}
-	if ws.w.IsCalendar() {
-		if ws.Marks.IsClosed(&b.st.cfg, ws.w, start, s.now) {
-			return laurel.Errorf(laurel.ETooLate, "falls in period %s of window %s, which is closed", id, ws.Name)
-		}
-		b.open(ws, start, end)
-	}
-	return add(aggKey{ws.Name, start, member})
 }
 
 // setNames sets the profile names the applied events of requests carry, the last one per
@@ -449,12 +412,7 @@ func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
 		if err != nil {
 			return err
 		}
-		for j := range b.st.Windows {
-			if err := s.recompute(b, &b.st.Windows[j], ev.member, ev.ts, rest); err != nil {
-				return err
-			}
-		}
-		return nil
+		return laurel.Recompute(&b.st.cfg, staged{s, b}, ev.member, ev.ts, counted(rest), s.now)
 	})
 }
 
@@ -469,55 +427,6 @@ func (s *step) memberEvents(board, member string) ([]storedEvent, error) {
 		err := r.Scan(&ev.seq, &ev.member, &ev.value, &ev.ts)
 		return ev, err
 	})
-}
-
-// aggOf aggregates the events with lo ≤ ts < hi (hi == lo: all of them). Every event was
-// accepted while the sums that held it fitted in an int64, but a part of such a sum need not
-// (+max, −1 fits; +max alone after the −1 is retracted, plus more, may not): that is EInvalid.
-func aggOf(m laurel.Mode, o laurel.Order, events []storedEvent, lo, hi int64) (laurel.Agg, error) {
-	var a laurel.Agg
-	for _, ev := range events {
-		if lo != hi && (ev.ts < lo || ev.ts >= hi) {
-			continue
-		}
-		n, err := laurel.Add(m, o, a, ev.value, ev.ts, uint64(ev.seq))
-		if err != nil {
-			return a, err
-		}
-		a = n
-	}
-	return a, nil
-}
-
-// recompute sets the member's aggregates in the spans of ws holding ts from events: the
-// member's counted events after a retraction.
-func (s *step) recompute(b *boardStep, ws *windowState, member string, ts int64, events []storedEvent) error {
-	m, o := b.st.cfg.Mode, b.st.cfg.Order
-	start, end, _ := b.st.cfg.Calendar().SpanOf(ws.w, ts)
-	if ws.w.IsRolling() {
-		a, err := aggOf(m, o, events, start, end)
-		if err != nil {
-			return err
-		}
-		b.set(aggKey{ws.Name, start, member}, valOf(a))
-		if sp := ws.Open[0]; sp.Holds(start, end) {
-			c, err := aggOf(m, o, events, sp.Start, sp.End)
-			if err != nil {
-				return err
-			}
-			b.set(aggKey{ws.Name, currentSpan, member}, valOf(c))
-		}
-		return nil
-	}
-	if ws.w.IsCalendar() && ws.Marks.IsClosed(&b.st.cfg, ws.w, start, s.now) {
-		return nil
-	}
-	a, err := aggOf(m, o, events, start, end)
-	if err != nil {
-		return err
-	}
-	b.set(aggKey{ws.Name, start, member}, valOf(a))
-	return nil
 }
 
 // historyPoint is a member's standing in one window after an event.

@@ -216,21 +216,13 @@ func (s *step) deleteFromBoard(b *boardStep, member string) error {
 	if _, err := s.tx.Exec(s.ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2", b.id, member); err != nil {
 		return fmt.Errorf("postgres: delete member: %w", err)
 	}
-	cal := b.st.cfg.Calendar()
+	if err := laurel.Erase(&b.st.cfg, staged{s, b}, member, times, s.now); err != nil {
+		return err
+	}
 	var closedWins []string
 	var closedSpans []int64
 	for i := range b.st.Windows {
 		ws := &b.st.Windows[i]
-		for _, ts := range times {
-			start, _, _ := cal.SpanOf(ws.w, ts)
-			if ws.w.IsCalendar() && ws.Marks.IsClosed(&b.st.cfg, ws.w, start, s.now) {
-				continue
-			}
-			b.set(aggKey{ws.Name, start, member}, aggVal{})
-		}
-		if ws.w.IsRolling() {
-			b.set(aggKey{ws.Name, currentSpan, member}, aggVal{})
-		}
 		for _, cp := range ws.Closed {
 			closedWins, closedSpans = append(closedWins, ws.Name), append(closedSpans, cp.Start)
 		}
