@@ -4,7 +4,7 @@ package laurel
 // window made of buckets): everything ranking needs, and what the store keeps.
 type Agg struct {
 	Score int64  // the member's score in the span
-	At    int64  // reached_at, unix ms (DESIGN.md §1, "Order and ties")
+	At    int64  // reached_at, unix ms (docs/design.md, "Order and ties")
 	Count int64  // counted events; the member is present in the span iff Count > 0
 	Seq   uint64 // for Last: the arrival order of the event that set Score, to break ts ties
 }

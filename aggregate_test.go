@@ -13,7 +13,7 @@ type event struct {
 	seq       uint64
 }
 
-// aggregateByDefinition computes DESIGN.md §1's aggregate of events directly from the text.
+// aggregateByDefinition computes docs/design.md's aggregate of events directly from the text.
 func aggregateByDefinition(m laurel.Mode, o laurel.Order, events []event) laurel.Agg {
 	if len(events) == 0 {
 		return laurel.Agg{}

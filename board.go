@@ -62,7 +62,7 @@ const (
 	defaultWindowName = "all"
 )
 
-// Board is a named ranking with a fixed configuration (DESIGN.md §1).
+// Board is a named ranking with a fixed configuration (docs/design.md).
 type Board struct {
 	ID        string
 	Order     Order

@@ -22,7 +22,7 @@ func TestBoardDefaults(t *testing.T) {
 		b.Windows[0].String() != "all" || b.Timezone != "UTC" || b.WeekStart != time.Monday ||
 		b.LateLimit != 24*time.Hour || b.Keep != 12 || b.MinValue != nil || b.MaxValue != nil ||
 		string(b.Metadata) != "{}" || b.CreatedAt != 1234 {
-		t.Fatalf("defaults differ from DESIGN.md: %+v", b)
+		t.Fatalf("defaults differ from docs/design.md: %+v", b)
 	}
 }
 

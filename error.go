@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Error codes, as API.md names them. The HTTP layer maps each to a status.
+// Error codes, as docs/api.md names them. The HTTP layer maps each to a status.
 const (
 	EInvalid          = "invalid_argument"
 	ETooLate          = "too_late"

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits on names and documents (DESIGN.md §1).
+// Limits on names and documents (docs/design.md).
 const (
 	MaxBoardID        = 64
 	MaxMemberID       = 128

@@ -5,7 +5,7 @@ import (
 	"errors"
 )
 
-// Index is the ranked index of the scale-out mode (DESIGN.md §2): per board, one ordered set
+// Index is the ranked index of the scale-out mode (docs/design.md): per board, one ordered set
 // per open span of each window (an open calendar period, all, a rolling window's current
 // span), each holding the (score, reached_at) of the members ranked there, hidden members
 // left out. It is derived: the store keeps the truth, and its engine writes the index after

@@ -2,7 +2,7 @@
 // events, entries and profiles, the rules that relate them, and the interfaces that the
 // adapters in its subpackages implement. It does no I/O.
 //
-// The model it implements is DESIGN.md §1: score events go in; ranked boards come out for
+// The model it implements is docs/design.md: score events go in; ranked boards come out for
 // every time window of a board at once, exact at every instant.
 package laurel
 

@@ -12,7 +12,7 @@ const NoTime = math.MinInt64
 
 // Marks record what a calendar window closed and dropped under an earlier, shorter late_limit
 // or smaller keep, so that a closed period stays closed and a dropped one stays dropped when
-// either grows again (DESIGN.md §1: closed periods never change). The zero Marks is not
+// either grows again (docs/design.md: closed periods never change). The zero Marks is not
 // valid; NoMarks is a window's before any change.
 type Marks struct {
 	ClosedThrough int64 `json:"closed_through"` // the start of the newest period closed so; NoTime if none

@@ -80,7 +80,7 @@ func TestPeriodAtExamples(t *testing.T) {
 		id         string
 		start, end string // empty for all
 	}{
-		// API.md's example board, on 2026-11-22 (a Sunday).
+		// docs/api.md's example board, on 2026-11-22 (a Sunday).
 		{"UTC", time.Monday, "week", "2026-11-22T10:00:00Z", "2026-11-16", "2026-11-16T00:00:00Z", "2026-11-23T00:00:00Z"},
 		{"UTC", time.Monday, "last7d", "2026-11-22T10:00:00Z", "", "2026-11-16T00:00:00Z", "2026-11-23T00:00:00Z"},
 		{"UTC", time.Monday, "all", "2026-11-22T10:00:00Z", "all", "", ""},

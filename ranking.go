@@ -10,7 +10,7 @@ import (
 
 // Ranking is one ranking a read is answered from: a window's span in an engine's index, a
 // closed period as frozen, or a rolling window evaluated at a past instant. Ranks are 1-based
-// and leave hidden members out. The reads of API.md (PageOf, AroundOf, LookupOf, RankOfScore)
+// and leave hidden members out. The reads of docs/api.md (PageOf, AroundOf, LookupOf, RankOfScore)
 // are written once over it, so every engine answers them alike.
 type Ranking interface {
 	Total() (int, error)
@@ -40,7 +40,7 @@ func ValidatePage(offset, limit int, sr ScoreRange) (int, error) {
 	return limit, nil
 }
 
-// RankingReads is a Ranking that answers each read of API.md in one step: an index across
+// RankingReads is a Ranking that answers each read of docs/api.md in one step: an index across
 // the network implements it so that a read costs one round trip and sees one instant. The
 // read functions below use it when a ranking has it, and compose Ranking's methods
 // otherwise. Each returns the ranking's total with its answer.

@@ -33,7 +33,7 @@ func TestFrozenRanks(t *testing.T) {
 	}
 }
 
-// TestSortedRanking checks the reads of API.md over a ranking sorted in memory against
+// TestSortedRanking checks the reads of docs/api.md over a ranking sorted in memory against
 // brute force: pages with score ranges, lookups, around-me and hypothetical ranks.
 func TestSortedRanking(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))

@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// Event is one score event sent to a board (DESIGN.md §1, "Event").
+// Event is one score event sent to a board (docs/design.md, "Event").
 type Event struct {
 	Board  string // the board; set by the caller for a single-board submit too
 	Member string
@@ -41,7 +41,7 @@ type Standing struct {
 // SubmitOptions tune a submit.
 type SubmitOptions struct {
 	NoRanks bool // leave EventResult.Entries empty (the API's ?ranks=false)
-	// Import lifts the board's late_limit (DESIGN.md §1: a bulk import with the admin key);
+	// Import lifts the board's late_limit (docs/design.md: a bulk import with the admin key);
 	// an event in a closed period is still too_late. Callers grant it to admins only.
 	Import bool
 }
@@ -120,7 +120,7 @@ type ProfileSpec struct {
 	Metadata json.RawMessage
 }
 
-// Read limits (API.md).
+// Read limits (docs/api.md).
 const (
 	DefaultPageLimit = 10
 	MaxPageLimit     = 1000
@@ -190,7 +190,7 @@ func (w *Watchers) Notify(boards func() []string) {
 	}
 }
 
-// Service is laurel: the model of DESIGN.md §1 behind one interface, implemented by the
+// Service is laurel: the model of docs/design.md behind one interface, implemented by the
 // embedded engine and by the scale-out one. Every error is an *Error with a code, or internal.
 type Service interface {
 	PutBoard(ctx context.Context, id string, spec BoardSpec) (b BoardInfo, created bool, err error)

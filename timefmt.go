@@ -133,7 +133,7 @@ func leadingFraction(s string) (x uint64, scale float64, rest string) {
 
 // FormatDuration writes d as one integer and the largest unit that divides it exactly, among
 // d, h, m, s, ms, us and ns, except that d is used from two days up: 90s → "90s",
-// 1h30m → "90m", 24h → "24h" (the late_limit default, as API.md shows it), 48h → "2d",
+// 1h30m → "90m", 24h → "24h" (the late_limit default, as docs/api.md shows it), 48h → "2d",
 // 7d → "7d", 1d12h → "36h", 1.5s → "1500ms". ParseDuration reads the result back to d.
 // Zero and negative durations, which ParseDuration rejects, come out the same way ("0s",
 // "-5m").

@@ -5,7 +5,7 @@ import "strconv"
 // WindowKind is what a Window ranks: everything, one calendar period, or a rolling span.
 type WindowKind uint8
 
-// The kinds of window (DESIGN.md §1 "Windows"). The zero WindowKind is no window at all, so a
+// The kinds of window (docs/design.md "Windows"). The zero WindowKind is no window at all, so a
 // Window left unset is caught rather than read as "all".
 const (
 	WindowAll       WindowKind = iota + 1 // all: everything, forever

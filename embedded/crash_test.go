@@ -1,6 +1,6 @@
 package embedded_test
 
-// A crash test of the engine's durability (DESIGN.md §2: "An acknowledged write survives
+// A crash test of the engine's durability (docs/design.md: "An acknowledged write survives
 // kill -9"): a child process writes at full speed and is killed with SIGKILL at a random
 // moment, several times over, on the same directory. After each kill the test opens the store
 // itself and checks that every acknowledged event and id is there, and nothing else.

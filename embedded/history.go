@@ -9,7 +9,7 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// A member's rank history (API.md, "Live and history") is one record per event: its time and
+// A member's rank history (docs/api.md, "Live and history") is one record per event: its time and
 // the member's score and rank in each window right after the event. Ranks are known only once
 // a group is applied to memory, after its fsync, so the records of a group ride along with the
 // next commit, or with a commit of their own after historyDelay when no other write comes: a

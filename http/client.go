@@ -15,7 +15,7 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// Client is laurel.Service over the HTTP API (API.md): each method calls its endpoint, and
+// Client is laurel.Service over the HTTP API (docs/api.md): each method calls its endpoint, and
 // every error the server answers comes back as a *laurel.Error with the code, message and
 // field of its body, so laurel.ErrorCode reads it as it reads the engine's. Failures of the
 // transport and answers that are not laurel's are plain errors: laurel.ErrorCode says

@@ -23,7 +23,7 @@ type errorBody struct {
 
 var internalBody = errorBody{Error: errorJSON{Code: laurel.EInternal, Message: "internal error"}}
 
-// statuses are the HTTP statuses of the error codes (API.md "Errors"); the server answers
+// statuses are the HTTP statuses of the error codes (docs/api.md "Errors"); the server answers
 // with them and the client reads them back.
 var statuses = map[string]int{
 	laurel.EInvalid:          http.StatusBadRequest,
@@ -104,7 +104,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// periodJSON is a period as API.md shows it; which fields appear depends on the context.
+// periodJSON is a period as docs/api.md shows it; which fields appear depends on the context.
 type periodJSON struct {
 	ID     string  `json:"id,omitempty"`
 	Start  *string `json:"start,omitempty"`
@@ -179,7 +179,7 @@ type currentJSON struct {
 	Total  int        `json:"total"`
 }
 
-// boardJSON is a board as API.md shows it: its id, its whole configuration (laurel's own
+// boardJSON is a board as docs/api.md shows it: its id, its whole configuration (laurel's own
 // BoardSpec, every field set), when it was created, and its current periods.
 type boardJSON struct {
 	ID string `json:"id"`

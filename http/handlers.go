@@ -87,7 +87,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 		imported, err = boolParam(r.URL.Query(), "import", false)
 	}
 	if err == nil && imported && !s.admin(r) {
-		// DESIGN.md: bulk import with the admin key may bypass late_limit.
+		// docs/design.md: bulk import with the admin key may bypass late_limit.
 		err = laurel.FieldErrorf(laurel.EPermissionDenied, "import", "importing past late_limit takes the admin scope")
 	}
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// Live pages (API.md, "Live and history"). One publisher per server computes each distinct
+// Live pages (docs/api.md, "Live and history"). One publisher per server computes each distinct
 // (board, window, limit, metadata) page once per change and hands the same bytes to every
 // stream that follows it, so the cost of a change does not grow with the streams watching it.
 // Writers only mark boards dirty; a stream whose connection cannot keep up is dropped, never

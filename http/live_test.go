@@ -289,7 +289,7 @@ func TestStreamEndsOnShutdown(t *testing.T) {
 	}
 }
 
-// TestHistoryHTTP: the points of a member, newest first, as API.md words them.
+// TestHistoryHTTP: the points of a member, newest first, as docs/api.md words them.
 func TestHistoryHTTP(t *testing.T) {
 	e := start(t, options{})
 	e.do("PUT", "/v1/boards/g", map[string]any{"windows": []string{"all", "day"}}).must(t, 201)

@@ -1,4 +1,4 @@
-// Package http serves laurel's HTTP API (API.md) over a laurel.Service: it decodes requests,
+// Package http serves laurel's HTTP API (docs/api.md) over a laurel.Service: it decodes requests,
 // checks keys, scopes and rate limits, calls the service and encodes its answers and errors.
 // It holds no state of the model.
 package http
@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// DefaultMaxBody is the largest request body accepted by default: 1 MiB (API.md).
+// DefaultMaxBody is the largest request body accepted by default: 1 MiB (docs/api.md).
 const DefaultMaxBody = 1 << 20
 
 // Keys are the API keys of each scope. A key of a scope also has every lower scope: read <
@@ -236,7 +236,7 @@ func (s *Server) ready() bool { return s.cfg.Ready == nil || s.cfg.Ready() }
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) bool {
 	key, hasKey := bearer(r)
 	if !hasKey && r.Pattern == streamRoute {
-		// A browser's EventSource cannot send headers (API.md, "Live and history").
+		// A browser's EventSource cannot send headers (docs/api.md, "Live and history").
 		key = r.URL.Query().Get("key")
 		hasKey = key != ""
 	}

@@ -1,5 +1,5 @@
 // Package laureltest tests an implementation of [laurel.Service] (an engine) against
-// DESIGN.md §1: a randomized differential test of the engine against a brute-force model of
+// docs/design.md: a randomized differential test of the engine against a brute-force model of
 // §1, recomputed from the raw events at every read, and the fixed cases it found. Every engine
 // runs the same oracle from its own tests, over its own store, with a [Target]:
 //
@@ -62,7 +62,7 @@ func init() {
 	if flag.Lookup("ops") == nil {
 		flag.Int("ops", 0, "operations per randomized test run (0: the test's default)")
 	}
-	// keepmode selects how the oracle reads keep. "spec" (DESIGN.md §1 literally): a closed
+	// keepmode selects how the oracle reads keep. "spec" (docs/design.md literally): a closed
 	// period stays readable until more than keep newer periods of its window (with data or
 	// not) have closed, so keep+1 closed periods are readable. "lenient": a closed period may
 	// also read as not_found once keep newer periods have closed, and is never required to
@@ -2016,7 +2016,7 @@ func oracle(t *testing.T, chain []Target) {
 
 // OracleKeepAfterLateLimitGrows is the smallest case Oracle found of keep counting closed
 // periods by the current late_limit: periods that closed under an earlier, smaller
-// late_limit stay closed (DESIGN.md §1: closed periods never change), so they count among the
+// late_limit stay closed (docs/design.md: closed periods never change), so they count among the
 // "newer periods that have closed" when keep is lowered later.
 func OracleKeepAfterLateLimitGrows(t *testing.T, target Target) {
 	now, _ := laurel.ParseTime("2026-06-10T10:10:00Z")

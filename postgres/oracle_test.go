@@ -1,6 +1,6 @@
 package postgres_test
 
-// The randomized differential test of the engine against a brute-force model of DESIGN.md
+// The randomized differential test of the engine against a brute-force model of docs/design.md
 // §1, shared with the other engines: see package laureltest.
 //
 //	go test ./postgres/ -run Oracle -v                 # a fresh seed, printed

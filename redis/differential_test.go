@@ -370,7 +370,7 @@ func verify(t *testing.T, where string, idx *redis.Index, board string, b *model
 	}
 }
 
-// verifyReads checks the reads of API.md that the index answers in one step each
+// verifyReads checks the reads of docs/api.md that the index answers in one step each
 // (laurel.RankingReads) against the same reads composed of the model's sorted entries.
 func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, want []laurel.Entry, ask []string, probes []point, g *gen) {
 	t.Helper()

@@ -1,4 +1,4 @@
-// Package redis is laurel's ranked index in the scale-out mode (DESIGN.md §2): laurel.Index on
+// Package redis is laurel's ranked index in the scale-out mode (docs/design.md): laurel.Index on
 // Redis or Valkey sorted sets, shared by any number of API nodes.
 //
 // A float64 zset score cannot hold every int64, nor the reached_at tie-break, so every set is

@@ -11,7 +11,7 @@ import (
 )
 
 // ranking is one set of a board read as of a state stamp. It holds no entries: every read is
-// one script call that checks the stamp first, and each read of API.md is one read
+// one script call that checks the stamp first, and each read of docs/api.md is one read
 // (laurel.RankingReads).
 type ranking struct {
 	ctx   context.Context // the Ranking interface carries none, so the one it was made with
@@ -121,7 +121,7 @@ func (r *ranking) entries(op string, members []string) ([]laurel.Entry, int, err
 	return out, total, nil
 }
 
-// ReadPage answers a page of API.md, score range included, in one script call.
+// ReadPage answers a page of docs/api.md, score range included, in one script call.
 func (r *ranking) ReadPage(o laurel.Order, offset, limit int, sr laurel.ScoreRange) ([]laurel.Entry, int, error) {
 	// The searches of laurel.PageBounds, as exclusive lex bounds: the range's first entry
 	// is the first at or after (best, -∞), its end the first after (worst, +∞).

@@ -88,7 +88,7 @@ return out
 //   - "s" bound: how many members sort before the exclusive lex bound;
 //   - "e" member...: for each member ranked, its 0-based rank and zset member;
 //   - "E" member...: the size, then as "e";
-//   - "P" offset limit best worst: a page of API.md: the size, the first rank, then the zset
+//   - "P" offset limit best worst: a page of docs/api.md: the size, the first rank, then the zset
 //     members of the page; best and worst are exclusive lex bounds of the score range, ""
 //     when it has none;
 //   - "A" member radius: the size, then 0 when the member is not in the set, else the first

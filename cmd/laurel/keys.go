@@ -12,7 +12,7 @@ import (
 )
 
 // keysFile is what `serve -config` reads: the API's keys and whether reads are public, as an
-// alternative to the environment (API.md, "Keys"), so that keys need not sit in a process's
+// alternative to the environment (docs/api.md, "Keys"), so that keys need not sit in a process's
 // environment. Keys from both are accepted; reads are public if either says so.
 type keysFile struct {
 	AdminKeys  []string `json:"admin_keys"`

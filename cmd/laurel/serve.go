@@ -18,7 +18,7 @@ import (
 	lhttp "github.com/laurel/laurel/http"
 )
 
-// runServe is `laurel serve`: the HTTP API on the embedded store (API.md, "Running"), or,
+// runServe is `laurel serve`: the HTTP API on the embedded store (docs/api.md, "Running"), or,
 // with -postgres and -redis, on the scale-out engine. It listens at once, answering /readyz
 // with 503 until the store is recovered, and stops cleanly on SIGTERM or SIGINT: requests in
 // flight finish, then the store is flushed and closed.

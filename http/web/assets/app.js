@@ -1,5 +1,5 @@
 // laurel's own web page: the list of boards, and one board live. It reads the public API only
-// (API.md), with the key of the page's ?key= when there is one. No framework, no build step.
+// (docs/api.md), with the key of the page's ?key= when there is one. No framework, no build step.
 'use strict';
 (() => {
   const query = new URLSearchParams(location.search);
@@ -111,7 +111,7 @@
   }
   const calendar = (w) => ['hour', 'day', 'week', 'month', 'year'].includes(w);
 
-  // periodLabel names a calendar period by its id (DESIGN.md: 2026-11-22T10, 2026-11-16, 2026-11, 2026).
+  // periodLabel names a calendar period by its id (docs/design.md: 2026-11-22T10, 2026-11-16, 2026-11, 2026).
   function periodLabel(w, id) {
     const m = /^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?(?:T(\d{2}))?$/.exec(id || '');
     if (!m) return id || '';
