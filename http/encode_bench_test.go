@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"encoding/json"
+	"github.com/laurel/laurel/http/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -68,7 +69,7 @@ func BenchmarkEncodePage(b *testing.B) {
 		out, _ := json.Marshal(pageOf(p))
 		return append(out, '\n')
 	}, func(dst []byte) []byte {
-		dst, _ = encodePage(dst, p)
+		dst, _ = wire.EncodePage(dst, p)
 		return append(dst, '\n')
 	})
 }
@@ -80,7 +81,7 @@ func BenchmarkEncodeResults(b *testing.B) {
 		out, _ := json.Marshal(resultsOf(results, true))
 		return append(out, '\n')
 	}, func(dst []byte) []byte {
-		return append(appendResults(dst, results, true), '\n')
+		return append(wire.AppendResults(dst, results, true), '\n')
 	})
 }
 

@@ -2,15 +2,6 @@ package http
 
 import "time"
 
-// DecodeEvents exposes the decoding of event submits to the fuzz test.
-var DecodeEvents = decodeEvents
-
-// DiffDecodeEvents compares decodeEvents with the reference decoder for the fuzz test.
-var DiffDecodeEvents = diffDecode
-
-// DecodeCorpus are the tricky submits of the decoders' differential test.
-var DecodeCorpus = decodeCorpus
-
 // Limiter exposes the rate limiter to its test.
 type Limiter struct{ l *limiter }
 

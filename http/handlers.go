@@ -2,6 +2,7 @@ package http
 
 import (
 	"encoding/json"
+	"github.com/laurel/laurel/http/internal/wire"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -99,7 +100,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 		s.writeError(w, r, err)
 		return
 	}
-	events, single, err := decodeEvents(body, board)
+	events, single, err := wire.DecodeEvents(body, board)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/laurel/laurel/http/internal/wire"
 	"net/http"
 	"sync"
 	"time"
@@ -209,7 +210,7 @@ func (h *hub) page(k feedKey) (msg []byte, end int64, err error) {
 	if p.Period.ID != "" && p.Period.ID != "all" {
 		end = p.Period.End
 	}
-	return sse("page", appendPage(nil, p)), end, nil
+	return sse("page", wire.AppendPage(nil, p)), end, nil
 }
 
 // subscribe adds a stream to the feed of k. first is the page the stream starts with: the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/laurel/laurel/http/internal/wire"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -56,19 +57,19 @@ func same(t testing.TB, what string, got []byte, gotErr error, v any) {
 
 func TestAppendString(t *testing.T) {
 	for _, s := range trickyStrings {
-		same(t, "string", appendString(nil, s), nil, s)
+		same(t, "string", wire.AppendString(nil, s), nil, s)
 	}
 	// Every byte alone and after a valid prefix.
 	for c := range 256 {
 		s := string([]byte{byte(c)})
-		same(t, "byte", appendString(nil, s), nil, s)
-		same(t, "byte", appendString([]byte("prefix"), "é"+s)[6:], nil, "é"+s)
+		same(t, "byte", wire.AppendString(nil, s), nil, s)
+		same(t, "byte", wire.AppendString([]byte("prefix"), "é"+s)[6:], nil, "é"+s)
 	}
 }
 
 func TestAppendCompact(t *testing.T) {
 	for _, m := range trickyMetadata {
-		got, err := appendCompact([]byte("keep"), []byte(m))
+		got, err := wire.AppendCompact([]byte("keep"), []byte(m))
 		if !bytes.HasPrefix(got, []byte("keep")) {
 			t.Fatalf("%q: dst not kept: %q", m, got)
 		}
@@ -275,22 +276,22 @@ func (g gen) results() ([]laurel.EventResult, bool) {
 // checkAll checks every appender on values built from p against encoding/json.
 func checkAll(t testing.TB, p laurel.Page, results []laurel.EventResult, ranks bool) {
 	t.Helper()
-	got, err := encodePage(nil, p)
+	got, err := wire.EncodePage(nil, p)
 	same(t, "page", got, err, pageOf(p))
-	if err == nil && !bytes.Equal(appendPage([]byte("x"), p)[1:], got) {
+	if err == nil && !bytes.Equal(wire.AppendPage([]byte("x"), p)[1:], got) {
 		t.Fatalf("appendPage differs from encodePage")
 	}
 	for _, closed := range []bool{false, true} {
 		for _, total := range []bool{false, true} {
-			same(t, "period", appendPeriod(nil, p.Period, closed, total), nil, periodOf(p.Period, closed, total))
+			same(t, "period", wire.AppendPeriod(nil, p.Period, closed, total), nil, periodOf(p.Period, closed, total))
 		}
 	}
 	for _, e := range p.Entries {
 		me := laurel.MemberEntry{Board: p.Board, Window: p.Window, Period: p.Period, Total: p.Total, Entry: e}
-		got, err := encodeMemberEntry(nil, me)
+		got, err := wire.EncodeMemberEntry(nil, me)
 		same(t, "member entry", got, err, memberEntryOf(me))
 	}
-	same(t, "results", appendResults(nil, results, ranks), nil, resultsOf(results, ranks))
+	same(t, "results", wire.AppendResults(nil, results, ranks), nil, resultsOf(results, ranks))
 }
 
 // TestEncodeMatchesEncodingJSON checks the appenders against encoding/json on random
@@ -310,7 +311,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		p := g.page()
 		results, ranks := g.results()
 		if i%100 == 0 && len(p.Entries) > 0 { // appending after content must not matter
-			got, err := encodePage([]byte("prefix"), p)
+			got, err := wire.EncodePage([]byte("prefix"), p)
 			same(t, "page after a prefix", got[6:], err, pageOf(p))
 		}
 		checkAll(t, p, results, ranks)

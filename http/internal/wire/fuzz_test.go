@@ -1,14 +1,13 @@
-package http_test
+package wire
 
 import (
 	"testing"
 
 	"github.com/laurel/laurel"
-	lhttp "github.com/laurel/laurel/http"
 )
 
 // FuzzDecodeEvents checks that decoding an event submit never panics, that it answers exactly
-// as the reference decoder does (decode_ref_test.go), and that whatever it accepts is valid: a
+// as the reference decoder does (events_ref_test.go), and that whatever it accepts is valid: a
 // board, a member, an id and a name that laurel accepts, and at least one and at most
 // laurel.MaxBatch events.
 func FuzzDecodeEvents(f *testing.F) {
@@ -25,7 +24,7 @@ func FuzzDecodeEvents(f *testing.F) {
 		f.Add([]byte(seed), "b")
 		f.Add([]byte(seed), "")
 	}
-	for _, seed := range lhttp.DecodeCorpus {
+	for _, seed := range decodeCorpus {
 		if len(seed) <= 1000 { // the big ones only slow the fuzzer down
 			f.Add([]byte(seed), "b")
 			f.Add([]byte(seed), "")
@@ -35,10 +34,10 @@ func FuzzDecodeEvents(f *testing.F) {
 		if laurel.ValidateBoardID(board) != nil {
 			board = ""
 		}
-		if diff := lhttp.DiffDecodeEvents(body, board); diff != "" {
-			t.Fatalf("decodeEvents differs from the reference:\n%s", diff)
+		if diff := diffDecode(body, board); diff != "" {
+			t.Fatalf("DecodeEvents differs from the reference:\n%s", diff)
 		}
-		events, single, err := lhttp.DecodeEvents(body, board)
+		events, single, err := DecodeEvents(body, board)
 		if err != nil {
 			if laurel.ErrorCode(err) == laurel.EInternal {
 				t.Fatalf("error without a code: %v", err)

@@ -1,43 +1,35 @@
-package http
+package wire
 
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/laurel/laurel"
 )
 
-// Hand-written encoders of the hot answers (pages, member entries, submit results). They
-// write exactly the bytes that encoding/json writes for pageOf, memberEntryOf and resultsOf
-// (appendjson_test.go and FuzzEncodeJSON check it), without reflection and with no
-// allocation beyond the buffer: over HTTP, reflection and its garbage were most of the cost
-// of a top-100 read.
-
 // errBadMetadata stands for the error encoding/json returns for metadata that is not JSON.
 var errBadMetadata = errors.New("laurel http: metadata is not valid JSON")
 
-// appendPage appends p as JSON, without a newline, as writeJSON(pageOf(p)) would write it.
+// AppendPage appends p as JSON, without a newline, as writeJSON(pageOf(p)) would write it.
 // Metadata that is not valid JSON (it is validated when stored) is written as null.
-func appendPage(dst []byte, p laurel.Page) []byte {
-	b, _ := encodePage(dst, p)
+func AppendPage(dst []byte, p laurel.Page) []byte {
+	b, _ := EncodePage(dst, p)
 	return b
 }
 
-// encodePage is appendPage that also reports metadata that is not valid JSON, for which
+// EncodePage is AppendPage that also reports metadata that is not valid JSON, for which
 // encoding/json fails the whole answer.
-func encodePage(dst []byte, p laurel.Page) ([]byte, error) {
+func EncodePage(dst []byte, p laurel.Page) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"board":`...)
-	dst = appendString(dst, p.Board)
+	dst = AppendString(dst, p.Board)
 	dst = append(dst, `,"window":`...)
-	dst = appendString(dst, p.Window)
+	dst = AppendString(dst, p.Window)
 	dst = append(dst, `,"period":`...)
-	dst = appendPeriod(dst, p.Period, true, false)
+	dst = AppendPeriod(dst, p.Period, true, false)
 	dst = append(dst, `,"total":`...)
 	dst = strconv.AppendInt(dst, int64(p.Total), 10)
 	dst = append(dst, `,"entries":[`...)
@@ -54,14 +46,14 @@ func encodePage(dst []byte, p laurel.Page) ([]byte, error) {
 	return dst, err
 }
 
-// encodeMemberEntry appends me as writeJSON(memberEntryJSON{…}) would write it.
-func encodeMemberEntry(dst []byte, me laurel.MemberEntry) ([]byte, error) {
+// EncodeMemberEntry appends me as writeJSON(memberEntryJSON{…}) would write it.
+func EncodeMemberEntry(dst []byte, me laurel.MemberEntry) ([]byte, error) {
 	dst = append(dst, `{"board":`...)
-	dst = appendString(dst, me.Board)
+	dst = AppendString(dst, me.Board)
 	dst = append(dst, `,"window":`...)
-	dst = appendString(dst, me.Window)
+	dst = AppendString(dst, me.Window)
 	dst = append(dst, `,"period":`...)
-	dst = appendPeriod(dst, me.Period, true, false)
+	dst = AppendPeriod(dst, me.Period, true, false)
 	dst = append(dst, `,"total":`...)
 	dst = strconv.AppendInt(dst, int64(me.Total), 10)
 	dst = append(dst, `,"entry":`...)
@@ -70,9 +62,9 @@ func encodeMemberEntry(dst []byte, me laurel.MemberEntry) ([]byte, error) {
 	return dst, err
 }
 
-// appendResults appends the answer of a submit: {"results": [resultJSON, …]}, with each
+// AppendResults appends the answer of a submit: {"results": [resultJSON, …]}, with each
 // result's entries (keys sorted, as encoding/json sorts map keys) only when ranks is set.
-func appendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte {
+func AppendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte {
 	dst = append(dst, `{"results":[`...)
 	var keys [8]string // a board has at most eight windows
 	for i := range results {
@@ -81,13 +73,13 @@ func appendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte 
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"member":`...)
-		dst = appendString(dst, res.Member)
+		dst = AppendString(dst, res.Member)
 		if res.ID != "" {
 			dst = append(dst, `,"id":`...)
-			dst = appendString(dst, res.ID)
+			dst = AppendString(dst, res.ID)
 		}
 		dst = append(dst, `,"status":`...)
-		dst = appendString(dst, res.Status)
+		dst = AppendString(dst, res.Status)
 		if ranks {
 			names := keys[:0]
 			for name := range res.Entries {
@@ -100,7 +92,7 @@ func appendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte 
 					dst = append(dst, ',')
 				}
 				st := res.Entries[name]
-				dst = appendString(dst, name)
+				dst = AppendString(dst, name)
 				dst = append(dst, `:{"rank":`...)
 				dst = strconv.AppendInt(dst, int64(st.Rank), 10)
 				dst = append(dst, `,"score":`...)
@@ -115,13 +107,13 @@ func appendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte 
 	return dst
 }
 
-// appendPeriod appends p as periodOf(p, closed, total) encodes. It never is {}: "all" has
+// AppendPeriod appends p as periodOf(p, closed, total) encodes. It never is {}: "all" has
 // its id, any other period its start.
-func appendPeriod(dst []byte, p laurel.PeriodInfo, closed, total bool) []byte {
+func AppendPeriod(dst []byte, p laurel.PeriodInfo, closed, total bool) []byte {
 	dst = append(dst, '{')
 	if p.ID != "" {
 		dst = append(dst, `"id":`...)
-		dst = appendString(dst, p.ID)
+		dst = AppendString(dst, p.ID)
 	}
 	if p.ID != "all" {
 		if p.ID != "" {
@@ -148,19 +140,19 @@ func appendEntry(dst []byte, e *laurel.Entry) ([]byte, error) {
 	dst = append(dst, `{"rank":`...)
 	dst = strconv.AppendInt(dst, int64(e.Rank), 10)
 	dst = append(dst, `,"member":`...)
-	dst = appendString(dst, e.Member)
+	dst = AppendString(dst, e.Member)
 	dst = append(dst, `,"score":`...)
 	dst = strconv.AppendInt(dst, e.Score, 10)
 	dst = append(dst, `,"reached_at":`...)
 	dst = appendTimeString(dst, e.ReachedAt)
 	if e.Name != "" {
 		dst = append(dst, `,"name":`...)
-		dst = appendString(dst, e.Name)
+		dst = AppendString(dst, e.Name)
 	}
 	var err error
 	if len(e.Metadata) > 0 {
 		dst = append(dst, `,"metadata":`...)
-		if dst, err = appendCompact(dst, e.Metadata); err != nil {
+		if dst, err = AppendCompact(dst, e.Metadata); err != nil {
 			dst = append(dst, "null"...)
 		}
 	}
@@ -186,9 +178,9 @@ var safeASCII = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// appendString appends s as a JSON string as encoding/json does: HTML-safe, U+2028 and
+// AppendString appends s as a JSON string as encoding/json does: HTML-safe, U+2028 and
 // U+2029 escaped, invalid UTF-8 replaced by \ufffd.
-func appendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -237,10 +229,10 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendCompact appends the JSON src as encoding/json writes a json.RawMessage: whitespace
+// AppendCompact appends the JSON src as encoding/json writes a json.RawMessage: whitespace
 // dropped, '<', '>', '&', U+2028 and U+2029 escaped, anything else (invalid UTF-8 in strings
 // included) as it is. On invalid JSON it returns dst unchanged and errBadMetadata.
-func appendCompact(dst, src []byte) ([]byte, error) {
+func AppendCompact(dst, src []byte) ([]byte, error) {
 	if !json.Valid(src) {
 		return dst, errBadMetadata
 	}
@@ -282,69 +274,4 @@ func appendCompact(dst, src []byte) ([]byte, error) {
 		}
 	}
 	return append(dst, src[start:]...), nil
-}
-
-// Response buffers are pooled: a top-100 page is ~10 KiB, and a fresh one per read was
-// garbage the collector then had to chase while readers wait.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
-
-// maxPooledBuf bounds what the pool keeps, so that one huge lookup does not pin its buffer.
-const maxPooledBuf = 256 << 10
-
-// jsonContentType is shared by every answer, never modified: net/http copies the header
-// values when it writes them.
-var jsonContentType = []string{"application/json"}
-
-func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
-
-// putBuf gives b, grown from *bp, back to the pool.
-func putBuf(bp *[]byte, b []byte) {
-	if cap(b) <= maxPooledBuf {
-		*bp = b[:0]
-		bufPool.Put(bp)
-	}
-}
-
-// writeBody answers 200 with the JSON body b and a newline, as writeJSON does, and gives
-// the buffer back.
-func writeBody(w http.ResponseWriter, bp *[]byte, b []byte) {
-	b = append(b, '\n')
-	h := w.Header()
-	h["Content-Type"] = jsonContentType
-	// A known length spares the chunked encoding that bodies over 2 KiB otherwise get.
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
-	putBuf(bp, b)
-}
-
-// writePage answers with p, as writeJSON(w, http.StatusOK, pageOf(p)) did; on bad stored
-// metadata writeJSON fails the answer as it always did.
-func writePage(w http.ResponseWriter, p laurel.Page) {
-	bp := getBuf()
-	b, err := encodePage((*bp)[:0], p)
-	if err != nil {
-		putBuf(bp, b)
-		writeJSON(w, http.StatusOK, pageOf(p))
-		return
-	}
-	writeBody(w, bp, b)
-}
-
-// writeMemberEntry answers with me, as writeJSON(w, http.StatusOK, memberEntryOf(me)) did.
-func writeMemberEntry(w http.ResponseWriter, me laurel.MemberEntry) {
-	bp := getBuf()
-	b, err := encodeMemberEntry((*bp)[:0], me)
-	if err != nil {
-		putBuf(bp, b)
-		writeJSON(w, http.StatusOK, memberEntryOf(me))
-		return
-	}
-	writeBody(w, bp, b)
-}
-
-// writeResults answers a submit with its results, as writeJSON(resultsOf(…)) did.
-func writeResults(w http.ResponseWriter, results []laurel.EventResult, ranks bool) {
-	bp := getBuf()
-	writeBody(w, bp, appendResults((*bp)[:0], results, ranks))
 }

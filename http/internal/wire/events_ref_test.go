@@ -1,4 +1,4 @@
-package http
+package wire
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// refDecodeEvents is the decoder of event submits that decodeEvents replaced, kept as the
-// reference decodeEvents must agree with (decode_test.go, FuzzDecodeEvents). It reads each
+// refDecodeEvents is the decoder of event submits that DecodeEvents replaced, kept as the
+// reference DecodeEvents must agree with (decode_test.go, FuzzDecodeEvents). It reads each
 // object into a map of json.RawMessage, then each field, in the order of the sorted keys.
 func refDecodeEvents(body []byte, board string) (events []laurel.Event, single bool, err error) {
 	top, err := refDecodeObject("", body)

@@ -1,4 +1,4 @@
-package http
+package wire
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ import (
 
 var decodeSeed = flag.Uint64("decode-seed", 0, "seed of TestDecodeEventsMatchesReference (0: from the clock)")
 
-// diffDecode returns "" when decodeEvents and the reference decoder agree on body: the same
+// diffDecode returns "" when DecodeEvents and the reference decoder agree on body: the same
 // events, the same single and the same error, code, message and field; otherwise what differs.
 func diffDecode(body []byte, board string) string {
-	events, single, err := decodeEvents(body, board)
+	events, single, err := DecodeEvents(body, board)
 	wantEvents, wantSingle, wantErr := refDecodeEvents(body, board)
 	var e, we *laurel.Error
 	switch {
@@ -371,7 +371,7 @@ func (g *decodeGen) body(board string) []byte {
 }
 
 // BenchmarkDecodeEvents decodes a batch of 100 events with ids, as `laurel bench` sends them,
-// with the reference decoder and then decodeEvents, and reports on decodeEvents's line how
+// with the reference decoder and then DecodeEvents, and reports on DecodeEvents's line how
 // many times slower the reference was in the same run (ref/new).
 func BenchmarkDecodeEvents(b *testing.B) {
 	var buf bytes.Buffer
@@ -402,7 +402,7 @@ func BenchmarkDecodeEvents(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if _, _, err := decodeEvents(body, "bench"); err != nil {
+			if _, _, err := DecodeEvents(body, "bench"); err != nil {
 				b.Fatal(err)
 			}
 		}
