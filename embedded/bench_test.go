@@ -19,6 +19,7 @@ import (
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // The benchmarks follow issue 3: a sum board with four windows (all, week, day, last7d) and
@@ -76,15 +77,15 @@ func rss() uint64 {
 // block cache (kept outside the Go heap when cgo is on) and memory the Go runtime holds.
 func BenchmarkMemory(b *testing.B) {
 	for range b.N {
-		c := &clock{}
-		c.ms.Store(time.Now().UnixMilli())
+		c := &laureltest.Clock{}
+		c.Set(laurel.FormatTime(time.Now().UnixMilli()))
 		before, rssBefore := heapInUse(), rss()
-		e, err := embedded.Open(b.TempDir(), embedded.Options{Now: c.now})
+		e, err := embedded.Open(b.TempDir(), embedded.Options{Now: c.Now})
 		if err != nil {
 			b.Fatal(err)
 		}
 		putBoard(b, e, "bench", benchSpec)
-		loadBoard(b, e, "bench", *benchMembers, c.now())
+		loadBoard(b, e, "bench", *benchMembers, c.Now())
 		after, rssAfter := heapInUse(), rss()
 		entries := float64(*benchMembers * len(benchSpec.Windows))
 		b.ReportMetric(float64(after-before)/entries, "heap-B/entry")
@@ -124,7 +125,7 @@ var shared struct {
 	// time spent committing.
 	commits, ops, syncNanos atomic.Int64
 	dir                     string
-	c                       *clock
+	c                       *laureltest.Clock
 }
 
 func sharedEngine(b *testing.B) *embedded.Engine {
@@ -134,9 +135,9 @@ func sharedEngine(b *testing.B) *embedded.Engine {
 			b.Fatal(err)
 		}
 		shared.dir = dir
-		shared.c = &clock{}
-		shared.c.ms.Store(time.Now().UnixMilli())
-		e, err := embedded.Open(dir, embedded.Options{Now: shared.c.now, OnCommit: func(ops, _ int, took time.Duration) {
+		shared.c = &laureltest.Clock{}
+		shared.c.Set(laurel.FormatTime(time.Now().UnixMilli()))
+		e, err := embedded.Open(dir, embedded.Options{Now: shared.c.Now, OnCommit: func(ops, _ int, took time.Duration) {
 			shared.commits.Add(1)
 			shared.ops.Add(int64(ops))
 			shared.syncNanos.Add(int64(took))
@@ -146,7 +147,7 @@ func sharedEngine(b *testing.B) *embedded.Engine {
 		}
 		putBoard(b, e, "bench", benchSpec)
 		start := time.Now()
-		loadBoard(b, e, "bench", *benchMembers, shared.c.now())
+		loadBoard(b, e, "bench", *benchMembers, shared.c.Now())
 		b.Logf("loaded %d members in %v", *benchMembers, time.Since(start))
 		shared.e = e
 	})
@@ -277,21 +278,21 @@ var restartMembers = flag.Int("restart-members", 2_500_000, "members for Benchma
 
 func BenchmarkRestart(b *testing.B) {
 	dir := b.TempDir()
-	c := &clock{}
-	c.ms.Store(time.Now().UnixMilli())
-	e, err := embedded.Open(dir, embedded.Options{Now: c.now})
+	c := &laureltest.Clock{}
+	c.Set(laurel.FormatTime(time.Now().UnixMilli()))
+	e, err := embedded.Open(dir, embedded.Options{Now: c.Now})
 	if err != nil {
 		b.Fatal(err)
 	}
 	putBoard(b, e, "bench", benchSpec)
-	loadBoard(b, e, "bench", *restartMembers, c.now())
+	loadBoard(b, e, "bench", *restartMembers, c.Now())
 	if err := e.Close(); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		e, err := embedded.Open(dir, embedded.Options{Now: c.now})
+		e, err := embedded.Open(dir, embedded.Options{Now: c.Now})
 		if err != nil {
 			b.Fatal(err)
 		}

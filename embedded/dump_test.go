@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // export writes e's dump.
@@ -48,7 +49,7 @@ func importDump(dir string, dump []byte, opts embedded.Options) error {
 // imported from it dumps the same bytes.
 func TestDumpRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	c := newClock("2026-11-16T10:00:00Z") // a Monday
+	c := laureltest.NewClock("2026-11-16T10:00:00Z") // a Monday
 	e := testEngine(t, "", c)
 	putBoard(t, e, "cal", laurel.BoardSpec{Windows: []string{"day", "week", "all"}, LateLimit: ptr("1h"), Keep: ptr(3)})
 	putBoard(t, e, "roll", laurel.BoardSpec{Windows: []string{"last3d", "all"}, Mode: ptr("best"), LateLimit: ptr("7d")})
@@ -73,7 +74,7 @@ func TestDumpRoundTrip(t *testing.T) {
 
 	// The day closes with ada 5, carol 4, bob 4, dave 2; then bob's first event is retracted
 	// (the closed day keeps it), dave is deleted (rank 4 removed) and carol hidden.
-	c.set("2026-11-17T12:00:00Z")
+	c.Set("2026-11-17T12:00:00Z")
 	submit(t, e, ev("cal", "ada", 1, "2026-11-17T11:30:00Z", "e4"), ev("cal", "eve", 6, "2026-11-17T11:45:00Z", "e5"))
 	if err := e.Retract(ctx, "cal", "e2"); err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestDumpRoundTrip(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := importDump(dir, dump, embedded.Options{Now: c.now}); err != nil {
+	if err := importDump(dir, dump, embedded.Options{Now: c.Now}); err != nil {
 		t.Fatalf("Import: %v", err)
 	}
 	e2 := testEngine(t, dir, c)
@@ -216,7 +217,7 @@ func TestImportRefuses(t *testing.T) {
 		if laurel.ErrorCode(err) != laurel.EConflict || !strings.Contains(err.Error(), "not empty") {
 			t.Fatalf("got %v, want EConflict: not empty", err)
 		}
-		e = testEngine(t, dir, newClock("2026-11-16T00:00:00Z"))
+		e = testEngine(t, dir, laureltest.NewClock("2026-11-16T00:00:00Z"))
 		if _, err := e.Board(context.Background(), "b"); err != nil {
 			t.Fatalf("the store after a refused import: %v", err)
 		}

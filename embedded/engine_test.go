@@ -3,33 +3,13 @@ package embedded_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
 )
-
-// clock is a settable test clock in unix ms.
-type clock struct{ ms atomic.Int64 }
-
-func newClock(t string) *clock {
-	c := &clock{}
-	c.set(t)
-	return c
-}
-
-func (c *clock) now() int64 { return c.ms.Load() }
-
-func (c *clock) set(t string) {
-	ms, err := laurel.ParseTime(t)
-	if err != nil {
-		panic(err)
-	}
-	c.ms.Store(ms)
-}
-
-func (c *clock) add(ms int64) { c.ms.Add(ms) }
 
 const (
 	hour = int64(3600_000)
@@ -37,12 +17,12 @@ const (
 )
 
 // testEngine opens an engine on dir (a new temporary one when empty) and closes it at cleanup.
-func testEngine(t testing.TB, dir string, c *clock) *embedded.Engine {
+func testEngine(t testing.TB, dir string, c *laureltest.Clock) *embedded.Engine {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	e, err := embedded.Open(dir, embedded.Options{Now: c.now})
+	e, err := embedded.Open(dir, embedded.Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +64,7 @@ func at(t string) int64 {
 // Seed 000: 5, 3, 3, 0, 1, 2, 4 solutions over the last seven days (today first) score 18 on
 // last7d today, 14 tomorrow, 12 the day after, and nothing on the eighth day.
 func TestRollingSevenDays(t *testing.T) {
-	c := newClock("2026-11-16T12:00:00Z")
+	c := laureltest.NewClock("2026-11-16T12:00:00Z")
 	dir := t.TempDir()
 	e := testEngine(t, dir, c)
 	putBoard(t, e, "solvers", laurel.BoardSpec{Windows: []string{"last7d", "all"}, LateLimit: ptr("7d")})
@@ -92,9 +72,9 @@ func TestRollingSevenDays(t *testing.T) {
 		if n > 0 {
 			submit(t, e, laurel.Event{Board: "solvers", Member: "ada", Value: n, TS: at("2026-11-16T12:00:00Z") + int64(i)*day, HasTS: true})
 		}
-		c.add(day)
+		c.Advance(time.Duration(day) * time.Millisecond)
 	}
-	c.set("2026-11-22T18:00:00Z")
+	c.Set("2026-11-22T18:00:00Z")
 	score := func() (int64, bool) {
 		m, err := e.Member(context.Background(), laurel.Query{Board: "solvers"}, "ada")
 		if laurel.ErrorCode(err) == laurel.ENotFound {
@@ -107,9 +87,9 @@ func TestRollingSevenDays(t *testing.T) {
 	}
 	for _, want := range []int64{18, 14, 12, 11, 11, 8, 5} {
 		if got, ok := score(); !ok || got != want {
-			t.Fatalf("at %s: score %d (present %v), want %d", laurel.FormatTime(c.now()), got, ok, want)
+			t.Fatalf("at %s: score %d (present %v), want %d", laurel.FormatTime(c.Now()), got, ok, want)
 		}
-		c.add(day)
+		c.Advance(time.Duration(day) * time.Millisecond)
 	}
 	if got, ok := score(); ok {
 		t.Fatalf("on the eighth day: score %d, want not present", got)
@@ -123,7 +103,7 @@ func TestRollingSevenDays(t *testing.T) {
 
 func TestIdempotencyAndRetraction(t *testing.T) {
 	ctx := context.Background()
-	c := newClock("2026-11-22T10:00:00Z")
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	e := testEngine(t, "", c)
 	putBoard(t, e, "fastest", laurel.BoardSpec{Order: ptr("asc"), Mode: ptr("best"), Windows: []string{"all", "day"}})
 	ev := func(member string, v int64, id string) laurel.Event {
@@ -160,16 +140,16 @@ func TestIdempotencyAndRetraction(t *testing.T) {
 
 func TestClosedPeriodsKeepRanks(t *testing.T) {
 	ctx := context.Background()
-	c := newClock("2026-11-16T10:00:00Z") // a Monday
+	c := laureltest.NewClock("2026-11-16T10:00:00Z") // a Monday
 	dir := t.TempDir()
 	e := testEngine(t, dir, c)
 	putBoard(t, e, "weekly", laurel.BoardSpec{Windows: []string{"week"}, LateLimit: ptr("1h"), Keep: ptr(1)})
 	for i, m := range []string{"ada", "bob", "cy", "dee"} {
 		submit(t, e, laurel.Event{Board: "weekly", Member: m, Value: int64(10 * (i + 1))})
 	}
-	c.set("2026-11-23T00:30:00Z") // next week, last week still open for late events
+	c.Set("2026-11-23T00:30:00Z") // next week, last week still open for late events
 	submit(t, e, laurel.Event{Board: "weekly", Member: "ada", Value: 100, TS: at("2026-11-22T23:59:00Z"), HasTS: true})
-	c.set("2026-11-23T01:00:00Z") // closed now
+	c.Set("2026-11-23T01:00:00Z") // closed now
 	_, err := e.Submit(ctx, []laurel.Event{{Board: "weekly", Member: "ada", Value: 1, TS: at("2026-11-22T23:59:59Z"), HasTS: true}}, laurel.SubmitOptions{})
 	if laurel.ErrorCode(err) != laurel.ETooLate {
 		t.Fatalf("event into a closed period: %v, want too_late", err)
@@ -213,9 +193,9 @@ func TestClosedPeriodsKeepRanks(t *testing.T) {
 	e = testEngine(t, dir, c)
 	want("dee", "cy", "bob")
 	// keep 1: last week stays until two newer weeks have closed.
-	c.set("2026-11-30T01:00:00Z")
+	c.Set("2026-11-30T01:00:00Z")
 	want("dee", "cy", "bob")
-	c.set("2026-12-07T01:00:00Z")
+	c.Set("2026-12-07T01:00:00Z")
 	if _, err := e.Page(ctx, last, 0, 10, laurel.ScoreRange{}); laurel.ErrorCode(err) != laurel.ENotFound {
 		t.Fatalf("a dropped period: %v, want not_found", err)
 	}
@@ -224,7 +204,7 @@ func TestClosedPeriodsKeepRanks(t *testing.T) {
 // An import lifts late_limit but not a period's closing: closed periods never change.
 func TestImportBypassesLateLimit(t *testing.T) {
 	ctx := context.Background()
-	c := newClock("2026-11-22T10:00:00Z")
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	e := testEngine(t, "", c)
 	putBoard(t, e, "history", laurel.BoardSpec{Windows: []string{"all", "last7d"}, LateLimit: ptr("1h")})
 	old := laurel.Event{Board: "history", Member: "ada", Value: 7, TS: at("2026-11-19T10:00:00Z"), HasTS: true}

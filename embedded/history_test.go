@@ -10,6 +10,7 @@ import (
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
 )
 
 func history(t *testing.T, e interface {
@@ -28,7 +29,7 @@ func history(t *testing.T, e interface {
 // them as soon as the write returns.
 func TestHistory(t *testing.T) {
 	ctx := context.Background()
-	c := newClock("2026-11-22T10:00:00Z")
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	dir := t.TempDir()
 	e := testEngine(t, dir, c)
 	putBoard(t, e, "g", laurel.BoardSpec{Windows: []string{"all", "day"}})
@@ -42,11 +43,11 @@ func TestHistory(t *testing.T) {
 		{Member: "alice", Value: 4, ID: "a3"},
 	} {
 		ev.Board = "g"
-		c.add(1000)
+		c.Advance(time.Duration(1000) * time.Millisecond)
 		res := submit(t, e, ev)
 		if ev.Member == "alice" {
 			s := res[0].Entries["all"]
-			want = append(want, laurel.HistoryPoint{At: c.now(), Score: s.Score, Rank: s.Rank})
+			want = append(want, laurel.HistoryPoint{At: c.Now(), Score: s.Score, Rank: s.Rank})
 		}
 		if i == 1 {
 			// Read right after the write: the point is there.
@@ -128,14 +129,14 @@ func TestHistory(t *testing.T) {
 
 // TestHistoryWithoutRanks: events written with ranks=false leave points too.
 func TestHistoryWithoutRanks(t *testing.T) {
-	c := newClock("2026-11-22T10:00:00Z")
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	e := testEngine(t, "", c)
 	putBoard(t, e, "g", laurel.BoardSpec{})
 	res, err := e.Submit(context.Background(), []laurel.Event{{Board: "g", Member: "a", Value: 2}, {Board: "g", Member: "b", Value: 3}}, laurel.SubmitOptions{NoRanks: true})
 	if err != nil || res[0].Entries != nil {
 		t.Fatalf("Submit: %v %v", res, err)
 	}
-	want := []laurel.HistoryPoint{{At: c.now(), Score: 2, Rank: 2}}
+	want := []laurel.HistoryPoint{{At: c.Now(), Score: 2, Rank: 2}}
 	if got := history(t, e, "g", "", "a", 10); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -145,7 +146,7 @@ func TestHistoryWithoutRanks(t *testing.T) {
 // may show on any board, and no more once stopped.
 func TestWatch(t *testing.T) {
 	ctx := context.Background()
-	c := newClock("2026-11-22T10:00:00Z")
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	e := testEngine(t, "", c)
 	putBoard(t, e, "a", laurel.BoardSpec{})
 	putBoard(t, e, "b", laurel.BoardSpec{})
@@ -188,10 +189,10 @@ func TestWatch(t *testing.T) {
 // submit leaves no point behind, although its point is known only once the submit is applied.
 func TestHistoryRetractedInTheSameGroup(t *testing.T) {
 	ctx := context.Background()
-	c := newClock("2026-11-22T10:00:00Z")
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	var armed atomic.Bool
 	release := make(chan struct{})
-	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: c.now, OnCommit: func(int, int, time.Duration) {
+	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: c.Now, OnCommit: func(int, int, time.Duration) {
 		if armed.CompareAndSwap(true, false) {
 			<-release // hold the writer while the next group queues up
 		}

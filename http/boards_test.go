@@ -203,7 +203,7 @@ func TestTooLateClosedPeriod(t *testing.T) {
 	e := start(t, options{})
 	e.do("PUT", "/v1/boards/daily", `{"windows": ["day"], "late_limit": "1h"}`).must(t, 201)
 	e.do("POST", "/v1/boards/daily/events", `{"member": "a", "value": 1, "ts": "2026-11-22T09:30:00Z"}`).must(t, 200)
-	e.clock.advance(16 * time.Hour) // 2026-11-23T02:00: the 22nd closed at 01:00
+	e.clock.Advance(16 * time.Hour) // 2026-11-23T02:00: the 22nd closed at 01:00
 	e.do("PUT", "/v1/boards/daily", `{"late_limit": "7d"}`).must(t, 200)
 	// Within late_limit now, but the period is closed.
 	e.do("POST", "/v1/boards/daily/events", `{"member": "a", "value": 1, "ts": "2026-11-22T12:00:00Z"}`).isError(t, 400, "too_late", "ts")

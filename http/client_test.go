@@ -29,12 +29,12 @@ import (
 type side struct {
 	name  string
 	svc   laurel.Service
-	clock *clock
+	clock *laureltest.Clock
 }
 
 func newSides(t *testing.T) []side {
-	direct := newClock()
-	eng, err := embedded.Open(t.TempDir(), embedded.Options{Now: direct.now})
+	direct := laureltest.NewClock(t0.Format(time.RFC3339))
+	eng, err := embedded.Open(t.TempDir(), embedded.Options{Now: direct.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +44,11 @@ func newSides(t *testing.T) []side {
 		}
 	})
 	e := start(t, options{})
-	scaled := newClock()
+	scaled := laureltest.NewClock(t0.Format(time.RFC3339))
 	return []side{
 		{name: "engine", svc: eng, clock: direct},
 		{name: "client", svc: lhttp.NewClient(e.url), clock: e.clock},
-		{name: "scale-out", svc: laureltest.NewScaleOutStore(t).Open(t, scaled.now), clock: scaled},
+		{name: "scale-out", svc: laureltest.NewScaleOutStore(t).Open(t, scaled.Now), clock: scaled},
 	}
 }
 
@@ -94,7 +94,7 @@ func runScenario(t *testing.T, sc scenario) {
 	for i, st := range sc.steps {
 		if st.advance != 0 {
 			for _, sd := range sides {
-				sd.clock.advance(st.advance)
+				sd.clock.Advance(st.advance)
 			}
 			continue
 		}

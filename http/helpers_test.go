@@ -11,35 +11,23 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
 	lhttp "github.com/laurel/laurel/http"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // t0 is the fake clock's start: Sunday 2026-11-22 10:00 UTC.
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-// clock is a fake clock for the engine.
-type clock struct{ ms atomic.Int64 }
-
-func newClock() *clock {
-	c := &clock{}
-	c.ms.Store(t0.UnixMilli())
-	return c
-}
-
-func (c *clock) now() int64              { return c.ms.Load() }
-func (c *clock) advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
-
 // env is a laurel server running in-process on a real port over an embedded engine.
 type env struct {
 	t      testing.TB
 	dir    string
-	clock  *clock
+	clock  *laureltest.Clock
 	engine *embedded.Engine
 	server *lhttp.Server
 	srv    *http.Server
@@ -51,7 +39,7 @@ type env struct {
 type options struct {
 	cfg    lhttp.Config
 	dir    string
-	clock  *clock
+	clock  *laureltest.Clock
 	engine laurel.Service // instead of an engine
 }
 
@@ -62,11 +50,11 @@ func start(t testing.TB, o options) *env {
 		e.dir = t.TempDir()
 	}
 	if e.clock == nil {
-		e.clock = newClock()
+		e.clock = laureltest.NewClock(t0.Format(time.RFC3339))
 	}
 	svc := o.engine
 	if svc == nil {
-		eng, err := embedded.Open(e.dir, embedded.Options{Now: e.clock.now})
+		eng, err := embedded.Open(e.dir, embedded.Options{Now: e.clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

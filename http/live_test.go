@@ -295,7 +295,7 @@ func TestHistoryHTTP(t *testing.T) {
 	e.do("PUT", "/v1/boards/g", map[string]any{"windows": []string{"all", "day"}}).must(t, 201)
 	e.do("POST", "/v1/boards/g/events", `{"member": "b", "value": 5}`).must(t, 200)
 	e.do("POST", "/v1/boards/g/events", `{"member": "a", "value": 3}`).must(t, 200)
-	e.clock.advance(time.Minute)
+	e.clock.Advance(time.Minute)
 	e.do("POST", "/v1/boards/g/events", `{"member": "a", "value": 4}`).must(t, 200)
 	e.do("GET", "/v1/boards/g/members/a/history", nil).must(t, 200).is(t, `{"points": [
 		{"at": "2026-11-22T10:01:00.000Z", "score": 7, "rank": 1},

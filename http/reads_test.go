@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"github.com/laurel/laurel/laureltest"
 	"net/http"
 	"testing"
 	"time"
@@ -175,12 +176,12 @@ func TestClosedAndDroppedPeriods(t *testing.T) {
 	e := start(t, options{})
 	e.do("PUT", "/v1/boards/daily", `{"windows": ["day"], "late_limit": "1h", "keep": 1}`).must(t, 201)
 	e.do("POST", "/v1/boards/daily/events", `{"member": "a", "value": 3}`).must(t, 200)
-	e.clock.advance(16 * time.Hour) // the 22nd closed at the 23rd 01:00
+	e.clock.Advance(16 * time.Hour) // the 22nd closed at the 23rd 01:00
 	e.do("GET", "/v1/boards/daily/entries?period=2026-11-22", nil).must(t, 200).is(t, `
 	{"board": "daily", "window": "day",
 	 "period": {"id": "2026-11-22", "start": "2026-11-22T00:00:00.000Z", "end": "2026-11-23T00:00:00.000Z", "closed": true},
 	 "total": 1, "entries": [{"rank": 1, "member": "a", "score": 3, "reached_at": "2026-11-22T10:00:00.000Z"}]}`)
-	e.clock.advance(3 * 24 * time.Hour) // two more closed: more than keep
+	e.clock.Advance(3 * 24 * time.Hour) // two more closed: more than keep
 	e.do("GET", "/v1/boards/daily/entries?period=2026-11-22", nil).isError(t, 404, "not_found", "period")
 	e.do("GET", "/v1/boards/daily/members/a?period=2026-11-22", nil).isError(t, 404, "not_found", "period")
 }
@@ -224,7 +225,7 @@ func TestMembers(t *testing.T) {
 }
 
 func TestRestart(t *testing.T) {
-	dir, c := t.TempDir(), newClock()
+	dir, c := t.TempDir(), laureltest.NewClock(t0.Format(time.RFC3339))
 	e := start(t, options{dir: dir, clock: c})
 	seed(t, e)
 	e.do("PUT", "/v1/members/bob", `{"name": "Bob"}`).must(t, 200)

@@ -17,14 +17,6 @@ import (
 
 var ctx = context.Background()
 
-func fixedClock(at string) func() int64 {
-	t, err := laurel.ParseTime(at)
-	if err != nil {
-		panic(err)
-	}
-	return func() int64 { return t }
-}
-
 func putBoard(t *testing.T, e laurel.Service, id string, spec laurel.BoardSpec) {
 	t.Helper()
 	if _, _, err := e.PutBoard(ctx, id, spec); err != nil {
@@ -53,7 +45,7 @@ func check(t *testing.T, e *postgres.Engine) {
 // and the index ends as the store says.
 func TestNodes(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
-	now := fixedClock("2026-11-22T10:00:00Z")
+	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
 	nodes := []*postgres.Engine{store.Open(t, now), store.Open(t, now), store.Open(t, now)}
 	putBoard(t, nodes[0], "b", laurel.BoardSpec{Windows: []string{"all", "day", "last7d"}})
 	const writers, rounds, members = 6, 20, 5
@@ -127,7 +119,7 @@ func (x *lossyIndex) Apply(ctx context.Context, board string, order laurel.Order
 func TestLostStep(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
 	lossy := &lossyIndex{Index: store.Index}
-	now := fixedClock("2026-11-22T10:00:00Z")
+	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
 	e, err := postgres.Open(ctx, store.DSN, lossy, postgres.Options{Now: now, Maintenance: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +160,7 @@ func TestLostStep(t *testing.T) {
 // from the store.
 func TestIndexLost(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
-	e := store.Open(t, fixedClock("2026-11-22T10:00:00Z"))
+	e := store.Open(t, laureltest.NewClock("2026-11-22T10:00:00Z").Now)
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "week"}})
 	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3}, laurel.Event{Board: "b", Member: "bob", Value: 5})
 	if err := e.Hide(ctx, "bob"); err != nil {
@@ -191,7 +183,7 @@ func TestIndexLost(t *testing.T) {
 // nil for a change that may show on any board.
 func TestWatchAcrossNodes(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
-	now := fixedClock("2026-11-22T10:00:00Z")
+	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
 	a, b := store.Open(t, now), store.Open(t, now)
 	heard := make(chan []string, 16)
 	stop := a.Watch(func(boards []string) { heard <- boards })
@@ -237,7 +229,7 @@ func (x *gateIndex) Apply(ctx context.Context, board string, order laurel.Order,
 func TestGroupedSubmits(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
 	gate := &gateIndex{Index: store.Index, gate: make(chan struct{})}
-	e, err := postgres.Open(ctx, store.DSN, gate, postgres.Options{Now: fixedClock("2026-11-22T10:00:00Z"), Maintenance: -1})
+	e, err := postgres.Open(ctx, store.DSN, gate, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
