@@ -12,8 +12,8 @@ import (
 )
 
 // A dump is everything a store holds, as lines of JSON: `laurel export` writes one, `laurel
-// import` loads one into another store, of either engine. It is a backup, and the way from
-// the embedded engine to the scale-out one and back.
+// import` loads one into another store, of either store. It is a backup, and the way from
+// the embedded store to the scale-out one and back.
 //
 // The first line is the header, {"laurel_dump": 1}. Then come the profiles and hidden marks,
 // then each board: its record, its events in arrival order, the aggregates of its open spans
@@ -21,7 +21,7 @@ import (
 // frozen entries in rank order, and its rank history. A dump holds the store's state, not a
 // replay: closed periods are as they were frozen (an event retracted after the close still
 // counts in them), and periods that close between the export and the import are closed by
-// the importing engine as its clock passes them, from the aggregates.
+// the importing store as its clock passes them, from the aggregates.
 
 // DumpVersion is the version of the dump format this build writes and reads.
 const DumpVersion = 1
@@ -110,7 +110,7 @@ type DumpHistory struct {
 	Points map[string][2]int64 `json:"points"`
 }
 
-// Exporter is an engine that can write everything it holds as a dump.
+// Exporter is an store that can write everything it holds as a dump.
 type Exporter interface {
 	Export(ctx context.Context, w *DumpWriter) error
 }

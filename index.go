@@ -8,11 +8,11 @@ import (
 // Index is the ranked index of the scale-out mode (docs/design.md): per board, one ordered set
 // per open span of each window (an open calendar period, all, a rolling window's current
 // span), each holding the (score, reached_at) of the members ranked there, hidden members
-// left out. It is derived: the store keeps the truth, and its engine writes the index after
+// left out. It is derived: the store keeps the truth, and its store writes the index after
 // each commit, one step per board, and can rebuild it from the store at any time.
 //
 // With each step the index records the board's version, which the store counts too, and
-// optionally the board's state, opaque bytes the engine needs to resolve a read without the
+// optionally the board's state, opaque bytes the store needs to resolve a read without the
 // store. A step names the version it follows, so that a step lost in a crash is noticed and
 // a late one is refused rather than applied out of order.
 type Index interface {
@@ -45,7 +45,7 @@ type Index interface {
 
 // ErrIndexStale is what the index answers when its board is not where the caller expected:
 // a step after a lost one, or a read after the state it was resolved from changed. The
-// engine resolves again, or rebuilds the board's index from the store.
+// store resolves again, or rebuilds the board's index from the store.
 var ErrIndexStale = errors.New("laurel: the index changed or missed a step")
 
 // IndexSet names one ordered set of a board: a window and the start of its span (unix ms):

@@ -6,13 +6,13 @@ import (
 )
 
 // Resolved is what a Query reads on a board: a window, the instant read, and the span. Which
-// ranking answers it (open, closed, dropped) is the engine's to say.
+// ranking answers it (open, closed, dropped) is the store's to say.
 type Resolved struct {
 	Window Window
 	Name   string // the window's name
 	At     int64  // the instant read, unix ms
 	// Period is the calendar period read (by id, or the one holding At), all's one period, or
-	// a rolling window's span at At. Closed and Total are left for the engine.
+	// a rolling window's span at At. Closed and Total are left for the store.
 	Period PeriodInfo
 }
 

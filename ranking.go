@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// Ranking is one ranking a read is answered from: a window's span in an engine's index, a
+// Ranking is one ranking a read is answered from: a window's span in an store's index, a
 // closed period as frozen, or a rolling window evaluated at a past instant. Ranks are 1-based
 // and leave hidden members out. The reads of docs/api.md (PageOf, AroundOf, LookupOf, RankOfScore)
-// are written once over it, so every engine answers them alike.
+// are written once over it, so every store answers them alike.
 type Ranking interface {
 	Total() (int, error)
 	// Page returns up to n entries from rank from on, without profiles.

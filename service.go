@@ -151,7 +151,7 @@ type Watcher interface {
 	Watch(changed func(boards []string)) (stop func())
 }
 
-// Watchers is the list of functions a Watcher calls: an engine keeps one, hands Watch on to
+// Watchers is the list of functions a Watcher calls: an store keeps one, hands Watch on to
 // it, and calls Notify after each change. The zero value is an empty list.
 type Watchers struct {
 	mu   sync.Mutex
@@ -191,7 +191,7 @@ func (w *Watchers) Notify(boards func() []string) {
 }
 
 // Service is laurel: the model of docs/design.md behind one interface, implemented by the
-// embedded engine and by the scale-out one. Every error is an *Error with a code, or internal.
+// embedded store and by the scale-out one. Every error is an *Error with a code, or internal.
 type Service interface {
 	PutBoard(ctx context.Context, id string, spec BoardSpec) (b BoardInfo, created bool, err error)
 	Board(ctx context.Context, id string) (BoardInfo, error)

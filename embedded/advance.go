@@ -14,7 +14,7 @@ import (
 // advanceBoard brings b to tx.now: calendar periods whose late_limit has passed since their
 // end are frozen to disk with their ranks (and the oldest dropped beyond keep), and rolling
 // windows move to the span of now.
-func (e *Engine) advanceBoard(tx *txn, b *board) error {
+func (e *Store) advanceBoard(tx *txn, b *board) error {
 	for _, w := range b.windows {
 		switch {
 		case w.w.IsCalendar():
@@ -50,12 +50,12 @@ func (e *Engine) advanceBoard(tx *txn, b *board) error {
 
 // keepClosed makes closed (newest first) w's closed periods, dropping those that are no
 // longer kept under cfg at tx.now, and notes when the oldest kept one will be dropped.
-func (e *Engine) keepClosed(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board) {
+func (e *Store) keepClosed(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board) {
 	e.keepClosedWith(tx, b, w, closed, cfg, w.marks)
 }
 
 // keepClosedWith is keepClosed under marks about to be w's.
-func (e *Engine) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board, m laurel.Marks) {
+func (e *Store) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board, m laurel.Marks) {
 	n, dropAt := laurel.Kept(cfg, w.w, m, closed, tx.now)
 	id := b.cfg.ID
 	for _, cp := range closed[n:] {
@@ -96,7 +96,7 @@ func storedEntries(r pebble.Reader, b *board, w *window, start int64) ([]entry, 
 }
 
 // freeze writes a closed period: every entry by rank and every rank by member.
-func (e *Engine) freeze(tx *txn, b *board, w *window, start, end int64, entries []entry) *closedPeriod {
+func (e *Store) freeze(tx *txn, b *board, w *window, start, end int64, entries []entry) *closedPeriod {
 	slices.SortFunc(entries, func(x, y entry) int {
 		return laurel.CompareRanked(b.cfg.Order, x.agg.score, x.agg.at, x.member, y.agg.score, y.agg.at, y.member)
 	})
@@ -167,7 +167,7 @@ func frozenRankOf(r pebble.Reader, board, window string, start int64, member str
 // leaving bucket (the oldest of the span) leaves, and any other keeps its reached_at (sum:
 // minus the bucket's score); in best mode the best of the remaining buckets is read back.
 // Buckets that enter (events up to five minutes ahead of the clock) are merged in.
-func (e *Engine) roll(tx *txn, b *board, w *window) error {
+func (e *Store) roll(tx *txn, b *board, w *window) error {
 	sp := w.open[0]
 	r, ok := b.cfg.RollTo(w.w, sp.Bounds(), tx.now)
 	if !ok {
@@ -294,8 +294,8 @@ func loadBuckets(r pebble.Reader, b *board, w *window, start, end int64) (map[st
 
 // buildSpan makes a span of w holding aggs, building its tree in one pass from sorted keys
 // (a rolling window's span keeps the aggregates in its slots too). It interns members, so it
-// runs where the board may change: under the write lock, or before the engine serves.
-func buildSpan(e *Engine, b *board, w *window, start, end int64, aggs map[string]laurel.Agg) *span {
+// runs where the board may change: under the write lock, or before the store serves.
+func buildSpan(e *Store, b *board, w *window, start, end int64, aggs map[string]laurel.Agg) *span {
 	sp := &span{start: start, end: end}
 	keys := make([]rank.Key, 0, len(aggs))
 	for member, a := range aggs {

@@ -31,7 +31,7 @@ var benchSpec = laurel.BoardSpec{Windows: []string{"all", "week", "day", "last7d
 func memberName(i int) string { return "player-" + strconv.Itoa(i) }
 
 // loadBoard submits one event per member, 1000 to a batch, spread over the last few days.
-func loadBoard(tb testing.TB, e *embedded.Engine, board string, members int, now int64) {
+func loadBoard(tb testing.TB, e *embedded.Store, board string, members int, now int64) {
 	tb.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -72,7 +72,7 @@ func rss() uint64 {
 	return 0
 }
 
-// BenchmarkMemory reports the Go heap the engine holds per (member, window) entry, and the
+// BenchmarkMemory reports the Go heap the store holds per (member, window) entry, and the
 // growth of the process's resident memory per entry, which also counts Pebble's memtables and
 // block cache (kept outside the Go heap when cgo is on) and memory the Go runtime holds.
 func BenchmarkMemory(b *testing.B) {
@@ -117,10 +117,10 @@ func rawFsyncRate(tb testing.TB, dir string, d time.Duration) float64 {
 	return float64(n) / time.Since(start).Seconds()
 }
 
-// benchEngine opens an engine with the board loaded, shared by the benchmarks of one run.
+// benchEngine opens an store with the board loaded, shared by the benchmarks of one run.
 var shared struct {
 	once sync.Once
-	e    *embedded.Engine
+	e    *embedded.Store
 	// What the writer's OnCommit hook saw: commits, the operations they carried, and the
 	// time spent committing.
 	commits, ops, syncNanos atomic.Int64
@@ -128,7 +128,7 @@ var shared struct {
 	c                       *laureltest.Clock
 }
 
-func sharedEngine(b *testing.B) *embedded.Engine {
+func sharedEngine(b *testing.B) *embedded.Store {
 	shared.once.Do(func() {
 		dir, err := os.MkdirTemp("", "laurel-bench-")
 		if err != nil {

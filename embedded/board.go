@@ -110,7 +110,7 @@ func (b *board) spanFor(w *window, start, end int64, create bool) *span {
 // move changes a member's key in the tree of the span of w at start, from old (when had) to
 // v (when present), creating the span if needed: the spans whose aggregates the store keeps.
 // Hidden members have no place in trees.
-func (b *board) move(e *Engine, w *window, start, end int64, member string, old aggregate, had bool, v aggregate, present bool) {
+func (b *board) move(e *Store, w *window, start, end int64, member string, old aggregate, had bool, v aggregate, present bool) {
 	if h, ok := b.members.lookup(member); ok || present {
 		if !ok {
 			h = b.members.intern(member)
@@ -136,7 +136,7 @@ func (b *board) move(e *Engine, w *window, start, end int64, member string, old 
 
 // put sets member's slot in a rolling window's current span, and keeps the span's tree in
 // step (hidden members have slots but no place in trees).
-func (b *board) put(e *Engine, w *window, member string, v slot, present bool) {
+func (b *board) put(e *Store, w *window, member string, v slot, present bool) {
 	sp := w.span(rollingSpan)
 	var h uint32
 	if present {

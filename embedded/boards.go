@@ -10,7 +10,7 @@ import (
 
 // PutBoard creates a board or updates its configuration. A window added to an existing board
 // is computed from the board's retained events, its past periods included.
-func (e *Engine) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
+func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return laurel.BoardInfo{}, false, err
 	}
@@ -85,7 +85,7 @@ func initWindow(b *board, w *window, now int64) {
 
 // buildWindow computes a window added to an existing board from its retained events: the
 // aggregates of its open periods and buckets, and its closed periods, frozen.
-func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) error {
+func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) error {
 	id := cfg.ID
 	cal := cfg.Calendar()
 	closing := make(map[int64][]entry)
@@ -162,7 +162,7 @@ func (e *Engine) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) er
 }
 
 // DeleteBoard erases a board and everything of it.
-func (e *Engine) DeleteBoard(ctx context.Context, id string) error {
+func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (e *Engine) DeleteBoard(ctx context.Context, id string) error {
 }
 
 // Board returns a board's configuration and, per window, its current period and total.
-func (e *Engine) Board(ctx context.Context, id string) (laurel.BoardInfo, error) {
+func (e *Store) Board(ctx context.Context, id string) (laurel.BoardInfo, error) {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return laurel.BoardInfo{}, err
 	}
@@ -206,7 +206,7 @@ func (e *Engine) Board(ctx context.Context, id string) (laurel.BoardInfo, error)
 	return e.boardInfo(b, now), nil
 }
 
-func (e *Engine) boardInfo(b *board, now int64) laurel.BoardInfo {
+func (e *Store) boardInfo(b *board, now int64) laurel.BoardInfo {
 	info := laurel.BoardInfo{Board: b.cfg, Current: make(map[string]laurel.PeriodInfo, len(b.windows))}
 	info.Board.Windows = slices.Clone(b.cfg.Windows)
 	for _, w := range b.windows {
@@ -220,12 +220,12 @@ func (e *Engine) boardInfo(b *board, now int64) laurel.BoardInfo {
 }
 
 // periodAt describes the span of w that a read at t sees.
-func (e *Engine) periodAt(b *board, w *window, t int64) laurel.PeriodInfo {
+func (e *Store) periodAt(b *board, w *window, t int64) laurel.PeriodInfo {
 	return b.cfg.CurrentPeriod(w.w, t)
 }
 
 // Boards lists every board, sorted by id.
-func (e *Engine) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
+func (e *Store) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
 	e.mu.RLock()
 	ids := make([]string, 0, len(e.boards))
 	for id := range e.boards {

@@ -10,7 +10,7 @@ import (
 // holds exactly its members not hidden; each open calendar period and all hold the aggregates
 // the store holds; each rolling window's span holds the merge of its stored buckets; each
 // closed period holds as many ranks as it says.
-func (e *Engine) Check() error {
+func (e *Store) Check() error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.snap == nil {
@@ -26,7 +26,7 @@ func (e *Engine) Check() error {
 	return nil
 }
 
-func (e *Engine) checkWindow(b *board, w *window) error {
+func (e *Store) checkWindow(b *board, w *window) error {
 	for _, sp := range w.open {
 		if err := sp.tree.Check(); err != nil {
 			return err

@@ -1,6 +1,6 @@
 package embedded_test
 
-// A crash test of the engine's durability (docs/design.md: "An acknowledged write survives
+// A crash test of the store's durability (docs/design.md: "An acknowledged write survives
 // kill -9"): a child process writes at full speed and is killed with SIGKILL at a random
 // moment, several times over, on the same directory. After each kill the test opens the store
 // itself and checks that every acknowledged event and id is there, and nothing else.
@@ -317,7 +317,7 @@ func verifyCrash(t *testing.T, dir string, inc int, st *crashState) {
 // crashScores reads every member's all-time score (absent: 0, not in the map) and checks that
 // the page of the board agrees with the member reads and that the last7d window, which holds
 // every event of the test, agrees with all.
-func crashScores(t *testing.T, e *embedded.Engine, inc int) map[string]int64 {
+func crashScores(t *testing.T, e *embedded.Store, inc int) map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
 	scores := map[string]int64{}

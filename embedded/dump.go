@@ -16,14 +16,14 @@ import (
 )
 
 // A dump (the root package's dump.go) is the store's records in the API's words: Export
-// reads them from one snapshot, Import writes them back into an empty store as the engine
+// reads them from one snapshot, Import writes them back into an empty store as the store
 // would have, and Open recovers that store as after a restart.
 
-var _ laurel.Exporter = (*Engine)(nil)
+var _ laurel.Exporter = (*Store)(nil)
 
 // Export writes everything the store holds as a dump, from one snapshot of it. Writes go on
 // meanwhile; Close stops the export at its next record.
-func (e *Engine) Export(ctx context.Context, w *laurel.DumpWriter) error {
+func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	// The writer takes the snapshot right after a commit of its own that holds the history
 	// points still waiting for one: no batch is then in flight (Pebble shows a batch before
 	// its fsync returns), and every event in the snapshot has its point.
@@ -62,7 +62,7 @@ type exporter struct {
 	w    *laurel.DumpWriter
 }
 
-// write adds a record, unless the export was cancelled or the engine is closing.
+// write adds a record, unless the export was cancelled or the store is closing.
 func (x *exporter) write(rec laurel.DumpRecord) error {
 	if err := x.ctx.Err(); err != nil {
 		return err
@@ -260,7 +260,7 @@ var errUnfinishedImport = errors.New("an import into this store did not finish: 
 const importBatch = 10_000
 
 // Import loads a dump into the store in dir, which must hold nothing yet (a missing directory
-// is created). It writes what the engine itself would have written; Open then recovers the
+// is created). It writes what the store itself would have written; Open then recovers the
 // store as after a restart, closing the periods that came due since the export. The reader
 // checks each record in its place; Import checks what the store could not hold (an event id
 // used twice, a closed period short of entries). A dump it refuses leaves the store empty,
@@ -394,7 +394,7 @@ func (in *importer) set(k, v []byte) {
 	in.n++
 }
 
-// add writes one record as the engine stores it.
+// add writes one record as the store stores it.
 func (in *importer) add(rec laurel.DumpRecord) error {
 	switch {
 	case rec.Profile != nil:

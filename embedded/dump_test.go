@@ -20,7 +20,7 @@ import (
 )
 
 // export writes e's dump.
-func export(t *testing.T, e *embedded.Engine) []byte {
+func export(t *testing.T, e *embedded.Store) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := laurel.NewDumpWriter(&buf)

@@ -10,7 +10,7 @@ import (
 
 // Submit applies events atomically: every event is validated and staged on top of the ones
 // before it, and one bad event rejects the whole batch with its index in the error's field.
-func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
+func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
 	if err := laurel.ValidateEvents(events); err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 
 // stageEvent validates one event against its board and stages it in every window. It returns
 // the event's status and, when applied, its sequence number and time.
-func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status string, seq uint64, ts int64, err error) {
+func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status string, seq uint64, ts int64, err error) {
 	b := e.boards[in.Board]
 	if b == nil {
 		return "", 0, 0, laurel.ErrNoBoard(in.Board)
@@ -98,7 +98,7 @@ func (e *Engine) stageEvent(tx *txn, in *laurel.Event, imported bool) (status st
 // standing is a member's rank and score in w's current span at now. It runs in the writer,
 // under the read lock, right after the write: the writer's cache of aggregates holds the
 // member's in calendar periods and all, which it has just written.
-func (e *Engine) standing(b *board, w *window, member string, now int64) (laurel.Standing, bool) {
+func (e *Store) standing(b *board, w *window, member string, now int64) (laurel.Standing, bool) {
 	sp := e.currentSpan(b, w, now)
 	if sp == nil || e.hidden[member] {
 		return laurel.Standing{}, false
@@ -125,7 +125,7 @@ func (e *Engine) standing(b *board, w *window, member string, now int64) (laurel
 }
 
 // currentSpan is the in-memory span of w that a read at now sees, or nil when it is empty.
-func (e *Engine) currentSpan(b *board, w *window, now int64) *span {
+func (e *Store) currentSpan(b *board, w *window, now int64) *span {
 	if w.w.IsCalendar() {
 		return w.span(b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(now)).Start.UnixMilli())
 	}
@@ -135,7 +135,7 @@ func (e *Engine) currentSpan(b *board, w *window, now int64) *span {
 // Retract removes the event with id from every open period and from the rolling and all
 // windows, recomputing the member's aggregates there from its remaining events. Closed periods
 // do not change. The id may then be used again.
-func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
+func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 	if err := laurel.ValidateRetract(boardID, id); err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
 
 // memberEvents returns the member's counted events on a board, in arrival order, as the store
 // holds them (exclusive operations only: it does not see the group's overlay).
-func (e *Engine) memberEvents(boardID, member string) ([]event, error) {
+func (e *Store) memberEvents(boardID, member string) ([]event, error) {
 	var out []event
 	p := prefix(tagEvent, boardID, member)
 	err := scanPrefix(e.db, p, func(k, v []byte) error {

@@ -84,7 +84,7 @@ func decodePoints(b []byte) (ts int64, points map[string][2]int64, err error) {
 // recordHistory computes the member's standing in every window after an applied event and
 // queues its history record. It runs in the writer, under the read lock, after the apply; it
 // returns the standings for the event's result.
-func (e *Engine) recordHistory(b *board, member string, seq uint64, ts, now int64) map[string]laurel.Standing {
+func (e *Store) recordHistory(b *board, member string, seq uint64, ts, now int64) map[string]laurel.Standing {
 	entries := make(map[string]laurel.Standing, len(b.windows))
 	names := make([]string, 0, len(b.windows))
 	standings := make([]laurel.Standing, 0, len(b.windows))
@@ -104,7 +104,7 @@ func (e *Engine) recordHistory(b *board, member string, seq uint64, ts, now int6
 
 // stageHistory adds the queued history records to tx: first in its batch, so that a
 // retraction or deletion later in the batch removes them.
-func (e *Engine) stageHistory(tx *txn) {
+func (e *Store) stageHistory(tx *txn) {
 	for _, r := range e.history {
 		tx.set(r.key, r.value)
 	}
@@ -113,7 +113,7 @@ func (e *Engine) stageHistory(tx *txn) {
 }
 
 // History returns the member's points in window, newest first.
-func (e *Engine) History(ctx context.Context, boardID, window, member string, limit int) ([]laurel.HistoryPoint, error) {
+func (e *Store) History(ctx context.Context, boardID, window, member string, limit int) ([]laurel.HistoryPoint, error) {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return nil, err
 	}

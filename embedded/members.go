@@ -33,7 +33,7 @@ func (tx *txn) profileGet(member string) (*profile, error) {
 }
 
 // stageProfile sets the fields of a member's profile that spec gives.
-func (e *Engine) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) error {
+func (e *Store) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) error {
 	cur, err := tx.profileGet(member)
 	if err != nil {
 		return err
@@ -62,7 +62,7 @@ func (e *Engine) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) e
 }
 
 // PutProfile sets a member's name and metadata; a field left nil keeps its value.
-func (e *Engine) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
+func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
 	spec, err := laurel.ValidateProfile(member, spec)
 	if err != nil {
 		return laurel.Profile{}, err
@@ -75,7 +75,7 @@ func (e *Engine) PutProfile(ctx context.Context, member string, spec laurel.Prof
 }
 
 // Profile returns a member's profile; ENotFound when it has none.
-func (e *Engine) Profile(ctx context.Context, member string) (laurel.Profile, error) {
+func (e *Store) Profile(ctx context.Context, member string) (laurel.Profile, error) {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return laurel.Profile{}, err
 	}
@@ -101,16 +101,16 @@ func (e *Engine) Profile(ctx context.Context, member string) (laurel.Profile, er
 
 // Hide leaves a member out of every ranking and total, closed periods included, keeping its
 // data.
-func (e *Engine) Hide(ctx context.Context, member string) error {
+func (e *Store) Hide(ctx context.Context, member string) error {
 	return e.setHidden(ctx, member, true)
 }
 
 // Unhide puts a hidden member back in every ranking.
-func (e *Engine) Unhide(ctx context.Context, member string) error {
+func (e *Store) Unhide(ctx context.Context, member string) error {
 	return e.setHidden(ctx, member, false)
 }
 
-func (e *Engine) setHidden(ctx context.Context, member string, hide bool) error {
+func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (e *Engine) setHidden(ctx context.Context, member string, hide bool) error 
 
 // DeleteMember erases a member everywhere: its events, ids, entries (closed periods
 // included), profile and hidden mark.
-func (e *Engine) DeleteMember(ctx context.Context, member string) error {
+func (e *Store) DeleteMember(ctx context.Context, member string) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func (e *Engine) DeleteMember(ctx context.Context, member string) error {
 	}})
 }
 
-func (e *Engine) deleteFromBoard(tx *txn, b *board, member string) error {
+func (e *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 	id := b.cfg.ID
 	p := prefix(tagEvent, id, member)
 	var events []event

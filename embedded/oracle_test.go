@@ -1,7 +1,7 @@
 package embedded_test
 
-// The randomized differential test of the engine against a brute-force model of docs/design.md
-// §1, shared with the other engines: see package laureltest.
+// The randomized differential test of the store against a brute-force model of docs/design.md
+// §1, shared with the other stores: see package laureltest.
 //
 //	go test ./embedded/ -run Oracle -v                 # a fresh seed, printed
 //	go test ./embedded/ -run Oracle -v -seed=N -ops=M  # replay a failure
@@ -14,7 +14,7 @@ import (
 	"github.com/laurel/laurel/laureltest"
 )
 
-var _ laurel.Service = (*embedded.Engine)(nil)
+var _ laurel.Service = (*embedded.Store)(nil)
 
 func TestOracle(t *testing.T) { laureltest.Oracle(t, laureltest.EmbeddedTarget(t)) }
 

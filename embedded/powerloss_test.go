@@ -18,7 +18,7 @@ import (
 
 // TestPowerLoss simulates losing power while writers run: the store lives on Pebble's
 // crashable in-memory file system, whose CrashClone keeps what was synced and a random part of
-// what was not. The crash happens either at a durability boundary (inside the engine's
+// what was not. The crash happens either at a durability boundary (inside the store's
 // OnCommit hook, after an fsync and before anyone is answered) or at a random moment from
 // outside. Every event acknowledged before the crash must be in the recovered store, and the
 // scores must count exactly the events that are.

@@ -7,7 +7,7 @@ import (
 
 // profileCache keeps recently read profiles, and the knowledge that a member has none, in
 // memory: every page shows names, and the top of a board is read over and over. Readers fill
-// it while holding the engine's read lock and the writer changes it under the write lock, so
+// it while holding the store's read lock and the writer changes it under the write lock, so
 // a reader never stores a profile older than one the writer has set.
 type profileCache struct {
 	mu  sync.Mutex
@@ -39,7 +39,7 @@ func (c *profileCache) put(member string, p *profile) {
 }
 
 // profile returns a member's stored profile, nil when it has none, under the read lock.
-func (e *Engine) profile(member string) (*profile, error) {
+func (e *Store) profile(member string) (*profile, error) {
 	if p, ok := e.profiles.get(member); ok {
 		return p, nil
 	}

@@ -167,9 +167,9 @@ func (stopError) Error() string { return "stop" }
 var errStop error = stopError{}
 
 // reading is a resolved Query: the ranking to answer from and what describes it. It holds
-// the engine's read lock until done.
+// the store's read lock until done.
 type reading struct {
-	e      *Engine
+	e      *Store
 	b      *board
 	w      *window
 	at     int64 // the instant read
@@ -181,7 +181,7 @@ func (rd *reading) done() { rd.e.mu.RUnlock() }
 
 // resolve finds what q reads, catching the board up to now first. On success the caller must
 // call done.
-func (e *Engine) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
+func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 	if err := laurel.ValidateBoardID(q.Board); err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func (e *Engine) resolve(ctx context.Context, q laurel.Query) (*reading, error) 
 	return rd, nil
 }
 
-func (e *Engine) resolveLocked(b *board, q laurel.Query, now int64) (*reading, error) {
+func (e *Store) resolveLocked(b *board, q laurel.Query, now int64) (*reading, error) {
 	if e.boards[b.cfg.ID] != b {
 		return nil, laurel.ErrNoBoard(b.cfg.ID)
 	}
@@ -263,8 +263,8 @@ func (rd *reading) fill(entries []laurel.Entry, metadata bool) error {
 	return nil
 }
 
-// Read resolves q and calls fn with its reading, under the engine's read lock.
-func (e *Engine) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
+// Read resolves q and calls fn with its reading, under the store's read lock.
+func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
 	rd, err := e.resolve(ctx, q)
 	if err != nil {
 		return err
@@ -276,7 +276,7 @@ func (e *Engine) Read(ctx context.Context, q laurel.Query, fn func(laurel.Readin
 
 // Periods lists a calendar window's kept periods, newest first: the current one, the open
 // ones that still take late events, and the closed ones.
-func (e *Engine) Periods(ctx context.Context, boardID, windowName string) ([]laurel.PeriodInfo, error) {
+func (e *Store) Periods(ctx context.Context, boardID, windowName string) ([]laurel.PeriodInfo, error) {
 	rd, err := e.resolve(ctx, laurel.Query{Board: boardID, Window: windowName})
 	if err != nil {
 		return nil, err

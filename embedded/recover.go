@@ -10,7 +10,7 @@ import (
 
 // recover rebuilds memory from the store: boards, hidden members, and per window its open
 // spans (from the stored aggregates) and closed periods. Nothing is served before it ends.
-func (e *Engine) recover() error {
+func (e *Store) recover() error {
 	if _, ok, err := get(e.db, []byte{tagImport}); err != nil {
 		return err
 	} else if ok {
@@ -52,7 +52,7 @@ func (e *Engine) recover() error {
 	return nil
 }
 
-func (e *Engine) recoverWindow(b *board, w *window, now int64) error {
+func (e *Store) recoverWindow(b *board, w *window, now int64) error {
 	id := b.cfg.ID
 	if v, ok, err := get(e.db, key(tagWindow, id, w.name)); err != nil {
 		return err
@@ -145,7 +145,7 @@ func (e *Engine) recoverWindow(b *board, w *window, now int64) error {
 
 // recoverRolling builds a rolling window's current span from its stored buckets, merging
 // them per member in a slice indexed by handle: each bucket is scanned in member order.
-func (e *Engine) recoverRolling(b *board, w *window, start, end int64) (*span, error) {
+func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, error) {
 	id := b.cfg.ID
 	p := prefix(tagAgg, id, w.name)
 	aggs := make([]laurel.Agg, b.members.count())

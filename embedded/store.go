@@ -1,85 +1,450 @@
+// Package embedded is laurel on one machine: the rules of the root package over an in-memory
+// ranked index (package rank) and a Pebble store on local disk.
+//
+// # How a write becomes durable and visible
+//
+// One goroutine, the writer, owns every change. It takes the operations waiting for it as a
+// group, stages each one on top of the ones before it (an overlay: later events of the group
+// see earlier ones, and a failed operation leaves no trace), commits the whole group to Pebble
+// in one batch with one fsync, and only then applies it to memory, under the lock that readers
+// share, and answers the callers. Pebble makes a batch readable before its fsync returns, so
+// readers never read Pebble directly: they read a snapshot that the writer takes after each
+// fsync, together with the memory it describes. A read therefore never shows a write that a
+// crash could still lose.
+//
+// # What lives where
+//
+// Pebble holds the truth (see keys.go): boards, every event, ids, profiles, the aggregate of
+// each member in each open calendar period and in each rolling bucket, and closed periods
+// frozen with their ranks. Memory holds, per board, the open spans (open calendar periods,
+// all, each rolling window's current span): every present member's (score, reached_at) and a
+// ranked tree of the members not hidden. Closed periods are read from disk.
 package embedded
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/laurel/laurel"
 )
 
-// openStore opens (or creates) the Pebble store in dir. Bloom filters make the common
-// "is this event id new?" read cheap: it nearly always misses.
-//
-// Pebble reserves the memory of its memtables (the active one and one being flushed) out of
-// the block cache: a cache no larger than two memtables caches nothing at all, and every read
-// goes to the file. So the cache is sized cacheSize beyond them.
-func openStore(dir string, fs vfs.FS, cacheSize, memtable int64, log *slog.Logger) (*pebble.DB, error) {
-	o := &pebble.Options{
-		CacheSize:          cacheSize + 2*memtable,
-		MemTableSize:       uint64(memtable),
-		FormatMajorVersion: pebble.FormatNewest,
-		FS:                 fs,
-		Logger:             pebbleLogger{log},
-	}
-	for i := range o.Levels {
-		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	return pebble.Open(dir, o)
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	// Now is the clock in unix milliseconds; nil is the system clock.
+	Now func() int64
+	// Logger receives the store's logs; nil discards them.
+	Logger *slog.Logger
+	// FS is the file system of the store; nil is the operating system's.
+	FS vfs.FS
+	// CacheSize and MemTableSize size Pebble's block cache and memtable (bytes); zero picks
+	// 32 and 16 MiB. Pebble holds up to two memtables at once.
+	CacheSize, MemTableSize int64
+	// ProfileCache is how many profiles (or their absence) memory keeps for reads; zero is
+	// 65536.
+	ProfileCache int
+	// MaxGroup caps the events (or other operations) committed with one fsync; zero is 512.
+	// A group is applied to memory while readers wait, so it bounds their wait too: about
+	// 2 µs an event.
+	MaxGroup int
+	// OnCommit, when set, is called by the writer after each fsync, before the group is
+	// applied and answered: a hook at the durability boundary, for tests and metrics.
+	OnCommit func(ops, bytes int, took time.Duration)
 }
 
-// pebbleLogger sends Pebble's messages to the engine's log: its routine ones at debug level.
-type pebbleLogger struct{ log *slog.Logger }
+// Store is laurel's Service on the embedded store. Its methods are safe for concurrent use.
+type Store struct {
+	laurel.Reads // Page, Member, Around, Lookup, RankOf over Read
 
-func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
+	db   *pebble.DB
+	opts Options
+	now  func() int64
+	log  *slog.Logger
+
+	// mu guards what readers see: boards, hidden and snap. Only the writer changes them,
+	// holding mu for writing; it reads them without the lock.
+	mu     sync.RWMutex
+	boards map[string]*board
+	hidden map[string]bool
+	snap   *pebble.Snapshot
+
+	profiles *profileCache
+
+	seq     uint64          // the last event sequence number; the writer's
+	history []historyRecord // history records waiting for the next commit; the writer's
+	pending atomic.Int64    // len(history), for readers
+
+	// exports counts the exports reading their own snapshots of the store, which must be
+	// closed before it is. Only the writer adds to it.
+	exports sync.WaitGroup
+
+	watchers laurel.Watchers
+
+	ops     chan *op
+	stop    chan struct{}
+	stopped chan struct{}
+	failed  atomic.Pointer[error] // set by the writer when the store fails; every later write gets it
+	once    sync.Once
 }
 
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
-}
+var _ laurel.Service = (*Store)(nil)
 
-func (l pebbleLogger) Fatalf(format string, args ...any) {
-	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
-	panic(fmt.Sprintf("pebble: "+format, args...))
-}
-
-// get returns a copy of the value at k, and whether there is one.
-func get(r pebble.Reader, k []byte) ([]byte, bool, error) {
-	v, closer, err := r.Get(k)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
+// Open opens the store in dir, creating it if needed, and recovers everything it holds
+// before returning: the store it returns serves complete ranks from the first call.
+func Open(dir string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	db, err := openStore(dir, opts.FS, opts.CacheSize, opts.MemTableSize, opts.Logger)
 	if err != nil {
-		return nil, false, err
+		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
 	}
-	out := append([]byte(nil), v...)
-	return out, true, closer.Close()
+	e := &Store{
+		db: db, opts: opts, now: opts.Now, log: opts.Logger,
+		boards: make(map[string]*board), hidden: make(map[string]bool), profiles: newProfileCache(opts.ProfileCache),
+		ops: make(chan *op, 4096), stop: make(chan struct{}), stopped: make(chan struct{}),
+	}
+	e.Reads = laurel.Reads{Reader: e}
+	start := time.Now()
+	if err := e.recover(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("embedded: recover %s: %w", dir, err)
+	}
+	e.snap = db.NewSnapshot()
+	// Close what closed while the store was down, before anyone reads.
+	if err := e.advance(e.now()); err != nil {
+		e.snap.Close()
+		db.Close()
+		return nil, fmt.Errorf("embedded: recover %s: %w", dir, err)
+	}
+	e.log.Info("store recovered", "dir", dir, "boards", len(e.boards), "took", time.Since(start))
+	go e.loop()
+	return e, nil
 }
 
-// scan calls fn for each record with lower ≤ key < upper, in key order. fn must not keep k
-// or v: they are valid only during the call.
-func scan(r pebble.Reader, lower, upper []byte, fn func(k, v []byte) error) error {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return err
+// withDefaults fills in the zero fields of o.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = func() int64 { return time.Now().UnixMilli() }
 	}
-	for it.First(); it.Valid(); it.Next() {
-		v, err := it.ValueAndErr()
-		if err == nil {
-			err = fn(it.Key(), v)
-		}
-		if err != nil {
-			it.Close()
-			return err
-		}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return it.Close()
+	if o.CacheSize == 0 {
+		o.CacheSize = 32 << 20
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 16 << 20
+	}
+	if o.ProfileCache == 0 {
+		o.ProfileCache = 1 << 16
+	}
+	if o.MaxGroup == 0 {
+		o.MaxGroup = 512
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	return o
 }
 
-// scanPrefix scans every record whose key begins with p.
-func scanPrefix(r pebble.Reader, p []byte, fn func(k, v []byte) error) error {
-	return scan(r, p, upper(p), fn)
+// Close stops the writer after the operations already queued and closes the store. Later
+// calls do nothing.
+func (e *Store) Close() error {
+	var err error
+	e.once.Do(func() {
+		close(e.stop)
+		<-e.stopped
+		e.exports.Wait() // they stop at their next record, and close their snapshots
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.snap.Close()
+		e.snap = nil
+		err = e.db.Close()
+	})
+	return err
+}
+
+// An op is one operation for the writer.
+type op struct {
+	// exclusive ops are committed alone: they read the store (a member's events, a board's
+	// events), which does not show the rest of a group until it commits.
+	exclusive bool
+	// run stages the operation in tx; on error nothing it staged is kept.
+	run func(tx *txn) error
+	// finish runs after the group is applied, under the read lock: it reads results.
+	finish func()
+	// weight is how much the operation counts towards a group's size: its events, or 1.
+	weight int
+	err    error
+	done   chan struct{}
+}
+
+var errClosed = laurel.Errorf(laurel.EUnavailable, "the engine is shutting down")
+
+// do hands o to the writer and waits until it is durable and applied, or failed.
+func (e *Store) do(ctx context.Context, o *op) error {
+	o.done = make(chan struct{})
+	select {
+	case e.ops <- o:
+	case <-e.stop:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued the operation will be committed or fail; its caller waits for which. An
+	// operation queued as the writer stopped is never run.
+	select {
+	case <-o.done:
+		return o.err
+	case <-e.stopped:
+		select {
+		case <-o.done:
+			return o.err
+		default:
+			return errClosed
+		}
+	}
+}
+
+// loop is the writer.
+func (e *Store) loop() {
+	defer close(e.stopped)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		e.resetTimer(timer)
+		var group []*op
+		select {
+		case o := <-e.ops:
+			group = append(group, o)
+		case <-timer.C:
+		case <-e.stop:
+			// Finish what was queued before the stop; do answers anything queued later.
+			if group = e.gather(nil); len(group) > 0 {
+				e.runGroup(group)
+			}
+			if len(e.history) > 0 && !e.Failed() {
+				e.runGroup(nil)
+			}
+			return
+		}
+		group = e.gather(group)
+		e.runGroup(group)
+	}
+}
+
+// gather adds to group what is queued. The callers answered by the last commit are waking up
+// to send their next writes as this runs, so when the queue is empty it yields once and looks
+// again, until a look finds nothing new: bigger groups share one fsync.
+func (e *Store) gather(group []*op) []*op {
+	size := 0
+	for _, o := range group {
+		size += max(o.weight, 1)
+	}
+	take := func() bool {
+		select {
+		case o := <-e.ops:
+			group = append(group, o)
+			size += max(o.weight, 1)
+			return true
+		default:
+			return false
+		}
+	}
+	for size < e.opts.MaxGroup {
+		if !take() {
+			runtime.Gosched()
+			if !take() {
+				break
+			}
+		}
+	}
+	return group
+}
+
+// resetTimer arms the writer's timer for the next instant a board has work to do: a period
+// to close or a rolling bucket to leave.
+func (e *Store) resetTimer(t *time.Timer) {
+	next := int64(noTime)
+	for _, b := range e.boards {
+		if b.deadline != noTime && (next == noTime || b.deadline < next) {
+			next = b.deadline
+		}
+	}
+	d := time.Hour
+	if next != noTime {
+		d = min(d, time.Duration(max(next-e.now(), 0)+1)*time.Millisecond)
+	}
+	if len(e.history) > 0 {
+		d = min(d, historyDelay)
+	}
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(d)
+}
+
+func (e *Store) runGroup(group []*op) {
+	now := e.now()
+	if !e.Failed() {
+		if err := e.advance(now); err != nil {
+			e.fail(err)
+		}
+	}
+	tx := e.newTxn(now)
+	if !e.Failed() {
+		e.stageHistory(tx)
+	}
+	var staged []*op
+	for _, o := range group {
+		if e.Failed() {
+			o.err = laurel.Errorf(laurel.EUnavailable, "the store failed; see the server log")
+			close(o.done)
+			continue
+		}
+		if o.run == nil { // a reader waiting for the clock to be caught up (done above) or for history
+			staged = append(staged, o)
+			continue
+		}
+		if o.exclusive {
+			e.commit(tx, staged)
+			staged = nil
+			tx = e.newTxn(now)
+			// The points of the events just committed go first in the batch, so that a
+			// retraction or deletion in it removes them too.
+			e.stageHistory(tx)
+		}
+		child := tx.child()
+		if err := o.run(child); err != nil {
+			o.err = err
+		} else {
+			child.mergeInto(tx)
+		}
+		staged = append(staged, o)
+		if o.exclusive {
+			e.commit(tx, staged)
+			staged = nil
+			tx = e.newTxn(now)
+		}
+	}
+	e.commit(tx, staged)
+}
+
+// commit makes tx durable, applies it to memory and answers ops.
+func (e *Store) commit(tx *txn, ops []*op) {
+	defer tx.batch.Close()
+	if tx.seq != e.seq {
+		// The last sequence number taken, once per group.
+		tx.set([]byte{tagSeq}, appendU64(nil, tx.seq))
+	}
+	if !tx.batch.Empty() {
+		start := time.Now()
+		size := tx.batch.Len()
+		if err := tx.batch.Commit(pebble.Sync); err != nil {
+			e.fail(err)
+			for _, o := range ops {
+				if o.err == nil {
+					o.err = fmt.Errorf("embedded: commit: %w", err)
+				}
+				close(o.done)
+			}
+			return
+		}
+		if e.opts.OnCommit != nil {
+			e.opts.OnCommit(len(ops), size, time.Since(start))
+		}
+	}
+	e.seq = tx.seq
+	e.mu.Lock()
+	for _, f := range tx.after {
+		f()
+	}
+	if !tx.batch.Empty() {
+		e.snap.Close()
+		e.snap = e.db.NewSnapshot()
+	}
+	for b := range tx.touched {
+		b.updateDeadline()
+	}
+	e.mu.Unlock()
+	if len(ops) > 0 {
+		e.mu.RLock()
+		for _, o := range ops {
+			if o.err == nil && o.finish != nil {
+				o.finish()
+			}
+		}
+		e.mu.RUnlock()
+	}
+	// Watchers hear of the commit before its writers are answered, so a change a client has
+	// been told of is never missing from what watchers were told.
+	e.notify(tx)
+	for _, o := range ops {
+		close(o.done)
+	}
+}
+
+func (e *Store) fail(err error) {
+	if e.failed.CompareAndSwap(nil, &err) {
+		e.log.Error("store failed; refusing writes", "err", err)
+	}
+}
+
+// Failed reports whether the store has failed: every write is refused until a restart, so
+// the server should be taken out of service (its /readyz says so).
+func (e *Store) Failed() bool { return e.failed.Load() != nil }
+
+// advance closes the periods and moves the rolling windows of every board whose deadline has
+// passed, as one commit of its own.
+func (e *Store) advance(now int64) error {
+	tx := e.newTxn(now)
+	for _, b := range e.boards {
+		if b.deadline != noTime && b.deadline <= now {
+			if err := e.advanceBoard(tx, b); err != nil {
+				tx.batch.Close()
+				return err
+			}
+		}
+	}
+	if len(tx.after) == 0 && tx.batch.Empty() {
+		tx.batch.Close()
+		return nil
+	}
+	e.commit(tx, nil)
+	if err := e.failed.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// catchUp makes sure memory is current at now before a read: when a period should have
+// closed or a rolling bucket left, it asks the writer to do it and waits.
+func (e *Store) catchUp(ctx context.Context, b *board, now int64) error {
+	e.mu.RLock()
+	due := b.deadline != noTime && b.deadline <= now
+	e.mu.RUnlock()
+	if !due {
+		return nil
+	}
+	return e.do(ctx, &op{})
+}
+
+// lookupBoard returns the board with id, under the caller's read lock.
+func (e *Store) lookupBoard(id string) (*board, error) {
+	b := e.boards[id]
+	if b == nil {
+		if err := laurel.ValidateBoardID(id); err != nil {
+			return nil, err
+		}
+		return nil, laurel.ErrNoBoard(id)
+	}
+	return b, nil
 }

@@ -11,7 +11,7 @@ import (
 // changes to memory to make once it has. Each operation stages into a child txn, merged into
 // the group's only if the operation succeeds.
 type txn struct {
-	e      *Engine
+	e      *Store
 	now    int64
 	parent *txn
 	batch  *pebble.Batch
@@ -51,7 +51,7 @@ type idVal struct {
 
 const rollingSpan = 0
 
-func (e *Engine) newTxn(now int64) *txn {
+func (e *Store) newTxn(now int64) *txn {
 	return &txn{e: e, now: now, batch: e.db.NewBatch(), seq: e.seq, touched: make(map[*board]bool)}
 }
 

@@ -6,18 +6,18 @@ import (
 	"github.com/laurel/laurel"
 )
 
-var _ laurel.Watcher = (*Engine)(nil)
+var _ laurel.Watcher = (*Store)(nil)
 
 // Watch calls changed after every commit that changed what a read can see, with the ids of the
 // boards it touched, or nil when the change may show on any board (a profile, a hidden mark,
 // a deleted board). It implements laurel.Watcher. changed runs on the writer: it must return
 // at once, or every write waits.
-func (e *Engine) Watch(changed func(boards []string)) (stop func()) {
+func (e *Store) Watch(changed func(boards []string)) (stop func()) {
 	return e.watchers.Watch(changed)
 }
 
 // notify tells the watchers what the committed tx changed.
-func (e *Engine) notify(tx *txn) {
+func (e *Store) notify(tx *txn) {
 	if len(tx.touched) == 0 && !tx.global {
 		return
 	}

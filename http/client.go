@@ -17,14 +17,14 @@ import (
 
 // Client is laurel.Service over the HTTP API (docs/api.md): each method calls its endpoint, and
 // every error the server answers comes back as a *laurel.Error with the code, message and
-// field of its body, so laurel.ErrorCode reads it as it reads the engine's. Failures of the
+// field of its body, so laurel.ErrorCode reads it as it reads the store's. Failures of the
 // transport and answers that are not laurel's are plain errors: laurel.ErrorCode says
 // internal.
 //
 // What the API does not carry the client cannot give back: an EventResult's Board is the
 // board of its event, and a PeriodInfo holds what its JSON holds (a page's or member
 // entry's period total is the read's total; a board's current periods have no Closed). When
-// a call has several bad arguments, which one is reported may differ from the engine's
+// a call has several bad arguments, which one is reported may differ from the store's
 // choice, as the server checks some of them before the service does.
 type Client struct {
 	URL        string       // the server's base URL, such as http://127.0.0.1:7300

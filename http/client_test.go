@@ -20,10 +20,10 @@ import (
 )
 
 // The client's end-to-end suite: every scenario runs three times, directly on the embedded
-// engine, through the Client against a real server on another embedded engine, and directly
-// on the scale-out engine (PostgreSQL and Redis), each with its own fake clock at t0, and
+// store, through the Client against a real server on another embedded store, and directly
+// on the scale-out store (PostgreSQL and Redis), each with its own fake clock at t0, and
 // every step must give identical results and errors on every side: the client speaks for
-// the engine, and one engine for the other.
+// the store, and one store for the other.
 
 // side is one way of reaching laurel.
 type side struct {
@@ -62,7 +62,7 @@ type step struct {
 	// sameCodeOnly: the server checks this argument itself before the service does, in its
 	// own words: only code and field must match.
 	sameCodeOnly bool
-	check        func(t *testing.T, got any) // more about a success, on the engine's answer
+	check        func(t *testing.T, got any) // more about a success, on the store's answer
 }
 
 func advance(d time.Duration) step { return step{name: "advance " + d.String(), advance: d} }
@@ -309,7 +309,7 @@ func intp(n int) *int      { return &n }
 
 var none laurel.SubmitOptions
 
-// Checks on the engine's answers, so that the scenarios say what they read.
+// Checks on the store's answers, so that the scenarios say what they read.
 
 // ranking checks a page's members, in order, and its total.
 func ranking(total int, members ...string) func(*testing.T, any) {

@@ -23,12 +23,12 @@ import (
 // t0 is the fake clock's start: Sunday 2026-11-22 10:00 UTC.
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-// env is a laurel server running in-process on a real port over an embedded engine.
+// env is a laurel server running in-process on a real port over an embedded store.
 type env struct {
 	t      testing.TB
 	dir    string
 	clock  *laureltest.Clock
-	engine *embedded.Engine
+	engine *embedded.Store
 	server *lhttp.Server
 	srv    *http.Server
 	url    string
@@ -40,7 +40,7 @@ type options struct {
 	cfg    lhttp.Config
 	dir    string
 	clock  *laureltest.Clock
-	engine laurel.Service // instead of an engine
+	engine laurel.Service // instead of an store
 }
 
 func start(t testing.TB, o options) *env {

@@ -137,7 +137,7 @@ func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
 func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
 
 // ObserveCommit records one group commit of the store: how many operations one fsync made
-// durable and how long it took. Wire it to the engine's OnCommit hook.
+// durable and how long it took. Wire it to the store's OnCommit hook.
 func (s *Server) ObserveCommit(ops int, took time.Duration) {
 	s.metrics.commitOps.Observe(float64(ops))
 	s.metrics.commitSeconds.Observe(took.Seconds())

@@ -16,10 +16,10 @@ import (
 )
 
 // BenchmarkSubmitOverHTTP sends batches of 100 events with ids from 16 clients, as `laurel
-// bench` does, to the engine (four windows, fsync'd) and to a service that accepts everything
+// bench` does, to the store (four windows, fsync'd) and to a service that accepts everything
 // and does nothing: what the HTTP layer alone carries on this machine. b.N counts batches.
 // The ratio of the two events/s, from the same run, is how much room the HTTP layer leaves
-// the engine (docs/benchmarks.md).
+// the store (docs/benchmarks.md).
 func BenchmarkSubmitOverHTTP(b *testing.B) {
 	for _, svc := range []string{"null", "engine"} {
 		b.Run("service="+svc, func(b *testing.B) {

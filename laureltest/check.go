@@ -470,7 +470,7 @@ func (h *harness) checkHistory(b *mBoard, w *mWindow) {
 	}
 }
 
-// checkAll compares every board with the model, and has the engine check its invariants.
+// checkAll compares every board with the model, and has the store check its invariants.
 func (h *harness) checkAll(deep bool) {
 	h.t.Helper()
 	for _, b := range h.m.boards {
@@ -482,7 +482,7 @@ func (h *harness) checkAll(deep bool) {
 	}
 }
 
-// badReads are queries the engine must refuse.
+// badReads are queries the store must refuse.
 func (h *harness) badReads() {
 	b := h.pickBoard()
 	w := b.windows[h.rng.IntN(len(b.windows))]

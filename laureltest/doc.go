@@ -1,6 +1,6 @@
-// Package laureltest tests an implementation of [laurel.Service] (an engine) against
-// docs/design.md: a randomized differential test of the engine against a brute-force model of
-// §1, recomputed from the raw events at every read, and the fixed cases it found. Every engine
+// Package laureltest tests an implementation of [laurel.Service] (an store) against
+// docs/design.md: a randomized differential test of the store against a brute-force model of
+// §1, recomputed from the raw events at every read, and the fixed cases it found. Every store
 // runs the same oracle from its own tests, over its own store, with a [Target]:
 //
 //	func TestOracle(t *testing.T) { laureltest.Oracle(t, target(t)) }
@@ -10,7 +10,7 @@
 //	go test ./embedded/ -run Oracle -v                 # a fresh seed, printed
 //	go test ./embedded/ -run Oracle -v -seed=N -ops=M  # replay a failure
 //
-// (and the same with the package of another engine). -ops defaults to 1200 (150 with
+// (and the same with the package of another store). -ops defaults to 1200 (150 with
 // -short). -skipops=retract,hide,delete,invalid,putboard,config,restart leaves kinds of
 // operation out to bisect a failure (it changes the random stream, so a seed then replays
 // something else). -keepmode=lenient accepts the other reading of keep (not_found once keep

@@ -8,7 +8,7 @@ import (
 	"github.com/laurel/laurel/embedded"
 )
 
-// EmbeddedTarget is the embedded engine over a temporary directory of its own, reopened over
+// EmbeddedTarget is the embedded store over a temporary directory of its own, reopened over
 // the same directory at each restart, with its invariants checked at the oracle's
 // checkpoints. Nothing is opened in the directory before the oracle does, so a dump can be
 // imported into it.
@@ -18,9 +18,9 @@ func EmbeddedTarget(t testing.TB) Target {
 		Open: func(_ testing.TB, now func() int64) (laurel.Service, error) {
 			return embedded.Open(dir, embedded.Options{Now: now})
 		},
-		Close:  func(s laurel.Service) error { return s.(*embedded.Engine).Close() },
-		Check:  func(s laurel.Service) error { return s.(*embedded.Engine).Check() },
-		Export: func(s laurel.Service, w io.Writer) error { return Export(s.(*embedded.Engine), w) },
+		Close:  func(s laurel.Service) error { return s.(*embedded.Store).Close() },
+		Check:  func(s laurel.Service) error { return s.(*embedded.Store).Check() },
+		Export: func(s laurel.Service, w io.Writer) error { return Export(s.(*embedded.Store), w) },
 		Import: func(_ testing.TB, now func() int64, r io.Reader) error {
 			d, err := laurel.NewDumpReader(r)
 			if err != nil {

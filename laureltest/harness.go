@@ -64,7 +64,7 @@ func (h *harness) reopen() {
 	h.open()
 }
 
-// transfer moves everything to the next target through a dump: export from the engine,
+// transfer moves everything to the next target through a dump: export from the store,
 // close it, import into next's empty store, and go on there.
 func (h *harness) transfer(next Target) {
 	h.logf("transfer through a dump")

@@ -21,7 +21,7 @@ var oracleStarts = []string{
 	"2026-06-10T00:00:00Z",
 }
 
-// Oracle runs the randomized differential test of the engine target opens against the model:
+// Oracle runs the randomized differential test of the store target opens against the model:
 // -ops random operations (writes, reads of every kind, board changes, restarts) from -seed,
 // each checked against the model, with everything compared at checkpoints.
 func Oracle(t *testing.T, target Target) { oracle(t, []Target{target}) }
@@ -29,7 +29,7 @@ func Oracle(t *testing.T, target Target) { oracle(t, []Target{target}) }
 // OracleTransfer is Oracle over a chain of targets: at each of the oracle's restarts (three
 // by default) the data moves to the next target of the chain through a dump (Export, then
 // Import into its empty store), and the model must hold there as before. It tests dumps
-// between engines of any kinds.
+// between stores of any kinds.
 func OracleTransfer(t *testing.T, chain ...Target) { oracle(t, chain) }
 
 func oracle(t *testing.T, chain []Target) {

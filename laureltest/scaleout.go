@@ -17,7 +17,7 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// The scale-out engine's tests run against a real PostgreSQL and Redis:
+// The scale-out store's tests run against a real PostgreSQL and Redis:
 // LAUREL_TEST_POSTGRES (a URL; default the local server's database test, as user postgres)
 // and LAUREL_TEST_REDIS (default 127.0.0.1:6379). Without them a test is skipped, except
 // under CI=true, where it fails: integration tests must run there.
@@ -156,9 +156,9 @@ func (s *ScaleOutStore) Keys(t testing.TB) []string {
 	}
 }
 
-// Open opens an engine on the store with the clock now and no maintenance (tests call for
+// Open opens an store on the store with the clock now and no maintenance (tests call for
 // it); it is closed when the test ends.
-func (s *ScaleOutStore) Open(t testing.TB, now func() int64) *postgres.Engine {
+func (s *ScaleOutStore) Open(t testing.TB, now func() int64) *postgres.Store {
 	t.Helper()
 	e, err := postgres.Open(context.Background(), s.DSN, s.Index, postgres.Options{Now: now, Maintenance: -1})
 	if err != nil {
@@ -168,15 +168,15 @@ func (s *ScaleOutStore) Open(t testing.TB, now func() int64) *postgres.Engine {
 	return e
 }
 
-// Target is the scale-out engine on the store as the oracle's engine under test, reopened
+// Target is the scale-out store on the store as the oracle's store under test, reopened
 // over the same store at each restart, checked against its store at each checkpoint.
 func (s *ScaleOutStore) Target() Target {
 	return Target{
 		Open: func(_ testing.TB, now func() int64) (laurel.Service, error) {
 			return postgres.Open(context.Background(), s.DSN, s.Index, postgres.Options{Now: now, Maintenance: -1})
 		},
-		Close: func(svc laurel.Service) error { return svc.(*postgres.Engine).Close() },
-		Check: func(svc laurel.Service) error { return svc.(*postgres.Engine).Check(context.Background()) },
+		Close: func(svc laurel.Service) error { return svc.(*postgres.Store).Close() },
+		Check: func(svc laurel.Service) error { return svc.(*postgres.Store).Check(context.Background()) },
 		Export: func(svc laurel.Service, w io.Writer) error {
 			return Export(svc.(laurel.Exporter), w)
 		},
@@ -195,7 +195,7 @@ func (s *ScaleOutStore) Target() Target {
 	}
 }
 
-// Export writes the dump of an engine to w.
+// Export writes the dump of an store to w.
 func Export(e laurel.Exporter, w io.Writer) error {
 	d, err := laurel.NewDumpWriter(w)
 	if err != nil {

@@ -8,21 +8,21 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// Target is an engine under test. A Target serves one test: Open opens the engine over the
+// Target is an store under test. A Target serves one test: Open opens the store over the
 // store that test uses, empty the first time.
 type Target struct {
-	// Open opens the engine; now is the test's clock in unix ms, which the engine must take
-	// as its own. It is called again after Close to model a restart: the engine must come
+	// Open opens the store; now is the test's clock in unix ms, which the store must take
+	// as its own. It is called again after Close to model a restart: the store must come
 	// back with everything it acknowledged.
 	Open func(t testing.TB, now func() int64) (laurel.Service, error)
 	// Close stops what Open returned. When nil, the service's Close method is used if it
 	// has one (io.Closer).
 	Close func(laurel.Service) error
-	// Check, when set, verifies the engine's own invariants (the embedded engine's
-	// (*Engine).Check); it is called at the checkpoints where the oracle compares
+	// Check, when set, verifies the store's own invariants (the embedded store's
+	// (*Store).Check); it is called at the checkpoints where the oracle compares
 	// everything with the model.
 	Check func(laurel.Service) error
-	// Export writes everything the open engine holds as a dump (laurel.DumpWriter), and
+	// Export writes everything the open store holds as a dump (laurel.DumpWriter), and
 	// Import loads a dump into the target's store before it is opened, on the test's clock:
 	// OracleTransfer moves the oracle's data from one target to the next through them.
 	Export func(laurel.Service, io.Writer) error

@@ -12,7 +12,7 @@ import (
 
 // PutBoard creates a board or updates its configuration. A window added to an existing board
 // is computed from the board's retained events, its past periods included.
-func (e *Engine) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
+func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return laurel.BoardInfo{}, false, err
 	}
@@ -172,7 +172,7 @@ func (s *step) freezeEntries(b *boardStep, ws *windowState, p laurel.Period, ent
 var boardTables = []string{"laurel_events", "laurel_aggs", "laurel_closed", "laurel_frozen", "laurel_history", "laurel_boards"}
 
 // DeleteBoard erases a board and everything of it.
-func (e *Engine) DeleteBoard(ctx context.Context, id string) error {
+func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}

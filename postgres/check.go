@@ -16,7 +16,7 @@ import (
 // version, and every set, hidden members left out) and that the store's aggregates are what
 // its retained events add up to. It reads everything: it is for tests and for an operator
 // who suspects the index.
-func (e *Engine) Check(ctx context.Context) error {
+func (e *Store) Check(ctx context.Context) error {
 	ids, err := e.boardIDs(ctx, e.pool)
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (e *Engine) Check(ctx context.Context) error {
 	return nil
 }
 
-func (e *Engine) checkBoard(ctx context.Context, id string) error {
+func (e *Store) checkBoard(ctx context.Context, id string) error {
 	var raw []byte
 	var version int64
 	if err := e.pool.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &version); err != nil {
@@ -110,7 +110,7 @@ func compareKeys(a, b aggKey) int {
 	return cmp.Or(cmp.Compare(a.win, b.win), cmp.Compare(a.span, b.span), cmp.Compare(a.member, b.member))
 }
 
-func (e *Engine) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, error) {
+func (e *Store) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, error) {
 	rows, err := e.pool.Query(ctx, "SELECT win, span, member, score, at FROM laurel_aggs WHERE board = $1", id)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (e *Engine) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, 
 // aggsFromEvents computes the aggregates the store should hold from the board's counted
 // events: those of its open calendar periods, all, every rolling bucket, and each rolling
 // window's current span.
-func (e *Engine) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggVal, error) {
+func (e *Store) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggVal, error) {
 	rows, err := e.pool.Query(ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", st.cfg.ID)
 	if err != nil {
 		return nil, err

@@ -13,11 +13,11 @@ import (
 	"github.com/laurel/laurel"
 )
 
-var _ laurel.Exporter = (*Engine)(nil)
+var _ laurel.Exporter = (*Store)(nil)
 
 // Export writes everything the store holds as a dump, from one snapshot of the database
 // (a repeatable-read transaction): writes may go on meanwhile.
-func (e *Engine) Export(ctx context.Context, w *laurel.DumpWriter) error {
+func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	tx, err := e.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("postgres: export: %w", err)
@@ -180,9 +180,9 @@ func (x exporter) board(st *state) error {
 // Import loads a dump into the store. None of its boards may exist; its profiles and hidden
 // marks are added to the store's. Each board is imported in a step of its own, under its
 // lock, and its index is built once it is in: a failure leaves the boards before it
-// imported and none of the one that failed. The boards then catch up with the engine's
+// imported and none of the one that failed. The boards then catch up with the store's
 // clock as any board does: periods that ended meanwhile close, rolling windows move.
-func (e *Engine) Import(ctx context.Context, r *laurel.DumpReader) error {
+func (e *Store) Import(ctx context.Context, r *laurel.DumpReader) error {
 	rec, err := r.Next()
 	for err == nil && (rec.Profile != nil || rec.Hidden != nil) {
 		if rec.Profile != nil {
@@ -213,7 +213,7 @@ func (e *Engine) Import(ctx context.Context, r *laurel.DumpReader) error {
 }
 
 // importBoard imports one board's records and returns the record after them.
-func (e *Engine) importBoard(ctx context.Context, r *laurel.DumpReader, board *laurel.DumpBoard) (laurel.DumpRecord, error) {
+func (e *Store) importBoard(ctx context.Context, r *laurel.DumpReader, board *laurel.DumpBoard) (laurel.DumpRecord, error) {
 	cfg := *r.Board()
 	var next laurel.DumpRecord
 	var nextErr error

@@ -19,7 +19,7 @@ import (
 // before it, and one bad event rejects the whole batch with its index in the error's field.
 // Submits to the same boards that arrive while one is being written are written together,
 // in one step (see submits).
-func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
+func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
 	if err := laurel.ValidateEvents(events); err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (e *Engine) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 	return req.results, nil
 }
 
-// submits groups the submits of this engine to the same boards: the first to arrive writes
+// submits groups the submits of this store to the same boards: the first to arrive writes
 // the ones queued behind it in the same step, so that they share its locks, round trips and
 // commit. Under load a step then carries many requests; alone, a request is its own step.
 type submits struct {
@@ -69,7 +69,7 @@ const stepTimeout = time.Minute
 
 // add queues req, and writes it, with what queues behind it, unless a group of its boards
 // is being written: then that writer takes it next.
-func (q *submits) add(e *Engine, key string, boards []string, req *submitReq) {
+func (q *submits) add(e *Store, key string, boards []string, req *submitReq) {
 	q.mu.Lock()
 	if q.pending == nil {
 		q.pending, q.leading = make(map[string][]*submitReq), make(map[string]bool)
@@ -85,7 +85,7 @@ func (q *submits) add(e *Engine, key string, boards []string, req *submitReq) {
 }
 
 // lead writes groups of the requests queued for boards until none is left.
-func (q *submits) lead(e *Engine, key string, boards []string) {
+func (q *submits) lead(e *Store, key string, boards []string) {
 	for {
 		q.mu.Lock()
 		queue := q.pending[key]
@@ -115,7 +115,7 @@ func (q *submits) lead(e *Engine, key string, boards []string) {
 
 // submitGroup writes a group of submits in one step. A request that fails leaves no trace
 // and fails alone; a step that fails fails them all.
-func (e *Engine) submitGroup(boards []string, group []*submitReq) {
+func (e *Store) submitGroup(boards []string, group []*submitReq) {
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
 	// others' writes. A database that stops answering fails it after stepTimeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), stepTimeout)
@@ -384,7 +384,7 @@ func (s *step) setNames(reqs []*submitReq) error {
 // Retract removes the event with id from every open period and from the rolling and all
 // windows, recomputing the member's aggregates there from its remaining events. Closed
 // periods do not change. The id may then be used again.
-func (e *Engine) Retract(ctx context.Context, boardID, id string) error {
+func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 	if err := laurel.ValidateRetract(boardID, id); err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // frozenRanking reads a closed period from the store. Its rows hold the ranks it was frozen
 // with; members hidden or deleted since are left out and the ranks after theirs close up.
 type frozenRanking struct {
-	e        *Engine
+	e        *Store
 	ctx      context.Context
 	board    string
 	win      string
@@ -22,7 +22,7 @@ type frozenRanking struct {
 }
 
 // frozen opens the closed period cp of a board's window for reading.
-func (e *Engine) frozen(ctx context.Context, board, win string, order laurel.Order, cp closedPeriod) (*frozenRanking, error) {
+func (e *Store) frozen(ctx context.Context, board, win string, order laurel.Order, cp closedPeriod) (*frozenRanking, error) {
 	var removed, hidden []int32
 	err := e.pool.QueryRow(ctx, `SELECT c.removed, coalesce((SELECT array_agg(f.rank) FROM laurel_hidden h
 			JOIN laurel_frozen f ON f.board = c.board AND f.win = c.win AND f.span = c.span AND f.member = h.member), '{}')
@@ -41,7 +41,7 @@ func (e *Engine) frozen(ctx context.Context, board, win string, order laurel.Ord
 
 // excludedCounts returns, per closed period of a board's window, how many of its frozen
 // ranks are left out now.
-func (e *Engine) excludedCounts(ctx context.Context, board, win string) (map[int64]int, error) {
+func (e *Store) excludedCounts(ctx context.Context, board, win string) (map[int64]int, error) {
 	rows, err := e.pool.Query(ctx, `SELECT c.span, cardinality(c.removed) + (SELECT count(*) FROM laurel_hidden h
 			JOIN laurel_frozen f ON f.board = c.board AND f.win = c.win AND f.span = c.span AND f.member = h.member)
 		FROM laurel_closed c WHERE c.board = $1 AND c.win = $2`, board, win)

@@ -12,7 +12,7 @@ import (
 // recordHistory stores the history points of a step's events once the index has given their
 // standings: after the step's commit, in a transaction of its own that does not wait for its
 // fsync. A crash can lose the points of the last moments, never the events themselves (the
-// embedded engine makes the same trade: a write does not wait twice for the disk).
+// embedded store makes the same trade: a write does not wait twice for the disk).
 func (s *step) recordHistory(rows []historyRow) error {
 	if len(rows) == 0 {
 		return nil
@@ -35,7 +35,7 @@ func (s *step) recordHistory(rows []historyRow) error {
 }
 
 // History returns the member's points in window, newest first.
-func (e *Engine) History(ctx context.Context, boardID, window, member string, limit int) ([]laurel.HistoryPoint, error) {
+func (e *Store) History(ctx context.Context, boardID, window, member string, limit int) ([]laurel.HistoryPoint, error) {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return nil, err
 	}

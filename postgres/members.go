@@ -11,7 +11,7 @@ import (
 )
 
 // PutProfile sets a member's name and metadata; a field left nil keeps its value.
-func (e *Engine) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
+func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
 	spec, err := laurel.ValidateProfile(member, spec)
 	if err != nil {
 		return laurel.Profile{}, err
@@ -35,7 +35,7 @@ func (e *Engine) PutProfile(ctx context.Context, member string, spec laurel.Prof
 func ptr[T any](v T) *T { return &v }
 
 // Profile returns a member's profile; ENotFound when it has none.
-func (e *Engine) Profile(ctx context.Context, member string) (laurel.Profile, error) {
+func (e *Store) Profile(ctx context.Context, member string) (laurel.Profile, error) {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return laurel.Profile{}, err
 	}
@@ -62,16 +62,16 @@ func (e *Engine) Profile(ctx context.Context, member string) (laurel.Profile, er
 
 // Hide leaves a member out of every ranking and total, closed periods included, keeping its
 // data.
-func (e *Engine) Hide(ctx context.Context, member string) error {
+func (e *Store) Hide(ctx context.Context, member string) error {
 	return e.setHidden(ctx, member, true)
 }
 
 // Unhide puts a hidden member back in every ranking.
-func (e *Engine) Unhide(ctx context.Context, member string) error {
+func (e *Store) Unhide(ctx context.Context, member string) error {
 	return e.setHidden(ctx, member, false)
 }
 
-func (e *Engine) setHidden(ctx context.Context, member string, hide bool) error {
+func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (e *Engine) setHidden(ctx context.Context, member string, hide bool) error 
 // everywhere runs fn as a step over every board (every board the member could be on, for a
 // hide or a deletion), passing the boards that have events of the member. A board created
 // meanwhile makes it start again with that board locked too.
-func (e *Engine) everywhere(ctx context.Context, fn func(s *step, boards []string) error) error {
+func (e *Store) everywhere(ctx context.Context, fn func(s *step, boards []string) error) error {
 	for {
 		all, err := e.boardIDs(ctx, e.pool)
 		if err != nil {
@@ -152,7 +152,7 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-func (e *Engine) boardIDs(ctx context.Context, q querier) ([]string, error) {
+func (e *Store) boardIDs(ctx context.Context, q querier) ([]string, error) {
 	rows, err := q.Query(ctx, "SELECT id FROM laurel_boards ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list boards: %w", err)
@@ -175,7 +175,7 @@ func (b *boardStep) rankedKeys(member string) []aggKey {
 
 // DeleteMember erases a member everywhere: its events, entries (closed periods included),
 // history, profile and hidden mark.
-func (e *Engine) DeleteMember(ctx context.Context, member string) error {
+func (e *Store) DeleteMember(ctx context.Context, member string) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
-// Package postgres is laurel's scale-out engine: the rules of the root package over a
+// Package postgres is laurel's scale-out store: the rules of the root package over a
 // PostgreSQL store, which keeps the truth, and a laurel.Index (package redis), which ranks.
-// The engine keeps no state of its own, so any number of them, on any number of machines,
+// The store keeps no state of its own, so any number of them, on any number of machines,
 // serve one database pair.
 //
 // # How a write becomes durable and visible
@@ -11,7 +11,7 @@
 // each board's steps reach the index in the order they were committed, and the index never
 // shows what the store could still lose. Every step carries the board's version, counted in
 // the store too: a step lost in a crash between the commit and the index is noticed by the
-// next write, the next read that finds no state, or the engine's maintenance, and the board's
+// next write, the next read that finds no state, or the store's maintenance, and the board's
 // index is rebuilt from the store.
 //
 // # How a read is answered
@@ -42,17 +42,17 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// Options configure an Engine. The zero value is usable.
+// Options configure a Store. The zero value is usable.
 type Options struct {
-	// Now is the clock in unix milliseconds; nil is the system clock. Every engine serving one
+	// Now is the clock in unix milliseconds; nil is the system clock. Every store serving one
 	// database should run on the same (synchronized) clock.
 	Now func() int64
-	// Logger receives the engine's logs; nil discards them.
+	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
-	// MaxConns caps the engine's connections to PostgreSQL; zero is 32. A write holds one for
+	// MaxConns caps the store's connections to PostgreSQL; zero is 32. A write holds one for
 	// as long as it holds its boards' locks.
 	MaxConns int32
-	// Maintenance is how often the engine catches up boards whose time has come and checks
+	// Maintenance is how often the store catches up boards whose time has come and checks
 	// that the index is at the store's version; zero is one second, negative never.
 	Maintenance time.Duration
 	// OnCommit, when set, is called after each step's commit with the operations (submits,
@@ -60,9 +60,9 @@ type Options struct {
 	OnCommit func(ops int, took time.Duration)
 }
 
-// Engine is laurel's Service on PostgreSQL and an index. Its methods are safe for concurrent
+// Store is laurel's Service on PostgreSQL and an index. Its methods are safe for concurrent
 // use.
-type Engine struct {
+type Store struct {
 	laurel.Reads // Page, Member, Around, Lookup, RankOf over Read
 
 	pool  *pgxpool.Pool
@@ -83,12 +83,12 @@ type Engine struct {
 	once sync.Once
 }
 
-var _ laurel.Service = (*Engine)(nil)
+var _ laurel.Service = (*Store)(nil)
 
 // Open connects to the PostgreSQL database at dsn (a URL or key=value string; a search_path
-// parameter selects the schema), brings its schema up to date, and returns an engine ranking
+// parameter selects the schema), brings its schema up to date, and returns an store ranking
 // with index.
-func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*Engine, error) {
+func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = func() int64 { return time.Now().UnixMilli() }
 	}
@@ -106,7 +106,7 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*E
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	cfg.MaxConns = opts.MaxConns
-	// A write holds its boards' locks on its session. If the machine of an engine dies
+	// A write holds its boards' locks on its session. If the machine of an store dies
 	// holding them, the server must notice the dead connection in seconds, not after the
 	// system's two hours of TCP keepalive.
 	for k, v := range map[string]string{"tcp_keepalives_idle": "15", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3"} {
@@ -118,7 +118,7 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*E
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	e := &Engine{pool: pool, index: index, now: opts.Now, log: opts.Logger, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	e := &Store{pool: pool, index: index, now: opts.Now, log: opts.Logger, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
 	e.Reads = laurel.Reads{Reader: e}
 	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&e.ns); err != nil {
 		pool.Close()
@@ -136,8 +136,8 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*E
 	return e, nil
 }
 
-// Close stops the engine's maintenance and closes its connections. Later calls do nothing.
-func (e *Engine) Close() error {
+// Close stops the store's maintenance and closes its connections. Later calls do nothing.
+func (e *Store) Close() error {
 	e.once.Do(func() {
 		close(e.stop)
 		<-e.done
@@ -151,7 +151,7 @@ func (e *Engine) Close() error {
 var migrations embed.FS
 
 // migrate applies the migrations the database lacks, in order, each in a transaction, under
-// a lock so that engines starting together migrate once.
+// a lock so that stores starting together migrate once.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
@@ -209,7 +209,7 @@ func lockKey(schema, board string) int64 {
 
 // maintain catches up boards whose time has come and repairs boards whose index missed a
 // step, every period, so that reads rarely wait for either.
-func (e *Engine) maintain(period time.Duration) {
+func (e *Store) maintain(period time.Duration) {
 	defer close(e.done)
 	if period < 0 {
 		<-e.stop
@@ -231,11 +231,11 @@ func (e *Engine) maintain(period time.Duration) {
 	}
 }
 
-// Maintain checks every board once, as the engine does every Options.Maintenance: it catches
+// Maintain checks every board once, as the store does every Options.Maintenance: it catches
 // up the boards whose time has come and rebuilds the index of those whose index is not at
 // the store's version (a step lost between a commit and the index, or an index that lost its
 // data).
-func (e *Engine) Maintain(ctx context.Context) error {
+func (e *Store) Maintain(ctx context.Context) error {
 	rows, err := e.pool.Query(ctx, "SELECT id, version, state FROM laurel_boards")
 	if err != nil {
 		return err

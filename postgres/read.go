@@ -25,7 +25,7 @@ const maxAttempts = 16
 
 // read resolves q and runs fn on it, again from the start when the index says the board's
 // state changed meanwhile (a period closed, a bucket left, a window was added).
-func (e *Engine) read(ctx context.Context, q laurel.Query, fn func(rd *reading) error) error {
+func (e *Store) read(ctx context.Context, q laurel.Query, fn func(rd *reading) error) error {
 	for range maxAttempts {
 		rd, err := e.resolve(ctx, q)
 		if err == nil {
@@ -40,7 +40,7 @@ func (e *Engine) read(ctx context.Context, q laurel.Query, fn func(rd *reading) 
 
 // boardState returns a board's state as the index has it, catching the board up first when
 // its time has come or rebuilding its index when the index has none of it.
-func (e *Engine) boardState(ctx context.Context, id string) (*state, int64, int64, error) {
+func (e *Store) boardState(ctx context.Context, id string) (*state, int64, int64, error) {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return nil, 0, 0, err
 	}
@@ -79,7 +79,7 @@ func (e *Engine) boardState(ctx context.Context, id string) (*state, int64, int6
 }
 
 // resolve finds what q reads.
-func (e *Engine) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
+func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 	if err := laurel.ValidateBoardID(q.Board); err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (e *Engine) resolve(ctx context.Context, q laurel.Query) (*reading, error) 
 
 // rollingAt computes a rolling window's ranking over [start, end) from its buckets: a read
 // at another instant than the window's current span.
-func (e *Engine) rollingAt(ctx context.Context, st *state, ws *windowState, start, end int64) (laurel.Ranking, error) {
+func (e *Store) rollingAt(ctx context.Context, st *state, ws *windowState, start, end int64) (laurel.Ranking, error) {
 	rows, err := e.pool.Query(ctx, `SELECT a.member, a.score, a.at FROM laurel_aggs a
 		WHERE a.board = $1 AND a.win = $2 AND a.span >= $3 AND a.span < $4
 		AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)
@@ -164,7 +164,7 @@ func (e *Engine) rollingAt(ctx context.Context, st *state, ws *windowState, star
 }
 
 // fill adds profiles (name, and metadata when asked) to entries.
-func (e *Engine) fill(ctx context.Context, entries []laurel.Entry, metadata bool) error {
+func (e *Store) fill(ctx context.Context, entries []laurel.Entry, metadata bool) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -206,7 +206,7 @@ func (e *Engine) fill(ctx context.Context, entries []laurel.Entry, metadata bool
 
 // Read resolves q and calls fn with its reading, again from the start when the index says
 // the board's state changed meanwhile.
-func (e *Engine) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
+func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
 	return e.read(ctx, q, func(rd *reading) error {
 		return fn(laurel.Reading{Board: rd.st.cfg.ID, Window: rd.res.Name, Order: rd.st.cfg.Order, At: rd.res.At,
 			Period: rd.period, Ranking: rd.v,
@@ -215,7 +215,7 @@ func (e *Engine) Read(ctx context.Context, q laurel.Query, fn func(laurel.Readin
 }
 
 // Board returns a board's configuration and, per window, its current period and total.
-func (e *Engine) Board(ctx context.Context, id string) (laurel.BoardInfo, error) {
+func (e *Store) Board(ctx context.Context, id string) (laurel.BoardInfo, error) {
 	for range maxAttempts {
 		st, stamp, now, err := e.boardState(ctx, id)
 		if err != nil {
@@ -250,7 +250,7 @@ func (e *Engine) Board(ctx context.Context, id string) (laurel.BoardInfo, error)
 }
 
 // Boards lists every board, sorted by id.
-func (e *Engine) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
+func (e *Store) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
 	ids, err := e.boardIDs(ctx, e.pool)
 	if err != nil {
 		return nil, err
@@ -260,7 +260,7 @@ func (e *Engine) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
 
 // Periods lists a calendar window's kept periods, newest first: the current one, the open
 // ones that still take late events, and the closed ones.
-func (e *Engine) Periods(ctx context.Context, boardID, windowName string) ([]laurel.PeriodInfo, error) {
+func (e *Store) Periods(ctx context.Context, boardID, windowName string) ([]laurel.PeriodInfo, error) {
 	var out []laurel.PeriodInfo
 	err := e.read(ctx, laurel.Query{Board: boardID, Window: windowName}, func(rd *reading) error {
 		ws := rd.st.window(rd.res.Name)

@@ -16,7 +16,7 @@ import (
 // A step is one write: its boards locked, one transaction, and what it changed, which reaches
 // the index once the transaction commits.
 type step struct {
-	e      *Engine
+	e      *Store
 	ctx    context.Context
 	conn   *pgxpool.Conn
 	tx     pgx.Tx
@@ -183,7 +183,7 @@ type storedEvent struct {
 
 // write runs fn as one step over boards: it locks them, runs fn in a transaction, commits,
 // brings the index along, and unlocks.
-func (e *Engine) write(ctx context.Context, boards []string, fn func(s *step) error) error {
+func (e *Store) write(ctx context.Context, boards []string, fn func(s *step) error) error {
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -529,7 +529,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 // rebuild makes the index of a board what the store holds, under the board's lock (held by
 // conn's session). Until it records the state at the end, reads find none and wait for the
 // lock.
-func (e *Engine) rebuild(ctx context.Context, conn *pgxpool.Conn, id string) error {
+func (e *Store) rebuild(ctx context.Context, conn *pgxpool.Conn, id string) error {
 	var raw []byte
 	var version int64
 	err := conn.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &version)
@@ -593,7 +593,7 @@ func (e *Engine) rebuild(ctx context.Context, conn *pgxpool.Conn, id string) err
 
 // catchUp brings a board to now in a step of its own: periods to close, closed periods to
 // drop, rolling buckets to leave; and rebuilds its index if it missed a step.
-func (e *Engine) catchUp(ctx context.Context, id string) error {
+func (e *Store) catchUp(ctx context.Context, id string) error {
 	return e.write(ctx, []string{id}, func(s *step) error {
 		b, err := s.board(id)
 		if err != nil {
@@ -615,7 +615,7 @@ func (e *Engine) catchUp(ctx context.Context, id string) error {
 
 // Rebuild makes a board's index what the store holds, whatever the index holds now: after
 // the index was lost, or to be sure. Reads of the board wait for it.
-func (e *Engine) Rebuild(ctx context.Context, id string) error {
+func (e *Store) Rebuild(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
@@ -628,4 +628,4 @@ func (e *Engine) Rebuild(ctx context.Context, id string) error {
 }
 
 // BoardIDs lists the ids of every board in the store, sorted.
-func (e *Engine) BoardIDs(ctx context.Context) ([]string, error) { return e.boardIDs(ctx, e.pool) }
+func (e *Store) BoardIDs(ctx context.Context) ([]string, error) { return e.boardIDs(ctx, e.pool) }

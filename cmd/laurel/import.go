@@ -43,7 +43,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	if *data != "" {
 		err = embedded.Import(*data, d, embedded.Options{})
 	} else {
-		var e *scaleOutEngine
+		var e *scaleOutStore
 		if e, err = so.open(ctx, postgres.Options{Maintenance: -1}); err == nil {
 			err = e.Import(ctx, d)
 			e.Close()

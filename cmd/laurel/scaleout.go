@@ -12,13 +12,13 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// scaleOut is where the scale-out engine keeps its data: a PostgreSQL database and a Redis
+// scaleOut is where the scale-out store keeps its data: a PostgreSQL database and a Redis
 // (or Valkey) for the index, as serve and rebuild take them.
 type scaleOut struct {
 	postgres, redis, prefix *string
 }
 
-// scaleOutFlags adds the scale-out engine's flags to fs. The connection strings may come
+// scaleOutFlags adds the scale-out store's flags to fs. The connection strings may come
 // from the environment instead, so that passwords stay out of the process list.
 func scaleOutFlags(fs *flag.FlagSet) scaleOut {
 	return scaleOut{
@@ -37,8 +37,8 @@ func (s scaleOut) check() error {
 	return nil
 }
 
-// open connects to both and opens the engine; closing the engine closes the Redis client.
-func (s scaleOut) open(ctx context.Context, opts postgres.Options) (*scaleOutEngine, error) {
+// open connects to both and opens the store; closing the store closes the Redis client.
+func (s scaleOut) open(ctx context.Context, opts postgres.Options) (*scaleOutStore, error) {
 	client, err := redis.Connect(*s.redis)
 	if err != nil {
 		return nil, err
@@ -48,16 +48,16 @@ func (s scaleOut) open(ctx context.Context, opts postgres.Options) (*scaleOutEng
 		client.Close()
 		return nil, err
 	}
-	return &scaleOutEngine{e, client}, nil
+	return &scaleOutStore{e, client}, nil
 }
 
-type scaleOutEngine struct {
-	*postgres.Engine
+type scaleOutStore struct {
+	*postgres.Store
 	client rueidis.Client
 }
 
-func (e *scaleOutEngine) Close() error {
-	err := e.Engine.Close()
+func (e *scaleOutStore) Close() error {
+	err := e.Store.Close()
 	e.client.Close()
 	return err
 }

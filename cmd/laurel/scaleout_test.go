@@ -36,7 +36,7 @@ func TestServeScaleOut(t *testing.T) {
 			t.Fatalf("entries on %s: %d %s; want bob then Alice", base, code, show(body))
 		}
 	}
-	// Commits are counted in the metrics, as the embedded engine's are.
+	// Commits are counted in the metrics, as the embedded store's are.
 	resp, err := http.Get(a + "/metrics")
 	if err != nil {
 		t.Fatal(err)

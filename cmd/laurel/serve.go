@@ -19,7 +19,7 @@ import (
 )
 
 // runServe is `laurel serve`: the HTTP API on the embedded store (docs/api.md, "Running"), or,
-// with -postgres and -redis, on the scale-out engine. It listens at once, answering /readyz
+// with -postgres and -redis, on the scale-out store. It listens at once, answering /readyz
 // with 503 until the store is recovered, and stops cleanly on SIGTERM or SIGINT: requests in
 // flight finish, then the store is flushed and closed.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -88,7 +88,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return srv.wait(ctx)
 }
 
-// engine is what serve runs the API on: the embedded engine or the scale-out one.
+// store is what serve runs the API on: the embedded store or the scale-out one.
 type engine interface {
 	laurel.Service
 	Close() error
@@ -144,14 +144,14 @@ func (s *server) open(dir string, o embedded.Options) error {
 	return nil
 }
 
-// observeCommit counts a commit of the engine in the API's metrics, once it serves.
+// observeCommit counts a commit of the store in the API's metrics, once it serves.
 func (s *server) observeCommit(ops int, took time.Duration) {
 	if a := s.api.Load(); a != nil {
 		a.ObserveCommit(ops, took)
 	}
 }
 
-// serve starts answering the API from engine.
+// serve starts answering the API from store.
 func (s *server) serve(engine engine, cfg lhttp.Config) {
 	s.engine = engine
 	a := lhttp.NewServer(engine, cfg)

@@ -33,20 +33,20 @@ func submit(t *testing.T, e laurel.Service, events ...laurel.Event) []laurel.Eve
 	return res
 }
 
-func check(t *testing.T, e *postgres.Engine) {
+func check(t *testing.T, e *postgres.Store) {
 	t.Helper()
 	if err := e.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestNodes runs engines on one store as the nodes of a deployment, writing the same board at
+// TestNodes runs stores on one store as the nodes of a deployment, writing the same board at
 // once: every acknowledged event counts exactly once, each node reads what the others wrote,
 // and the index ends as the store says.
 func TestNodes(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
 	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
-	nodes := []*postgres.Engine{store.Open(t, now), store.Open(t, now), store.Open(t, now)}
+	nodes := []*postgres.Store{store.Open(t, now), store.Open(t, now), store.Open(t, now)}
 	putBoard(t, nodes[0], "b", laurel.BoardSpec{Windows: []string{"all", "day", "last7d"}})
 	const writers, rounds, members = 6, 20, 5
 	var wg sync.WaitGroup
@@ -115,7 +115,7 @@ func (x *lossyIndex) Apply(ctx context.Context, board string, order laurel.Order
 }
 
 // TestLostStep: a write whose index step is lost is durable all the same; the next write,
-// or the engine's maintenance, notices and rebuilds the board's index from the store.
+// or the store's maintenance, notices and rebuilds the board's index from the store.
 func TestLostStep(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
 	lossy := &lossyIndex{Index: store.Index}

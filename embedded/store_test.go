@@ -16,8 +16,8 @@ const (
 	day  = 24 * hour
 )
 
-// testEngine opens an engine on dir (a new temporary one when empty) and closes it at cleanup.
-func testEngine(t testing.TB, dir string, c *laureltest.Clock) *embedded.Engine {
+// testEngine opens an store on dir (a new temporary one when empty) and closes it at cleanup.
+func testEngine(t testing.TB, dir string, c *laureltest.Clock) *embedded.Store {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -35,14 +35,14 @@ func testEngine(t testing.TB, dir string, c *laureltest.Clock) *embedded.Engine 
 	return e
 }
 
-func putBoard(t testing.TB, e *embedded.Engine, id string, spec laurel.BoardSpec) {
+func putBoard(t testing.TB, e *embedded.Store, id string, spec laurel.BoardSpec) {
 	t.Helper()
 	if _, _, err := e.PutBoard(context.Background(), id, spec); err != nil {
 		t.Fatalf("PutBoard %s: %v", id, err)
 	}
 }
 
-func submit(t testing.TB, e *embedded.Engine, evs ...laurel.Event) []laurel.EventResult {
+func submit(t testing.TB, e *embedded.Store, evs ...laurel.Event) []laurel.EventResult {
 	t.Helper()
 	res, err := e.Submit(context.Background(), evs, laurel.SubmitOptions{})
 	if err != nil {

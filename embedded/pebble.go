@@ -1,0 +1,85 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// openStore opens (or creates) the Pebble store in dir. Bloom filters make the common
+// "is this event id new?" read cheap: it nearly always misses.
+//
+// Pebble reserves the memory of its memtables (the active one and one being flushed) out of
+// the block cache: a cache no larger than two memtables caches nothing at all, and every read
+// goes to the file. So the cache is sized cacheSize beyond them.
+func openStore(dir string, fs vfs.FS, cacheSize, memtable int64, log *slog.Logger) (*pebble.DB, error) {
+	o := &pebble.Options{
+		CacheSize:          cacheSize + 2*memtable,
+		MemTableSize:       uint64(memtable),
+		FormatMajorVersion: pebble.FormatNewest,
+		FS:                 fs,
+		Logger:             pebbleLogger{log},
+	}
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	return pebble.Open(dir, o)
+}
+
+// pebbleLogger sends Pebble's messages to the store's log: its routine ones at debug level.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}
+
+// get returns a copy of the value at k, and whether there is one.
+func get(r pebble.Reader, k []byte) ([]byte, bool, error) {
+	v, closer, err := r.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := append([]byte(nil), v...)
+	return out, true, closer.Close()
+}
+
+// scan calls fn for each record with lower ≤ key < upper, in key order. fn must not keep k
+// or v: they are valid only during the call.
+func scan(r pebble.Reader, lower, upper []byte, fn func(k, v []byte) error) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err == nil {
+			err = fn(it.Key(), v)
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return it.Close()
+}
+
+// scanPrefix scans every record whose key begins with p.
+func scanPrefix(r pebble.Reader, p []byte, fn func(k, v []byte) error) error {
+	return scan(r, p, upper(p), fn)
+}
