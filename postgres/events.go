@@ -181,10 +181,12 @@ func (e *Store) submitGroup(boards []string, group []*submitReq) {
 		})
 		return nil
 	})
-	if errors.Is(err, errNothing) {
+	if err == nil || errors.Is(err, errNothing) {
 		return
 	}
-	for _, r := range ok {
+	// Nothing of the group was stored: every request not refused on its own gets the
+	// step's error, those never staged (the step failed before them) included.
+	for _, r := range group {
 		if r.err == nil {
 			r.err = err
 		}

@@ -184,6 +184,11 @@ type storedEvent struct {
 // write runs fn as one step over boards: it locks them, runs fn in a transaction, commits,
 // brings the index along, and unlocks.
 func (e *Store) write(ctx context.Context, boards []string, fn func(s *step) error) error {
+	return e.unavailable("write", e.runStep(ctx, boards, fn))
+}
+
+// runStep is write without the mapping of PostgreSQL's failures.
+func (e *Store) runStep(ctx context.Context, boards []string, fn func(s *step) error) error {
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -235,10 +240,15 @@ func (e *Store) write(ctx context.Context, boards []string, fn func(s *step) err
 	}
 	// Committed: from here on the step happened, whatever fails; the index follows, or a
 	// later step, read or maintenance rebuilds it.
+	// So an error now would tell the caller a stored write failed (and a client that retries
+	// without ids would count it twice): it is logged, and the write succeeds.
 	ictx := context.WithoutCancel(ctx)
 	for _, id := range slices.Sorted(maps.Keys(s.boards)) {
 		if err := s.applyIndex(ictx, s.boards[id]); err != nil {
-			return err
+			// The index is behind: the next write, read or maintenance pass of the board
+			// rebuilds it. Without the step's reads there are no ranks to answer with.
+			e.log.Error("the index missed a committed step; it will be rebuilt", "board", id, "err", err)
+			return nil
 		}
 	}
 	if s.global {
@@ -248,7 +258,7 @@ func (e *Store) write(ctx context.Context, boards []string, fn func(s *step) err
 	}
 	for _, f := range s.after {
 		if err := f(); err != nil {
-			return err
+			e.log.Error("after a committed step", "err", err)
 		}
 	}
 	return nil

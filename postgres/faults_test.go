@@ -1,0 +1,121 @@
+package postgres_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
+)
+
+// TestSubmitWhileBackendsDie: while PostgreSQL's backends of the store are terminated again
+// and again, every submit is answered either with a full result — every event applied or a
+// duplicate — that is stored, or with unavailable; never with a result that stored nothing.
+// Afterwards every acknowledged event is there: sending it again is a duplicate.
+func TestSubmitWhileBackendsDie(t *testing.T) {
+	s := laureltest.NewScaleOutStore(t)
+	var b [4]byte
+	rand.Read(b[:])
+	app := "laurel_faults_" + hex.EncodeToString(b[:])
+	s.DSN += "&application_name=" + app // so that only this store's sessions are terminated
+	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
+	e := s.Open(t, clock.Now)
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day", "last7d"}})
+
+	killer, err := pgx.Connect(ctx, laureltest.PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer killer.Close(ctx)
+	stop := make(chan struct{})
+	var killed sync.WaitGroup
+	killed.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(15 * time.Millisecond):
+			}
+			if _, err := killer.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", app); err != nil {
+				t.Errorf("terminate: %v", err)
+				return
+			}
+		}
+	})
+
+	const writers, batches, batch = 4, 60, 5
+	var mu sync.Mutex
+	var acked [][]laurel.Event
+	failures := map[string]int{}
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(20 * time.Second)
+	for w := range writers {
+		wg.Go(func() {
+			for n := range batches {
+				if time.Now().After(deadline) {
+					return
+				}
+				events := make([]laurel.Event, batch)
+				for i := range events {
+					events[i] = laurel.Event{Board: "b", Member: fmt.Sprintf("m%d", (w*7+n+i)%23), Value: 1, ID: fmt.Sprintf("%d-%d-%d", w, n, i)}
+				}
+				start := time.Now()
+				results, err := e.Submit(ctx, events, laurel.SubmitOptions{})
+				if took := time.Since(start); took > 10*time.Second {
+					t.Errorf("a submit took %v", took)
+				}
+				mu.Lock()
+				switch {
+				case err != nil:
+					failures[laurel.ErrorCode(err)]++
+				case len(results) != len(events):
+					t.Errorf("%d results for %d events", len(results), len(events))
+				default:
+					for i, r := range results {
+						if r.Status != laurel.StatusApplied {
+							t.Errorf("acknowledged event %s: status %q, want applied", events[i].ID, r.Status)
+						}
+					}
+					acked = append(acked, events)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	killed.Wait()
+	t.Logf("%d batches acknowledged, failures by code %v", len(acked), failures)
+	for code, n := range failures {
+		if code != laurel.EUnavailable {
+			t.Errorf("%d submits failed with %s, want unavailable", n, code)
+		}
+	}
+	if len(acked) == 0 || failures[laurel.EUnavailable] == 0 {
+		t.Fatalf("the test did not exercise both outcomes: %d acknowledged, %v failed", len(acked), failures)
+	}
+	// Every acknowledged event is stored: sent again, it is a duplicate.
+	for _, events := range acked {
+		var results []laurel.EventResult
+		var err error
+		for range 20 { // a session may still be terminated by the last round
+			if results, err = e.Submit(ctx, events, laurel.SubmitOptions{NoRanks: true}); laurel.ErrorCode(err) != laurel.EUnavailable {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range results {
+			if r.Status != laurel.StatusDuplicate {
+				t.Errorf("acknowledged event %s sent again: %q, want duplicate: it was not stored", events[i].ID, r.Status)
+			}
+		}
+	}
+}
