@@ -12,6 +12,7 @@ const (
 	EUnauthenticated  = "unauthenticated"
 	EPermissionDenied = "permission_denied"
 	ENotFound         = "not_found"
+	EMethodNotAllowed = "method_not_allowed"
 	EConflict         = "conflict"
 	ETooLarge         = "payload_too_large"
 	ERateLimited      = "rate_limited"

@@ -79,7 +79,7 @@ func TestBoards(t *testing.T) {
 	// Unknown endpoints and methods answer in JSON.
 	e.do("GET", "/v1/nothing", nil).isError(t, 404, "not_found", "")
 	r = e.do("PATCH", "/v1/boards/solvers", `{}`)
-	r.isError(t, http.StatusMethodNotAllowed, "invalid_argument", "")
+	r.isError(t, http.StatusMethodNotAllowed, "method_not_allowed", "")
 	if r.header.Get("Allow") == "" {
 		t.Fatal("405 without Allow")
 	}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/laurel/laurel"
 )
@@ -22,6 +23,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 			return nil, laurel.Errorf(laurel.ETooLarge, "the request body must be at most %s", formatBytes(s.cfg.MaxBody))
 		}
 		return nil, laurel.Errorf(laurel.EInvalid, "could not read the request body")
+	}
+	if !utf8.Valid(b) {
+		// encoding/json would turn each bad byte into U+FFFD, so that "u\xff" and "u\xfe"
+		// became the same member.
+		return nil, laurel.Errorf(laurel.EInvalid, "the request body is not valid UTF-8")
 	}
 	return b, nil
 }
@@ -45,6 +51,9 @@ func decodeStrict(body []byte, v any, emptyOK bool) error {
 			return nil
 		}
 		return laurel.Errorf(laurel.EInvalid, "the request body is empty: want a JSON object")
+	}
+	if string(bytes.TrimSpace(body)) == "null" {
+		return laurel.Errorf(laurel.EInvalid, "malformed request: want a JSON object, not null")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,7 @@ var statuses = map[string]int{
 	laurel.EUnauthenticated:  http.StatusUnauthorized,
 	laurel.EPermissionDenied: http.StatusForbidden,
 	laurel.ENotFound:         http.StatusNotFound,
+	laurel.EMethodNotAllowed: http.StatusMethodNotAllowed,
 	laurel.EConflict:         http.StatusConflict,
 	laurel.ETooLarge:         http.StatusRequestEntityTooLarge,
 	laurel.ERateLimited:      http.StatusTooManyRequests,
@@ -74,7 +76,27 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusInternalServerError, internalBody)
 		return
 	}
-	writeJSON(w, statusOf(code), errorBody{Error: errorOf(err)})
+	if code == laurel.EUnavailable {
+		// The store or its backend failed or is recovering: a client may try again soon.
+		w.Header().Set("Retry-After", "1")
+	}
+	writeErrorJSON(w, statusOf(code), errorOf(err))
+}
+
+// writeErrorJSON answers with an error body. Unlike answers, which encoding/json's rules
+// shape byte for byte, a message is written as it reads: "<week>", not "\u003cweek\u003e".
+func writeErrorJSON(w http.ResponseWriter, status int, e errorJSON) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(errorBody{Error: e}); err != nil {
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
 }
 
 // errorOf is the body of an error that is not internal: its code, its field, and a message

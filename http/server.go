@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 		}
 		if rec.status == http.StatusMethodNotAllowed {
-			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorJSON{Code: laurel.EInvalid, Message: "method " + r.Method + " is not allowed here"}})
+			writeErrorJSON(w, http.StatusMethodNotAllowed, errorJSON{Code: laurel.EMethodNotAllowed, Message: "method " + r.Method + " is not allowed here; allowed: " + allowed(rec.header)})
 			return
 		}
 		if rec.status == http.StatusMovedPermanently || rec.status == http.StatusTemporaryRedirect || rec.status == http.StatusPermanentRedirect {
@@ -164,11 +165,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(rec.status)
 			return
 		}
-		writeJSON(w, http.StatusNotFound, errorBody{Error: errorJSON{Code: laurel.ENotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path}})
+		writeErrorJSON(w, http.StatusNotFound, errorJSON{Code: laurel.ENotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 		return
 	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// allowed lists the methods of an Allow header, for a person to read.
+func allowed(h http.Header) string { return strings.Join(h.Values("Allow"), ", ") }
 
 // statusRecorder captures what the mux's own 404 and 405 handlers write.
 type statusRecorder struct {
@@ -216,6 +220,11 @@ func (s *Server) handle(pattern string, sc scope, h http.HandlerFunc) {
 					"status", status, "bytes", rw.bytes, "took", took, "remote", r.RemoteAddr)
 			}
 		}()
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			// r.URL.Query() would drop the malformed pair and answer with defaults.
+			s.writeError(rw, r, laurel.Errorf(laurel.EInvalid, "the query string is malformed: %v", err))
+			return
+		}
 		if sc != scopeNone {
 			if !s.ready() {
 				s.writeError(rw, r, laurel.Errorf(laurel.EUnavailable, "the server is not ready yet"))

@@ -106,7 +106,10 @@ func TestNotReady(t *testing.T) {
 	e.do("GET", "/healthz", nil).must(t, 200).is(t, `{"status": "ok"}`)
 	e.do("GET", "/readyz", nil).isError(t, 503, "unavailable", "")
 	e.do("GET", "/v1/boards", nil).isError(t, 503, "unavailable", "")
-	e.do("PUT", "/v1/boards/b", `{}`).isError(t, 503, "unavailable", "")
+	r := e.do("PUT", "/v1/boards/b", `{}`).isError(t, 503, "unavailable", "")
+	if ra := r.header.Get("Retry-After"); ra != "1" {
+		t.Errorf("503 with Retry-After %q, want 1", ra)
+	}
 	ready.Store(true)
 	e.do("GET", "/readyz", nil).must(t, 200)
 	e.do("PUT", "/v1/boards/b", `{}`).must(t, 201)

@@ -1,0 +1,51 @@
+package http_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBadInputChangesNothing: malformed input gets a clear error with the API's codes, and
+// nothing of it is stored.
+func TestBadInputChangesNothing(t *testing.T) {
+	e := start(t, options{})
+	e.do("PUT", "/v1/boards/b", `{}`).must(t, 201)
+
+	// Invalid UTF-8 would become U+FFFD, and "u\xff" and "u\xfe" the same member.
+	e.do("POST", "/v1/boards/b/events", "{\"member\": \"u\xff\", \"value\": 1}").isError(t, 400, "invalid_argument", "")
+	e.do("POST", "/v1/boards/b/events", "{\"member\": \"u\", \"value\": 1, \"name\": \"A\xfeB\"}").isError(t, 400, "invalid_argument", "")
+	e.do("PUT", "/v1/members/alice", "{\"metadata\": {\"city\": \"\xc3\"}}").isError(t, 400, "invalid_argument", "")
+	e.do("GET", "/v1/members/u%FF", nil).isError(t, 400, "invalid_argument", "member")
+	empty(t, e)
+	e.do("GET", "/v1/members/alice", nil).isError(t, 404, "not_found", "member")
+
+	// A null body is not an object.
+	e.do("PUT", "/v1/boards/nothing", `null`).isError(t, 400, "invalid_argument", "")
+	e.do("PUT", "/v1/members/alice", ` null `).isError(t, 400, "invalid_argument", "")
+	e.do("GET", "/v1/boards/nothing", nil).isError(t, 404, "not_found", "board")
+
+	// A malformed query is refused, not read as the defaults.
+	e.do("GET", "/v1/boards/b/entries?limit=%zz", nil).isError(t, 400, "invalid_argument", "")
+	e.do("POST", "/v1/boards/b/events?ranks=%", `{"member": "u", "value": 1}`).isError(t, 400, "invalid_argument", "")
+	empty(t, e)
+
+	// A wrong method says so, and which methods the path takes.
+	r := e.do("DELETE", "/v1/boards", nil).isError(t, 405, "method_not_allowed", "")
+	if allow := r.header.Get("Allow"); !strings.Contains(allow, "GET") {
+		t.Errorf("405 with Allow %q", allow)
+	}
+
+	// Messages read as written: no HTML escapes.
+	r = e.do("PUT", "/v1/boards/c", `{"windows": ["<week>"]}`).isError(t, 400, "invalid_argument", "windows[0]")
+	if raw := string(r.raw); strings.Contains(raw, `\u003c`) || !strings.Contains(raw, "<week>") {
+		t.Errorf("error body %s: want <week> as written", raw)
+	}
+}
+
+// empty checks that board b ranks no one.
+func empty(t *testing.T, e *env) {
+	t.Helper()
+	if r := e.do("GET", "/v1/boards/b/entries", nil).must(t, 200); r.body["total"] != float64(0) {
+		t.Fatalf("board b: %s; want no one ranked", r.raw)
+	}
+}
