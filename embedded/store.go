@@ -101,8 +101,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
 	db, err := openStore(dir, opts.FS, opts.CacheSize, opts.MemTableSize, opts.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
+		return nil, heldError(opts.FS, dir, err)
 	}
+	noteHolder(opts.FS, dir)
 	e := &Store{
 		db: db, opts: opts, now: opts.Now, log: opts.Logger,
 		boards: make(map[string]*board), hidden: make(map[string]bool), profiles: newProfileCache(opts.ProfileCache),

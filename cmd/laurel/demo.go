@@ -45,10 +45,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := srv.open(dir, embedded.Options{}); err != nil {
 		return err
 	}
-	sim := newSimulation(srv.engine, *seed)
+	sim := newSimulation(srv.store, *seed)
 	if err := sim.setUp(ctx); err != nil {
 		srv.http.Close()
-		srv.engine.Close()
+		srv.store.Close()
 		return err
 	}
 	fmt.Fprintf(stdout, "laurel demo: open %s/ in a browser (Ctrl-C stops it; the data goes with it)\n", srv.url)

@@ -27,7 +27,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := oneStore(*data, so); err != nil {
 		return err
 	}
-	var engine interface {
+	var store interface {
 		laurel.Exporter
 		Close() error
 	}
@@ -36,14 +36,14 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if _, statErr := os.Stat(*data); statErr != nil {
 			return fmt.Errorf("-data: %w", statErr)
 		}
-		engine, err = embedded.Open(*data, embedded.Options{})
+		store, err = embedded.Open(*data, embedded.Options{})
 	} else {
-		engine, err = so.open(ctx, postgres.Options{Maintenance: -1})
+		store, err = so.open(ctx, postgres.Options{Maintenance: -1})
 	}
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
+	defer store.Close()
 	w := stdout
 	if *out != "-" {
 		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -58,7 +58,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
 	d, err := laurel.NewDumpWriter(&countingWriter{w, bar})
 	if err == nil {
-		err = engine.Export(ctx, d)
+		err = store.Export(ctx, d)
 	}
 	if err == nil {
 		err = d.Flush()

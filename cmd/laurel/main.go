@@ -29,7 +29,7 @@ func commands() []command {
 		{"demo", "run the server on a temporary store with boards and players who keep scoring", runDemo},
 		{"serve", "run the HTTP API on the embedded store, or on PostgreSQL and Redis", runServe},
 		{"rebuild", "rebuild the scale-out index in Redis from PostgreSQL", runRebuild},
-		{"export", "write everything a store holds as a dump (a backup, or a move to the other engine)", runExport},
+		{"export", "write everything a store holds as a dump (a backup, or a move to the other kind of store)", runExport},
 		{"import", "load a dump into a new embedded store or into the scale-out store", withStdin(runImport)},
 		{"bench", "drive a running laurel (and Redis, side by side) and print throughput and latency", runBench},
 		{"version", "print the version of this build", runVersion},

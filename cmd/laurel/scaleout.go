@@ -32,7 +32,7 @@ func (s scaleOut) on() bool { return *s.postgres != "" || *s.redis != "" }
 
 func (s scaleOut) check() error {
 	if (*s.postgres == "") != (*s.redis == "") {
-		return usageError{fmt.Errorf("-postgres and -redis go together: the scale-out engine needs both")}
+		return usageError{fmt.Errorf("-postgres and -redis go together: the scale-out store needs both")}
 	}
 	return nil
 }
@@ -65,12 +65,12 @@ func (e *scaleOutStore) Close() error {
 // openScaleOut connects to the scale-out store and starts serving the API from it,
 // maintaining its boards every maintenance.
 func (s *server) openScaleOut(ctx context.Context, so scaleOut, maintenance time.Duration) error {
-	engine, err := so.open(ctx, postgres.Options{Logger: s.log, Maintenance: maintenance, OnCommit: s.observeCommit})
+	store, err := so.open(ctx, postgres.Options{Logger: s.log, Maintenance: maintenance, OnCommit: s.observeCommit})
 	if err != nil {
 		s.http.Close()
 		return err
 	}
-	s.serve(engine, s.cfg)
+	s.serve(store, s.cfg)
 	s.log.Info("ready", "store", "postgres", "index", "redis")
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -46,11 +47,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *maintenance <= 0 {
 		return usageError{fmt.Errorf("-maintenance must be positive")}
 	}
+	if *rate < 0 || *burst < 0 {
+		return usageError{fmt.Errorf("-rate-limit and -rate-burst must not be negative (0: no limit; the burst 0: the rate)")}
+	}
+	if err := checkAddr(*addr); err != nil {
+		return usageError{fmt.Errorf("-addr: %w", err)}
+	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return usageError{fmt.Errorf("-log-level: %v", err)}
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv}))
+	// Repeated warnings and errors (a failing store answers every request with one) are
+	// summarised every 10 s after the first 5.
+	log := slog.New(newQuietHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv}), 10*time.Second, 5))
 	keys, publicRead, exposed, err := serveKeys(*config)
 	if err != nil {
 		return usageError{fmt.Errorf("-config: %w", err)}
@@ -89,7 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // store is what serve runs the API on: the embedded store or the scale-out one.
-type engine interface {
+type store interface {
 	laurel.Service
 	Close() error
 }
@@ -102,7 +111,7 @@ type server struct {
 	url     string
 	handler atomic.Pointer[http.Handler]
 	api     atomic.Pointer[lhttp.Server]
-	engine  engine
+	store   store
 	served  chan error
 }
 
@@ -132,14 +141,14 @@ func listen(addr string, cfg lhttp.Config, log *slog.Logger) (*server, error) {
 func (s *server) open(dir string, o embedded.Options) error {
 	o.Logger = s.log
 	o.OnCommit = func(ops, _ int, took time.Duration) { s.observeCommit(ops, took) }
-	engine, err := embedded.Open(dir, o)
+	store, err := embedded.Open(dir, o)
 	if err != nil {
 		s.http.Close()
 		return err
 	}
 	cfg := s.cfg
-	cfg.Failed = engine.Failed
-	s.serve(engine, cfg)
+	cfg.Failed = store.Failed
+	s.serve(store, cfg)
 	s.log.Info("ready", "data", dir)
 	return nil
 }
@@ -152,9 +161,9 @@ func (s *server) observeCommit(ops int, took time.Duration) {
 }
 
 // serve starts answering the API from store.
-func (s *server) serve(engine engine, cfg lhttp.Config) {
-	s.engine = engine
-	a := lhttp.NewServer(engine, cfg)
+func (s *server) serve(store store, cfg lhttp.Config) {
+	s.store = store
+	a := lhttp.NewServer(store, cfg)
 	s.http.RegisterOnShutdown(a.Close) // live streams end, so that shutting down need not wait for them
 	s.api.Store(a)
 	h := a.Handler()
@@ -175,7 +184,7 @@ func (s *server) wait(ctx context.Context) error {
 	if shutErr := s.http.Shutdown(stop); shutErr != nil {
 		s.log.Error("stopping the listener", "err", shutErr)
 	}
-	if closeErr := s.engine.Close(); closeErr != nil {
+	if closeErr := s.store.Close(); closeErr != nil {
 		return closeErr
 	}
 	s.log.Info("stopped")
@@ -207,4 +216,16 @@ func loopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// checkAddr checks a listening address: host:port, the port a number (0: any free one).
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (for instance 127.0.0.1:7300, or :7300 for every interface)", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: the port must be a number from 0 to 65535", addr)
+	}
+	return nil
 }

@@ -282,3 +282,30 @@ func TestBenchRedisMirror(t *testing.T) {
 			all, day, ids, sum)
 	}
 }
+
+// TestServeRefusesBadFlags: a flag out of its range stops serve with exit 2 and one line that
+// names the flag, before anything is opened.
+func TestServeRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rate-limit", "-1"}, "-rate-limit and -rate-burst must not be negative"},
+		{[]string{"-rate-burst", "-5"}, "-rate-limit and -rate-burst must not be negative"},
+		{[]string{"-addr", "localhost"}, `-addr: "localhost" is not host:port`},
+		{[]string{"-addr", "127.0.0.1:http"}, "the port must be a number"},
+		{[]string{"-addr", "127.0.0.1:70000"}, "the port must be a number"},
+		{[]string{"-maintenance", "0s"}, "-maintenance must be positive"},
+		{[]string{"-cache", "0"}, "-cache and -memtable must be at least 1"},
+	} {
+		var stderr bytes.Buffer
+		dir := t.TempDir()
+		args := append([]string{"serve", "-data", dir}, tc.args...)
+		if code := run(context.Background(), args, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("serve %v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("serve %v: the data directory was opened", tc.args)
+		}
+	}
+}
