@@ -2,10 +2,14 @@ package laurel
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"slices"
 	"time"
@@ -24,7 +28,7 @@ import (
 // the importing store as its clock passes them, from the aggregates.
 
 // DumpVersion is the version of the dump format this build writes and reads.
-const DumpVersion = 1
+const DumpVersion = 2
 
 // DumpRecord is one line of a dump after the header: exactly one field is set.
 type DumpRecord struct {
@@ -36,6 +40,19 @@ type DumpRecord struct {
 	Closed  *DumpClosed  `json:"closed,omitempty"`
 	Frozen  *DumpFrozen  `json:"frozen,omitempty"`
 	History *DumpHistory `json:"history,omitempty"`
+	// End is the trailer, the last line of every dump: DumpReader checks it and never
+	// returns it.
+	End *DumpEnd `json:"end,omitempty"`
+}
+
+// DumpEnd is a dump's trailer: how many records came between the header and it, and the
+// SHA-256 of every byte before it (header included), so that a truncated or damaged dump is
+// refused before anything of it is imported. SHA-256 rather than a CRC: a dump may travel
+// and be stored for years, and a cryptographic hash also catches edits, at a cost (a few
+// hundred MB/s) that the import's own work dwarfs.
+type DumpEnd struct {
+	Records int64  `json:"records"`
+	SHA256  string `json:"sha256"`
 }
 
 // DumpProfile is a member's profile.
@@ -110,22 +127,24 @@ type DumpHistory struct {
 	Points map[string][2]int64 `json:"points"`
 }
 
-// Exporter is an store that can write everything it holds as a dump.
+// Exporter is a store that can write everything it holds as a dump.
 type Exporter interface {
 	Export(ctx context.Context, w *DumpWriter) error
 }
 
-// DumpWriter writes a dump: the header, then records.
+// DumpWriter writes a dump: the header, then records, then the trailer (Close).
 type DumpWriter struct {
-	w   *bufio.Writer
-	enc *json.Encoder
-	n   int64
+	w    *bufio.Writer
+	enc  *json.Encoder
+	hash hash.Hash // of every byte flushed
+	n    int64
 }
 
 // NewDumpWriter starts a dump on w with its header.
 func NewDumpWriter(w io.Writer) (*DumpWriter, error) {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	d := &DumpWriter{w: bw, enc: json.NewEncoder(bw)}
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 1<<16)
+	d := &DumpWriter{w: bw, enc: json.NewEncoder(bw), hash: h}
 	d.enc.SetEscapeHTML(false)
 	if err := d.enc.Encode(map[string]int{"laurel_dump": DumpVersion}); err != nil {
 		return nil, err
@@ -142,8 +161,18 @@ func (d *DumpWriter) Write(r DumpRecord) error {
 // Records is how many records were written.
 func (d *DumpWriter) Records() int64 { return d.n }
 
-// Flush writes what is buffered; call it at the end.
-func (d *DumpWriter) Flush() error { return d.w.Flush() }
+// Close ends the dump with its trailer and writes what is buffered. A dump without it is
+// refused by DumpReader as truncated.
+func (d *DumpWriter) Close() error {
+	if err := d.w.Flush(); err != nil {
+		return err
+	}
+	end := DumpEnd{Records: d.n, SHA256: hex.EncodeToString(d.hash.Sum(nil))}
+	if err := d.enc.Encode(DumpRecord{End: &end}); err != nil {
+		return err
+	}
+	return d.w.Flush()
+}
 
 // DumpReader reads a dump and checks it as it goes: every record is valid on its own (ids,
 // members, names, metadata, board configurations) and in its place (a record of a board
@@ -151,8 +180,11 @@ func (d *DumpWriter) Flush() error { return d.w.Flush() }
 // closed periods at spans of their windows; frozen entries after their closed period, in
 // rank order), so that an importer need only store what it reads.
 type DumpReader struct {
-	dec  *json.Decoder
+	r    *bufio.Reader
+	hash hash.Hash // of every line before the trailer
 	line int
+	n    int64 // records read
+	done bool  // the trailer was read and checked
 
 	boards  map[string]bool
 	board   *Board // the board whose records are being read
@@ -163,36 +195,112 @@ type DumpReader struct {
 
 // NewDumpReader reads a dump's header from r and checks its version.
 func NewDumpReader(r io.Reader) (*DumpReader, error) {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
-	dec.DisallowUnknownFields()
+	d := &DumpReader{r: bufio.NewReaderSize(r, 1<<16), hash: sha256.New(), boards: make(map[string]bool)}
+	line, err := d.readLine()
+	d.hash.Write(line)
 	var h struct {
 		Version *int `json:"laurel_dump"`
 	}
-	if err := dec.Decode(&h); err != nil || h.Version == nil {
+	if err != nil || decodeLine(line, &h) != nil || h.Version == nil {
 		return nil, Errorf(EInvalid, "not a laurel dump: the first line must be {\"laurel_dump\": %d}", DumpVersion)
 	}
 	if *h.Version != DumpVersion {
-		return nil, Errorf(EInvalid, "dump version %d: this laurel reads version %d", *h.Version, DumpVersion)
+		return nil, Errorf(EInvalid, "dump version %d: this laurel reads version %d (export it again with this laurel's version)", *h.Version, DumpVersion)
 	}
-	return &DumpReader{dec: dec, line: 1, boards: make(map[string]bool)}, nil
+	return d, nil
 }
 
-// Next returns the next record; io.EOF after the last one. A record that is not valid in its
-// place is EInvalid, naming its line.
-func (d *DumpReader) Next() (DumpRecord, error) {
-	var r DumpRecord
-	err := d.dec.Decode(&r)
-	if errors.Is(err, io.EOF) {
-		return r, io.EOF
+// readLine reads the next line, newline included; io.EOF at the end of the input, and
+// EInvalid for a last line cut short.
+func (d *DumpReader) readLine() ([]byte, error) {
+	line, err := d.r.ReadBytes('\n')
+	switch {
+	case err == io.EOF && len(line) == 0:
+		return nil, io.EOF
+	case err == io.EOF:
+		return nil, DumpError(d.line+1, "the dump ends in the middle of a line: it is truncated")
+	case err != nil:
+		return nil, err
 	}
 	d.line++
+	return line, nil
+}
+
+// decodeLine decodes one line of JSON into v, strictly: no unknown field, nothing after it.
+func decodeLine(line []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("unexpected data after the record")
+	}
+	return nil
+}
+
+// Next returns the next record; io.EOF once the trailer has been read and the dump found
+// whole. A record that is not valid in its place is EInvalid, naming its line; so is a dump
+// without its trailer, or whose trailer does not match what came before it.
+func (d *DumpReader) Next() (DumpRecord, error) {
+	var r DumpRecord
+	if d.done {
+		return r, io.EOF
+	}
+	sum := d.hash.Sum(nil) // of everything before this line
+	line, err := d.readLine()
+	if err == io.EOF {
+		return r, Errorf(EInvalid, "the dump ends after line %d without its trailer: it is truncated", d.line)
+	}
 	if err != nil {
+		return r, err
+	}
+	d.hash.Write(line)
+	if err := decodeLine(line, &r); err != nil {
 		return r, DumpError(d.line, "%v", err)
 	}
+	if r.End != nil {
+		return r, d.end(r, sum)
+	}
+	d.n++
 	if err := d.check(&r); err != nil {
 		return r, DumpError(d.line, "%s", ErrorMessage(err))
 	}
 	return r, nil
+}
+
+// end checks the trailer r against the sum of what came before it, and that nothing follows.
+func (d *DumpReader) end(r DumpRecord, sum []byte) error {
+	if r.Profile != nil || r.Hidden != nil || r.Board != nil || r.Event != nil || r.Agg != nil || r.Closed != nil || r.Frozen != nil || r.History != nil {
+		return DumpError(d.line, "the trailer holds nothing but \"end\"")
+	}
+	if r.End.Records != d.n {
+		return DumpError(d.line, "the trailer counts %d records, the dump holds %d: records are missing or added", r.End.Records, d.n)
+	}
+	if r.End.SHA256 != hex.EncodeToString(sum) {
+		return DumpError(d.line, "the dump's checksum does not match its trailer: it was damaged or edited")
+	}
+	if _, err := d.readLine(); err != io.EOF {
+		return DumpError(d.line+1, "data after the trailer")
+	}
+	d.done = true
+	return io.EOF
+}
+
+// VerifyDump reads a whole dump and checks it — every record in its place, the count and
+// the checksum of its trailer — storing nothing.
+func VerifyDump(r io.Reader) error {
+	d, err := NewDumpReader(r)
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := d.Next(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 }
 
 // Board is the board whose records are being read: the last board record's, applied.
@@ -359,3 +467,6 @@ func (d *DumpReader) check(r *DumpRecord) error {
 func DumpError(line int, format string, args ...any) error {
 	return Errorf(EInvalid, "dump record %d: %s", line, fmt.Sprintf(format, args...))
 }
+
+// Records is how many records were read, the trailer left out.
+func (d *DumpReader) Records() int64 { return d.n }

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Ranking is one ranking a read is answered from: a window's span in an store's index, a
+// Ranking is one ranking a read is answered from: a window's span in a store's index, a
 // closed period as frozen, or a rolling window evaluated at a past instant. Ranks are 1-based
 // and leave hidden members out. The reads of docs/api.md (PageOf, AroundOf, LookupOf, RankOfScore)
 // are written once over it, so every store answers them alike.

@@ -151,7 +151,7 @@ type Watcher interface {
 	Watch(changed func(boards []string)) (stop func())
 }
 
-// Watchers is the list of functions a Watcher calls: an store keeps one, hands Watch on to
+// Watchers is the list of functions a Watcher calls: a store keeps one, hands Watch on to
 // it, and calls Notify after each change. The zero value is an empty list.
 type Watchers struct {
 	mu   sync.Mutex

@@ -117,7 +117,7 @@ func rawFsyncRate(tb testing.TB, dir string, d time.Duration) float64 {
 	return float64(n) / time.Since(start).Seconds()
 }
 
-// benchEngine opens an store with the board loaded, shared by the benchmarks of one run.
+// benchEngine opens a store with the board loaded, shared by the benchmarks of one run.
 var shared struct {
 	once sync.Once
 	e    *embedded.Store

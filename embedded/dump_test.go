@@ -30,7 +30,7 @@ func export(t *testing.T, e *embedded.Store) []byte {
 	if err := e.Export(context.Background(), w); err != nil {
 		t.Fatalf("Export: %v", err)
 	}
-	if err := w.Flush(); err != nil {
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -89,7 +89,7 @@ func TestDumpRoundTrip(t *testing.T) {
 
 	dump := export(t, e)
 	lines := strings.Split(strings.TrimSuffix(string(dump), "\n"), "\n")
-	if lines[0] != `{"laurel_dump":1}` {
+	if lines[0] != laureltest.DumpHeader || !strings.HasPrefix(lines[len(lines)-1], `{"end":{"records":`) {
 		t.Fatalf("header %s", lines[0])
 	}
 	for _, want := range []string{
@@ -166,14 +166,14 @@ func TestImportRefuses(t *testing.T) {
 		return fmt.Sprintf(`{"frozen":{"board":"b","window":"day","start":%d,"rank":%d,"member":%q,"score":1,"at":1}}`, day, rank, member)
 	}
 	agg := fmt.Sprintf(`{"agg":{"board":"b","window":"day","start":%d,"member":"m","score":1,"at":1}}`, day)
-	const head = `{"laurel_dump":1}`
+	const head = laureltest.DumpHeader
 	for _, tc := range []struct {
 		name  string
 		lines []string
 		want  string
 	}{
 		{"not a dump", []string{"hello"}, "not a laurel dump"},
-		{"another version", []string{`{"laurel_dump":2}`}, "dump version 2"},
+		{"another version", []string{`{"laurel_dump":1}`}, "dump version 1"},
 		{"two kinds", []string{head, `{"hidden":"a","profile":{"member":"a","name":"A"}}`}, "dump record 2: want exactly one"},
 		{"unknown field", []string{head, `{"hidden":"a","color":"red"}`}, `dump record 2: json: unknown field "color"`},
 		{"another board's record", []string{head, board, `{"event":{"board":"c","seq":1,"member":"m","value":1,"ts":1}}`}, `dump record 3: a record of board "c"`},
@@ -197,7 +197,7 @@ func TestImportRefuses(t *testing.T) {
 				t.Fatalf("got %v, want EInvalid with %q", err, tc.want)
 			}
 			// Nothing of it stays: the same store takes a dump next.
-			if err := importDump(dir, []byte(head+"\n"+board+"\n"), embedded.Options{}); err != nil {
+			if err := importDump(dir, laureltest.SealDump(head, board), embedded.Options{}); err != nil {
 				t.Fatalf("a second import: %v", err)
 			}
 		})
@@ -213,7 +213,7 @@ func TestImportRefuses(t *testing.T) {
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
 		}
-		err = importDump(dir, []byte(head+"\n"), embedded.Options{})
+		err = importDump(dir, laureltest.SealDump(head), embedded.Options{})
 		if laurel.ErrorCode(err) != laurel.EConflict || !strings.Contains(err.Error(), "not empty") {
 			t.Fatalf("got %v, want EConflict: not empty", err)
 		}
@@ -229,7 +229,7 @@ func TestImportRefuses(t *testing.T) {
 func TestImportCutShort(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	var dump bytes.Buffer
-	dump.WriteString(`{"laurel_dump":1}` + "\n")
+	dump.WriteString(laureltest.DumpHeader + "\n")
 	for i := range 15_000 { // more than one batch
 		fmt.Fprintf(&dump, `{"profile":{"member":"m%05d","name":""}}`+"\n", i)
 	}
@@ -254,7 +254,7 @@ func TestImportCutShort(t *testing.T) {
 	if _, err := embedded.Open("db", embedded.Options{FS: crashed}); err == nil || !strings.Contains(err.Error(), "did not finish") {
 		t.Fatalf("Open after the crash: %v", err)
 	}
-	if err := importDump("db", []byte(`{"laurel_dump":1}`+"\n"), embedded.Options{FS: crashed}); laurel.ErrorCode(err) != laurel.EConflict {
+	if err := importDump("db", laureltest.SealDump(laureltest.DumpHeader), embedded.Options{FS: crashed}); laurel.ErrorCode(err) != laurel.EConflict {
 		t.Fatalf("another import after the crash: %v", err)
 	}
 	// Without a crash, the failed import left the store empty.

@@ -16,7 +16,7 @@ const (
 	day  = 24 * hour
 )
 
-// testEngine opens an store on dir (a new temporary one when empty) and closes it at cleanup.
+// testEngine opens a store on dir (a new temporary one when empty) and closes it at cleanup.
 func testEngine(t testing.TB, dir string, c *laureltest.Clock) *embedded.Store {
 	t.Helper()
 	if dir == "" {

@@ -40,7 +40,7 @@ type options struct {
 	cfg    lhttp.Config
 	dir    string
 	clock  *laureltest.Clock
-	engine laurel.Service // instead of an store
+	engine laurel.Service // instead of a store
 }
 
 func start(t testing.TB, o options) *env {

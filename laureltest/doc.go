@@ -1,4 +1,4 @@
-// Package laureltest tests an implementation of [laurel.Service] (an store) against
+// Package laureltest tests an implementation of [laurel.Service] (a store) against
 // docs/design.md: a randomized differential test of the store against a brute-force model of
 // §1, recomputed from the raw events at every read, and the fixed cases it found. Every store
 // runs the same oracle from its own tests, over its own store, with a [Target]:

@@ -354,7 +354,7 @@ func (h *harness) opSubmit(kind string) {
 	}
 }
 
-// opConcurrent submits batches from several goroutines at once, so that an store that
+// opConcurrent submits batches from several goroutines at once, so that a store that
 // commits in groups does. Each goroutine has its own members and fresh ids, so the outcome
 // does not depend on the order the store takes them in (last-mode ties by arrival only arise
 // between events of one member, which one goroutine sends in order).

@@ -156,7 +156,7 @@ func (s *ScaleOutStore) Keys(t testing.TB) []string {
 	}
 }
 
-// Open opens an store on the store with the clock now and no maintenance (tests call for
+// Open opens a store on the store with the clock now and no maintenance (tests call for
 // it); it is closed when the test ends.
 func (s *ScaleOutStore) Open(t testing.TB, now func() int64) *postgres.Store {
 	t.Helper()
@@ -195,7 +195,7 @@ func (s *ScaleOutStore) Target() Target {
 	}
 }
 
-// Export writes the dump of an store to w.
+// Export writes the dump of a store to w.
 func Export(e laurel.Exporter, w io.Writer) error {
 	d, err := laurel.NewDumpWriter(w)
 	if err != nil {
@@ -204,5 +204,5 @@ func Export(e laurel.Exporter, w io.Writer) error {
 	if err := e.Export(context.Background(), d); err != nil {
 		return err
 	}
-	return d.Flush()
+	return d.Close()
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// Target is an store under test. A Target serves one test: Open opens the store over the
+// Target is a store under test. A Target serves one test: Open opens the store over the
 // store that test uses, empty the first time.
 type Target struct {
 	// Open opens the store; now is the test's clock in unix ms, which the store must take

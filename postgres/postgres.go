@@ -86,7 +86,7 @@ type Store struct {
 var _ laurel.Service = (*Store)(nil)
 
 // Open connects to the PostgreSQL database at dsn (a URL or key=value string; a search_path
-// parameter selects the schema), brings its schema up to date, and returns an store ranking
+// parameter selects the schema), brings its schema up to date, and returns a store ranking
 // with index.
 func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*Store, error) {
 	if opts.Now == nil {
@@ -106,7 +106,7 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*S
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	cfg.MaxConns = opts.MaxConns
-	// A write holds its boards' locks on its session. If the machine of an store dies
+	// A write holds its boards' locks on its session. If the machine of a store dies
 	// holding them, the server must notice the dead connection in seconds, not after the
 	// system's two hours of TCP keepalive.
 	for k, v := range map[string]string{"tcp_keepalives_idle": "15", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3"} {

@@ -122,3 +122,48 @@ func TestExportImportFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestImportRefusesATruncatedDump: a dump cut short — at a line's end, so that every record
+// left is valid — imports nothing into either store, from a file or from standard input.
+func TestImportRefusesATruncatedDump(t *testing.T) {
+	data := t.TempDir()
+	base, stop := startServe(t, data, nil)
+	do(t, "PUT", base+"/v1/boards/a", `{"windows": ["all"]}`)
+	do(t, "PUT", base+"/v1/boards/z", `{"windows": ["all", "day"]}`)
+	do(t, "POST", base+"/v1/boards/z/events", `{"events": [{"member": "alice", "value": 5}, {"member": "bob", "value": 7}]}`)
+	stop()
+	dump := filepath.Join(t.TempDir(), "dump.jsonl")
+	if code := run(context.Background(), []string{"export", "-data", data, "-o", dump}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("export: exit %d", code)
+	}
+	whole, _ := os.ReadFile(dump)
+	cut := whole[:bytes.LastIndexByte(whole[:len(whole)-1], '\n')+1] // the trailer gone
+	cutFile := filepath.Join(t.TempDir(), "cut.jsonl")
+	os.WriteFile(cutFile, cut, 0o600)
+
+	fresh := filepath.Join(t.TempDir(), "new")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"import", "-data", fresh, "-i", cutFile}, io.Discard, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "truncated") || !strings.Contains(stderr.String(), "nothing was imported") {
+		t.Fatalf("import of a cut dump: exit %d, %q", code, stderr.String())
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Fatalf("the refused import left %s behind: %v", fresh, err)
+	}
+
+	store := laureltest.NewScaleOutStore(t)
+	so := []string{"-postgres", store.DSN, "-redis", laureltest.RedisAddr(), "-redis-prefix", store.Prefix}
+	stderr.Reset()
+	if err := runImport(context.Background(), so, bytes.NewReader(cut), &stderr); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("import of a cut dump from standard input: %v", err)
+	}
+	// The dump's first board would have been committed first: it is not there.
+	e := store.Open(t, laureltest.NewClock("2026-11-22T10:00:00Z").Now)
+	if boards, err := e.Boards(context.Background()); err != nil || len(boards) != 0 {
+		t.Fatalf("after the refused import the store holds %v, %v", boards, err)
+	}
+	// The whole dump imports.
+	if err := runImport(context.Background(), so, bytes.NewReader(whole), &stderr); err != nil {
+		t.Fatalf("import of the whole dump: %v", err)
+	}
+}

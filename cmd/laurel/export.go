@@ -61,7 +61,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		err = store.Export(ctx, d)
 	}
 	if err == nil {
-		err = d.Flush()
+		err = d.Close()
 	}
 	bar.Finish()
 	if err != nil {

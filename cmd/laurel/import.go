@@ -26,17 +26,35 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	if err := oneStore(*data, so); err != nil {
 		return err
 	}
-	r := stdin
-	if *in != "-" {
-		f, err := os.Open(*in)
+	// The dump is checked whole — every record, then its trailer's count and checksum —
+	// before anything of it is stored, so that a truncated or damaged dump changes nothing.
+	// Standard input is kept in a temporary file for that.
+	path := *in
+	if path == "-" {
+		tmp, err := os.CreateTemp("", "laurel-import-*.jsonl")
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		r = f
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		if _, err := io.Copy(tmp, stdin); err != nil {
+			return err
+		}
+		path = tmp.Name()
 	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	start := time.Now()
-	d, err := laurel.NewDumpReader(r)
+	if err := laurel.VerifyDump(f); err != nil {
+		return fmt.Errorf("%s: %w; nothing was imported", *in, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	d, err := laurel.NewDumpReader(f)
 	if err != nil {
 		return err
 	}
@@ -52,6 +70,6 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "imported %d records in %s\n", d.Line()-1, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "imported %d records in %s\n", d.Records(), time.Since(start).Round(time.Millisecond))
 	return nil
 }
