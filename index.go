@@ -41,6 +41,8 @@ type Index interface {
 	// Subscribe calls changed with the board each Apply changed, or "" after a Publish, on
 	// every node, until stop is called. changed must return at once.
 	Subscribe(changed func(board string)) (stop func(), err error)
+	// Ping reports whether the index answers, within ctx.
+	Ping(ctx context.Context) error
 }
 
 // ErrIndexStale is what the index answers when its board is not where the caller expected:

@@ -34,19 +34,19 @@ type side struct {
 
 func newSides(t *testing.T) []side {
 	direct := laureltest.NewClock(t0.Format(time.RFC3339))
-	eng, err := embedded.Open(t.TempDir(), embedded.Options{Now: direct.Now})
+	store, err := embedded.Open(t.TempDir(), embedded.Options{Now: direct.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := eng.Close(); err != nil {
+		if err := store.Close(); err != nil {
 			t.Error(err)
 		}
 	})
 	e := start(t, options{})
 	scaled := laureltest.NewClock(t0.Format(time.RFC3339))
 	return []side{
-		{name: "engine", svc: eng, clock: direct},
+		{name: "store", svc: store, clock: direct},
 		{name: "client", svc: lhttp.NewClient(e.url), clock: e.clock},
 		{name: "scale-out", svc: laureltest.NewScaleOutStore(t).Open(t, scaled.Now), clock: scaled},
 	}
@@ -126,14 +126,14 @@ func runScenario(t *testing.T, sc scenario) {
 			for j := 1; j < len(sides); j++ {
 				// Only the client's errors can come from the server's own checks.
 				if (!st.sameCodeOnly || sides[j].name != "client") && !reflect.DeepEqual(errs[0], errs[j]) {
-					t.Fatalf("%s: errors differ\nengine: %#v\n%s: %#v", where, errs[0], sides[j].name, errs[j])
+					t.Fatalf("%s: errors differ\nstore: %#v\n%s: %#v", where, errs[0], sides[j].name, errs[j])
 				}
 			}
 			continue
 		}
 		for j := 1; j < len(sides); j++ {
 			if !same(reflect.ValueOf(results[0]), reflect.ValueOf(results[j])) {
-				t.Fatalf("%s: results differ\nengine: %s\n%s: %s", where, show(results[0]), sides[j].name, show(results[j]))
+				t.Fatalf("%s: results differ\nstore: %s\n%s: %s", where, show(results[0]), sides[j].name, show(results[j]))
 			}
 		}
 		if st.check != nil {

@@ -66,6 +66,9 @@ func codeOf(status int) string {
 // writeError answers with err's code, status and message; an internal error is logged and
 // answered without details.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if isTimedOut(r, err) {
+		err = laurel.Errorf(laurel.EUnavailable, "the store did not answer within %v; try again", s.cfg.RequestTimeout)
+	}
 	code := laurel.ErrorCode(err)
 	if code == laurel.EInternal {
 		if isClientGone(r, err) {

@@ -28,7 +28,7 @@ type env struct {
 	t      testing.TB
 	dir    string
 	clock  *laureltest.Clock
-	engine *embedded.Store
+	store  *embedded.Store
 	server *lhttp.Server
 	srv    *http.Server
 	url    string
@@ -37,10 +37,10 @@ type env struct {
 }
 
 type options struct {
-	cfg    lhttp.Config
-	dir    string
-	clock  *laureltest.Clock
-	engine laurel.Service // instead of a store
+	cfg     lhttp.Config
+	dir     string
+	clock   *laureltest.Clock
+	service laurel.Service // instead of a store
 }
 
 func start(t testing.TB, o options) *env {
@@ -52,14 +52,14 @@ func start(t testing.TB, o options) *env {
 	if e.clock == nil {
 		e.clock = laureltest.NewClock(t0.Format(time.RFC3339))
 	}
-	svc := o.engine
+	svc := o.service
 	if svc == nil {
-		eng, err := embedded.Open(e.dir, embedded.Options{Now: e.clock.Now})
+		store, err := embedded.Open(e.dir, embedded.Options{Now: e.clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.engine = eng
-		svc = eng
+		e.store = store
+		svc = store
 	}
 	if o.cfg.Logger == nil {
 		o.cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -84,11 +84,11 @@ func (e *env) close() {
 		e.srv.Shutdown(ctx)
 		e.srv = nil
 	}
-	if e.engine != nil {
-		if err := e.engine.Close(); err != nil {
+	if e.store != nil {
+		if err := e.store.Close(); err != nil {
 			e.t.Error(err)
 		}
-		e.engine = nil
+		e.store = nil
 	}
 }
 

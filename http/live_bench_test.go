@@ -26,7 +26,7 @@ func BenchmarkSubmitWithStreams(b *testing.B) {
 func benchSubmitWithStreams(b *testing.B, streams int) {
 	e := start(b, options{})
 	ctx := context.Background()
-	if _, _, err := e.engine.PutBoard(ctx, "g", laurel.BoardSpec{}); err != nil {
+	if _, _, err := e.store.PutBoard(ctx, "g", laurel.BoardSpec{}); err != nil {
 		b.Fatal(err)
 	}
 	var pages atomic.Int64
@@ -68,7 +68,7 @@ func benchSubmitWithStreams(b *testing.B, streams int) {
 			defer ww.Done()
 			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
 				ev := laurel.Event{Board: "g", Member: fmt.Sprintf("m%d", (int(i)*7+w)%500), Value: 1}
-				if _, err := e.engine.Submit(ctx, []laurel.Event{ev}, laurel.SubmitOptions{}); err != nil {
+				if _, err := e.store.Submit(ctx, []laurel.Event{ev}, laurel.SubmitOptions{}); err != nil {
 					b.Error(err)
 					return
 				}

@@ -24,6 +24,9 @@ import (
 // DefaultMaxBody is the largest request body accepted by default: 1 MiB (docs/api.md).
 const DefaultMaxBody = 1 << 20
 
+// DefaultRequestTimeout bounds how long a request may wait for the store by default.
+const DefaultRequestTimeout = 10 * time.Second
+
 // Keys are the API keys of each scope. A key of a scope also has every lower scope: read <
 // write < admin.
 type Keys struct {
@@ -47,9 +50,12 @@ type Config struct {
 	RateLimit  RateLimit
 	Logger     *slog.Logger  // nil discards logs
 	Ready      func() bool   // nil: always ready
-	Failed     func() bool   // nil: never; true: the store refuses writes, and /readyz answers 503
+	Failed     func() bool   // nil: never; true: the store cannot serve (it failed, or its backends do not answer), and /readyz answers 503
 	MaxBody    int64         // 0: DefaultMaxBody
 	StreamPing time.Duration // keep-alive comment interval of live streams; 0: 15 s
+	// RequestTimeout bounds every request but live streams: one the store has not answered
+	// by then is answered 503 unavailable. 0: DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
 
 // Server adapts a laurel.Service to HTTP.
@@ -82,6 +88,9 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
 	}
 	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
 	if cfg.RateLimit.PerSecond > 0 {
@@ -193,11 +202,17 @@ func (r *statusRecorder) Write(p []byte) (int, error) {
 }
 
 // handle registers a route with what every request goes through: metrics, logs, panics,
-// readiness, keys, rate limit.
+// a deadline, readiness, keys, rate limit.
 func (s *Server) handle(pattern string, sc scope, h http.HandlerFunc) {
 	s.routes = append(s.routes, pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if pattern != streamRoute {
+			// A store whose backend hangs must not hold the request, nor its client, forever.
+			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
 		rw := &responseWriter{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {
@@ -349,7 +364,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cfg.Failed != nil && s.cfg.Failed() {
-		s.writeError(w, r, laurel.Errorf(laurel.EUnavailable, "the store failed and refuses writes; see the server log"))
+		s.writeError(w, r, laurel.Errorf(laurel.EUnavailable, "the store cannot serve requests now; see the server log"))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
@@ -383,5 +398,10 @@ func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 
 // isClientGone reports whether err comes from the client going away.
 func isClientGone(r *http.Request, err error) bool {
-	return r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+	return errors.Is(r.Context().Err(), context.Canceled) && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// isTimedOut reports whether err comes from the request's own deadline.
+func isTimedOut(r *http.Request, err error) bool {
+	return errors.Is(r.Context().Err(), context.DeadlineExceeded) && errors.Is(err, context.DeadlineExceeded)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"slices"
@@ -183,7 +184,7 @@ func (failing) Boards(context.Context) ([]laurel.BoardInfo, error) {
 func (failing) Board(context.Context, string) (laurel.BoardInfo, error) { panic("boom") }
 
 func TestInternalError(t *testing.T) {
-	e := start(t, options{engine: failing{}})
+	e := start(t, options{service: failing{}})
 	r := e.do("GET", "/v1/boards", nil).must(t, 500).is(t, `{"error": {"code": "internal", "message": "internal error"}}`)
 	if strings.Contains(string(r.raw), "secret") {
 		t.Fatal("leaked")
@@ -192,6 +193,32 @@ func TestInternalError(t *testing.T) {
 		t.Errorf("internal error not logged with its route:\n%s", e.logs.String())
 	}
 	e.do("GET", "/v1/boards/b", nil).must(t, 500).is(t, `{"error": {"code": "internal", "message": "internal error"}}`)
+}
+
+// hanging is a Service whose reads wait for their context, as a store whose backend stopped
+// answering does.
+type hanging struct{ laurel.Service }
+
+func (hanging) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("redis: %w", ctx.Err())
+}
+
+// TestRequestTimeout: a request the store does not answer is answered 503 unavailable at the
+// server's deadline, with Retry-After, and logged as no internal error.
+func TestRequestTimeout(t *testing.T) {
+	e := start(t, options{service: hanging{}, cfg: lhttp.Config{RequestTimeout: 200 * time.Millisecond}})
+	begin := time.Now()
+	r := e.do("GET", "/v1/boards", nil).must(t, 503).is(t, `{"error": {"code": "unavailable", "message": "the store did not answer within 200ms; try again"}}`)
+	if took := time.Since(begin); took < 200*time.Millisecond || took > 5*time.Second {
+		t.Errorf("answered after %v, want at the 200ms deadline", took)
+	}
+	if r.header.Get("Retry-After") == "" {
+		t.Error("no Retry-After")
+	}
+	if strings.Contains(e.logs.String(), "internal error") {
+		t.Errorf("a timeout was logged as an internal error:\n%s", e.logs.String())
+	}
 }
 
 func TestRoutes(t *testing.T) {

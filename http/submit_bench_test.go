@@ -21,16 +21,16 @@ import (
 // The ratio of the two events/s, from the same run, is how much room the HTTP layer leaves
 // the store (docs/benchmarks.md).
 func BenchmarkSubmitOverHTTP(b *testing.B) {
-	for _, svc := range []string{"null", "engine"} {
+	for _, svc := range []string{"null", "store"} {
 		b.Run("service="+svc, func(b *testing.B) {
 			o := options{}
 			if svc == "null" {
-				o.engine = nullService{}
+				o.service = nullService{}
 			}
 			e := start(b, o)
-			if svc == "engine" {
+			if svc == "store" {
 				spec := laurel.BoardSpec{Windows: []string{"all", "week", "day", "last7d"}}
-				if _, _, err := e.engine.PutBoard(context.Background(), "b", spec); err != nil {
+				if _, _, err := e.store.PutBoard(context.Background(), "b", spec); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -35,7 +35,8 @@ func (s *step) recordHistory(rows []historyRow) error {
 }
 
 // History returns the member's points in window, newest first.
-func (e *Store) History(ctx context.Context, boardID, window, member string, limit int) ([]laurel.HistoryPoint, error) {
+func (e *Store) History(ctx context.Context, boardID, window, member string, limit int) (_ []laurel.HistoryPoint, err error) {
+	defer func() { err = e.unavailable("read", err) }()
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return nil, err
 	}

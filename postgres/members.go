@@ -35,14 +35,15 @@ func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.Profi
 func ptr[T any](v T) *T { return &v }
 
 // Profile returns a member's profile; ENotFound when it has none.
-func (e *Store) Profile(ctx context.Context, member string) (laurel.Profile, error) {
+func (e *Store) Profile(ctx context.Context, member string) (_ laurel.Profile, err error) {
+	defer func() { err = e.unavailable("read", err) }()
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return laurel.Profile{}, err
 	}
 	var name *string
 	var metadata []byte
 	var hidden bool
-	err := e.pool.QueryRow(ctx, `SELECT p.name, p.metadata, EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = $1)
+	err = e.pool.QueryRow(ctx, `SELECT p.name, p.metadata, EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = $1)
 		FROM (SELECT 1) one LEFT JOIN laurel_profiles p ON p.member = $1`, member).Scan(&name, &metadata, &hidden)
 	if err != nil {
 		return laurel.Profile{}, fmt.Errorf("postgres: read profile: %w", err)

@@ -35,6 +35,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,6 +82,8 @@ type Store struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+
+	down atomic.Bool // the last probe found PostgreSQL or the index not answering
 }
 
 var _ laurel.Service = (*Store)(nil)
@@ -222,6 +225,9 @@ func (e *Store) maintain(period time.Duration) {
 		case <-e.stop:
 			return
 		case <-t.C:
+		}
+		if !e.probe() {
+			continue // nothing to maintain without both backends
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*period)
 		if err := e.Maintain(ctx); err != nil && ctx.Err() == nil {

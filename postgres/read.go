@@ -206,7 +206,8 @@ func (e *Store) fill(ctx context.Context, entries []laurel.Entry, metadata bool)
 
 // Read resolves q and calls fn with its reading, again from the start when the index says
 // the board's state changed meanwhile.
-func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
+func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) (err error) {
+	defer func() { err = e.unavailable("read", err) }()
 	return e.read(ctx, q, func(rd *reading) error {
 		return fn(laurel.Reading{Board: rd.st.cfg.ID, Window: rd.res.Name, Order: rd.st.cfg.Order, At: rd.res.At,
 			Period: rd.period, Ranking: rd.v,
@@ -215,7 +216,8 @@ func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading
 }
 
 // Board returns a board's configuration and, per window, its current period and total.
-func (e *Store) Board(ctx context.Context, id string) (laurel.BoardInfo, error) {
+func (e *Store) Board(ctx context.Context, id string) (_ laurel.BoardInfo, err error) {
+	defer func() { err = e.unavailable("read", err) }()
 	for range maxAttempts {
 		st, stamp, now, err := e.boardState(ctx, id)
 		if err != nil {
@@ -250,7 +252,8 @@ func (e *Store) Board(ctx context.Context, id string) (laurel.BoardInfo, error) 
 }
 
 // Boards lists every board, sorted by id.
-func (e *Store) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
+func (e *Store) Boards(ctx context.Context) (_ []laurel.BoardInfo, err error) {
+	defer func() { err = e.unavailable("read", err) }()
 	ids, err := e.boardIDs(ctx, e.pool)
 	if err != nil {
 		return nil, err
@@ -260,9 +263,10 @@ func (e *Store) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
 
 // Periods lists a calendar window's kept periods, newest first: the current one, the open
 // ones that still take late events, and the closed ones.
-func (e *Store) Periods(ctx context.Context, boardID, windowName string) ([]laurel.PeriodInfo, error) {
+func (e *Store) Periods(ctx context.Context, boardID, windowName string) (_ []laurel.PeriodInfo, err error) {
+	defer func() { err = e.unavailable("read", err) }()
 	var out []laurel.PeriodInfo
-	err := e.read(ctx, laurel.Query{Board: boardID, Window: windowName}, func(rd *reading) error {
+	err = e.read(ctx, laurel.Query{Board: boardID, Window: windowName}, func(rd *reading) error {
 		ws := rd.st.window(rd.res.Name)
 		cur := rd.period
 		var err error

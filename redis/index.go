@@ -61,6 +61,10 @@ func Connect(addr string) (rueidis.Client, error) {
 		}
 	}
 	opt.DisableCache = true
+	// rueidis retries a read-only command after a network error until its context ends, so
+	// a read against a dead Redis would wait for the request's whole deadline. laurel's
+	// clients retry on 503 themselves: fail at once and let them.
+	opt.DisableRetry = true
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, fmt.Errorf("redis: connecting to %s: %w", addr, err)
@@ -264,6 +268,14 @@ func (x *Index) Delete(ctx context.Context, board string) error {
 func (x *Index) Publish(ctx context.Context) error {
 	if err := x.client.Do(ctx, x.client.B().Publish().Channel(x.channel).Message("").Build()).Error(); err != nil {
 		return fmt.Errorf("redis: publishing a change: %w", err)
+	}
+	return nil
+}
+
+// Ping reports whether Redis answers, within ctx.
+func (x *Index) Ping(ctx context.Context) error {
+	if err := x.client.Do(ctx, x.client.B().Ping().Build()).Error(); err != nil {
+		return fmt.Errorf("redis: ping: %w", err)
 	}
 	return nil
 }

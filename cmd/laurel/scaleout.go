@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/laurel/laurel/postgres"
 	"github.com/laurel/laurel/redis"
 	"github.com/redis/rueidis"
@@ -33,6 +35,19 @@ func (s scaleOut) on() bool { return *s.postgres != "" || *s.redis != "" }
 func (s scaleOut) check() error {
 	if (*s.postgres == "") != (*s.redis == "") {
 		return usageError{fmt.Errorf("-postgres and -redis go together: the scale-out store needs both")}
+	}
+	if !s.on() {
+		return nil
+	}
+	// A connection string that cannot be parsed is a mistake to report, not a backend to
+	// wait for.
+	if _, err := pgxpool.ParseConfig(*s.postgres); err != nil {
+		return usageError{fmt.Errorf("-postgres: %v", err)}
+	}
+	if strings.Contains(*s.redis, "://") {
+		if _, err := rueidis.ParseURL(*s.redis); err != nil {
+			return usageError{fmt.Errorf("-redis: %v", err)}
+		}
 	}
 	return nil
 }
@@ -63,14 +78,33 @@ func (e *scaleOutStore) Close() error {
 }
 
 // openScaleOut connects to the scale-out store and starts serving the API from it,
-// maintaining its boards every maintenance.
+// maintaining its boards every maintenance. While PostgreSQL or Redis is not up yet it
+// answers /readyz with 503 and tries again, backing off to every 10 s, until they are or
+// ctx ends; it logs once per change of the reason.
 func (s *server) openScaleOut(ctx context.Context, so scaleOut, maintenance time.Duration) error {
-	store, err := so.open(ctx, postgres.Options{Logger: s.log, Maintenance: maintenance, OnCommit: s.observeCommit})
-	if err != nil {
-		s.http.Close()
-		return err
+	var store *scaleOutStore
+	last := ""
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
+		var err error
+		store, err = so.open(ctx, postgres.Options{Logger: s.log, Maintenance: maintenance, OnCommit: s.observeCommit})
+		if err == nil {
+			break
+		}
+		if err.Error() != last {
+			s.log.Error("waiting for the scale-out store's backends", "err", err)
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			s.http.Close()
+			s.log.Info("stopped before the scale-out store's backends came up")
+			return errStopped
+		case <-time.After(wait):
+		}
 	}
-	s.serve(store, s.cfg)
+	cfg := s.cfg
+	cfg.Failed = store.Failed // /readyz: 503 while PostgreSQL or Redis does not answer
+	s.serve(store, cfg)
 	s.log.Info("ready", "store", "postgres", "index", "redis")
 	return nil
 }

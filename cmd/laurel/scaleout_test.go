@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/laurel/laurel/laureltest"
 )
@@ -70,6 +71,45 @@ func TestServeScaleOut(t *testing.T) {
 	}
 }
 
+// TestServeScaleOutFollowsItsBackends: a node started before its Redis listens, answers
+// /readyz with 503 and becomes ready once Redis is up; when Redis dies it says so on /readyz
+// and answers reads 503 at once, and it is ready again when Redis is back.
+func TestServeScaleOutFollowsItsBackends(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	r := laureltest.NewPrivateRedis(t)
+	r.Kill()
+	s := launchServe(t, t.TempDir(), nil, "-postgres", store.DSN, "-redis", r.Addr, "-redis-prefix", store.Prefix, "-maintenance", "100ms")
+	defer s.stop()
+	time.Sleep(300 * time.Millisecond)
+	if code := readyz(s.url); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz before Redis is up: %d, want 503", code)
+	}
+	r.Start()
+	took := laureltest.Within(t, 15*time.Second, "ready once Redis is up; log:\n"+s.log.String(), func() bool { return readyz(s.url) == http.StatusOK })
+	t.Logf("ready %v after Redis started", took)
+	if n := strings.Count(s.log.String(), "waiting for the scale-out store's backends"); n != 1 {
+		t.Errorf("the wait was logged %d times, want once:\n%s", n, s.log.String())
+	}
+	if code, body := do(t, "PUT", s.url+"/v1/boards/b", `{}`); code != http.StatusCreated {
+		t.Fatalf("create board: %d %v", code, body)
+	}
+
+	r.Kill()
+	laureltest.Within(t, 5*time.Second, "not ready once Redis died", func() bool { return readyz(s.url) == http.StatusServiceUnavailable })
+	start := time.Now()
+	if code, body := do(t, "GET", s.url+"/v1/boards/b/entries", ""); code != http.StatusServiceUnavailable || time.Since(start) > 2*time.Second {
+		t.Fatalf("a read with Redis down: %d %v after %v; want 503 at once", code, body, time.Since(start))
+	}
+	r.Start()
+	laureltest.Within(t, 10*time.Second, "ready once Redis is back", func() bool { return readyz(s.url) == http.StatusOK })
+	if code, body := do(t, "GET", s.url+"/v1/boards/b/entries", ""); code != http.StatusOK {
+		t.Fatalf("a read once Redis is back: %d %v", code, body)
+	}
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+}
+
 func TestServeScaleOutFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -79,6 +119,8 @@ func TestServeScaleOutFlags(t *testing.T) {
 		{[]string{"serve", "-redis", "127.0.0.1:1"}, "-postgres and -redis go together"},
 		{[]string{"rebuild"}, "-postgres and -redis"},
 		{[]string{"rebuild", "-redis", "127.0.0.1:1"}, "-postgres and -redis go together"},
+		{[]string{"serve", "-postgres", "postgres://u@h:port/db", "-redis", "127.0.0.1:1"}, "-postgres:"},
+		{[]string{"serve", "-postgres", "postgres://u@h/db", "-redis", "redis://h:port"}, "-redis:"},
 	} {
 		t.Setenv("LAUREL_POSTGRES", "")
 		t.Setenv("LAUREL_REDIS", "")

@@ -31,6 +31,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maintenance := fs.Duration("maintenance", time.Second, "scale-out: how often to catch up every board and check its index (each pass reads every board's row and index state)")
 	rate := fs.Float64("rate-limit", 0, "requests per second allowed per key (or per address without a key); 0: no limit")
 	burst := fs.Int("rate-burst", 0, "requests a key may send at once above its rate; 0: the rate")
+	timeout := fs.Duration("request-timeout", lhttp.DefaultRequestTimeout, "longest a request (but a live stream) waits for the store before it is answered 503 unavailable")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys) and public_read, beside the environment's")
 	cache := fs.Int64("cache", 32, "MiB of Pebble's block cache, beyond its memtables")
@@ -46,6 +47,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *maintenance <= 0 {
 		return usageError{fmt.Errorf("-maintenance must be positive")}
+	}
+	if *timeout <= 0 {
+		return usageError{fmt.Errorf("-request-timeout must be positive")}
 	}
 	if *rate < 0 || *burst < 0 {
 		return usageError{fmt.Errorf("-rate-limit and -rate-burst must not be negative (0: no limit; the burst 0: the rate)")}
@@ -69,10 +73,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	cfg := lhttp.Config{
-		Keys:       keys,
-		PublicRead: publicRead,
-		RateLimit:  lhttp.RateLimit{PerSecond: *rate, Burst: *burst},
-		Logger:     log,
+		Keys:           keys,
+		PublicRead:     publicRead,
+		RateLimit:      lhttp.RateLimit{PerSecond: *rate, Burst: *burst},
+		Logger:         log,
+		RequestTimeout: *timeout,
 	}
 	open := len(cfg.Keys.Admin)+len(cfg.Keys.Write)+len(cfg.Keys.Read) == 0
 	if open {
@@ -91,11 +96,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20})
 	}
+	if errors.Is(err, errStopped) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	return srv.wait(ctx)
 }
+
+// errStopped says serve was told to stop before its store was open.
+var errStopped = errors.New("stopped")
 
 // store is what serve runs the API on: the embedded store or the scale-out one.
 type store interface {

@@ -39,18 +39,33 @@ func (s *syncBuffer) String() string {
 
 var listening = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
 
-// startServe runs `laurel serve` on a free port over dir and returns its base URL and a
-// function that stops it with the signal context and returns its exit code.
+// startServe runs `laurel serve` on a free port over dir, waits until it is ready, and returns
+// its base URL and a function that stops it with the signal context and returns its exit code.
 func startServe(t *testing.T, dir string, env map[string]string, args ...string) (string, func() int) {
+	t.Helper()
+	s := launchServe(t, dir, env, args...)
+	laureltest.Within(t, 10*time.Second, "serve ready; its log:\n"+s.log.String(), func() bool { return readyz(s.url) == http.StatusOK })
+	return s.url, s.stop
+}
+
+// served is a `laurel serve` running in the test's process.
+type served struct {
+	url  string
+	log  *syncBuffer
+	stop func() int // stops it with the signal context (once) and returns its exit code
+}
+
+// launchServe runs `laurel serve` on a free port over dir and returns once it listens.
+func launchServe(t *testing.T, dir string, env map[string]string, args ...string) served {
 	t.Helper()
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	stderr := &syncBuffer{}
 	code := make(chan int, 1)
 	args = append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dir}, args...)
-	go func() { code <- run(ctx, args, io.Discard, &stderr) }()
+	go func() { code <- run(ctx, args, io.Discard, stderr) }()
 	var base string
 	for deadline := time.Now().Add(10 * time.Second); base == ""; time.Sleep(5 * time.Millisecond) {
 		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
@@ -61,29 +76,27 @@ func startServe(t *testing.T, dir string, env map[string]string, args ...string)
 			t.Fatalf("serve did not listen; its log:\n%s", stderr.String())
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("serve never became ready; its log:\n%s", stderr.String())
-		}
-	}
-	return base, func() int {
+	stop := sync.OnceValue(func() int {
 		cancel()
 		select {
 		case c := <-code:
 			return c
 		case <-time.After(30 * time.Second):
-			t.Fatalf("serve did not stop; its log:\n%s", stderr.String())
+			t.Errorf("serve did not stop; its log:\n%s", stderr.String())
 			return -1
 		}
+	})
+	return served{url: base, log: stderr, stop: stop}
+}
+
+// readyz returns the status of base's /readyz, or 0 when it does not answer.
+func readyz(base string) int {
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		return 0
 	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func do(t *testing.T, method, url, body string) (int, map[string]any) {

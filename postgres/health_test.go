@@ -1,0 +1,116 @@
+package postgres_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
+	"github.com/laurel/laurel/postgres"
+	"github.com/laurel/laurel/redis"
+)
+
+// TestRedisDown: when the index's Redis dies or hangs, the store says it is not ready within
+// a few probes and reads fail with unavailable rather than hang; a write made meanwhile is
+// stored in PostgreSQL; once Redis is back (empty) the store is ready again and answers from
+// an index rebuilt from PostgreSQL, with that write in it.
+func TestRedisDown(t *testing.T) {
+	laureltest.NeedServices(t)
+	r := laureltest.NewPrivateRedis(t)
+	s := laureltest.NewScaleOutStore(t)
+	client, err := redis.Connect(r.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	e, err := postgres.Open(ctx, s.DSN, redis.New(client, s.Prefix), postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3}, laurel.Event{Board: "b", Member: "bob", Value: 5})
+	page := func(ctx context.Context) (laurel.Page, error) {
+		return e.Page(ctx, laurel.Query{Board: "b"}, 0, 10, laurel.ScoreRange{})
+	}
+	if p, err := page(ctx); err != nil || p.Total != 2 || e.Failed() {
+		t.Fatalf("with Redis up: %+v, %v, failed %v", p, err, e.Failed())
+	}
+
+	// Hung: a read ends with its deadline, as unavailable.
+	r.Pause()
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	start := time.Now()
+	_, err = page(rctx)
+	cancel()
+	t.Logf("a read with Redis hung: %v after %v", err, time.Since(start))
+	if laurel.ErrorCode(err) != laurel.EUnavailable || time.Since(start) > 5*time.Second {
+		t.Fatalf("a read with Redis hung: %v after %v; want unavailable at its deadline", err, time.Since(start))
+	}
+	laureltest.Within(t, 5*time.Second, "not ready while Redis hangs", e.Failed)
+	r.Resume()
+	laureltest.Within(t, 10*time.Second, "ready once Redis answers again", func() bool { return !e.Failed() })
+
+	// Dead: a read fails at once.
+	r.Kill()
+	took := laureltest.Within(t, 5*time.Second, "not ready once Redis is down", e.Failed)
+	t.Logf("not ready %v after Redis died", took)
+	start = time.Now()
+	_, err = page(ctx)
+	t.Logf("a read with Redis down: %v after %v", err, time.Since(start))
+	if laurel.ErrorCode(err) != laurel.EUnavailable || time.Since(start) > time.Second {
+		t.Fatalf("a read with Redis down: %v after %v; want unavailable at once", err, time.Since(start))
+	}
+	// A write is stored in PostgreSQL, its ranks pending (docs/operations.md, "Failures").
+	if _, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "carol", Value: 9}}, laurel.SubmitOptions{}); err != nil {
+		t.Fatalf("a write with Redis down: %v", err)
+	}
+
+	r.Start()
+	laureltest.Within(t, 10*time.Second, "ready once Redis is back", func() bool { return !e.Failed() })
+	p, err := page(ctx)
+	if err != nil || p.Total != 3 || p.Entries[0].Member != "carol" || p.Entries[1].Member != "bob" {
+		t.Fatalf("after Redis came back empty: %+v, %v", p, err)
+	}
+}
+
+// TestPostgresDown: when PostgreSQL cannot be reached, the store says it is not ready, a
+// write fails promptly with unavailable and stores nothing; once PostgreSQL is back the store
+// is ready again, takes writes, and has every write it acknowledged.
+func TestPostgresDown(t *testing.T) {
+	laureltest.NeedServices(t)
+	s := laureltest.NewScaleOutStore(t)
+	u, err := url.Parse(s.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := laureltest.NewProxy(t, u.Host)
+	u.Host = proxy.Addr
+	e, err := postgres.Open(ctx, u.String(), s.Index, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3, ID: "a1"})
+
+	proxy.Cut()
+	took := laureltest.Within(t, 5*time.Second, "not ready once PostgreSQL is cut off", e.Failed)
+	t.Logf("not ready %v after PostgreSQL was cut off", took)
+	start := time.Now()
+	_, err = e.Submit(ctx, []laurel.Event{{Board: "b", Member: "bob", Value: 5, ID: "b1"}}, laurel.SubmitOptions{})
+	t.Logf("a write with PostgreSQL down: %v after %v", err, time.Since(start))
+	if laurel.ErrorCode(err) != laurel.EUnavailable || time.Since(start) > 5*time.Second {
+		t.Fatalf("a write with PostgreSQL down: %v after %v; want unavailable promptly", err, time.Since(start))
+	}
+
+	proxy.Restore()
+	laureltest.Within(t, 10*time.Second, "ready once PostgreSQL is back", func() bool { return !e.Failed() })
+	submit(t, e, laurel.Event{Board: "b", Member: "carol", Value: 4, ID: "c1"})
+	p, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 10, laurel.ScoreRange{})
+	if err != nil || p.Total != 2 || p.Entries[0].Member != "carol" || p.Entries[1].Member != "alice" {
+		t.Fatalf("after PostgreSQL came back: %+v, %v; want carol and alice, not bob", p, err)
+	}
+}
