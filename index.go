@@ -21,7 +21,9 @@ type Index interface {
 	// records u.Version and, when u.State is not nil, the state with u.Version as its stamp.
 	// Afterwards it reads the entries of u.Read, and tells subscribers that the board
 	// changed. When the index is not at u.After it changes nothing and returns
-	// ErrIndexStale. An index that holds nothing of the board is at version 0.
+	// ErrIndexStale. An index that holds nothing of the board is at version 0. Versions
+	// below 0 are fences: a rebuild in progress sets one with its first chunk and names it
+	// in the next, so that a flush or another rebuild meanwhile makes it start again.
 	Apply(ctx context.Context, board string, order Order, u IndexUpdate) ([]IndexEntry, error)
 	// State returns the board's state and its stamp, and the version of the last step; ok is
 	// false when the index holds no state of the board (none was ever recorded, the board

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -538,8 +540,29 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 
 // rebuild makes the index of a board what the store holds, under the board's lock (held by
 // conn's session). Until it records the state at the end, reads find none and wait for the
-// lock.
+// lock. A rebuild that finds the index changed under it (Redis flushed or restarted) starts
+// again, at most rebuildAttempts times in all.
 func (e *Store) rebuild(ctx context.Context, conn *pgxpool.Conn, id string) error {
+	for attempt := 1; ; attempt++ {
+		err := e.rebuildOnce(ctx, conn, id)
+		if !errors.Is(err, laurel.ErrIndexStale) || attempt == rebuildAttempts {
+			return err
+		}
+		e.log.Warn("the index changed during a rebuild; starting it again", "board", id, "attempt", attempt)
+	}
+}
+
+const rebuildAttempts = 3
+
+// rebuildChunk is how many members one step of a rebuild puts in the index.
+const rebuildChunk = 10_000
+
+// rebuildOnce clears the board's index and fills it in chunks. The first chunk sets a fence,
+// a negative version of this rebuild's own that no step takes, and every later chunk names
+// it: when the index loses the board meanwhile (a flush) or another rebuild replaces the
+// fence, the next chunk is refused with ErrIndexStale, so that a partial index is never
+// marked current. The last chunk records the board's version and state.
+func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string) error {
 	var raw []byte
 	var version int64
 	err := conn.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &version)
@@ -557,17 +580,19 @@ func (e *Store) rebuild(ctx context.Context, conn *pgxpool.Conn, id string) erro
 		return err
 	}
 	order := st.cfg.Order
+	fence := -1 - rand.Int64N(math.MaxInt64-1)
+	after := int64(0)
 	var changes []laurel.IndexChange
 	put := func(final bool) error {
-		if len(changes) < 10_000 && !final {
+		if len(changes) < rebuildChunk && !final {
 			return nil
 		}
-		u := laurel.IndexUpdate{Changes: changes}
+		u := laurel.IndexUpdate{After: after, Version: fence, Changes: changes}
 		if final {
 			u.Version, u.State = version, raw
 		}
 		_, err := e.index.Apply(ctx, id, order, u)
-		changes = changes[:0]
+		changes, after = changes[:0], fence
 		return err
 	}
 	for i := range st.Windows {

@@ -305,3 +305,54 @@ func TestGroupedSubmits(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// flushingIndex, once armed, loses a board's index (as FLUSHALL or a Redis restart would)
+// just before the second step that reaches it: during a rebuild, between two chunks.
+type flushingIndex struct {
+	laurel.Index
+	armed   atomic.Bool
+	steps   atomic.Int32
+	flushed atomic.Bool
+}
+
+func (x *flushingIndex) Apply(ctx context.Context, board string, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+	if x.armed.Load() && x.steps.Add(1) == 2 && x.flushed.CompareAndSwap(false, true) {
+		if err := x.Index.Delete(ctx, board); err != nil {
+			return nil, err
+		}
+	}
+	return x.Index.Apply(ctx, board, order, u)
+}
+
+// TestRebuildRacingAFlush: a rebuild whose index is flushed between two of its chunks never
+// marks the partial index current; it starts again and ends with the whole board.
+func TestRebuildRacingAFlush(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	flushing := &flushingIndex{Index: store.Index}
+	e, err := postgres.Open(ctx, store.DSN, flushing, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	const members = 25_000 // three chunks of a rebuild
+	for i := 0; i < members; i += 1000 {
+		events := make([]laurel.Event, 1000)
+		for j := range events {
+			events[j] = laurel.Event{Board: "b", Member: fmt.Sprintf("m%05d", i+j), Value: int64(i + j)}
+		}
+		submit(t, e, events...)
+	}
+	flushing.armed.Store(true)
+	if err := e.Rebuild(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if !flushing.flushed.Load() {
+		t.Fatal("the index was not flushed during the rebuild: the test tests nothing")
+	}
+	check(t, e)
+	page, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 1, laurel.ScoreRange{})
+	if err != nil || page.Total != members || page.Entries[0].Member != fmt.Sprintf("m%05d", members-1) {
+		t.Fatalf("after the rebuild: %+v, %v; want all %d members", page, err, members)
+	}
+}
