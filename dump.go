@@ -260,7 +260,7 @@ func (d *DumpReader) Next() (DumpRecord, error) {
 		return r, DumpError(d.line, "%v", err)
 	}
 	if r.End != nil {
-		return r, d.end(r, sum)
+		return r, d.end(line, r, sum)
 	}
 	d.n++
 	if err := d.check(&r); err != nil {
@@ -269,8 +269,10 @@ func (d *DumpReader) Next() (DumpRecord, error) {
 	return r, nil
 }
 
-// end checks the trailer r against the sum of what came before it, and that nothing follows.
-func (d *DumpReader) end(r DumpRecord, sum []byte) error {
+// end checks the trailer r, read from line, against the sum of what came before it, and that
+// nothing follows. The line must be the trailer exactly as DumpWriter writes it: JSON would
+// take "Records" for "records", and a changed byte must never pass.
+func (d *DumpReader) end(line []byte, r DumpRecord, sum []byte) error {
 	if r.Profile != nil || r.Hidden != nil || r.Board != nil || r.Event != nil || r.Agg != nil || r.Closed != nil || r.Frozen != nil || r.History != nil {
 		return DumpError(d.line, "the trailer holds nothing but \"end\"")
 	}
@@ -279,6 +281,9 @@ func (d *DumpReader) end(r DumpRecord, sum []byte) error {
 	}
 	if r.End.SHA256 != hex.EncodeToString(sum) {
 		return DumpError(d.line, "the dump's checksum does not match its trailer: it was damaged or edited")
+	}
+	if want, err := json.Marshal(DumpRecord{End: r.End}); err != nil || !bytes.Equal(line, append(want, '\n')) {
+		return DumpError(d.line, "the trailer is not written as laurel writes it: it was edited")
 	}
 	if _, err := d.readLine(); err != io.EOF {
 		return DumpError(d.line+1, "data after the trailer")

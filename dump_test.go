@@ -83,6 +83,9 @@ func TestDumpTrailer(t *testing.T) {
 		b[i] ^= byte(1 + rng.IntN(255))
 		refused("byte "+itoa(i)+" changed", b)
 	}
+	// JSON matches keys regardless of case; the trailer must not.
+	refused("a trailer's key in capitals", bytes.Replace(bytes.Clone(dump), []byte(`"records"`), []byte(`"Records"`), 1))
+	refused("a space in the trailer", bytes.Replace(bytes.Clone(dump), []byte(`{"end":`), []byte(`{"end": `), 1))
 	refused("a record after the trailer", append(bytes.Clone(dump), `{"hidden":"x"}`+"\n"...))
 	refused("two trailers", append(bytes.Clone(dump), dump[bytes.LastIndexByte(dump[:len(dump)-1], '\n')+1:]...))
 	err = laurel.VerifyDump(bytes.NewReader(dump[:bytes.LastIndexByte(dump[:len(dump)-1], '\n')+1]))
