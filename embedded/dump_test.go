@@ -50,7 +50,7 @@ func importDump(dir string, dump []byte, opts embedded.Options) error {
 func TestDumpRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	c := laureltest.NewClock("2026-11-16T10:00:00Z") // a Monday
-	e := testEngine(t, "", c)
+	e := testStore(t, "", c)
 	putBoard(t, e, "cal", laurel.BoardSpec{Windows: []string{"day", "week", "all"}, LateLimit: ptr("1h"), Keep: ptr(3)})
 	putBoard(t, e, "roll", laurel.BoardSpec{Windows: []string{"last3d", "all"}, Mode: ptr("best"), LateLimit: ptr("7d")})
 	if _, err := e.PutProfile(ctx, "ada", laurel.ProfileSpec{Name: ptr("Ada"), Metadata: json.RawMessage(`{ "team": "red" }`)}); err != nil {
@@ -125,7 +125,7 @@ func TestDumpRoundTrip(t *testing.T) {
 	if err := importDump(dir, dump, embedded.Options{Now: c.Now}); err != nil {
 		t.Fatalf("Import: %v", err)
 	}
-	e2 := testEngine(t, dir, c)
+	e2 := testStore(t, dir, c)
 	if again := export(t, e2); !bytes.Equal(again, dump) {
 		t.Fatalf("the imported store dumps otherwise:\n%s\nthen:\n%s", dump, again)
 	}
@@ -217,7 +217,7 @@ func TestImportRefuses(t *testing.T) {
 		if laurel.ErrorCode(err) != laurel.EConflict || !strings.Contains(err.Error(), "not empty") {
 			t.Fatalf("got %v, want EConflict: not empty", err)
 		}
-		e = testEngine(t, dir, laureltest.NewClock("2026-11-16T00:00:00Z"))
+		e = testStore(t, dir, laureltest.NewClock("2026-11-16T00:00:00Z"))
 		if _, err := e.Board(context.Background(), "b"); err != nil {
 			t.Fatalf("the store after a refused import: %v", err)
 		}

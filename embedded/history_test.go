@@ -31,7 +31,7 @@ func TestHistory(t *testing.T) {
 	ctx := context.Background()
 	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	dir := t.TempDir()
-	e := testEngine(t, dir, c)
+	e := testStore(t, dir, c)
 	putBoard(t, e, "g", laurel.BoardSpec{Windows: []string{"all", "day"}})
 
 	var want []laurel.HistoryPoint // for alice in all, oldest first
@@ -87,7 +87,7 @@ func TestHistory(t *testing.T) {
 
 	// A restart keeps the points.
 	e.Close()
-	e = testEngine(t, dir, c)
+	e = testStore(t, dir, c)
 	if got := history(t, e, "g", "all", "alice", 10); !slices.Equal(got, []laurel.HistoryPoint{want[0], want[2]}) {
 		t.Fatalf("after a restart: %v", got)
 	}
@@ -130,7 +130,7 @@ func TestHistory(t *testing.T) {
 // TestHistoryWithoutRanks: events written with ranks=false leave points too.
 func TestHistoryWithoutRanks(t *testing.T) {
 	c := laureltest.NewClock("2026-11-22T10:00:00Z")
-	e := testEngine(t, "", c)
+	e := testStore(t, "", c)
 	putBoard(t, e, "g", laurel.BoardSpec{})
 	res, err := e.Submit(context.Background(), []laurel.Event{{Board: "g", Member: "a", Value: 2}, {Board: "g", Member: "b", Value: 3}}, laurel.SubmitOptions{NoRanks: true})
 	if err != nil || res[0].Entries != nil {
@@ -147,7 +147,7 @@ func TestHistoryWithoutRanks(t *testing.T) {
 func TestWatch(t *testing.T) {
 	ctx := context.Background()
 	c := laureltest.NewClock("2026-11-22T10:00:00Z")
-	e := testEngine(t, "", c)
+	e := testStore(t, "", c)
 	putBoard(t, e, "a", laurel.BoardSpec{})
 	putBoard(t, e, "b", laurel.BoardSpec{})
 

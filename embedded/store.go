@@ -56,6 +56,13 @@ type Options struct {
 	// OnCommit, when set, is called by the writer after each fsync, before the group is
 	// applied and answered: a hook at the durability boundary, for tests and metrics.
 	OnCommit func(ops, bytes int, took time.Duration)
+	// MinFreeDisk is the free space (bytes) below which writes are refused, so that Pebble
+	// keeps room to flush and compact (disk.go); zero is 4 memtables and at least 64 MiB,
+	// below zero turns the guard off.
+	MinFreeDisk int64
+	// CloseTimeout bounds how long Close waits for a commit in progress (a stalled disk);
+	// zero is 10 s. What was acknowledged is durable either way.
+	CloseTimeout time.Duration
 }
 
 // Store is laurel's Service on the embedded store. Its methods are safe for concurrent use.
@@ -91,6 +98,9 @@ type Store struct {
 	stopped chan struct{}
 	failed  atomic.Pointer[error] // set by the writer when the store fails; every later write gets it
 	once    sync.Once
+
+	disk       diskGuard
+	committing atomic.Int64 // when the commit in progress began (unix ns); 0 between commits
 }
 
 var _ laurel.Service = (*Store)(nil)
@@ -110,6 +120,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		ops: make(chan *op, 4096), stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	e.Reads = laurel.Reads{Reader: e}
+	e.disk = diskGuard{e: e, dir: dir, reserve: uint64(max(opts.MinFreeDisk, 0))}
 	start := time.Now()
 	if err := e.recover(); err != nil {
 		db.Close()
@@ -147,19 +158,33 @@ func (o Options) withDefaults() Options {
 	if o.MaxGroup == 0 {
 		o.MaxGroup = 512
 	}
+	if o.MinFreeDisk == 0 {
+		o.MinFreeDisk = max(4*o.MemTableSize, 64<<20)
+	}
+	if o.CloseTimeout == 0 {
+		o.CloseTimeout = 10 * time.Second
+	}
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
 	return o
 }
 
-// Close stops the writer after the operations already queued and closes the store. Later
-// calls do nothing.
+// Close stops the writer after the operations already queued and closes the store. When the
+// writer does not stop within CloseTimeout (its disk stalls), Close gives up and returns an
+// error, leaving Pebble open: everything acknowledged is durable already, and the process
+// can exit. Later calls do nothing.
 func (e *Store) Close() error {
 	var err error
 	e.once.Do(func() {
 		close(e.stop)
-		<-e.stopped
+		select {
+		case <-e.stopped:
+		case <-time.After(e.opts.CloseTimeout):
+			err = fmt.Errorf("embedded: the writer did not stop within %v (a commit is stalled: is the disk full?); what was acknowledged is durable", e.opts.CloseTimeout)
+			e.log.Error("closing the store", "err", err)
+			return
+		}
 		e.exports.Wait() // they stop at their next record, and close their snapshots
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -183,12 +208,22 @@ type op struct {
 	weight int
 	err    error
 	done   chan struct{}
+	state  atomic.Int32 // opQueued, then opTaken by the writer or opWithdrawn by its caller
 }
 
-var errClosed = laurel.Errorf(laurel.EUnavailable, "the engine is shutting down")
+const (
+	opQueued int32 = iota
+	opTaken
+	opWithdrawn
+)
+
+var errClosed = laurel.Errorf(laurel.EUnavailable, "the store is shutting down")
 
 // do hands o to the writer and waits until it is durable and applied, or failed.
 func (e *Store) do(ctx context.Context, o *op) error {
+	if o.run != nil && e.stalled() {
+		return errStalled
+	}
 	o.done = make(chan struct{})
 	select {
 	case e.ops <- o:
@@ -197,10 +232,17 @@ func (e *Store) do(ctx context.Context, o *op) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	// Once queued the operation will be committed or fail; its caller waits for which. An
-	// operation queued as the writer stopped is never run.
+	// An operation the writer has not taken yet can be withdrawn when its caller gives up:
+	// it will never run. Once taken it will be committed or fail, and its caller waits for
+	// which, so that the answer is true. An operation queued as the writer stopped never runs.
 	select {
 	case <-o.done:
+		return o.err
+	case <-ctx.Done():
+		if o.state.CompareAndSwap(opQueued, opWithdrawn) {
+			return ctx.Err()
+		}
+		<-o.done
 		return o.err
 	case <-e.stopped:
 		select {
@@ -229,7 +271,7 @@ func (e *Store) loop() {
 			if group = e.gather(nil); len(group) > 0 {
 				e.runGroup(group)
 			}
-			if len(e.history) > 0 && !e.Failed() {
+			if len(e.history) > 0 && !e.broken() {
 				e.runGroup(nil)
 			}
 			return
@@ -295,19 +337,28 @@ func (e *Store) resetTimer(t *time.Timer) {
 
 func (e *Store) runGroup(group []*op) {
 	now := e.now()
-	if !e.Failed() {
+	if !e.broken() {
 		if err := e.advance(now); err != nil {
 			e.fail(err)
 		}
 	}
 	tx := e.newTxn(now)
-	if !e.Failed() {
+	if !e.broken() {
 		e.stageHistory(tx)
 	}
+	full := e.disk.full()
 	var staged []*op
 	for _, o := range group {
-		if e.Failed() {
+		if !o.state.CompareAndSwap(opQueued, opTaken) {
+			continue // withdrawn: its caller was answered
+		}
+		if e.broken() {
 			o.err = laurel.Errorf(laurel.EUnavailable, "the store failed; see the server log")
+			close(o.done)
+			continue
+		}
+		if full && o.run != nil {
+			o.err = e.disk.refusal()
 			close(o.done)
 			continue
 		}
@@ -349,7 +400,10 @@ func (e *Store) commit(tx *txn, ops []*op) {
 	if !tx.batch.Empty() {
 		start := time.Now()
 		size := tx.batch.Len()
-		if err := tx.batch.Commit(pebble.Sync); err != nil {
+		e.committing.Store(start.UnixNano())
+		err := tx.batch.Commit(pebble.Sync)
+		e.committing.Store(0)
+		if err != nil {
 			e.fail(err)
 			for _, o := range ops {
 				if o.err == nil {
@@ -399,9 +453,13 @@ func (e *Store) fail(err error) {
 	}
 }
 
-// Failed reports whether the store has failed: every write is refused until a restart, so
-// the server should be taken out of service (its /readyz says so).
-func (e *Store) Failed() bool { return e.failed.Load() != nil }
+// Failed reports whether the store refuses writes: it has failed (until a restart), its disk
+// is full (until space is freed) or a commit has stalled. The server should then be taken
+// out of service; its /readyz says so.
+func (e *Store) Failed() bool { return e.broken() || e.disk.full() || e.stalled() }
+
+// broken reports whether the store has failed: every write is refused until a restart.
+func (e *Store) broken() bool { return e.failed.Load() != nil }
 
 // advance closes the periods and moves the rolling windows of every board whose deadline has
 // passed, as one commit of its own.

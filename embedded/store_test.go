@@ -16,8 +16,8 @@ const (
 	day  = 24 * hour
 )
 
-// testEngine opens a store on dir (a new temporary one when empty) and closes it at cleanup.
-func testEngine(t testing.TB, dir string, c *laureltest.Clock) *embedded.Store {
+// testStore opens a store on dir (a new temporary one when empty) and closes it at cleanup.
+func testStore(t testing.TB, dir string, c *laureltest.Clock) *embedded.Store {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -66,7 +66,7 @@ func at(t string) int64 {
 func TestRollingSevenDays(t *testing.T) {
 	c := laureltest.NewClock("2026-11-16T12:00:00Z")
 	dir := t.TempDir()
-	e := testEngine(t, dir, c)
+	e := testStore(t, dir, c)
 	putBoard(t, e, "solvers", laurel.BoardSpec{Windows: []string{"last7d", "all"}, LateLimit: ptr("7d")})
 	for i, n := range []int64{4, 2, 1, 0, 3, 3, 5} {
 		if n > 0 {
@@ -104,7 +104,7 @@ func TestRollingSevenDays(t *testing.T) {
 func TestIdempotencyAndRetraction(t *testing.T) {
 	ctx := context.Background()
 	c := laureltest.NewClock("2026-11-22T10:00:00Z")
-	e := testEngine(t, "", c)
+	e := testStore(t, "", c)
 	putBoard(t, e, "fastest", laurel.BoardSpec{Order: ptr("asc"), Mode: ptr("best"), Windows: []string{"all", "day"}})
 	ev := func(member string, v int64, id string) laurel.Event {
 		return laurel.Event{Board: "fastest", Member: member, Value: v, ID: id}
@@ -142,7 +142,7 @@ func TestClosedPeriodsKeepRanks(t *testing.T) {
 	ctx := context.Background()
 	c := laureltest.NewClock("2026-11-16T10:00:00Z") // a Monday
 	dir := t.TempDir()
-	e := testEngine(t, dir, c)
+	e := testStore(t, dir, c)
 	putBoard(t, e, "weekly", laurel.BoardSpec{Windows: []string{"week"}, LateLimit: ptr("1h"), Keep: ptr(1)})
 	for i, m := range []string{"ada", "bob", "cy", "dee"} {
 		submit(t, e, laurel.Event{Board: "weekly", Member: m, Value: int64(10 * (i + 1))})
@@ -190,7 +190,7 @@ func TestClosedPeriodsKeepRanks(t *testing.T) {
 	want("dee", "cy", "bob")
 	// Restart: closed periods, hidden marks and deletions survive.
 	e.Close()
-	e = testEngine(t, dir, c)
+	e = testStore(t, dir, c)
 	want("dee", "cy", "bob")
 	// keep 1: last week stays until two newer weeks have closed.
 	c.Set("2026-11-30T01:00:00Z")
@@ -205,7 +205,7 @@ func TestClosedPeriodsKeepRanks(t *testing.T) {
 func TestImportBypassesLateLimit(t *testing.T) {
 	ctx := context.Background()
 	c := laureltest.NewClock("2026-11-22T10:00:00Z")
-	e := testEngine(t, "", c)
+	e := testStore(t, "", c)
 	putBoard(t, e, "history", laurel.BoardSpec{Windows: []string{"all", "last7d"}, LateLimit: ptr("1h")})
 	old := laurel.Event{Board: "history", Member: "ada", Value: 7, TS: at("2026-11-19T10:00:00Z"), HasTS: true}
 	if _, err := e.Submit(ctx, []laurel.Event{old}, laurel.SubmitOptions{}); laurel.ErrorCode(err) != laurel.ETooLate {

@@ -36,11 +36,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys) and public_read, beside the environment's")
 	cache := fs.Int64("cache", 32, "MiB of Pebble's block cache, beyond its memtables")
 	memtable := fs.Int64("memtable", 16, "MiB of one Pebble memtable (it holds up to two): larger absorbs more rewrites of hot members before they reach disk")
+	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 4 memtables, at least 64; -1: no guard")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *cache < 1 || *memtable < 1 {
 		return usageError{fmt.Errorf("-cache and -memtable must be at least 1 (MiB)")}
+	}
+	if *minFree < -1 {
+		return usageError{fmt.Errorf("-min-free must be -1 (no guard), 0 (the default) or a number of MiB")}
 	}
 	if err := scale.check(); err != nil {
 		return err
@@ -94,7 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if scale.on() {
 		err = srv.openScaleOut(ctx, scale, *maintenance)
 	} else {
-		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20})
+		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20})
 	}
 	if errors.Is(err, errStopped) {
 		return nil

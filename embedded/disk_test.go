@@ -1,0 +1,247 @@
+package embedded_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
+)
+
+// smallDisk mounts a tmpfs of size MiB for the test and returns its path; it is unmounted
+// at cleanup. Mounting takes root: without it the test is skipped, except under CI.
+func smallDisk(t *testing.T, size int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "disk")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%dm", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("mount a tmpfs (CI runs as root): %v: %s", err, out)
+		}
+		t.Skipf("cannot mount a tmpfs (not root?): %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return dir
+}
+
+// TestDiskFull fills a small disk with writes: each write is answered promptly, the first
+// that does not fit with 503 unavailable that stores nothing; the store says so (Failed),
+// reads go on, writes resume by themselves once space is freed, it closes promptly, and
+// after a restart holds every write it acknowledged.
+func TestDiskFull(t *testing.T) {
+	disk := smallDisk(t, 32)
+	ballast := filepath.Join(disk, "ballast")
+	if err := os.WriteFile(ballast, make([]byte, 12<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(disk, "store")
+	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
+	opts := embedded.Options{Now: clock.Now, MemTableSize: 1 << 20, CacheSize: 1 << 20, MinFreeDisk: 8 << 20}
+	e, err := embedded.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day"}})
+	pad := strings.Repeat("x", 110)
+	batch := func(i int) []laurel.Event {
+		evs := make([]laurel.Event, 100)
+		for j := range evs {
+			evs[j] = laurel.Event{Board: "b", Member: fmt.Sprintf("m%05d-%03d-%s", i, j, pad), Value: int64(j + 1), ID: fmt.Sprintf("e%05d-%03d-%s", i, j, pad)}
+		}
+		return evs
+	}
+	acked, refused := 0, -1
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; i < 5000 && time.Now().Before(deadline); i++ {
+		start := time.Now()
+		_, err := e.Submit(ctx, batch(i), laurel.SubmitOptions{})
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("batch %d took %v", i, took)
+		}
+		if err != nil {
+			if laurel.ErrorCode(err) != laurel.EUnavailable || !strings.Contains(err.Error(), "disk") {
+				t.Fatalf("batch %d: %v; want unavailable, saying the disk is full", i, err)
+			}
+			refused = i
+			t.Logf("after %d events: %v", acked, err)
+			break
+		}
+		acked += 100
+	}
+	if refused < 0 {
+		t.Fatalf("the disk never filled: %d events acknowledged", acked)
+	}
+	if !e.Failed() {
+		t.Error("Failed is false with the disk full")
+	}
+	total := func(e *embedded.Store) int {
+		t.Helper()
+		p, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 1, laurel.ScoreRange{})
+		if err != nil {
+			t.Fatalf("a read with the disk full: %v", err)
+		}
+		return p.Total
+	}
+	if n := total(e); n != acked {
+		t.Fatalf("%d members ranked, %d acknowledged: the refused write left a trace", n, acked)
+	}
+
+	os.Remove(ballast)
+	laureltest.Within(t, 5*time.Second, "writes resume once space is freed", func() bool { return !e.Failed() })
+	res, err := e.Submit(ctx, batch(refused), laurel.SubmitOptions{})
+	if err != nil || res[0].Status != laurel.StatusApplied {
+		t.Fatalf("the refused batch again, with space: %+v, %v; want applied (it was not stored before)", res[:1], err)
+	}
+	acked += 100
+
+	start := time.Now()
+	if err := e.Close(); err != nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("close: %v after %v", err, time.Since(start))
+	}
+	e, err = embedded.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if n := total(e); n != acked {
+		t.Fatalf("after a restart %d members, %d acknowledged", n, acked)
+	}
+}
+
+// stallingFS is the operating system's file system, except that while stall is set, syncs of
+// the write-ahead log (*.log) block until it is cleared: a disk that stopped completing writes.
+type stallingFS struct {
+	vfs.FS
+	mu      sync.Mutex
+	cond    *sync.Cond
+	stall   bool
+	waiting int // syncs blocked now
+}
+
+func newStallingFS() *stallingFS {
+	fs := &stallingFS{FS: vfs.Default}
+	fs.cond = sync.NewCond(&fs.mu)
+	return fs
+}
+
+func (fs *stallingFS) set(stall bool) {
+	fs.mu.Lock()
+	fs.stall = stall
+	fs.mu.Unlock()
+	fs.cond.Broadcast()
+}
+
+func (fs *stallingFS) wait() {
+	fs.mu.Lock()
+	fs.waiting++
+	for fs.stall {
+		fs.cond.Wait()
+	}
+	fs.waiting--
+	fs.mu.Unlock()
+}
+
+func (fs *stallingFS) blocked() bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.waiting > 0
+}
+
+func (fs *stallingFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	return stallingFile{f, fs}, nil
+}
+
+func (fs *stallingFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	return fs.wrap(name, f, err)
+}
+
+func (fs *stallingFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(old, name, c)
+	return fs.wrap(name, f, err)
+}
+
+type stallingFile struct {
+	vfs.File
+	fs *stallingFS
+}
+
+func (f stallingFile) Sync() error     { f.fs.wait(); return f.File.Sync() }
+func (f stallingFile) SyncData() error { f.fs.wait(); return f.File.SyncData() }
+func (f stallingFile) SyncTo(n int64) (bool, error) {
+	f.fs.wait()
+	return f.File.SyncTo(n)
+}
+
+// TestStalledDisk: when a commit does not complete (the disk stopped answering), new writes
+// are refused promptly with unavailable rather than queued behind it, the store says so
+// (Failed), a write whose caller gave up before the writer took it is never stored, Close
+// gives up after CloseTimeout, and the write in the stalled commit completes once the disk
+// answers again.
+func TestStalledDisk(t *testing.T) {
+	fs := newStallingFS()
+	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
+	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now, FS: fs, CloseTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	putBoard(t, e, "b", laurel.BoardSpec{})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 1})
+
+	fs.set(true)
+	stuck := make(chan error, 1)
+	go func() {
+		_, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "bob", Value: 2, ID: "b1"}}, laurel.SubmitOptions{})
+		stuck <- err
+	}()
+	laureltest.Within(t, 5*time.Second, "the commit stalls", fs.blocked)
+	// Queued behind the stalled commit, this caller gives up before the writer takes it.
+	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	_, err = e.Submit(wctx, []laurel.Event{{Board: "b", Member: "carol", Value: 3, ID: "c1"}}, laurel.SubmitOptions{})
+	cancel()
+	if err == nil {
+		t.Fatal("a write queued behind a stalled commit succeeded")
+	}
+	laureltest.Within(t, 10*time.Second, "Failed once the commit stalls", e.Failed)
+	start := time.Now()
+	_, err = e.Submit(ctx, []laurel.Event{{Board: "b", Member: "dave", Value: 4}}, laurel.SubmitOptions{})
+	if laurel.ErrorCode(err) != laurel.EUnavailable || time.Since(start) > time.Second {
+		t.Fatalf("a write while the commit stalls: %v after %v; want unavailable at once", err, time.Since(start))
+	}
+	if p, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 10, laurel.ScoreRange{}); err != nil || p.Total != 1 {
+		t.Fatalf("a read while the commit stalls: %+v, %v; want alice", p, err)
+	}
+	start = time.Now()
+	if err := e.Close(); err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("close with a stalled commit: %v after %v; want an error after CloseTimeout", err, time.Since(start))
+	}
+
+	fs.set(false)
+	select {
+	case err := <-stuck:
+		if err != nil {
+			t.Fatalf("the write of the stalled commit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stalled commit never completed")
+	}
+	if p, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 10, laurel.ScoreRange{}); err != nil || p.Total != 2 || p.Entries[0].Member != "bob" {
+		t.Fatalf("after the disk answered: %+v, %v; want bob and alice, not carol", p, err)
+	}
+}
