@@ -267,7 +267,7 @@ const importBatch = 10_000
 // and an import cut short by a crash leaves it marked for Open to refuse.
 func Import(dir string, r *laurel.DumpReader, opts Options) error {
 	opts = opts.withDefaults()
-	db, err := openStore(dir, opts.FS, opts.CacheSize, opts.MemTableSize, opts.Logger)
+	db, err := openStore(dir, opts)
 	if err != nil {
 		return fmt.Errorf("embedded: import into %s: %w", dir, err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // openStore opens (or creates) the Pebble store in dir. Bloom filters make the common
@@ -16,13 +15,14 @@ import (
 // Pebble reserves the memory of its memtables (the active one and one being flushed) out of
 // the block cache: a cache no larger than two memtables caches nothing at all, and every read
 // goes to the file. So the cache is sized cacheSize beyond them.
-func openStore(dir string, fs vfs.FS, cacheSize, memtable int64, log *slog.Logger) (*pebble.DB, error) {
+func openStore(dir string, opts Options) (*pebble.DB, error) {
 	o := &pebble.Options{
-		CacheSize:          cacheSize + 2*memtable,
-		MemTableSize:       uint64(memtable),
+		CacheSize:          opts.CacheSize + 2*opts.MemTableSize,
+		MemTableSize:       uint64(opts.MemTableSize),
 		FormatMajorVersion: pebble.FormatNewest,
-		FS:                 fs,
-		Logger:             pebbleLogger{log},
+		FS:                 opts.FS,
+		Logger:             pebbleLogger{opts.Logger},
+		MaxOpenFiles:       opts.MaxOpenFiles,
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)

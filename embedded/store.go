@@ -60,6 +60,8 @@ type Options struct {
 	// keeps room to flush and compact (disk.go); zero is 4 memtables and at least 64 MiB,
 	// below zero turns the guard off.
 	MinFreeDisk int64
+	// MaxOpenFiles bounds the files Pebble keeps open; zero is Pebble's default (1000).
+	MaxOpenFiles int
 	// CloseTimeout bounds how long Close waits for a commit in progress (a stalled disk);
 	// zero is 10 s. What was acknowledged is durable either way.
 	CloseTimeout time.Duration
@@ -109,7 +111,7 @@ var _ laurel.Service = (*Store)(nil)
 // before returning: the store it returns serves complete ranks from the first call.
 func Open(dir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	db, err := openStore(dir, opts.FS, opts.CacheSize, opts.MemTableSize, opts.Logger)
+	db, err := openStore(dir, opts)
 	if err != nil {
 		return nil, heldError(opts.FS, dir, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/laurel/laurel"
 )
@@ -68,6 +69,10 @@ func codeOf(status int) string {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if isTimedOut(r, err) {
 		err = laurel.Errorf(laurel.EUnavailable, "the store did not answer within %v; try again", s.cfg.RequestTimeout)
+	}
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		s.log.Error("out of file descriptors", "route", r.Pattern, "error", err)
+		err = laurel.Errorf(laurel.EUnavailable, "the server is out of file descriptors; try again")
 	}
 	code := laurel.ErrorCode(err)
 	if code == laurel.EInternal {

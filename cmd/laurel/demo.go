@@ -38,7 +38,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer os.RemoveAll(dir)
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := listen(*addr, lhttp.Config{Logger: log}, log)
+	srv, err := listen(*addr, lhttp.Config{Logger: log}, descriptors().conns, log)
 	if err != nil {
 		return err
 	}

@@ -36,12 +36,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys) and public_read, beside the environment's")
 	cache := fs.Int64("cache", 32, "MiB of Pebble's block cache, beyond its memtables")
 	memtable := fs.Int64("memtable", 16, "MiB of one Pebble memtable (it holds up to two): larger absorbs more rewrites of hot members before they reach disk")
+	budget := descriptors()
+	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed (default: the descriptor limit %d, less %d for the store's files and %d spare)", budget.limit, budget.storeFiles, spareDescriptors))
 	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 4 memtables, at least 64; -1: no guard")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *cache < 1 || *memtable < 1 {
 		return usageError{fmt.Errorf("-cache and -memtable must be at least 1 (MiB)")}
+	}
+	if *maxConns < 1 {
+		return usageError{fmt.Errorf("-max-conns must be at least 1")}
 	}
 	if *minFree < -1 {
 		return usageError{fmt.Errorf("-min-free must be -1 (no guard), 0 (the default) or a number of MiB")}
@@ -91,14 +96,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("no keys configured: the API is open to anyone who can reach it; listening on loopback only")
 	}
 
-	srv, err := listen(*addr, cfg, log)
+	srv, err := listen(*addr, cfg, *maxConns, log)
 	if err != nil {
 		return err
 	}
 	if scale.on() {
 		err = srv.openScaleOut(ctx, scale, *maintenance)
 	} else {
-		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20})
+		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20, MaxOpenFiles: budget.storeFiles})
 	}
 	if errors.Is(err, errStopped) {
 		return nil
@@ -130,12 +135,14 @@ type server struct {
 	served  chan error
 }
 
-// listen starts answering at addr at once: /healthz, and 503 for the rest until open.
-func listen(addr string, cfg lhttp.Config, log *slog.Logger) (*server, error) {
+// listen starts answering at addr at once: /healthz, and 503 for the rest until open. It
+// serves at most maxConns connections at a time.
+func listen(addr string, cfg lhttp.Config, maxConns int, log *slog.Logger) (*server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
+	ln = lhttp.LimitListener(ln, maxConns, log)
 	s := &server{log: log, cfg: cfg, served: make(chan error, 1), url: "http://" + ln.Addr().String()}
 	recovering := lhttp.Recovering()
 	s.handler.Store(&recovering)

@@ -1,0 +1,98 @@
+package http
+
+import (
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A server out of file descriptors fails in every part at once: its store cannot open a
+// file, its accept loop spins. So laurel serves at most a fixed number of connections, below
+// the process's descriptor limit, and answers the connections beyond it itself: 503
+// unavailable with Retry-After, then closes them — the client learns at once, and what is
+// served keeps its descriptors.
+
+// refusedResponse is the whole answer to a connection over the limit.
+var refusedResponse = func() []byte {
+	body := `{"error": {"code": "unavailable", "message": "the server has too many connections; try again"}}` + "\n"
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n" +
+		"Connection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+}()
+
+// maxRefusing bounds the refused connections being answered at once: each holds a
+// descriptor for up to 2 s. Beyond it, a refused connection is closed unanswered.
+const maxRefusing = 64
+
+// LimitListener returns a listener that hands at most max connections at a time to its
+// server; it answers the others with 503 and closes them, logging it (at warning level).
+func LimitListener(ln net.Listener, max int, log *slog.Logger) net.Listener {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &limitListener{Listener: ln, max: int64(max), log: log}
+}
+
+type limitListener struct {
+	net.Listener
+	max      int64
+	open     atomic.Int64
+	refusing atomic.Int64
+	log      *slog.Logger
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) <= l.max {
+			return &limitedConn{Conn: c, l: l}, nil
+		}
+		l.open.Add(-1)
+		l.log.Warn("refused a connection: the server has as many as -max-conns allows", "max_conns", l.max, "remote", c.RemoteAddr().String())
+		if l.refusing.Add(1) > maxRefusing {
+			l.refusing.Add(-1)
+			c.Close()
+			continue
+		}
+		go func() {
+			refuse(c)
+			l.refusing.Add(-1)
+		}()
+	}
+}
+
+// refuse answers a connection over the limit without reading its request, and closes it.
+func refuse(c net.Conn) {
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	c.Write(refusedResponse)
+	if tc, ok := c.(*net.TCPConn); ok {
+		// Let the client read the answer before its unread request makes the close a reset.
+		tc.CloseWrite()
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		var buf [4096]byte
+		for {
+			if _, err := c.Read(buf[:]); err != nil {
+				break
+			}
+		}
+	}
+	c.Close()
+}
+
+// limitedConn gives its place back when closed.
+type limitedConn struct {
+	net.Conn
+	l    *limitListener
+	once sync.Once
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return err
+}
