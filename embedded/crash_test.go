@@ -17,6 +17,7 @@ package embedded_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -228,6 +229,23 @@ func verifyCrash(t *testing.T, dir string, inc int, st *crashState) {
 		}
 		if s < int64(presentBy[m]) || s > int64(sentBy[m]) {
 			t.Errorf("incarnation %d: member %s scores %d, want %d (acknowledged) to %d (sent)", inc, m, s, presentBy[m], sentBy[m])
+		}
+	}
+
+	// 1b. Every counted event left its history point, the last ones before the kill
+	// included. A point holds the standing after its event's group, so events of one group
+	// share a score: newest first, the points score s, then never more.
+	for m, sc := range before {
+		pts, err := e.History(ctx, crashBoard, "all", m, laurel.MaxHistoryLimit)
+		if err != nil {
+			t.Fatalf("incarnation %d: History %s: %v", inc, m, err)
+		}
+		if want := min(sc, laurel.MaxHistoryLimit); int64(len(pts)) != want {
+			t.Errorf("incarnation %d: member %s scores %d with %d history points, want %d", inc, m, sc, len(pts), want)
+			continue
+		}
+		if pts[0].Score != sc || !slices.IsSortedFunc(pts, func(a, b laurel.HistoryPoint) int { return cmp.Compare(b.Score, a.Score) }) {
+			t.Errorf("incarnation %d: member %s scores %d; its history, newest first: %v", inc, m, sc, pts[:min(len(pts), 5)])
 		}
 	}
 

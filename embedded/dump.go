@@ -340,6 +340,8 @@ func (in *importer) checkEmpty(dir string) error {
 			in.seq = readU64(it.Value())
 		case len(k) == 1 && k[0] == tagImport:
 			return laurel.Errorf(laurel.EConflict, "%s: %s", dir, errUnfinishedImport)
+		case len(k) == 1 && k[0] == tagJournal:
+			// The journal of a group whose boards were deleted since: nothing to recover.
 		default:
 			return laurel.Errorf(laurel.EConflict, "the store in %s is not empty: import into a new or empty directory", dir)
 		}

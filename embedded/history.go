@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"time"
@@ -10,13 +11,124 @@ import (
 )
 
 // A member's rank history (docs/api.md, "Live and history") is one record per event: its time and
-// the member's score and rank in each window right after the event. Ranks are known only once
-// a group is applied to memory, after its fsync, so the records of a group ride along with the
-// next commit, or with a commit of their own after historyDelay when no other write comes: a
-// point becomes readable, like everything else, once it is durable; a History read waits for
-// that commit, so a client reads its own writes. A crash can lose the points of the events of
-// the last historyDelay, never the events themselves.
+// the member's score and rank in each window right after the event's group. Ranks are known
+// only once a group is applied to memory, after its fsync, so the records of a group ride
+// along with the next commit, or with a commit of their own after historyDelay when no other
+// write comes: a point becomes readable, like everything else, once it is durable; a History
+// read waits for that commit, so a client reads its own writes.
+//
+// So that a crash loses no point, each group's commit also stores its journal: the events it
+// applied, with the group's time. The commit that stores their points replaces or deletes it.
+// After a crash, the journal names the events whose points were not stored, and Open computes
+// them from the recovered state — which is the state right after that group, since any later
+// commit would have stored the points — before anything else changes it.
 const historyDelay = 50 * time.Millisecond
+
+// journalEntry is an applied event of a group, in its journal.
+type journalEntry struct {
+	board, member string
+	seq           uint64
+	ts            int64
+}
+
+// encodeJournal encodes a group's time and applied events.
+func encodeJournal(now int64, entries []journalEntry) []byte {
+	b := appendU64(nil, uint64(now))
+	for _, j := range entries {
+		b = append(b, j.board...)
+		b = append(b, 0)
+		b = append(b, j.member...)
+		b = append(b, 0)
+		b = appendU64(b, j.seq)
+		b = appendU64(b, uint64(j.ts))
+	}
+	return b
+}
+
+func decodeJournal(b []byte) (now int64, entries []journalEntry, err error) {
+	if len(b) < 8 {
+		return 0, nil, errCorrupt
+	}
+	now = int64(readU64(b))
+	for b = b[8:]; len(b) > 0; {
+		var j journalEntry
+		for _, part := range []*string{&j.board, &j.member} {
+			i := bytes.IndexByte(b, 0)
+			if i < 0 {
+				return 0, nil, errCorrupt
+			}
+			*part, b = string(b[:i]), b[i+1:]
+		}
+		if len(b) < 16 {
+			return 0, nil, errCorrupt
+		}
+		j.seq, j.ts, b = readU64(b), int64(readU64(b[8:])), b[16:]
+		entries = append(entries, j)
+	}
+	return now, entries, nil
+}
+
+// stageJournal records in tx the events it applies, or, when it applies none but stores the
+// points pending before it, that no point is missing any more.
+func stageJournal(tx *txn) {
+	switch {
+	case len(tx.journal) > 0:
+		tx.set([]byte{tagJournal}, encodeJournal(tx.now, tx.journal))
+	case tx.history:
+		tx.del([]byte{tagJournal})
+	}
+}
+
+// recoverHistory stores the points of the events of the journal that have none: those of
+// the last group before a crash. It runs in Open, after recover and before anything changes
+// the recovered state.
+func (e *Store) recoverHistory() error {
+	v, ok, err := get(e.db, []byte{tagJournal})
+	if err != nil || !ok {
+		return err
+	}
+	now, entries, err := decodeJournal(v)
+	if err != nil {
+		return err
+	}
+	batch := e.db.NewBatch()
+	defer batch.Close()
+	recovered := 0
+	for _, j := range entries {
+		b := e.boards[j.board]
+		if b == nil {
+			continue // deleted since
+		}
+		k := historyKey(j.board, j.member, j.seq)
+		if _, ok, err := get(e.db, k); err != nil {
+			return err
+		} else if ok {
+			continue
+		}
+		if _, ok, err := get(e.db, eventKey(j.board, j.member, j.seq)); err != nil {
+			return err
+		} else if !ok {
+			continue // retracted since
+		}
+		var names []string
+		var standings []laurel.Standing
+		for _, w := range b.windows {
+			if s, ok := e.standing(b, w, j.member, now); ok {
+				names, standings = append(names, w.name), append(standings, s)
+			}
+		}
+		batch.Set(k, encodeHistory(j.ts, names, standings), nil)
+		recovered++
+	}
+	batch.Delete([]byte{tagJournal}, nil)
+	if err := batch.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	if recovered > 0 {
+		e.log.Info("recovered the rank history of the last writes before a crash", "points", recovered)
+	}
+	return nil
+}
 
 // historyRecord is one pending history record.
 type historyRecord struct{ key, value []byte }
@@ -108,6 +220,7 @@ func (e *Store) stageHistory(tx *txn) {
 	for _, r := range e.history {
 		tx.set(r.key, r.value)
 	}
+	tx.history = tx.history || len(e.history) > 0
 	e.history = e.history[:0]
 	e.pending.Store(0)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
 	"github.com/laurel/laurel/laureltest"
@@ -224,5 +225,53 @@ func TestHistoryRetractedInTheSameGroup(t *testing.T) {
 	}
 	if got := history(t, e, "g", "", "m", 10); len(got) != 0 {
 		t.Fatalf("history of a member whose one event was retracted: %v, want none", got)
+	}
+}
+
+// TestHistorySurvivesACrash: the power fails right after a group's commit, before its history
+// points are stored (they ride with the next commit): on recovery the store computes them
+// from its journal, equal to what the writer answered, and the points of the group before,
+// stored with that commit, are as they were.
+func TestHistorySurvivesACrash(t *testing.T) {
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
+	fs := vfs.NewCrashableMem()
+	var crashed atomic.Pointer[vfs.MemFS]
+	var commits atomic.Int32
+	opts := embedded.Options{Now: c.Now, FS: fs, OnCommit: func(int, int, time.Duration) {
+		// The commits: the board, the first events, then the second (the one the crash follows).
+		if commits.Add(1) == 3 {
+			crashed.Store(fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
+		}
+	}}
+	e, err := embedded.Open("d", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, e, "g", laurel.BoardSpec{Windows: []string{"all", "day"}})
+	first := submit(t, e, laurel.Event{Board: "g", Member: "alice", Value: 5}, laurel.Event{Board: "g", Member: "bob", Value: 3})
+	second := submit(t, e, laurel.Event{Board: "g", Member: "carol", Value: 4})
+	e.Close()
+	if crashed.Load() == nil {
+		t.Fatalf("no crash after %d commits", commits.Load())
+	}
+
+	opts.FS, opts.OnCommit = crashed.Load(), nil
+	r, err := embedded.Open("d", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, w := range []string{"all", "day"} {
+		for member, s := range map[string]laurel.Standing{
+			"alice": first[0].Entries[w], "bob": first[1].Entries[w], "carol": second[0].Entries[w],
+		} {
+			want := []laurel.HistoryPoint{{At: c.Now(), Score: s.Score, Rank: s.Rank}}
+			if got := history(t, r, "g", w, member, 10); !slices.Equal(got, want) {
+				t.Errorf("%s in %s after the crash: %v; want %v (as answered)", member, w, got, want)
+			}
+		}
+	}
+	if bob := first[1].Entries["all"]; bob.Rank != 2 {
+		t.Fatalf("bob answered rank %d, want 2: the test tests nothing", bob.Rank)
 	}
 }

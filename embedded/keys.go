@@ -24,6 +24,7 @@ import (
 //	M board 0 window 0 start member  → frozen rank of the member
 //	X board 0 member 0 seq           → history: the member's score and rank per window after the event
 //	U                                → (empty): an import into the store has not finished
+//	J                                → the last group's events whose history is not stored yet
 const (
 	tagBoard   = 'B'
 	tagProfile = 'P'
@@ -38,6 +39,7 @@ const (
 	tagMember  = 'M'
 	tagHistory = 'X'
 	tagImport  = 'U'
+	tagJournal = 'J'
 )
 
 // boardTags are the tables a board owns.

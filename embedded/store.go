@@ -129,6 +129,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("embedded: recover %s: %w", dir, err)
 	}
 	e.snap = db.NewSnapshot()
+	if err := e.recoverHistory(); err != nil {
+		e.snap.Close()
+		db.Close()
+		return nil, fmt.Errorf("embedded: recover the rank history of %s: %w", dir, err)
+	}
+	e.snap.Close()
+	e.snap = db.NewSnapshot()
 	// Close what closed while the store was down, before anyone reads.
 	if err := e.advance(e.now()); err != nil {
 		e.snap.Close()
@@ -399,6 +406,7 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		// The last sequence number taken, once per group.
 		tx.set([]byte{tagSeq}, appendU64(nil, tx.seq))
 	}
+	stageJournal(tx)
 	if !tx.batch.Empty() {
 		start := time.Now()
 		size := tx.batch.Len()
@@ -467,6 +475,13 @@ func (e *Store) broken() bool { return e.failed.Load() != nil }
 // passed, as one commit of its own.
 func (e *Store) advance(now int64) error {
 	tx := e.newTxn(now)
+	for _, b := range e.boards {
+		if b.deadline != noTime && b.deadline <= now {
+			// The closings change ranks: the points pending go first, as they were.
+			e.stageHistory(tx)
+			break
+		}
+	}
 	for _, b := range e.boards {
 		if b.deadline != noTime && b.deadline <= now {
 			if err := e.advanceBoard(tx, b); err != nil {

@@ -25,6 +25,9 @@ type txn struct {
 	after   []func()
 	touched map[*board]bool
 	global  bool // a change beyond single boards: a profile, a hidden mark, a deleted board
+
+	journal []journalEntry // the events applied, whose history points come after the commit
+	history bool           // the batch stores the history points pending before it
 }
 
 // memKey names a member's slot in a rolling window's current span.
@@ -71,6 +74,7 @@ func (tx *txn) mergeInto(p *txn) {
 	p.profiles = mergeMap(p.profiles, tx.profiles)
 	p.seq = tx.seq
 	p.after = append(p.after, tx.after...)
+	p.journal = append(p.journal, tx.journal...)
 	p.global = p.global || tx.global
 	for b := range tx.touched {
 		p.touched[b] = true
