@@ -10,8 +10,8 @@ import (
 	"crypto/subtle"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -36,8 +36,7 @@ type Keys struct {
 // empty reports whether no key is configured at all: the server is open.
 func (k Keys) empty() bool { return len(k.Admin)+len(k.Write)+len(k.Read) == 0 }
 
-// RateLimit configures a token bucket per key (or per client address for requests without a
-// valid key). A zero PerSecond turns it off.
+// RateLimit configures a token bucket per client. A zero PerSecond turns it off.
 type RateLimit struct {
 	PerSecond float64 // tokens added per second
 	Burst     int     // bucket size; 0 means max(1, PerSecond)
@@ -46,13 +45,21 @@ type RateLimit struct {
 // Config configures a Server. The zero value serves an open API with no rate limit.
 type Config struct {
 	Keys       Keys
-	PublicRead bool // reads need no key
-	RateLimit  RateLimit
-	Logger     *slog.Logger  // nil discards logs
-	Ready      func() bool   // nil: always ready
-	Failed     func() bool   // nil: never; true: the store cannot serve (it failed, or its backends do not answer), and /readyz answers 503
-	MaxBody    int64         // 0: DefaultMaxBody
-	StreamPing time.Duration // keep-alive comment interval of live streams; 0: 15 s
+	PublicRead bool      // reads need no key
+	RateLimit  RateLimit // per valid key
+	// AddressRateLimit is per client address, for requests without a valid key (public
+	// reads, unknown keys): what faces the internet.
+	AddressRateLimit RateLimit
+	// TrustedProxies are the addresses of the proxies in front of the server: a request from
+	// one of them is counted against the client that X-Forwarded-For names, the nearest
+	// address in it that is not itself a trusted proxy. From any other peer the header is
+	// ignored, since anyone can send it.
+	TrustedProxies []netip.Prefix
+	Logger         *slog.Logger  // nil discards logs
+	Ready          func() bool   // nil: always ready
+	Failed         func() bool   // nil: never; true: the store cannot serve (it failed, or its backends do not answer), and /readyz answers 503
+	MaxBody        int64         // 0: DefaultMaxBody
+	StreamPing     time.Duration // keep-alive comment interval of live streams; 0: 15 s
 	// RequestTimeout bounds every request but live streams: one the store has not answered
 	// by then is answered 503 unavailable. 0: DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -65,7 +72,8 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	routes  []string
-	limiter *limiter
+	limiter *limiter // per key
+	byAddr  *limiter // per client address
 	metrics *metrics
 	hub     *hub
 	ping    time.Duration
@@ -95,6 +103,9 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s := &Server{svc: svc, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
 	if cfg.RateLimit.PerSecond > 0 {
 		s.limiter = newLimiter(cfg.RateLimit.PerSecond, cfg.RateLimit.Burst)
+	}
+	if cfg.AddressRateLimit.PerSecond > 0 {
+		s.byAddr = newLimiter(cfg.AddressRateLimit.PerSecond, cfg.AddressRateLimit.Burst)
 	}
 	s.metrics = newMetrics(svc)
 	s.hub = newHub(s)
@@ -268,12 +279,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) boo
 	if hasKey {
 		granted = s.keyScope(key)
 	}
-	if s.limiter != nil {
-		id := "ip:" + clientIP(r)
-		if granted != scopeNone {
-			id = "key:" + key
-		}
-		if ok, retry := s.limiter.allow(id, time.Now()); !ok {
+	l, id := s.limiter, key
+	if granted == scopeNone {
+		l, id = s.byAddr, s.clientIP(r)
+	}
+	if l != nil {
+		if ok, retry := l.allow(id, time.Now()); !ok {
 			w.Header().Set("Retry-After", retry)
 			s.writeError(w, r, laurel.Errorf(laurel.ERateLimited, "too many requests; retry after %s s", retry))
 			return false
@@ -346,12 +357,42 @@ func bearer(r *http.Request) (string, bool) {
 	return key, key != ""
 }
 
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientIP is the address a request is counted against: its TCP peer's, or behind trusted
+// proxies the nearest untrusted address of X-Forwarded-For (each proxy appends the address it
+// got the request from, so the addresses to the right of it are the proxies').
+func (s *Server) clientIP(r *http.Request) string {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	addr := peer.Addr().Unmap()
+	if !s.trusted(addr) {
+		return addr.String()
+	}
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(h, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // not an address: what is left of it cannot be trusted
+		}
+		addr = hop.Unmap()
+		if !s.trusted(addr) {
+			break
+		}
+	}
+	return addr.String()
+}
+
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,7 +84,8 @@ func TestOpen(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	e := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"a1", "a2"}}, RateLimit: lhttp.RateLimit{PerSecond: 0.5, Burst: 3}}})
+	e := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"a1", "a2"}},
+		RateLimit: lhttp.RateLimit{PerSecond: 0.5, Burst: 3}, AddressRateLimit: lhttp.RateLimit{PerSecond: 0.5, Burst: 3}}})
 	for range 3 {
 		e.doKey("a1", "GET", "/v1/boards", nil).must(t, 200)
 	}
@@ -99,6 +101,68 @@ func TestRateLimit(t *testing.T) {
 	e.doKey("", "GET", "/v1/boards", nil).isError(t, 429, "rate_limited", "")
 	// The service endpoints are not limited.
 	e.doKey("a1", "GET", "/healthz", nil).must(t, 200)
+
+	// Each limit alone: keys unlimited, addresses limited, and the other way round.
+	e = start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Read: []string{"r"}}, PublicRead: true, AddressRateLimit: lhttp.RateLimit{PerSecond: 0.5, Burst: 2}}})
+	for range 10 {
+		e.doKey("r", "GET", "/v1/boards", nil).must(t, 200)
+	}
+	e.doKey("", "GET", "/v1/boards", nil).must(t, 200)
+	e.doKey("", "GET", "/v1/boards", nil).must(t, 200)
+	e.doKey("", "GET", "/v1/boards", nil).isError(t, 429, "rate_limited", "")
+	e.doKey("nope", "GET", "/v1/boards", nil).isError(t, 429, "rate_limited", "") // an unknown key counts against its address
+	e = start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Read: []string{"r"}}, PublicRead: true, RateLimit: lhttp.RateLimit{PerSecond: 0.5, Burst: 2}}})
+	for range 10 {
+		e.doKey("", "GET", "/v1/boards", nil).must(t, 200)
+	}
+	e.doKey("r", "GET", "/v1/boards", nil).must(t, 200)
+	e.doKey("r", "GET", "/v1/boards", nil).must(t, 200)
+	e.doKey("r", "GET", "/v1/boards", nil).isError(t, 429, "rate_limited", "")
+}
+
+// TestTrustedProxies: behind a trusted proxy each client has its own bucket, by the nearest
+// untrusted address of X-Forwarded-For; from an untrusted peer the header is ignored, so a
+// client cannot escape its limit by inventing addresses.
+func TestTrustedProxies(t *testing.T) {
+	limit := lhttp.RateLimit{PerSecond: 0.1, Burst: 1}
+	get := func(e *env, xff ...string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", e.url+"/v1/boards", nil)
+		for _, h := range xff {
+			req.Header.Add("X-Forwarded-For", h)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The test's client is 127.0.0.1: a trusted proxy here.
+	e := start(t, options{cfg: lhttp.Config{AddressRateLimit: limit, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8")}}})
+	for _, c := range []struct {
+		xff  []string
+		want int
+	}{
+		{[]string{"203.0.113.7"}, 200},
+		{[]string{"203.0.113.7"}, 429},               // the same client
+		{[]string{"203.0.113.8"}, 200},               // another one
+		{[]string{"198.51.100.1, 203.0.113.9"}, 200}, // the nearest untrusted hop counts, whatever the client claims before it
+		{[]string{"6.6.6.6, 203.0.113.9"}, 429},
+		{[]string{"203.0.113.10", "10.1.2.3"}, 200}, // through a second trusted proxy
+		{[]string{"203.0.113.10, 10.9.9.9"}, 429},
+		{nil, 200},                        // the proxy itself
+		{[]string{"not an address"}, 429}, // ... which a malformed header leaves counted
+	} {
+		if got := get(e, c.xff...); got != c.want {
+			t.Errorf("X-Forwarded-For %q: %d, want %d", c.xff, got, c.want)
+		}
+	}
+	// Not trusted: the header changes nothing.
+	e = start(t, options{cfg: lhttp.Config{AddressRateLimit: limit}})
+	if get(e, "203.0.113.7") != 200 || get(e, "203.0.113.8") != 429 {
+		t.Error("X-Forwarded-For from an untrusted peer was believed")
+	}
 }
 
 func TestNotReady(t *testing.T) {

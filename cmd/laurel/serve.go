@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -29,8 +31,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	data := fs.String("data", "./laurel-data", "directory of the embedded store (created if missing)")
 	scale := scaleOutFlags(fs)
 	maintenance := fs.Duration("maintenance", time.Second, "scale-out: how often to catch up every board and check its index (each pass reads every board's row and index state)")
-	rate := fs.Float64("rate-limit", 0, "requests per second allowed per key (or per address without a key); 0: no limit")
+	rate := fs.Float64("rate-limit", 0, "requests per second allowed per key; 0: no limit")
 	burst := fs.Int("rate-burst", 0, "requests a key may send at once above its rate; 0: the rate")
+	addrRate := fs.Float64("address-rate-limit", -1, fmt.Sprintf("requests per second allowed per client address without a valid key; 0: no limit; -1: %v when keys are configured, none on an open (loopback-only) server", defaultAddressRate))
+	addrBurst := fs.Int("address-rate-burst", 0, fmt.Sprintf("requests an address may send at once above its rate; 0: twice the rate (%d by default)", int(2*defaultAddressRate)))
+	proxies := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of the proxies in front of laurel, whose X-Forwarded-For names the client")
 	timeout := fs.Duration("request-timeout", lhttp.DefaultRequestTimeout, "longest a request (but a live stream) waits for the store before it is answered 503 unavailable")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys) and public_read, beside the environment's")
@@ -63,6 +68,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *rate < 0 || *burst < 0 {
 		return usageError{fmt.Errorf("-rate-limit and -rate-burst must not be negative (0: no limit; the burst 0: the rate)")}
 	}
+	if *addrRate < -1 || *addrBurst < 0 {
+		return usageError{fmt.Errorf("-address-rate-limit must be -1 (the default), 0 (no limit) or a rate, and -address-rate-burst not negative")}
+	}
+	trusted, err := parseProxies(*proxies)
+	if err != nil {
+		return usageError{fmt.Errorf("-trusted-proxies: %w", err)}
+	}
 	if err := checkAddr(*addr); err != nil {
 		return usageError{fmt.Errorf("-addr: %w", err)}
 	}
@@ -81,14 +93,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("the key file can be read by other users than its owner", "config", *config)
 	}
 
-	cfg := lhttp.Config{
-		Keys:           keys,
-		PublicRead:     publicRead,
-		RateLimit:      lhttp.RateLimit{PerSecond: *rate, Burst: *burst},
-		Logger:         log,
-		RequestTimeout: *timeout,
+	open := len(keys.Admin)+len(keys.Write)+len(keys.Read) == 0
+	if *addrRate == -1 {
+		*addrRate = defaultAddressRate
+		if open {
+			*addrRate = 0
+		}
 	}
-	open := len(cfg.Keys.Admin)+len(cfg.Keys.Write)+len(cfg.Keys.Read) == 0
+	if *addrBurst == 0 {
+		*addrBurst = int(math.Ceil(2 * *addrRate))
+	}
+	cfg := lhttp.Config{
+		Keys:             keys,
+		PublicRead:       publicRead,
+		RateLimit:        lhttp.RateLimit{PerSecond: *rate, Burst: *burst},
+		AddressRateLimit: lhttp.RateLimit{PerSecond: *addrRate, Burst: *addrBurst},
+		TrustedProxies:   trusted,
+		Logger:           log,
+		RequestTimeout:   *timeout,
+	}
 	if open {
 		if !loopback(*addr) {
 			return usageError{fmt.Errorf("no keys are configured (LAUREL_ADMIN_KEY, LAUREL_WRITE_KEY, LAUREL_READ_KEY), so the API would be open to anyone: refusing to listen on %s, which is not a loopback address", *addr)}
@@ -112,6 +135,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return srv.wait(ctx)
+}
+
+// defaultAddressRate is the requests per second an address may send without a valid key,
+// on a server with keys: far above what one player's page or game needs, far below a flood.
+const defaultAddressRate = 50
+
+// parseProxies reads -trusted-proxies: addresses or CIDR prefixes, comma-separated.
+func parseProxies(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(item); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an address nor a CIDR prefix", item)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // errStopped says serve was told to stop before its store was open.

@@ -310,6 +310,11 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"-addr", "127.0.0.1:70000"}, "the port must be a number"},
 		{[]string{"-maintenance", "0s"}, "-maintenance must be positive"},
 		{[]string{"-cache", "0"}, "-cache and -memtable must be at least 1"},
+		{[]string{"-min-free", "-2"}, "-min-free must be -1"},
+		{[]string{"-max-conns", "0"}, "-max-conns must be at least 1"},
+		{[]string{"-request-timeout", "0s"}, "-request-timeout must be positive"},
+		{[]string{"-address-rate-limit", "-2"}, "-address-rate-limit must be -1"},
+		{[]string{"-trusted-proxies", "10.0.0.0/8,proxy"}, `-trusted-proxies: "proxy" is neither an address nor a CIDR prefix`},
 	} {
 		var stderr bytes.Buffer
 		dir := t.TempDir()
@@ -319,6 +324,35 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		}
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("serve %v: the data directory was opened", tc.args)
+		}
+	}
+}
+
+// TestServeLimitsAddressesByDefault: a server with keys limits what each address may send
+// without a valid key (50 a second, bursts of 100), and not what a key sends; an open server,
+// on loopback only, limits nothing.
+func TestServeLimitsAddressesByDefault(t *testing.T) {
+	base, stop := startServe(t, t.TempDir(), map[string]string{"LAUREL_READ_KEY": "r", "LAUREL_PUBLIC_READ": "true"})
+	defer stop()
+	count := func(key string) (limited int) {
+		for range 150 {
+			if code, _ := doKey(t, key, "GET", base+"/v1/boards", ""); code == http.StatusTooManyRequests {
+				limited++
+			}
+		}
+		return limited
+	}
+	if n := count("r"); n != 0 {
+		t.Errorf("%d of 150 requests with a key were limited", n)
+	}
+	if n := count(""); n < 20 {
+		t.Errorf("%d of 150 requests without a key were limited, want about 50 past the burst of 100", n)
+	}
+	open, stopOpen := startServe(t, t.TempDir(), map[string]string{"LAUREL_READ_KEY": "", "LAUREL_PUBLIC_READ": ""})
+	defer stopOpen()
+	for i := range 150 {
+		if code, _ := do(t, "GET", open+"/v1/boards", ""); code != http.StatusOK {
+			t.Fatalf("request %d to an open server: %d", i, code)
 		}
 	}
 }
