@@ -1,12 +1,19 @@
 package http
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/laurel/laurel"
 )
 
 // A server out of file descriptors fails in every part at once: its store cannot open a
@@ -89,6 +96,53 @@ type limitedConn struct {
 	net.Conn
 	l    *limitListener
 	once sync.Once
+}
+
+// Write passes what the server writes, but for the few answers net/http writes itself, in
+// plain text, before a request reaches a handler (a malformed request, headers too large):
+// those it rewrites into the API's JSON error.
+func (c *limitedConn) Write(p []byte) (int, error) {
+	if b, ok := jsonServerError(p); ok {
+		if _, err := c.Conn.Write(b); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// serverErrorHeaders is how net/http's own plain-text answers end their headers; a handler's
+// answer never does (Go writes its headers sorted: Connection before Content-Type).
+const serverErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// jsonServerError rewrites one of net/http's own answers, "HTTP/1.1 <code> <text>" then
+// serverErrorHeaders and a plain-text body, into the same status with the API's JSON error.
+func jsonServerError(p []byte) ([]byte, bool) {
+	if len(p) > 1024 || !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) {
+		return nil, false
+	}
+	head, _, ok := bytes.Cut(p, []byte(serverErrorHeaders))
+	if !ok {
+		return nil, false
+	}
+	status, err := strconv.Atoi(string(head[9:min(len(head), 12)]))
+	if err != nil || status < 400 {
+		return nil, false
+	}
+	code, message := laurel.EInvalid, "the request is malformed"
+	if detail := strings.TrimPrefix(strings.TrimPrefix(string(head[min(len(head), 13):]), http.StatusText(status)), ": "); detail != "" {
+		message += ": " + detail
+	}
+	switch status {
+	case http.StatusRequestHeaderFieldsTooLarge:
+		code, message = laurel.ETooLarge, "the request's headers are too large"
+	case http.StatusNotImplemented:
+		message = "the request's transfer encoding is not supported"
+	}
+	body, _ := json.Marshal(errorBody{Error: errorJSON{Code: code, Message: message}})
+	body = append(body, '\n')
+	out := fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n", status, http.StatusText(status), len(body))
+	return append(out, body...), true
 }
 
 func (c *limitedConn) Close() error {

@@ -66,3 +66,41 @@ func TestLimitListener(t *testing.T) {
 		}
 	}
 }
+
+// TestServerErrorsAreJSON: the answers net/http writes itself, before any handler (a
+// malformed request line, headers over the limit), reach the client as the API's JSON errors.
+func TestServerErrorsAreJSON(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: lhttp.NewServer(nil, lhttp.Config{}).Handler(), MaxHeaderBytes: 1 << 10}
+	go srv.Serve(lhttp.LimitListener(ln, 10, nil))
+	defer srv.Close()
+	for _, c := range []struct {
+		request string
+		status  int
+		body    string
+	}{
+		{"GARBAGE\r\n\r\n", 400, `{"error":{"code":"invalid_argument","message":"the request is malformed"}}`},
+		{"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 8<<10) + "\r\n\r\n", 431, `{"error":{"code":"payload_too_large","message":"the request's headers are too large"}}`},
+		{"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: rot13\r\n\r\n", 501, `{"error":{"code":"invalid_argument","message":"the request's transfer encoding is not supported"}}`},
+		{"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400, `{"error":{"code":"invalid_argument","message":"the request is malformed: malformed Host header"}}`},
+	} {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(conn, c.request)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%.20q: %v", c.request, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		if resp.StatusCode != c.status || resp.Header.Get("Content-Type") != "application/json" || strings.TrimSpace(string(body)) != c.body {
+			t.Errorf("%.20q: %d %s %s; want %d %s", c.request, resp.StatusCode, resp.Header.Get("Content-Type"), body, c.status, c.body)
+		}
+	}
+}
