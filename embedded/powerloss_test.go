@@ -14,14 +14,19 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // TestPowerLoss simulates losing power while writers run: the store lives on Pebble's
 // crashable in-memory file system, whose CrashClone keeps what was synced and a random part of
 // what was not. The crash happens either at a durability boundary (inside the store's
 // OnCommit hook, after an fsync and before anyone is answered) or at a random moment from
-// outside. Every event acknowledged before the crash must be in the recovered store, and the
-// scores must count exactly the events that are.
+// outside. Meanwhile the clock runs at 30 s a millisecond through the night Paris leaves
+// summer time (2026-10-25, 03:00 CEST becomes 02:00 CET), so that hours and the day of the
+// board (in Europe/Paris) close during the campaign and across the change. Every event
+// acknowledged before the crash must be in the recovered store, the scores must count
+// exactly the events that are, each of them must have its history point, and the store's
+// invariants must hold.
 func TestPowerLoss(t *testing.T) {
 	s := seed(t)
 	for round := range 6 {
@@ -50,7 +55,22 @@ func powerLossRound(t *testing.T, rng *rand.Rand, round int) {
 	}
 	atBoundary := rng.IntN(2) == 0
 	crashAt := int64(5 + rng.IntN(60))
-	e, err := embedded.Open("/db", embedded.Options{FS: fs, OnCommit: func(ops, bytes int, took time.Duration) {
+	clock := laureltest.NewClock("2026-10-25T00:30:00Z") // 02:30 CEST
+	clock.Advance(time.Duration(rng.IntN(40)) * time.Minute)
+	ticking := make(chan struct{})
+	defer close(ticking)
+	go func() {
+		for {
+			select {
+			case <-ticking:
+				return
+			case <-time.After(time.Millisecond):
+				clock.Advance(30 * time.Second)
+			}
+		}
+	}()
+	began := clock.Now()
+	e, err := embedded.Open("/db", embedded.Options{FS: fs, Now: clock.Now, OnCommit: func(ops, bytes int, took time.Duration) {
 		if atBoundary && commits.Add(1) == crashAt {
 			crash()
 		}
@@ -58,7 +78,7 @@ func powerLossRound(t *testing.T, rng *rand.Rand, round int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	putBoard(t, e, "pl", laurel.BoardSpec{Windows: []string{"all", "day", "last7d"}})
+	putBoard(t, e, "pl", laurel.BoardSpec{Windows: []string{"all", "hour", "day", "last7d"}, Timezone: ptr("Europe/Paris")})
 	members := 20
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -112,7 +132,7 @@ func powerLossRound(t *testing.T, rng *rand.Rand, round int) {
 	wg.Wait()
 	e.Close()
 
-	e, err = embedded.Open("/db", embedded.Options{FS: crashed})
+	e, err = embedded.Open("/db", embedded.Options{FS: crashed, Now: clock.Now})
 	if err != nil {
 		t.Fatalf("round %d: open after the crash: %v", round, err)
 	}
@@ -126,6 +146,16 @@ func powerLossRound(t *testing.T, rng *rand.Rand, round int) {
 			scores[me.Entry.Member] = me.Entry.Score
 		} else if laurel.ErrorCode(err) != laurel.ENotFound {
 			t.Fatal(err)
+		}
+	}
+	// Every event that survived has its history point, the last ones included.
+	for m, sc := range scores {
+		pts, err := e.History(ctx, "pl", "all", m, laurel.MaxHistoryLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(sc, laurel.MaxHistoryLimit); int64(len(pts)) != want {
+			t.Errorf("round %d: %s scores %d with %d history points, want %d", round, m, sc, len(pts), want)
 		}
 	}
 	survived := make(map[string]int64)
@@ -153,7 +183,9 @@ func powerLossRound(t *testing.T, rng *rand.Rand, round int) {
 	if err := e.Check(); err != nil {
 		t.Error(err)
 	}
-	t.Logf("round %d: crash %s after %d acknowledged of %d sent", round, map[bool]string{true: "at a commit", false: "at a random moment"}[atBoundary], len(acked), len(sent))
+	paris, _ := time.LoadLocation("Europe/Paris")
+	t.Logf("round %d: crash %s after %d acknowledged of %d sent, %s to %s", round, map[bool]string{true: "at a commit", false: "at a random moment"}[atBoundary], len(acked), len(sent),
+		time.UnixMilli(began).In(paris).Format("15:04 MST"), time.UnixMilli(clock.Now()).In(paris).Format("15:04 MST"))
 }
 
 // flagInt returns the value of the flag name (-seed, registered by package laureltest), or 0.
