@@ -237,8 +237,14 @@ func TestImportCutShort(t *testing.T) {
 	// first batch is in the log.
 	var crashed *vfs.MemFS
 	r := &stopReader{r: bytes.NewReader(dump.Bytes()), at: int64(dump.Len()) - 1000, stop: func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for logBytes(t, fs) < 100_000 && time.Now().Before(deadline) {
+		// Bounded generously: under the race detector on a loaded machine the first batch
+		// has taken over 10 s to reach the log.
+		deadline := time.Now().Add(60 * time.Second)
+		for logBytes(t, fs) < 100_000 {
+			if time.Now().After(deadline) {
+				t.Errorf("the import's first batch did not reach the log in 60 s")
+				break
+			}
 			time.Sleep(time.Millisecond)
 		}
 		// What the system had written when it crashed: the log, unsynced.
