@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	mrand "math/rand"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -378,7 +379,7 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 
 // firstKey returns the first key of a comma-separated list in the environment.
 func firstKey(name string) string {
-	if keys := keyList(name); len(keys) > 0 {
+	if keys, _ := keyList(os.Getenv(name)); len(keys) > 0 {
 		return keys[0]
 	}
 	return ""

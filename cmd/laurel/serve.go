@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -87,7 +86,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := slog.New(newQuietHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv}), 10*time.Second, 5))
 	keys, publicRead, exposed, err := serveKeys(*config)
 	if err != nil {
-		return usageError{fmt.Errorf("-config: %w", err)}
+		return usageError{err}
 	}
 	if exposed {
 		log.Warn("the key file can be read by other users than its owner", "config", *config)
@@ -262,17 +261,6 @@ func (s *server) wait(ctx context.Context) error {
 		err = nil
 	}
 	return err
-}
-
-// keyList reads a comma-separated list of keys from the environment.
-func keyList(name string) []string {
-	var keys []string
-	for k := range strings.SplitSeq(os.Getenv(name), ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }
 
 // loopback reports whether addr (host:port) listens on a loopback address only.

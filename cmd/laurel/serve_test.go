@@ -176,10 +176,14 @@ func TestServeKeysFile(t *testing.T) {
 
 	for _, bad := range []struct{ file, want string }{
 		{`{"admin_keys": ["a"], "admin": ["b"]}`, `unknown field "admin"`},
-		{`{"read_keys": [""]}`, "read_keys: a key must be non-empty"},
+		{`{"read_keys": [""]}`, "read_keys: a key must not be empty"},
 		{`{"write_keys": ["a,b"]}`, "write_keys: a key must be"},
 		{`{"read_keys": "k"}`, "cannot unmarshal"},
 		{`{} {}`, "more than one JSON object"},
+		{`{"Admin_Keys": ["a"]}`, `unknown field "Admin_Keys"`},
+		{`{"read_keys": ["tab\tkey"]}`, "read_keys: a key must be printable ASCII"},
+		{`{"read_keys": ["café"]}`, "read_keys: a key must be printable ASCII"},
+		{"{\"read_keys\": [\"k\xff\"]}", "not valid UTF-8"},
 	} {
 		if err := os.WriteFile(path, []byte(bad.file), 0o600); err != nil {
 			t.Fatal(err)
@@ -354,5 +358,15 @@ func TestServeLimitsAddressesByDefault(t *testing.T) {
 		if code, _ := do(t, "GET", open+"/v1/boards", ""); code != http.StatusOK {
 			t.Fatalf("request %d to an open server: %d", i, code)
 		}
+	}
+}
+
+// TestServeRefusesBadEnvironmentKeys: a key in the environment that a client could not send
+// stops serve before it listens, naming the variable.
+func TestServeRefusesBadEnvironmentKeys(t *testing.T) {
+	t.Setenv("LAUREL_WRITE_KEY", "good, bad key")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "-data", t.TempDir()}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "LAUREL_WRITE_KEY: a key must be printable ASCII without spaces or commas") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
