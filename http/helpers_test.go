@@ -154,7 +154,7 @@ func (e *env) doKey(key, method, path string, body any) response {
 }
 
 // must checks the status of a response and returns it.
-func (r response) must(t *testing.T, status int) response {
+func (r response) must(t testing.TB, status int) response {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
