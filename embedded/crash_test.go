@@ -8,6 +8,11 @@ package embedded_test
 //	go test ./embedded/ -run Crash -v                              # a fresh seed, printed
 //	go test ./embedded/ -run Crash -v -crashseed=N -crashruns=M    # replay kill times
 //
+// Every fourth incarnation is not killed: its log's syncs start failing with EIO after the
+// delay, as a failing disk's would, and the child must end by itself (Pebble cannot go on
+// after a failed commit: laurel exits with status 2), answering none of the writes that
+// failed. The check afterwards is the same.
+//
 // The child is this test binary re-executed with LAUREL_CRASH_CHILD set: TestCrash then runs
 // the writer loop and never returns (it exits, or is killed). The child reports on stdout, one
 // whole line per write so that a kill never leaves half a line: "ready" once its board exists,
@@ -70,8 +75,13 @@ func TestCrash(t *testing.T) {
 	for inc := 1; inc <= *crashRuns; inc++ {
 		delay := time.Duration(150+rng.IntN(551)) * time.Millisecond
 		sent0, acked0 := len(st.sent), len(st.acked)
-		runCrashChild(t, dir, inc, rng.Uint64(), delay, st)
-		t.Logf("incarnation %d: killed %v after ready; %d events sent, %d acked", inc, delay, len(st.sent)-sent0, len(st.acked)-acked0)
+		ioError := inc%4 == 0
+		runCrashChild(t, dir, inc, rng.Uint64(), delay, ioError, st)
+		how := "killed"
+		if ioError {
+			how = "I/O errors at sync"
+		}
+		t.Logf("incarnation %d: %s %v after ready; %d events sent, %d acked", inc, how, delay, len(st.sent)-sent0, len(st.acked)-acked0)
 		verifyCrash(t, dir, inc, st)
 		if t.Failed() {
 			t.Fatalf("incarnation %d failed (seed %d)", inc, seed)
@@ -87,15 +97,19 @@ type crashState struct {
 	present map[string]bool   // ids known to be in the store: acked, or confirmed by a verification
 }
 
-// runCrashChild starts incarnation inc of the child on dir, kills it delay after it is ready,
-// and records what it reported in st.
-func runCrashChild(t *testing.T, dir string, inc int, seed uint64, delay time.Duration, st *crashState) {
+// runCrashChild starts incarnation inc of the child on dir, kills it delay after it is ready
+// (or, with ioError, makes its syncs fail then and waits for it to end), and records what it
+// reported in st.
+func runCrashChild(t *testing.T, dir string, inc int, seed uint64, delay time.Duration, ioError bool, st *crashState) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrash$", "-test.count=1")
 	cmd.Env = append(os.Environ(),
 		"LAUREL_CRASH_CHILD="+strconv.Itoa(inc),
 		"LAUREL_CRASH_DIR="+dir,
 		"LAUREL_CRASH_SEED="+strconv.FormatUint(seed, 10))
+	if ioError {
+		cmd.Env = append(cmd.Env, "LAUREL_CRASH_EIO_AFTER="+delay.String())
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +147,20 @@ func runCrashChild(t *testing.T, dir string, inc int, seed uint64, delay time.Du
 		fail("the child ended before it was ready")
 	case <-time.After(30 * time.Second):
 		fail("the child was not ready after 30s")
+	}
+	if ioError {
+		select {
+		case <-eof:
+		case <-time.After(delay + 30*time.Second):
+			fail("the child went on for 30 s after its disk failed")
+		}
+		werr := cmd.Wait()
+		killed = true
+		var exit *exec.ExitError
+		if readErr != nil || !errors.As(werr, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), "fatal commit error") {
+			t.Fatalf("incarnation %d: after I/O errors the child ended with %v (read error %v), want exit status 2 and a fatal commit error\nchild stderr:\n%.2000s", inc, werr, readErr, stderr.String())
+		}
+		return
 	}
 	select {
 	case <-time.After(delay):
@@ -380,7 +408,17 @@ func crashChild(inc, dir, seedText string) {
 		die(2, "bad environment: dir %q seed %q", dir, seedText)
 	}
 	ctx := context.Background()
-	e, err := embedded.Open(dir, embedded.Options{})
+	var opts embedded.Options
+	if after := os.Getenv("LAUREL_CRASH_EIO_AFTER"); after != "" {
+		d, err := time.ParseDuration(after)
+		if err != nil {
+			die(2, "bad LAUREL_CRASH_EIO_AFTER %q", after)
+		}
+		fs := newFaultFS()
+		opts.FS = fs
+		time.AfterFunc(d, func() { fs.fail.Store(true) })
+	}
+	e, err := embedded.Open(dir, opts)
 	if err != nil {
 		die(2, "open: %v", err)
 	}

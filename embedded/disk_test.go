@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,30 +122,33 @@ func TestDiskFull(t *testing.T) {
 	}
 }
 
-// stallingFS is the operating system's file system, except that while stall is set, syncs of
-// the write-ahead log (*.log) block until it is cleared: a disk that stopped completing writes.
-type stallingFS struct {
+// faultFS is the operating system's file system, except for the syncs of the write-ahead log
+// (*.log): while stall is set they block until it is cleared (a disk that stopped completing
+// writes), and once fail is set they fail with EIO (a disk that lost them).
+type faultFS struct {
 	vfs.FS
 	mu      sync.Mutex
 	cond    *sync.Cond
 	stall   bool
+	fail    atomic.Bool
 	waiting int // syncs blocked now
 }
 
-func newStallingFS() *stallingFS {
-	fs := &stallingFS{FS: vfs.Default}
+func newFaultFS() *faultFS {
+	fs := &faultFS{FS: vfs.Default}
 	fs.cond = sync.NewCond(&fs.mu)
 	return fs
 }
 
-func (fs *stallingFS) set(stall bool) {
+func (fs *faultFS) setStall(stall bool) {
 	fs.mu.Lock()
 	fs.stall = stall
 	fs.mu.Unlock()
 	fs.cond.Broadcast()
 }
 
-func (fs *stallingFS) wait() {
+// sync is what each sync of the log goes through.
+func (fs *faultFS) sync() error {
 	fs.mu.Lock()
 	fs.waiting++
 	for fs.stall {
@@ -151,40 +156,58 @@ func (fs *stallingFS) wait() {
 	}
 	fs.waiting--
 	fs.mu.Unlock()
+	if fs.fail.Load() {
+		return syscall.EIO
+	}
+	return nil
 }
 
-func (fs *stallingFS) blocked() bool {
+func (fs *faultFS) blocked() bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	return fs.waiting > 0
 }
 
-func (fs *stallingFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+func (fs *faultFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return f, err
 	}
-	return stallingFile{f, fs}, nil
+	return faultFile{f, fs}, nil
 }
 
-func (fs *stallingFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+func (fs *faultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.Create(name, c)
 	return fs.wrap(name, f, err)
 }
 
-func (fs *stallingFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+func (fs *faultFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.ReuseForWrite(old, name, c)
 	return fs.wrap(name, f, err)
 }
 
-type stallingFile struct {
+type faultFile struct {
 	vfs.File
-	fs *stallingFS
+	fs *faultFS
 }
 
-func (f stallingFile) Sync() error     { f.fs.wait(); return f.File.Sync() }
-func (f stallingFile) SyncData() error { f.fs.wait(); return f.File.SyncData() }
-func (f stallingFile) SyncTo(n int64) (bool, error) {
-	f.fs.wait()
+func (f faultFile) Sync() error {
+	if err := f.fs.sync(); err != nil {
+		return err
+	}
+	return f.File.Sync()
+}
+
+func (f faultFile) SyncData() error {
+	if err := f.fs.sync(); err != nil {
+		return err
+	}
+	return f.File.SyncData()
+}
+
+func (f faultFile) SyncTo(n int64) (bool, error) {
+	if err := f.fs.sync(); err != nil {
+		return false, err
+	}
 	return f.File.SyncTo(n)
 }
 
@@ -194,7 +217,7 @@ func (f stallingFile) SyncTo(n int64) (bool, error) {
 // gives up after CloseTimeout, and the write in the stalled commit completes once the disk
 // answers again.
 func TestStalledDisk(t *testing.T) {
-	fs := newStallingFS()
+	fs := newFaultFS()
 	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
 	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now, FS: fs, CloseTimeout: time.Second})
 	if err != nil {
@@ -204,7 +227,7 @@ func TestStalledDisk(t *testing.T) {
 	putBoard(t, e, "b", laurel.BoardSpec{})
 	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 1})
 
-	fs.set(true)
+	fs.setStall(true)
 	stuck := make(chan error, 1)
 	go func() {
 		_, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "bob", Value: 2, ID: "b1"}}, laurel.SubmitOptions{})
@@ -232,7 +255,7 @@ func TestStalledDisk(t *testing.T) {
 		t.Fatalf("close with a stalled commit: %v after %v; want an error after CloseTimeout", err, time.Since(start))
 	}
 
-	fs.set(false)
+	fs.setStall(false)
 	select {
 	case err := <-stuck:
 		if err != nil {
