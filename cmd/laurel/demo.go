@@ -25,6 +25,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkAddr(*addr); err != nil {
+		return usageError{fmt.Errorf("-addr: %w", err)}
+	}
 	if !loopback(*addr) {
 		return usageError{fmt.Errorf("the demo has no keys: refusing to listen on %s, which is not a loopback address", *addr)}
 	}

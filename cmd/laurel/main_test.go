@@ -22,6 +22,12 @@ func TestRun(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{[]string{"serve", "-memtable", "0"}, 2, "", "-cache and -memtable must be at least 1 (MiB)"},
 		{[]string{"serve", "-log-level", "loud"}, 2, "", "-log-level"},
+		{[]string{"bench", "-duration", "-1s", "-url", "http://127.0.0.1:1"}, 2, "", "-duration > 0"},
+		{[]string{"bench", "-rate", "-3", "-url", "http://127.0.0.1:1"}, 2, "", "-rate ≥ 0"},
+		{[]string{"bench", "-zipf", "1", "-url", "http://127.0.0.1:1"}, 2, "", "-zipf > 1"},
+		{[]string{"demo", "-addr", "localhost"}, 2, "", `-addr: "localhost" is not host:port`},
+		{[]string{"demo", "-rate", "0"}, 2, "", "-rate must be above 0"},
+		{[]string{"import", "-data", "x", "extra"}, 2, "", `unexpected argument "extra"`},
 		{nil, 2, "", "usage: laurel <command>"},
 		{[]string{"help"}, 0, "", "version"},
 	} {
