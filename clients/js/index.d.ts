@@ -1,0 +1,258 @@
+// Types of laurel's HTTP API. Each interface is named after a schema of GET /openapi.json, and
+// the client's test checks that every schema and every operation there is here.
+
+/** The API's error codes. */
+export type ErrorCode =
+  | "invalid_argument"
+  | "too_late"
+  | "unauthenticated"
+  | "permission_denied"
+  | "not_found"
+  | "method_not_allowed"
+  | "conflict"
+  | "payload_too_large"
+  | "rate_limited"
+  | "unavailable"
+  | "internal";
+
+export interface Error {
+  error: { code: ErrorCode; message: string; field?: string };
+}
+
+/** An error answered by laurel; status 0 when laurel could not be reached. */
+export declare class LaurelError extends globalThis.Error {
+  name: "LaurelError";
+  status: number;
+  code: ErrorCode;
+  field?: string;
+  /** Seconds to wait before trying again, when the server said. */
+  retryAfter?: number;
+}
+
+export interface BoardSpec {
+  order?: "desc" | "asc";
+  mode?: "sum" | "best" | "last";
+  windows?: string[];
+  timezone?: string;
+  week_start?: string;
+  late_limit?: string;
+  keep?: number;
+  min_value?: number;
+  max_value?: number;
+  title?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Period {
+  id?: string;
+  start?: string;
+  end?: string;
+  closed?: boolean;
+  total?: number;
+}
+
+export interface CurrentPeriod {
+  period: Period;
+  total: number;
+}
+
+export interface Board {
+  id: string;
+  order: "desc" | "asc";
+  mode: "sum" | "best" | "last";
+  windows: string[];
+  timezone: string;
+  week_start: string;
+  late_limit: string;
+  keep: number;
+  min_value?: number;
+  max_value?: number;
+  title: string;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  current: Record<string, CurrentPeriod>;
+}
+
+export interface BoardList {
+  boards: Board[];
+}
+
+export interface Event {
+  /** Only in a submission across boards (submitEvents). */
+  board?: string;
+  member: string;
+  value: number;
+  /** RFC 3339; default: when laurel receives the event. */
+  ts?: string;
+  /** Makes the event idempotent and retractable. The client fills it in when it retries. */
+  id?: string;
+  name?: string;
+}
+
+export interface EventBatch {
+  events: Event[];
+}
+
+export type EventSubmit = Event | EventBatch;
+
+export interface Standing {
+  rank: number;
+  score: number;
+}
+
+export interface EventResult {
+  board?: string;
+  member: string;
+  id?: string;
+  status: "applied" | "duplicate";
+  /** Per window, the member's standing right after the write; absent with ranks: false. */
+  entries?: Record<string, Standing>;
+}
+
+export interface EventResults {
+  results: EventResult[];
+}
+
+export interface Retracted {
+  status: "retracted";
+}
+
+export interface Entry {
+  rank: number;
+  member: string;
+  score: number;
+  reached_at: string;
+  name?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Page {
+  board: string;
+  window: string;
+  period: Period;
+  total: number;
+  entries: Entry[];
+}
+
+export interface MemberEntry {
+  board: string;
+  window: string;
+  period: Period;
+  total: number;
+  entry: Entry;
+}
+
+export interface LookupRequest {
+  members: string[];
+  window?: string;
+  at?: string;
+  period?: string;
+}
+
+export interface Rank {
+  rank: number;
+  total: number;
+}
+
+export interface PeriodList {
+  periods: Period[];
+}
+
+export interface ProfileSpec {
+  name?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Profile {
+  member: string;
+  name: string;
+  metadata: Record<string, unknown>;
+  hidden: boolean;
+}
+
+export interface Hidden {
+  member: string;
+  hidden: boolean;
+}
+
+export interface Status {
+  status: string;
+}
+
+export interface HistoryPoint {
+  at: string;
+  score: number;
+  rank: number;
+}
+
+export interface History {
+  points: HistoryPoint[];
+}
+
+/** Which ranking a read answers from: a window, at an instant or in a closed period. */
+export interface When {
+  window?: string;
+  at?: string | Date;
+  period?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface ClientOptions {
+  /** laurel's base URL, e.g. "http://127.0.0.1:7300". */
+  url: string;
+  /** An API key, sent as "Authorization: Bearer <key>". */
+  key?: string;
+  /** Retries after 503, 429 or a network failure (default 3; 0: none). */
+  retries?: number;
+  /** The longest wait before a retry, in ms (default 10000). */
+  maxDelay?: number;
+  fetch?: typeof globalThis.fetch;
+}
+
+export interface SubmitOptions extends CallOptions {
+  /** false: leave out the ranks of the answer (and save the server the work). */
+  ranks?: boolean;
+  /** A bulk import of old events (admin key): lifts the board's late_limit. */
+  importing?: boolean;
+}
+
+export declare class Laurel {
+  constructor(options: ClientOptions);
+  url: string;
+  key?: string;
+  retries: number;
+
+  healthz(opts?: CallOptions): Promise<Status>;
+  readyz(opts?: CallOptions): Promise<Status>;
+  openapi(opts?: CallOptions): Promise<Record<string, unknown>>;
+  metrics(opts?: CallOptions): Promise<string>;
+
+  listBoards(opts?: CallOptions): Promise<Board[]>;
+  getBoard(board: string, opts?: CallOptions): Promise<Board>;
+  putBoard(board: string, spec?: BoardSpec, opts?: CallOptions): Promise<Board>;
+  deleteBoard(board: string, opts?: CallOptions): Promise<void>;
+
+  submitBoardEvents(board: string, events: Event | Event[], opts?: SubmitOptions): Promise<EventResult[]>;
+  submitEvents(events: (Event & { board: string })[], opts?: SubmitOptions): Promise<EventResult[]>;
+  retractEvent(board: string, id: string, opts?: CallOptions): Promise<Retracted>;
+
+  getEntries(board: string, opts?: When & CallOptions & { offset?: number; limit?: number; minScore?: number; maxScore?: number; metadata?: boolean }): Promise<Page>;
+  getMemberEntry(board: string, member: string, opts?: When & CallOptions & { metadata?: boolean }): Promise<MemberEntry>;
+  getAround(board: string, member: string, opts?: When & CallOptions & { radius?: number; metadata?: boolean }): Promise<Page>;
+  lookup(board: string, members: string[], opts?: When & CallOptions & { metadata?: boolean }): Promise<Page>;
+  getRank(board: string, score: number, opts?: When & CallOptions): Promise<Rank>;
+  listPeriods(board: string, window: string, opts?: CallOptions): Promise<Period[]>;
+  memberHistory(board: string, member: string, opts?: CallOptions & { window?: string; limit?: number }): Promise<HistoryPoint[]>;
+
+  putProfile(member: string, spec: ProfileSpec, opts?: CallOptions): Promise<Profile>;
+  getProfile(member: string, opts?: CallOptions): Promise<Profile>;
+  deleteMember(member: string, opts?: CallOptions): Promise<void>;
+  hideMember(member: string, opts?: CallOptions): Promise<Hidden>;
+  unhideMember(member: string, opts?: CallOptions): Promise<Hidden>;
+
+  /** The live top page: the current Page, then each change; reconnects by itself. */
+  streamPage(board: string, opts?: CallOptions & { window?: string; limit?: number }): AsyncGenerator<Page, void, void>;
+}

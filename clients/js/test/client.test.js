@@ -1,0 +1,140 @@
+// The client against a real laurel, started by the Go test beside this directory
+// (go test ./clients/js), which passes its URL and admin key.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { Laurel, LaurelError } from "../index.js";
+
+const url = process.env.LAUREL_URL;
+const key = process.env.LAUREL_ADMIN_KEY;
+if (!url || !key) throw new Error("run by `go test ./clients/js`, which starts laurel and sets LAUREL_URL and LAUREL_ADMIN_KEY");
+
+const client = new Laurel({ url, key });
+let boards = 0;
+const newBoard = async (spec = { windows: ["all", "day", "last7d"] }) => {
+  const id = `js-${process.pid}-${++boards}`;
+  await client.putBoard(id, spec);
+  return id;
+};
+
+test("every operation and schema of the OpenAPI file is in the client and its types", async () => {
+  const api = await client.openapi();
+  const dts = await readFile(new URL("../index.d.ts", import.meta.url), "utf8");
+  for (const [path, ops] of Object.entries(api.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      if (typeof op !== "object" || !op.operationId) continue;
+      assert.equal(typeof client[op.operationId], "function", `${method.toUpperCase()} ${path}: no method ${op.operationId}`);
+      assert.match(dts, new RegExp(`\\b${op.operationId}\\(`), `index.d.ts does not declare ${op.operationId}`);
+    }
+  }
+  for (const name of Object.keys(api.components.schemas)) {
+    assert.match(dts, new RegExp(`export (interface|type) ${name}\\b`), `index.d.ts has no type ${name}`);
+  }
+  const codes = api.components.schemas.Error.properties.error.properties.code.enum;
+  const declared = [...dts.match(/export type ErrorCode =([^;]*);/)[1].matchAll(/"([a-z_]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(declared.sort(), [...codes].sort());
+});
+
+test("a board's life: write, read every way, retract, delete", async () => {
+  const board = await newBoard();
+  const info = await client.getBoard(board);
+  assert.deepEqual(info.windows, ["all", "day", "last7d"]);
+  assert.ok((await client.listBoards()).some((b) => b.id === board));
+
+  const results = await client.submitBoardEvents(board, [
+    { member: "alice", value: 5, id: "a1", name: "Alice" },
+    { member: "bob", value: 3 },
+    { member: "carol", value: 4 },
+  ]);
+  assert.equal(results.length, 3);
+  assert.equal(results[0].status, "applied");
+  assert.deepEqual(results[0].entries.all, { rank: 1, score: 5 });
+  assert.ok(results[1].id, "the client gives an event without id one");
+
+  const page = await client.getEntries(board, { window: "day", limit: 2 });
+  assert.equal(page.total, 3);
+  assert.deepEqual(page.entries.map((e) => [e.rank, e.member, e.score]), [[1, "alice", 5], [2, "carol", 4]]);
+  assert.equal(page.entries[0].name, "Alice");
+  assert.equal((await client.getEntries(board, { minScore: 4, maxScore: 4 })).entries[0].member, "carol");
+  assert.equal((await client.getMemberEntry(board, "bob")).entry.rank, 3);
+  assert.deepEqual((await client.getAround(board, "carol", { radius: 1 })).entries.map((e) => e.member), ["alice", "carol", "bob"]);
+  assert.deepEqual((await client.lookup(board, ["bob", "alice", "nobody"])).entries.map((e) => e.rank), [1, 3]);
+  assert.deepEqual(await client.getRank(board, 4), { rank: 3, total: 3 });
+  const periods = await client.listPeriods(board, "day");
+  assert.equal(periods[0].closed, false);
+  assert.equal((await client.getEntries(board, { at: new Date() })).total, 3);
+  const points = await client.memberHistory(board, "alice", { window: "all" });
+  assert.deepEqual(points.map((p) => [p.rank, p.score]), [[1, 5]]);
+
+  assert.equal((await client.putProfile("alice", { metadata: { country: "SE" } })).metadata.country, "SE");
+  assert.equal((await client.getProfile("alice")).name, "Alice");
+  await client.hideMember("carol");
+  assert.equal((await client.getEntries(board)).total, 2);
+  await client.unhideMember("carol");
+  assert.deepEqual(await client.retractEvent(board, "a1"), { status: "retracted" });
+  assert.equal((await client.getEntries(board)).entries[0].member, "carol");
+  assert.equal((await client.getEntries(board)).total, 2, "alice's only event was retracted");
+  await client.deleteMember("bob");
+  assert.deepEqual((await client.getEntries(board)).entries.map((e) => e.member), ["carol"]);
+  await client.deleteBoard(board);
+  await assert.rejects(client.getBoard(board), { name: "LaurelError", status: 404, code: "not_found" });
+});
+
+test("errors carry the API's code, status and field", async () => {
+  const board = await newBoard();
+  await assert.rejects(client.submitBoardEvents(board, [{ member: "a", value: 1 }, { member: "b", value: 1.5 }]),
+    (err) => err instanceof LaurelError && err.status === 400 && err.code === "invalid_argument" && err.field === "events[1].value");
+  await assert.rejects(client.getEntries(board, { window: "fortnight" }), { code: "invalid_argument", field: "window" });
+  await assert.rejects(client.submitBoardEvents(board, { member: "a", value: 2, id: "a1" }).then(() =>
+    client.submitBoardEvents(board, { member: "a", value: 3, id: "a1" })), { status: 409, code: "conflict" });
+  await assert.rejects(new Laurel({ url, key: "wrong" }).listBoards(), { status: 401, code: "unauthenticated" });
+  await assert.rejects(new Laurel({ url: "http://127.0.0.1:1", retries: 0 }).healthz(), { status: 0, code: "unavailable" });
+});
+
+test("a retry after a lost answer reuses the event ids: counted once", async () => {
+  const board = await newBoard();
+  let calls = 0;
+  // The first answer is lost on its way back, as when a connection drops after the server
+  // stored the write.
+  const lossy = async (input, init) => {
+    const res = await fetch(input, init);
+    if (++calls === 1) return new Response(JSON.stringify({ error: { code: "unavailable", message: "lost" } }), { status: 503, headers: { "retry-after": "0" } });
+    return res;
+  };
+  const flaky = new Laurel({ url, key, fetch: lossy });
+  const results = await flaky.submitBoardEvents(board, { member: "dana", value: 7 });
+  assert.equal(calls, 2);
+  assert.equal(results[0].status, "duplicate", "the retry found the write already stored");
+  assert.equal((await client.getMemberEntry(board, "dana")).entry.score, 7);
+});
+
+test("retries give up after the configured number", async () => {
+  let calls = 0;
+  const down = async () => {
+    calls++;
+    return new Response(JSON.stringify({ error: { code: "unavailable", message: "recovering" } }), { status: 503, headers: { "retry-after": "0" } });
+  };
+  await assert.rejects(new Laurel({ url, retries: 2, fetch: down }).listBoards(), { status: 503, code: "unavailable" });
+  assert.equal(calls, 3);
+  calls = 0;
+  await assert.rejects(new Laurel({ url, fetch: async () => { calls++; return new Response('{"error":{"code":"not_found","message":"x"}}', { status: 404 }); } }).getBoard("x"), { code: "not_found" });
+  assert.equal(calls, 1, "a 404 is not retried");
+});
+
+test("the live page: the current page, then each change", async () => {
+  const board = await newBoard();
+  await client.submitBoardEvents(board, { member: "erin", value: 1 });
+  const ac = new AbortController();
+  const seen = [];
+  const done = (async () => {
+    for await (const page of client.streamPage(board, { window: "all", limit: 5, signal: ac.signal })) {
+      seen.push(page.entries.map((e) => `${e.member}:${e.score}`).join(","));
+      if (seen.length === 1) await client.submitBoardEvents(board, { member: "finn", value: 2 });
+      if (seen.length === 2) ac.abort();
+    }
+  })();
+  const timeout = setTimeout(() => ac.abort(), 10_000);
+  await done;
+  clearTimeout(timeout);
+  assert.deepEqual(seen, ["erin:1", "finn:2,erin:1"]);
+});
