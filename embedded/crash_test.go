@@ -409,14 +409,13 @@ func crashChild(inc, dir, seedText string) {
 	}
 	ctx := context.Background()
 	var opts embedded.Options
+	var failAfter time.Duration // counted from ready, as the parent's kill is
+	fs := newFaultFS()
 	if after := os.Getenv("LAUREL_CRASH_EIO_AFTER"); after != "" {
-		d, err := time.ParseDuration(after)
-		if err != nil {
+		if failAfter, err = time.ParseDuration(after); err != nil {
 			die(2, "bad LAUREL_CRASH_EIO_AFTER %q", after)
 		}
-		fs := newFaultFS()
 		opts.FS = fs
-		time.AfterFunc(d, func() { fs.fail.Store(true) })
 	}
 	e, err := embedded.Open(dir, opts)
 	if err != nil {
@@ -436,6 +435,9 @@ func crashChild(inc, dir, seedText string) {
 		}
 	}
 	out([]byte("ready\n"))
+	if failAfter > 0 {
+		time.AfterFunc(failAfter, func() { fs.fail.Store(true) })
+	}
 	for g := range crashGoroutines {
 		go func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(g)))
