@@ -209,7 +209,7 @@ func (e *Store) recordHistory(b *board, member string, seq uint64, ts, now int64
 	}
 	if seq != 0 {
 		e.history = append(e.history, historyRecord{historyKey(b.cfg.ID, member, seq), encodeHistory(ts, names, standings)})
-		e.pending.Store(int64(len(e.history)))
+		e.pending.Add(1)
 	}
 	return entries
 }
@@ -221,8 +221,8 @@ func (e *Store) stageHistory(tx *txn) {
 		tx.set(r.key, r.value)
 	}
 	tx.history = tx.history || len(e.history) > 0
+	tx.historyPoints += len(e.history)
 	e.history = e.history[:0]
-	e.pending.Store(0)
 }
 
 // History returns the member's points in window, newest first.

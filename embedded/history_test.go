@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -274,4 +275,34 @@ func TestHistorySurvivesACrash(t *testing.T) {
 	if bob := first[1].Entries["all"]; bob.Rank != 2 {
 		t.Fatalf("bob answered rank %d, want 2: the test tests nothing", bob.Rank)
 	}
+}
+
+// TestHistoryReadsItsOwnWrites: writers that read their member's history right after each
+// write always find the point, while other writes keep the writer committing — a point staged
+// in a commit that is not visible yet is still waited for.
+func TestHistoryReadsItsOwnWrites(t *testing.T) {
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
+	e := testStore(t, "", c)
+	putBoard(t, e, "g", laurel.BoardSpec{Windows: []string{"all"}})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			member := fmt.Sprintf("m%d", g)
+			for i := 1; i <= 150; i++ {
+				if _, err := e.Submit(ctx, []laurel.Event{{Board: "g", Member: member, Value: 1}}, laurel.SubmitOptions{NoRanks: true}); err != nil {
+					t.Error(err)
+					return
+				}
+				pts, err := e.History(ctx, "g", "all", member, laurel.MaxHistoryLimit)
+				if err != nil || len(pts) != i {
+					t.Errorf("%s after write %d: %d points (%v)", member, i, len(pts), err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

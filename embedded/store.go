@@ -87,7 +87,7 @@ type Store struct {
 
 	seq     uint64          // the last event sequence number; the writer's
 	history []historyRecord // history records waiting for the next commit; the writer's
-	pending atomic.Int64    // len(history), for readers
+	pending atomic.Int64    // history points not yet readable: queued, or staged in a commit not yet visible
 
 	// exports counts the exports reading their own snapshots of the store, which must be
 	// closed before it is. Only the writer adds to it.
@@ -436,6 +436,7 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		e.snap.Close()
 		e.snap = e.db.NewSnapshot()
 	}
+	e.pending.Add(-int64(tx.historyPoints))
 	for b := range tx.touched {
 		b.updateDeadline()
 	}

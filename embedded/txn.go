@@ -28,6 +28,9 @@ type txn struct {
 
 	journal []journalEntry // the events applied, whose history points come after the commit
 	history bool           // the batch stores the history points pending before it
+	// historyPoints counts them: they stay pending for History readers until the commit's
+	// snapshot shows them, so that a reader never misses its own write's point.
+	historyPoints int
 }
 
 // memKey names a member's slot in a rolling window's current span.
