@@ -11,8 +11,10 @@ import (
 
 // recordHistory stores the history points of a step's events once the index has given their
 // standings: after the step's commit, in a transaction of its own that does not wait for its
-// fsync. A crash can lose the points of the last moments, never the events themselves (the
-// embedded store makes the same trade: a write does not wait twice for the disk).
+// fsync, so that a write does not wait twice for the disk. A crash of PostgreSQL, or of the
+// node between the two transactions, can lose the points of the last moments, never the
+// events themselves. (The embedded store no longer loses any: it journals each group's
+// events and recomputes their points at start; the same would serve here.)
 func (s *step) recordHistory(rows []historyRow) error {
 	if len(rows) == 0 {
 		return nil
