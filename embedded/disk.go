@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/laurel/laurel"
@@ -31,8 +30,7 @@ type diskGuard struct {
 	mu      sync.Mutex
 	checked time.Time
 	avail   uint64 // the free bytes found by the last check
-	known   bool   // the file system tells its free space
-	low     atomic.Bool
+	low     bool   // avail < reserve
 }
 
 // full reports whether the disk has less free space than the reserve, asking the file system
@@ -44,17 +42,17 @@ func (g *diskGuard) full() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if time.Since(g.checked) < diskCheckEvery {
-		return g.low.Load()
+		return g.low
 	}
 	g.checked = time.Now()
 	u, err := g.e.opts.FS.GetDiskUsage(g.dir)
 	if err != nil {
-		g.known = false
 		return false // a file system that cannot tell (in memory): nothing to guard
 	}
-	g.known, g.avail = true, u.AvailBytes
+	g.avail = u.AvailBytes
 	low := u.AvailBytes < g.reserve
-	if g.low.Swap(low) != low {
+	if g.low != low {
+		g.low = low
 		if low {
 			g.e.log.Error("the disk is nearly full: refusing writes until space is freed", "dir", g.dir, "free_mib", u.AvailBytes>>20, "reserve_mib", g.reserve>>20)
 		} else {

@@ -74,14 +74,14 @@ func stageJournal(tx *txn) {
 	switch {
 	case len(tx.journal) > 0:
 		tx.set([]byte{tagJournal}, encodeJournal(tx.now, tx.journal))
-	case tx.history:
+	case tx.historyPoints > 0:
 		tx.del([]byte{tagJournal})
 	}
 }
 
 // recoverHistory stores the points of the events of the journal that have none: those of
-// the last group before a crash. It runs in Open, after recover and before anything changes
-// the recovered state.
+// the last group before a crash, and publishes them in a new snapshot. It runs in Open, after
+// recover and before anything changes the recovered state.
 func (e *Store) recoverHistory() error {
 	v, ok, err := get(e.db, []byte{tagJournal})
 	if err != nil || !ok {
@@ -125,6 +125,8 @@ func (e *Store) recoverHistory() error {
 		return err
 	}
 	if recovered > 0 {
+		e.snap.Close()
+		e.snap = e.db.NewSnapshot()
 		e.log.Info("recovered the rank history of the last writes before a crash", "points", recovered)
 	}
 	return nil
@@ -220,7 +222,6 @@ func (e *Store) stageHistory(tx *txn) {
 	for _, r := range e.history {
 		tx.set(r.key, r.value)
 	}
-	tx.history = tx.history || len(e.history) > 0
 	tx.historyPoints += len(e.history)
 	e.history = e.history[:0]
 }

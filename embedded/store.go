@@ -134,8 +134,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("embedded: recover the rank history of %s: %w", dir, err)
 	}
-	e.snap.Close()
-	e.snap = db.NewSnapshot()
 	// Close what closed while the store was down, before anyone reads.
 	if err := e.advance(e.now()); err != nil {
 		e.snap.Close()
@@ -478,13 +476,9 @@ func (e *Store) advance(now int64) error {
 	tx := e.newTxn(now)
 	for _, b := range e.boards {
 		if b.deadline != noTime && b.deadline <= now {
-			// The closings change ranks: the points pending go first, as they were.
+			// The closings change ranks: the points pending go first, as they were (after
+			// the first board, there are none left to stage).
 			e.stageHistory(tx)
-			break
-		}
-	}
-	for _, b := range e.boards {
-		if b.deadline != noTime && b.deadline <= now {
 			if err := e.advanceBoard(tx, b); err != nil {
 				tx.batch.Close()
 				return err

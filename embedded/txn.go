@@ -27,9 +27,9 @@ type txn struct {
 	global  bool // a change beyond single boards: a profile, a hidden mark, a deleted board
 
 	journal []journalEntry // the events applied, whose history points come after the commit
-	history bool           // the batch stores the history points pending before it
-	// historyPoints counts them: they stay pending for History readers until the commit's
-	// snapshot shows them, so that a reader never misses its own write's point.
+	// historyPoints counts the points pending before the batch that it stores: they stay
+	// pending for History readers until the commit's snapshot shows them, so that a reader
+	// never misses its own write's point.
 	historyPoints int
 }
 

@@ -118,7 +118,8 @@ const serverErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConne
 // jsonServerError rewrites one of net/http's own answers, "HTTP/1.1 <code> <text>" then
 // serverErrorHeaders and a plain-text body, into the same status with the API's JSON error.
 func jsonServerError(p []byte) ([]byte, bool) {
-	if len(p) > 1024 || !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) {
+	// Most writes are a handler's answers: a 2xx or 3xx, or longer than these ever are.
+	if len(p) > 1024 || !bytes.HasPrefix(p, []byte("HTTP/1.1 4")) && !bytes.HasPrefix(p, []byte("HTTP/1.1 5")) {
 		return nil, false
 	}
 	head, _, ok := bytes.Cut(p, []byte(serverErrorHeaders))
@@ -126,7 +127,7 @@ func jsonServerError(p []byte) ([]byte, bool) {
 		return nil, false
 	}
 	status, err := strconv.Atoi(string(head[9:min(len(head), 12)]))
-	if err != nil || status < 400 {
+	if err != nil {
 		return nil, false
 	}
 	code, message := laurel.EInvalid, "the request is malformed"

@@ -14,3 +14,6 @@ func (l Limiter) Buckets() int { return len(l.l.buckets) }
 
 // MaxBuckets is how many it keeps before it forgets some.
 const MaxBuckets = maxBuckets
+
+// Statuses are the HTTP statuses of the error codes.
+var Statuses = statuses

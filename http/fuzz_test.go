@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/laurel/laurel"
+	lhttp "github.com/laurel/laurel/http"
 )
 
 // fuzzRoutes are the requests FuzzRequest varies: a method and a path, the query and the
@@ -88,17 +88,11 @@ func FuzzRequest(f *testing.F) {
 		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || out.Error.Message == "" {
 			t.Fatalf("%s %s %q: %d %q is not the API's error", r.method, target, body, w.Code, w.Body)
 		}
-		if want, ok := statusOfCode[out.Error.Code]; !ok || want != w.Code {
+		if want, ok := lhttp.Statuses[out.Error.Code]; !ok || want != w.Code {
 			t.Fatalf("%s %s %q: %d with code %q", r.method, target, body, w.Code, out.Error.Code)
 		}
 		if after := state(); after != before {
 			t.Fatalf("%s %s %q failed (%d %s) but changed the board", r.method, target, body, w.Code, w.Body)
 		}
 	})
-}
-
-var statusOfCode = map[string]int{
-	laurel.EInvalid: 400, laurel.ETooLate: 400, laurel.EUnauthenticated: 401, laurel.EPermissionDenied: 403,
-	laurel.ENotFound: 404, laurel.EMethodNotAllowed: 405, laurel.EConflict: 409, laurel.ETooLarge: 413,
-	laurel.ERateLimited: 429, laurel.EUnavailable: 503, laurel.EInternal: 500,
 }

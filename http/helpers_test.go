@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +32,7 @@ type env struct {
 	srv    *http.Server
 	url    string
 	key    string // sent as the bearer key by default
-	logs   *syncBuffer
+	logs   *laureltest.Buffer
 }
 
 type options struct {
@@ -45,7 +44,7 @@ type options struct {
 
 func start(t testing.TB, o options) *env {
 	t.Helper()
-	e := &env{t: t, dir: o.dir, clock: o.clock, logs: &syncBuffer{}}
+	e := &env{t: t, dir: o.dir, clock: o.clock, logs: &laureltest.Buffer{}}
 	if e.dir == "" {
 		e.dir = t.TempDir()
 	}
@@ -231,22 +230,4 @@ func compact(b []byte) string {
 		return string(b)
 	}
 	return buf.String()
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -144,20 +144,34 @@ func (h *harness) checkPage(q laurel.Query, offset, limit int, r laurel.ScoreRan
 	h.checkPageHeader(what, q, x, got, total)
 }
 
-func (h *harness) checkMember(q laurel.Query, member string) {
-	h.t.Helper()
-	x := h.m.resolve(q)
-	want := x.code
-	idx := slices.IndexFunc(x.all, func(e laurel.Entry) bool { return e.Member == member })
+// memberRead is what the model expects of a read centred on member: the resolved query, the
+// member's index in its ranking (-1 when it is not ranked), and the error code due.
+func (h *harness) memberRead(q laurel.Query, member string) (x expRead, idx int, want string) {
+	x = h.m.resolve(q)
+	want = x.code
+	idx = slices.IndexFunc(x.all, func(e laurel.Entry) bool { return e.Member == member })
 	if want == "" && idx < 0 {
 		want = laurel.ENotFound
 	}
+	return x, idx, want
+}
+
+// checkMemberErr checks the error of a read centred on member, and reports whether the
+// read's answer is left to check.
+func (h *harness) checkMemberErr(what string, q laurel.Query, x expRead, idx int, want string, err error) bool {
+	h.t.Helper()
+	if code(err) == laurel.ENotFound && x.code == "" && idx < 0 {
+		return false
+	}
+	return h.checkErr(what, q, x, err, want)
+}
+
+func (h *harness) checkMember(q laurel.Query, member string) {
+	h.t.Helper()
+	x, idx, want := h.memberRead(q, member)
 	got, err := h.eng.Member(h.ctx, q, member)
 	what := fmt.Sprintf("Member(%q)", member)
-	if code(err) == laurel.ENotFound && x.code == "" && idx < 0 {
-		return
-	}
-	if !h.checkErr(what, q, x, err, want) {
+	if !h.checkMemberErr(what, q, x, idx, want, err) {
 		return
 	}
 	if got.Board != x.b.id || got.Window != x.w.name || !samePeriod(got.Period, x.sp.info()) || got.Total != len(x.all) || !sameEntry(got.Entry, x.all[idx]) {
@@ -169,18 +183,10 @@ func (h *harness) checkMember(q laurel.Query, member string) {
 
 func (h *harness) checkAround(q laurel.Query, member string, radius int) {
 	h.t.Helper()
-	x := h.m.resolve(q)
-	want := x.code
-	idx := slices.IndexFunc(x.all, func(e laurel.Entry) bool { return e.Member == member })
-	if want == "" && idx < 0 {
-		want = laurel.ENotFound
-	}
+	x, idx, want := h.memberRead(q, member)
 	got, err := h.eng.Around(h.ctx, q, member, radius)
 	what := fmt.Sprintf("Around(%q, %d)", member, radius)
-	if code(err) == laurel.ENotFound && x.code == "" && idx < 0 {
-		return
-	}
-	if !h.checkErr(what, q, x, err, want) {
+	if !h.checkMemberErr(what, q, x, idx, want, err) {
 		return
 	}
 	n, size := len(x.all), 2*radius+1

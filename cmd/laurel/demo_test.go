@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/laurel/laurel/laureltest"
 )
 
 // TestDemo runs `laurel demo` as a newcomer would: it prints a URL where the page and three
@@ -21,7 +23,7 @@ func TestDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out, w := io.Pipe()
-	var stderr syncBuffer
+	var stderr laureltest.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, []string{"demo", "-addr", "127.0.0.1:0", "-rate", "20", "-seed", "7"}, w, &stderr)

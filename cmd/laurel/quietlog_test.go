@@ -1,31 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/laurel/laurel/laureltest"
 )
-
-// syncWriter is a buffer the summary's timer and the test may use at once.
-type syncWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-func (w *syncWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.b.String() }
 
 // TestQuietLog: of a flood of one error, the first few are logged, then one line says how
 // many more there were; other messages and levels below warning pass untouched.
 func TestQuietLog(t *testing.T) {
-	var out syncWriter
+	var out laureltest.Buffer
 	log := slog.New(newQuietHandler(slog.NewTextHandler(&out, nil), 200*time.Millisecond, 3))
 	for i := range 1000 {
 		log.Error("store failed", "i", i)

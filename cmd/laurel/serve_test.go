@@ -19,24 +19,6 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// syncBuffer is a bytes.Buffer safe for a server goroutine to write while a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 var listening = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
 
 // startServe runs `laurel serve` on a free port over dir, waits until it is ready, and returns
@@ -51,7 +33,7 @@ func startServe(t *testing.T, dir string, env map[string]string, args ...string)
 // served is a `laurel serve` running in the test's process.
 type served struct {
 	url  string
-	log  *syncBuffer
+	log  *laureltest.Buffer
 	stop func() int // stops it with the signal context (once) and returns its exit code
 }
 
@@ -62,7 +44,7 @@ func launchServe(t *testing.T, dir string, env map[string]string, args ...string
 		t.Setenv(k, v)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &syncBuffer{}
+	stderr := &laureltest.Buffer{}
 	code := make(chan int, 1)
 	args = append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dir}, args...)
 	go func() { code <- run(ctx, args, io.Discard, stderr) }()
