@@ -180,7 +180,7 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 		if err != nil {
 			return err
 		}
-		tx.onCommit(b, func() { w.open[0] = buildSpan(e, b, w, start, end, aggs) })
+		tx.onCommit(b, func() { w.open[0] = buildSpan(e, b, start, end, aggs) })
 		return nil
 	}
 	cal := b.cfg.Calendar()
@@ -292,10 +292,10 @@ func loadBuckets(r pebble.Reader, b *board, w *window, start, end int64) (map[st
 	return out, err
 }
 
-// buildSpan makes a span of w holding aggs, building its tree in one pass from sorted keys
-// (a rolling window's span keeps the aggregates in its slots too). It interns members, so it
-// runs where the board may change: under the write lock, or before the store serves.
-func buildSpan(e *Store, b *board, w *window, start, end int64, aggs map[string]laurel.Agg) *span {
+// buildSpan makes a span holding aggs, building its tree in one pass from sorted keys. It
+// interns members, so it runs where the board may change: under the write lock, or before
+// the store serves.
+func buildSpan(e *Store, b *board, start, end int64, aggs map[string]laurel.Agg) *span {
 	sp := &span{start: start, end: end}
 	keys := make([]rank.Key, 0, len(aggs))
 	for member, a := range aggs {
@@ -304,9 +304,7 @@ func buildSpan(e *Store, b *board, w *window, start, end int64, aggs map[string]
 		}
 		h := b.members.intern(member)
 		v := slot(fromAgg(a))
-		if w.w.IsRolling() {
-			sp.slots.set(h, v, b.members.count())
-		}
+		sp.slots.set(h, v, b.members.count())
 		if !e.hidden[member] {
 			keys = append(keys, treeKey(h, v))
 		}

@@ -16,7 +16,7 @@ type board struct {
 	members  *members
 	windows  []*window // in the order of cfg.Windows
 	deadline int64     // the next instant advanceBoard has work; noTime: never
-	hot      hotCache  // the writer's cache of stored aggregates
+	hot      hotCache  // the writer's cache of stored bucket aggregates
 	nextWin  uint8     // the id of the next window added
 }
 
@@ -107,43 +107,15 @@ func (b *board) spanFor(w *window, start, end int64, create bool) *span {
 	return sp
 }
 
-// move changes a member's key in the tree of the span of w at start, from old (when had) to
-// v (when present), creating the span if needed: the spans whose aggregates the store keeps.
-// Hidden members have no place in trees.
-func (b *board) move(e *Store, w *window, start, end int64, member string, old aggregate, had bool, v aggregate, present bool) {
-	if h, ok := b.members.lookup(member); ok || present {
-		if !ok {
-			h = b.members.intern(member)
-		}
-		b.hot.put(w.id, start, h, aggVal{v, present}, b.members.count())
-	}
-	sp := b.spanFor(w, start, end, present)
-	if sp == nil || e.hidden[member] {
-		if present {
-			b.members.intern(member)
-		}
-		return
-	}
-	if had {
-		if h, ok := b.members.lookup(member); ok {
-			sp.tree.Delete(treeKey(h, slot(old)))
-		}
-	}
-	if present {
-		sp.tree.Insert(treeKey(b.members.intern(member), slot(v)))
-	}
-}
-
-// put sets member's slot in a rolling window's current span, and keeps the span's tree in
-// step (hidden members have slots but no place in trees).
-func (b *board) put(e *Store, w *window, member string, v slot, present bool) {
-	sp := w.span(rollingSpan)
+// set sets member's aggregate in sp, and keeps the span's tree in step: hidden members have
+// aggregates but no place in trees. A nil span holds nothing, so there is nothing to remove.
+func (b *board) set(e *Store, sp *span, member string, v slot, present bool) {
 	var h uint32
 	if present {
 		h = b.members.intern(member)
 	} else {
 		var ok bool
-		if h, ok = b.members.lookup(member); !ok {
+		if h, ok = b.members.lookup(member); !ok || sp == nil {
 			return
 		}
 	}

@@ -97,27 +97,13 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 }
 
 // standing is a member's rank and score in w's current span at now. It runs in the writer,
-// under the read lock, right after the write: the writer's cache of aggregates holds the
-// member's in calendar periods and all, which it has just written.
+// under the read lock, right after the write.
 func (e *Store) standing(b *board, w *window, member string, now int64) (laurel.Standing, bool) {
 	sp := e.currentSpan(b, w, now)
 	if sp == nil || e.hidden[member] {
 		return laurel.Standing{}, false
 	}
-	h, known := b.members.lookup(member)
-	if !known {
-		return laurel.Standing{}, false
-	}
-	var v slot
-	var ok bool
-	if hv, cached := b.hot.get(w.id, sp.start, h); cached && !w.w.IsRolling() {
-		v, ok = slot(hv.a), hv.present
-	} else {
-		var err error
-		if h, v, ok, err = spanEntry(e.snap, b, w, sp, member); err != nil {
-			ok = false
-		}
-	}
+	h, v, ok := spanEntry(b, sp, member)
 	if !ok {
 		return laurel.Standing{}, false
 	}

@@ -2,9 +2,9 @@ package embedded
 
 import "hash/maphash"
 
-// hotCache keeps, for the writer alone, the stored aggregates of open calendar periods and
-// all that it read or wrote last: under skewed activity the same members are read on every
-// event. It is direct-mapped, 32 bytes a slot and nothing for the garbage collector to trace,
+// hotCache keeps, for the writer alone, the stored bucket aggregates of rolling windows that
+// it read or wrote last: under skewed activity the same members are read on every event.
+// (Open periods and all are in memory whole, in their spans' slots.) It is direct-mapped, 32 bytes a slot and nothing for the garbage collector to trace,
 // and grows with the board's members up to maxHotSlots (8 MiB); a slot taken by another
 // aggregate simply forgets the one before.
 type hotCache struct {

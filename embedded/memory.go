@@ -101,7 +101,7 @@ func (m *members) grow() {
 // tie orders members whose score and reached_at are equal: by their ids' bytes.
 func (m *members) tie(a, b uint32) int { return strings.Compare(m.name(a), m.name(b)) }
 
-// slot is a member's aggregate in a rolling window's span.
+// slot is a member's aggregate in an in-memory span.
 type slot struct{ score, at int64 }
 
 // slots maps handles to aggregates. A span that holds a fair share of the board's members
@@ -194,11 +194,11 @@ func (s *slots) each(fn func(h uint32, v slot)) {
 }
 
 // span is what memory holds of one open period (or the all window, or a rolling window's
-// current span): the ranking of the members present and not hidden and, for a rolling
-// window, every present member's aggregate (the store keeps the others').
+// current span): every present member's aggregate, hidden ones included, so that writes and
+// reads never ask the store for one; and the ranking of the members not hidden.
 type span struct {
 	start, end int64 // unix ms; zero for all
-	slots      slots // rolling windows only
+	slots      slots
 	tree       *rank.Tree
 }
 

@@ -14,7 +14,6 @@ type memView struct {
 	b  *board
 	w  *window
 	sp *span
-	r  pebble.Reader // the store, for the aggregates of calendar periods and all
 }
 
 func (v memView) Total() (int, error) { return v.total(), nil }
@@ -46,10 +45,7 @@ func (v memView) Entries(members []string) ([]laurel.Entry, error) {
 		if v.sp == nil {
 			break
 		}
-		h, s, ok, err := spanEntry(v.r, v.b, v.w, v.sp, member)
-		if err != nil {
-			return nil, err
-		}
+		h, s, ok := spanEntry(v.b, v.sp, member)
 		if !ok {
 			continue
 		}
@@ -60,23 +56,14 @@ func (v memView) Entries(members []string) ([]laurel.Entry, error) {
 	return out, nil
 }
 
-// spanEntry returns a member's handle and aggregate in an in-memory span of w: from its
-// slots for a rolling window, from the store (r) for the others.
-func spanEntry(r pebble.Reader, b *board, w *window, sp *span, member string) (uint32, slot, bool, error) {
+// spanEntry returns a member's handle and aggregate in an in-memory span.
+func spanEntry(b *board, sp *span, member string) (uint32, slot, bool) {
 	h, ok := b.members.lookup(member)
 	if !ok {
-		return 0, slot{}, false, nil
+		return 0, slot{}, false
 	}
-	if w.w.IsRolling() {
-		s, ok := sp.slots.get(h)
-		return h, s, ok, nil
-	}
-	v, ok, err := get(r, aggKey(b.cfg.ID, w.name, sp.start, member))
-	if err != nil || !ok {
-		return 0, slot{}, false, err
-	}
-	a, err := decodeAgg(v)
-	return h, slot(a), err == nil, err
+	s, ok := sp.slots.get(h)
+	return h, s, ok
 }
 
 func (v memView) Search(score, at int64) (int, error) {
@@ -223,11 +210,11 @@ func (e *Store) resolveLocked(b *board, q laurel.Query, now int64) (*reading, er
 	rd := &reading{e: e, b: b, w: w, at: res.At, period: plan.Period}
 	switch plan.Source {
 	case laurel.FromOpen:
-		rd.v = memView{b, w, w.span(res.Period.Start), e.snap}
+		rd.v = memView{b, w, w.span(res.Period.Start)}
 	case laurel.FromClosed:
 		rd.v = frozenView{e.snap, b.cfg.ID, w.name, b.cfg.Order, w.closed[plan.Closed]}
 	case laurel.FromNothing:
-		rd.v = memView{b, w, nil, e.snap}
+		rd.v = memView{b, w, nil}
 	case laurel.FromBuckets:
 		aggs, err := loadBuckets(e.snap, b, w, res.Period.Start, res.Period.End)
 		if err != nil {

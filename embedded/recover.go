@@ -98,30 +98,28 @@ func (e *Store) recoverWindow(b *board, w *window, now int64) error {
 	// The aggregates of open periods, one period after another, each in member order: the
 	// keys of its tree come straight from the scan.
 	ap := prefix(tagAgg, id, w.name)
-	start := int64(noTime)
+	var sp *span
 	keys := make([]rank.Key, 0, b.members.count()) // a period holds at most every member
 	var hint uint32
 	done := func() {
-		if start == noTime {
-			return
+		if sp != nil {
+			sp.tree = loadTree(b, keys)
+			keys = keys[:0]
 		}
-		end := int64(0)
-		if w.w.IsCalendar() {
-			end = b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(start)).End.UnixMilli()
-		}
-		sp := &span{start: start, end: end, tree: loadTree(b, keys)}
-		if w.w.IsCalendar() {
-			w.open = append(w.open, sp)
-		} else {
-			w.open = []*span{sp}
-		}
-		keys = keys[:0]
 	}
 	err := scanPrefix(e.db, ap, func(k, v []byte) error {
-		s := readTime(k[len(ap):])
-		if s != start {
+		if s := readTime(k[len(ap):]); sp == nil || s != sp.start {
 			done()
-			start = s
+			end := int64(0)
+			if w.w.IsCalendar() {
+				end = b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(s)).End.UnixMilli()
+			}
+			sp = &span{start: s, end: end}
+			if w.w.IsCalendar() {
+				w.open = append(w.open, sp)
+			} else {
+				w.open = []*span{sp}
+			}
 		}
 		a, err := decodeAgg(v)
 		if err != nil {
@@ -131,6 +129,7 @@ func (e *Store) recoverWindow(b *board, w *window, now int64) error {
 		member := unsafe.String(&k[len(ap)+8], len(k)-len(ap)-8)
 		h := b.members.internAt(member, hint)
 		hint = h + 1
+		sp.slots.set(h, slot(a), b.members.count())
 		if len(e.hidden) == 0 || !e.hidden[member] {
 			keys = append(keys, treeKey(h, slot(a)))
 		}

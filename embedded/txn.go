@@ -146,11 +146,8 @@ func (tx *txn) memGet(b *board, w *window, member string) (slot, bool) {
 	if sp == nil {
 		return slot{}, false
 	}
-	h, ok := b.members.lookup(member)
-	if !ok {
-		return slot{}, false
-	}
-	return sp.slots.get(h)
+	_, v, ok := spanEntry(b, sp, member)
+	return v, ok
 }
 
 // memSet stages a member's slot in the rolling window w's current span.
@@ -160,7 +157,7 @@ func (tx *txn) memSet(b *board, w *window, member string, v slot, present bool) 
 	}
 	tx.mem[memKey{b, w.name, member}] = memVal{v, present}
 	e := tx.e
-	tx.onCommit(b, func() { b.put(e, w, member, v, present) })
+	tx.onCommit(b, func() { b.set(e, w.span(rollingSpan), member, v, present) })
 }
 
 // entryGet reads a member's aggregate in the span of w at start: for a rolling window the
@@ -170,7 +167,8 @@ func (tx *txn) entryGet(b *board, w *window, start int64, member string) (aggreg
 		v, ok := tx.memGet(b, w, member)
 		return aggregate(v), ok, nil
 	}
-	return tx.memberAggGet(b, w, start, member)
+	a, ok := tx.memberAggGet(b, w, start, member)
+	return a, ok, nil
 }
 
 // entrySet stages a member's aggregate in the in-memory span [start, end) of w: for a
@@ -180,44 +178,28 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, a 
 		tx.memSet(b, w, member, slot(a), present)
 		return nil
 	}
-	k := aggKey(b.cfg.ID, w.name, start, member)
-	old, had, err := tx.memberAggGet(b, w, start, member)
-	if err != nil {
-		return err
-	}
-	if !had && !present {
+	if _, had := tx.memberAggGet(b, w, start, member); !had && !present {
 		return nil
 	}
-	tx.aggSet(k, a, present)
+	tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), a, present)
 	e := tx.e
-	tx.onCommit(b, func() { b.move(e, w, start, end, member, old, had, a, present) })
+	tx.onCommit(b, func() { b.set(e, b.spanFor(w, start, end, present), member, slot(a), present) })
 	return nil
 }
 
-// memberAggGet is aggGet of an open calendar period's (or all's) aggregate of member. A member
-// the board has never interned has none, and the store is not asked: every member with such
-// an aggregate is interned (when it is applied, and on recovery), and the overlay holds the
-// ones of this group.
-//
-// The writer also keeps the aggregates it read or wrote last in a bounded cache per board
-// (hot members, under skewed activity, are read on every event).
-func (tx *txn) memberAggGet(b *board, w *window, start int64, member string) (aggregate, bool, error) {
-	k := aggKey(b.cfg.ID, w.name, start, member)
-	if v, ok := tx.overlayAgg(k); ok {
-		return v.a, v.present, nil
+// memberAggGet reads member's aggregate in an open calendar period (or all) through the
+// overlay. Memory holds every such aggregate, in the span's slots, as the store does: the
+// store is never asked.
+func (tx *txn) memberAggGet(b *board, w *window, start int64, member string) (aggregate, bool) {
+	if v, ok := tx.overlayAgg(aggKey(b.cfg.ID, w.name, start, member)); ok {
+		return v.a, v.present
 	}
-	h, ok := b.members.lookup(member)
-	if !ok {
-		return aggregate{}, false, nil
+	sp := w.span(start)
+	if sp == nil {
+		return aggregate{}, false
 	}
-	if v, ok := b.hot.get(w.id, start, h); ok {
-		return v.a, v.present, nil
-	}
-	a, present, err := tx.storedAgg(k)
-	if err == nil {
-		b.hot.put(w.id, start, h, aggVal{a, present}, b.members.count())
-	}
-	return a, present, err
+	_, v, ok := spanEntry(b, sp, member)
+	return aggregate(v), ok
 }
 
 func (tx *txn) overlayAgg(k []byte) (aggVal, bool) {
