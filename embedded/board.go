@@ -16,15 +16,12 @@ type board struct {
 	members  *members
 	windows  []*window // in the order of cfg.Windows
 	deadline int64     // the next instant advanceBoard has work; noTime: never
-	hot      hotCache  // the writer's cache of stored bucket aggregates
-	nextWin  uint8     // the id of the next window added
 }
 
 // window is what memory holds of one window of a board.
 type window struct {
 	w    laurel.Window
 	name string
-	id   uint8 // unique within the board
 	// open holds the spans in memory: a calendar window's open periods that have data, by
 	// start; all's one span; a rolling window's current span.
 	open []*span
@@ -33,6 +30,44 @@ type window struct {
 	marks  laurel.Marks
 	// dropAt is when the oldest kept closed period is dropped; noTime when none is kept.
 	dropAt int64
+	// newest is a rolling window's bucket written last at its head, whole in memory: nearly
+	// every event falls in it, and reads the member's aggregate there. Nil until a write.
+	newest *bucket
+}
+
+// bucket is a rolling window's bucket in memory: every member's aggregate in it.
+type bucket struct {
+	start int64
+	slots slots
+}
+
+// noteBucket keeps the newest bucket of w true to a bucket aggregate just committed. A write
+// to a later bucket makes that one the newest, loaded whole from the store, which holds the
+// write already (and any event up to five minutes ahead of the clock that fell there).
+func (e *Store) noteBucket(b *board, w *window, start int64, member string, v slot, present bool) {
+	nb := w.newest
+	if nb == nil || start > nb.start {
+		aggs, err := loadBuckets(e.db, b, w, start, start+1)
+		if err != nil {
+			e.log.Warn("loading a bucket; its aggregates will be read from the store", "board", b.cfg.ID, "window", w.name, "err", err)
+			w.newest = nil
+			return
+		}
+		nb = &bucket{start: start}
+		for m, a := range aggs {
+			nb.slots.set(b.members.intern(m), slot(fromAgg(a)), b.members.count())
+		}
+		w.newest = nb
+		return
+	}
+	if start != nb.start {
+		return
+	}
+	if present {
+		nb.slots.set(b.members.intern(member), v, b.members.count())
+	} else if h, ok := b.members.lookup(member); ok {
+		nb.slots.del(h)
+	}
 }
 
 // closedPeriod is a period frozen on disk with its ranks.
@@ -57,10 +92,9 @@ func newBoard(cfg laurel.Board) *board {
 	return b
 }
 
-// newWindow makes a window of b, with an id of its own (for the writer's cache).
+// newWindow makes a window of b.
 func (b *board) newWindow(w laurel.Window) *window {
-	b.nextWin++
-	return &window{w: w, name: w.String(), id: b.nextWin, marks: laurel.NoMarks, dropAt: noTime}
+	return &window{w: w, name: w.String(), marks: laurel.NoMarks, dropAt: noTime}
 }
 
 func (b *board) treeOptions() rank.Options {

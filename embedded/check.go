@@ -9,7 +9,7 @@ import (
 // Check verifies that memory and the store agree, for tests: every span's tree is sound and
 // holds exactly its members not hidden; each open calendar period and all hold the aggregates
 // the store holds, hidden members' included; each rolling window's span holds the merge of
-// its stored buckets; each
+// its stored buckets, and its newest bucket the stored one; each
 // closed period holds as many ranks as it says.
 func (e *Store) Check() error {
 	e.mu.RLock()
@@ -73,6 +73,20 @@ func (e *Store) checkWindow(b *board, w *window) error {
 		}
 		if ranked != sp.tree.Len() {
 			return fmt.Errorf("span %d: %d members ranked, tree holds %d", sp.start, ranked, sp.tree.Len())
+		}
+	}
+	if nb := w.newest; nb != nil {
+		want, err := loadBuckets(e.snap, b, w, nb.start, nb.start+1)
+		if err != nil {
+			return err
+		}
+		if len(want) != nb.slots.n {
+			return fmt.Errorf("newest bucket %d: %d members in memory, %d in the store", nb.start, nb.slots.n, len(want))
+		}
+		for m, a := range want {
+			if v, ok := slotOf(b, &nb.slots, m); !ok || v != slot(fromAgg(a)) {
+				return fmt.Errorf("newest bucket %d: member %q: memory %+v (present %v), store %+v", nb.start, m, v, ok, a)
+			}
 		}
 	}
 	for _, cp := range w.closed {

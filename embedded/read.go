@@ -66,6 +66,15 @@ func spanEntry(b *board, sp *span, member string) (uint32, slot, bool) {
 	return h, s, ok
 }
 
+// slotOf returns member's aggregate in s.
+func slotOf(b *board, s *slots, member string) (slot, bool) {
+	h, ok := b.members.lookup(member)
+	if !ok {
+		return slot{}, false
+	}
+	return s.get(h)
+}
+
 func (v memView) Search(score, at int64) (int, error) {
 	if v.sp == nil {
 		return 1, nil

@@ -211,36 +211,26 @@ func (tx *txn) overlayAgg(k []byte) (aggVal, bool) {
 	return aggVal{}, false
 }
 
-// bucketGet reads a rolling window's bucket aggregate of member through the overlay and the
-// writer's cache. Unlike memberAggGet it asks the store for members never interned: a bucket
-// outside the current span may hold a member the span does not.
+// bucketGet reads a rolling window's bucket aggregate of member through the overlay: from
+// memory for the newest bucket, where events fall, and from the store for older ones.
 func (tx *txn) bucketGet(b *board, w *window, start int64, member string) (aggregate, bool, error) {
 	k := aggKey(b.cfg.ID, w.name, start, member)
 	if v, ok := tx.overlayAgg(k); ok {
 		return v.a, v.present, nil
 	}
-	h, interned := b.members.lookup(member)
-	if interned {
-		if v, ok := b.hot.get(w.id, start, h); ok {
-			return v.a, v.present, nil
-		}
+	if nb := w.newest; nb != nil && nb.start == start {
+		v, ok := slotOf(b, &nb.slots, member)
+		return aggregate(v), ok, nil
 	}
-	a, present, err := tx.storedAgg(k)
-	if err == nil && interned {
-		b.hot.put(w.id, start, h, aggVal{a, present}, b.members.count())
-	}
-	return a, present, err
+	return tx.storedAgg(k)
 }
 
-// bucketSet stages a rolling window's bucket aggregate of member, and keeps the writer's
-// cache true to it once committed. Every write of a bucket goes through here.
+// bucketSet stages a rolling window's bucket aggregate of member, and keeps the newest bucket
+// in memory true to it once committed. Every write of a bucket goes through here.
 func (tx *txn) bucketSet(b *board, w *window, start int64, member string, a aggregate, present bool) {
 	tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), a, present)
-	tx.onCommit(b, func() {
-		if h, ok := b.members.lookup(member); ok {
-			b.hot.put(w.id, start, h, aggVal{a, present}, b.members.count())
-		}
-	})
+	e := tx.e
+	tx.onCommit(b, func() { e.noteBucket(b, w, start, member, slot(a), present) })
 }
 
 // aggGet reads a stored aggregate through the overlay.
