@@ -23,6 +23,9 @@ type txn struct {
 	seq      uint64
 
 	after   []func()
+	// breaks are the indexes in after where one operation's changes end and the next one's
+	// begin: where the writer may let readers in while it applies a group.
+	breaks  []int
 	touched map[*board]bool
 	global  bool // a change beyond single boards: a profile, a hidden mark, a deleted board
 
@@ -77,6 +80,7 @@ func (tx *txn) mergeInto(p *txn) {
 	p.profiles = mergeMap(p.profiles, tx.profiles)
 	p.seq = tx.seq
 	p.after = append(p.after, tx.after...)
+	p.breaks = append(p.breaks, len(p.after))
 	p.journal = append(p.journal, tx.journal...)
 	p.global = p.global || tx.global
 	for b := range tx.touched {
