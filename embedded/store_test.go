@@ -3,6 +3,7 @@ package embedded_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -225,5 +226,63 @@ func TestImportBypassesLateLimit(t *testing.T) {
 	late := laurel.Event{Board: "daily", Member: "cy", Value: 1, TS: at("2026-11-21T12:00:00Z"), HasTS: true}
 	if _, err := e.Submit(ctx, []laurel.Event{late}, laurel.SubmitOptions{Import: true}); laurel.ErrorCode(err) != laurel.ETooLate {
 		t.Fatalf("an import into a closed period: %v, want too_late", err)
+	}
+}
+
+// A batch is atomic for readers too: while groups of many batches are applied to memory in
+// slices, with readers let in between, a reader sees each batch whole or not at all. Every
+// batch here adds batchSize new members, so a total that is not a multiple of it would be a
+// batch seen in part.
+func TestBatchesAppearWhole(t *testing.T) {
+	c := laureltest.NewClock("2026-11-16T12:00:00Z")
+	e := testStore(t, "", c)
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "week"}})
+	const writers, batches, batchSize = 16, 20, 50
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range batches {
+				evs := make([]laurel.Event, batchSize)
+				for j := range evs {
+					evs[j] = laurel.Event{Board: "b", Member: fmt.Sprintf("m%d-%d-%d", w, i, j), Value: int64(j)}
+				}
+				if _, err := e.Submit(ctx, evs, laurel.SubmitOptions{NoRanks: true}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	reads := 0
+	for {
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
+		for _, window := range []string{"all", "week"} {
+			p, err := e.Page(ctx, laurel.Query{Board: "b", Window: window}, 0, 1, laurel.ScoreRange{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Total%batchSize != 0 {
+				t.Fatalf("window %s: a reader saw %d members: a batch in part", window, p.Total)
+			}
+		}
+		reads++
+		select {
+		case <-done:
+			p, err := e.Page(ctx, laurel.Query{Board: "b", Window: "all"}, 0, 1, laurel.ScoreRange{})
+			if err != nil || p.Total != writers*batches*batchSize {
+				t.Fatalf("at the end: total %d, %v; want %d", p.Total, err, writers*batches*batchSize)
+			}
+			t.Logf("%d reads while writing", reads)
+			return
+		default:
+		}
 	}
 }
