@@ -28,11 +28,7 @@ func (e *Store) advanceBoard(tx *txn, b *board) error {
 			closing := w.open[:n]
 			closed := slices.Clone(w.closed)
 			for _, sp := range closing {
-				entries, err := storedEntries(e.db, b, w, sp.start)
-				if err != nil {
-					return err
-				}
-				cp := e.freeze(tx, b, w, sp.start, sp.end, entries)
+				cp := e.freeze(tx, b, w, sp.start, sp.end, spanEntries(b, sp))
 				tx.delRange(spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start), spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start+1))
 				closed = slices.Insert(closed, 0, cp)
 			}
@@ -82,17 +78,11 @@ type entry struct {
 	agg    aggregate
 }
 
-// storedEntries lists every member of an open calendar period (or all) as the store holds
-// it, hidden ones included.
-func storedEntries(r pebble.Reader, b *board, w *window, start int64) ([]entry, error) {
-	var out []entry
-	p := spanPrefix(tagAgg, b.cfg.ID, w.name, start)
-	err := scanPrefix(r, p, func(k, v []byte) error {
-		a, err := decodeAgg(v)
-		out = append(out, entry{string(k[len(p):]), a})
-		return err
-	})
-	return out, err
+// spanEntries lists every member of an in-memory span, hidden ones included.
+func spanEntries(b *board, sp *span) []entry {
+	out := make([]entry, 0, sp.slots.n)
+	sp.slots.each(func(h uint32, v slot) { out = append(out, entry{b.members.name(h), aggregate(v)}) })
+	return out
 }
 
 // freeze writes a closed period: every entry by rank and every rank by member.

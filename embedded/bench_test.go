@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
 	"github.com/laurel/laurel/laureltest"
@@ -24,7 +25,10 @@ import (
 
 // The benchmarks follow issue 3: a sum board with four windows (all, week, day, last7d) and
 // event ids, at -members members (1M by default).
-var benchMembers = flag.Int("members", 1_000_000, "members loaded before the engine benchmarks")
+var (
+	benchMembers = flag.Int("members", 1_000_000, "members loaded before the engine benchmarks")
+	benchLag     = flag.Int("checkpoint-lag", 0, "the store's CheckpointLag in the engine benchmarks (0: its default)")
+)
 
 var benchSpec = laurel.BoardSpec{Windows: []string{"all", "week", "day", "last7d"}}
 
@@ -123,9 +127,9 @@ var shared struct {
 	e    *embedded.Store
 	// What the writer's OnCommit hook saw: commits, the operations they carried, and the
 	// time spent committing.
-	commits, ops, syncNanos atomic.Int64
-	dir                     string
-	c                       *laureltest.Clock
+	commits, ops, syncNanos, bytes atomic.Int64
+	dir                            string
+	c                              *laureltest.Clock
 }
 
 func sharedEngine(b *testing.B) *embedded.Store {
@@ -137,8 +141,9 @@ func sharedEngine(b *testing.B) *embedded.Store {
 		shared.dir = dir
 		shared.c = &laureltest.Clock{}
 		shared.c.Set(laurel.FormatTime(time.Now().UnixMilli()))
-		e, err := embedded.Open(dir, embedded.Options{Now: shared.c.Now, OnCommit: func(ops, _ int, took time.Duration) {
+		e, err := embedded.Open(dir, embedded.Options{Now: shared.c.Now, CheckpointLag: *benchLag, OnCommit: func(ops, bytes int, took time.Duration) {
 			shared.commits.Add(1)
+			shared.bytes.Add(int64(bytes))
 			shared.ops.Add(int64(ops))
 			shared.syncNanos.Add(int64(took))
 		}})
@@ -156,7 +161,8 @@ func sharedEngine(b *testing.B) *embedded.Store {
 
 // BenchmarkIngest submits events with ids from 64 writers, each waiting for its batch to be
 // durable: single events (the latency-bound case) and batches of 100 (laurel bench's
-// default), and reports events/s and the ratio to raw fsyncs/s on the same disk.
+// default), and reports events/s, the ratio to raw fsyncs/s on the same disk, and the bytes
+// committed per event.
 func BenchmarkIngest(b *testing.B) {
 	for _, batch := range []int{1, 100} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchIngest(b, batch) })
@@ -168,7 +174,7 @@ func benchIngest(b *testing.B, batch int) {
 	ref := rawFsyncRate(b, shared.dir, time.Second)
 	const writers = 64
 	var next atomic.Int64
-	commits0, ops0, sync0 := shared.commits.Load(), shared.ops.Load(), shared.syncNanos.Load()
+	commits0, ops0, sync0, bytes0 := shared.commits.Load(), shared.ops.Load(), shared.syncNanos.Load(), shared.bytes.Load()
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -198,6 +204,7 @@ func benchIngest(b *testing.B, batch int) {
 	commits := shared.commits.Load() - commits0
 	b.ReportMetric(float64(shared.ops.Load()-ops0)/float64(commits), "ops/commit")
 	b.ReportMetric(float64(shared.syncNanos.Load()-sync0)/float64(commits)/1e3, "µs/commit")
+	b.ReportMetric(float64(shared.bytes.Load()-bytes0)/float64(b.N), "B/event") // committed: what the log and memtables take in
 }
 
 // eventSeq numbers the benchmarks' event ids, unique across runs of a benchmark.
@@ -306,4 +313,56 @@ func BenchmarkRestart(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(*restartMembers*len(benchSpec.Windows)), "entries")
+}
+
+// BenchmarkReplay reports what a restart after a crash adds to BenchmarkRestart's recovery:
+// the power fails (Pebble's crashable in-memory file system, what was synced kept) after
+// -checkpoint-lag events (16384 by default) written to -members members in batches of 100,
+// none of whose aggregates of open periods and all were checkpointed; Open replays them.
+func BenchmarkReplay(b *testing.B) {
+	lag := *benchLag
+	if lag == 0 {
+		lag = 1 << 14
+	}
+	fs := vfs.NewCrashableMem()
+	c := &laureltest.Clock{}
+	c.Set(laurel.FormatTime(time.Now().UnixMilli()))
+	opts := embedded.Options{Now: c.Now, FS: fs, CheckpointLag: lag + 1}
+	e, err := embedded.Open("/db", opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	putBoard(b, e, "bench", benchSpec)
+	loadBoard(b, e, "bench", *benchMembers, c.Now())
+	e.Close() // clean: the load is checkpointed
+	if e, err = embedded.Open("/db", opts); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < lag; i += 100 {
+		evs := make([]laurel.Event, 100)
+		for j := range evs {
+			evs[j] = laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1, ID: "replay-" + strconv.Itoa(i+j)}
+		}
+		if _, err := e.Submit(context.Background(), evs, laurel.SubmitOptions{NoRanks: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	e.Close()
+	opts.FS = crashed
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		r, err := embedded.Open("/db", opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/open")
+		b.StopTimer()
+		r.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(lag), "events-replayed")
+	b.ReportMetric(float64(*benchMembers*len(benchSpec.Windows)), "entries")
 }

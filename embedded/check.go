@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/laurel/laurel"
@@ -11,7 +12,17 @@ import (
 // the store holds, hidden members' included; each rolling window's span holds the merge of
 // its stored buckets, and its newest bucket the stored one; each
 // closed period holds as many ranks as it says.
+//
+// It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
+// that the two can be compared.
 func (e *Store) Check() error {
+	err := e.do(context.Background(), &op{exclusive: true, run: func(tx *txn) error {
+		e.checkpoint(tx, true)
+		return nil
+	}})
+	if err != nil {
+		return err
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.snap == nil {

@@ -25,13 +25,15 @@ var _ laurel.Exporter = (*Store)(nil)
 // meanwhile; Close stops the export at its next record.
 func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	// The writer takes the snapshot right after a commit of its own that holds the history
-	// points still waiting for one: no batch is then in flight (Pebble shows a batch before
-	// its fsync returns), and every event in the snapshot has its point.
+	// points still waiting for one and every aggregate not stored yet: no batch is then in
+	// flight (Pebble shows a batch before its fsync returns), every event in the snapshot has
+	// its point, and every aggregate is as memory holds it.
 	var snap *pebble.Snapshot
 	err := e.do(ctx, &op{
 		exclusive: true,
 		run: func(tx *txn) error {
 			e.stageHistory(tx)
+			e.checkpoint(tx, true)
 			return nil
 		},
 		finish: func() {
@@ -326,8 +328,8 @@ type closedImport struct {
 	members map[string]bool
 }
 
-// checkEmpty refuses a store that holds anything but the sequence record (which boards
-// deleted since leave), and keeps that record from going back.
+// checkEmpty refuses a store that holds anything but the sequence record and the log (which
+// boards deleted since leave), and keeps the sequence from going back.
 func (in *importer) checkEmpty(dir string) error {
 	it, err := in.db.NewIter(nil)
 	if err != nil {
@@ -340,8 +342,9 @@ func (in *importer) checkEmpty(dir string) error {
 			in.seq = readU64(it.Value())
 		case len(k) == 1 && k[0] == tagImport:
 			return laurel.Errorf(laurel.EConflict, "%s: %s", dir, errUnfinishedImport)
-		case len(k) == 1 && k[0] == tagJournal:
-			// The journal of a group whose boards were deleted since: nothing to recover.
+		case len(k) == 1 && (k[0] == tagJournal || k[0] == tagReplay), len(k) == 9 && k[0] == tagLog:
+			// The log of groups whose boards were deleted since: nothing to recover, and
+			// nothing to replay into the boards imported (the import drops it).
 		default:
 			return laurel.Errorf(laurel.EConflict, "the store in %s is not empty: import into a new or empty directory", dir)
 		}
@@ -352,6 +355,11 @@ func (in *importer) checkEmpty(dir string) error {
 func (in *importer) run() error {
 	in.batch = in.db.NewIndexedBatch()
 	in.set([]byte{tagImport}, nil)
+	for _, t := range []byte{tagJournal, tagReplay, tagLog} {
+		if err := in.batch.DeleteRange([]byte{t}, []byte{t + 1}, nil); err != nil {
+			return err
+		}
+	}
 	for {
 		rec, err := in.r.Next()
 		if errors.Is(err, io.EOF) {

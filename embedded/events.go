@@ -22,6 +22,7 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 		weight: len(events),
 		run: func(tx *txn) error {
 			now = tx.now
+			tx.deferAggs = true
 			for i := range events {
 				status, seq, ts, err := e.stageEvent(tx, &events[i], opts.Import)
 				if err != nil {

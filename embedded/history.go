@@ -17,11 +17,11 @@ import (
 // write comes: a point becomes readable, like everything else, once it is durable; a History
 // read waits for that commit, so a client reads its own writes.
 //
-// So that a crash loses no point, each group's commit also stores its journal: the events it
-// applied, with the group's time. The commit that stores their points replaces or deletes it.
-// After a crash, the journal names the events whose points were not stored, and Open computes
-// them from the recovered state — which is the state right after that group, since any later
-// commit would have stored the points — before anything else changes it.
+// So that a crash loses no point, each group's commit also stores its log record: the events
+// it applied, with the group's time (checkpoint.go). After a crash, the newest log record
+// names the only events whose points may not be stored, and Open computes them from the
+// recovered state — which is the state right after that group, since any later commit would
+// have stored the points — before anything else changes it.
 const historyDelay = 50 * time.Millisecond
 
 // journalEntry is an applied event of a group, in its journal.
@@ -68,57 +68,34 @@ func decodeJournal(b []byte) (now int64, entries []journalEntry, err error) {
 	return now, entries, nil
 }
 
-// stageJournal records in tx the events it applies, or, when it applies none but stores the
-// points pending before it, that no point is missing any more.
-func stageJournal(tx *txn) {
-	switch {
-	case len(tx.journal) > 0:
-		tx.set([]byte{tagJournal}, encodeJournal(tx.now, tx.journal))
-	case tx.historyPoints > 0:
-		tx.del([]byte{tagJournal})
-	}
-}
-
-// recoverHistory stores the points of the events of the journal that have none: those of
-// the last group before a crash, and publishes them in a new snapshot. It runs in Open, after
-// recover and before anything changes the recovered state.
+// recoverHistory stores the points of the events of the newest log record that have none:
+// those of the last group before a crash, and publishes them in a new snapshot. It runs in
+// Open, after recover and before anything changes the recovered state. (A store of an earlier
+// version kept that record apart, as its journal: it is read too, and dropped.)
 func (e *Store) recoverHistory() error {
-	v, ok, err := get(e.db, []byte{tagJournal})
-	if err != nil || !ok {
-		return err
-	}
-	now, entries, err := decodeJournal(v)
-	if err != nil {
-		return err
-	}
 	batch := e.db.NewBatch()
 	defer batch.Close()
 	recovered := 0
-	for _, j := range entries {
-		b := e.boards[j.board]
-		if b == nil {
-			continue // deleted since
-		}
-		k := historyKey(j.board, j.member, j.seq)
-		if _, ok, err := get(e.db, k); err != nil {
-			return err
-		} else if ok {
+	for _, k := range [][]byte{{tagJournal}, e.newestLog()} {
+		if k == nil {
 			continue
 		}
-		if _, ok, err := get(e.db, eventKey(j.board, j.member, j.seq)); err != nil {
+		v, ok, err := get(e.db, k)
+		if err != nil {
 			return err
-		} else if !ok {
-			continue // retracted since
 		}
-		var names []string
-		var standings []laurel.Standing
-		for _, w := range b.windows {
-			if s, ok := e.standing(b, w, j.member, now); ok {
-				names, standings = append(names, w.name), append(standings, s)
-			}
+		if !ok {
+			continue
 		}
-		batch.Set(k, encodeHistory(j.ts, names, standings), nil)
-		recovered++
+		now, entries, err := decodeJournal(v)
+		if err != nil {
+			return err
+		}
+		n, err := e.recoverPoints(batch, now, entries)
+		if err != nil {
+			return err
+		}
+		recovered += n
 	}
 	batch.Delete([]byte{tagJournal}, nil)
 	if err := batch.Commit(pebble.Sync); err != nil {
@@ -130,6 +107,40 @@ func (e *Store) recoverHistory() error {
 		e.log.Info("recovered the rank history of the last writes before a crash", "points", recovered)
 	}
 	return nil
+}
+
+// recoverPoints stages in batch the points of entries that have none, as memory stands.
+func (e *Store) recoverPoints(batch *pebble.Batch, now int64, entries []journalEntry) (int, error) {
+	recovered := 0
+	for _, j := range entries {
+		b := e.boards[j.board]
+		if b == nil {
+			continue // deleted since
+		}
+		k := historyKey(j.board, j.member, j.seq)
+		if _, ok, err := get(e.db, k); err != nil {
+			return 0, err
+		} else if ok {
+			continue
+		}
+		if _, ok, err := get(e.db, eventKey(j.board, j.member, j.seq)); err != nil {
+			return 0, err
+		} else if !ok {
+			continue // retracted since
+		}
+		var names []string
+		var standings []laurel.Standing
+		for _, w := range b.windows {
+			if s, ok := e.standing(b, w, j.member, now); ok {
+				names, standings = append(names, w.name), append(standings, s)
+			}
+		}
+		if err := batch.Set(k, encodeHistory(j.ts, names, standings), nil); err != nil {
+			return 0, err
+		}
+		recovered++
+	}
+	return recovered, nil
 }
 
 // historyRecord is one pending history record.

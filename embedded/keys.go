@@ -17,14 +17,19 @@ import (
 //	S                                → the last event sequence number
 //	E board 0 member 0 seq           → event: value, ts, flags, id
 //	I board 0 id                     → id: seq, value, ts, flags, member
-//	A board 0 window 0 start member  → aggregate of the member in a period or bucket: score, at
+//	A board 0 window 0 start member  → aggregate of the member in a period or bucket: score, at,
+//	                                   and for open periods and all the last sequence number it
+//	                                   counts (checkpoint.go)
 //	W board 0 window                 → closed-through, dropped-before (after a config change)
 //	C board 0 window 0 start         → closed period: id, end, total, removed ranks
 //	R board 0 window 0 start rank    → frozen entry: score, at, member
 //	M board 0 window 0 start member  → frozen rank of the member
 //	X board 0 member 0 seq           → history: the member's score and rank per window after the event
 //	U                                → (empty): an import into the store has not finished
-//	J                                → the last group's events whose history is not stored yet
+//	J                                → (an earlier version's) the last group's events
+//	L seq                            → a group's events, from its first sequence number: the log
+//	                                   replayed into open periods and all after a crash
+//	K                                → the first sequence number that replay starts from
 const (
 	tagBoard   = 'B'
 	tagProfile = 'P'
@@ -40,6 +45,8 @@ const (
 	tagHistory = 'X'
 	tagImport  = 'U'
 	tagJournal = 'J'
+	tagLog     = 'L'
+	tagReplay  = 'K'
 )
 
 // boardTags are the tables a board owns.
@@ -118,11 +125,26 @@ func encodeAgg(a aggregate) []byte {
 	return appendU64(b, uint64(a.at))
 }
 
+// encodeAggAsOf encodes an aggregate of an open period or all that counts every event up to
+// the sequence number asOf: replay after a crash adds only later ones (checkpoint.go).
+func encodeAggAsOf(a aggregate, asOf uint64) []byte { return appendU64(encodeAgg(a), asOf) }
+
 func decodeAgg(b []byte) (aggregate, error) {
-	if len(b) != 16 {
-		return aggregate{}, errCorrupt
+	a, _, err := decodeAggAsOf(b)
+	return a, err
+}
+
+// decodeAggAsOf decodes an aggregate and the last sequence number it counts; 0 when it does
+// not say (a bucket, or a record an earlier version or an import wrote).
+func decodeAggAsOf(b []byte) (aggregate, uint64, error) {
+	if len(b) != 16 && len(b) != 24 {
+		return aggregate{}, 0, errCorrupt
 	}
-	return aggregate{int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:]))}, nil
+	a := aggregate{int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:]))}
+	if len(b) == 24 {
+		return a, binary.BigEndian.Uint64(b[16:]), nil
+	}
+	return a, 0, nil
 }
 
 // Event flags.

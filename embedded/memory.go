@@ -200,6 +200,25 @@ type span struct {
 	start, end int64 // unix ms; zero for all
 	slots      slots
 	tree       *rank.Tree
+	dirty      bitset // handles whose aggregate the store does not hold yet (checkpoint.go)
+}
+
+// bitset is a set of handles, a bit each.
+type bitset []uint64
+
+func (s bitset) has(h uint32) bool { return int(h>>6) < len(s) && s[h>>6]&(1<<(h&63)) != 0 }
+
+func (s *bitset) add(h uint32) {
+	for int(h>>6) >= len(*s) {
+		*s = append(*s, 0)
+	}
+	(*s)[h>>6] |= 1 << (h & 63)
+}
+
+func (s bitset) remove(h uint32) {
+	if int(h>>6) < len(s) {
+		s[h>>6] &^= 1 << (h & 63)
+	}
 }
 
 // holds reports whether the bucket [start, end) lies in the span.

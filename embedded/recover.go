@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"fmt"
 	"time"
 	"unsafe"
 
@@ -20,6 +21,14 @@ func (e *Store) recover() error {
 		return err
 	} else if ok {
 		e.seq = readU64(v)
+	}
+	// Aggregates that count events from where replay starts are noted, so that replay
+	// adds to each only what it does not count yet.
+	asOf := make(map[string]uint64)
+	if v, ok, err := get(e.db, []byte{tagReplay}); err != nil {
+		return err
+	} else if ok {
+		e.cp.replayFrom = readU64(v)
 	}
 	if err := scanPrefix(e.db, []byte{tagHidden}, func(k, _ []byte) error {
 		e.hidden[string(k[1:])] = true
@@ -42,17 +51,26 @@ func (e *Store) recover() error {
 	for _, cfg := range cfgs {
 		b := newBoard(cfg)
 		for _, w := range b.windows {
-			if err := e.recoverWindow(b, w, now); err != nil {
+			if err := e.recoverWindow(b, w, now, asOf); err != nil {
 				return err
 			}
 		}
-		b.updateDeadline()
 		e.boards[cfg.ID] = b
+	}
+	n, err := e.replay(e.cp.replayFrom, asOf)
+	if err != nil {
+		return fmt.Errorf("replaying the log: %w", err)
+	}
+	if n > 0 {
+		e.log.Info("replayed the events whose aggregates were not stored yet", "events", n)
+	}
+	for _, b := range e.boards {
+		b.updateDeadline()
 	}
 	return nil
 }
 
-func (e *Store) recoverWindow(b *board, w *window, now int64) error {
+func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]uint64) error {
 	id := b.cfg.ID
 	if v, ok, err := get(e.db, key(tagWindow, id, w.name)); err != nil {
 		return err
@@ -121,9 +139,12 @@ func (e *Store) recoverWindow(b *board, w *window, now int64) error {
 				w.open = []*span{sp}
 			}
 		}
-		a, err := decodeAgg(v)
+		a, seq, err := decodeAggAsOf(v)
 		if err != nil {
 			return err
+		}
+		if seq > 0 && seq >= e.cp.replayFrom {
+			asOf[string(k)] = seq
 		}
 		// The id is valid only during the call: intern copies it into its arena.
 		member := unsafe.String(&k[len(ap)+8], len(k)-len(ap)-8)

@@ -22,7 +22,10 @@ type txn struct {
 	profiles map[string]*profile
 	seq      uint64
 
-	after   []func()
+	after []func()
+	// deferAggs is set by submits: the aggregates of open periods and all that they change
+	// are written later, by a checkpoint (checkpoint.go).
+	deferAggs bool
 	// breaks are the indexes in after where one operation's changes end and the next one's
 	// begin: where the writer may let readers in while it applies a group.
 	breaks  []int
@@ -185,9 +188,22 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, a 
 	if _, had := tx.memberAggGet(b, w, start, member); !had && !present {
 		return nil
 	}
-	tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), a, present)
+	k := aggKey(b.cfg.ID, w.name, start, member)
 	e := tx.e
-	tx.onCommit(b, func() { b.set(e, b.spanFor(w, start, end, present), member, slot(a), present) })
+	if !tx.deferAggs {
+		tx.aggSetAsOf(k, a, present, tx.seq)
+		tx.onCommit(b, func() { b.set(e, b.spanFor(w, start, end, present), member, slot(a), present) })
+		return nil
+	}
+	tx.overlaySet(k, a, present)
+	first := e.seq + 1
+	tx.onCommit(b, func() {
+		sp := b.spanFor(w, start, end, present)
+		b.set(e, sp, member, slot(a), present)
+		if h, ok := b.members.lookup(member); ok && sp != nil {
+			e.markDirty(b, w, sp, h, first)
+		}
+	})
 	return nil
 }
 
@@ -254,16 +270,33 @@ func (tx *txn) storedAgg(k []byte) (aggregate, bool, error) {
 	return a, err == nil, err
 }
 
+// aggSet stages a stored aggregate of a rolling bucket.
 func (tx *txn) aggSet(k []byte, a aggregate, present bool) {
-	if tx.aggs == nil {
-		tx.aggs = make(map[string]aggVal)
-	}
-	tx.aggs[string(k)] = aggVal{a, present}
+	tx.overlaySet(k, a, present)
 	if present {
 		tx.set(k, encodeAgg(a))
 	} else {
 		tx.del(k)
 	}
+}
+
+// aggSetAsOf stages a stored aggregate of an open period or all that counts every event up
+// to asOf.
+func (tx *txn) aggSetAsOf(k []byte, a aggregate, present bool, asOf uint64) {
+	tx.overlaySet(k, a, present)
+	if present {
+		tx.set(k, encodeAggAsOf(a, asOf))
+	} else {
+		tx.del(k)
+	}
+}
+
+// overlaySet stages an aggregate for the rest of the group to read, without storing it.
+func (tx *txn) overlaySet(k []byte, a aggregate, present bool) {
+	if tx.aggs == nil {
+		tx.aggs = make(map[string]aggVal)
+	}
+	tx.aggs[string(k)] = aggVal{a, present}
 }
 
 // idGet reads an event id's record through the overlay.

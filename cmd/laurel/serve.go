@@ -40,6 +40,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys) and public_read, beside the environment's")
 	cache := fs.Int64("cache", 32, "MiB of Pebble's block cache, beyond its memtables")
 	memtable := fs.Int64("memtable", 16, "MiB of one Pebble memtable (it holds up to two): larger absorbs more rewrites of hot members before they reach disk")
+	lag := fs.Int("checkpoint-lag", 1<<14, "events after which an aggregate changed by a submit is written to disk (events are at once): the most a restart after a crash replays")
 	budget := descriptors()
 	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed (default: the descriptor limit %d, less %d for the store's files and %d spare)", budget.limit, budget.storeFiles, spareDescriptors))
 	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 4 memtables, at least 64; -1: no guard")
@@ -48,6 +49,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *cache < 1 || *memtable < 1 {
 		return usageError{fmt.Errorf("-cache and -memtable must be at least 1 (MiB)")}
+	}
+	if *lag < 1 {
+		return usageError{fmt.Errorf("-checkpoint-lag must be at least 1 (events)")}
 	}
 	if *maxConns < 1 {
 		return usageError{fmt.Errorf("-max-conns must be at least 1")}
@@ -125,7 +129,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if scale.on() {
 		err = srv.openScaleOut(ctx, scale, *maintenance)
 	} else {
-		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20, MaxOpenFiles: budget.storeFiles})
+		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20, MaxOpenFiles: budget.storeFiles, CheckpointLag: *lag})
 	}
 	if errors.Is(err, errStopped) {
 		return nil
