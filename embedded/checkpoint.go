@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"bytes"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/laurel/laurel"
 )
@@ -122,14 +124,58 @@ func frozenSince(w *window, start int64) bool {
 	return w.marks.ClosedThrough != noTime && start <= w.marks.ClosedThrough
 }
 
+// loggedEvent is an applied event of a group, in its log record.
+type loggedEvent struct {
+	board, member string
+	seq           uint64
+	ts            int64
+}
+
+// encodeLog encodes a group's log record: its time and applied events.
+func encodeLog(now int64, entries []loggedEvent) []byte {
+	b := appendU64(nil, uint64(now))
+	for _, j := range entries {
+		b = append(b, j.board...)
+		b = append(b, 0)
+		b = append(b, j.member...)
+		b = append(b, 0)
+		b = appendU64(b, j.seq)
+		b = appendU64(b, uint64(j.ts))
+	}
+	return b
+}
+
+func decodeLog(b []byte) (now int64, entries []loggedEvent, err error) {
+	if len(b) < 8 {
+		return 0, nil, errCorrupt
+	}
+	now = int64(readU64(b))
+	for b = b[8:]; len(b) > 0; {
+		var j loggedEvent
+		for _, part := range []*string{&j.board, &j.member} {
+			i := bytes.IndexByte(b, 0)
+			if i < 0 {
+				return 0, nil, errCorrupt
+			}
+			*part, b = string(b[:i]), b[i+1:]
+		}
+		if len(b) < 16 {
+			return 0, nil, errCorrupt
+		}
+		j.seq, j.ts, b = readU64(b), int64(readU64(b[8:])), b[16:]
+		entries = append(entries, j)
+	}
+	return now, entries, nil
+}
+
 // stageLog stores the events a group applied, for replay; the writer notes the record once
 // it is committed.
 func (e *Store) stageLog(tx *txn) *loggedGroup {
-	if len(tx.journal) == 0 {
+	if len(tx.logged) == 0 {
 		return nil
 	}
-	g := &loggedGroup{first: tx.journal[0].seq, last: tx.journal[len(tx.journal)-1].seq}
-	tx.set(logKey(g.first), encodeJournal(tx.now, tx.journal))
+	g := &loggedGroup{first: tx.logged[0].seq, last: tx.logged[len(tx.logged)-1].seq}
+	tx.set(logKey(g.first), encodeLog(tx.now, tx.logged))
 	return g
 }
 
@@ -151,7 +197,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64) (int, error) {
 	batch := e.db.NewBatch()
 	defer batch.Close()
 	err := scanPrefix(e.db, []byte{tagLog}, func(k, v []byte) error {
-		_, entries, err := decodeJournal(v)
+		_, entries, err := decodeLog(v)
 		if err != nil {
 			return err
 		}

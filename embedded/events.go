@@ -85,7 +85,7 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 		return "", 0, 0, err
 	}
 	tx.set(eventKey(b.cfg.ID, ev.member, ev.seq), ev.encodeValue())
-	tx.journal = append(tx.journal, journalEntry{board: b.cfg.ID, member: ev.member, seq: ev.seq, ts: ev.ts})
+	tx.logged = append(tx.logged, loggedEvent{board: b.cfg.ID, member: ev.member, seq: ev.seq, ts: ev.ts})
 	if ev.id != "" {
 		tx.idSet(b.cfg.ID, ev, true)
 	}

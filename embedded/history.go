@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"time"
@@ -24,50 +23,6 @@ import (
 // have stored the points — before anything else changes it.
 const historyDelay = 50 * time.Millisecond
 
-// journalEntry is an applied event of a group, in its journal.
-type journalEntry struct {
-	board, member string
-	seq           uint64
-	ts            int64
-}
-
-// encodeJournal encodes a group's time and applied events.
-func encodeJournal(now int64, entries []journalEntry) []byte {
-	b := appendU64(nil, uint64(now))
-	for _, j := range entries {
-		b = append(b, j.board...)
-		b = append(b, 0)
-		b = append(b, j.member...)
-		b = append(b, 0)
-		b = appendU64(b, j.seq)
-		b = appendU64(b, uint64(j.ts))
-	}
-	return b
-}
-
-func decodeJournal(b []byte) (now int64, entries []journalEntry, err error) {
-	if len(b) < 8 {
-		return 0, nil, errCorrupt
-	}
-	now = int64(readU64(b))
-	for b = b[8:]; len(b) > 0; {
-		var j journalEntry
-		for _, part := range []*string{&j.board, &j.member} {
-			i := bytes.IndexByte(b, 0)
-			if i < 0 {
-				return 0, nil, errCorrupt
-			}
-			*part, b = string(b[:i]), b[i+1:]
-		}
-		if len(b) < 16 {
-			return 0, nil, errCorrupt
-		}
-		j.seq, j.ts, b = readU64(b), int64(readU64(b[8:])), b[16:]
-		entries = append(entries, j)
-	}
-	return now, entries, nil
-}
-
 // recoverHistory stores the points of the events of the newest log record that have none:
 // those of the last group before a crash, and publishes them in a new snapshot. It runs in
 // Open, after recover and before anything changes the recovered state. (A store of an earlier
@@ -87,7 +42,7 @@ func (e *Store) recoverHistory() error {
 		if !ok {
 			continue
 		}
-		now, entries, err := decodeJournal(v)
+		now, entries, err := decodeLog(v)
 		if err != nil {
 			return err
 		}
@@ -110,7 +65,7 @@ func (e *Store) recoverHistory() error {
 }
 
 // recoverPoints stages in batch the points of entries that have none, as memory stands.
-func (e *Store) recoverPoints(batch *pebble.Batch, now int64, entries []journalEntry) (int, error) {
+func (e *Store) recoverPoints(batch *pebble.Batch, now int64, entries []loggedEvent) (int, error) {
 	recovered := 0
 	for _, j := range entries {
 		b := e.boards[j.board]

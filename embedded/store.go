@@ -7,18 +7,22 @@
 // group, stages each one on top of the ones before it (an overlay: later events of the group
 // see earlier ones, and a failed operation leaves no trace), commits the whole group to Pebble
 // in one batch with one fsync, and only then applies it to memory, under the lock that readers
-// share, and answers the callers. Pebble makes a batch readable before its fsync returns, so
-// readers never read Pebble directly: they read a snapshot that the writer takes after each
-// fsync, together with the memory it describes. A read therefore never shows a write that a
-// crash could still lose.
+// share (in slices that end where an operation does, so that readers wait for a fraction of a
+// millisecond), and answers the callers. Pebble makes a batch readable before its fsync
+// returns, so readers never read Pebble directly: they read a snapshot that the writer takes
+// after each fsync, together with the memory it describes. A read therefore never shows a
+// write that a crash could still lose.
 //
 // # What lives where
 //
-// Pebble holds the truth (see keys.go): boards, every event, ids, profiles, the aggregate of
-// each member in each open calendar period and in each rolling bucket, and closed periods
-// frozen with their ranks. Memory holds, per board, the open spans (open calendar periods,
-// all, each rolling window's current span): every present member's (score, reached_at) and a
-// ranked tree of the members not hidden. Closed periods are read from disk.
+// Pebble holds the truth (see keys.go): boards, every event, ids, profiles, each member's
+// aggregate in each rolling bucket, closed periods frozen with their ranks, and the aggregates
+// of open calendar periods and all as of the last checkpoint, with the log of the groups since
+// (checkpoint.go). Memory holds, per board, the open spans (open calendar periods, all, each
+// rolling window's current span): every present member's (score, reached_at) and a ranked
+// tree of the members not hidden; and each rolling window's newest bucket. A write reads no
+// aggregate from Pebble unless its event falls in an older bucket. Closed periods are read
+// from disk.
 package embedded
 
 import (

@@ -32,7 +32,7 @@ type txn struct {
 	touched map[*board]bool
 	global  bool // a change beyond single boards: a profile, a hidden mark, a deleted board
 
-	journal []journalEntry // the events applied, whose history points come after the commit
+	logged []loggedEvent // the events applied, for the group's log record (checkpoint.go)
 	// historyPoints counts the points pending before the batch that it stores: they stay
 	// pending for History readers until the commit's snapshot shows them, so that a reader
 	// never misses its own write's point.
@@ -84,7 +84,7 @@ func (tx *txn) mergeInto(p *txn) {
 	p.seq = tx.seq
 	p.after = append(p.after, tx.after...)
 	p.breaks = append(p.breaks, len(p.after))
-	p.journal = append(p.journal, tx.journal...)
+	p.logged = append(p.logged, tx.logged...)
 	p.global = p.global || tx.global
 	for b := range tx.touched {
 		p.touched[b] = true
