@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 )
 
 // runBench is `laurel bench`: a load generator that drives a running laurel over HTTP, and
@@ -167,9 +165,7 @@ func memberID(i int) string { return "player-" + strconv.Itoa(i) }
 
 // preload gives every member one event and a name.
 func preload(ctx context.Context, t benchTarget, c benchConfig) error {
-	bar := progressbar.NewOptions64(int64(c.members), progressbar.OptionSetWriter(c.stderr),
-		progressbar.OptionSetDescription(t.name()+": loading members"), progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	bar := newProgress(c.stderr, t.name()+": loading members", int64(c.members), false)
 	next := atomic.Int64{}
 	var wg sync.WaitGroup
 	errs := make(chan error, c.writers)
@@ -217,8 +213,7 @@ func (r benchResult) rate() float64 { return float64(r.events) / r.took.Seconds(
 func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.duration)
 	defer cancel()
-	bar := progressbar.NewOptions64(int64(c.duration/time.Second), progressbar.OptionSetWriter(c.stderr),
-		progressbar.OptionSetDescription(t.name()+": writing and reading"), progressbar.OptionClearOnFinish())
+	bar := newProgress(c.stderr, t.name()+": writing and reading, seconds", int64(c.duration/time.Second), false)
 	go func() {
 		for range time.Tick(time.Second) {
 			if ctx.Err() != nil {

@@ -38,6 +38,9 @@ func TestExportImport(t *testing.T) {
 		!strings.Contains(stderr.String(), "exported") {
 		t.Fatalf("export: exit %d, %s", code, stderr.String())
 	}
+	if strings.ContainsAny(stderr.String(), "\r\x1b") { // stderr is no terminal: no bar drawn in place
+		t.Fatalf("export wrote control characters to a non-terminal: %q", stderr.String())
+	}
 
 	store := laureltest.NewScaleOutStore(t)
 	so := []string{"-postgres", store.DSN, "-redis", laureltest.RedisAddr(), "-redis-prefix", store.Prefix}

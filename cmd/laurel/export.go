@@ -10,7 +10,6 @@ import (
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
 	"github.com/laurel/laurel/postgres"
-	"github.com/schollz/progressbar/v3"
 )
 
 // runExport is `laurel export`: everything a store holds, as a dump (docs/operations.md,
@@ -54,8 +53,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		w = f
 	}
 	start := time.Now()
-	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("exporting"),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
+	bar := newProgress(stderr, "exporting", -1, true)
 	d, err := laurel.NewDumpWriter(&countingWriter{w, bar})
 	if err == nil {
 		err = store.Export(ctx, d)
@@ -74,18 +72,6 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stderr, "exported %d records in %s\n", d.Records(), time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// countingWriter shows the bytes written on a progress bar.
-type countingWriter struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.bar.Add(n)
-	return n, err
 }
 
 // oneStore checks that a command names exactly one store: -data, or -postgres and -redis.

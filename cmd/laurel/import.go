@@ -48,13 +48,23 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	}
 	defer f.Close()
 	start := time.Now()
-	if err := laurel.VerifyDump(f); err != nil {
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	// Two passes over the dump: the check, then the import.
+	check := newProgress(stderr, "checking the dump", size, true)
+	err = laurel.VerifyDump(&countingReader{f, check})
+	check.Finish()
+	if err != nil {
 		return fmt.Errorf("%s: %w; nothing was imported", *in, err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	d, err := laurel.NewDumpReader(f)
+	load := newProgress(stderr, "importing", size, true)
+	defer load.Finish()
+	d, err := laurel.NewDumpReader(&countingReader{f, load})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/laurel/laurel/postgres"
-	"github.com/schollz/progressbar/v3"
 )
 
 // runRebuild is `laurel rebuild`: the scale-out index rebuilt from PostgreSQL, every board or
@@ -39,8 +38,7 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	start := time.Now()
-	bar := progressbar.NewOptions(len(ids), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("rebuilding"),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+	bar := newProgress(stderr, "rebuilding boards", int64(len(ids)), false)
 	for _, id := range ids {
 		if err := e.Rebuild(ctx, id); err != nil {
 			return fmt.Errorf("board %s: %w", id, err)
