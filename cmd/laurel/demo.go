@@ -21,9 +21,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("demo", stderr)
 	addr := fs.String("addr", "127.0.0.1:7300", "address to listen on (loopback: the demo has no keys)")
 	rate := fs.Float64("rate", 4, "scores per second")
-	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "seed of the simulated players")
+	seed := fs.Uint64("seed", 0, "seed of the simulated players, to play the same game again; 0: a new one, printed at start")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *seed == 0 {
+		*seed = uint64(time.Now().UnixNano())
 	}
 	if err := checkAddr(*addr); err != nil {
 		return usageError{fmt.Errorf("-addr: %w", err)}
@@ -56,6 +59,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "laurel demo: open %s/ in a browser (Ctrl-C stops it; the data goes with it)\n", srv.url)
 	fmt.Fprintf(stdout, "  boards: %s/v1/boards\n", srv.url)
+	fmt.Fprintf(stdout, "  the same game again: laurel demo -seed %d\n", *seed)
 
 	simDone := make(chan struct{})
 	simCtx, stopSim := context.WithCancel(ctx)

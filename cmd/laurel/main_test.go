@@ -31,6 +31,9 @@ func TestRun(t *testing.T) {
 		{[]string{"import", "-data", "x", "extra"}, 2, "", `unexpected argument "extra"`},
 		{nil, 2, "", "usage: laurel <command>"},
 		{[]string{"help"}, 0, "", "version"},
+		{[]string{"serve", "-h"}, 0, "", "LAUREL_PUBLIC_READ"}, // every variable it reads
+		{[]string{"serve", "-h"}, 0, "", "LAUREL_WRITE_KEY"},
+		{[]string{"demo", "-h"}, 0, "", "0: a new one, printed at start"}, // not a random default
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), tc.args, &stdout, &stderr)
@@ -38,5 +41,15 @@ func TestRun(t *testing.T) {
 			t.Errorf("laurel %v: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
 				tc.args, code, stdout.String(), stderr.String(), tc.code, tc.stdout, tc.stderrIn)
 		}
+	}
+}
+
+// Help shows only what a command has: rebuild works on the scale-out store alone, and has no
+// -data to mention.
+func TestRebuildHelpNamesNoDataFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"rebuild", "-h"}, &stdout, &stderr)
+	if !strings.Contains(stderr.String(), "-postgres") || strings.Contains(stderr.String(), "-data") {
+		t.Fatalf("rebuild -h: %s", stderr.String())
 	}
 }

@@ -90,3 +90,19 @@ func thousands(n int) string {
 	}
 	return s
 }
+
+// humanDurations writes durations in logs as people read them ("took":"1.235s"), where JSON
+// would write nanoseconds; to the millisecond from a second up, to the microsecond below.
+func humanDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	d := a.Value.Duration()
+	switch {
+	case d >= time.Second:
+		d = d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		d = d.Round(time.Microsecond)
+	}
+	return slog.String(a.Key, d.String())
+}

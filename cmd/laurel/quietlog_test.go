@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"log/slog"
 	"strings"
 	"testing"
@@ -51,5 +52,17 @@ func TestQuietLog(t *testing.T) {
 	}
 	if got := thousands(9412); got != "9,412" {
 		t.Errorf("thousands(9412) = %q", got)
+	}
+}
+
+// The server's JSON log writes durations as people read them, not as nanoseconds.
+func TestLogDurationsAreHuman(t *testing.T) {
+	var out bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{ReplaceAttr: humanDurations}))
+	log.Info("store recovered", "took", 1234567890*time.Nanosecond, "commit", 2345678*time.Nanosecond, "tiny", 420*time.Nanosecond, "boards", 3)
+	for _, want := range []string{`"took":"1.235s"`, `"commit":"2.346ms"`, `"tiny":"420ns"`, `"boards":3`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s: want %s", out.String(), want)
+		}
 	}
 }

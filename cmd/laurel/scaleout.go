@@ -24,7 +24,7 @@ type scaleOut struct {
 // from the environment instead, so that passwords stay out of the process list.
 func scaleOutFlags(fs *flag.FlagSet) scaleOut {
 	return scaleOut{
-		postgres: fs.String("postgres", os.Getenv("LAUREL_POSTGRES"), "PostgreSQL URL of the scale-out store (default $LAUREL_POSTGRES); with -redis, instead of -data"),
+		postgres: fs.String("postgres", os.Getenv("LAUREL_POSTGRES"), "PostgreSQL URL of the scale-out store, with -redis (default $LAUREL_POSTGRES)"),
 		redis:    fs.String("redis", os.Getenv("LAUREL_REDIS"), "Redis or Valkey of the scale-out index, host:port or redis:// URL (default $LAUREL_REDIS)"),
 		prefix:   fs.String("redis-prefix", redis.DefaultPrefix, "prefix of the index's keys in Redis, so that deployments can share one"),
 	}

@@ -24,8 +24,24 @@ import (
 // with -postgres and -redis, on the scale-out store. It listens at once, answering /readyz
 // with 503 until the store is recovered, and stops cleanly on SIGTERM or SIGINT: requests in
 // flight finish, then the store is flushed and closed.
+// serveEnvironment lists the variables serve reads, for -h.
+const serveEnvironment = `
+Environment:
+  LAUREL_ADMIN_KEY, LAUREL_WRITE_KEY, LAUREL_READ_KEY
+    	comma-separated API keys of each scope, sent as Authorization: Bearer <key>
+  LAUREL_PUBLIC_READ
+    	"true": reads need no key
+  LAUREL_POSTGRES, LAUREL_REDIS
+    	the scale-out store, as -postgres and -redis
+`
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage of laurel serve:")
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), serveEnvironment)
+	}
 	addr := fs.String("addr", "127.0.0.1:7300", "address to listen on")
 	data := fs.String("data", "./laurel-data", "directory of the embedded store (created if missing)")
 	scale := scaleOutFlags(fs)
@@ -87,7 +103,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// Repeated warnings and errors (a failing store answers every request with one) are
 	// summarised every 10 s after the first 5.
-	log := slog.New(newQuietHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv}), 10*time.Second, 5))
+	log := slog.New(newQuietHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv, ReplaceAttr: humanDurations}), 10*time.Second, 5))
 	keys, publicRead, exposed, err := serveKeys(*config)
 	if err != nil {
 		return usageError{err}
