@@ -12,6 +12,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/tidwall/btree v1.8.2
 	golang.org/x/term v0.44.0
+	golang.org/x/time v0.15.0
 )
 
 require (

@@ -5,31 +5,28 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// limiter is a token bucket per client: rate tokens a second, up to burst.
+// limiter keeps a token bucket (golang.org/x/time/rate) per client: rate tokens a second, up
+// to burst. What it adds is a bounded memory of clients and the Retry-After of a refusal.
 type limiter struct {
-	rate  float64
-	burst float64
+	rate  rate.Limit
+	burst int
 
 	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
+	buckets map[string]*rate.Limiter
 }
 
 // maxBuckets is how many buckets the limiter keeps before it forgets the full ones.
 const maxBuckets = 1 << 16
 
-func newLimiter(rate float64, burst int) *limiter {
-	b := float64(burst)
-	if b <= 0 {
-		b = math.Max(1, math.Ceil(rate))
+func newLimiter(r float64, burst int) *limiter {
+	if burst <= 0 {
+		burst = int(math.Max(1, math.Ceil(r)))
 	}
-	return &limiter{rate: rate, burst: b, buckets: make(map[string]*bucket)}
+	return &limiter{rate: rate.Limit(r), burst: burst, buckets: make(map[string]*rate.Limiter)}
 }
 
 // allow takes a token from id's bucket. When there is none, it returns false and the whole
@@ -42,18 +39,14 @@ func (l *limiter) allow(id string, now time.Time) (bool, string) {
 		if len(l.buckets) >= maxBuckets {
 			l.sweep(now)
 		}
-		b = &bucket{tokens: l.burst, last: now}
+		b = rate.NewLimiter(l.rate, l.burst)
 		l.buckets[id] = b
 	}
-	if elapsed := now.Sub(b.last).Seconds(); elapsed > 0 {
-		b.tokens = math.Min(l.burst, b.tokens+elapsed*l.rate)
-		b.last = now
-	}
-	if b.tokens >= 1 {
-		b.tokens--
+	if b.AllowN(now, 1) {
 		return true, ""
 	}
-	wait := math.Ceil((1 - b.tokens) / l.rate)
+	// How long until a token: what is missing, at the rate.
+	wait := math.Ceil((1 - b.TokensAt(now)) / float64(l.rate))
 	if wait < 1 || math.IsNaN(wait) {
 		wait = 1
 	}
@@ -70,7 +63,7 @@ func (l *limiter) allow(id string, now time.Time) (bool, string) {
 // request.
 func (l *limiter) sweep(now time.Time) {
 	for id, b := range l.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+		if b.TokensAt(now) >= float64(l.burst) {
 			delete(l.buckets, id)
 		}
 	}
