@@ -141,6 +141,28 @@ func TestBrowser(t *testing.T) {
 		tab.wait(`!document.getElementById('member').hidden && document.querySelector('#chart svg circle.last')`)
 	})
 
+	// A member found on the first page is shown there, the leader on top: the page around it
+	// would start below rank 1 and hide the leader.
+	t.Run("FindKeepsTheLeader", func(t *testing.T) {
+		tab := newTab(t, browser)
+		tab.open(e.url + "/boards/arena?limit=10")
+		tab.waitView("all||0|10|")
+		all := apiRows(t, e, "/v1/boards/arena/entries?window=all&limit=10")
+		target := all[6] // rank 7: around it, the page would be ranks 3–11
+		if around := apiRows(t, e, "/v1/boards/arena/members/"+target.Member+"/around?window=all&radius=4"); around[0].Rank == 1 {
+			t.Fatalf("the page around %s starts at rank 1: the test tests nothing", target.Member)
+		}
+		if err := chromedp.Do(tab.ctx, chromedp.SendKeys(chromedp.CSS("#q"), target.Member+"\n")); err != nil {
+			t.Fatal(err)
+		}
+		tab.wait(fmt.Sprintf(`(() => { const r = document.querySelector('#rows > li.row.me'); return r && r.dataset.member === %q })()`, target.Member))
+		tab.waitView("all||0|10|")
+		tab.checkRows(apiRows(t, e, "/v1/boards/arena/entries?window=all&limit=10"))
+		if first := tab.rows()[0]; first.Rank != 1 {
+			t.Errorf("the first row is rank %d, not the leader", first.Rank)
+		}
+	})
+
 	t.Run("Key", func(t *testing.T) {
 		k := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"admin-key"}, Read: []string{"read-key"}}}})
 		k.key = "admin-key"

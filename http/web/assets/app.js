@@ -396,9 +396,9 @@
       }
       if (my !== st.seq) return;
       const entries = page.entries || [];
-      if (st.around && !st.period && entries.length && entries[0].rank === 1 && !fallback &&
-          entries.some((e) => e.member === st.member && e.rank <= st.limit)) {
-        // The member is on the first page: watch that one live, the member highlighted.
+      if (st.around && !st.period && !fallback && entries.some((e) => e.member === st.member && e.rank <= st.limit)) {
+        // The member is on the first page: watch that one live, the member highlighted, the
+        // leader on top (the page around the member may start below rank 1).
         st.around = false;
         st.offset = 0;
         start();
