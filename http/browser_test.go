@@ -163,6 +163,18 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("MissingBoard", func(t *testing.T) {
+		tab := newTab(t, browser)
+		tab.open(e.url + "/boards/nope")
+		tab.wait(`document.getElementById('notice').textContent.includes('There is no board “nope”')`)
+		if !evalJS[bool](tab, `document.querySelector('.pager').offsetParent === null && document.querySelector('.controls').offsetParent === null`) { // not rendered
+			t.Error("a missing board shows a pager or controls")
+		}
+		if href := evalJS[string](tab, `document.querySelector('#notice a').getAttribute('href')`); href != "/" {
+			t.Errorf("the way back: %q", href)
+		}
+	})
+
 	t.Run("Key", func(t *testing.T) {
 		k := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"admin-key"}, Read: []string{"read-key"}}}})
 		k.key = "admin-key"

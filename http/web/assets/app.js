@@ -210,13 +210,14 @@
     const range = h('span', { class: 'range', id: 'range' });
     const limitSel = h('select', { id: 'limit', 'aria-label': 'Rows per page' },
       LIMITS.map((n) => h('option', { value: n, text: `${n} / page`, selected: n === st.limit })));
-    const pager = h('div', { class: 'pager' }, prevBtn, range, nextBtn, limitSel);
+    const pager = h('div', { class: 'pager', hidden: true }, prevBtn, range, nextBtn, limitSel); // shown once there is a page
+    const controls = h('div', { class: 'controls' }, windows, periodBox, search);
     const panel = h('aside', { class: 'panel', id: 'member', hidden: true });
 
     app.replaceChildren(
       h('section', { class: 'board' },
         h('div', { class: 'head' }, h('div', null, title, sub)),
-        h('div', { class: 'controls' }, windows, periodBox, search),
+        controls,
         searchMsg,
         h('div', { class: 'layout' },
           h('div', { class: 'main' }, notice, rows, pager),
@@ -748,7 +749,15 @@
       try {
         meta = await api(base);
       } catch (err) {
-        say(notice, err.code === 'not_found' ? `There is no board “${board}”.` : explain(err));
+        if (err.code === 'not_found') {
+          // Nothing to page through or search: say so, and lead back to the boards.
+          say(notice, `There is no board “${board}”. `);
+          notice.append(h('a', { href: withKey('/'), text: 'See all boards' }));
+          controls.hidden = true;
+          pager.hidden = true;
+        } else {
+          say(notice, explain(err));
+        }
         setStatus('error', err.status === 0 ? 'Offline' : 'Error');
         app.setAttribute('aria-busy', 'false');
         if (first) setTimeout(() => loadMeta(true), 10000);
