@@ -105,6 +105,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 		s.writeError(w, r, err)
 		return
 	}
+	if g := grantOf(r); g != nil {
+		if err := g.allowsEvents(events); err != nil {
+			s.writeError(w, r, fixEventField(err, single, board != ""))
+			return
+		}
+	}
 	results, err := s.svc.Submit(r.Context(), events, laurel.SubmitOptions{NoRanks: !ranks, Import: imported})
 	if err != nil {
 		s.writeError(w, r, fixEventField(err, single, board != ""))

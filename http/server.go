@@ -44,7 +44,9 @@ type RateLimit struct {
 
 // Config configures a Server. The zero value serves an open API with no rate limit.
 type Config struct {
-	Keys       Keys
+	Keys Keys
+	// Tokens lets game clients use member tokens instead of keys (tokens.go).
+	Tokens     Tokens
 	PublicRead bool      // reads need no key
 	RateLimit  RateLimit // per valid key
 	// AddressRateLimit is per client address, for requests without a valid key (public
@@ -256,7 +258,8 @@ func (s *Server) handle(pattern string, sc scope, h http.HandlerFunc) {
 				s.writeError(rw, r, laurel.Errorf(laurel.EUnavailable, "the server is not ready yet"))
 				return
 			}
-			if !s.authorize(rw, r, sc) {
+			var ok bool
+			if r, ok = s.authorize(rw, r, sc); !ok {
 				return
 			}
 		}
@@ -266,15 +269,45 @@ func (s *Server) handle(pattern string, sc scope, h http.HandlerFunc) {
 
 func (s *Server) ready() bool { return s.cfg.Ready == nil || s.cfg.Ready() }
 
-// authorize checks the request's key against the scope sc and takes a token from its rate
-// limit bucket. It writes the error and returns false when the request may not go on.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) bool {
+// authorize checks the request's key (or member token) against the scope sc and takes a
+// token from its rate limit bucket. It writes the error and returns false when the request
+// may not go on; the request it returns carries a member token's grant.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) (*http.Request, bool) {
 	key, hasKey := bearer(r)
 	if !hasKey && r.Pattern == streamRoute {
 		// A browser's EventSource cannot send headers (docs/api.md, "Live and history").
 		key = r.URL.Query().Get("key")
 		hasKey = key != ""
 	}
+	if hasKey && s.cfg.Tokens.enabled() && looksLikeToken(key) {
+		return s.authorizeToken(w, r, key)
+	}
+	return r, s.authorizeKey(w, r, sc, key, hasKey)
+}
+
+// authorizeToken checks a member token and what it allows; it is counted against the
+// client's address, like any request from the internet.
+func (s *Server) authorizeToken(w http.ResponseWriter, r *http.Request, raw string) (*http.Request, bool) {
+	if l := s.byAddr; l != nil {
+		if ok, retry := l.allow(s.clientIP(r), time.Now()); !ok {
+			w.Header().Set("Retry-After", retry)
+			s.writeError(w, r, laurel.Errorf(laurel.ERateLimited, "too many requests; retry after %s s", retry))
+			return r, false
+		}
+	}
+	g, err := s.cfg.Tokens.verifyToken(raw, time.Now())
+	if err != nil {
+		s.writeError(w, r, laurel.Errorf(laurel.EUnauthenticated, "invalid member token: %v", err))
+		return r, false
+	}
+	if err := g.allows(r); err != nil {
+		s.writeError(w, r, err)
+		return r, false
+	}
+	return withGrant(r, g), true
+}
+
+func (s *Server) authorizeKey(w http.ResponseWriter, r *http.Request, sc scope, key string, hasKey bool) bool {
 	granted := scopeNone
 	if hasKey {
 		granted = s.keyScope(key)
@@ -291,7 +324,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) boo
 		}
 	}
 	switch {
-	case s.cfg.Keys.empty():
+	case s.open():
 		return true
 	case sc == scopeRead && s.cfg.PublicRead:
 		return true
@@ -311,12 +344,16 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) boo
 // admin reports whether the request may do what takes the admin scope: its key has it, or
 // the server is open.
 func (s *Server) admin(r *http.Request) bool {
-	if s.cfg.Keys.empty() {
+	if s.open() {
 		return true
 	}
 	key, ok := bearer(r)
 	return ok && s.keyScope(key) == scopeAdmin
 }
+
+// open reports whether the server takes requests without keys: none is configured, and no
+// member token either.
+func (s *Server) open() bool { return s.cfg.Keys.empty() && !s.cfg.Tokens.enabled() }
 
 func scopeName(sc scope) string {
 	switch sc {

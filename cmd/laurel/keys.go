@@ -21,32 +21,92 @@ type keysFile struct {
 	WriteKeys  []string `json:"write_keys"`
 	ReadKeys   []string `json:"read_keys"`
 	PublicRead bool     `json:"public_read"`
+	// TokenSecrets are the secrets member tokens are signed with, by key id.
+	TokenSecrets map[string]string `json:"token_secrets"`
+}
+
+// access is what serve lets in: keys, public reads, member tokens' secrets.
+type access struct {
+	keys         lhttp.Keys
+	publicRead   bool
+	tokenSecrets map[string][]byte
+}
+
+// open reports whether nothing is configured: anyone may do anything.
+func (a access) open() bool {
+	return len(a.keys.Admin)+len(a.keys.Write)+len(a.keys.Read) == 0 && len(a.tokenSecrets) == 0
 }
 
 // serveKeys returns the keys of the environment and of the file at path ("" for none), and
 // whether reads need no key. It reports whether the file can be read by others than its
 // owner, which a key file should not be.
-func serveKeys(path string) (keys lhttp.Keys, publicRead, exposed bool, err error) {
+func serveKeys(path string) (a access, exposed bool, err error) {
 	for _, env := range []struct {
 		name string
 		into *[]string
-	}{{"LAUREL_ADMIN_KEY", &keys.Admin}, {"LAUREL_WRITE_KEY", &keys.Write}, {"LAUREL_READ_KEY", &keys.Read}} {
+	}{{"LAUREL_ADMIN_KEY", &a.keys.Admin}, {"LAUREL_WRITE_KEY", &a.keys.Write}, {"LAUREL_READ_KEY", &a.keys.Read}} {
 		if *env.into, err = keyList(os.Getenv(env.name)); err != nil {
-			return keys, false, false, fmt.Errorf("%s: %w", env.name, err)
+			return a, false, fmt.Errorf("%s: %w", env.name, err)
 		}
 	}
-	publicRead = os.Getenv("LAUREL_PUBLIC_READ") == "true"
+	a.publicRead = os.Getenv("LAUREL_PUBLIC_READ") == "true"
+	if a.tokenSecrets, err = tokenSecretList(os.Getenv("LAUREL_TOKEN_SECRETS")); err != nil {
+		return a, false, fmt.Errorf("LAUREL_TOKEN_SECRETS: %w", err)
+	}
 	if path == "" {
-		return keys, publicRead, false, nil
+		return a, false, nil
 	}
 	kf, exposed, err := readKeysFile(path)
 	if err != nil {
-		return keys, false, false, fmt.Errorf("-config %s: %w", path, err)
+		return a, false, fmt.Errorf("-config %s: %w", path, err)
 	}
-	keys.Admin = append(keys.Admin, kf.AdminKeys...)
-	keys.Write = append(keys.Write, kf.WriteKeys...)
-	keys.Read = append(keys.Read, kf.ReadKeys...)
-	return keys, publicRead || kf.PublicRead, exposed, nil
+	a.keys.Admin = append(a.keys.Admin, kf.AdminKeys...)
+	a.keys.Write = append(a.keys.Write, kf.WriteKeys...)
+	a.keys.Read = append(a.keys.Read, kf.ReadKeys...)
+	a.publicRead = a.publicRead || kf.PublicRead
+	for kid, secret := range kf.TokenSecrets {
+		if a.tokenSecrets == nil {
+			a.tokenSecrets = make(map[string][]byte)
+		}
+		a.tokenSecrets[kid] = []byte(secret)
+	}
+	return a, exposed, nil
+}
+
+// tokenSecretList reads member tokens' secrets: comma-separated kid=secret pairs.
+func tokenSecretList(list string) (map[string][]byte, error) {
+	var secrets map[string][]byte
+	for pair := range strings.SplitSeq(list, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		kid, secret, ok := strings.Cut(pair, "=")
+		if !ok {
+			return nil, fmt.Errorf("give each secret as kid=secret")
+		}
+		if err := checkTokenSecret(kid, secret); err != nil {
+			return nil, err
+		}
+		if secrets == nil {
+			secrets = make(map[string][]byte)
+		}
+		secrets[kid] = []byte(secret)
+	}
+	return secrets, nil
+}
+
+// checkTokenSecret refuses an empty key id and a secret shorter than HS256's 256 bits.
+func checkTokenSecret(kid, secret string) error {
+	if err := checkKey(kid); err != nil || strings.Contains(kid, "=") {
+		return fmt.Errorf("a key id must be printable ASCII without spaces, commas or '=' (%q is not)", kid)
+	}
+	if len(secret) < lhttp.MinTokenSecret {
+		return fmt.Errorf("the secret of key id %q is %d bytes: at least %d", kid, len(secret), lhttp.MinTokenSecret)
+	}
+	if strings.ContainsAny(secret, ", ") {
+		return fmt.Errorf("the secret of key id %q has a comma or a space", kid)
+	}
+	return nil
 }
 
 // keyList reads a comma-separated list of keys (spaces around them trimmed).
@@ -119,8 +179,8 @@ func parseKeysFile(data []byte) (keysFile, error) {
 		return kf, err
 	}
 	for name := range fields {
-		if !slices.Contains([]string{"admin_keys", "write_keys", "read_keys", "public_read"}, name) {
-			return kf, fmt.Errorf("unknown field %q (the fields are admin_keys, write_keys, read_keys and public_read)", name)
+		if !slices.Contains([]string{"admin_keys", "write_keys", "read_keys", "public_read", "token_secrets"}, name) {
+			return kf, fmt.Errorf("unknown field %q (the fields are admin_keys, write_keys, read_keys, public_read and token_secrets)", name)
 		}
 	}
 	for _, list := range []struct {
@@ -131,6 +191,11 @@ func parseKeysFile(data []byte) (keysFile, error) {
 			if err := checkKey(k); err != nil {
 				return kf, fmt.Errorf("%s: %w", list.field, err)
 			}
+		}
+	}
+	for kid, secret := range kf.TokenSecrets {
+		if err := checkTokenSecret(kid, secret); err != nil {
+			return kf, fmt.Errorf("token_secrets: %w", err)
 		}
 	}
 	return kf, nil

@@ -31,6 +31,8 @@ Environment:
     	comma-separated API keys of each scope, sent as Authorization: Bearer <key>
   LAUREL_PUBLIC_READ
     	"true": reads need no key
+  LAUREL_TOKEN_SECRETS
+    	kid=secret pairs, comma-separated: the secrets of member tokens (HS256 JWTs, at least 32 bytes)
   LAUREL_POSTGRES, LAUREL_REDIS
     	the scale-out store, as -postgres and -redis
 `
@@ -51,6 +53,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addrRate := fs.Float64("address-rate-limit", -1, fmt.Sprintf("requests per second allowed per client address without a valid key; 0: no limit; -1: %v when keys are configured, none on an open (loopback-only) server", defaultAddressRate))
 	addrBurst := fs.Int("address-rate-burst", 0, fmt.Sprintf("requests an address may send at once above its rate; 0: twice the rate (%d by default)", int(2*defaultAddressRate)))
 	proxies := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of the proxies in front of laurel, whose X-Forwarded-For names the client")
+	tokenAudience := fs.String("token-audience", "laurel", "the audience (aud) member tokens must name")
+	tokenLife := fs.Duration("token-max-lifetime", 24*time.Hour, "the longest a member token may live (exp − iat)")
 	timeout := fs.Duration("request-timeout", lhttp.DefaultRequestTimeout, "longest a request (but a live stream) waits for the store before it is answered 503 unavailable")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys) and public_read, beside the environment's")
@@ -104,7 +108,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Repeated warnings and errors (a failing store answers every request with one) are
 	// summarised every 10 s after the first 5.
 	log := slog.New(newQuietHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv, ReplaceAttr: humanDurations}), 10*time.Second, 5))
-	keys, publicRead, exposed, err := serveKeys(*config)
+	acc, exposed, err := serveKeys(*config)
 	if err != nil {
 		return usageError{err}
 	}
@@ -112,7 +116,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("the key file can be read by other users than its owner", "config", *config)
 	}
 
-	open := len(keys.Admin)+len(keys.Write)+len(keys.Read) == 0
+	open := acc.open()
 	if *addrRate == -1 {
 		*addrRate = defaultAddressRate
 		if open {
@@ -123,8 +127,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		*addrBurst = int(math.Ceil(2 * *addrRate))
 	}
 	cfg := lhttp.Config{
-		Keys:             keys,
-		PublicRead:       publicRead,
+		Keys:             acc.keys,
+		Tokens:           lhttp.Tokens{Secrets: acc.tokenSecrets, Audience: *tokenAudience, MaxLifetime: *tokenLife},
+		PublicRead:       acc.publicRead,
 		RateLimit:        lhttp.RateLimit{PerSecond: *rate, Burst: *burst},
 		AddressRateLimit: lhttp.RateLimit{PerSecond: *addrRate, Burst: *addrBurst},
 		TrustedProxies:   trusted,

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/laurel/laurel/laureltest"
 	"github.com/redis/rueidis"
 )
@@ -350,5 +351,59 @@ func TestServeRefusesBadEnvironmentKeys(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := run(context.Background(), []string{"serve", "-data", t.TempDir()}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "LAUREL_WRITE_KEY: a key must be printable ASCII without spaces or commas") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// Member tokens, with their secrets from the environment and the keys file: a game's server
+// mints one for a member, and the game client submits with it; the secrets are checked at
+// start.
+func TestServeMemberTokens(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keys.json")
+	fileSecret := strings.Repeat("f", 32)
+	if err := os.WriteFile(path, []byte(`{"admin_keys": ["admin"], "token_secrets": {"file": "`+fileSecret+`"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envSecret := strings.Repeat("e", 40)
+	base, stop := startServe(t, t.TempDir(), map[string]string{"LAUREL_TOKEN_SECRETS": "env=" + envSecret}, "-config", path, "-token-audience", "my-game")
+	defer stop()
+	if code, body := doKey(t, "admin", "PUT", base+"/v1/boards/b", `{}`); code != http.StatusCreated {
+		t.Fatalf("board: %d %v", code, body)
+	}
+	token := func(kid, secret, aud string) string {
+		now := time.Now()
+		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "ada", "aud": aud, "iat": now.Unix(),
+			"exp": now.Add(time.Minute).Unix(), "boards": []string{"b"}, "scope": "write"})
+		tok.Header["kid"] = kid
+		s, err := tok.SignedString([]byte(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, c := range []struct {
+		token  string
+		status int
+	}{
+		{token("env", envSecret, "my-game"), http.StatusOK},
+		{token("file", fileSecret, "my-game"), http.StatusOK},
+		{token("env", envSecret, "laurel"), http.StatusUnauthorized}, // the audience is this server's
+		{token("file", envSecret, "my-game"), http.StatusUnauthorized},
+	} {
+		if code, body := doKey(t, c.token, "POST", base+"/v1/boards/b/events", `{"member": "ada", "value": 1}`); code != c.status {
+			t.Errorf("token %s…: %d %v, want %d", c.token[:20], code, body, c.status)
+		}
+	}
+
+	for _, bad := range []struct{ env, want string }{
+		{"k=short", `the secret of key id "k" is 5 bytes: at least 32`},
+		{"nokid" + strings.Repeat("x", 32), "give each secret as kid=secret"},
+		{"=" + strings.Repeat("x", 32), "a key id must be printable ASCII"},
+	} {
+		t.Setenv("LAUREL_TOKEN_SECRETS", bad.env)
+		var stderr bytes.Buffer
+		if code := run(context.Background(), []string{"serve", "-addr", "127.0.0.1:0", "-data", t.TempDir()}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), bad.want) {
+			t.Errorf("LAUREL_TOKEN_SECRETS=%s: exit %d, stderr %q; want 2 and %q", bad.env, code, stderr.String(), bad.want)
+		}
 	}
 }
