@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +56,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	proxies := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of the proxies in front of laurel, whose X-Forwarded-For names the client")
 	tokenAudience := fs.String("token-audience", "laurel", "the audience (aud) member tokens must name")
 	tokenLife := fs.Duration("token-max-lifetime", 24*time.Hour, "the longest a member token may live (exp − iat)")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this certificate (PEM, with its chain); reloaded when the file changes")
+	tlsKey := fs.String("tls-key", "", "the private key (PEM) of -tls-cert")
 	timeout := fs.Duration("request-timeout", lhttp.DefaultRequestTimeout, "longest a request (but a live stream) waits for the store before it is answered 503 unavailable")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys) and public_read, beside the environment's")
@@ -69,6 +72,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *cache < 1 || *memtable < 1 {
 		return usageError{fmt.Errorf("-cache and -memtable must be at least 1 (MiB)")}
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return usageError{fmt.Errorf("give -tls-cert and -tls-key together")}
 	}
 	if *lag < 1 {
 		return usageError{fmt.Errorf("-checkpoint-lag must be at least 1 (events)")}
@@ -143,7 +149,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("no keys configured: the API is open to anyone who can reach it; listening on loopback only")
 	}
 
-	srv, err := listen(*addr, cfg, *maxConns, log)
+	var tc *tls.Config
+	if *tlsCert != "" {
+		if tc, err = tlsConfig(*tlsCert, *tlsKey, log); err != nil {
+			return usageError{err}
+		}
+	}
+	srv, err := listen(*addr, cfg, tc, *maxConns, log)
 	if err != nil {
 		return err
 	}
@@ -209,13 +221,18 @@ type server struct {
 
 // listen starts answering at addr at once: /healthz, and 503 for the rest until open. It
 // serves at most maxConns connections at a time.
-func listen(addr string, cfg lhttp.Config, maxConns int, log *slog.Logger) (*server, error) {
+func listen(addr string, cfg lhttp.Config, tc *tls.Config, maxConns int, log *slog.Logger) (*server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
+	scheme := "http://"
+	if tc != nil {
+		// TLS inside the limit, so that a connection over it is refused in TLS too.
+		ln, scheme = tls.NewListener(ln, tc), "https://"
+	}
 	ln = lhttp.LimitListener(ln, maxConns, log)
-	s := &server{log: log, cfg: cfg, served: make(chan error, 1), url: "http://" + ln.Addr().String()}
+	s := &server{log: log, cfg: cfg, served: make(chan error, 1), url: scheme + ln.Addr().String()}
 	recovering := lhttp.Recovering()
 	s.handler.Store(&recovering)
 	s.http = &http.Server{
@@ -227,7 +244,7 @@ func listen(addr string, cfg lhttp.Config, maxConns int, log *slog.Logger) (*ser
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	go func() { s.served <- s.http.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String())
+	log.Info("listening", "addr", ln.Addr().String(), "url", s.url)
 	return s, nil
 }
 
