@@ -47,6 +47,16 @@ func TestBrowser(t *testing.T) {
 		if href != "/boards/arena" {
 			t.Errorf("link to the board: %q", href)
 		}
+		// The card previews the board's top 3 in its first window, and labels its counts.
+		top := apiRows(t, e, "/v1/boards/arena/entries?window=all&limit=3")
+		tab.wait(`document.querySelectorAll('a.card[data-board="arena"] ol.top3 li').length === 3`)
+		got := evalJS[[]string](tab, `[...document.querySelectorAll('a.card[data-board="arena"] ol.top3 li')].map((li) => li.dataset.member)`)
+		if want := []string{top[0].Member, top[1].Member, top[2].Member}; !slices.Equal(got, want) {
+			t.Errorf("top 3 on the card: %v, want %v", got, want)
+		}
+		if label := evalJS[string](tab, `document.querySelector('a.card[data-board="arena"] ul.wins li').textContent`); !strings.HasSuffix(label, "players") {
+			t.Errorf("a window's count is not labelled: %q", label)
+		}
 	})
 
 	t.Run("Board", func(t *testing.T) {

@@ -145,6 +145,7 @@
         const { boards } = await api('/v1/boards');
         notice.hidden = true;
         cards.replaceChildren(...boards.map(card));
+        boards.forEach(preview);
         if (!boards.length) {
           notice.hidden = false;
           notice.textContent = 'No boards yet. Create one with PUT /v1/boards/{board}.';
@@ -161,12 +162,28 @@
     function card(b) {
       const wins = (b.windows || []).map((w) => {
         const total = b.current && b.current[w] ? b.current[w].total : 0;
-        return h('li', null, h('span', { text: windowLabel(w) }), h('b', { text: num.format(total) }));
+        return h('li', null, h('span', { text: windowLabel(w) }), h('b', { text: num.format(total) }),
+          h('span', { text: total === 1 ? 'player' : 'players' }));
       });
       return h('a', { class: 'card', href: withKey('/boards/' + enc(b.id)), 'data-board': b.id },
         h('h2', { text: b.title || b.id }),
         h('p', { class: 'sub', text: (b.title ? b.id + ' · ' : '') + describe(b) }),
-        h('ul', { class: 'wins' }, wins));
+        h('ol', { class: 'top3', 'aria-label': 'Top 3, ' + windowLabel((b.windows || [])[0] || 'all') }),
+        h('ul', { class: 'wins', 'aria-label': 'Players per window' }, wins));
+    }
+    // preview fills a card's top 3 in the board's first window.
+    async function preview(b) {
+      const w = (b.windows || [])[0];
+      const list = cards.querySelector(`a.card[data-board="${CSS.escape(b.id)}"] ol.top3`);
+      if (!w || !list) return;
+      try {
+        const page = await api('/v1/boards/' + enc(b.id) + '/entries', { window: w, limit: 3 });
+        list.replaceChildren(...(page.entries || []).map((e) => h('li', { 'data-member': e.member },
+          h('span', { class: 'r', text: '#' + e.rank }), h('span', { class: 'n', text: e.name || e.member }),
+          h('b', { text: num.format(e.score) }))));
+      } catch (err) {
+        list.replaceChildren(); // the card still leads to the board
+      }
     }
     await refresh();
     setInterval(refresh, 15000);
