@@ -120,10 +120,17 @@ func TestBrowser(t *testing.T) {
 		if p := evalJS[string](tab, `document.querySelector('#windows button[aria-pressed="true"]').dataset.window`); p != "week" {
 			t.Errorf("pressed window %q", p)
 		}
+		// The current week counts down to its end (the board's clock is the test's, the
+		// browser's the machine's: the text is checked, not the figure).
+		tab.wait(`!document.getElementById('countdown').hidden`)
+		if c := evalJS[string](tab, `document.getElementById('countdown').textContent`); !strings.HasPrefix(c, "Ends in ") && !strings.HasPrefix(c, "Ended") {
+			t.Errorf("countdown %q", c)
+		}
 		// The past week, from the period picker: read once, not live.
 		tab.wait(`!document.querySelector('label.period').hidden && [...document.querySelectorAll('#period option')].some(o => o.value === '2026-11-09')`)
 		evalJS[chromedp.Void](tab, `(() => { const s = document.getElementById('period'); s.value = '2026-11-09'; s.dispatchEvent(new Event('change')); })()`)
 		tab.waitView("week|2026-11-09|0|25|")
+		tab.wait(`document.getElementById('countdown').hidden`) // a past period has nothing to count down
 		tab.checkRows(apiRows(t, e, "/v1/boards/arena/entries?window=week&period=2026-11-09&limit=25"))
 		tab.wait(`document.getElementById('status').dataset.state === 'static'`)
 	})

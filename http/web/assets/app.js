@@ -126,6 +126,16 @@
     }
   }
 
+  // remaining says how long until a period ends: "Ends in 2 d 4 h", "Ends in 3 min 5 s".
+  function remaining(ms) {
+    if (ms <= 0) return 'Ended: late scores still count';
+    const s = Math.floor(ms / 1000), d = Math.floor(s / 86400), hr = Math.floor(s / 3600) % 24;
+    const min = Math.floor(s / 60) % 60, sec = s % 60;
+    if (d > 0) return `Ends in ${d} d ${hr} h`;
+    if (hr > 0) return `Ends in ${hr} h ${min} min`;
+    return `Ends in ${min} min ${sec} s`;
+  }
+
   function describe(b) {
     const order = b.order === 'asc' ? 'lowest wins' : 'highest wins';
     const mode = { sum: 'scores add up', best: 'best score counts', last: 'latest score counts' }[b.mode] || b.mode;
@@ -214,6 +224,7 @@
 
     const title = h('h1', { id: 'title', text: board });
     const sub = h('p', { class: 'sub', id: 'sub' });
+    const countdown = h('p', { class: 'countdown', id: 'countdown', hidden: true, 'aria-live': 'off' });
     const windows = h('nav', { class: 'tabs', id: 'windows', 'aria-label': 'Window' });
     const periodSel = h('select', { id: 'period', 'aria-label': 'Period' });
     const periodBox = h('label', { class: 'period', hidden: true }, periodSel);
@@ -233,7 +244,7 @@
 
     app.replaceChildren(
       h('section', { class: 'board' },
-        h('div', { class: 'head' }, h('div', null, title, sub)),
+        h('div', { class: 'head' }, h('div', null, title, sub), countdown),
         controls,
         searchMsg,
         h('div', { class: 'layout' },
@@ -427,6 +438,17 @@
       else setStatus(fallback ? 'connecting' : 'live', fallback ? 'Reconnecting…' : 'Live');
     }
 
+    // tick shows the time left in the current calendar period, to the second in its last hour.
+    function tick() {
+      if (!st.endsAt) {
+        countdown.hidden = true;
+        return;
+      }
+      countdown.hidden = false;
+      countdown.textContent = remaining(st.endsAt - Date.now());
+    }
+    setInterval(tick, 1000);
+
     function closedText(page) {
       return page.period && page.period.closed ? 'Final' : 'Past period';
     }
@@ -447,6 +469,9 @@
       st.shown = entries;
       renderPager();
       renderFoot(page);
+      const p = page.period || {};
+      st.endsAt = !st.period && p.id && p.id !== 'all' && p.end ? Date.parse(p.end) : 0;
+      tick();
       rows.dataset.view = [st.window, st.period, st.offset, st.limit, st.around ? st.member : ''].join('|');
       app.setAttribute('aria-busy', 'false');
       const pid = page.period && page.period.id;
