@@ -75,6 +75,10 @@ func TestBrowser(t *testing.T) {
 		if title := evalJS[string](tab, `document.getElementById('title').textContent`); title != "Arena" {
 			t.Errorf("title %q", title)
 		}
+		// Nothing has moved yet: the movement column takes no space.
+		if !evalJS[bool](tab, `document.getElementById('rows').classList.contains('still') && document.querySelector('#rows .move').offsetWidth === 0`) {
+			t.Error("an empty movement column takes space")
+		}
 	})
 
 	t.Run("Live", func(t *testing.T) {
@@ -99,6 +103,9 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("m10's arrow: %q, want up", move)
 		}
 		tab.waitFor(2*time.Second, `window.glided.includes('m10')`) // its row glides to its new place
+		if evalJS[bool](tab, `document.getElementById('rows').classList.contains('still')`) {
+			t.Error("the movement column is hidden while rows show moves")
+		}
 		// Everyone m10 passed moved down one.
 		if move := evalJS[string](tab, `document.querySelector('#rows > li.row[data-rank="2"] .move').className`); move != "move down" {
 			t.Errorf("rank 2's arrow: %q, want down", move)
@@ -156,6 +163,13 @@ func TestBrowser(t *testing.T) {
 		}
 		// The panel of the member, with its rank history.
 		tab.wait(`!document.getElementById('member').hidden && document.querySelector('#chart svg circle.last')`)
+		if !evalJS[bool](tab, `document.getElementById('pinned').hidden`) {
+			t.Error("the member is pinned below a page that shows it")
+		}
+		// Paging away from the member keeps it in sight: its row pinned under the page.
+		tab.click(`#next`)
+		tab.waitView(fmt.Sprintf("all||%d|10|", want[0].Rank-1+10))
+		tab.wait(fmt.Sprintf(`(() => { const r = document.querySelector('#pinned > li.row.me'); return !document.getElementById('pinned').hidden && r && r.dataset.member === %q && r.dataset.rank === %q })()`, target.Member, fmt.Sprint(target.Rank)))
 	})
 
 	// A member found on the first page is shown there, the leader on top: the page around it

@@ -233,6 +233,7 @@
     const searchMsg = h('p', { class: 'search-msg', id: 'search-msg', hidden: true });
     const notice = h('p', { class: 'notice', id: 'notice', hidden: true });
     const rows = h('ol', { class: 'rows', id: 'rows' });
+    const pinned = h('ol', { class: 'pinned', id: 'pinned', hidden: true, 'aria-label': 'Selected player' });
     const prevBtn = h('button', { type: 'button', id: 'prev', text: '← Prev' });
     const nextBtn = h('button', { type: 'button', id: 'next', text: 'Next →' });
     const range = h('span', { class: 'range', id: 'range' });
@@ -248,7 +249,7 @@
         controls,
         searchMsg,
         h('div', { class: 'layout' },
-          h('div', { class: 'main' }, notice, rows, pager),
+          h('div', { class: 'main' }, notice, rows, pinned, pager),
           panel)));
 
     // ---- controls ----
@@ -465,8 +466,10 @@
       st.total = page.total || 0;
       say(notice, entries.length ? '' : (st.offset > 0 && st.total ? 'No one this far down.' : 'No scores here yet.'));
       moves(entries);
+      rows.classList.toggle('still', !entries.some((e) => st.moves.has(e.member)));
       renderRows(entries);
       st.shown = entries;
+      renderPinned();
       renderPager();
       renderFoot(page);
       const p = page.period || {};
@@ -660,6 +663,8 @@
         start();
       }
       if (!member) {
+        st.meEntry = null;
+        renderPinned();
         panel.hidden = true;
         panel.replaceChildren();
         delete panel.dataset.member;
@@ -715,8 +720,28 @@
         panelParts.chart);
     }
 
+    // renderPinned shows the selected member's row under the page when the page does not
+    // hold it, from the entry its panel read last.
+    function renderPinned() {
+      const e = st.meEntry;
+      if (!st.member || !e || e.member !== st.member || st.shown.some((s) => s.member === st.member)) {
+        pinned.hidden = true;
+        pinned.replaceChildren();
+        return;
+      }
+      let el = pinned.firstElementChild;
+      if (!el || el.dataset.member !== e.member) {
+        el = makeRow(e.member);
+        pinned.replaceChildren(el);
+      }
+      fillRow(el, e);
+      pinned.hidden = false;
+    }
+
     function updatePanel(e) {
       if (!e || e.member !== st.member) return;
+      st.meEntry = e;
+      renderPinned();
       const name = e.name || e.member;
       panelParts.name.textContent = name;
       panelParts.id.textContent = e.name ? '@' + e.member : '';
