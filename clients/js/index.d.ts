@@ -256,3 +256,15 @@ export declare class Laurel {
   /** The live top page: the current Page, then each change; reconnects by itself. */
   streamPage(board: string, opts?: CallOptions & { window?: string; limit?: number }): AsyncGenerator<Page, void, void>;
 }
+
+/** Signs a member token (HS256 JWT) for one member and some boards, as a game's own server does; pass it as `key` to a client. */
+export declare function mintMemberToken(opts: {
+  secret: string | Uint8Array;
+  kid?: string;
+  member: string;
+  boards: string[];
+  scope?: "read" | "write";
+  ttlSeconds?: number;
+  audience?: string;
+  now?: number;
+}): Promise<string>;

@@ -258,3 +258,25 @@ const enc = encodeURIComponent;
 function when({ window, at, period }) {
   return { window, period, at: at instanceof Date ? at.toISOString() : at };
 }
+
+// mintMemberToken signs a member token (an HS256 JWT) as a game's own server does, so that
+// the game's client can read its boards and submit its member's events without a key
+// (docs/api.md, "Member tokens"). Keep the secret on the server: never mint in the client.
+export async function mintMemberToken({ secret, kid, member, boards, scope = "write", ttlSeconds = 3600, audience = "laurel", now = Date.now() }) {
+  if (!secret || !member || !boards?.length) throw new TypeError("mintMemberToken needs secret, member and boards");
+  const iat = Math.floor(now / 1000);
+  const header = { alg: "HS256", typ: "JWT", ...(kid ? { kid } : {}) };
+  const payload = { sub: member, aud: audience, iat, exp: iat + ttlSeconds, boards, scope };
+  const text = new TextEncoder();
+  const signing = `${b64url(text.encode(JSON.stringify(header)))}.${b64url(text.encode(JSON.stringify(payload)))}`;
+  const keyBytes = typeof secret === "string" ? text.encode(secret) : secret;
+  const hmac = await globalThis.crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const sig = await globalThis.crypto.subtle.sign("HMAC", hmac, text.encode(signing));
+  return `${signing}.${b64url(new Uint8Array(sig))}`;
+}
+
+function b64url(bytes) {
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}

@@ -14,6 +14,8 @@ import (
 	"time"
 )
 
+const tokenSecret = "js-test-secret-of-at-least-32-bytes!"
+
 var listening = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
 
 func TestClient(t *testing.T) {
@@ -32,7 +34,7 @@ func TestClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	serve := exec.CommandContext(ctx, bin, "serve", "-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "data"))
-	serve.Env = append(os.Environ(), "LAUREL_ADMIN_KEY=js-admin")
+	serve.Env = append(os.Environ(), "LAUREL_ADMIN_KEY=js-admin", "LAUREL_TOKEN_SECRETS=js="+tokenSecret)
 	stderr, err := serve.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +77,7 @@ func TestClient(t *testing.T) {
 		}
 	}
 	cmd := exec.CommandContext(ctx, node, "--test", "test/")
-	cmd.Env = append(os.Environ(), "LAUREL_URL="+base, "LAUREL_ADMIN_KEY=js-admin")
+	cmd.Env = append(os.Environ(), "LAUREL_URL="+base, "LAUREL_ADMIN_KEY=js-admin", "LAUREL_TOKEN_KID=js", "LAUREL_TOKEN_SECRET="+tokenSecret)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test: %v\n%s", err, out)

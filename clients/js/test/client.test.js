@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { Laurel, LaurelError } from "../index.js";
+import { Laurel, LaurelError, mintMemberToken } from "../index.js";
 
 const url = process.env.LAUREL_URL;
 const key = process.env.LAUREL_ADMIN_KEY;
@@ -137,4 +137,23 @@ test("the live page: the current page, then each change", async () => {
   await done;
   clearTimeout(timeout);
   assert.deepEqual(seen, ["erin:1", "finn:2,erin:1"]);
+});
+
+test("a game client with a member token submits its own member's events and nothing else", async () => {
+  const board = await newBoard();
+  const token = await mintMemberToken({ secret: process.env.LAUREL_TOKEN_SECRET, kid: process.env.LAUREL_TOKEN_KID, member: "ada", boards: [board], ttlSeconds: 600 });
+  const game = new Laurel({ url, key: token });
+  const res = await game.submitBoardEvents(board, { member: "ada", value: 5 });
+  assert.equal(res[0].status, "applied");
+  const page = await game.getEntries(board);
+  assert.equal(page.entries[0].member, "ada");
+  await assert.rejects(game.submitBoardEvents(board, { member: "bob", value: 500 }), (err) => {
+    assert.ok(err instanceof LaurelError);
+    assert.equal(err.status, 403);
+    assert.equal(err.code, "permission_denied");
+    assert.equal(err.field, "events[0].member");
+    return true;
+  });
+  const forged = await mintMemberToken({ secret: "another-secret-of-at-least-32-bytes", kid: process.env.LAUREL_TOKEN_KID, member: "ada", boards: [board] });
+  await assert.rejects(new Laurel({ url, key: forged, retries: 0 }).getEntries(board), (err) => err.status === 401 && err.code === "unauthenticated");
 });
