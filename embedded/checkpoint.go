@@ -65,7 +65,7 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 		}
 		n++
 		d.sp.dirty.remove(d.h)
-		if !d.open() {
+		if !e.stillOpen(d) {
 			continue // its period closed, or its window or board went: nothing to store
 		}
 		k := aggKey(d.b.cfg.ID, d.w.name, d.sp.start, d.b.members.name(d.h))
@@ -96,8 +96,12 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 	tx.onCommit(nil, func() { e.cp.replayFrom, e.cp.logs = from, logs })
 }
 
-// open reports whether d's span is still one of its window's open spans.
-func (d dirtyEntry) open() bool {
+// stillOpen reports whether d's span is still an open span of its window, of a board the store
+// still has (a board deleted, or deleted and made again, is another board).
+func (e *Store) stillOpen(d dirtyEntry) bool {
+	if e.boards[d.b.cfg.ID] != d.b {
+		return false
+	}
 	for _, w := range d.b.windows {
 		if w == d.w {
 			return w.span(d.sp.start) == d.sp

@@ -19,8 +19,8 @@ import (
 // TestReplayAfterCrash: the aggregates of open periods and all are written behind the events
 // (checkpoint.go), so after a crash the store replays its log. The power fails after every
 // commit in turn (the file system as it was synced then) of a random history: submits with and
-// without ids, retractions, deletions, hidden members, a window added, periods closing as the
-// clock runs, checkpoints every few events. Each recovered store must hold, in every open
+// without ids, retractions, deletions of members and of a board, hidden members, a window
+// added, periods closing as the clock runs, checkpoints every few events. Each recovered store must hold, in every open
 // period, bucket and all, exactly the aggregate of the member's surviving events.
 func TestReplayAfterCrash(t *testing.T) {
 	s := seed(t)
@@ -91,6 +91,12 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 			}
 		case r < 88:
 			putBoard(t, e, "best", laurel.BoardSpec{Windows: []string{"all", "hour", "day"}})
+		case r < 90:
+			// Deleted and made again: nothing of the old board may come back.
+			if err := e.DeleteBoard(ctx, "best"); err != nil {
+				t.Fatal(err)
+			}
+			putBoard(t, e, "best", laurel.BoardSpec{Mode: ptr("best"), Windows: []string{"all", "hour"}})
 		default:
 			clock.Advance(time.Duration(rng.IntN(20)) * time.Minute)
 			if _, err := e.Page(ctx, laurel.Query{Board: "sum", Window: "hour"}, 0, 1, laurel.ScoreRange{}); err != nil {
