@@ -108,8 +108,12 @@ func TestDiskFull(t *testing.T) {
 	}
 	acked += 100
 
+	// Close writes the aggregates still behind the events (checkpoint.go): 0.2 s here, 5 s
+	// under the race detector on a loaded machine; the promise is CloseTimeout's 10 s.
 	start := time.Now()
-	if err := e.Close(); err != nil || time.Since(start) > 5*time.Second {
+	err = e.Close()
+	t.Logf("close took %v", time.Since(start))
+	if err != nil || time.Since(start) > 10*time.Second {
 		t.Fatalf("close: %v after %v", err, time.Since(start))
 	}
 	e, err = embedded.Open(dir, opts)
