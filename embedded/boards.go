@@ -112,9 +112,7 @@ func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) err
 			case w.w.IsRolling():
 				tx.bucketSet(b, w, a.Start, member, fromAgg(a.Agg), true)
 			default:
-				if err := tx.entrySet(b, w, a.Start, a.End, member, fromAgg(a.Agg), true); err != nil {
-					return err
-				}
+				tx.entrySet(b, w, a.Start, a.End, member, slot(fromAgg(a.Agg)), true)
 			}
 		}
 		events = events[:0]

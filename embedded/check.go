@@ -95,7 +95,7 @@ func (e *Store) checkWindow(b *board, w *window) error {
 			return fmt.Errorf("newest bucket %d: %d members in memory, %d in the store", nb.start, nb.slots.n, len(want))
 		}
 		for m, a := range want {
-			if v, ok := slotOf(b, &nb.slots, m); !ok || v != slot(fromAgg(a)) {
+			if _, v, ok := slotOf(b, &nb.slots, m); !ok || v != slot(fromAgg(a)) {
 				return fmt.Errorf("newest bucket %d: member %q: memory %+v (present %v), store %+v", nb.start, m, v, ok, a)
 			}
 		}

@@ -246,7 +246,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64) (int, error) {
 				var cur laurel.Agg
 				sp := w.span(start)
 				if sp != nil {
-					if _, v, ok := spanEntry(b, sp, ev.member); ok {
+					if _, v, ok := slotOf(b, &sp.slots, ev.member); ok {
 						cur = toAgg(aggregate(v), true)
 					}
 				}

@@ -104,7 +104,7 @@ func (e *Store) standing(b *board, w *window, member string, now int64) (laurel.
 	if sp == nil || e.hidden[member] {
 		return laurel.Standing{}, false
 	}
-	h, v, ok := spanEntry(b, sp, member)
+	h, v, ok := slotOf(b, &sp.slots, member)
 	if !ok {
 		return laurel.Standing{}, false
 	}

@@ -142,12 +142,8 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 					if !ok {
 						break
 					}
-					v, present, err := tx.entryGet(b, w, sp.start, member)
-					if err != nil {
-						return err
-					}
-					if present {
-						keys = append(keys, openKey{sp, treeKey(h, slot(v))})
+					if v, present := tx.entryGet(b, w, sp.start, member); present {
+						keys = append(keys, openKey{sp, treeKey(h, v)})
 					}
 				}
 				for _, cp := range w.closed {

@@ -45,7 +45,7 @@ func (v memView) Entries(members []string) ([]laurel.Entry, error) {
 		if v.sp == nil {
 			break
 		}
-		h, s, ok := spanEntry(v.b, v.sp, member)
+		h, s, ok := slotOf(v.b, &v.sp.slots, member)
 		if !ok {
 			continue
 		}
@@ -56,23 +56,14 @@ func (v memView) Entries(members []string) ([]laurel.Entry, error) {
 	return out, nil
 }
 
-// spanEntry returns a member's handle and aggregate in an in-memory span.
-func spanEntry(b *board, sp *span, member string) (uint32, slot, bool) {
+// slotOf returns member's handle and aggregate in s, a span's or a bucket's.
+func slotOf(b *board, s *slots, member string) (uint32, slot, bool) {
 	h, ok := b.members.lookup(member)
 	if !ok {
 		return 0, slot{}, false
 	}
-	s, ok := sp.slots.get(h)
-	return h, s, ok
-}
-
-// slotOf returns member's aggregate in s.
-func slotOf(b *board, s *slots, member string) (slot, bool) {
-	h, ok := b.members.lookup(member)
-	if !ok {
-		return slot{}, false
-	}
-	return s.get(h)
+	v, ok := s.get(h)
+	return h, v, ok
 }
 
 func (v memView) Search(score, at int64) (int, error) {

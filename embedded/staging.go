@@ -19,29 +19,22 @@ func (s staged) Window(i int) (laurel.Marks, laurel.Span) {
 
 func (s staged) Agg(i int, sp laurel.AggSpan, member string) (laurel.Agg, error) {
 	w := s.b.windows[i]
-	switch {
-	case sp.Current:
-		v, ok := s.tx.memGet(s.b, w, member)
-		return toAgg(aggregate(v), ok), nil
-	case w.w.IsRolling():
+	if w.w.IsRolling() && !sp.Current {
 		a, ok, err := s.tx.bucketGet(s.b, w, sp.Start, member)
 		return toAgg(a, ok), err
 	}
-	a, ok, err := s.tx.entryGet(s.b, w, sp.Start, member)
-	return toAgg(a, ok), err
+	v, ok := s.tx.entryGet(s.b, w, sp.Start, member)
+	return toAgg(aggregate(v), ok), nil
 }
 
 func (s staged) SetAgg(i int, sp laurel.AggSpan, member string, a laurel.Agg) error {
 	w := s.b.windows[i]
-	switch {
-	case sp.Current:
-		s.tx.memSet(s.b, w, member, slot(fromAgg(a)), a.Present())
-		return nil
-	case w.w.IsRolling():
+	if w.w.IsRolling() && !sp.Current {
 		s.tx.bucketSet(s.b, w, sp.Start, member, fromAgg(a), a.Present())
 		return nil
 	}
-	return s.tx.entrySet(s.b, w, sp.Start, sp.End, member, fromAgg(a), a.Present())
+	s.tx.entrySet(s.b, w, sp.Start, sp.End, member, slot(fromAgg(a)), a.Present())
+	return nil
 }
 
 func toAgg(a aggregate, present bool) laurel.Agg {

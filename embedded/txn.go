@@ -16,8 +16,8 @@ type txn struct {
 	parent *txn
 	batch  *pebble.Batch
 
-	mem      map[memKey]memVal
-	aggs     map[string]aggVal
+	mem      map[memKey]memVal // aggregates in in-memory spans
+	aggs     map[string]aggVal // stored bucket aggregates, by key
 	ids      map[string]idVal
 	profiles map[string]*profile
 	seq      uint64
@@ -39,11 +39,20 @@ type txn struct {
 	historyPoints int
 }
 
-// memKey names a member's slot in a rolling window's current span.
+// memKey names a member's aggregate in an in-memory span of a window: by its start, or
+// rollingSpan for a rolling window's current span.
 type memKey struct {
 	b      *board
 	window string
+	start  int64
 	member string
+}
+
+func memKeyOf(b *board, w *window, start int64, member string) memKey {
+	if w.w.IsRolling() {
+		start = rollingSpan
+	}
+	return memKey{b, w.name, start, member}
 }
 
 type memVal struct {
@@ -141,85 +150,66 @@ func (tx *txn) delRange(lo, hi []byte) {
 	}
 }
 
-// memGet reads a member's slot in the rolling window w's current span through the overlay.
+// memGet reads a member's aggregate in the rolling window w's current span.
 func (tx *txn) memGet(b *board, w *window, member string) (slot, bool) {
-	k := memKey{b, w.name, member}
+	return tx.entryGet(b, w, rollingSpan, member)
+}
+
+// memSet stages a member's aggregate in the rolling window w's current span.
+func (tx *txn) memSet(b *board, w *window, member string, v slot, present bool) {
+	tx.entrySet(b, w, rollingSpan, 0, member, v, present)
+}
+
+// entryGet reads a member's aggregate in the in-memory span of w at start (a rolling window's
+// current span, whatever start) through the overlay. Memory holds every such aggregate,
+// hidden members' included: the store is never asked.
+func (tx *txn) entryGet(b *board, w *window, start int64, member string) (slot, bool) {
+	k := memKeyOf(b, w, start, member)
 	for t := tx; t != nil; t = t.parent {
 		if v, ok := t.mem[k]; ok {
 			return v.v, v.present
 		}
 	}
-	sp := w.span(rollingSpan)
+	sp := w.span(start)
 	if sp == nil {
 		return slot{}, false
 	}
-	_, v, ok := spanEntry(b, sp, member)
+	_, v, ok := slotOf(b, &sp.slots, member)
 	return v, ok
 }
 
-// memSet stages a member's slot in the rolling window w's current span.
-func (tx *txn) memSet(b *board, w *window, member string, v slot, present bool) {
+// entrySet stages a member's aggregate in the in-memory span [start, end) of w. The store
+// holds a rolling window's buckets, not its current span; for a calendar window or all it
+// gets the aggregate at once, or behind the events when a submit changed it (checkpoint.go).
+func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, v slot, present bool) {
+	if _, had := tx.entryGet(b, w, start, member); !had && !present {
+		return
+	}
 	if tx.mem == nil {
 		tx.mem = make(map[memKey]memVal)
 	}
-	tx.mem[memKey{b, w.name, member}] = memVal{v, present}
+	tx.mem[memKeyOf(b, w, start, member)] = memVal{v, present}
 	e := tx.e
-	tx.onCommit(b, func() { b.set(e, w.span(rollingSpan), member, v, present) })
-}
-
-// entryGet reads a member's aggregate in the span of w at start: for a rolling window the
-// current span's, from memory; for the others the period's (or all's), from the store.
-func (tx *txn) entryGet(b *board, w *window, start int64, member string) (aggregate, bool, error) {
 	if w.w.IsRolling() {
-		v, ok := tx.memGet(b, w, member)
-		return aggregate(v), ok, nil
+		tx.onCommit(b, func() { b.set(e, w.span(rollingSpan), member, v, present) })
+		return
 	}
-	a, ok := tx.memberAggGet(b, w, start, member)
-	return a, ok, nil
-}
-
-// entrySet stages a member's aggregate in the in-memory span [start, end) of w: for a
-// calendar window or all, in the store and in the span's tree.
-func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, a aggregate, present bool) error {
-	if w.w.IsRolling() {
-		tx.memSet(b, w, member, slot(a), present)
-		return nil
+	deferred, first := tx.deferAggs, e.seq+1
+	if !deferred {
+		k := aggKey(b.cfg.ID, w.name, start, member)
+		if present {
+			tx.set(k, encodeAggAsOf(aggregate(v), tx.seq))
+		} else {
+			tx.del(k)
+		}
 	}
-	if _, had := tx.memberAggGet(b, w, start, member); !had && !present {
-		return nil
-	}
-	k := aggKey(b.cfg.ID, w.name, start, member)
-	e := tx.e
-	if !tx.deferAggs {
-		tx.aggSetAsOf(k, a, present, tx.seq)
-		tx.onCommit(b, func() { b.set(e, b.spanFor(w, start, end, present), member, slot(a), present) })
-		return nil
-	}
-	tx.overlaySet(k, a, present)
-	first := e.seq + 1
 	tx.onCommit(b, func() {
 		sp := b.spanFor(w, start, end, present)
-		b.set(e, sp, member, slot(a), present)
-		if h, ok := b.members.lookup(member); ok && sp != nil {
+		b.set(e, sp, member, v, present)
+		if h, ok := b.members.lookup(member); deferred && ok && sp != nil {
 			e.markDirty(b, w, sp, h, first)
 		}
 	})
-	return nil
-}
-
-// memberAggGet reads member's aggregate in an open calendar period (or all) through the
-// overlay. Memory holds every such aggregate, in the span's slots, as the store does: the
-// store is never asked.
-func (tx *txn) memberAggGet(b *board, w *window, start int64, member string) (aggregate, bool) {
-	if v, ok := tx.overlayAgg(aggKey(b.cfg.ID, w.name, start, member)); ok {
-		return v.a, v.present
-	}
-	sp := w.span(start)
-	if sp == nil {
-		return aggregate{}, false
-	}
-	_, v, ok := spanEntry(b, sp, member)
-	return aggregate(v), ok
 }
 
 func (tx *txn) overlayAgg(k []byte) (aggVal, bool) {
@@ -239,7 +229,7 @@ func (tx *txn) bucketGet(b *board, w *window, start int64, member string) (aggre
 		return v.a, v.present, nil
 	}
 	if nb := w.newest; nb != nil && nb.start == start {
-		v, ok := slotOf(b, &nb.slots, member)
+		_, v, ok := slotOf(b, &nb.slots, member)
 		return aggregate(v), ok, nil
 	}
 	return tx.storedAgg(k)
@@ -272,31 +262,15 @@ func (tx *txn) storedAgg(k []byte) (aggregate, bool, error) {
 
 // aggSet stages a stored aggregate of a rolling bucket.
 func (tx *txn) aggSet(k []byte, a aggregate, present bool) {
-	tx.overlaySet(k, a, present)
+	if tx.aggs == nil {
+		tx.aggs = make(map[string]aggVal)
+	}
+	tx.aggs[string(k)] = aggVal{a, present}
 	if present {
 		tx.set(k, encodeAgg(a))
 	} else {
 		tx.del(k)
 	}
-}
-
-// aggSetAsOf stages a stored aggregate of an open period or all that counts every event up
-// to asOf.
-func (tx *txn) aggSetAsOf(k []byte, a aggregate, present bool, asOf uint64) {
-	tx.overlaySet(k, a, present)
-	if present {
-		tx.set(k, encodeAggAsOf(a, asOf))
-	} else {
-		tx.del(k)
-	}
-}
-
-// overlaySet stages an aggregate for the rest of the group to read, without storing it.
-func (tx *txn) overlaySet(k []byte, a aggregate, present bool) {
-	if tx.aggs == nil {
-		tx.aggs = make(map[string]aggVal)
-	}
-	tx.aggs[string(k)] = aggVal{a, present}
 }
 
 // idGet reads an event id's record through the overlay.
