@@ -54,7 +54,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	start := time.Now()
 	bar := newProgress(stderr, "exporting", -1, true)
-	d, err := laurel.NewDumpWriter(&countingWriter{w, bar})
+	d, err := laurel.NewDumpWriter(io.MultiWriter(w, bar))
 	if err == nil {
 		err = store.Export(ctx, d)
 	}

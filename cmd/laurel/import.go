@@ -54,7 +54,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	}
 	// Two passes over the dump: the check, then the import.
 	check := newProgress(stderr, "checking the dump", size, true)
-	err = laurel.VerifyDump(&countingReader{f, check})
+	err = laurel.VerifyDump(io.TeeReader(f, check))
 	check.Finish()
 	if err != nil {
 		return fmt.Errorf("%s: %w; nothing was imported", *in, err)
@@ -64,7 +64,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	}
 	load := newProgress(stderr, "importing", size, true)
 	defer load.Finish()
-	d, err := laurel.NewDumpReader(&countingReader{f, load})
+	d, err := laurel.NewDumpReader(io.TeeReader(f, load))
 	if err != nil {
 		return err
 	}
