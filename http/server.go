@@ -288,12 +288,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) (*h
 // authorizeToken checks a member token and what it allows; it is counted against the
 // client's address, like any request from the internet.
 func (s *Server) authorizeToken(w http.ResponseWriter, r *http.Request, raw string) (*http.Request, bool) {
-	if l := s.byAddr; l != nil {
-		if ok, retry := l.allow(s.clientIP(r), time.Now()); !ok {
-			w.Header().Set("Retry-After", retry)
-			s.writeError(w, r, laurel.Errorf(laurel.ERateLimited, "too many requests; retry after %s s", retry))
-			return r, false
-		}
+	if !s.allow(w, r, s.byAddr, s.clientIP(r)) {
+		return r, false
 	}
 	g, err := s.cfg.Tokens.verifyToken(raw, time.Now())
 	if err != nil {
@@ -307,6 +303,19 @@ func (s *Server) authorizeToken(w http.ResponseWriter, r *http.Request, raw stri
 	return withGrant(r, g), true
 }
 
+// allow takes a token from id's bucket in l (nil: no limit), or answers 429 with Retry-After.
+func (s *Server) allow(w http.ResponseWriter, r *http.Request, l *limiter, id string) bool {
+	if l == nil {
+		return true
+	}
+	ok, retry := l.allow(id, time.Now())
+	if !ok {
+		w.Header().Set("Retry-After", retry)
+		s.writeError(w, r, laurel.Errorf(laurel.ERateLimited, "too many requests; retry after %s s", retry))
+	}
+	return ok
+}
+
 func (s *Server) authorizeKey(w http.ResponseWriter, r *http.Request, sc scope, key string, hasKey bool) bool {
 	granted := scopeNone
 	if hasKey {
@@ -316,15 +325,11 @@ func (s *Server) authorizeKey(w http.ResponseWriter, r *http.Request, sc scope, 
 	if granted == scopeNone {
 		l, id = s.byAddr, s.clientIP(r)
 	}
-	if l != nil {
-		if ok, retry := l.allow(id, time.Now()); !ok {
-			w.Header().Set("Retry-After", retry)
-			s.writeError(w, r, laurel.Errorf(laurel.ERateLimited, "too many requests; retry after %s s", retry))
-			return false
-		}
+	if !s.allow(w, r, l, id) {
+		return false
 	}
 	switch {
-	case s.open():
+	case s.cfg.Open():
 		return true
 	case sc == scopeRead && s.cfg.PublicRead:
 		return true
@@ -344,16 +349,16 @@ func (s *Server) authorizeKey(w http.ResponseWriter, r *http.Request, sc scope, 
 // admin reports whether the request may do what takes the admin scope: its key has it, or
 // the server is open.
 func (s *Server) admin(r *http.Request) bool {
-	if s.open() {
+	if s.cfg.Open() {
 		return true
 	}
 	key, ok := bearer(r)
 	return ok && s.keyScope(key) == scopeAdmin
 }
 
-// open reports whether the server takes requests without keys: none is configured, and no
-// member token either.
-func (s *Server) open() bool { return s.cfg.Keys.empty() && !s.cfg.Tokens.enabled() }
+// Open reports whether a server so configured takes requests without keys: none is
+// configured, and no member token either.
+func (c Config) Open() bool { return c.Keys.empty() && !c.Tokens.enabled() }
 
 func scopeName(sc scope) string {
 	switch sc {

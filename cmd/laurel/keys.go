@@ -32,11 +32,6 @@ type access struct {
 	tokenSecrets map[string][]byte
 }
 
-// open reports whether nothing is configured: anyone may do anything.
-func (a access) open() bool {
-	return len(a.keys.Admin)+len(a.keys.Write)+len(a.keys.Read) == 0 && len(a.tokenSecrets) == 0
-}
-
 // serveKeys returns the keys of the environment and of the file at path ("" for none), and
 // whether reads need no key. It reports whether the file can be read by others than its
 // owner, which a key file should not be.

@@ -21,10 +21,6 @@ import (
 	lhttp "github.com/laurel/laurel/http"
 )
 
-// runServe is `laurel serve`: the HTTP API on the embedded store (docs/api.md, "Running"), or,
-// with -postgres and -redis, on the scale-out store. It listens at once, answering /readyz
-// with 503 until the store is recovered, and stops cleanly on SIGTERM or SIGINT: requests in
-// flight finish, then the store is flushed and closed.
 // serveEnvironment lists the variables serve reads, for -h.
 const serveEnvironment = `
 Environment:
@@ -38,6 +34,10 @@ Environment:
     	the scale-out store, as -postgres and -redis
 `
 
+// runServe is `laurel serve`: the HTTP API on the embedded store (docs/api.md, "Running"), or,
+// with -postgres and -redis, on the scale-out store. It listens at once, answering /readyz
+// with 503 until the store is recovered, and stops cleanly on SIGTERM or SIGINT: requests in
+// flight finish, then the store is flushed and closed.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
 	fs.Usage = func() {
@@ -60,7 +60,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tlsKey := fs.String("tls-key", "", "the private key (PEM) of -tls-cert")
 	timeout := fs.Duration("request-timeout", lhttp.DefaultRequestTimeout, "longest a request (but a live stream) waits for the store before it is answered 503 unavailable")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys) and public_read, beside the environment's")
+	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys), public_read and token_secrets, beside the environment's")
 	cache := fs.Int64("cache", 32, "MiB of Pebble's block cache, beyond its memtables")
 	memtable := fs.Int64("memtable", 16, "MiB of one Pebble memtable (it holds up to two): larger absorbs more rewrites of hot members before they reach disk")
 	lag := fs.Int("checkpoint-lag", 1<<14, "events after which an aggregate changed by a submit is written to disk (events are at once): the most a restart after a crash replays")
@@ -122,27 +122,26 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("the key file can be read by other users than its owner", "config", *config)
 	}
 
-	open := acc.open()
+	cfg := lhttp.Config{
+		Keys:           acc.keys,
+		Tokens:         lhttp.Tokens{Secrets: acc.tokenSecrets, Audience: *tokenAudience, MaxLifetime: *tokenLife},
+		PublicRead:     acc.publicRead,
+		RateLimit:      lhttp.RateLimit{PerSecond: *rate, Burst: *burst},
+		TrustedProxies: trusted,
+		Logger:         log,
+		RequestTimeout: *timeout,
+	}
 	if *addrRate == -1 {
 		*addrRate = defaultAddressRate
-		if open {
+		if cfg.Open() {
 			*addrRate = 0
 		}
 	}
 	if *addrBurst == 0 {
 		*addrBurst = int(math.Ceil(2 * *addrRate))
 	}
-	cfg := lhttp.Config{
-		Keys:             acc.keys,
-		Tokens:           lhttp.Tokens{Secrets: acc.tokenSecrets, Audience: *tokenAudience, MaxLifetime: *tokenLife},
-		PublicRead:       acc.publicRead,
-		RateLimit:        lhttp.RateLimit{PerSecond: *rate, Burst: *burst},
-		AddressRateLimit: lhttp.RateLimit{PerSecond: *addrRate, Burst: *addrBurst},
-		TrustedProxies:   trusted,
-		Logger:           log,
-		RequestTimeout:   *timeout,
-	}
-	if open {
+	cfg.AddressRateLimit = lhttp.RateLimit{PerSecond: *addrRate, Burst: *addrBurst}
+	if cfg.Open() {
 		if !loopback(*addr) {
 			return usageError{fmt.Errorf("no keys are configured (LAUREL_ADMIN_KEY, LAUREL_WRITE_KEY, LAUREL_READ_KEY), so the API would be open to anyone: refusing to listen on %s, which is not a loopback address", *addr)}
 		}
