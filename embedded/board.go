@@ -41,32 +41,40 @@ type bucket struct {
 	slots slots
 }
 
-// noteBucket keeps the newest bucket of w true to a bucket aggregate just committed. A write
-// to a later bucket makes that one the newest, loaded whole from the store, which holds the
-// write already (and any event up to five minutes ahead of the clock that fell there).
-func (e *Store) noteBucket(b *board, w *window, start int64, member string, v slot, present bool) {
+// reachBucket makes the bucket of w at start the newest in memory when it is later than the
+// one there, loaded whole from the store as committed: the writer's staged writes to it
+// follow in its overlay, and reach memory with their commit (setNewest). The store is read
+// before the readers' lock is taken; interning needs it.
+func (e *Store) reachBucket(b *board, w *window, start int64) {
+	if nb := w.newest; nb != nil && start <= nb.start {
+		return
+	}
+	aggs, err := loadBuckets(e.db, b, w, start, start+1)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		e.log.Warn("loading a bucket; its aggregates will be read from the store", "board", b.cfg.ID, "window", w.name, "err", err)
+		w.newest = nil
+		return
+	}
+	nb := &bucket{start: start}
+	for m, a := range aggs {
+		nb.slots.set(b.members.intern(m), slot(fromAgg(a)), b.members.count())
+	}
+	w.newest = nb
+}
+
+// setNewest keeps the newest bucket of w true to a bucket aggregate just committed.
+func (b *board) setNewest(w *window, start int64, member string, v slot, present bool) {
 	nb := w.newest
-	if nb == nil || start > nb.start {
-		aggs, err := loadBuckets(e.db, b, w, start, start+1)
-		if err != nil {
-			e.log.Warn("loading a bucket; its aggregates will be read from the store", "board", b.cfg.ID, "window", w.name, "err", err)
-			w.newest = nil
-			return
-		}
-		nb = &bucket{start: start}
-		for m, a := range aggs {
-			nb.slots.set(b.members.intern(m), slot(fromAgg(a)), b.members.count())
-		}
-		w.newest = nb
-		return
-	}
-	if start != nb.start {
-		return
-	}
-	if present {
+	switch {
+	case nb == nil || start != nb.start:
+	case present:
 		nb.slots.set(b.members.intern(member), v, b.members.count())
-	} else if h, ok := b.members.lookup(member); ok {
-		nb.slots.del(h)
+	default:
+		if h, ok := b.members.lookup(member); ok {
+			nb.slots.del(h)
+		}
 	}
 }
 

@@ -30,7 +30,7 @@ const historyDelay = 50 * time.Millisecond
 func (e *Store) recoverHistory() error {
 	batch := e.db.NewBatch()
 	defer batch.Close()
-	recovered := 0
+	recovered, journal := 0, false
 	for _, k := range [][]byte{{tagJournal}, e.newestLog()} {
 		if k == nil {
 			continue
@@ -42,6 +42,10 @@ func (e *Store) recoverHistory() error {
 		if !ok {
 			continue
 		}
+		if k[0] == tagJournal {
+			journal = true
+			batch.Delete(k, nil)
+		}
 		now, entries, err := decodeLog(v)
 		if err != nil {
 			return err
@@ -52,7 +56,9 @@ func (e *Store) recoverHistory() error {
 		}
 		recovered += n
 	}
-	batch.Delete([]byte{tagJournal}, nil)
+	if recovered == 0 && !journal {
+		return nil // nothing to store: no commit, no fsync
+	}
 	if err := batch.Commit(pebble.Sync); err != nil {
 		return err
 	}

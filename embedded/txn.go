@@ -238,9 +238,9 @@ func (tx *txn) bucketGet(b *board, w *window, start int64, member string) (aggre
 // bucketSet stages a rolling window's bucket aggregate of member, and keeps the newest bucket
 // in memory true to it once committed. Every write of a bucket goes through here.
 func (tx *txn) bucketSet(b *board, w *window, start int64, member string, a aggregate, present bool) {
+	tx.e.reachBucket(b, w, start)
 	tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), a, present)
-	e := tx.e
-	tx.onCommit(b, func() { e.noteBucket(b, w, start, member, slot(a), present) })
+	tx.onCommit(b, func() { b.setNewest(w, start, member, slot(a), present) })
 }
 
 // aggGet reads a stored aggregate through the overlay.
