@@ -198,8 +198,6 @@ func (e *Store) replay(from uint64, asOf map[string]uint64) (int, error) {
 	}
 	changed := make(map[touched]bool)
 	replayed := 0
-	batch := e.db.NewBatch()
-	defer batch.Close()
 	err := scanPrefix(e.db, []byte{tagLog}, func(k, v []byte) error {
 		_, entries, err := decodeLog(v)
 		if err != nil {
@@ -243,18 +241,12 @@ func (e *Store) replay(from uint64, asOf map[string]uint64) (int, error) {
 				if asOf[string(aggKey(b.cfg.ID, w.name, start, ev.member))] >= ev.seq {
 					continue
 				}
-				var cur laurel.Agg
-				sp := w.span(start)
-				if sp != nil {
-					if _, v, ok := slotOf(b, &sp.slots, ev.member); ok {
-						cur = toAgg(aggregate(v), true)
-					}
-				}
-				next, err := laurel.Add(b.cfg.Mode, b.cfg.Order, cur, ev.value, ev.ts, ev.seq)
+				sp := b.spanFor(w, start, end, true)
+				_, v, ok := slotOf(b, &sp.slots, ev.member)
+				next, err := laurel.Add(b.cfg.Mode, b.cfg.Order, toAgg(aggregate(v), ok), ev.value, ev.ts, ev.seq)
 				if err != nil {
 					return err
 				}
-				sp = b.spanFor(w, start, end, true)
 				b.set(e, sp, ev.member, slot(fromAgg(next)), true)
 				h, _ := b.members.lookup(ev.member)
 				changed[touched{b, w, sp, h}] = true
@@ -268,6 +260,8 @@ func (e *Store) replay(from uint64, asOf map[string]uint64) (int, error) {
 	if len(changed) == 0 {
 		return replayed, nil
 	}
+	batch := e.db.NewBatch()
+	defer batch.Close()
 	for t := range changed {
 		v, _ := t.sp.slots.get(t.h)
 		if err := batch.Set(aggKey(t.b.cfg.ID, t.w.name, t.sp.start, t.b.members.name(t.h)), encodeAggAsOf(aggregate(v), e.seq), nil); err != nil {
