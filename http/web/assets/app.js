@@ -155,7 +155,6 @@
         const { boards } = await api('/v1/boards');
         notice.hidden = true;
         cards.replaceChildren(...boards.map(card));
-        boards.forEach(preview);
         if (!boards.length) {
           notice.hidden = false;
           notice.textContent = 'No boards yet. Create one with PUT /v1/boards/{board}.';
@@ -175,17 +174,18 @@
         return h('li', null, h('span', { text: windowLabel(w) }), h('b', { text: num.format(total) }),
           h('span', { text: total === 1 ? 'player' : 'players' }));
       });
+      const top = h('ol', { class: 'top3', 'aria-label': 'Top 3, ' + windowLabel((b.windows || [])[0] || 'all') });
+      preview(b, top);
       return h('a', { class: 'card', href: withKey('/boards/' + enc(b.id)), 'data-board': b.id },
         h('h2', { text: b.title || b.id }),
         h('p', { class: 'sub', text: (b.title ? b.id + ' · ' : '') + describe(b) }),
-        h('ol', { class: 'top3', 'aria-label': 'Top 3, ' + windowLabel((b.windows || [])[0] || 'all') }),
+        top,
         h('ul', { class: 'wins', 'aria-label': 'Players per window' }, wins));
     }
-    // preview fills a card's top 3 in the board's first window.
-    async function preview(b) {
+    // preview fills list with the board's top 3 in its first window.
+    async function preview(b, list) {
       const w = (b.windows || [])[0];
-      const list = cards.querySelector(`a.card[data-board="${CSS.escape(b.id)}"] ol.top3`);
-      if (!w || !list) return;
+      if (!w) return;
       try {
         const page = await api('/v1/boards/' + enc(b.id) + '/entries', { window: w, limit: 3 });
         list.replaceChildren(...(page.entries || []).map((e) => h('li', { 'data-member': e.member },
@@ -219,6 +219,8 @@
       timer: 0,
       retry: 0,
       metaFor: '', // the current period the board was last read for
+      endsAt: 0, // when the current calendar period shown ends (unix ms); 0: none to count down
+      meEntry: null, // the selected member's entry, as its panel read it last
     };
     const base = '/v1/boards/' + enc(board);
 
