@@ -139,7 +139,7 @@ func (x *Index) Apply(ctx context.Context, board string, order laurel.Order, u l
 		args = append(args, reads[i], r.Member)
 	}
 
-	res, err := applyScript.Exec(ctx, x.client, keys, args).ToArray()
+	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, keys, args) }).ToArray()
 	if err != nil {
 		return nil, stale(err, "applying a step", board)
 	}
@@ -168,7 +168,9 @@ func (x *Index) Apply(ctx context.Context, board string, order laurel.Order, u l
 // State reads the board's meta hash in one round trip.
 func (x *Index) State(ctx context.Context, board string) (laurel.IndexState, bool, error) {
 	k := x.keysOf(board)
-	res, err := x.client.Do(ctx, x.client.B().Hmget().Key(k.meta()).Field("v", "s", "t").Build()).ToArray()
+	res, err := x.do(ctx, func() rueidis.RedisResult {
+		return x.client.Do(ctx, x.client.B().Hmget().Key(k.meta()).Field("v", "s", "t").Build())
+	}).ToArray()
 	if err != nil {
 		return laurel.IndexState{}, false, fmt.Errorf("redis: reading the state of board %q: %w", board, err)
 	}
@@ -226,7 +228,9 @@ func (x *Index) Totals(ctx context.Context, board string, sets []laurel.IndexSet
 	for _, s := range sets {
 		keys = append(keys, k.zset(setName(s)))
 	}
-	ns, err := totalsScript.Exec(ctx, x.client, keys, []string{strconv.FormatInt(stamp, 10)}).AsIntSlice()
+	ns, err := x.do(ctx, func() rueidis.RedisResult {
+		return totalsScript.Exec(ctx, x.client, keys, []string{strconv.FormatInt(stamp, 10)})
+	}).AsIntSlice()
 	if err != nil {
 		return nil, stale(err, "counting the sets", board)
 	}
@@ -245,7 +249,9 @@ func (x *Index) Totals(ctx context.Context, board string, sets []laurel.IndexSet
 func (x *Index) Delete(ctx context.Context, board string) error {
 	k := x.keysOf(board)
 	for {
-		names, err := x.client.Do(ctx, x.client.B().Smembers().Key(k.registry()).Build()).AsStrSlice()
+		names, err := x.do(ctx, func() rueidis.RedisResult {
+			return x.client.Do(ctx, x.client.B().Smembers().Key(k.registry()).Build())
+		}).AsStrSlice()
 		if err != nil {
 			return fmt.Errorf("redis: listing the sets of board %q: %w", board, err)
 		}
@@ -254,7 +260,7 @@ func (x *Index) Delete(ctx context.Context, board string) error {
 		for _, name := range names {
 			keys = append(keys, k.zset(name), k.hash(name))
 		}
-		done, err := deleteScript.Exec(ctx, x.client, keys, names).AsInt64()
+		done, err := x.do(ctx, func() rueidis.RedisResult { return deleteScript.Exec(ctx, x.client, keys, names) }).AsInt64()
 		if err != nil {
 			return fmt.Errorf("redis: deleting board %q: %w", board, err)
 		}
@@ -266,7 +272,9 @@ func (x *Index) Delete(ctx context.Context, board string) error {
 
 // Publish announces "" on the channel: something that may show on any board changed.
 func (x *Index) Publish(ctx context.Context) error {
-	if err := x.client.Do(ctx, x.client.B().Publish().Channel(x.channel).Message("").Build()).Error(); err != nil {
+	if err := x.do(ctx, func() rueidis.RedisResult {
+		return x.client.Do(ctx, x.client.B().Publish().Channel(x.channel).Message("").Build())
+	}).Error(); err != nil {
 		return fmt.Errorf("redis: publishing a change: %w", err)
 	}
 	return nil
@@ -274,7 +282,7 @@ func (x *Index) Publish(ctx context.Context) error {
 
 // Ping reports whether Redis answers, within ctx.
 func (x *Index) Ping(ctx context.Context) error {
-	if err := x.client.Do(ctx, x.client.B().Ping().Build()).Error(); err != nil {
+	if err := x.do(ctx, func() rueidis.RedisResult { return x.client.Do(ctx, x.client.B().Ping().Build()) }).Error(); err != nil {
 		return fmt.Errorf("redis: ping: %w", err)
 	}
 	return nil

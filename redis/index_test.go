@@ -327,3 +327,38 @@ func TestSubscribeReconnects(t *testing.T) {
 		t.Fatal("heard nothing after a reconnection")
 	}
 }
+
+// TestReadRightAfterRestart: the first calls after Redis restarts are answered, although the
+// connections the client pooled before were closed by the old Redis and the client has not
+// noticed yet (its keep-alive pings are a second apart); with Redis down they fail at once.
+func TestReadRightAfterRestart(t *testing.T) {
+	laureltest.NeedRedis(t)
+	r := laureltest.NewPrivateRedis(t)
+	c, err := redis.Connect(r.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	idx := redis.New(c, "")
+	ctx := context.Background()
+	// Boards hash to different connections: use them all.
+	for i := range 32 {
+		if _, _, err := idx.State(ctx, fmt.Sprintf("b%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Kill()
+	start := time.Now()
+	if _, _, err := idx.State(ctx, "b0"); err == nil || time.Since(start) > time.Second {
+		t.Fatalf("State with Redis down: %v after %v; want an error at once", err, time.Since(start))
+	}
+	r.Start()
+	for i := range 32 {
+		if _, _, err := idx.State(ctx, fmt.Sprintf("b%d", i)); err != nil {
+			t.Fatalf("State of board %d right after Redis restarted: %v", i, err)
+		}
+	}
+	if err := idx.Ping(ctx); err != nil {
+		t.Fatalf("Ping after the restart: %v", err)
+	}
+}

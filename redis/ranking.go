@@ -23,7 +23,8 @@ type ranking struct {
 }
 
 func (r *ranking) read(args ...string) rueidis.RedisResult {
-	return readScript.Exec(r.ctx, r.x.client, r.keys, append([]string{r.stamp}, args...))
+	args = append([]string{r.stamp}, args...)
+	return r.x.do(r.ctx, func() rueidis.RedisResult { return readScript.Exec(r.ctx, r.x.client, r.keys, args) })
 }
 
 func (r *ranking) err(err error, what string) error {
@@ -90,7 +91,7 @@ func (r *ranking) entries(op string, members []string) ([]laurel.Entry, int, err
 			args = append(args, m)
 		}
 	}
-	res, err := readScript.Exec(r.ctx, r.x.client, r.keys, args).ToArray()
+	res, err := r.x.do(r.ctx, func() rueidis.RedisResult { return readScript.Exec(r.ctx, r.x.client, r.keys, args) }).ToArray()
 	if err != nil {
 		return nil, 0, r.err(err, "reading entries")
 	}

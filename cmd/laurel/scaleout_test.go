@@ -103,7 +103,7 @@ func TestServeScaleOutFollowsItsBackends(t *testing.T) {
 	r.Start()
 	laureltest.Within(t, 10*time.Second, "ready once Redis is back", func() bool { return readyz(s.url) == http.StatusOK })
 	if code, body := do(t, "GET", s.url+"/v1/boards/b/entries", ""); code != http.StatusOK {
-		t.Fatalf("a read once Redis is back: %d %v", code, body)
+		t.Fatalf("a read once Redis is back: %d %v\nlog:\n%s", code, body, s.log.String())
 	}
 	if code := s.stop(); code != 0 {
 		t.Fatalf("serve exited %d", code)
