@@ -147,6 +147,9 @@ func TestOpenAPIErrors(t *testing.T) {
 			}
 			if !public {
 				for _, status := range []string{"401", "403", "429", "500", "503"} {
+					if status == "403" && path == "/v1/whoami" {
+						continue // any bearer may ask what it may do
+					}
 					if _, ok := responses[status]; !ok {
 						t.Errorf("%s: no %s answer", name, status)
 					}

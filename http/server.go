@@ -143,6 +143,7 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle("POST /v1/members/{member}/hide", scopeAdmin, s.handleHide)
 	s.handle("POST /v1/members/{member}/unhide", scopeAdmin, s.handleUnhide)
 
+	s.handle(whoamiRoute, scopeRead, s.handleWhoami)
 	s.handle(streamRoute, scopeRead, s.handleStream)
 	s.handle("GET /v1/boards/{board}/members/{member}/history", scopeRead, s.handleHistory)
 	s.routeWeb()

@@ -48,9 +48,10 @@ type TokenClaims struct {
 
 // grant is what a verified token allows, carried in the request's context.
 type grant struct {
-	member string
-	boards []string
-	write  bool
+	member  string
+	boards  []string
+	write   bool
+	expires time.Time
 }
 
 type grantKey struct{}
@@ -110,7 +111,7 @@ func (t Tokens) verifyToken(raw string, now time.Time) (*grant, error) {
 	if err := laurel.ValidateMember("sub", claims.Subject); err != nil {
 		return nil, err
 	}
-	return &grant{member: claims.Subject, boards: claims.Boards, write: claims.Scope == "write"}, nil
+	return &grant{member: claims.Subject, boards: claims.Boards, write: claims.Scope == "write", expires: claims.ExpiresAt.Time}, nil
 }
 
 // tokenRoutes are the routes a member token may use, and the scope each takes: reads of a
@@ -125,6 +126,7 @@ var tokenRoutes = map[string]scope{
 	"GET /v1/boards/{board}/periods":                  scopeRead,
 	"GET /v1/boards/{board}/members/{member}/history": scopeRead,
 	streamRoute:                      scopeRead,
+	whoamiRoute:                      scopeRead,
 	"POST /v1/boards/{board}/events": scopeWrite,
 	"POST /v1/events":                scopeWrite,
 }

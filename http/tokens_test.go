@@ -145,3 +145,26 @@ func tamper(token string) string {
 	other, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, claimsFor("bob", "solvers")).SigningString()
 	return parts[0] + "." + strings.Split(other, ".")[1] + "." + parts[2]
 }
+
+// TestWhoami: any bearer learns what it may do — a key its scope, a member token its member,
+// boards and expiry — so that a console or a game client need not find out by being refused.
+func TestWhoami(t *testing.T) {
+	e := start(t, options{cfg: lhttp.Config{
+		Keys:   lhttp.Keys{Admin: []string{"admin-key"}, Write: []string{"write-key"}, Read: []string{"read-key"}},
+		Tokens: lhttp.Tokens{Secrets: map[string][]byte{"k2": currentSecret}},
+	}})
+	for key, want := range map[string]string{"admin-key": "admin", "write-key": "write", "read-key": "read"} {
+		e.doKey(key, "GET", "/v1/whoami", nil).must(t, 200).is(t, `{"scope": "`+want+`"}`)
+	}
+	e.doKey("", "GET", "/v1/whoami", nil).isError(t, 401, "unauthenticated", "")
+	e.doKey("nope", "GET", "/v1/whoami", nil).isError(t, 401, "unauthenticated", "")
+
+	claims := claimsFor("ada", "solvers", "daily")
+	exp := time.Unix(claims["exp"].(int64), 0).UTC().Format(time.RFC3339)
+	e.doKey(mint(t, "k2", currentSecret, claims), "GET", "/v1/whoami", nil).must(t, 200).
+		is(t, `{"scope": "write", "member": "ada", "boards": ["solvers", "daily"], "expires_at": "`+exp+`"}`)
+
+	start(t, options{}).doKey("", "GET", "/v1/whoami", nil).must(t, 200).is(t, `{"scope": "admin", "open": true}`)
+	public := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"admin-key"}}, PublicRead: true}})
+	public.doKey("", "GET", "/v1/whoami", nil).must(t, 200).is(t, `{"scope": "read"}`)
+}

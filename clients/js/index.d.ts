@@ -175,6 +175,17 @@ export interface Hidden {
   hidden: boolean;
 }
 
+/** What the client's key or member token may do (GET /v1/whoami). */
+export interface Whoami {
+  scope: "read" | "write" | "admin";
+  /** No key is configured on the server: anyone may do anything. */
+  open?: boolean;
+  /** A member token's member, boards and expiry. */
+  member?: string;
+  boards?: string[];
+  expires_at?: string;
+}
+
 export interface Status {
   status: string;
 }
@@ -252,6 +263,7 @@ export declare class Laurel {
   deleteMember(member: string, opts?: CallOptions): Promise<void>;
   hideMember(member: string, opts?: CallOptions): Promise<Hidden>;
   unhideMember(member: string, opts?: CallOptions): Promise<Hidden>;
+  whoami(opts?: CallOptions): Promise<Whoami>;
 
   /** The live top page: the current Page, then each change; reconnects by itself. */
   streamPage(board: string, opts?: CallOptions & { window?: string; limit?: number }): AsyncGenerator<Page, void, void>;

@@ -178,6 +178,7 @@ export class Laurel {
   deleteMember(member, opts) { return this.request("DELETE", `/v1/members/${enc(member)}`, opts); }
   hideMember(member, opts) { return this.request("POST", `/v1/members/${enc(member)}/hide`, opts); }
   unhideMember(member, opts) { return this.request("POST", `/v1/members/${enc(member)}/unhide`, opts); }
+  whoami(opts) { return this.request("GET", "/v1/whoami", opts); }
 
   /**
    * streamPage follows a board's live top page: an async iterator of Pages, the current one

@@ -143,6 +143,7 @@ test("a game client with a member token submits its own member's events and noth
   const board = await newBoard();
   const token = await mintMemberToken({ secret: process.env.LAUREL_TOKEN_SECRET, kid: process.env.LAUREL_TOKEN_KID, member: "ada", boards: [board], ttlSeconds: 600 });
   const game = new Laurel({ url, key: token });
+  assert.deepEqual(await game.whoami().then(({ expires_at, ...rest }) => rest), { scope: "write", member: "ada", boards: [board] });
   const res = await game.submitBoardEvents(board, { member: "ada", value: 5 });
   assert.equal(res[0].status, "applied");
   const page = await game.getEntries(board);
