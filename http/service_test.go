@@ -297,7 +297,7 @@ func TestRoutes(t *testing.T) {
 		"GET /v1/boards/{board}/rank", "GET /v1/boards/{board}/periods",
 		"PUT /v1/members/{member}", "GET /v1/members/{member}", "DELETE /v1/members/{member}",
 		"POST /v1/members/{member}/hide", "POST /v1/members/{member}/unhide",
-		"GET /v1/boards/{board}/stream", "GET /v1/boards/{board}/members/{member}/history",
+		"GET /v1/boards/{board}/stream", "GET /v1/boards/{board}/members/{member}/history", "GET /v1/whoami",
 	}
 	for _, want := range api {
 		if !slices.Contains(routes, want) {

@@ -14,8 +14,8 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// web holds the page laurel serves itself: one HTML shell for / and /boards/{board}, and the
-// assets it loads. Plain files, no build step.
+// web holds the page laurel serves itself: one HTML shell for /, /boards/{board} and the admin
+// console at /admin, and the assets it loads. Plain files, no build step.
 //
 //go:embed web
 var web embed.FS
@@ -83,6 +83,7 @@ const webCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src
 func (s *Server) routeWeb() {
 	s.handle("GET /{$}", scopeNone, serveWebPage)
 	s.handle("GET /boards/{board}", scopeNone, serveWebPage)
+	s.handle("GET /admin", scopeNone, serveWebPage) // the console asks for its key itself
 	s.handle("GET /assets/{file...}", scopeNone, s.serveWebAsset)
 }
 

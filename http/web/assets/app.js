@@ -2,67 +2,16 @@
 // (docs/api.md), with the key of the page's ?key= when there is one. No framework, no build step.
 'use strict';
 (() => {
+  const { num, enc, h, svg, request, setStatus, say, windowLabel, describe } = window.laurelUI;
   const query = new URLSearchParams(location.search);
   const key = query.get('key') || '';
   const app = document.getElementById('app');
-  const statusEl = document.getElementById('status');
   const footEl = document.getElementById('foot');
-  const num = new Intl.NumberFormat();
   const reduceMotion = matchMedia('(prefers-reduced-motion: reduce)').matches;
   const LIMITS = [10, 25, 50, 100]; // the stream serves at most 100
-  const enc = encodeURIComponent;
 
-  // h builds an element. Text always goes in as text: names come from players.
-  function h(tag, props, ...kids) {
-    const el = document.createElement(tag);
-    setProps(el, props);
-    for (const k of kids.flat(Infinity)) if (k != null && k !== false) el.append(k);
-    return el;
-  }
-  function svg(tag, props, ...kids) {
-    const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
-    setProps(el, props);
-    for (const k of kids.flat(Infinity)) if (k != null && k !== false) el.append(k);
-    return el;
-  }
-  function setProps(el, props) {
-    for (const [k, v] of Object.entries(props || {})) {
-      if (v == null || v === false) continue;
-      if (k === 'class') el.setAttribute('class', v);
-      else if (k === 'text') el.textContent = v;
-      else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-      else el.setAttribute(k, v === true ? '' : v);
-    }
-  }
-
-  class ApiError extends Error {
-    constructor(status, code, message) {
-      super(message);
-      this.status = status;
-      this.code = code;
-    }
-  }
-
-  // api GETs a path of the API and returns its JSON, or throws an ApiError.
-  async function api(path, params) {
-    const u = new URL(path, location.origin);
-    for (const [k, v] of Object.entries(params || {})) {
-      if (v !== undefined && v !== null && v !== '') u.searchParams.set(k, v);
-    }
-    let res;
-    try {
-      res = await fetch(u, { headers: key ? { Authorization: 'Bearer ' + key } : {}, cache: 'no-store' });
-    } catch (err) {
-      throw new ApiError(0, 'network', 'the server cannot be reached');
-    }
-    let body = null;
-    try { body = await res.json(); } catch (err) { /* not JSON */ }
-    if (!res.ok) {
-      const e = (body && body.error) || {};
-      throw new ApiError(res.status, e.code || 'http_' + res.status, e.message || res.statusText);
-    }
-    return body;
-  }
+  // api GETs a path of the API with the page's key.
+  const api = (path, params) => request('GET', path, { params, key });
 
   // withKey adds the page's key to a URL of this server.
   function withKey(path, params) {
@@ -70,11 +19,6 @@
     for (const [k, v] of Object.entries(params || {})) u.searchParams.set(k, v);
     if (key) u.searchParams.set('key', key);
     return u.pathname + u.search;
-  }
-
-  function setStatus(state, text) {
-    statusEl.dataset.state = state;
-    statusEl.replaceChildren(state === 'idle' ? '' : h('i', { 'aria-hidden': 'true' }), text || '');
   }
 
   function explain(err) {
@@ -102,13 +46,6 @@
     return el;
   }
 
-  function windowLabel(w) {
-    const fixed = { all: 'All time', hour: 'This hour', day: 'Today', week: 'This week', month: 'This month', year: 'This year' };
-    if (fixed[w]) return fixed[w];
-    const m = /^last(\d+)([dh])$/.exec(w);
-    if (m) return `Last ${m[1]} ${m[2] === 'd' ? (m[1] === '1' ? 'day' : 'days') : (m[1] === '1' ? 'hour' : 'hours')}`;
-    return w;
-  }
   const calendar = (w) => ['hour', 'day', 'week', 'month', 'year'].includes(w);
 
   // periodLabel names a calendar period by its id (docs/design.md: 2026-11-22T10, 2026-11-16, 2026-11, 2026).
@@ -134,12 +71,6 @@
     if (d > 0) return `Ends in ${d} d ${hr} h`;
     if (hr > 0) return `Ends in ${hr} h ${min} min`;
     return `Ends in ${min} min ${sec} s`;
-  }
-
-  function describe(b) {
-    const order = b.order === 'asc' ? 'lowest wins' : 'highest wins';
-    const mode = { sum: 'scores add up', best: 'best score counts', last: 'latest score counts' }[b.mode] || b.mode;
-    return `${mode} · ${order}`;
   }
 
   // ---- the list of boards ----
@@ -454,11 +385,6 @@
 
     function closedText(page) {
       return page.period && page.period.closed ? 'Final' : 'Past period';
-    }
-
-    function say(el, text) {
-      el.textContent = text || '';
-      el.hidden = !text;
     }
 
     // show puts a Page on screen.
@@ -851,5 +777,5 @@
   if (key) document.getElementById('home').href = withKey('/');
   const m = /^\/boards\/([^/]+)\/?$/.exec(location.pathname);
   if (m) boardPage(decodeURIComponent(m[1]));
-  else boardsPage();
+  else if (location.pathname === '/') boardsPage(); // /admin is admin.js's
 })();

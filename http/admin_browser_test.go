@@ -1,0 +1,200 @@
+package http_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	lhttp "github.com/laurel/laurel/http"
+)
+
+// TestBrowserAdmin drives the admin console at /admin in a real Chromium, against a server
+// with an admin key and a read key, and checks what it did through the API.
+func TestBrowserAdmin(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is missing: CI must install Chromium (apt-get install chromium)", chromiumPath)
+		}
+		t.Skipf("%s is missing: install Chromium (apt-get install chromium) to run the browser tests", chromiumPath)
+	}
+	browser := startBrowser(t)
+	const adminKey, readKey = "admin-key-of-the-test", "read-key-of-the-test"
+	e := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{adminKey}, Read: []string{readKey}}}})
+	e.key = adminKey
+	seedArena(t, e)
+
+	t.Run("SignIn", func(t *testing.T) {
+		tab := newTab(t, browser)
+		tab.open(e.url + "/admin")
+		tab.wait(`document.getElementById('login')`)
+		for _, c := range []struct{ key, want string }{
+			{"no-such-key", "not known"},
+			{readKey, "This is a read key: the console needs an admin key."},
+		} {
+			tab.submit("login", map[string]string{"admin-key": c.key})
+			tab.wait(fmt.Sprintf(`document.getElementById('login-msg').textContent.includes(%q)`, c.want))
+			if evalJS[bool](tab, `!!document.getElementById('health')`) {
+				t.Fatalf("the console opened with %s", c.key)
+			}
+		}
+		tab.submit("login", map[string]string{"admin-key": adminKey})
+		tab.wait(`document.getElementById('health') && document.querySelector('#admin-boards tr[data-board="arena"]')`)
+		// The key is in this tab's session storage, and nowhere else.
+		if got := evalJS[string](tab, `sessionStorage.getItem('laurel.adminKey')`); got != adminKey {
+			t.Errorf("session storage holds %q", got)
+		}
+		if n := evalJS[int](tab, `localStorage.length`); n != 0 {
+			t.Errorf("local storage holds %d items", n)
+		}
+		if u := evalJS[string](tab, `location.href`); strings.Contains(u, adminKey) {
+			t.Errorf("the key is in the URL: %s", u)
+		}
+		// A reload keeps the tab signed in; another tab is not.
+		tab.open(e.url + "/admin")
+		tab.wait(`document.getElementById('health')`)
+		other := newTab(t, browser)
+		other.open(e.url + "/admin")
+		other.wait(`document.getElementById('login')`)
+		tab.click("#signout")
+		tab.wait(`document.getElementById('login') && sessionStorage.getItem('laurel.adminKey') === null`)
+	})
+
+	t.Run("Boards", func(t *testing.T) {
+		tab := signedIn(t, browser, e, adminKey)
+		tab.wait(`document.querySelector('#admin-boards tr[data-board="arena"]')`)
+
+		// Checked in the page: nothing is sent.
+		tab.submit("board-form", map[string]string{"board-id": "Bad Id", "board-metadata": "{not json"})
+		tab.wait(`document.getElementById('board-id-error').textContent !== '' && document.getElementById('board-metadata-error').textContent.startsWith('Not JSON')`)
+		e.do("GET", "/v1/boards/bad-id", nil).isError(t, 404, "not_found", "board")
+		// Checked by the server: its answer shows at the field it names.
+		tab.submit("board-form", map[string]string{"board-id": "league", "board-metadata": "", "board-windows": "all, fortnight"})
+		tab.wait(`document.getElementById('board-windows-error').textContent.includes('fortnight')`)
+		e.do("GET", "/v1/boards/league", nil).isError(t, 404, "not_found", "board")
+
+		tab.submit("board-form", map[string]string{"board-id": "league", "board-title": "League", "board-windows": "all, week",
+			"board-order": "asc", "board-keep": "4", "board-metadata": `{"season": 3}`})
+		tab.wait(`document.getElementById('board-form-msg').textContent === 'Created board league.'`)
+		tab.wait(`document.querySelector('#admin-boards tr[data-board="league"]')`)
+		if b := e.do("GET", "/v1/boards/league", nil).must(t, 200); fmt.Sprintf("%v %v %v %v %v", b.get("title"), b.get("order"), b.get("keep"), b.get("windows"), b.get("metadata", "season")) != "League asc 4 [all week] 3" {
+			t.Fatalf("the board created: %s", b.raw)
+		}
+
+		// Edit: immutable fields are fixed; a window is added; removing one is refused at its field.
+		tab.click(`#admin-boards tr[data-board="league"] button.edit`)
+		tab.wait(`document.getElementById('board-form-title').textContent === 'Edit league' && document.getElementById('board-order').disabled && document.getElementById('board-id').disabled`)
+		tab.submit("board-form", map[string]string{"board-title": "League 2", "board-windows": "all, week, last7d"})
+		tab.wait(`document.getElementById('board-form-msg').textContent === 'Saved board league.'`)
+		if b := e.do("GET", "/v1/boards/league", nil).must(t, 200); fmt.Sprintf("%v %v", b.get("title"), b.get("windows")) != "League 2 [all week last7d]" {
+			t.Fatalf("the board edited: %s", b.raw)
+		}
+		tab.submit("board-form", map[string]string{"board-windows": "all"})
+		tab.wait(`document.getElementById('board-windows-error').textContent !== ''`)
+		if b := e.do("GET", "/v1/boards/league", nil); fmt.Sprint(b.get("windows")) != "[all week last7d]" {
+			t.Fatalf("a refused edit changed the board: %s", b.raw)
+		}
+
+		// Delete takes a second click.
+		tab.click(`#admin-boards tr[data-board="league"] button.danger`)
+		e.do("GET", "/v1/boards/league", nil).must(t, 200)
+		tab.click(`#admin-boards tr[data-board="league"] button.danger`)
+		tab.wait(`!document.querySelector('#admin-boards tr[data-board="league"]')`)
+		e.do("GET", "/v1/boards/league", nil).isError(t, 404, "not_found", "board")
+	})
+
+	t.Run("Members", func(t *testing.T) {
+		tab := signedIn(t, browser, e, adminKey)
+		look := func(member string) {
+			tab.submit("member-search", map[string]string{"member-q": member})
+			tab.wait(fmt.Sprintf(`document.querySelector('#member-out .member-card[data-member=%q]')`, member))
+		}
+		look("m30")
+		// Its standing in each window of each board is the API's.
+		for _, w := range []string{"all", "week", "day"} {
+			entry := e.do("GET", "/v1/boards/arena/members/m30?window="+w, nil).must(t, 200)
+			want := fmt.Sprintf("#%v · %v", entry.get("entry", "rank"), entry.get("entry", "score"))
+			got := evalJS[string](tab, fmt.Sprintf(`document.querySelector('#member-boards tr[data-board="arena"] li[data-window=%q] b').textContent`, w))
+			if got != want {
+				t.Errorf("m30 in %s: %q on the page, %q from the API", w, got, want)
+			}
+		}
+		total := func() float64 {
+			return e.do("GET", "/v1/boards/arena/entries", nil).must(t, 200).get("total").(float64)
+		}
+		before := total()
+
+		tab.click("#member-hide")
+		tab.wait(`document.querySelector('#member-out .member-card')?.dataset.hidden === 'true'`)
+		if hidden := e.do("GET", "/v1/members/m30", nil).must(t, 200).get("hidden"); hidden != true || total() != before-1 {
+			t.Fatalf("after hide: hidden %v, total %v (was %v)", hidden, total(), before)
+		}
+		tab.click("#member-unhide")
+		tab.wait(`document.querySelector('#member-out .member-card')?.dataset.hidden === 'false' && document.querySelector('#member-boards')`)
+		if total() != before {
+			t.Fatalf("after unhide: total %v, want %v", total(), before)
+		}
+
+		tab.click("#member-delete")
+		e.do("GET", "/v1/members/m30", nil).must(t, 200) // one click asks again
+		tab.click("#member-delete")
+		tab.wait(`document.getElementById('member-msg')?.textContent === 'Erased everywhere.' && document.getElementById('member-none')`)
+		e.do("GET", "/v1/members/m30", nil).isError(t, 404, "not_found", "member")
+		e.do("GET", "/v1/boards/arena/members/m30", nil).isError(t, 404, "not_found", "member")
+	})
+
+	t.Run("Health", func(t *testing.T) {
+		tab := signedIn(t, browser, e, adminKey)
+		tab.wait(`document.querySelector('#health [data-metric="store"] b').textContent === 'ready'`)
+		// Events sent while the console watches show as an ingest rate.
+		deadline := time.Now().Add(15 * time.Second)
+		for i := 0; ; i++ {
+			e.do("POST", "/v1/boards/arena/events", map[string]any{"member": "m01", "value": 1}).must(t, 200)
+			rate := evalJS[string](tab, `document.querySelector('#health [data-metric="ingest"] b').textContent`)
+			if v, ok := strings.CutSuffix(rate, " events/s"); ok {
+				if f, err := strconv.ParseFloat(strings.ReplaceAll(v, ",", ""), 64); err == nil && f > 0 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no ingest rate after %d events: %q", i+1, rate)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		for metric, pattern := range map[string]string{"p99": "≤ ", "memory": "MiB", "requests": "req/s"} {
+			if got := evalJS[string](tab, fmt.Sprintf(`document.querySelector('#health [data-metric=%q] b').textContent`, metric)); !strings.Contains(got, pattern) {
+				t.Errorf("%s shows %q, want %q in it", metric, got, pattern)
+			}
+		}
+	})
+}
+
+// signedIn opens the console in a new tab, signed in with key.
+func signedIn(t *testing.T, browser context.Context, e *env, key string) *tab {
+	t.Helper()
+	tab := newTab(t, browser)
+	tab.open(e.url + "/admin")
+	tab.wait(`document.getElementById('login')`)
+	tab.submit("login", map[string]string{"admin-key": key})
+	tab.wait(`document.getElementById('health')`)
+	return tab
+}
+
+// submit fills the fields of a form, each by its element id, as typing would, and submits it.
+func (tb *tab) submit(form string, values map[string]string) {
+	tb.t.Helper()
+	b, _ := json.Marshal(values)
+	evalJS[chromedp.Void](tb, fmt.Sprintf(`(() => {
+		for (const [id, v] of Object.entries(%s)) {
+			const el = document.getElementById(id);
+			el.value = v;
+			el.dispatchEvent(new Event('input', { bubbles: true }));
+		}
+		document.getElementById(%q).requestSubmit();
+	})()`, b, form))
+}

@@ -1,0 +1,449 @@
+// laurel's admin console, at /admin: boards created and edited, members looked up across
+// boards, hidden, shown or erased, and the server's health from /metrics. It asks for an admin
+// key and keeps it in this tab's session storage only: never in the URL, never in local storage.
+'use strict';
+(() => {
+  if (location.pathname !== '/admin') return;
+  const { num, enc, h, request, setStatus, say, windowLabel, describe } = window.laurelUI;
+  const app = document.getElementById('app');
+  const footEl = document.getElementById('foot');
+  const STORED = 'laurel.adminKey';
+  const POLL = 2000; // ms between two reads of /metrics: rates are over this interval
+  let key = sessionStorage.getItem(STORED) || '';
+  const call = (method, path, opts) => request(method, path, { ...opts, key });
+  const timers = [];
+
+  document.title = 'Admin · laurel';
+  document.getElementById('admin-link').hidden = true;
+  start();
+
+  // start opens the console when the stored key (or an open server) is an admin's, and asks
+  // for a key otherwise.
+  async function start() {
+    let who = null;
+    try {
+      who = await call('GET', '/v1/whoami');
+    } catch (err) {
+      if (err.status === 0) return signIn('The server cannot be reached.');
+    }
+    if (who && who.scope === 'admin') return consolePage(who);
+    if (key) sessionStorage.removeItem(STORED);
+    key = '';
+    signIn('');
+  }
+
+  function signIn(message) {
+    for (const t of timers.splice(0)) clearInterval(t);
+    setStatus('idle');
+    const input = h('input', { id: 'admin-key', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true, 'aria-label': 'Admin key', placeholder: 'Admin key' });
+    const msg = h('p', { class: 'field-error', id: 'login-msg', role: 'alert', hidden: !message, text: message });
+    const form = h('form', { class: 'login', id: 'login' },
+      h('label', { for: 'admin-key', text: 'Admin key' }), input, h('button', { type: 'submit', text: 'Open the console' }), msg);
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const typed = input.value.trim();
+      let who;
+      try {
+        who = await request('GET', '/v1/whoami', { key: typed });
+      } catch (err) {
+        say(msg, err.code === 'unauthenticated' ? 'This key is not known to the server.' : err.message);
+        return;
+      }
+      if (who.scope !== 'admin') {
+        say(msg, `This is a ${who.scope} key: the console needs an admin key.`);
+        return;
+      }
+      key = typed;
+      sessionStorage.setItem(STORED, key);
+      consolePage(who);
+    });
+    app.replaceChildren(h('section', { class: 'intro' }, h('h1', { text: 'Admin' }),
+      h('p', { class: 'sub', text: 'The key stays in this tab only, until you sign out or close it.' })), form);
+    app.setAttribute('aria-busy', 'false');
+    input.focus();
+  }
+
+  function consolePage(who) {
+    const signOut = h('button', { type: 'button', id: 'signout', text: 'Sign out', hidden: who.open, onclick: () => {
+      sessionStorage.removeItem(STORED);
+      key = '';
+      signIn('');
+    } });
+    app.replaceChildren(
+      h('section', { class: 'intro admin-head' },
+        h('div', null, h('h1', { text: 'Admin' }),
+          h('p', { class: 'sub', text: who.open ? 'No key is configured: this server is open to anyone who can reach it.' : 'Signed in with an admin key.' })),
+        signOut),
+      healthSection(), boardsSection(), membersSection());
+    app.setAttribute('aria-busy', 'false');
+  }
+
+  // ---- health, from /metrics and /readyz ----
+
+  function healthSection() {
+    const cards = h('div', { class: 'tiles', id: 'health' });
+    const tiles = {};
+    for (const [id, label] of [['store', 'Store'], ['ingest', 'Ingest'], ['requests', 'Requests'], ['p99', 'Request p99'],
+      ['errors', 'Server errors'], ['commit', 'Commit p99'], ['streams', 'Live streams'], ['memory', 'Memory']]) {
+      tiles[id] = h('b', { text: '–' });
+      tiles[id + 'Note'] = h('small');
+      cards.append(h('div', { class: 'tile', 'data-metric': id }, h('span', { class: 'label', text: label }), tiles[id], tiles[id + 'Note']));
+    }
+    let prev = null;
+    async function poll() {
+      let ready, text;
+      try {
+        const [r, m] = await Promise.all([fetch('/readyz', { cache: 'no-store' }), fetch('/metrics', { cache: 'no-store' })]);
+        ready = r.ok;
+        text = await m.text();
+      } catch (err) {
+        setStatus('error', 'Offline');
+        tiles.store.textContent = 'unreachable';
+        return;
+      }
+      const cur = { at: Date.now(), m: parseMetrics(text) };
+      tiles.store.textContent = ready ? 'ready' : 'not ready';
+      tiles.store.parentElement.dataset.state = ready ? 'ok' : 'bad';
+      tiles.storeNote.textContent = ready ? 'answers /readyz' : '/readyz answers 503';
+      const since = prev ? `over the last ${Math.round((cur.at - prev.at) / 1000)} s` : 'since the start';
+      const base = prev || { at: cur.at - 1000, m: new Map() }; // no previous read: the totals since start
+      const dt = Math.max(0.001, (cur.at - base.at) / 1000);
+      const delta = (name, f) => sum(cur.m, name, f) - sum(base.m, name, f);
+      const web = (l) => l.route !== 'GET /metrics' && l.route !== 'GET /readyz' && !/stream/.test(l.route || '');
+      if (prev) {
+        tiles.ingest.textContent = rate(delta('laurel_events_applied_total') / dt, 'events/s');
+        tiles.requests.textContent = rate(delta('laurel_http_requests_total', web) / dt, 'req/s');
+        tiles.errors.textContent = rate(delta('laurel_http_requests_total', (l) => web(l) && l.status >= '500') / dt, 'errors/s');
+      } else {
+        tiles.ingest.textContent = num.format(sum(cur.m, 'laurel_events_applied_total')) + ' events';
+        tiles.requests.textContent = num.format(sum(cur.m, 'laurel_http_requests_total', web)) + ' req';
+        tiles.errors.textContent = num.format(sum(cur.m, 'laurel_http_requests_total', (l) => web(l) && l.status >= '500'));
+      }
+      for (const id of ['ingest', 'requests', 'errors']) tiles[id + 'Note'].textContent = since;
+      let over;
+      [tiles.p99.textContent, over] = p99(cur.m, prev && prev.m, 'laurel_http_request_duration_seconds', web);
+      tiles.p99Note.textContent = 'API requests, ' + over;
+      [tiles.commit.textContent, over] = p99(cur.m, prev && prev.m, 'laurel_store_commit_duration_seconds');
+      tiles.commitNote.textContent = 'a group commit with its fsync, ' + over;
+      tiles.streams.textContent = num.format(sum(cur.m, 'laurel_streams'));
+      tiles.streamsNote.textContent = 'open now';
+      tiles.memory.textContent = bytes(sum(cur.m, 'process_resident_memory_bytes'));
+      tiles.memoryNote.textContent = 'resident; Go heap ' + bytes(sum(cur.m, 'go_memstats_heap_inuse_bytes'));
+      cards.dataset.reads = String(+(cards.dataset.reads || 0) + 1);
+      setStatus(ready ? 'live' : 'error', ready ? 'Live' : 'Not ready');
+      prev = cur;
+    }
+    poll();
+    timers.push(setInterval(poll, POLL));
+    return h('section', { class: 'admin-section' }, h('h2', { text: 'Health' }), cards);
+  }
+
+  // parseMetrics reads Prometheus's text format into name → [{labels, value}].
+  function parseMetrics(text) {
+    const out = new Map();
+    for (const line of text.split('\n')) {
+      const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+      if (!m) continue;
+      const labels = {};
+      for (const [, k, v] of (m[2] || '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v;
+      if (!out.has(m[1])) out.set(m[1], []);
+      out.get(m[1]).push({ labels, value: Number(m[3]) });
+    }
+    return out;
+  }
+
+  function sum(metrics, name, filter) {
+    let s = 0;
+    for (const x of metrics.get(name) || []) if (!filter || filter(x.labels)) s += x.value;
+    return s;
+  }
+
+  // p99 gives the 99th percentile of a histogram between two reads, or since the start when
+  // nothing was observed in between, and says over which span.
+  function p99(cur, prev, name, filter) {
+    const recent = prev && quantile(cur, prev, name, filter);
+    if (recent) return [recent, `over the last ${Math.round(POLL / 1000)} s`];
+    return [quantile(cur, null, name, filter) || 'none yet', 'since the start'];
+  }
+
+  // quantile gives the 99th percentile of a histogram between two reads (or since the start),
+  // as the upper bound of the bucket that holds it; '' when it observed nothing.
+  function quantile(cur, prev, name, filter) {
+    const counts = new Map(); // le → count
+    const add = (metrics, sign) => {
+      for (const x of (metrics && metrics.get(name + '_bucket')) || []) {
+        if (filter && !filter(x.labels)) continue;
+        counts.set(x.labels.le, (counts.get(x.labels.le) || 0) + sign * x.value);
+      }
+    };
+    add(cur, 1);
+    add(prev, -1);
+    const les = [...counts.keys()].sort((a, b) => Number(a) - Number(b));
+    const total = counts.get('+Inf') || 0;
+    if (!total) return '';
+    for (const le of les) {
+      if (counts.get(le) >= 0.99 * total) return le === '+Inf' ? 'over ' + ms(Number(les[les.length - 2])) : '≤ ' + ms(Number(le));
+    }
+    return '–';
+  }
+
+  const rate = (v, unit) => `${num.format(Math.round(v * 10) / 10)} ${unit}`;
+  const ms = (s) => (s < 0.001 ? `${num.format(s * 1e6)} µs` : s < 1 ? `${num.format(s * 1000)} ms` : `${num.format(s)} s`);
+  function bytes(n) {
+    const units = ['B', 'KiB', 'MiB', 'GiB'];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return `${num.format(Math.round(n * 10) / 10)} ${units[i]}`;
+  }
+
+  // ---- boards ----
+
+  function boardsSection() {
+    const list = h('tbody', { id: 'admin-boards' });
+    const listMsg = h('p', { class: 'notice', hidden: true });
+    const form = boardForm(refresh);
+    async function refresh() {
+      let boards;
+      try {
+        ({ boards } = await call('GET', '/v1/boards'));
+      } catch (err) {
+        say(listMsg, err.message);
+        return;
+      }
+      say(listMsg, boards.length ? '' : 'No boards yet: create one below.');
+      list.replaceChildren(...boards.map((b) => {
+        const first = (b.windows || [])[0];
+        const total = first && b.current && b.current[first] ? b.current[first].total : 0;
+        const del = confirmButton('Delete', `Delete ${b.id} and all its events?`, async () => {
+          try {
+            await call('DELETE', '/v1/boards/' + enc(b.id));
+          } catch (err) {
+            say(listMsg, err.message);
+          }
+          refresh();
+        });
+        return h('tr', { 'data-board': b.id },
+          h('td', null, h('a', { href: '/boards/' + enc(b.id), text: b.id }), b.title ? h('small', { text: b.title }) : null),
+          h('td', { text: (b.windows || []).map(windowLabel).join(', ') }),
+          h('td', { text: describe(b) }),
+          h('td', { class: 'num', text: num.format(total) + (total === 1 ? ' player' : ' players') }),
+          h('td', null, h('div', { class: 'actions' }, h('button', { type: 'button', class: 'edit', text: 'Edit', onclick: () => form.edit(b) }), del)));
+      }));
+      footEl.textContent = `${num.format(boards.length)} ${boards.length === 1 ? 'board' : 'boards'}`;
+    }
+    refresh();
+    return h('section', { class: 'admin-section' }, h('h2', { text: 'Boards' }), listMsg,
+      h('table', { class: 'admin-table' },
+        h('thead', null, h('tr', null, ['Board', 'Windows', 'Rules', 'Entries', ''].map((t) => h('th', { text: t })))), list),
+      form.el);
+  }
+
+  // The fields of a board (docs/design.md, "Boards"): immutable ones are fixed once it exists.
+  const FIELDS = [
+    { name: 'id', label: 'Id', hint: 'a-z, 0-9, _ . - ; up to 64', create: true },
+    { name: 'title', label: 'Title' },
+    { name: 'windows', label: 'Windows', hint: 'all, hour … year, last7d, last24h; windows may be added, not removed', list: true },
+    { name: 'order', label: 'Order', options: [['desc', 'highest wins'], ['asc', 'lowest wins']], create: true },
+    { name: 'mode', label: 'Mode', options: [['sum', 'scores add up'], ['best', 'best score counts'], ['last', 'latest score counts']], create: true },
+    { name: 'timezone', label: 'Time zone', hint: 'an IANA zone, e.g. Europe/Stockholm', create: true },
+    { name: 'week_start', label: 'Week starts', options: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((d) => [d, d]), create: true },
+    { name: 'late_limit', label: 'Late limit', hint: 'how old an event may be: 90s, 1h, 7d' },
+    { name: 'keep', label: 'Closed periods kept', int: true },
+    { name: 'min_value', label: 'Smallest value', int: true, hint: 'empty: no bound' },
+    { name: 'max_value', label: 'Largest value', int: true, hint: 'empty: no bound' },
+    { name: 'metadata', label: 'Metadata', hint: 'a JSON object', json: true },
+  ];
+
+  function boardForm(saved) {
+    const inputs = {};
+    const errors = {};
+    const rows = FIELDS.map((f) => {
+      const id = 'board-' + f.name.replace('_', '-');
+      const input = f.options
+        ? h('select', { id, name: f.name }, f.options.map(([v, t]) => h('option', { value: v, text: t })))
+        : f.json ? h('textarea', { id, name: f.name, rows: 2, spellcheck: 'false' })
+          : h('input', { id, name: f.name, type: 'text', inputmode: f.int ? 'numeric' : null, autocomplete: 'off', spellcheck: 'false' });
+      inputs[f.name] = input;
+      errors[f.name] = h('span', { class: 'field-error', id: id + '-error', role: 'alert', hidden: true });
+      input.addEventListener('input', () => say(errors[f.name], ''));
+      return h('div', { class: 'field', 'data-field': f.name }, h('label', { for: id, text: f.label }), input,
+        f.hint ? h('small', { text: f.hint }) : null, errors[f.name]);
+    });
+    const heading = h('h3', { id: 'board-form-title' });
+    const msg = h('p', { class: 'form-msg', id: 'board-form-msg', role: 'status', hidden: true });
+    const submit = h('button', { type: 'submit', id: 'board-save' });
+    const cancel = h('button', { type: 'button', text: 'New board', onclick: () => reset() });
+    const form = h('form', { class: 'board-form', id: 'board-form', novalidate: true }, heading, h('div', { class: 'fields' }, rows), h('div', { class: 'form-actions' }, submit, cancel), msg);
+    let editing = null;
+
+    function reset(b) {
+      editing = b || null;
+      heading.textContent = b ? `Edit ${b.id}` : 'New board';
+      submit.textContent = b ? 'Save' : 'Create';
+      for (const f of FIELDS) {
+        const v = b ? b[f.name] : undefined;
+        let text = '';
+        if (f.list) text = (v || (b ? [] : ['all'])).join(', ');
+        else if (f.json) text = v && Object.keys(v).length ? JSON.stringify(v) : '';
+        else if (f.options) text = v || f.options[0][0];
+        else if (f.name === 'timezone' && !b) text = 'UTC';
+        else text = v == null ? '' : String(v);
+        inputs[f.name].value = text;
+        inputs[f.name].disabled = !!(b && f.create);
+        say(errors[f.name], '');
+      }
+      say(msg, '');
+    }
+
+    // spec reads the form into a board spec, or shows what is wrong with it and returns null.
+    function spec() {
+      const out = {};
+      let ok = true;
+      const bad = (name, text) => { say(errors[name], text); ok = false; };
+      for (const f of FIELDS) {
+        if (f.name === 'id' || (editing && f.create)) continue;
+        const raw = inputs[f.name].value.trim();
+        if (f.list) {
+          out[f.name] = raw.split(/[\s,]+/).filter(Boolean);
+          if (!out[f.name].length) bad(f.name, 'Give at least one window.');
+        } else if (f.int) {
+          if (raw === '') {
+            if (editing && editing[f.name] != null) bad(f.name, 'A bound once set cannot be removed here; give a value.');
+            continue;
+          }
+          if (!/^-?\d+$/.test(raw)) bad(f.name, 'A whole number.');
+          else out[f.name] = Number(raw);
+        } else if (f.json) {
+          if (raw === '') { out[f.name] = {}; continue; }
+          try {
+            const v = JSON.parse(raw);
+            if (v === null || typeof v !== 'object' || Array.isArray(v)) bad(f.name, 'A JSON object, such as {"season": 3}.');
+            else out[f.name] = v;
+          } catch (err) {
+            bad(f.name, 'Not JSON: ' + err.message);
+          }
+        } else if (raw !== '' || f.name === 'title') {
+          out[f.name] = raw;
+        }
+      }
+      const id = editing ? editing.id : inputs.id.value.trim();
+      if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(id)) bad('id', 'Lower-case letters, digits, _ . - ; up to 64, starting with a letter or digit.');
+      return ok ? { id, body: out } : null;
+    }
+
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      say(msg, '');
+      const s = spec();
+      if (!s) return;
+      submit.disabled = true;
+      let b;
+      try {
+        b = await call('PUT', '/v1/boards/' + enc(s.id), { body: s.body });
+      } catch (err) {
+        // The server's own checks come back with the field they concern.
+        const name = err.field && err.field.split(/[.[]/)[0];
+        if (name && errors[name]) say(errors[name], err.message);
+        else say(msg, err.message);
+        return;
+      } finally {
+        submit.disabled = false;
+      }
+      const created = !editing;
+      reset(b);
+      say(msg, `${created ? 'Created' : 'Saved'} board ${b.id}.`);
+      saved();
+    });
+    reset();
+    return { el: form, edit: (b) => { reset(b); form.scrollIntoView({ block: 'nearest' }); inputs.title.focus(); } };
+  }
+
+  // confirmButton asks for a second click within 5 s before it acts.
+  function confirmButton(label, question, act) {
+    let armed = 0;
+    const b = h('button', { type: 'button', class: 'danger', text: label });
+    b.addEventListener('click', async () => {
+      if (!armed) {
+        b.textContent = 'Click again to confirm';
+        b.title = question;
+        b.classList.add('armed');
+        armed = setTimeout(() => { armed = 0; b.textContent = label; b.classList.remove('armed'); }, 5000);
+        return;
+      }
+      clearTimeout(armed);
+      armed = 0;
+      b.disabled = true;
+      await act();
+    });
+    return b;
+  }
+
+  // ---- members ----
+
+  function membersSection() {
+    const input = h('input', { id: 'member-q', type: 'search', placeholder: 'Member id', autocomplete: 'off', spellcheck: 'false', 'aria-label': 'Member id' });
+    const out = h('div', { id: 'member-out' });
+    const form = h('form', { class: 'search', id: 'member-search', role: 'search' }, input, h('button', { type: 'submit', text: 'Look up' }));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const member = input.value.trim();
+      if (member) show(member);
+    });
+
+    // show reads the member's profile and its entry in every window of every board.
+    async function show(member, note) {
+      const card = out.querySelector('.member-card');
+      if (!card || card.dataset.member !== member) out.replaceChildren(h('p', { class: 'muted', text: 'Looking…' }));
+      let profile = null, boards;
+      try {
+        profile = await call('GET', '/v1/members/' + enc(member)).catch((err) => { if (err.code === 'not_found') return null; throw err; });
+        ({ boards } = await call('GET', '/v1/boards'));
+      } catch (err) {
+        out.replaceChildren(h('p', { class: 'notice', text: err.message }));
+        return;
+      }
+      const standings = await Promise.all(boards.map(async (b) => ({
+        board: b,
+        entries: await Promise.all((b.windows || []).map((w) => call('GET', `/v1/boards/${enc(b.id)}/members/${enc(member)}`, { params: { window: w } })
+          .then((r) => r.entry, (err) => (err.code === 'not_found' ? null : { error: err.message })))),
+      })));
+      const found = standings.filter((s) => s.entries.some(Boolean));
+      const hidden = !!(profile && profile.hidden);
+      const msg = h('p', { class: 'form-msg', id: 'member-msg', role: 'status', hidden: !note, text: note });
+      const act = async (method, path, done) => {
+        try {
+          await call(method, path);
+        } catch (err) {
+          say(msg, err.message);
+          return;
+        }
+        show(member, done);
+      };
+      out.replaceChildren(h('div', { class: 'member-card', 'data-member': member, 'data-hidden': String(hidden) },
+        h('div', { class: 'member-head' },
+          h('div', null, h('h3', { text: (profile && profile.name) || member }), h('p', { class: 'id', text: '@' + member }),
+            hidden ? h('span', { class: 'badge', text: 'hidden from every ranking' }) : null),
+          h('div', { class: 'actions' },
+            hidden
+              ? h('button', { type: 'button', id: 'member-unhide', text: 'Unhide', onclick: () => act('POST', `/v1/members/${enc(member)}/unhide`, 'Back in every ranking.') })
+              : h('button', { type: 'button', id: 'member-hide', text: 'Hide', onclick: () => act('POST', `/v1/members/${enc(member)}/hide`, 'Hidden from every ranking; its data is kept.') }),
+            Object.assign(confirmButton('Delete', `Erase ${member} everywhere: events, entries, history, profile?`,
+              () => act('DELETE', '/v1/members/' + enc(member), 'Erased everywhere.')), { id: 'member-delete' }))),
+        profile && profile.metadata && Object.keys(profile.metadata).length ? h('pre', { class: 'meta', text: JSON.stringify(profile.metadata, null, 2) }) : null,
+        found.length
+          ? h('table', { class: 'admin-table', id: 'member-boards' },
+            h('thead', null, h('tr', null, h('th', { text: 'Board' }), h('th', { text: 'Standing per window' }))),
+            h('tbody', null, found.map((s) => h('tr', { 'data-board': s.board.id },
+              h('td', null, h('a', { href: `/boards/${enc(s.board.id)}?member=${enc(member)}`, text: s.board.title || s.board.id })),
+              h('td', null, h('ul', { class: 'standings' }, s.board.windows.map((w, i) => {
+                const e = s.entries[i];
+                return h('li', { 'data-window': w }, h('span', { text: windowLabel(w) }),
+                  h('b', { text: !e ? '–' : e.error ? e.error : `#${num.format(e.rank)} · ${num.format(e.score)}` }));
+              })))))))
+          : h('p', { class: 'muted', id: 'member-none', text: hidden ? 'Hidden: on no ranking.' : 'On no board.' }),
+        msg));
+    }
+    return h('section', { class: 'admin-section' }, h('h2', { text: 'Members' }),
+      h('p', { class: 'sub', text: 'Look a member up across every board; hide a cheat under review, or erase a member for good.' }), form, out);
+  }
+})();
