@@ -65,6 +65,9 @@ type Config struct {
 	// RequestTimeout bounds every request but live streams: one the store has not answered
 	// by then is answered 503 unavailable. 0: DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// CORSOrigins are the web origins (scheme://host[:port]) whose pages may call the API
+	// from a browser, "*" for any (cors.go); none by default.
+	CORSOrigins []string
 }
 
 // Server adapts a laurel.Service to HTTP.
@@ -170,6 +173,9 @@ func (s *Server) ObserveCommit(ops int, took time.Duration) {
 // serveHTTP answers the requests that no route matches (404 or 405) with an error body, and
 // hands the others to the mux.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cors(w, r) {
+		return // a preflight, answered
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		// Let the mux decide between 404 and 405 (and its Allow header), then answer in JSON.
 		rec := &statusRecorder{header: http.Header{}}

@@ -49,7 +49,9 @@ export class Laurel {
     this.key = key;
     this.retries = retries;
     this.maxDelay = maxDelay;
-    this.fetch = fetch;
+    // Called as a method of the client, a browser's own fetch throws "Illegal invocation":
+    // it must be called on the window, so it is wrapped.
+    this.fetch = (...args) => fetch(...args);
   }
 
   // request sends one call, again after retryable failures, waiting as the server's

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -54,6 +55,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addrRate := fs.Float64("address-rate-limit", -1, fmt.Sprintf("requests per second allowed per client address without a valid key; 0: no limit; -1: %v when keys are configured, none on an open (loopback-only) server", defaultAddressRate))
 	addrBurst := fs.Int("address-rate-burst", 0, fmt.Sprintf("requests an address may send at once above its rate; 0: twice the rate (%d by default)", int(2*defaultAddressRate)))
 	proxies := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of the proxies in front of laurel, whose X-Forwarded-For names the client")
+	corsOrigins := fs.String("cors-origins", "", "comma-separated web origins (https://game.example) whose pages may call the API from a browser, or * for any; none by default")
 	tokenAudience := fs.String("token-audience", "laurel", "the audience (aud) member tokens must name")
 	tokenLife := fs.Duration("token-max-lifetime", 24*time.Hour, "the longest a member token may live (exp − iat)")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this certificate (PEM, with its chain); reloaded when the file changes")
@@ -104,6 +106,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{fmt.Errorf("-trusted-proxies: %w", err)}
 	}
+	origins, err := parseOrigins(*corsOrigins)
+	if err != nil {
+		return usageError{fmt.Errorf("-cors-origins: %w", err)}
+	}
 	if err := checkAddr(*addr); err != nil {
 		return usageError{fmt.Errorf("-addr: %w", err)}
 	}
@@ -130,6 +136,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		TrustedProxies: trusted,
 		Logger:         log,
 		RequestTimeout: *timeout,
+		CORSOrigins:    origins,
 	}
 	if *addrRate == -1 {
 		*addrRate = defaultAddressRate
@@ -193,6 +200,28 @@ func parseProxies(list string) ([]netip.Prefix, error) {
 			return nil, fmt.Errorf("%q is neither an address nor a CIDR prefix", item)
 		}
 		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+// parseOrigins reads -cors-origins: "*", or origins as a browser sends them in its Origin
+// header (scheme://host[:port], nothing after), comma-separated.
+func parseOrigins(list string) ([]string, error) {
+	var out []string
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if item != "*" {
+			u, err := url.Parse(item)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+				u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(item, "?") || strings.HasSuffix(item, "#") {
+				return nil, fmt.Errorf("%q is not an origin such as https://game.example or http://127.0.0.1:8080", item)
+			}
+			item = strings.ToLower(item)
+		}
+		out = append(out, item)
 	}
 	return out, nil
 }

@@ -302,6 +302,9 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"-request-timeout", "0s"}, "-request-timeout must be positive"},
 		{[]string{"-address-rate-limit", "-2"}, "-address-rate-limit must be -1"},
 		{[]string{"-trusted-proxies", "10.0.0.0/8,proxy"}, `-trusted-proxies: "proxy" is neither an address nor a CIDR prefix`},
+		{[]string{"-cors-origins", "https://game.example/"}, `-cors-origins: "https://game.example/" is not an origin`},
+		{[]string{"-cors-origins", "https://a.example,game.example"}, `-cors-origins: "game.example" is not an origin`},
+		{[]string{"-cors-origins", "ftp://game.example"}, `-cors-origins: "ftp://game.example" is not an origin`},
 	} {
 		var stderr bytes.Buffer
 		dir := t.TempDir()
@@ -365,8 +368,19 @@ func TestServeMemberTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	envSecret := strings.Repeat("e", 40)
-	base, stop := startServe(t, t.TempDir(), map[string]string{"LAUREL_TOKEN_SECRETS": "env=" + envSecret}, "-config", path, "-token-audience", "my-game")
+	base, stop := startServe(t, t.TempDir(), map[string]string{"LAUREL_TOKEN_SECRETS": "env=" + envSecret}, "-config", path, "-token-audience", "my-game",
+		"-cors-origins", "https://Game.example, http://127.0.0.1:8080")
 	defer stop()
+	// The game's web page may call it from its own origin (the browser asks first).
+	preflight, err := http.NewRequest("OPTIONS", base+"/v1/boards/b/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preflight.Header.Set("Origin", "https://game.example")
+	preflight.Header.Set("Access-Control-Request-Method", "POST")
+	if resp, err := http.DefaultClient.Do(preflight); err != nil || resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "https://game.example" {
+		t.Fatalf("preflight from the game's origin: %v %v", resp, err)
+	}
 	if code, body := doKey(t, "admin", "PUT", base+"/v1/boards/b", `{}`); code != http.StatusCreated {
 		t.Fatalf("board: %d %v", code, body)
 	}

@@ -1,0 +1,75 @@
+package http_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"testing"
+
+	lhttp "github.com/laurel/laurel/http"
+)
+
+// TestBrowserGameClient: a game's web page, on an origin of its own, uses the JavaScript
+// client with a member token its server minted: it submits its player's score and watches
+// the live top through CORS, as docs/api.md's "Member tokens" walks through.
+func TestBrowserGameClient(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is missing: CI must install Chromium (apt-get install chromium)", chromiumPath)
+		}
+		t.Skipf("%s is missing: install Chromium (apt-get install chromium) to run the browser tests", chromiumPath)
+	}
+	client, err := os.ReadFile("../clients/js/index.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var laurelURL, token string
+	game := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/laurel.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			w.Write(client)
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<!doctype html><title>game</title><script type="module">
+import { Laurel } from '/laurel.js';
+const laurel = new Laurel({ url: %q, key: %q });
+try {
+  window.submitted = await laurel.submitBoardEvents('solvers', { member: 'ada', value: 7 });
+} catch (err) {
+  window.submitted = { error: String(err) };
+}
+for await (const page of laurel.streamPage('solvers', { limit: 3 })) {
+  window.streamed = page;
+  break;
+}
+</script>`, laurelURL, token)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer game.Close()
+
+	e := start(t, options{cfg: lhttp.Config{
+		Keys:        lhttp.Keys{Admin: []string{"admin-key"}},
+		Tokens:      lhttp.Tokens{Secrets: map[string][]byte{"k2": currentSecret}},
+		CORSOrigins: []string{game.URL},
+	}})
+	e.key = "admin-key"
+	e.do("PUT", "/v1/boards/solvers", map[string]any{}).must(t, 201)
+	e.do("POST", "/v1/boards/solvers/events", map[string]any{"member": "bob", "value": 5}).must(t, 200)
+	laurelURL, token = e.url, mint(t, "k2", currentSecret, claimsFor("ada", "solvers"))
+
+	tab := newTab(t, startBrowser(t))
+	tab.open(game.URL + "/")
+	tab.wait(`window.submitted && window.streamed`)
+	if got := evalJS[string](tab, `JSON.stringify(window.submitted)`); !regexp.MustCompile(`^\[\{"member":"ada","id":"[^"]+","status":"applied","entries":\{"all":\{"rank":1,"score":7\}\}\}\]$`).MatchString(got) {
+		t.Errorf("the game page's submit: %s", got)
+	}
+	if got := evalJS[string](tab, `window.streamed.entries.map((e) => e.member + ':' + e.score).join(',')`); got != "ada:7,bob:5" {
+		t.Errorf("the game page's live top: %s", got)
+	}
+	e.do("GET", "/v1/boards/solvers/members/ada", nil).must(t, 200)
+}
