@@ -299,7 +299,7 @@ func buildSpan(e *Store, b *board, start, end int64, aggs map[string]laurel.Agg)
 			keys = append(keys, treeKey(h, v))
 		}
 	}
-	sp.tree = loadTree(b, keys)
+	sp.tree = loadTree(b, sp, keys)
 	return sp
 }
 
@@ -320,10 +320,10 @@ func sortKeys(b *board, keys []rank.Key) {
 	})
 }
 
-// loadTree builds a tree of keys, which it sorts.
-func loadTree(b *board, keys []rank.Key) *rank.Tree {
+// loadTree builds the tree of sp from keys, which it sorts; sp holds their aggregates.
+func loadTree(b *board, sp *span, keys []rank.Key) *rank.Tree {
 	sortKeys(b, keys)
-	t, err := rank.Load(b.treeOptions(), keys)
+	t, err := rank.Load(b.treeOptions(sp), keys)
 	if err != nil {
 		panic("embedded: " + err.Error())
 	}

@@ -105,8 +105,9 @@ func (b *board) newWindow(w laurel.Window) *window {
 	return &window{w: w, name: w.String(), marks: laurel.NoMarks, dropAt: noTime}
 }
 
-func (b *board) treeOptions() rank.Options {
-	return rank.Options{Desc: b.cfg.Order == laurel.Desc, Tie: b.members.tie}
+// treeOptions are the options of sp's tree: its keys' times are those of sp's aggregates.
+func (b *board) treeOptions(sp *span) rank.Options {
+	return rank.Options{Desc: b.cfg.Order == laurel.Desc, Tie: b.members.tie, TimeOf: sp.timeOf}
 }
 
 func (b *board) window(name string) *window {

@@ -225,7 +225,17 @@ func (s bitset) remove(h uint32) {
 func (sp *span) holds(start, end int64) bool { return start >= sp.start && end <= sp.end }
 
 func newSpan(b *board, start, end int64) *span {
-	return &span{start: start, end: end, tree: rank.New(b.treeOptions())}
+	sp := &span{start: start, end: end}
+	sp.tree = rank.New(b.treeOptions(sp))
+	return sp
+}
+
+// timeOf gives the tree the time of a member's key, from its aggregate: the tree does not keep
+// times in its leaves (rank.Options.TimeOf), and board.set changes an aggregate between the
+// Delete of the member's old key and the Insert of its new one.
+func (sp *span) timeOf(h uint32) int64 {
+	v, _ := sp.slots.get(h)
+	return v.at
 }
 
 func treeKey(h uint32, v slot) rank.Key { return rank.Key{Score: v.score, At: v.at, Member: h} }

@@ -121,7 +121,7 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 	var hint uint32
 	done := func() {
 		if sp != nil {
-			sp.tree = loadTree(b, keys)
+			sp.tree = loadTree(b, sp, keys)
 			keys = keys[:0]
 		}
 	}
@@ -205,6 +205,6 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, er
 			keys = append(keys, treeKey(uint32(h), v))
 		}
 	}
-	sp.tree = loadTree(b, keys)
+	sp.tree = loadTree(b, sp, keys)
 	return sp, nil
 }

@@ -22,11 +22,16 @@ import (
 var sizes = []int{1_000_000, 10_000_000}
 
 type fixture struct {
-	keys []rank.Key // every key in the trees, in random order
-	tree *rank.Tree
-	ref  *btree.BTreeG[rank.Key]
-	rng  *rand.Rand
+	keys  []rank.Key // every key in the trees, in random order
+	tree  *rank.Tree
+	timed *rank.Tree // the same keys, the times in times (rank.Options.TimeOf), as laurel's store runs it
+	times []int64    // by member: the fixture's members, then room for fresh ones
+	ref   *btree.BTreeG[rank.Key]
+	rng   *rand.Rand
 }
+
+// benchRound is how many writes the benchmarks make before they undo them.
+const benchRound = 10_000
 
 var fixtures = map[int]*fixture{}
 
@@ -59,10 +64,13 @@ func getFixture(b *testing.B, n int) *fixture {
 	defer b.StartTimer()
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
 	f := &fixture{keys: randomKeys(rng, n), tree: rank.New(rank.Options{Desc: true}),
-		ref: btree.NewBTreeGOptions(refLess, btree.Options{NoLocks: true}), rng: rng}
+		ref: btree.NewBTreeGOptions(refLess, btree.Options{NoLocks: true}), rng: rng, times: make([]int64, n+benchRound)}
+	f.timed = rank.New(rank.Options{Desc: true, TimeOf: func(m uint32) int64 { return f.times[m] }})
 	for _, k := range f.keys {
 		f.tree.Insert(k)
 		f.ref.Set(k)
+		f.times[k.Member] = k.At
+		f.timed.Insert(k)
 	}
 	fixtures[n] = f
 	return f
@@ -106,6 +114,18 @@ func (o ours) iterate(from, count int) int {
 		}
 	}
 	return sum
+}
+
+// timed is ours with TimeOf: an insert sets the member's time first, as the store's span
+// sets its aggregate between the Delete of the old key and the Insert of the new.
+type timed struct {
+	ours
+	times []int64
+}
+
+func (o timed) insert(k rank.Key) {
+	o.times[k.Member] = k.At
+	o.t.Insert(k)
 }
 
 type ref struct{ t *btree.BTreeG[rank.Key] }
@@ -152,7 +172,7 @@ var sink int
 func BenchmarkIndex(b *testing.B) {
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("n=%dM", n/1_000_000), func(b *testing.B) {
-			for _, impl := range []string{"laurel", "tidwall"} {
+			for _, impl := range []string{"laurel", "laurel-timeof", "tidwall"} {
 				b.Run(impl, func(b *testing.B) { benchOps(b, n, impl) })
 			}
 		})
@@ -162,11 +182,14 @@ func BenchmarkIndex(b *testing.B) {
 func benchOps(b *testing.B, n int, impl string) {
 	f := getFixture(b, n)
 	var ix index = ours{f.tree}
-	if impl == "tidwall" {
+	switch impl {
+	case "laurel-timeof":
+		ix = timed{ours{f.timed}, f.times}
+	case "tidwall":
 		ix = ref{f.ref}
 	}
 	// Writes run in rounds that are undone untimed, so the tree stays at its size.
-	const round = 10_000
+	const round = benchRound
 	rounds := func(b *testing.B, keys func(count int) []rank.Key, do, undo func(rank.Key)) {
 		b.StopTimer()
 		for done := 0; done < b.N; done += round {
@@ -319,6 +342,24 @@ func BenchmarkMemory(b *testing.B) {
 			})
 			measure("laurel-loaded", func() any {
 				t, _ := rank.Load(rank.Options{Desc: true}, keys)
+				return t
+			})
+			// With TimeOf the times stay with the caller (not counted: laurel's store holds
+			// them anyway), and leaves hold 12 bytes a key.
+			times := make([]int64, n)
+			for _, k := range keys {
+				times[k.Member] = k.At
+			}
+			timeOf := func(m uint32) int64 { return times[m] }
+			measure("laurel-timeof-inserted", func() any {
+				t := rank.New(rank.Options{Desc: true, TimeOf: timeOf})
+				for _, k := range shuffled {
+					t.Insert(k)
+				}
+				return t
+			})
+			measure("laurel-timeof-loaded", func() any {
+				t, _ := rank.Load(rank.Options{Desc: true, TimeOf: timeOf}, keys)
 				return t
 			})
 			measure("tidwall-inserted", func() any {

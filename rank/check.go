@@ -64,17 +64,17 @@ func (c *checker) inner(n *inner, height int, lo, hi *Key, root bool) int {
 	for i := range n.n {
 		clo, chi := lo, hi
 		if i > 0 {
-			sep := n.keys.get(i)
+			sep := c.t.key(&n.keys, i)
 			clo = &sep
 			if lo != nil && c.t.keyLess(sep, *lo) {
 				return c.fail("separator %+v below its node's lower bound %+v", sep, *lo)
 			}
-			if i > 1 && !c.t.keyLess(n.keys.get(i-1), sep) {
-				return c.fail("separators out of order: %+v then %+v", n.keys.get(i-1), sep)
+			if i > 1 && !c.t.keyLess(c.t.key(&n.keys, i-1), sep) {
+				return c.fail("separators out of order: %+v then %+v", c.t.key(&n.keys, i-1), sep)
 			}
 		}
 		if i+1 < n.n {
-			next := n.keys.get(i + 1)
+			next := c.t.key(&n.keys, i+1)
 			chi = &next
 		}
 		var got int
@@ -114,7 +114,7 @@ func (c *checker) leaf(l *leaf, lo, hi *Key, root bool) int {
 		return c.fail("leaf chain broken")
 	}
 	for i := range l.n {
-		k := l.keys.get(i)
+		k := c.t.key(&l.keys, i)
 		if c.lastKey != nil && !c.t.keyLess(*c.lastKey, k) {
 			return c.fail("keys out of order: %+v then %+v", *c.lastKey, k)
 		}

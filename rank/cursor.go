@@ -15,7 +15,7 @@ type Cursor struct {
 func (c *Cursor) Valid() bool { return c.leaf != nil }
 
 // Key returns the key at the cursor, which must be Valid.
-func (c *Cursor) Key() Key { return c.t.stored(c.leaf.keys.get(c.i)) }
+func (c *Cursor) Key() Key { return c.t.stored(c.t.key(&c.leaf.keys, c.i)) }
 
 // Rank returns the 1-based rank of the cursor's position. Past the last key it is Len()+1,
 // the rank a key inserted there would take.

@@ -23,7 +23,7 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 	start := 0
 	for g := range leaves {
 		end := groupEnd(len(keys), len(leaves), g)
-		l := &leaf{}
+		l := t.newLeaf()
 		for j, k := range keys[start:end] {
 			l.keys.set(j, t.stored(k))
 		}
@@ -32,7 +32,7 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 			l.prev = leaves[g-1]
 			leaves[g-1].next = l
 		}
-		leaves[g], lower[g], counts[g] = l, l.keys.get(0), l.n
+		leaves[g], lower[g], counts[g] = l, t.key(&l.keys, 0), l.n
 		start = end
 	}
 	t.first, t.last = leaves[0], leaves[len(leaves)-1]
@@ -48,7 +48,8 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 		start := 0
 		for g := range parents {
 			end := groupEnd(len(counts), len(parents), g)
-			n := &inner{n: end - start}
+			n := newInner()
+			n.n = end - start
 			for j, k := range lower[start:end] {
 				n.keys.set(j, k)
 			}
@@ -59,7 +60,7 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 				copy(n.inners[:], level[start:end])
 			}
 			parents[g] = n
-			lower[g], counts[g] = n.keys.get(0), n.total()
+			lower[g], counts[g] = t.key(&n.keys, 0), n.total()
 			start = end
 		}
 		level, lower, counts = parents, lower[:len(parents)], counts[:len(parents)]

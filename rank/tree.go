@@ -28,6 +28,13 @@ type Options struct {
 	// number when a ranks first. laurel orders them by the bytes of their ids, which handles
 	// do not follow. Nil orders by handle. It must be a strict total order on handles.
 	Tie func(a, b uint32) int
+	// TimeOf, when set, gives the At of member's key, and the tree, which then holds at most
+	// one key per member, does not store times in its leaves (keys.go): 8 bytes a key fewer.
+	// The owner keeps every member's key anyway, to find it again. TimeOf must answer with
+	// the time of the key the tree holds, or, during an Insert, of the key inserted: the
+	// owner changes a member's time after the Delete of its old key and before the Insert of
+	// its new one.
+	TimeOf func(member uint32) int64
 }
 
 // A leaf holds keys in ascending order and links to its neighbours for iteration.
@@ -37,6 +44,15 @@ type leaf struct {
 	prev, next *leaf
 }
 
+// newLeaf returns an empty leaf, with room for its keys' times unless the tree asks TimeOf.
+func (t *Tree) newLeaf() *leaf {
+	l := &leaf{}
+	if t.timeOf == nil {
+		l.keys.at = new([fanout]int64)
+	}
+	return l
+}
+
 // An inner node routes to n children. For i ≥ 1, key i is a lower bound of child i's keys
 // that ranks after every key of child i−1; key 0 is unused. counts[i] is the number of keys
 // under child i. Children are inners when the node is more than one level above the leaves,
@@ -44,31 +60,39 @@ type leaf struct {
 type inner struct {
 	n      int
 	keys   keys
+	times  [fanout]int64 // the keys' times: keys.at points here
 	counts [fanout]int
 	inners [fanout]*inner
 	leaves [fanout]*leaf
+}
+
+func newInner() *inner {
+	n := &inner{}
+	n.keys.at = &n.times
+	return n
 }
 
 // Tree is a counted B+tree of distinct Keys. The zero value is not usable; call New.
 type Tree struct {
 	flip   int64 // XORed into scores so that the stored order is always ascending
 	tie    func(a, b uint32) int
-	height int    // inner levels above the leaves; 0 when the root is a leaf
-	root   *inner // when height > 0
-	leaf   *leaf  // the root when height == 0
-	first  *leaf  // leftmost leaf, for iteration from rank 1
-	last   *leaf  // rightmost leaf
+	timeOf func(member uint32) int64 // Options.TimeOf
+	height int                       // inner levels above the leaves; 0 when the root is a leaf
+	root   *inner                    // when height > 0
+	leaf   *leaf                     // the root when height == 0
+	first  *leaf                     // leftmost leaf, for iteration from rank 1
+	last   *leaf                     // rightmost leaf
 	len    int
 }
 
 // New returns an empty Tree.
 func New(opts Options) *Tree {
-	t := &Tree{tie: opts.Tie}
+	t := &Tree{tie: opts.Tie, timeOf: opts.TimeOf}
 	if opts.Desc {
 		// ^s reverses the order of int64 without overflow, unlike -s at math.MinInt64.
 		t.flip = -1
 	}
-	t.leaf = &leaf{}
+	t.leaf = t.newLeaf()
 	t.first, t.last = t.leaf, t.leaf
 	return t
 }
@@ -138,14 +162,14 @@ func (t *Tree) descend(k Key, p *path) (*leaf, int) {
 }
 
 // found reports whether position i of l holds the stored key k.
-func found(l *leaf, i int, k Key) bool { return i < l.n && l.keys.get(i) == k }
+func (t *Tree) found(l *leaf, i int, k Key) bool { return i < l.n && t.key(&l.keys, i) == k }
 
 // Has reports whether k is in the tree.
 func (t *Tree) Has(k Key) bool {
 	k = t.stored(k)
 	var p path
 	l, i := t.descend(k, &p)
-	return found(l, i, k)
+	return t.found(l, i, k)
 }
 
 // Rank returns the 1-based position of k, and false when k is not in the tree.
@@ -153,7 +177,7 @@ func (t *Tree) Rank(k Key) (int, bool) {
 	k = t.stored(k)
 	var p path
 	l, i := t.descend(k, &p)
-	if !found(l, i, k) {
+	if !t.found(l, i, k) {
 		return 0, false
 	}
 	return t.before(&p) + i + 1, true
@@ -200,7 +224,7 @@ func (t *Tree) Insert(k Key) bool {
 	k = t.stored(k)
 	var p path
 	l, i := t.descend(k, &p)
-	if found(l, i, k) {
+	if t.found(l, i, k) {
 		return false
 	}
 	t.len++
@@ -230,12 +254,12 @@ func (t *Tree) spill(l *leaf, i int, k Key, p *path) bool {
 		if i == 0 {
 			left.keys.set(left.n, k) // k ranks after all of left: it was routed here
 		} else {
-			left.keys.set(left.n, l.keys.get(0))
+			left.keys.set(left.n, t.key(&l.keys, 0))
 			copyKeys(&l.keys, 0, &l.keys, 1, i)
 			l.keys.set(i-1, k)
 		}
 		left.n++
-		n.keys.set(c, l.keys.get(0))
+		n.keys.set(c, t.key(&l.keys, 0))
 		n.counts[c-1]++
 		n.counts[c]--
 		return true
@@ -245,11 +269,11 @@ func (t *Tree) spill(l *leaf, i int, k Key, p *path) bool {
 		if i == l.n {
 			right.keys.insertKey(0, right.n, k) // k ranks before all of right
 		} else {
-			right.keys.insertKey(0, right.n, l.keys.get(l.n-1))
+			right.keys.insertKey(0, right.n, t.key(&l.keys, l.n-1))
 			l.keys.insertKey(i, l.n-1, k)
 		}
 		right.n++
-		n.keys.set(c+1, right.keys.get(0))
+		n.keys.set(c+1, t.key(&right.keys, 0))
 		n.counts[c]--
 		n.counts[c+1]++
 		return true
@@ -260,7 +284,8 @@ func (t *Tree) spill(l *leaf, i int, k Key, p *path) bool {
 // splitLeaf inserts k at position i of the full leaf l by moving its upper half to a new
 // leaf, then links the new leaf into the parent, splitting inner nodes up the path as needed.
 func (t *Tree) splitLeaf(l *leaf, i int, k Key, p *path) {
-	r := &leaf{prev: l, next: l.next}
+	r := t.newLeaf()
+	r.prev, r.next = l, l.next
 	if l.next != nil {
 		l.next.prev = r
 	} else {
@@ -281,13 +306,13 @@ func (t *Tree) splitLeaf(l *leaf, i int, k Key, p *path) {
 	l.n = keep
 
 	if p.depth == 0 {
-		t.growRoot(r.keys.get(0), l.n, r.n)
+		t.growRoot(t.key(&r.keys, 0), l.n, r.n)
 		t.root.leaves[0], t.root.leaves[1] = l, r
 		return
 	}
 	s := p.steps[p.depth-1]
 	s.n.counts[s.i] = l.n
-	t.addChild(p, p.depth-1, r.keys.get(0), r.n, nil, r)
+	t.addChild(p, p.depth-1, t.key(&r.keys, 0), r.n, nil, r)
 }
 
 // addChild inserts a child right of the one the route took at level d, with its lower bound
@@ -300,7 +325,7 @@ func (t *Tree) addChild(p *path, d int, sep Key, count int, in *inner, lf *leaf)
 			return
 		}
 		// Split n: the right half moves to a new node whose lower bound goes up a level.
-		r := &inner{}
+		r := newInner()
 		keep := (fanout + 1) / 2
 		if at <= keep {
 			r.n = moveChildren(r, 0, n, keep, n.n)
@@ -311,7 +336,7 @@ func (t *Tree) addChild(p *path, d int, sep Key, count int, in *inner, lf *leaf)
 			n.n = keep + 1
 			r.insertAt(at-keep-1, sep, count, in, lf)
 		}
-		up := r.keys.get(0)
+		up := t.key(&r.keys, 0)
 		if d == 0 {
 			t.growRoot(up, n.total(), r.total())
 			t.root.inners[0], t.root.inners[1] = n, r
@@ -327,7 +352,8 @@ func (t *Tree) addChild(p *path, d int, sep Key, count int, in *inner, lf *leaf)
 // growRoot puts a new root with two children above the current one; the caller sets the
 // children.
 func (t *Tree) growRoot(sep Key, left, right int) {
-	t.root = &inner{n: 2}
+	t.root = newInner()
+	t.root.n = 2
 	t.root.keys.set(1, sep)
 	t.root.counts[0], t.root.counts[1] = left, right
 	t.height++
@@ -380,7 +406,7 @@ func (t *Tree) Delete(k Key) bool {
 	k = t.stored(k)
 	var p path
 	l, i := t.descend(k, &p)
-	if !found(l, i, k) {
+	if !t.found(l, i, k) {
 		return false
 	}
 	t.len--
@@ -396,8 +422,12 @@ func (t *Tree) Delete(k Key) bool {
 }
 
 // Update replaces old by new, as Delete then Insert, and reports whether old was there; when
-// it was not, nothing changes. new must not be in the tree already, unless it equals old.
+// it was not, nothing changes. new must not be in the tree already, unless it equals old. In a
+// tree with TimeOf, new has old's time: the owner changes a time between Delete and Insert.
 func (t *Tree) Update(old, new Key) bool {
+	if t.timeOf != nil && old.At != new.At {
+		panic("rank: Update cannot change a key's time in a tree with TimeOf: Delete, change the time, Insert")
+	}
 	if old == new {
 		return t.Has(old)
 	}
@@ -417,9 +447,9 @@ func (t *Tree) rebalanceLeaf(l *leaf, p *path) {
 		if left.n > minFill {
 			// Borrow the left sibling's greatest key; it becomes l's lower bound.
 			left.n--
-			l.keys.insertKey(0, l.n, left.keys.get(left.n))
+			l.keys.insertKey(0, l.n, t.key(&left.keys, left.n))
 			l.n++
-			n.keys.set(i, l.keys.get(0))
+			n.keys.set(i, t.key(&l.keys, 0))
 			n.counts[i-1]--
 			n.counts[i]++
 			return
@@ -428,11 +458,11 @@ func (t *Tree) rebalanceLeaf(l *leaf, p *path) {
 	} else {
 		right := n.leaves[1]
 		if right.n > minFill {
-			l.keys.set(l.n, right.keys.get(0))
+			l.keys.set(l.n, t.key(&right.keys, 0))
 			l.n++
 			copyKeys(&right.keys, 0, &right.keys, 1, right.n)
 			right.n--
-			n.keys.set(1, right.keys.get(0))
+			n.keys.set(1, t.key(&right.keys, 0))
 			n.counts[0]++
 			n.counts[1]--
 			return
@@ -471,8 +501,8 @@ func (t *Tree) rebalanceInner(p *path, d int) {
 				// Rotate left's last child through the parent into n.
 				last := left.n - 1
 				n.insertAt(0, Key{}, left.counts[last], left.inners[last], left.leaves[last])
-				n.keys.set(1, parent.keys.get(i))
-				parent.keys.set(i, left.keys.get(last))
+				n.keys.set(1, t.key(&parent.keys, i))
+				parent.keys.set(i, t.key(&left.keys, last))
 				parent.counts[i-1] -= n.counts[0]
 				parent.counts[i] += n.counts[0]
 				left.removeAt(last)
@@ -482,8 +512,8 @@ func (t *Tree) rebalanceInner(p *path, d int) {
 		} else {
 			right := parent.inners[1]
 			if right.n > minFill {
-				n.insertAt(n.n, parent.keys.get(1), right.counts[0], right.inners[0], right.leaves[0])
-				parent.keys.set(1, right.keys.get(1))
+				n.insertAt(n.n, t.key(&parent.keys, 1), right.counts[0], right.inners[0], right.leaves[0])
+				parent.keys.set(1, t.key(&right.keys, 1))
 				parent.counts[0] += right.counts[0]
 				parent.counts[1] -= right.counts[0]
 				right.removeAt(0)
@@ -531,7 +561,7 @@ func (t *Tree) Search(score, at int64) Cursor {
 		for h := t.height; ; h-- {
 			// The child to take is the last whose lower bound ranks before (score, at):
 			// keys equal to the target may begin in the middle of it.
-			i := searchBound(&n.keys, 1, n.n, score, at) - 1
+			i := t.searchBound(&n.keys, 1, n.n, score, at) - 1
 			p.steps[p.depth] = step{n, i}
 			p.depth++
 			if h == 1 {
@@ -541,7 +571,7 @@ func (t *Tree) Search(score, at int64) Cursor {
 			n = n.inners[i]
 		}
 	}
-	i := searchBound(&l.keys, 0, l.n, score, at)
+	i := t.searchBound(&l.keys, 0, l.n, score, at)
 	return t.cursor(l, i, t.before(&p)+i+1)
 }
 

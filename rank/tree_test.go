@@ -2,6 +2,7 @@ package rank_test
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -107,13 +108,33 @@ func reverseTie(a, b uint32) int {
 }
 
 var configs = []struct {
-	name string
-	opts rank.Options
+	name   string
+	opts   rank.Options
+	timeOf bool // one key per member, whose time the test keeps and the tree asks for
 }{
-	{"asc", rank.Options{}},
-	{"desc", rank.Options{Desc: true}},
-	{"desc-tie", rank.Options{Desc: true, Tie: reverseTie}},
-	{"asc-tie", rank.Options{Tie: reverseTie}},
+	{"asc", rank.Options{}, false},
+	{"desc", rank.Options{Desc: true}, false},
+	{"desc-tie", rank.Options{Desc: true, Tie: reverseTie}, false},
+	{"asc-tie", rank.Options{Tie: reverseTie}, false},
+	{"desc-timeof", rank.Options{Desc: true}, true},
+	{"asc-tie-timeof", rank.Options{Tie: reverseTie}, true},
+}
+
+// withTimes returns opts with TimeOf answering from times, a member's time in the tree, when
+// timeOf is set; and times (nil otherwise).
+func withTimes(opts rank.Options, timeOf bool) (rank.Options, map[uint32]int64) {
+	if !timeOf {
+		return opts, nil
+	}
+	times := map[uint32]int64{}
+	opts.TimeOf = func(m uint32) int64 {
+		at, ok := times[m]
+		if !ok {
+			panic(fmt.Sprintf("TimeOf(%d): the member has no key in the tree", m))
+		}
+		return at
+	}
+	return opts, times
 }
 
 func seed(t *testing.T) uint64 {
@@ -132,9 +153,10 @@ func TestRandomAgainstOracle(t *testing.T) {
 	for ci, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(base, uint64(ci)))
-			tr := newTree(t, cfg.opts)
+			opts, times := withTimes(cfg.opts, cfg.timeOf)
+			tr := newTree(t, opts)
 			o := &oracle{opts: cfg.opts}
-			h := harness{t: t, rng: rng, tr: tr, o: o}
+			h := harness{t: t, rng: rng, tr: tr, o: o, times: times}
 			// Grow to a few thousand keys, shrink to empty, and grow again, so that splits,
 			// merges, borrows and root changes all happen many times.
 			phases := []struct{ ops, insertPct int }{
@@ -149,7 +171,7 @@ func TestRandomAgainstOracle(t *testing.T) {
 				}
 			}
 			// Load the final contents in bulk and compare the two trees in full.
-			loaded, err := rank.Load(cfg.opts, o.keys)
+			loaded, err := rank.Load(opts, o.keys)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,11 +183,12 @@ func TestRandomAgainstOracle(t *testing.T) {
 }
 
 type harness struct {
-	t   *testing.T
-	rng *rand.Rand
-	tr  *rank.Tree
-	o   *oracle
-	ops int
+	t     *testing.T
+	rng   *rand.Rand
+	tr    *rank.Tree
+	o     *oracle
+	ops   int
+	times map[uint32]int64 // with TimeOf: each member's time, the tree holding one key per member
 }
 
 func (h *harness) randomKey() rank.Key {
@@ -191,8 +214,29 @@ func (h *harness) step(insertPct int) {
 	switch op := h.rng.IntN(100); {
 	case op < insertPct/2:
 		k := h.randomKey()
+		if h.times != nil {
+			if _, ok := h.times[k.Member]; ok {
+				return // one key per member
+			}
+			h.times[k.Member] = k.At
+		}
 		if got, want := h.tr.Insert(k), h.o.insert(k); got != want {
 			t.Fatalf("op %d: Insert(%+v) = %v, want %v", h.ops, k, got, want)
+		}
+	case op < insertPct && h.times != nil:
+		// A member's score and time change: Delete with the old time, Insert with the new.
+		old, k := h.existing(), h.randomKey()
+		k.Member = old.Member
+		want := h.o.delete(old)
+		if got := h.tr.Delete(old); got != want {
+			t.Fatalf("op %d: Delete(%+v) = %v, want %v", h.ops, old, got, want)
+		}
+		if want {
+			h.times[k.Member] = k.At
+			h.o.insert(k)
+			if !h.tr.Insert(k) {
+				t.Fatalf("op %d: Insert(%+v) of a member just deleted = false", h.ops, k)
+			}
 		}
 	case op < insertPct:
 		// Update an existing key to a new one, as a score change does.
@@ -213,8 +257,12 @@ func (h *harness) step(insertPct int) {
 		if h.rng.IntN(4) == 0 {
 			k = h.randomKey()
 		}
-		if got, want := h.tr.Delete(k), h.o.delete(k); got != want {
+		got, want := h.tr.Delete(k), h.o.delete(k)
+		if got != want {
 			t.Fatalf("op %d: Delete(%+v) = %v, want %v", h.ops, k, got, want)
+		}
+		if want && h.times != nil {
+			delete(h.times, k.Member)
 		}
 	case op < 90:
 		k := h.existing()
