@@ -144,8 +144,8 @@ func (s *slots) set(h uint32, v slot, handles int) {
 		}
 		return
 	}
-	for int(h) >= len(s.dense) {
-		s.dense = append(s.dense, slot{at: noTime})
+	if int(h) >= len(s.dense) {
+		s.extend(int(h)+1, handles)
 	}
 	if s.dense[h].at == noTime {
 		s.n++
@@ -153,15 +153,27 @@ func (s *slots) set(h uint32, v slot, handles int) {
 	s.dense[h] = v
 }
 
+// extend makes the dense slice n long. It grows the capacity to the board's handle count and
+// a sixteenth more, rather than by append's quarter: a span of a big board holds millions of
+// 16-byte slots, and new handles come one at a time as members first score.
+func (s *slots) extend(n, handles int) {
+	if n > cap(s.dense) {
+		c := max(n, handles)
+		d := make([]slot, len(s.dense), c+c/16)
+		copy(d, s.dense)
+		s.dense = d
+	}
+	for len(s.dense) < n {
+		s.dense = append(s.dense, slot{at: noTime})
+	}
+}
+
 func (s *slots) densify(handles int) {
-	d := make([]slot, handles, handles+handles/8)
-	for i := range d {
-		d[i].at = noTime
-	}
+	s.extend(handles, handles)
 	for h, v := range s.sparse {
-		d[h] = v
+		s.dense[h] = v
 	}
-	s.dense, s.sparse = d, nil
+	s.sparse = nil
 }
 
 func (s *slots) del(h uint32) {
