@@ -15,12 +15,7 @@ import (
 // client with a member token its server minted: it submits its player's score and watches
 // the live top through CORS, as docs/api.md's "Member tokens" walks through.
 func TestBrowserGameClient(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing: CI must install Chromium (apt-get install chromium)", chromiumPath)
-		}
-		t.Skipf("%s is missing: install Chromium (apt-get install chromium) to run the browser tests", chromiumPath)
-	}
+	browser := startBrowser(t)
 	client, err := os.ReadFile("../clients/js/index.js")
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +57,7 @@ for await (const page of laurel.streamPage('solvers', { limit: 3 })) {
 	e.do("POST", "/v1/boards/solvers/events", map[string]any{"member": "bob", "value": 5}).must(t, 200)
 	laurelURL, token = e.url, mint(t, "k2", currentSecret, claimsFor("ada", "solvers"))
 
-	tab := newTab(t, startBrowser(t))
+	tab := newTab(t, browser)
 	tab.open(game.URL + "/")
 	tab.wait(`window.submitted && window.streamed`)
 	if got := evalJS[string](tab, `JSON.stringify(window.submitted)`); !regexp.MustCompile(`^\[\{"member":"ada","id":"[^"]+","status":"applied","entries":\{"all":\{"rank":1,"score":7\}\}\}\]$`).MatchString(got) {
