@@ -105,23 +105,45 @@ func (m *members) tie(a, b uint32) int { return strings.Compare(m.name(a), m.nam
 type slot struct{ score, at int64 }
 
 // slots maps handles to aggregates. A span that holds a fair share of the board's members
-// keeps them in a slice indexed by handle (16 bytes an entry, no hashing); a small one in a
+// keeps them in chunks indexed by handle (16 bytes an entry, no hashing); a small one in a
 // map.
 type slots struct {
-	dense  []slot // at == noTime marks a handle with no entry
+	dense  []*chunk // nil: sparse; a chunk's at == noTime marks a handle with no entry
 	sparse map[uint32]slot
 	n      int
 }
 
-// denseAbove is the size from which a span may switch to the slice: a map entry costs about
-// 40 bytes, two and a half slice elements, so the slice pays once 40% of the handles have
-// entries.
+// A chunk holds the slots of 4096 consecutive handles (64 KiB). Chunks, not one slice: a
+// slice of millions of slots grows by copying itself and keeps up to a quarter of it unused
+// (append's growth), where chunks are added as handles come and waste less than one.
+type chunk [1 << chunkBits]slot
+
+const chunkBits = 12
+
+func newChunk() *chunk {
+	c := new(chunk)
+	for i := range c {
+		c[i].at = noTime
+	}
+	return c
+}
+
+// denseAbove is the size from which a span may switch to chunks: a map entry costs about 40
+// bytes, two and a half slots, so chunks pay once 40% of the handles have entries.
 const denseAbove = 4096
+
+// slot returns h's slot in the chunks, nil when no chunk covers it yet.
+func (s *slots) slot(h uint32) *slot {
+	if c := int(h >> chunkBits); c < len(s.dense) {
+		return &s.dense[c][h&(1<<chunkBits-1)]
+	}
+	return nil
+}
 
 func (s *slots) get(h uint32) (slot, bool) {
 	if s.dense != nil {
-		if int(h) < len(s.dense) && s.dense[h].at != noTime {
-			return s.dense[h], true
+		if p := s.slot(h); p != nil && p.at != noTime {
+			return *p, true
 		}
 		return slot{}, false
 	}
@@ -144,42 +166,36 @@ func (s *slots) set(h uint32, v slot, handles int) {
 		}
 		return
 	}
-	if int(h) >= len(s.dense) {
-		s.extend(int(h)+1, handles)
+	p := s.slot(h)
+	if p == nil {
+		s.cover(int(h) + 1)
+		p = s.slot(h)
 	}
-	if s.dense[h].at == noTime {
+	if p.at == noTime {
 		s.n++
 	}
-	s.dense[h] = v
+	*p = v
 }
 
-// extend makes the dense slice n long. It grows the capacity to the board's handle count and
-// a sixteenth more, rather than by append's quarter: a span of a big board holds millions of
-// 16-byte slots, and new handles come one at a time as members first score.
-func (s *slots) extend(n, handles int) {
-	if n > cap(s.dense) {
-		c := max(n, handles)
-		d := make([]slot, len(s.dense), c+c/16)
-		copy(d, s.dense)
-		s.dense = d
-	}
-	for len(s.dense) < n {
-		s.dense = append(s.dense, slot{at: noTime})
+// cover adds chunks until the first n handles have slots.
+func (s *slots) cover(n int) {
+	for len(s.dense)<<chunkBits < n {
+		s.dense = append(s.dense, newChunk())
 	}
 }
 
 func (s *slots) densify(handles int) {
-	s.extend(handles, handles)
+	s.cover(max(handles, 1))
 	for h, v := range s.sparse {
-		s.dense[h] = v
+		*s.slot(h) = v
 	}
 	s.sparse = nil
 }
 
 func (s *slots) del(h uint32) {
 	if s.dense != nil {
-		if int(h) < len(s.dense) && s.dense[h].at != noTime {
-			s.dense[h].at = noTime
+		if p := s.slot(h); p != nil && p.at != noTime {
+			p.at = noTime
 			s.n--
 		}
 		return
@@ -193,9 +209,11 @@ func (s *slots) del(h uint32) {
 // each calls fn for every entry, in no particular order.
 func (s *slots) each(fn func(h uint32, v slot)) {
 	if s.dense != nil {
-		for h, v := range s.dense {
-			if v.at != noTime {
-				fn(uint32(h), v)
+		for c, ch := range s.dense {
+			for i, v := range ch {
+				if v.at != noTime {
+					fn(uint32(c<<chunkBits|i), v)
+				}
 			}
 		}
 		return
