@@ -18,20 +18,31 @@ func FuzzTree(f *testing.F) {
 	}
 	f.Add(grow)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, cfg := range configs[1:3] {
-			tr := newTree(t, cfg.opts)
-			o := &oracle{opts: cfg.opts}
+		for _, cfg := range []int{1, 2, 4} { // desc, desc-tie, desc-timeof
+			opts, times := withTimes(configs[cfg].opts, configs[cfg].timeOf)
+			tr := newTree(t, opts)
+			o := &oracle{opts: configs[cfg].opts}
 			for i := 0; i+3 <= len(data); i += 3 {
 				v := uint16(data[i+1]) | uint16(data[i+2])<<8
 				k := rank.Key{Score: int64(v%37) - 18, At: int64(v / 37 % 3), Member: uint32(v % 601)}
 				switch data[i] % 6 {
 				case 0, 1:
+					if times != nil {
+						if _, ok := times[k.Member]; ok {
+							continue // with TimeOf, one key per member
+						}
+						times[k.Member] = k.At
+					}
 					if got, want := tr.Insert(k), o.insert(k); got != want {
 						t.Fatalf("Insert(%+v) = %v, want %v", k, got, want)
 					}
 				case 2:
-					if got, want := tr.Delete(k), o.delete(k); got != want {
+					got, want := tr.Delete(k), o.delete(k)
+					if got != want {
 						t.Fatalf("Delete(%+v) = %v, want %v", k, got, want)
+					}
+					if want && times != nil {
+						delete(times, k.Member)
 					}
 				case 3:
 					idx, found := o.find(k)
