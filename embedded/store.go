@@ -92,6 +92,8 @@ type Store struct {
 	snap   *pebble.Snapshot
 
 	profiles *profileCache
+	ids      *idFilter // which event ids the store surely does not hold (idfilter.go)
+	loading  sync.WaitGroup
 
 	seq     uint64          // the last event sequence number; the writer's
 	cp      checkpoints     // what the store does not hold yet; the writer's
@@ -128,6 +130,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	e := &Store{
 		db: db, opts: opts, now: opts.Now, log: opts.Logger,
 		boards: make(map[string]*board), hidden: make(map[string]bool), profiles: newProfileCache(opts.ProfileCache),
+		ids: newIDFilter(),
 		ops: make(chan *op, 4096), stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	e.Reads = laurel.Reads{Reader: e}
@@ -150,6 +153,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("embedded: recover %s: %w", dir, err)
 	}
 	e.log.Info("store recovered", "dir", dir, "boards", len(e.boards), "took", time.Since(start))
+	e.loading.Go(func() {
+		start := time.Now()
+		if err := e.ids.load(db, e.stop); err != nil {
+			e.log.Warn("scanning the stored event ids; each id will be read from the store", "err", err)
+		} else if e.ids.ready.Load() {
+			e.log.Info("event id filter ready", "bytes", e.ids.bytes(), "took", time.Since(start))
+		}
+	})
 	go e.loop()
 	return e, nil
 }
@@ -205,6 +216,7 @@ func (e *Store) Close() error {
 			return
 		}
 		e.exports.Wait() // they stop at their next record, and close their snapshots
+		e.loading.Wait() // the id scan stops at its next batch
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.snap.Close()

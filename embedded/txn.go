@@ -281,6 +281,9 @@ func (tx *txn) idGet(board, id string) (event, bool, error) {
 			return v.ev, v.present, nil
 		}
 	}
+	if tx.e.ids.absent(k) {
+		return event{}, false, nil
+	}
 	v, ok, err := get(tx.e.db, k)
 	if err != nil || !ok {
 		return event{}, false, err
@@ -296,6 +299,7 @@ func (tx *txn) idSet(board string, ev event, present bool) {
 	}
 	tx.ids[string(k)] = idVal{ev, present}
 	if present {
+		tx.e.ids.add(k)
 		tx.set(k, ev.encodeID())
 	} else {
 		tx.del(k)

@@ -1,0 +1,21 @@
+package embedded
+
+// Hooks for the black-box tests of package embedded_test, compiled only with them.
+
+// IDFilterReady reports whether the store's event id filter has scanned the stored ids, so
+// that a test can tell which way a duplicate was found.
+func (e *Store) IDFilterReady() bool { return e.ids.ready.Load() }
+
+// IDFilter is the store's event id filter, alone.
+type IDFilter struct{ f *idFilter }
+
+// NewIDFilter returns an empty, ready filter.
+func NewIDFilter() IDFilter {
+	f := newIDFilter()
+	f.ready.Store(true)
+	return IDFilter{f}
+}
+
+func (f IDFilter) Add(k []byte)         { f.f.add(k) }
+func (f IDFilter) Absent(k []byte) bool { return f.f.absent(k) }
+func (f IDFilter) Bytes() int           { return f.f.bytes() }
