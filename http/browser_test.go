@@ -43,8 +43,8 @@ func TestBrowser(t *testing.T) {
 		}
 		// The card previews the board's top 3 in its first window, and labels its counts.
 		top := apiRows(t, e, "/v1/boards/arena/entries?window=all&limit=3")
-		tab.wait(`document.querySelectorAll('a.card[data-board="arena"] ol.top3 li').length === 3`)
-		got := evalJS[[]string](tab, `[...document.querySelectorAll('a.card[data-board="arena"] ol.top3 li')].map((li) => li.dataset.member)`)
+		tab.wait(`document.querySelectorAll('a.card[data-board="arena"] ol.preview li').length === 3`)
+		got := evalJS[[]string](tab, `[...document.querySelectorAll('a.card[data-board="arena"] ol.preview li')].map((li) => li.dataset.member)`)
 		if want := []string{top[0].Member, top[1].Member, top[2].Member}; !slices.Equal(got, want) {
 			t.Errorf("top 3 on the card: %v, want %v", got, want)
 		}
@@ -68,6 +68,21 @@ func TestBrowser(t *testing.T) {
 		}
 		if title := evalJS[string](tab, `document.getElementById('title').textContent`); title != "Arena" {
 			t.Errorf("title %q", title)
+		}
+		// The podium's rows differ in colour only: every row has the same height, font and gap
+		// to the next (a style of the index cards once leaked onto the third row).
+		tab.wait(`![...document.querySelectorAll('#rows > li.row')].some((r) => r.getAnimations().length)`) // entered
+		if got := evalJS[string](tab, `(() => {
+			const rows = [...document.querySelectorAll('#rows > li.row')].slice(0, 6);
+			const box = rows.map((r) => r.getBoundingClientRect());
+			const font = rows.map((r) => getComputedStyle(r.querySelector('.name')).fontSize);
+			const out = [];
+			for (let i = 1; i < rows.length; i++) {
+				out.push(Math.round(box[i].height) + '/' + Math.round(box[i].top - box[i - 1].bottom) + '/' + font[i]);
+			}
+			return [...new Set(out)].join(' ');
+		})()`); strings.Contains(got, " ") {
+			t.Errorf("rows laid out differently (height/gap/font of rows 2–6): %s", got)
 		}
 		// Nothing has moved yet: the movement column takes no space.
 		if !evalJS[bool](tab, `document.getElementById('rows').classList.contains('still') && document.querySelector('#rows .move').offsetWidth === 0`) {

@@ -105,7 +105,7 @@
         return h('li', null, h('span', { text: windowLabel(w) }), h('b', { text: num.format(total) }),
           h('span', { text: total === 1 ? 'player' : 'players' }));
       });
-      const top = h('ol', { class: 'top3', 'aria-label': 'Top 3, ' + windowLabel((b.windows || [])[0] || 'all') });
+      const top = h('ol', { class: 'preview', 'aria-label': 'Top 3, ' + windowLabel((b.windows || [])[0] || 'all') });
       preview(b, top);
       return h('a', { class: 'card', href: withKey('/boards/' + enc(b.id)), 'data-board': b.id },
         h('h2', { text: b.title || b.id }),
