@@ -274,7 +274,8 @@ func (v *SortedRanking) Page(from, n int) ([]Entry, error) {
 	if from > len(v.entries) || n <= 0 {
 		return nil, nil
 	}
-	return slices.Clone(v.entries[from-1 : min(len(v.entries), from-1+n)]), nil
+	n = min(n, len(v.entries)-from+1) // from-1+n may overflow
+	return slices.Clone(v.entries[from-1 : from-1+n]), nil
 }
 
 func (v *SortedRanking) Entries(members []string) ([]Entry, error) {

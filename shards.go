@@ -1,0 +1,438 @@
+package laurel
+
+import (
+	"hash/fnv"
+	"math"
+	"slices"
+	"sync"
+)
+
+// A board of the scale-out store splits its members into shards, so that writes to one board
+// proceed in parallel, each shard under its own lock and in its own part of the index
+// (docs/design.md, "The scale-out store"). A ranking of the board is then the shards'
+// rankings merged: a member's rank is its rank within its shard plus the count of entries
+// that rank before it in the other shards; a page is a merge of the shards' pages; the total
+// is the sum of theirs. This file decides which shard holds a member and how shards' rankings
+// answer the reads of docs/api.md together.
+
+// ShardOf returns the shard, from 0 to n-1, that holds member on a board of n shards: a hash
+// of the member's bytes. Every store and index serving a board must agree on it, so it never
+// changes.
+func ShardOf(member string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(member))
+	return int(h.Sum32() % uint32(n))
+}
+
+// Shard names one shard of a board: shard Number of Count.
+type Shard struct {
+	Number, Count int
+}
+
+// ShardRanking is one shard's part of a ranking: the entries of the members ShardOf puts in
+// the shard, ranked among themselves. Besides Ranking's reads, it answers the two that a
+// merge needs, each in one step.
+type ShardRanking interface {
+	Ranking
+	// Slice returns the shard's total, how many of its entries rank before the score range
+	// sr (in the shard's order) and how many lie in it, and up to n of those in it from the
+	// skip-th on (0-based), with their ranks in the shard.
+	Slice(sr ScoreRange, skip, n int) (ShardSlice, error)
+	// Before returns, for each entry, how many of the shard's entries rank before it by
+	// score, reached_at and member (an entry of the shard does not count itself), and the
+	// shard's total. An entry with an empty member ranks before every entry with its score
+	// and reached_at, so its count is that of Search minus one.
+	Before(entries []Entry) (counts []int, total int, err error)
+}
+
+// ShardSlice is what ShardRanking.Slice answers.
+type ShardSlice struct {
+	Total, Before, In int
+	Entries           []Entry
+}
+
+// MergeShards returns the ranking of shards together, shard i holding the members ShardOf
+// puts in shard i of len(shards). Each of its reads asks every shard at once, in one to three
+// rounds (a page at an offset beyond mergeDepth takes a search of about twice the rounds of
+// log2 of a shard's size); with one shard it is that shard. Reads of several shards are not
+// one instant: a write to another shard between two rounds can show in one and not in the
+// other, as if it happened in between.
+func MergeShards(o Order, shards []ShardRanking) Ranking {
+	if len(shards) == 1 {
+		return shards[0]
+	}
+	return &mergedRanking{order: o, shards: shards}
+}
+
+// mergeDepth is how deep a page may begin and still be read by asking every shard for the
+// entries down to its end; deeper pages are located by a search first, so that no read
+// transfers a whole board.
+const mergeDepth = 1000
+
+type mergedRanking struct {
+	order  Order
+	shards []ShardRanking
+}
+
+var _ RankingReads = (*mergedRanking)(nil)
+
+// each runs fn for every shard at once and returns the first error.
+func (r *mergedRanking) each(fn func(i int, s ShardRanking) error) error {
+	errs := make([]error, len(r.shards))
+	var wg sync.WaitGroup
+	for i, s := range r.shards {
+		wg.Go(func() { errs[i] = fn(i, s) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *mergedRanking) Total() (int, error) {
+	_, total, err := r.before(nil, -1)
+	return total, err
+}
+
+func (r *mergedRanking) Page(from, n int) ([]Entry, error) {
+	if from < 1 || n <= 0 {
+		return nil, nil
+	}
+	es, _, err := r.ReadPage(r.order, from-1, n, ScoreRange{})
+	return es, err
+}
+
+func (r *mergedRanking) Entries(members []string) ([]Entry, error) {
+	es, _, err := r.ReadEntries(members)
+	return es, err
+}
+
+func (r *mergedRanking) Search(score, at int64) (int, error) {
+	rank, _, err := r.ReadRank(score, at)
+	return rank, err
+}
+
+// ReadRank counts the entries before (score, at) in every shard.
+func (r *mergedRanking) ReadRank(score, at int64) (int, int, error) {
+	counts, total, err := r.before([]Entry{{Score: score, ReachedAt: at}}, -1)
+	if err != nil {
+		return 0, 0, err
+	}
+	return counts[0] + 1, total, nil
+}
+
+// before returns, for each entry, how many entries of the shards other than skip (-1: none)
+// rank before it, and the total of every shard.
+func (r *mergedRanking) before(entries []Entry, skip int) ([]int, int, error) {
+	counts := make([][]int, len(r.shards))
+	totals := make([]int, len(r.shards))
+	err := r.each(func(i int, s ShardRanking) error {
+		var ask []Entry
+		if i != skip {
+			ask = entries
+		}
+		var err error
+		counts[i], totals[i], err = s.Before(ask)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	sum := make([]int, len(entries))
+	for i := range r.shards {
+		for k, c := range counts[i] {
+			sum[k] += c
+		}
+	}
+	total := 0
+	for _, t := range totals {
+		total += t
+	}
+	return sum, total, nil
+}
+
+// ReadEntries finds each member in its shard, then counts what ranks before it in the others.
+func (r *mergedRanking) ReadEntries(members []string) ([]Entry, int, error) {
+	parts := make([][]string, len(r.shards))
+	for _, m := range members {
+		if i := ShardOf(m, len(r.shards)); !slices.Contains(parts[i], m) {
+			parts[i] = append(parts[i], m)
+		}
+	}
+	found := make([][]Entry, len(r.shards))
+	err := r.each(func(i int, s ShardRanking) error {
+		if len(parts[i]) == 0 {
+			return nil
+		}
+		var err error
+		found[i], err = s.Entries(parts[i])
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	var all []Entry
+	owner := make([]int, 0)
+	for i, es := range found {
+		for _, en := range es {
+			all = append(all, en)
+			owner = append(owner, i)
+		}
+	}
+	// Each shard counts the entries of the others; an entry's own shard gave its rank there.
+	counts := make([][]int, len(r.shards))
+	totals := make([]int, len(r.shards))
+	err = r.each(func(i int, s ShardRanking) error {
+		var ask []Entry
+		for k, en := range all {
+			if owner[k] != i {
+				ask = append(ask, en)
+			}
+		}
+		var err error
+		counts[i], totals[i], err = s.Before(ask)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	next := make([]int, len(r.shards))
+	for k := range all {
+		for i := range r.shards {
+			if owner[k] != i {
+				all[k].Rank += counts[i][next[i]]
+				next[i]++
+			}
+		}
+	}
+	total := 0
+	for _, t := range totals {
+		total += t
+	}
+	return all, total, nil
+}
+
+// ReadAround finds the member's rank in the whole, which also says where the page around it
+// begins in every shard, then merges the shards' entries on either side of it.
+func (r *mergedRanking) ReadAround(member string, radius int) ([]Entry, bool, int, error) {
+	own := ShardOf(member, len(r.shards))
+	es, err := r.shards[own].Entries([]string{member})
+	if err != nil || len(es) == 0 {
+		return nil, false, 0, err
+	}
+	me := es[0]
+	counts := make([]int, len(r.shards)) // entries of each shard before the member
+	totals := make([]int, len(r.shards))
+	err = r.each(func(i int, s ShardRanking) error {
+		if i == own {
+			counts[i] = me.Rank - 1
+			_, n, err := s.Before(nil)
+			totals[i] = n
+			return err
+		}
+		c, n, err := s.Before([]Entry{me})
+		if err == nil {
+			counts[i], totals[i] = c[0], n
+		}
+		return err
+	})
+	if err != nil {
+		return nil, false, 0, err
+	}
+	rank, total := 1, 0
+	for i := range r.shards {
+		rank += counts[i]
+		total += totals[i]
+	}
+	lo, n := AroundBounds(rank, radius, total)
+	above, below := rank-lo, n-(rank-lo) // entries before the member, and from it on
+	var merged []Entry
+	var mu sync.Mutex
+	err = r.each(func(i int, s ShardRanking) error {
+		from := max(1, counts[i]-above+1)
+		page, err := s.Page(from, counts[i]+below-from+1)
+		mu.Lock()
+		merged = append(merged, page...)
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		return nil, false, 0, err
+	}
+	r.sort(merged)
+	at, _ := slices.BinarySearchFunc(merged, me, func(a, b Entry) int { return CompareEntries(r.order, a, b) })
+	start := max(0, at-above)
+	page := merged[start:min(len(merged), at+below)]
+	for k := range page {
+		page[k].Rank = rank - (at - start) + k
+	}
+	return page, true, total, nil
+}
+
+// ReadPage merges the shards' pages. Down to mergeDepth every shard gives its entries from the
+// start of the range to the end of the page; deeper, a search finds how many of each shard's
+// entries in the range come before the page, and each gives its next limit entries.
+func (r *mergedRanking) ReadPage(o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error) {
+	skips := make([]int, len(r.shards))
+	n := limit
+	if offset <= mergeDepth {
+		n = offset + min(limit, math.MaxInt-offset)
+	}
+	var heads []ShardSlice
+	if offset > mergeDepth {
+		var err error
+		if heads, err = r.slices(sr, skips, 0); err != nil {
+			return nil, 0, err
+		}
+		in := 0
+		for _, h := range heads {
+			in += h.In
+		}
+		if offset >= in {
+			return nil, sum(heads, func(h ShardSlice) int { return h.Total }), nil
+		}
+		if skips, err = r.locate(sr, heads, offset); err != nil {
+			return nil, 0, err
+		}
+	}
+	got, err := r.slices(sr, skips, n)
+	if err != nil {
+		return nil, 0, err
+	}
+	var merged []Entry
+	for _, s := range got {
+		merged = append(merged, s.Entries...)
+	}
+	r.sort(merged)
+	first := offset // the in-range rank, 0-based, of merged[0]
+	if offset <= mergeDepth {
+		merged = merged[min(offset, len(merged)):]
+	} else {
+		first = 0
+		for i := range skips {
+			first += skips[i]
+		}
+	}
+	merged = merged[:min(limit, len(merged))]
+	base := sum(got, func(s ShardSlice) int { return s.Before }) + first
+	for k := range merged {
+		merged[k].Rank = base + k + 1
+	}
+	return merged, sum(got, func(s ShardSlice) int { return s.Total }), nil
+}
+
+// slices asks every shard for its slice of sr from skips[i], n entries.
+func (r *mergedRanking) slices(sr ScoreRange, skips []int, n int) ([]ShardSlice, error) {
+	out := make([]ShardSlice, len(r.shards))
+	err := r.each(func(i int, s ShardRanking) error {
+		var err error
+		out[i], err = s.Slice(sr, skips[i], n)
+		return err
+	})
+	return out, err
+}
+
+// locate finds, for each shard, how many of its entries in sr come before the in-range rank
+// offset (0-based) of the whole: in every shard at once, a binary search over its entries in
+// the range, each probe's rank in the whole counted by every shard.
+func (r *mergedRanking) locate(sr ScoreRange, heads []ShardSlice, offset int) ([]int, error) {
+	lo := make([]int, len(r.shards))
+	hi := make([]int, len(r.shards))
+	for i, h := range heads {
+		hi[i] = h.In
+	}
+	before := sum(heads, func(h ShardSlice) int { return h.Before })
+	for {
+		var probing []int
+		for i := range r.shards {
+			if lo[i] < hi[i] {
+				probing = append(probing, i)
+			}
+		}
+		if len(probing) == 0 {
+			return lo, nil
+		}
+		probes := make([]Entry, len(r.shards))
+		present := make([]bool, len(r.shards))
+		err := r.each(func(i int, s ShardRanking) error {
+			if lo[i] >= hi[i] {
+				return nil
+			}
+			got, err := s.Slice(sr, (lo[i]+hi[i])/2, 1)
+			if err == nil && len(got.Entries) == 1 {
+				probes[i], present[i] = got.Entries[0], true
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		var keys []Entry
+		for _, i := range probing {
+			if present[i] {
+				keys = append(keys, probes[i])
+			}
+		}
+		counts, _, err := r.before(keys, -1)
+		if err != nil {
+			return nil, err
+		}
+		k := 0
+		for _, i := range probing {
+			mid := (lo[i] + hi[i]) / 2
+			switch {
+			case !present[i]: // the shard shrank meanwhile
+				hi[i] = mid
+			case counts[k]-before < offset:
+				lo[i] = mid + 1
+				k++
+			default:
+				hi[i] = mid
+				k++
+			}
+		}
+	}
+}
+
+func (r *mergedRanking) sort(es []Entry) {
+	slices.SortFunc(es, func(a, b Entry) int { return CompareEntries(r.order, a, b) })
+}
+
+func sum[T any](xs []T, f func(T) int) int {
+	n := 0
+	for _, x := range xs {
+		n += f(x)
+	}
+	return n
+}
+
+// Slice answers ShardRanking.Slice, so that a sorted ranking can be a shard (in tests, and
+// for any store that computes a shard's ranking for a read).
+func (v *SortedRanking) Slice(sr ScoreRange, skip, n int) (ShardSlice, error) {
+	first, end, _ := PageBounds(v.order, sr, len(v.entries), v.Search)
+	out := ShardSlice{Total: len(v.entries), Before: first - 1, In: max(0, end-first)}
+	if from := first + skip; skip < out.In && n > 0 {
+		out.Entries, _ = v.Page(from, min(n, end-from))
+	}
+	return out, nil
+}
+
+// Before answers ShardRanking.Before.
+func (v *SortedRanking) Before(entries []Entry) ([]int, int, error) {
+	counts := make([]int, len(entries))
+	for k, en := range entries {
+		counts[k], _ = slices.BinarySearchFunc(v.entries, en, func(e, t Entry) int {
+			if CompareEntries(v.order, e, t) < 0 {
+				return -1
+			}
+			return 1
+		})
+	}
+	return counts, len(v.entries), nil
+}
