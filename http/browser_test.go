@@ -48,6 +48,9 @@ func TestBrowser(t *testing.T) {
 		if want := []string{top[0].Member, top[1].Member, top[2].Member}; !slices.Equal(got, want) {
 			t.Errorf("top 3 on the card: %v, want %v", got, want)
 		}
+		if score := evalJS[string](tab, `document.querySelector('a.card[data-board="arena"] ol.preview li b').textContent`); score != thousands(top[0].Score)+" pts" {
+			t.Errorf("the leader's score on the card: %q, want it with separators and the board's unit", score)
+		}
 		if label := evalJS[string](tab, `document.querySelector('a.card[data-board="arena"] ul.wins li').textContent`); !strings.HasSuffix(label, "players") {
 			t.Errorf("a window's count is not labelled: %q", label)
 		}
@@ -84,6 +87,10 @@ func TestBrowser(t *testing.T) {
 		})()`); strings.Contains(got, " ") {
 			t.Errorf("rows laid out differently (height/gap/font of rows 2–6): %s", got)
 		}
+		// Scores carry thousands separators and the board's unit (its metadata's "unit").
+		if score := evalJS[string](tab, `document.querySelector('#rows > li.row .score').textContent`); score != thousands(want[0].Score)+" pts" {
+			t.Errorf("the leader's score on the page: %q", score)
+		}
 		// Nothing has moved yet: the movement column takes no space.
 		if !evalJS[bool](tab, `document.getElementById('rows').classList.contains('still') && document.querySelector('#rows .move').offsetWidth === 0`) {
 			t.Error("an empty movement column takes space")
@@ -105,6 +112,9 @@ func TestBrowser(t *testing.T) {
 		}
 		tab.waitFor(5*time.Second, `(() => { const r = document.querySelector('#rows > li.row'); return r && r.dataset.member === 'm10' && r.dataset.rank === '1' })()`)
 		tab.checkRows(want)
+		if score := evalJS[string](tab, `document.querySelector('#rows > li.row .score').textContent`); score != thousands(want[0].Score)+" pts" || !strings.Contains(score, ",") {
+			t.Errorf("m10's score on the page: %q, want %s pts with a thousands separator", score, want[0].Score)
+		}
 		if !evalJS[bool](tab, `window.notReloaded === true`) {
 			t.Error("the page reloaded")
 		}
@@ -172,6 +182,9 @@ func TestBrowser(t *testing.T) {
 		}
 		// The panel of the member, with its rank history.
 		tab.wait(`!document.getElementById('member').hidden && document.querySelector('#chart svg circle.last')`)
+		if score := evalJS[string](tab, `document.querySelectorAll('#member .stat b')[1].textContent`); score != thousands(target.Score)+" pts" {
+			t.Errorf("the panel's score: %q, want %s pts", score, target.Score)
+		}
 		if !evalJS[bool](tab, `document.getElementById('pinned').hidden`) {
 			t.Error("the member is pinned below a page that shows it")
 		}
@@ -268,11 +281,12 @@ func TestBrowser(t *testing.T) {
 	})
 }
 
-// seedArena makes the board "arena": 30 members all time, 20 of them this week, 6 today,
-// with names but m27's.
+// seedArena makes the board "arena", whose scores are in "pts": 30 members all time, 20 of
+// them this week, 6 today, with names but m27's.
 func seedArena(t *testing.T, e *env) {
 	t.Helper()
-	e.do("PUT", "/v1/boards/arena", map[string]any{"windows": []string{"all", "week", "day"}, "late_limit": "30d", "title": "Arena"}).must(t, 201)
+	e.do("PUT", "/v1/boards/arena", map[string]any{"windows": []string{"all", "week", "day"}, "late_limit": "30d", "title": "Arena",
+		"metadata": map[string]any{"unit": "pts"}}).must(t, 201)
 	var events []map[string]any
 	for i := 1; i <= 30; i++ {
 		m := fmt.Sprintf("m%02d", i)
@@ -338,6 +352,19 @@ func seedShowcase(t *testing.T, e *env) {
 		x.ev["ts"] = x.ts.Format(time.RFC3339)
 		e.do("POST", "/v1/boards/puzzles/events", x.ev).must(t, 200)
 	}
+}
+
+// thousands writes digits as the page does in the browser's (English) locale: 1234 is "1,234".
+func thousands(digits string) string {
+	neg := strings.HasPrefix(digits, "-")
+	digits = strings.TrimPrefix(digits, "-")
+	for i := len(digits) - 3; i > 0; i -= 3 {
+		digits = digits[:i] + "," + digits[i:]
+	}
+	if neg {
+		return "-" + digits
+	}
+	return digits
 }
 
 // pageRow is a row of the board as the page shows it, or as the API says it should.

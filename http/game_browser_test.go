@@ -67,4 +67,20 @@ for await (const page of laurel.streamPage('solvers', { limit: 3 })) {
 		t.Errorf("the game page's live top: %s", got)
 	}
 	e.do("GET", "/v1/boards/solvers/members/ada", nil).must(t, 200)
+
+	// laurel's own page takes the token as its key: its boards are listed (a token may not list
+	// every board), and the board shows live.
+	e.do("PUT", "/v1/boards/elsewhere", map[string]any{}).must(t, 201)
+	tab.open(e.url + "/?key=" + token)
+	tab.wait(`document.querySelector('#boards a.card[data-board="solvers"]')`)
+	if n := evalJS[int](tab, `document.querySelectorAll('#boards a.card').length`); n != 1 {
+		t.Errorf("%d boards listed for a token of one board", n)
+	}
+	href := evalJS[string](tab, `document.querySelector('#boards a.card[data-board="solvers"]').getAttribute('href')`)
+	if href != "/boards/solvers?key="+token {
+		t.Fatalf("the card leads to %s", href)
+	}
+	tab.open(e.url + href)
+	tab.waitView("all||0|25|")
+	tab.wait(`document.getElementById('status').dataset.state === 'live' && document.querySelector('#rows > li.row').dataset.member === 'ada'`)
 }

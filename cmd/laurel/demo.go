@@ -83,7 +83,7 @@ var demoBoards = []struct {
 	{"points", laurel.BoardSpec{Windows: []string{"last7d", "day", "all"}, LateLimit: ptr("8d"), Title: ptr("Points, last 7 days")}},
 	{"weekly", laurel.BoardSpec{Windows: []string{"week", "all"}, LateLimit: ptr("8d"), Title: ptr("Points this week")}},
 	{"laps", laurel.BoardSpec{Order: ptr("asc"), Mode: ptr("best"), Windows: []string{"week", "day", "all"}, LateLimit: ptr("8d"),
-		Title: ptr("Fastest lap (ms)"), Metadata: []byte(`{"unit": "ms"}`)}},
+		Title: ptr("Fastest lap"), Metadata: []byte(`{"unit": "ms"}`)}},
 }
 
 var demoPlayers = []string{

@@ -251,7 +251,7 @@
     { name: 'keep', label: 'Closed periods kept', int: true },
     { name: 'min_value', label: 'Smallest value', int: true, hint: 'empty: no bound' },
     { name: 'max_value', label: 'Largest value', int: true, hint: 'empty: no bound' },
-    { name: 'metadata', label: 'Metadata', hint: 'a JSON object', json: true },
+    { name: 'metadata', label: 'Metadata', hint: 'a JSON object; its "unit" ("ms", "pts") follows the scores on the page', json: true },
   ];
 
   function boardForm(saved) {

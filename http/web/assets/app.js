@@ -2,7 +2,7 @@
 // (docs/api.md), with the key of the page's ?key= when there is one. No framework, no build step.
 'use strict';
 (() => {
-  const { num, enc, h, svg, request, setStatus, say, windowLabel, describe } = window.laurelUI;
+  const { num, enc, h, svg, request, setStatus, say, windowLabel, describe, scoreText } = window.laurelUI;
   const query = new URLSearchParams(location.search);
   const key = query.get('key') || '';
   const app = document.getElementById('app');
@@ -81,9 +81,22 @@
     const notice = h('p', { class: 'notice', hidden: true });
     app.replaceChildren(h('section', { class: 'intro' }, h('h1', { text: 'Leaderboards' }), h('p', { class: 'sub', text: 'Pick a board to watch it live.' })), notice, cards);
 
+    // listBoards reads every board; a member token may not list them, but names its own.
+    async function listBoards() {
+      try {
+        return (await api('/v1/boards')).boards;
+      } catch (err) {
+        if (err.code !== 'permission_denied') throw err;
+        const me = await api('/v1/whoami').catch(() => ({}));
+        if (!me.boards) throw err;
+        const mine = await Promise.all(me.boards.map((b) => api('/v1/boards/' + enc(b)).catch(() => null)));
+        return mine.filter(Boolean);
+      }
+    }
+
     async function refresh() {
       try {
-        const { boards } = await api('/v1/boards');
+        const boards = await listBoards();
         notice.hidden = true;
         cards.replaceChildren(...boards.map(card));
         if (!boards.length) {
@@ -121,7 +134,7 @@
         const page = await api('/v1/boards/' + enc(b.id) + '/entries', { window: w, limit: 3 });
         list.replaceChildren(...(page.entries || []).map((e) => h('li', { 'data-member': e.member },
           h('span', { class: 'r', text: '#' + e.rank }), h('span', { class: 'n', text: e.name || e.member }),
-          h('b', { text: num.format(e.score) }))));
+          h('b', { text: scoreText(b, e.score) }))));
       } catch (err) {
         list.replaceChildren(); // the card still leads to the board
       }
@@ -521,7 +534,7 @@
       }
       who.children[0].textContent = name;
       who.children[1].textContent = e.name && e.name !== e.member ? '@' + e.member : '';
-      score.textContent = num.format(e.score);
+      score.textContent = scoreText(st.meta, e.score);
       if (oldScore !== undefined && oldScore !== String(e.score) && !reduceMotion) {
         el.classList.remove('bump');
         void el.offsetWidth; // restart the animation
@@ -676,7 +689,7 @@
       panelParts.avatar.replaceChildren(avatar(e.member, name));
       panelParts.stats.replaceChildren(
         stat('Rank', '#' + num.format(e.rank), 'of ' + num.format(st.total || e.rank)),
-        stat('Score', num.format(e.score), ''),
+        stat('Score', scoreText(st.meta, e.score), ''),
         stat('Reached', e.reached_at ? day(e.reached_at) : '–', e.reached_at ? clock(e.reached_at) : ''));
       if (panelScore !== null && panelScore !== e.score) {
         // A new event of this member: its history has a new point.
@@ -733,7 +746,7 @@
           svg('path', { class: 'area', d: area, fill: 'url(#hist-fill)' }),
           svg('path', { class: 'line', d: line }),
           pts.map((p, i) => svg('circle', { class: i === pts.length - 1 ? 'dot last' : 'dot', cx: xy[i][0], cy: xy[i][1], r: i === pts.length - 1 ? 4.5 : 2.5 },
-            svg('title', null, `#${p.rank} · ${num.format(p.score)} · ${when(p.at)}`)))),
+            svg('title', null, `#${p.rank} · ${scoreText(st.meta, p.score)} · ${when(p.at)}`)))),
         h('figcaption', { text: `best #${best} · ${pts.length} ${pts.length === 1 ? 'event' : 'events'}` }));
     }
 

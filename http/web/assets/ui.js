@@ -90,5 +90,12 @@ window.laurelUI = (() => {
     return `${mode} · ${order}`;
   }
 
-  return { num, enc, h, svg, ApiError, request, setStatus, say, windowLabel, describe };
+  // scoreText writes a score with the thousands separators of the reader's locale and the
+  // board's unit, its metadata's "unit" ("ms", "pts") when it has one: "48,127 ms".
+  function scoreText(b, v) {
+    const u = b && b.metadata && typeof b.metadata.unit === 'string' ? b.metadata.unit.trim() : '';
+    return u ? `${num.format(v)} ${u}` : num.format(v);
+  }
+
+  return { num, enc, h, svg, ApiError, request, setStatus, say, windowLabel, describe, scoreText };
 })();
