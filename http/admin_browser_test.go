@@ -159,6 +159,10 @@ func TestBrowserAdmin(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+		// The API requests that sent them show too; the console's own polling does not count.
+		if got := evalJS[string](tab, `document.querySelector('#health [data-metric="requests"] b').textContent`); got == "0 req/s" {
+			t.Errorf("requests: %q while events are sent", got)
+		}
 		for metric, pattern := range map[string]string{"p99": "≤ ", "memory": "MiB", "requests": "req/s"} {
 			if got := evalJS[string](tab, fmt.Sprintf(`document.querySelector('#health [data-metric=%q] b').textContent`, metric)); !strings.Contains(got, pattern) {
 				t.Errorf("%s shows %q, want %q in it", metric, got, pattern)

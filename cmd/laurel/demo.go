@@ -61,6 +61,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "  boards: %s/v1/boards\n", srv.url)
 	fmt.Fprintf(stdout, "  the same game again: laurel demo -seed %d\n", *seed)
 
+	// From now on the players score through the API, as a game's server would: what the
+	// server counts (/metrics, the admin console's ingest) is their play.
+	sim.svc = lhttp.NewClient(srv.url)
 	simDone := make(chan struct{})
 	simCtx, stopSim := context.WithCancel(ctx)
 	go func() {

@@ -79,6 +79,18 @@ func TestDemo(t *testing.T) {
 		}
 	}
 
+	// The players score through the API: the server counts their events, as the admin
+	// console's ingest figure shows.
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if m := regexp.MustCompile(`(?m)^laurel_events_applied_total (\S+)$`).FindSubmatch(metrics); m == nil || string(m[1]) == "0" {
+		t.Errorf("/metrics counts no applied events while the demo plays: %q", m)
+	}
+
 	// The page a newcomer opens is there.
 	if resp, err := http.Get(base + "/boards/points"); err != nil || resp.StatusCode != http.StatusOK ||
 		!strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {

@@ -83,7 +83,7 @@
   function healthSection() {
     const cards = h('div', { class: 'tiles', id: 'health' });
     const tiles = {};
-    for (const [id, label] of [['store', 'Store'], ['ingest', 'Ingest'], ['requests', 'Requests'], ['p99', 'Request p99'],
+    for (const [id, label] of [['store', 'Store'], ['ingest', 'Ingest'], ['requests', 'API requests'], ['p99', 'Request p99'],
       ['errors', 'Server errors'], ['commit', 'Commit p99'], ['streams', 'Live streams'], ['memory', 'Memory']]) {
       tiles[id] = h('b', { text: '–' });
       tiles[id + 'Note'] = h('small');
@@ -109,19 +109,22 @@
       const base = prev || { at: cur.at - 1000, m: new Map() }; // no previous read: the totals since start
       const dt = Math.max(0.001, (cur.at - base.at) / 1000);
       const delta = (name, f) => sum(cur.m, name, f) - sum(base.m, name, f);
-      const web = (l) => l.route !== 'GET /metrics' && l.route !== 'GET /readyz' && !/stream/.test(l.route || '');
+      // The API's requests: /v1/… but live streams, whose duration is how long they stayed
+      // open. The page's own files, /metrics and /readyz are left out; server errors of any route count.
+      const api = (l) => /^[A-Z]+ \/v1\//.test(l.route || '') && !/\/stream$/.test(l.route);
+      const failed = (l) => l.status >= '500';
       if (prev) {
         tiles.ingest.textContent = rate(delta('laurel_events_applied_total') / dt, 'events/s');
-        tiles.requests.textContent = rate(delta('laurel_http_requests_total', web) / dt, 'req/s');
-        tiles.errors.textContent = rate(delta('laurel_http_requests_total', (l) => web(l) && l.status >= '500') / dt, 'errors/s');
+        tiles.requests.textContent = rate(delta('laurel_http_requests_total', api) / dt, 'req/s');
+        tiles.errors.textContent = rate(delta('laurel_http_requests_total', failed) / dt, 'errors/s');
       } else {
         tiles.ingest.textContent = num.format(sum(cur.m, 'laurel_events_applied_total')) + ' events';
-        tiles.requests.textContent = num.format(sum(cur.m, 'laurel_http_requests_total', web)) + ' req';
-        tiles.errors.textContent = num.format(sum(cur.m, 'laurel_http_requests_total', (l) => web(l) && l.status >= '500'));
+        tiles.requests.textContent = num.format(sum(cur.m, 'laurel_http_requests_total', api)) + ' req';
+        tiles.errors.textContent = num.format(sum(cur.m, 'laurel_http_requests_total', failed));
       }
       for (const id of ['ingest', 'requests', 'errors']) tiles[id + 'Note'].textContent = since;
       let over;
-      [tiles.p99.textContent, over] = p99(cur.m, prev && prev.m, 'laurel_http_request_duration_seconds', web);
+      [tiles.p99.textContent, over] = p99(cur.m, prev && prev.m, 'laurel_http_request_duration_seconds', api);
       tiles.p99Note.textContent = 'API requests, ' + over;
       [tiles.commit.textContent, over] = p99(cur.m, prev && prev.m, 'laurel_store_commit_duration_seconds');
       tiles.commitNote.textContent = 'a group commit with its fsync, ' + over;
