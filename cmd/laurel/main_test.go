@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,5 +54,59 @@ func TestRebuildHelpNamesNoDataFlag(t *testing.T) {
 	run(context.Background(), []string{"rebuild", "-h"}, &stdout, &stderr)
 	if !strings.Contains(stderr.String(), "-postgres") || strings.Contains(stderr.String(), "-data") {
 		t.Fatalf("rebuild -h: %s", stderr.String())
+	}
+}
+
+// serve -h is the reference an operator (and the Debian package's default file) points to: it
+// names every flag and every LAUREL_* variable laurel reads, and the README's and
+// docs/operations.md's tables of serve's settings hold every flag it lists.
+func TestServeHelpListsEveryFlagAndVariable(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "-h"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("serve -h: exit %d", code)
+	}
+	help := stderr.String()
+
+	sources, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	variable := regexp.MustCompile(`"(LAUREL_[A-Z_]+)"`)
+	read := map[string]bool{}
+	for _, name := range sources {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range variable.FindAllSubmatch(src, -1) {
+			read[string(m[1])] = true
+		}
+	}
+	if len(read) < 7 {
+		t.Fatalf("found only %v read in the sources", read)
+	}
+	for v := range read {
+		if !strings.Contains(help, v) {
+			t.Errorf("serve -h does not name %s", v)
+		}
+	}
+
+	flags := regexp.MustCompile(`(?m)^  (-[a-z-]+)`).FindAllStringSubmatch(help, -1)
+	if len(flags) < 20 {
+		t.Fatalf("serve -h lists %d flags:\n%s", len(flags), help)
+	}
+	for _, doc := range []string{"../../README.md", "../../docs/operations.md"} {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range flags {
+			if !strings.Contains(string(text), "`"+f[1]+"`") {
+				t.Errorf("%s does not document serve's %s", doc, f[1])
+			}
+		}
 	}
 }

@@ -67,7 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	memtable := fs.Int64("memtable", 16, "MiB of one Pebble memtable (it holds up to two): larger absorbs more rewrites of hot members before they reach disk")
 	lag := fs.Int("checkpoint-lag", 1<<14, "events after which an aggregate changed by a submit is written to disk (events are at once): the most a restart after a crash replays")
 	budget := descriptors()
-	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed (default: the descriptor limit %d, less %d for the store's files and %d spare)", budget.limit, budget.storeFiles, spareDescriptors))
+	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed; by default the descriptor limit (%d here) less %d for the store's files and %d spare", budget.limit, budget.storeFiles, spareDescriptors))
 	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 4 memtables, at least 64; -1: no guard")
 	if err := parseFlags(fs, args); err != nil {
 		return err
