@@ -1,5 +1,6 @@
 // Types of laurel's HTTP API. Each interface is named after a schema of GET /openapi.json, and
-// the client's test checks that every schema and every operation there is here.
+// the client's tests check that every schema and every operation there is here, each with the
+// schema's fields, required or optional as there, and its enums.
 
 /** The API's error codes. */
 export type ErrorCode =
@@ -29,12 +30,14 @@ export declare class LaurelError extends globalThis.Error {
   retryAfter?: number;
 }
 
+export type Weekday = "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+
 export interface BoardSpec {
   order?: "desc" | "asc";
   mode?: "sum" | "best" | "last";
   windows?: string[];
   timezone?: string;
-  week_start?: string;
+  week_start?: Weekday;
   late_limit?: string;
   keep?: number;
   min_value?: number;
@@ -62,7 +65,7 @@ export interface Board {
   mode: "sum" | "best" | "last";
   windows: string[];
   timezone: string;
-  week_start: string;
+  week_start: Weekday;
   late_limit: string;
   keep: number;
   min_value?: number;
@@ -101,7 +104,6 @@ export interface Standing {
 }
 
 export interface EventResult {
-  board?: string;
   member: string;
   id?: string;
   status: "applied" | "duplicate";

@@ -35,6 +35,31 @@ test("every operation and schema of the OpenAPI file is in the client and its ty
   assert.deepEqual(declared.sort(), [...codes].sort());
 });
 
+test("each type of index.d.ts has the fields of its OpenAPI schema, required as there, enums alike", async () => {
+  const api = await client.openapi();
+  const dts = await readFile(new URL("../index.d.ts", import.meta.url), "utf8");
+  for (const [name, schema] of Object.entries(api.components.schemas)) {
+    if (!schema.properties) continue;
+    const block = new RegExp(`export interface ${name} \\{\\n([\\s\\S]*?)\\n\\}`).exec(dts);
+    assert.ok(block, `index.d.ts: no interface ${name}`);
+    // Its own fields: the lines indented by two spaces, "name: type;" or "name?: type;", a
+    // type alias (Weekday;) read as what it stands for.
+    const alias = (type) => new RegExp(`export type ${/^(\w+);$/.exec(type)?.[1]} =([^;]*);`).exec(dts)?.[1] ?? type;
+    const fields = new Map();
+    for (const m of block[1].matchAll(/^  (\w+)(\??): (.*)$/gm)) fields.set(m[1], { optional: m[2] === "?", type: alias(m[3]) });
+    assert.deepEqual([...fields.keys()].sort(), Object.keys(schema.properties).sort(), `${name}: fields`);
+    for (const [field, prop] of Object.entries(schema.properties)) {
+      const required = (schema.required ?? []).includes(field);
+      assert.equal(fields.get(field).optional, !required, `${name}.${field}: ${required ? "required" : "optional"} in the OpenAPI file`);
+      for (const value of prop.enum ?? []) {
+        assert.match(fields.get(field).type, new RegExp(`"${value}"`), `${name}.${field}: no "${value}"`);
+      }
+      const scalar = { string: "string", integer: "number", boolean: "boolean", array: "[]" }[prop.type];
+      if (scalar && !prop.enum) assert.ok(fields.get(field).type.includes(scalar), `${name}.${field}: ${fields.get(field).type}, not ${prop.type}`);
+    }
+  }
+});
+
 test("a board's life: write, read every way, retract, delete", async () => {
   const board = await newBoard();
   const info = await client.getBoard(board);
