@@ -2,7 +2,8 @@ package http
 
 import (
 	"net/http"
-	"time"
+
+	"github.com/laurel/laurel"
 )
 
 // whoamiRoute tells a client what its bearer may do, so that a console can tell a read key
@@ -20,7 +21,7 @@ type whoamiJSON struct {
 
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
 	if g := grantOf(r); g != nil {
-		out := whoamiJSON{Scope: "read", Member: g.member, Boards: g.boards, ExpiresAt: g.expires.UTC().Format(time.RFC3339)}
+		out := whoamiJSON{Scope: "read", Member: g.member, Boards: g.boards, ExpiresAt: laurel.FormatTime(g.expires.UnixMilli())}
 		if g.write {
 			out.Scope = "write"
 		}
