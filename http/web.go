@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	laureljs "github.com/laurel/laurel/clients/js"
 )
 
 // web holds the page laurel serves itself: one HTML shell for /, /boards/{board} and the admin
-// console at /admin, and the assets it loads. Plain files, no build step.
+// console at /admin, and the assets it loads, the JavaScript client (clients/js) among them as
+// laurel.js. Plain files, no build step.
 //
 //go:embed web
 var web embed.FS
@@ -66,6 +68,10 @@ func loadWeb() (string, webFile, map[string]webFile) {
 	if err != nil {
 		panic(err)
 	}
+	// The JavaScript client, as clients/js has it: the pages call the API through it.
+	all.Write([]byte("laurel.js"))
+	all.Write(laureljs.Source)
+	assets["laurel.js"] = file("laurel.js", laureljs.Source)
 	v := hex.EncodeToString(all.Sum(nil))[:16]
 	page, err := web.ReadFile("web/index.html")
 	if err != nil {

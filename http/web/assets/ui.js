@@ -1,7 +1,9 @@
-// What laurel's pages share: building elements, calling the API, the status line and a few
-// labels. The boards' pages (app.js) and the admin console (admin.js) take it from
-// window.laurelUI. No framework, no build step.
-'use strict';
+// What laurel's pages share: building elements, calling the API (through the JavaScript
+// client, clients/js, which laurel serves as laurel.js), the status line and a few labels.
+// The boards' pages (app.js) and the admin console (admin.js) take it from window.laurelUI.
+// No framework, no build step.
+import { Laurel, LaurelError } from './laurel.js';
+
 window.laurelUI = (() => {
   const statusEl = document.getElementById('status');
   const num = new Intl.NumberFormat();
@@ -30,39 +32,24 @@ window.laurelUI = (() => {
     }
   }
 
-  class ApiError extends Error {
-    constructor(status, code, message, field) {
-      super(message);
-      this.status = status;
-      this.code = code;
-      this.field = field || '';
-    }
-  }
-
   // request calls the API with key as its bearer and returns the answer's JSON (null for
-  // 204), or throws an ApiError carrying the API's error code and field.
+  // 204), or throws the client's LaurelError, carrying the API's error code and field (status
+  // 0 when the server cannot be reached). Empty parameters are left out. The pages retry by
+  // themselves (polling, the stream's reconnects), so the client does not.
   async function request(method, path, { params, body, key } = {}) {
-    const u = new URL(path, location.origin);
+    const query = {};
     for (const [k, v] of Object.entries(params || {})) {
-      if (v !== undefined && v !== null && v !== '') u.searchParams.set(k, v);
+      if (v !== undefined && v !== null && v !== '') query[k] = v;
     }
-    const headers = {};
-    if (key) headers.Authorization = 'Bearer ' + key;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    let res;
+    const client = new Laurel({ url: location.origin, key: key || undefined, retries: 0,
+      fetch: (u, o) => fetch(u, { ...o, cache: 'no-store' }) });
     try {
-      res = await fetch(u, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+      const out = await client.request(method, path, { query, body });
+      return out === undefined ? null : out;
     } catch (err) {
-      throw new ApiError(0, 'network', 'the server cannot be reached');
+      if (err instanceof LaurelError && err.status === 0) err.message = 'The server cannot be reached.';
+      throw err;
     }
-    if (res.status === 204) return null;
-    let out = null;
-    try { out = await res.json(); } catch (err) { /* not JSON */ }
-    if (!res.ok) {
-      const e = (out && out.error) || {};
-      throw new ApiError(res.status, e.code || 'http_' + res.status, e.message || res.statusText, e.field);
-    }
-    return out;
   }
 
   function setStatus(state, text) {
@@ -97,5 +84,5 @@ window.laurelUI = (() => {
     return u ? `${num.format(v)} ${u}` : num.format(v);
   }
 
-  return { num, enc, h, svg, ApiError, request, setStatus, say, windowLabel, describe, scoreText };
+  return { num, enc, h, svg, request, setStatus, say, windowLabel, describe, scoreText };
 })();
