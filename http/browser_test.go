@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/log"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -250,6 +252,21 @@ func TestBrowser(t *testing.T) {
 		if err := chromedp.Do(tab.ctx, chromedp.EmulateViewport(1200, 900)); err != nil {
 			t.Fatal(err)
 		}
+		// The page's clock is the server's (the fake one of the test), so that the week counts
+		// down to its end rather than having ended days ago on the machine's clock.
+		if err := chromedp.Do(tab.ctx, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
+				Source: fmt.Sprintf(`(() => {
+					const Real = Date, offset = %d - Real.now();
+					globalThis.Date = class extends Real {
+						constructor(...a) { super(...(a.length ? a : [Real.now() + offset])); }
+						static now() { return Real.now() + offset; }
+					};
+				})()`, s.clock.Now())})
+			return err
+		})); err != nil {
+			t.Fatal(err)
+		}
 		// grace is on the first page: the page shows it live, grace highlighted, her chart aside.
 		tab.open(s.url + "/boards/puzzles?member=grace")
 		tab.waitView("week||0|25|")
@@ -259,6 +276,9 @@ func TestBrowser(t *testing.T) {
 		s.do("POST", "/v1/boards/puzzles/events", map[string]any{"events": []map[string]any{
 			{"member": "grace", "value": 45}, {"member": "barbara", "value": 40}}}).must(t, 200)
 		tab.wait(`document.querySelector('#rows > li.row.me[data-member="grace"][data-rank="2"] .move.up') && document.querySelector('#rows > li.row[data-member="barbara"][data-rank="5"]')`)
+		if c := evalJS[string](tab, `document.getElementById('countdown').textContent`); !strings.HasPrefix(c, "Ends in ") {
+			t.Errorf("countdown %q on the server's clock", c)
+		}
 		time.Sleep(1500 * time.Millisecond) // let the glide and the highlights end
 		png, err := chromedp.Run(tab.ctx, chromedp.CaptureScreenshot())
 		if err != nil {
