@@ -107,7 +107,13 @@ func TestBrowserAdmin(t *testing.T) {
 			tab.submit("member-search", map[string]string{"member-q": member})
 			tab.wait(fmt.Sprintf(`document.querySelector('#member-out .member-card[data-member=%q]')`, member))
 		}
+		// m30 plays on a second board too: the lookup goes across boards.
+		e.do("PUT", "/v1/boards/duel", map[string]any{"windows": []string{"all"}}).must(t, 201)
+		e.do("POST", "/v1/boards/duel/events", map[string]any{"events": []map[string]any{{"member": "m01", "value": 9}, {"member": "m30", "value": 4}}}).must(t, 200)
 		look("m30")
+		if got := evalJS[string](tab, `document.querySelector('#member-boards tr[data-board="duel"] li[data-window="all"] b').textContent`); got != "#2 · 4" {
+			t.Errorf("m30 on the second board: %q, want #2 · 4", got)
+		}
 		// Its standing in each window of each board is the API's.
 		for _, w := range []string{"all", "week", "day"} {
 			entry := e.do("GET", "/v1/boards/arena/members/m30?window="+w, nil).must(t, 200)

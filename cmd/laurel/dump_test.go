@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -69,8 +70,17 @@ func TestExportImport(t *testing.T) {
 	}
 	fresh := filepath.Join(t.TempDir(), "new")
 	stderr.Reset()
-	if code := run(context.Background(), []string{"import", "-data", fresh, "-i", back}, io.Discard, &stderr); code != 0 {
+	every := progressEvery
+	progressEvery = 0 // a progress line at every read: the dump is small
+	code := run(context.Background(), []string{"import", "-data", fresh, "-i", back}, io.Discard, &stderr)
+	progressEvery = every
+	if code != 0 {
 		t.Fatalf("import into a new embedded store: exit %d, %s", code, stderr.String())
+	}
+	// Off a terminal, its two passes show as plain lines, as docs/operations.md says.
+	if progress := regexp.MustCompile(`(?m)^(checking the dump|importing): [0-9.]+ MiB of [0-9.]+ MiB \(\d+%\)$`).FindAllStringSubmatch(stderr.String(), -1); len(progress) < 2 ||
+		progress[0][1] != "checking the dump" || progress[len(progress)-1][1] != "importing" || strings.ContainsAny(stderr.String(), "\r\x1b") {
+		t.Fatalf("import's progress: %q", stderr.String())
 	}
 	stderr.Reset()
 	if code := run(context.Background(), []string{"import", "-data", fresh, "-i", back}, io.Discard, &stderr); code != 1 {
