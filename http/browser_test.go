@@ -228,6 +228,9 @@ func TestBrowser(t *testing.T) {
 		if href := evalJS[string](tab, `document.querySelector('#notice a').getAttribute('href')`); href != "/" {
 			t.Errorf("the way back: %q", href)
 		}
+		if state := evalJS[string](tab, `document.getElementById('status').dataset.state`); state == "error" {
+			t.Error("a missing board shows the server's status as an error")
+		}
 	})
 
 	t.Run("Key", func(t *testing.T) {

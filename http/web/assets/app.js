@@ -763,10 +763,11 @@
           notice.append(h('a', { href: withKey('/'), text: 'See all boards' }));
           controls.hidden = true;
           pager.hidden = true;
+          setStatus('idle'); // nothing failed: the notice says it all
         } else {
           say(notice, explain(err));
+          setStatus('error', err.status === 0 ? 'Offline' : 'Error');
         }
-        setStatus('error', err.status === 0 ? 'Offline' : 'Error');
         app.setAttribute('aria-busy', 'false');
         if (first) setTimeout(() => loadMeta(true), 10000);
         return;
