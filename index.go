@@ -9,33 +9,48 @@ import (
 // per open span of each window (an open calendar period, all, a rolling window's current
 // span), each holding the (score, reached_at) of the members ranked there, hidden members
 // left out. It is derived: the store keeps the truth, and its store writes the index after
-// each commit, one step per board, and can rebuild it from the store at any time.
+// each commit, and can rebuild it from the store at any time.
 //
-// With each step the index records the board's version, which the store counts too, and
-// optionally the board's state, opaque bytes the store needs to resolve a read without the
-// store. A step names the version it follows, so that a step lost in a crash is noticed and
-// a late one is refused rather than applied out of order.
+// A board's members are split into shards (ShardOf), and each shard of a board is a part of
+// the index of its own: its own sets, its own version, changed by steps of its own, so that
+// the shards of one board change in parallel (and may live on different nodes of a Redis
+// Cluster). A shard's version counts its steps; a step names the version it follows, so that
+// a step lost in a crash is noticed and a late one is refused rather than applied out of
+// order. Shard 0 also holds the board's state, opaque bytes the store needs to resolve a read
+// without the store, stamped with the version of the step that recorded it; every other
+// shard records the stamp of the state its sets follow. A read checks the stamp of each shard
+// it reads, so that it never mixes a state with sets of another.
 type Index interface {
-	// Apply changes a board's sets in one atomic step: it checks that the index is at
+	// Apply changes one shard of a board in one atomic step: it checks that the shard is at
 	// u.After, drops the sets of u.Drops, makes the changes of u.Changes in order, and
-	// records u.Version and, when u.State is not nil, the state with u.Version as its stamp.
-	// Afterwards it reads the entries of u.Read, and tells subscribers that the board
-	// changed. When the index is not at u.After it changes nothing and returns
-	// ErrIndexStale. An index that holds nothing of the board is at version 0. Versions
-	// below 0 are fences: a rebuild in progress sets one with its first chunk and names it
-	// in the next, so that a flush or another rebuild meanwhile makes it start again.
-	Apply(ctx context.Context, board string, order Order, u IndexUpdate) ([]IndexEntry, error)
-	// State returns the board's state and its stamp, and the version of the last step; ok is
-	// false when the index holds no state of the board (none was ever recorded, the board
-	// was deleted, the index lost it, or a rebuild has not recorded it yet).
+	// records u.Version; when u.State is not nil (shard 0 only) it records the state,
+	// stamped u.Stamp (u.Version when 0), and otherwise, when u.Stamp is not 0, u.Stamp as
+	// the shard's stamp. Afterwards it reads the entries of u.Read, ranked within the shard, and tells
+	// subscribers that the board changed. When the shard is not at u.After it changes
+	// nothing and returns ErrIndexStale. A shard that holds nothing is at version 0.
+	// Versions below 0 are fences: a rebuild in progress sets one with its first chunk and
+	// names it in the next, so that a flush or another rebuild meanwhile makes it start
+	// again.
+	Apply(ctx context.Context, board string, sh Shard, order Order, u IndexUpdate) ([]IndexEntry, error)
+	// State returns the board's state and its stamp, and the version of shard 0; ok is false
+	// when the index holds no state of the board (none was ever recorded, the board was
+	// deleted, the index lost it, or a rebuild has not recorded it yet).
 	State(ctx context.Context, board string) (s IndexState, ok bool, err error)
-	// Ranking reads one set of the board as of the state stamped stamp: its reads return
-	// ErrIndexStale once a step has set another state. Its ranks count the set's members.
-	Ranking(ctx context.Context, board string, order Order, set IndexSet, stamp int64) Ranking
-	// Totals returns how many members each set holds, as of the state stamped stamp.
-	Totals(ctx context.Context, board string, sets []IndexSet, stamp int64) ([]int, error)
-	// Delete removes everything the index holds of a board.
-	Delete(ctx context.Context, board string) error
+	// Versions returns the version and stamp of each of a board's count shards.
+	Versions(ctx context.Context, board string, count int) ([]IndexVersion, error)
+	// Ranking reads one set of a shard as of the state stamped stamp: its reads return
+	// ErrIndexStale once the shard follows another state. Its ranks count the shard's
+	// members of the set.
+	Ranking(ctx context.Context, board string, sh Shard, order Order, set IndexSet, stamp int64) ShardRanking
+	// Before counts, for each key, the entries of the key's set in the shard that rank before
+	// it (by score, reached_at and member), as of the state stamped stamp.
+	Before(ctx context.Context, board string, sh Shard, order Order, stamp int64, keys []IndexKey) ([]int, error)
+	// Totals returns how many members each set holds in the shard, as of the state stamped
+	// stamp.
+	Totals(ctx context.Context, board string, sh Shard, sets []IndexSet, stamp int64) ([]int, error)
+	// Delete removes everything the index holds of one shard of a board (of shard 0: the
+	// board's state too).
+	Delete(ctx context.Context, board string, sh Shard) error
 
 	// Publish tells the subscribers of every node that something changed that may show on
 	// any board (a profile, a hidden mark).
@@ -62,8 +77,21 @@ type IndexSet struct {
 // IndexState is what the index recorded of a board.
 type IndexState struct {
 	State   []byte
-	Stamp   int64 // the version of the step that recorded State
-	Version int64 // the version of the last step
+	Stamp   int64 // the version of shard 0's step that recorded State
+	Version int64 // the version of shard 0's last step
+}
+
+// IndexVersion is where a shard of a board is: the version of its last step and the stamp of
+// the state its sets follow (0 and 0 when it holds nothing).
+type IndexVersion struct {
+	Version, Stamp int64
+}
+
+// IndexKey is an entry's place in a set, to count the entries before it.
+type IndexKey struct {
+	Set       IndexSet
+	Score, At int64
+	Member    string
 }
 
 // IndexChange puts a member in a set with a score and reached_at, or removes it from the set
@@ -89,9 +117,11 @@ type IndexEntry struct {
 
 // IndexUpdate is one step of Index.Apply.
 type IndexUpdate struct {
-	After   int64 // the version the index must be at
+	After   int64 // the version the shard must be at
 	Version int64 // the version it is at afterwards, at least After (equal while rebuilding)
 	State   []byte
+	Stamp   int64 // when not 0: the stamp of the state the shard follows (of State, when given)
+	Quiet   bool  // subscribers are not told: another shard's step of the same write tells them
 	Drops   []IndexSet
 	Changes []IndexChange
 	Read    []IndexRead

@@ -11,10 +11,14 @@ import (
 
 // advance brings a board to the step's now, if its deadline has passed: calendar periods
 // whose late_limit has passed since their end are frozen with their ranks (and the oldest
-// dropped beyond keep), and rolling windows move to the span of now.
+// dropped beyond keep), and rolling windows move to the span of now. That changes the
+// board's state, which only a step holding the whole board may do.
 func (s *step) advance(b *boardStep) error {
 	if !b.st.due(s.now) {
 		return nil
+	}
+	if !b.whole {
+		return &needWhole{b.id}
 	}
 	for i := range b.st.Windows {
 		ws := &b.st.Windows[i]

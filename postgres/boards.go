@@ -17,7 +17,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 		return laurel.BoardInfo{}, false, err
 	}
 	var created bool
-	err := e.write(ctx, []string{id}, func(s *step) error {
+	err := e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
 		b := s.boards[id]
 		if b.st == nil {
 			cfg, err := spec.Apply(id, nil, s.now)
@@ -25,7 +25,8 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 				return err
 			}
 			created = true
-			b.st, b.stateChanged = newState(cfg, s.now), true
+			b.st, b.stateChanged = newState(cfg, e.opts.Shards, s.now), true
+			b.makeShards()
 			return nil
 		}
 		if err := s.advance(b); err != nil {
@@ -169,21 +170,21 @@ func (s *step) freezeEntries(b *boardStep, ws *windowState, p laurel.Period, ent
 }
 
 // boardTables are the tables that hold a board's rows.
-var boardTables = []string{"laurel_events", "laurel_aggs", "laurel_closed", "laurel_frozen", "laurel_history", "laurel_boards"}
+var boardTables = []string{"laurel_events", "laurel_aggs", "laurel_closed", "laurel_frozen", "laurel_history", "laurel_shards", "laurel_boards"}
 
 // DeleteBoard erases a board and everything of it.
 func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
-	return e.write(ctx, []string{id}, func(s *step) error {
+	return e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
 		b, err := s.board(id)
 		if err != nil {
 			return err
 		}
 		// The index goes first: a read that finds no state asks the store, which answers
 		// once this step is done, so no read serves the board from the index after it.
-		if err := e.index.Delete(ctx, id); err != nil {
+		if err := e.deleteIndex(ctx, id, b.st.shards()); err != nil {
 			return err
 		}
 		for _, table := range boardTables {

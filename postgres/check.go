@@ -31,13 +31,18 @@ func (e *Store) Check(ctx context.Context) error {
 
 func (e *Store) checkBoard(ctx context.Context, id string) error {
 	var raw []byte
-	var version int64
-	if err := e.pool.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &version); err != nil {
+	var stamp int64
+	var versions []int64
+	if err := e.pool.QueryRow(ctx, `SELECT b.state, b.version, array(SELECT s.version FROM laurel_shards s WHERE s.board = b.id ORDER BY s.shard)
+		FROM laurel_boards b WHERE b.id = $1`, id).Scan(&raw, &stamp, &versions); err != nil {
 		return err
 	}
 	st, err := decodeState(id, raw)
 	if err != nil {
 		return err
+	}
+	if len(versions) != st.shards() {
+		return fmt.Errorf("the store has %d shards of the board, its state says %d", len(versions), st.shards())
 	}
 	is, ok, err := e.index.State(ctx, id)
 	switch {
@@ -45,10 +50,19 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 		return err
 	case !ok:
 		return fmt.Errorf("the index has no state")
-	case is.Version != version:
-		return fmt.Errorf("the index is at version %d, the store at %d", is.Version, version)
+	case is.Stamp != stamp:
+		return fmt.Errorf("the index's state is stamped %d, the store's %d", is.Stamp, stamp)
 	case !bytes.Equal(is.State, raw):
 		return fmt.Errorf("the index's state differs from the store's:\n index %s\n store %s", is.State, raw)
+	}
+	vs, err := e.index.Versions(ctx, id, st.shards())
+	if err != nil {
+		return err
+	}
+	for i, v := range vs {
+		if v.Version != versions[i] || v.Stamp != stamp {
+			return fmt.Errorf("shard %d of the index is at version %d stamped %d, the store's at %d stamped %d", i, v.Version, v.Stamp, versions[i], stamp)
+		}
 	}
 	stored, err := e.storedAggs(ctx, id)
 	if err != nil {
@@ -85,23 +99,42 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 					entries = append(entries, laurel.Entry{Member: k.member, Score: v.score, ReachedAt: v.at})
 				}
 			}
-			wantPage, _ := laurel.NewSortedRanking(st.cfg.Order, entries).Page(1, len(entries))
 			set, _ := ws.indexSet(sp)
-			r := e.index.Ranking(ctx, id, st.cfg.Order, set, is.Stamp)
-			total, err := r.Total()
-			if err != nil {
-				return err
+			// Each shard holds its members, and the shards merged rank them all.
+			parts := make([][]laurel.Entry, st.shards())
+			for _, en := range entries {
+				i := laurel.ShardOf(en.Member, st.shards())
+				parts[i] = append(parts[i], en)
 			}
-			got, err := r.Page(1, max(total, 1))
-			if err != nil {
-				return err
+			for i, part := range parts {
+				what := fmt.Sprintf("shard %d of set %v", i, set)
+				if err := sameRanking(what, e.index.Ranking(ctx, id, st.shard(i), st.cfg.Order, set, stamp), st.cfg.Order, part); err != nil {
+					return err
+				}
 			}
-			if !slices.EqualFunc(got, wantPage, func(a, b laurel.Entry) bool {
-				return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.ReachedAt == b.ReachedAt
-			}) || total != len(wantPage) {
-				return fmt.Errorf("set %v of the index holds %d: %v\nthe store: %v", set, total, got, wantPage)
+			if err := sameRanking(fmt.Sprintf("set %v", set), e.openRanking(ctx, st, set, stamp), st.cfg.Order, entries); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// sameRanking compares a ranking of the index with the entries the store holds.
+func sameRanking(what string, r laurel.Ranking, o laurel.Order, entries []laurel.Entry) error {
+	want, _ := laurel.NewSortedRanking(o, slices.Clone(entries)).Page(1, len(entries))
+	total, err := r.Total()
+	if err != nil {
+		return err
+	}
+	got, err := r.Page(1, max(total, 1))
+	if err != nil {
+		return err
+	}
+	if total != len(want) || !slices.EqualFunc(got, want, func(a, b laurel.Entry) bool {
+		return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.ReachedAt == b.ReachedAt
+	}) {
+		return fmt.Errorf("%s of the index holds %d: %v\nthe store: %v", what, total, got, want)
 	}
 	return nil
 }

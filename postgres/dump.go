@@ -217,12 +217,12 @@ func (e *Store) importBoard(ctx context.Context, r *laurel.DumpReader, board *la
 	cfg := *r.Board()
 	var next laurel.DumpRecord
 	var nextErr error
-	err := e.write(ctx, []string{board.ID}, func(s *step) error {
+	err := e.write(ctx, []target{wholeBoard(board.ID)}, func(s *step) error {
 		b := s.boards[board.ID]
 		if b.st != nil {
 			return laurel.DumpError(r.Line(), "board %q exists already", board.ID)
 		}
-		st := newState(cfg, s.now)
+		st := newState(cfg, e.opts.Shards, s.now)
 		for i := range st.Windows {
 			if m, ok := board.Marks[st.Windows[i].Name]; ok {
 				st.Windows[i].Marks = m
@@ -245,6 +245,7 @@ func (e *Store) importBoard(ctx context.Context, r *laurel.DumpReader, board *la
 		if err := in.flush(); err != nil {
 			return err
 		}
+		b.makeShards() // numbering events above the dump's
 		for i := range st.Windows {
 			ws := &st.Windows[i]
 			slices.SortFunc(ws.Closed, func(a, b closedPeriod) int { return cmp.Compare(b.Start, a.Start) }) // newest first
@@ -317,7 +318,7 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 		if ev.ID != "" {
 			id = &ev.ID
 		}
-		b.seq = max(b.seq, int64(ev.Seq))
+		b.seqFloor = max(b.seqFloor, int64(ev.Seq))
 		return in.queue("laurel_events", eventCols, b.id, int64(ev.Seq), ev.Member, ev.Value, ev.TS, id, ev.Retracted)
 	case rec.Agg != nil:
 		a := rec.Agg

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,8 +18,8 @@ import (
 
 // Submit applies events atomically: every event is validated and staged on top of the ones
 // before it, and one bad event rejects the whole batch with its index in the error's field.
-// Submits to the same boards that arrive while one is being written are written together,
-// in one step (see submits).
+// Submits to the same shards that arrive while one is being written are written together,
+// in one step (see submits); submits to other shards of the same board, in parallel.
 func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
 	if err := laurel.ValidateEvents(events); err != nil {
 		return nil, err
@@ -29,9 +30,24 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 			boards = append(boards, events[i].Board)
 		}
 	}
-	slices.Sort(boards)
+	counts, err := e.counts(ctx, boards)
+	if err != nil {
+		return nil, e.unavailable("write", err)
+	}
+	var shards []string // the shards the submit writes, as board and shard
+	for i := range events {
+		ev := &events[i]
+		sh := ev.Board + "\x00*" // a board that does not exist is locked whole
+		if n := counts[ev.Board]; n > 0 {
+			sh = ev.Board + "\x00" + strconv.Itoa(laurel.ShardOf(ev.Member, n))
+		}
+		if !slices.Contains(shards, sh) {
+			shards = append(shards, sh)
+		}
+	}
+	slices.Sort(shards)
 	req := &submitReq{ctx: ctx, events: events, opts: opts, results: make([]laurel.EventResult, len(events)), done: make(chan struct{})}
-	e.submits.add(e, strings.Join(boards, "\x00"), boards, req)
+	e.submits.add(e, strings.Join(shards, "\x01"), req)
 	<-req.done
 	if req.err != nil {
 		return nil, req.err
@@ -39,13 +55,13 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 	return req.results, nil
 }
 
-// submits groups the submits of this store to the same boards: the first to arrive writes
+// submits groups the submits of this store to the same shards: the first to arrive writes
 // the ones queued behind it in the same step, so that they share its locks, round trips and
 // commit. Under load a step then carries many requests; alone, a request is its own step.
 type submits struct {
 	mu      sync.Mutex
-	pending map[string][]*submitReq // by set of boards
-	leading map[string]bool         // a group of those boards is being written
+	pending map[string][]*submitReq // by set of shards
+	leading map[string]bool         // a group of those shards is being written
 }
 
 type submitReq struct {
@@ -67,9 +83,9 @@ const maxGroupEvents = 2000
 // stepTimeout bounds a group's step, which no caller's context does.
 const stepTimeout = time.Minute
 
-// add queues req, and writes it, with what queues behind it, unless a group of its boards
+// add queues req, and writes it, with what queues behind it, unless a group of its shards
 // is being written: then that writer takes it next.
-func (q *submits) add(e *Store, key string, boards []string, req *submitReq) {
+func (q *submits) add(e *Store, key string, req *submitReq) {
 	q.mu.Lock()
 	if q.pending == nil {
 		q.pending, q.leading = make(map[string][]*submitReq), make(map[string]bool)
@@ -81,11 +97,11 @@ func (q *submits) add(e *Store, key string, boards []string, req *submitReq) {
 	}
 	q.leading[key] = true
 	q.mu.Unlock()
-	q.lead(e, key, boards)
+	q.lead(e, key)
 }
 
-// lead writes groups of the requests queued for boards until none is left.
-func (q *submits) lead(e *Store, key string, boards []string) {
+// lead writes groups of the requests queued for a set of shards until none is left.
+func (q *submits) lead(e *Store, key string) {
 	for {
 		q.mu.Lock()
 		queue := q.pending[key]
@@ -106,7 +122,7 @@ func (q *submits) lead(e *Store, key string, boards []string) {
 			return
 		}
 		q.mu.Unlock()
-		e.submitGroup(boards, group)
+		e.submitGroup(group)
 		for _, r := range group {
 			close(r.done)
 		}
@@ -115,17 +131,30 @@ func (q *submits) lead(e *Store, key string, boards []string) {
 
 // submitGroup writes a group of submits in one step. A request that fails leaves no trace
 // and fails alone; a step that fails fails them all.
-func (e *Store) submitGroup(boards []string, group []*submitReq) {
+func (e *Store) submitGroup(group []*submitReq) {
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
 	// others' writes. A database that stops answering fails it after stepTimeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), stepTimeout)
 	defer cancel()
+	var targets []target
+	for _, r := range group {
+		for i := range r.events {
+			ev := &r.events[i]
+			k := slices.IndexFunc(targets, func(t target) bool { return t.board == ev.Board })
+			if k < 0 {
+				targets, k = append(targets, target{board: ev.Board}), len(targets)
+			}
+			targets[k].members = append(targets[k].members, ev.Member)
+		}
+	}
 	var history []historyRow
 	var ok []*submitReq // the requests staged
-	err := e.write(ctx, boards, func(s *step) error {
+	err := e.write(ctx, targets, func(s *step) error {
+		// The step may run again (with more locked): it starts from nothing each time.
+		history, ok = nil, nil
 		s.ops = len(group)
-		for _, id := range boards {
-			if b := s.boards[id]; b.st != nil {
+		for _, t := range targets {
+			if b := s.boards[t.board]; b.st != nil {
 				if err := s.advance(b); err != nil {
 					return err
 				}
@@ -140,7 +169,12 @@ func (e *Store) submitGroup(boards []string, group []*submitReq) {
 		}
 		var members []string
 		for _, r := range group {
-			if r.err = s.stageRequest(r); r.err == nil {
+			r.err = s.stageRequest(r)
+			if whole := (*needWhole)(nil); errors.As(r.err, &whole) {
+				r.err = nil
+				return whole
+			}
+			if r.err == nil {
 				ok = append(ok, r)
 				for i := range r.events {
 					members = append(members, r.events[i].Member)
@@ -281,7 +315,8 @@ func (s *step) prefetchEvents(events []laurel.Event) error {
 			}
 		}
 	}
-	for id, n := range needs {
+	for _, id := range slices.Sorted(maps.Keys(needs)) { // ids lock board by board, in order
+		n := needs[id]
 		b := s.boards[id]
 		if err := s.readIDs(b, n.ids); err != nil {
 			return err
@@ -305,7 +340,20 @@ func (s *step) readIDs(b *boardStep, ids []string) error {
 	if len(ask) == 0 {
 		return nil
 	}
-	rows, err := s.tx.Query(s.ctx, "SELECT id, seq, member, value, ts FROM laurel_events WHERE board = $1 AND id = ANY($2) AND NOT retracted", b.id, ask)
+	var batch pgx.Batch
+	if !b.whole { // another shard's write may use the same ids (locks.go, idLockKeys)
+		hi, lo := idLockKeys(s.e.ns, b.id, ask)
+		batch.Queue("SELECT pg_advisory_xact_lock(k.hi, k.lo) FROM unnest($1::int[], $2::int[]) AS k(hi, lo)", hi, lo)
+	}
+	batch.Queue("SELECT id, seq, member, value, ts FROM laurel_events WHERE board = $1 AND id = ANY($2) AND NOT retracted", b.id, ask)
+	br := s.tx.SendBatch(s.ctx, &batch)
+	defer br.Close()
+	if !b.whole {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("postgres: lock ids: %w", err)
+		}
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return fmt.Errorf("postgres: read ids: %w", err)
 	}
@@ -342,8 +390,12 @@ func (s *step) stageEvent(in *laurel.Event, imported bool) (status string, seq, 
 			return "", 0, 0, laurel.ErrIDConflict(in.ID)
 		}
 	}
-	b.seq++
-	seq = b.seq
+	_, sh, err := b.shardOf(in.Member)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	sh.seq += int64(b.st.shards())
+	seq = sh.seq
 	if err := laurel.StageEvent(&b.st.cfg, staged{s, b}, in.Member, in.Value, ts, uint64(seq), s.now); err != nil {
 		return "", 0, 0, err
 	}
@@ -390,33 +442,57 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 	if err := laurel.ValidateRetract(boardID, id); err != nil {
 		return err
 	}
-	return e.write(ctx, []string{boardID}, func(s *step) error {
-		b, err := s.board(boardID)
-		if err != nil {
+	// The event's member says which shard to lock; under the lock the event is read again, as
+	// the id may have been retracted and used by another member meanwhile.
+	for range maxStarts {
+		var member string
+		err := e.pool.QueryRow(ctx, "SELECT member FROM laurel_events WHERE board = $1 AND id = $2 AND NOT retracted", boardID, id).Scan(&member)
+		if errors.Is(err, pgx.ErrNoRows) {
+			member = id // no such event: any shard will say so, under its lock
+		} else if err != nil {
+			return e.unavailable("write", fmt.Errorf("postgres: retract: %w", err))
+		}
+		err = e.write(ctx, []target{{board: boardID, members: []string{member}}}, func(s *step) error {
+			b, err := s.board(boardID)
+			if err != nil {
+				return err
+			}
+			if err := s.advance(b); err != nil {
+				return err
+			}
+			if err := s.readIDs(b, []string{id}); err != nil {
+				return err
+			}
+			held := b.ids[id]
+			if held == nil {
+				return laurel.FieldErrorf(laurel.ENotFound, "id", "no event with id %q on board %q", id, boardID)
+			}
+			if _, _, err := b.shardOf(held.member); err != nil {
+				return errRetractAgain
+			}
+			ev := *held
+			if _, err := s.tx.Exec(ctx, "UPDATE laurel_events SET retracted = true WHERE board = $1 AND seq = $2", boardID, ev.seq); err != nil {
+				return fmt.Errorf("postgres: retract: %w", err)
+			}
+			if _, err := s.tx.Exec(ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2 AND seq = $3", boardID, ev.member, ev.seq); err != nil {
+				return fmt.Errorf("postgres: retract: %w", err)
+			}
+			rest, err := s.memberEvents(boardID, ev.member)
+			if err != nil {
+				return err
+			}
+			return laurel.Recompute(&b.st.cfg, staged{s, b}, ev.member, ev.ts, counted(rest), s.now)
+		})
+		if !errors.Is(err, errRetractAgain) {
 			return err
 		}
-		if err := s.advance(b); err != nil {
-			return err
-		}
-		var ev storedEvent
-		err = s.tx.QueryRow(ctx, "UPDATE laurel_events SET retracted = true WHERE board = $1 AND id = $2 AND NOT retracted RETURNING seq, member, value, ts",
-			boardID, id).Scan(&ev.seq, &ev.member, &ev.value, &ev.ts)
-		if err == pgx.ErrNoRows {
-			return laurel.FieldErrorf(laurel.ENotFound, "id", "no event with id %q on board %q", id, boardID)
-		}
-		if err != nil {
-			return fmt.Errorf("postgres: retract: %w", err)
-		}
-		if _, err := s.tx.Exec(ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2 AND seq = $3", boardID, ev.member, ev.seq); err != nil {
-			return fmt.Errorf("postgres: retract: %w", err)
-		}
-		rest, err := s.memberEvents(boardID, ev.member)
-		if err != nil {
-			return err
-		}
-		return laurel.Recompute(&b.st.cfg, staged{s, b}, ev.member, ev.ts, counted(rest), s.now)
-	})
+	}
+	return laurel.Errorf(laurel.EUnavailable, "the event %q kept changing while it was retracted; try again", id)
 }
+
+// errRetractAgain ends a retraction that locked the shard of another member than the one
+// whose event holds the id now.
+var errRetractAgain = errors.New("postgres: the id is another member's now")
 
 // memberEvents returns the member's counted events on a board, in arrival order.
 func (s *step) memberEvents(board, member string) ([]storedEvent, error) {

@@ -76,7 +76,7 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
-	return e.everywhere(ctx, func(s *step, boards []string) error {
+	return e.everywhere(ctx, member, func(s *step, boards []string) error {
 		var was bool
 		if err := s.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_hidden WHERE member = $1)", member).Scan(&was); err != nil {
 			return fmt.Errorf("postgres: hide: %w", err)
@@ -106,7 +106,6 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 				if v := b.aggs[k]; v.present {
 					set, _ := b.st.window(k.win).indexSet(k.span)
 					b.extra = append(b.extra, laurel.IndexChange{Set: set, Member: member, Score: v.score, At: v.at, Remove: hide})
-					b.ranked = true
 				}
 			}
 		}
@@ -114,16 +113,20 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 	})
 }
 
-// everywhere runs fn as a step over every board (every board the member could be on, for a
-// hide or a deletion), passing the boards that have events of the member. A board created
+// everywhere runs fn as a step over the member's shard of every board (every board the member
+// could be on, for a hide or a deletion), passing the boards that exist. A board created
 // meanwhile makes it start again with that board locked too.
-func (e *Store) everywhere(ctx context.Context, fn func(s *step, boards []string) error) error {
+func (e *Store) everywhere(ctx context.Context, member string, fn func(s *step, boards []string) error) error {
 	for {
 		all, err := e.boardIDs(ctx, e.pool)
 		if err != nil {
-			return err
+			return e.unavailable("write", err)
 		}
-		err = e.write(ctx, all, func(s *step) error {
+		targets := make([]target, len(all))
+		for i, id := range all {
+			targets[i] = target{board: id, members: []string{member}}
+		}
+		err = e.write(ctx, targets, func(s *step) error {
 			now, err := e.boardIDs(ctx, s.tx)
 			if err != nil {
 				return err
@@ -153,6 +156,9 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
+// BoardIDs lists the ids of every board in the store, sorted.
+func (e *Store) BoardIDs(ctx context.Context) ([]string, error) { return e.boardIDs(ctx, e.pool) }
+
 func (e *Store) boardIDs(ctx context.Context, q querier) ([]string, error) {
 	rows, err := q.Query(ctx, "SELECT id FROM laurel_boards ORDER BY id")
 	if err != nil {
@@ -180,7 +186,7 @@ func (e *Store) DeleteMember(ctx context.Context, member string) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
-	return e.everywhere(ctx, func(s *step, boards []string) error {
+	return e.everywhere(ctx, member, func(s *step, boards []string) error {
 		if err := s.readHidden([]string{member}); err != nil {
 			return err
 		}

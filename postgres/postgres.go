@@ -5,14 +5,16 @@
 //
 // # How a write becomes durable and visible
 //
-// A write locks the boards it touches (a session advisory lock per board, always taken in one
-// order), stages its changes in one PostgreSQL transaction, commits it, applies what changed
-// in the rankings to the index as one step per board, and only then unlocks and answers. So
-// each board's steps reach the index in the order they were committed, and the index never
-// shows what the store could still lose. Every step carries the board's version, counted in
-// the store too: a step lost in a crash between the commit and the index is noticed by the
-// next write, the next read that finds no state, or the store's maintenance, and the board's
-// index is rebuilt from the store.
+// A board's members are split into shards (laurel.ShardOf). A write locks the shards it
+// touches (a session advisory lock per shard, always taken in one order; locks.go), or the
+// whole board when it changes the board's state, stages its changes in one PostgreSQL
+// transaction, commits it, applies what changed in the rankings to the index as one step per
+// shard, and only then unlocks and answers. So each shard's steps reach the index in the order
+// they were committed, the index never shows what the store could still lose, and writes to
+// different shards of one board run in parallel, on one store or many. Every step carries the
+// shard's version, counted in the store too: a step lost in a crash between the commit and
+// the index is noticed by the next write, the next read that finds no state, or the store's
+// maintenance, and the shard's index (or the board's) is rebuilt from the store.
 //
 // # How a read is answered
 //
@@ -20,16 +22,15 @@
 // periods are open, which closed ones are kept, and the next instant the board has work
 // (a period to close, a rolling bucket to leave). A read takes the state from the index,
 // catches the board up first if that instant has passed, and reads the set of the span it
-// wants, checking in the same round trip that the state has not changed since. Closed periods
-// are read from the store, frozen with their ranks; a rolling window at a past instant is
-// computed from its buckets.
+// wants in every shard, merged (laurel.MergeShards), each shard checking in the same round
+// trip that it follows that state. Closed periods are read from the store, frozen with their
+// ranks; a rolling window at a past instant is computed from its buckets.
 package postgres
 
 import (
 	"context"
 	"embed"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"slices"
@@ -59,7 +60,15 @@ type Options struct {
 	// OnCommit, when set, is called after each step's commit with the operations (submits,
 	// or 1) it carried and how long the commit took: for metrics.
 	OnCommit func(ops int, took time.Duration)
+	// Shards is how many shards the boards created (or imported) get; zero is
+	// DefaultShards. Reshard changes a board's.
+	Shards int
 }
+
+// DefaultShards is the shard count of a board when Options do not say (docs/decisions.md,
+// "Sharded boards"): enough for four nodes to write one board at once, few enough that a read
+// asks four parts of the index rather than one.
+const DefaultShards = 4
 
 // Store is laurel's Service on PostgreSQL and an index. Its methods are safe for concurrent
 // use.
@@ -73,8 +82,9 @@ type Store struct {
 	ns    string // the schema: boards of other schemas lock apart
 	opts  Options
 
-	states  stateCache
-	submits submits
+	states      stateCache
+	shardCounts shardCounts
+	submits     submits
 
 	watchers laurel.Watchers
 	unsub    func()
@@ -103,6 +113,12 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*S
 	}
 	if opts.Maintenance == 0 {
 		opts.Maintenance = time.Second
+	}
+	if opts.Shards == 0 {
+		opts.Shards = DefaultShards
+	}
+	if opts.Shards < 1 || opts.Shards > MaxShards {
+		return nil, fmt.Errorf("postgres: %d shards: a board has 1 to %d", opts.Shards, MaxShards)
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -201,15 +217,6 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	return nil
 }
 
-// lockKey is the advisory lock of a board in a schema.
-func lockKey(schema, board string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(schema))
-	h.Write([]byte{0})
-	h.Write([]byte(board))
-	return int64(h.Sum64())
-}
-
 // maintain catches up boards whose time has come and repairs boards whose index missed a
 // step, every period, so that reads rarely wait for either.
 func (e *Store) maintain(period time.Duration) {
@@ -242,18 +249,20 @@ func (e *Store) maintain(period time.Duration) {
 // the store's version (a step lost between a commit and the index, or an index that lost its
 // data).
 func (e *Store) Maintain(ctx context.Context) error {
-	rows, err := e.pool.Query(ctx, "SELECT id, version, state FROM laurel_boards")
+	rows, err := e.pool.Query(ctx, `SELECT b.id, b.version, b.state, array_agg(s.version ORDER BY s.shard)
+		FROM laurel_boards b JOIN laurel_shards s ON s.board = b.id GROUP BY b.id`)
 	if err != nil {
 		return err
 	}
 	type row struct {
-		id      string
-		version int64
-		state   []byte
+		id       string
+		stamp    int64
+		state    []byte
+		versions []int64
 	}
 	boards, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
 		var x row
-		err := r.Scan(&x.id, &x.version, &x.state)
+		err := r.Scan(&x.id, &x.stamp, &x.state, &x.versions)
 		return x, err
 	})
 	if err != nil {
@@ -261,15 +270,15 @@ func (e *Store) Maintain(ctx context.Context) error {
 	}
 	now := e.now()
 	for _, b := range boards {
-		is, ok, err := e.index.State(ctx, b.id)
-		if err != nil {
-			return err
-		}
 		st, err := e.states.parse(b.id, b.state)
 		if err != nil {
 			return err
 		}
-		if !ok || is.Version != b.version || st.due(now) {
+		behind, err := e.indexBehind(ctx, b.id, b.stamp, b.versions)
+		if err != nil {
+			return err
+		}
+		if behind || st.due(now) {
 			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 				return err
 			}

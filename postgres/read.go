@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/laurel/laurel"
 )
@@ -24,15 +25,22 @@ type reading struct {
 const maxAttempts = 16
 
 // read resolves q and runs fn on it, again from the start when the index says the board's
-// state changed meanwhile (a period closed, a bucket left, a window was added).
+// state changed meanwhile (a period closed, a bucket left, a window was added). A board whose
+// shards keep disagreeing with its state half as many times as a read tries is caught up,
+// which rebuilds what of its index missed a step.
 func (e *Store) read(ctx context.Context, q laurel.Query, fn func(rd *reading) error) error {
-	for range maxAttempts {
+	for attempt := range maxAttempts {
 		rd, err := e.resolve(ctx, q)
 		if err == nil {
 			err = fn(rd)
 		}
 		if !errors.Is(err, laurel.ErrIndexStale) {
 			return err
+		}
+		if attempt == maxAttempts/2 {
+			if err := e.catchUp(ctx, q.Board); err != nil {
+				return err
+			}
 		}
 	}
 	return laurel.Errorf(laurel.EUnavailable, "board %q kept changing while it was read; try again", q.Board)
@@ -108,7 +116,7 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 		if ws.w.IsCalendar() {
 			set.Start = res.Period.Start
 		}
-		rd.v = e.index.Ranking(ctx, q.Board, order, set, stamp)
+		rd.v = e.openRanking(ctx, st, set, stamp)
 	case laurel.FromBuckets:
 		rd.v, err = e.rollingAt(ctx, st, ws, res.Period.Start, res.Period.End)
 	case laurel.FromClosed:
@@ -120,6 +128,38 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 		return nil, err
 	}
 	return rd, nil
+}
+
+// openRanking is the ranking of an open span's set: its shards' sets merged.
+func (e *Store) openRanking(ctx context.Context, st *state, set laurel.IndexSet, stamp int64) laurel.Ranking {
+	shards := make([]laurel.ShardRanking, st.shards())
+	for i := range shards {
+		shards[i] = e.index.Ranking(ctx, st.cfg.ID, st.shard(i), st.cfg.Order, set, stamp)
+	}
+	return laurel.MergeShards(st.cfg.Order, shards)
+}
+
+// totals counts the members of sets over every shard of a board, as of the state stamped stamp.
+func (e *Store) totals(ctx context.Context, st *state, sets []laurel.IndexSet, stamp int64) ([]int, error) {
+	all := make([]int, len(sets))
+	var mu sync.Mutex
+	shards := make([]int, st.shards())
+	for i := range shards {
+		shards[i] = i
+	}
+	err := eachShard(shards, func(i int) error {
+		ns, err := e.index.Totals(ctx, st.cfg.ID, st.shard(i), sets, stamp)
+		mu.Lock()
+		defer mu.Unlock()
+		for k, n := range ns {
+			all[k] += n
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return all, nil
 }
 
 // rollingAt computes a rolling window's ranking over [start, end) from its buckets: a read
@@ -234,7 +274,7 @@ func (e *Store) Board(ctx context.Context, id string) (_ laurel.BoardInfo, err e
 				sets, names = append(sets, set), append(names, ws.Name)
 			}
 		}
-		totals, err := e.index.Totals(ctx, id, sets, stamp)
+		totals, err := e.totals(ctx, st, sets, stamp)
 		if errors.Is(err, laurel.ErrIndexStale) {
 			continue
 		}
@@ -280,7 +320,7 @@ func (e *Store) Periods(ctx context.Context, boardID, windowName string) (_ []la
 			for i, sp := range ws.Open {
 				sets[i] = laurel.IndexSet{Window: ws.Name, Start: sp.Start}
 			}
-			if totals, err = e.index.Totals(ctx, boardID, sets, rd.stamp); err != nil {
+			if totals, err = e.totals(ctx, rd.st, sets, rd.stamp); err != nil {
 				return err
 			}
 			if excluded, err = e.excludedCounts(ctx, boardID, ws.Name); err != nil {

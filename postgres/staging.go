@@ -34,7 +34,9 @@ func (a staged) Agg(i int, sp laurel.AggSpan, member string) (laurel.Agg, error)
 
 func (a staged) SetAgg(i int, sp laurel.AggSpan, member string, agg laurel.Agg) error {
 	if ws := &a.b.st.Windows[i]; ws.w.IsCalendar() && agg.Present() {
-		a.b.open(ws, sp.Start, sp.End)
+		if err := a.b.open(ws, sp.Start, sp.End); err != nil {
+			return err
+		}
 	}
 	a.b.set(a.key(i, sp, member), valOf(agg))
 	return nil

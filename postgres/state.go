@@ -19,6 +19,7 @@ type state struct {
 	Config   laurel.BoardRecord `json:"config"`
 	Windows  []windowState      `json:"windows"` // in the order of the board's windows
 	Deadline int64              `json:"deadline"`
+	Shards   int                `json:"shards,omitempty"` // how many shards hold its members; 0 is 1
 
 	cfg laurel.Board // Config, applied
 }
@@ -51,9 +52,15 @@ func (cp closedPeriod) Bounds() laurel.Span { return laurel.Span{Start: cp.Start
 // current span, beside its buckets.
 const currentSpan = math.MinInt64
 
-// newState is the state of a board created with cfg at now.
-func newState(cfg laurel.Board, now int64) *state {
-	st := &state{Config: cfg.Record(), cfg: cfg}
+// shards returns how many shards hold the board's members.
+func (st *state) shards() int { return max(st.Shards, 1) }
+
+// shard names shard i of the board.
+func (st *state) shard(i int) laurel.Shard { return laurel.Shard{Number: i, Count: st.shards()} }
+
+// newState is the state of a board of that many shards created with cfg at now.
+func newState(cfg laurel.Board, shards int, now int64) *state {
+	st := &state{Config: cfg.Record(), cfg: cfg, Shards: shards}
 	for _, w := range cfg.Windows {
 		st.Windows = append(st.Windows, newWindowState(&cfg, w, now))
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -15,15 +13,15 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// A step is one write: its boards locked, one transaction, and what it changed, which reaches
-// the index once the transaction commits.
+// A step is one write: what it touches of its boards locked (locks.go), one transaction, and
+// what it changed, which reaches the index once the transaction commits.
 type step struct {
 	e      *Store
 	ctx    context.Context
 	conn   *pgxpool.Conn
 	tx     pgx.Tx
 	now    int64
-	boards map[string]*boardStep // every board locked; st is nil for one that does not exist
+	boards map[string]*boardStep // every board locked, whole or in part; st is nil for one that does not exist
 	hidden map[string]bool       // members whose hidden mark was read, and the mark
 	global bool                  // a change that may show on any board: subscribers hear of it
 	ops    int                   // the operations the step carries (a group's submits), for metrics
@@ -34,14 +32,15 @@ type step struct {
 type boardStep struct {
 	id      string
 	st      *state // nil: no such board
-	version int64  // in the store when the step began
-	seq     int64  // the last event sequence number
+	version int64  // the stamp of the board's state, in the store when the step began
+	whole   bool   // the board and all its shards are locked; else only those of shards
+	shards  map[int]*shardStep
 
 	exists       bool // the store has the board's row
 	stateChanged bool
-	ranked       bool // something ranked changed: the index takes a step
 	deleted      bool
-	rebuild      bool // the index of the board is built anew after the commit (an import)
+	rebuild      bool  // the index of the board is built anew after the commit (an import, a reshard)
+	seqFloor     int64 // for shards made in the step: the event numbers they give are above it
 
 	aggs   map[aggKey]aggVal // aggregates read or written, as they stand in the step
 	dirty  map[aggKey]bool   // aggregates written
@@ -54,13 +53,32 @@ type boardStep struct {
 	undo   *undoLog                // while a request is staged: how to take it back
 }
 
+// shardStep is what a step does to one shard of a board it locked.
+type shardStep struct {
+	version int64 // in the store when the step began, then after it
+	seq     int64 // the last event sequence number the shard gave
+	loaded  int64 // seq when the step began
+	made    bool  // the shard's row is made in the step
+	ranked  bool  // the shard's sets change: its index takes a step
+}
+
+// shardOf returns the shard of a board that holds member; the step must have locked it.
+func (b *boardStep) shardOf(member string) (int, *shardStep, error) {
+	i := laurel.ShardOf(member, b.st.shards())
+	sh := b.shards[i]
+	if sh == nil {
+		return 0, nil, fmt.Errorf("postgres: board %q: shard %d of member %q is not locked", b.id, i, member)
+	}
+	return i, sh, nil
+}
+
 // undoLog records what staging one request of a group changes in a board's step, so that a
 // request that fails leaves the others' staging as it was.
 type undoLog struct {
 	aggs         map[aggKey]undoAgg
 	ids          map[string]undoID
 	events       int
-	seq          int64
+	seqs         map[int]int64
 	stateChanged bool
 	opened       []openedSpan
 }
@@ -83,7 +101,11 @@ type openedSpan struct {
 // begin starts recording what the next request changes.
 func (s *step) begin() {
 	for _, b := range s.boards {
-		b.undo = &undoLog{aggs: make(map[aggKey]undoAgg), ids: make(map[string]undoID), events: len(b.events), seq: b.seq, stateChanged: b.stateChanged}
+		seqs := make(map[int]int64, len(b.shards))
+		for i, sh := range b.shards {
+			seqs[i] = sh.seq
+		}
+		b.undo = &undoLog{aggs: make(map[aggKey]undoAgg), ids: make(map[string]undoID), events: len(b.events), seqs: seqs, stateChanged: b.stateChanged}
 	}
 }
 
@@ -121,7 +143,10 @@ func (s *step) rollback() {
 				delete(b.ids, id)
 			}
 		}
-		b.events, b.seq, b.stateChanged = b.events[:u.events], u.seq, u.stateChanged
+		b.events, b.stateChanged = b.events[:u.events], u.stateChanged
+		for i, seq := range u.seqs {
+			b.shards[i].seq = seq
+		}
 		for _, o := range u.opened {
 			o.ws.Open = slices.DeleteFunc(o.ws.Open, func(sp laurel.Span) bool { return sp.Start == o.start })
 		}
@@ -139,14 +164,21 @@ func (b *boardStep) setID(id string, ev *storedEvent) {
 	b.ids[id] = ev
 }
 
-// open notes that the calendar period [start, end) of ws has data.
-func (b *boardStep) open(ws *windowState, start, end int64) {
-	if ws.addOpen(start, end) {
-		b.stateChanged = true
-		if b.undo != nil {
-			b.undo.opened = append(b.undo.opened, openedSpan{ws, start})
-		}
+// open notes that the calendar period [start, end) of ws has data. That changes the board's
+// state, which only a step holding the whole board may do.
+func (b *boardStep) open(ws *windowState, start, end int64) error {
+	if ws.openAt(start) {
+		return nil
 	}
+	if !b.whole {
+		return &needWhole{b.id}
+	}
+	ws.addOpen(start, end)
+	b.stateChanged = true
+	if b.undo != nil {
+		b.undo.opened = append(b.undo.opened, openedSpan{ws, start})
+	}
+	return nil
 }
 
 type aggKey struct {
@@ -183,24 +215,43 @@ type storedEvent struct {
 	value, ts int64
 }
 
-// write runs fn as one step over boards: it locks them, runs fn in a transaction, commits,
-// brings the index along, and unlocks.
-func (e *Store) write(ctx context.Context, boards []string, fn func(s *step) error) error {
-	return e.unavailable("write", e.runStep(ctx, boards, fn))
+// write runs fn as one step over targets: it locks them, runs fn in a transaction, commits,
+// brings the index along, and unlocks. It starts again, with more locked, when fn needs a
+// whole board it holds in part, and with the right locks when a board's shard count changed.
+func (e *Store) write(ctx context.Context, targets []target, fn func(s *step) error) error {
+	var err error
+	for range maxStarts {
+		err = e.runStep(ctx, targets, fn)
+		var whole *needWhole
+		switch {
+		case errors.As(err, &whole):
+			for i := range targets {
+				if targets[i].board == whole.board {
+					targets[i].whole = true
+				}
+			}
+		case !errors.Is(err, errShardsChanged):
+			return e.unavailable("write", err)
+		}
+	}
+	return e.unavailable("write", fmt.Errorf("postgres: a write kept starting again: %w", err))
 }
 
-// runStep is write without the mapping of PostgreSQL's failures.
-func (e *Store) runStep(ctx context.Context, boards []string, fn func(s *step) error) error {
+// runStep is one try of write, without the mapping of PostgreSQL's failures.
+func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) error) error {
+	boards := make([]string, 0, len(targets))
+	for _, t := range targets {
+		boards = append(boards, t.board)
+	}
+	counts, err := e.counts(ctx, boards)
+	if err != nil {
+		return err
+	}
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	keys := make([]int64, 0, len(boards))
-	for _, b := range boards {
-		keys = append(keys, lockKey(e.ns, b))
-	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
+	keys := e.lockKeys(targets, counts)
 	locked := false
 	defer func() {
 		if locked {
@@ -224,7 +275,7 @@ func (e *Store) runStep(ctx context.Context, boards []string, fn func(s *step) e
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	s := &step{e: e, ctx: ctx, conn: conn, tx: tx, now: e.now(), boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
-	if err := s.load(boards); err != nil {
+	if err := s.load(targets, counts); err != nil {
 		return err
 	}
 	if err := fn(s); err != nil {
@@ -266,12 +317,17 @@ func (e *Store) runStep(ctx context.Context, boards []string, fn func(s *step) e
 	return nil
 }
 
-// load reads the boards' rows.
-func (s *step) load(ids []string) error {
-	for _, id := range ids {
-		s.boards[id] = &boardStep{id: id, aggs: make(map[aggKey]aggVal), dirty: make(map[aggKey]bool), ids: make(map[string]*storedEvent)}
+// load reads the rows of the boards and of the shards the step locked, and checks that the
+// locks were taken by the boards' shard counts.
+func (s *step) load(targets []target, counts map[string]int) error {
+	ids := make([]string, 0, len(targets))
+	for _, t := range targets {
+		b := &boardStep{id: t.board, whole: t.whole || counts[t.board] == 0, shards: make(map[int]*shardStep),
+			aggs: make(map[aggKey]aggVal), dirty: make(map[aggKey]bool), ids: make(map[string]*storedEvent)}
+		s.boards[t.board] = b
+		ids = append(ids, t.board)
 	}
-	rows, err := s.tx.Query(s.ctx, "SELECT id, state, version, seq FROM laurel_boards WHERE id = ANY($1)", ids)
+	rows, err := s.tx.Query(s.ctx, "SELECT id, state, version FROM laurel_boards WHERE id = ANY($1)", ids)
 	if err != nil {
 		return fmt.Errorf("postgres: load boards: %w", err)
 	}
@@ -279,8 +335,8 @@ func (s *step) load(ids []string) error {
 	for rows.Next() {
 		var id string
 		var raw []byte
-		var version, seq int64
-		if err := rows.Scan(&id, &raw, &version, &seq); err != nil {
+		var version int64
+		if err := rows.Scan(&id, &raw, &version); err != nil {
 			return err
 		}
 		st, err := decodeState(id, raw)
@@ -288,9 +344,79 @@ func (s *step) load(ids []string) error {
 			return fmt.Errorf("postgres: board %s: %w", id, err)
 		}
 		b := s.boards[id]
-		b.st, b.version, b.seq, b.exists = st, version, seq, true
+		b.st, b.version, b.exists = st, version, true
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var boards []string
+	var shards []int32
+	for _, t := range targets {
+		b := s.boards[t.board]
+		n := 0
+		if b.st != nil {
+			n = b.st.shards()
+		}
+		s.e.shardCounts.set(b.id, n)
+		if n != counts[b.id] {
+			return errShardsChanged
+		}
+		if b.st == nil {
+			continue
+		}
+		if b.whole {
+			for i := range n {
+				b.shards[i] = new(shardStep)
+			}
+		} else {
+			for _, m := range t.members {
+				b.shards[laurel.ShardOf(m, n)] = new(shardStep)
+			}
+		}
+		for i := range b.shards {
+			boards, shards = append(boards, b.id), append(shards, int32(i))
+		}
+	}
+	if len(shards) == 0 {
+		return nil
+	}
+	rows, err = s.tx.Query(s.ctx, `SELECT s.board, s.shard, s.version, s.seq FROM unnest($1::text[], $2::int[]) AS k(board, shard)
+		JOIN laurel_shards s ON s.board = k.board AND s.shard = k.shard`, boards, shards)
+	if err != nil {
+		return fmt.Errorf("postgres: load shards: %w", err)
+	}
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var id string
+		var i int32
+		var version, seq int64
+		if err := rows.Scan(&id, &i, &version, &seq); err != nil {
+			return err
+		}
+		sh := s.boards[id].shards[int(i)]
+		sh.version, sh.seq, sh.loaded = version, seq, seq
+		found++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if found != len(shards) {
+		return fmt.Errorf("postgres: load shards: %d of %d shards have a row", found, len(shards))
+	}
+	return nil
+}
+
+// makeShards gives a board created in the step (or resharded) its shards: rows of their own,
+// numbering events above b.seqFloor.
+func (b *boardStep) makeShards() {
+	n := int64(b.st.shards())
+	clear(b.shards)
+	for i := range n {
+		// The first number of shard i is the least above the floor that is i+1 modulo n.
+		first := b.seqFloor + 1 + ((i-b.seqFloor)%n+n)%n
+		b.shards[int(i)] = &shardStep{seq: first - n, made: true}
+	}
 }
 
 // board returns a locked board; ENotFound when it does not exist.
@@ -396,7 +522,8 @@ func (s *step) readHidden(members []string) error {
 	return rows.Err()
 }
 
-// flush writes what the step staged to the store: events, aggregates, and each board's row.
+// flush writes what the step staged to the store: events, aggregates, the rows of the shards
+// that changed, and the board's row when its state did.
 func (s *step) flush() error {
 	var batch pgx.Batch
 	for _, b := range s.boards {
@@ -441,24 +568,32 @@ func (s *step) flush() error {
 		if err := s.readHidden(touched); err != nil {
 			return err
 		}
-		if b.indexChanges() > 0 || len(b.drops) > 0 || b.stateChanged {
-			b.ranked = true
-		}
-		if b.stateChanged {
-			b.st.updateDeadline()
-		}
-		version := b.version
-		if b.ranked {
-			version++
-		}
+		s.versions(b)
 		if !b.exists {
-			batch.Queue("INSERT INTO laurel_boards (id, state, version, seq) VALUES ($1, $2, $3, $4)", b.id, b.st.encode(), version, b.seq)
-		} else if b.ranked || len(b.events) > 0 {
-			if b.stateChanged {
-				batch.Queue("UPDATE laurel_boards SET state = $2, version = $3, seq = $4 WHERE id = $1", b.id, b.st.encode(), version, b.seq)
-			} else {
-				batch.Queue("UPDATE laurel_boards SET version = $2, seq = $3 WHERE id = $1", b.id, version, b.seq)
+			batch.Queue("INSERT INTO laurel_boards (id, state, version) VALUES ($1, $2, $3)", b.id, b.st.encode(), b.version)
+		} else if b.stateChanged {
+			batch.Queue("UPDATE laurel_boards SET state = $2, version = $3 WHERE id = $1", b.id, b.st.encode(), b.version)
+		}
+		var made, changed []int32
+		var madeV, madeSeq, changedV, changedSeq []int64
+		for i, sh := range b.shards {
+			switch {
+			case sh.made:
+				made, madeV, madeSeq = append(made, int32(i)), append(madeV, sh.version), append(madeSeq, sh.seq)
+			case sh.ranked || sh.seq != sh.loaded:
+				changed, changedV, changedSeq = append(changed, int32(i)), append(changedV, sh.version), append(changedSeq, sh.seq)
 			}
+		}
+		if len(made) > 0 {
+			batch.Queue("DELETE FROM laurel_shards WHERE board = $1", b.id)
+			batch.Queue(`INSERT INTO laurel_shards (board, shard, version, seq)
+				SELECT $1, k.shard, k.version, k.seq FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS k(shard, version, seq)`,
+				b.id, made, madeV, madeSeq)
+		}
+		if len(changed) > 0 {
+			batch.Queue(`UPDATE laurel_shards s SET version = k.version, seq = k.seq
+				FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS k(shard, version, seq)
+				WHERE s.board = $1 AND s.shard = k.shard`, b.id, changed, changedV, changedSeq)
 		}
 	}
 	if batch.Len() == 0 {
@@ -470,197 +605,33 @@ func (s *step) flush() error {
 	return nil
 }
 
-// indexChanges counts the dirty aggregates the index ranks.
-func (b *boardStep) indexChanges() int {
-	n := 0
+// versions decides which shards of a board take a step in the index, and their versions and
+// the board's stamp afterwards. A change of the board's state is a step of every shard: shard
+// 0 records the state, stamped with its new version, and every other shard that stamp, so
+// that reads of the old state find every shard changed.
+func (s *step) versions(b *boardStep) {
+	if b.stateChanged {
+		b.st.updateDeadline()
+		for _, sh := range b.shards {
+			sh.ranked = true
+		}
+	}
 	for k := range b.dirty {
 		if ws := b.st.window(k.win); ws != nil {
 			if _, ok := ws.indexSet(k.span); ok {
-				n++
+				b.shards[laurel.ShardOf(k.member, b.st.shards())].ranked = true
 			}
 		}
 	}
-	return n
-}
-
-// changes lists what the step changed in the board's sets: every ranked aggregate written. A
-// hidden member is in no set, so its aggregates are removals, whatever they are (it may
-// have been hidden in this very step, after its aggregates changed).
-func (s *step) changes(b *boardStep) []laurel.IndexChange {
-	var out []laurel.IndexChange
-	for k := range b.dirty {
-		ws := b.st.window(k.win)
-		if ws == nil {
-			continue
-		}
-		set, ok := ws.indexSet(k.span)
-		if !ok {
-			continue
-		}
-		v := b.aggs[k]
-		out = append(out, laurel.IndexChange{Set: set, Member: k.member, Score: v.score, At: v.at, Remove: !v.present || s.hidden[k.member]})
+	for _, c := range b.extra {
+		b.shards[laurel.ShardOf(c.Member, b.st.shards())].ranked = true
 	}
-	return append(out, b.extra...)
-}
-
-// applyIndex takes the board's step in the index, or rebuilds the board's index from the
-// store when the index is not where the store says it is.
-func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
-	idx := s.e.index
-	if b.deleted {
-		return idx.Delete(ctx, b.id)
-	}
-	if b.rebuild {
-		return s.e.rebuild(ctx, s.conn, b.id)
-	}
-	if b.st == nil || !b.ranked && len(b.reads) == 0 {
-		return nil
-	}
-	u := laurel.IndexUpdate{After: b.version, Version: b.version, Drops: b.drops, Read: b.reads}
-	if b.ranked {
-		u.Version++
-		u.Changes = s.changes(b)
-		if b.stateChanged {
-			u.State = b.st.encode()
+	for _, sh := range b.shards {
+		if sh.ranked {
+			sh.version++
 		}
 	}
-	read, err := idx.Apply(ctx, b.id, b.st.cfg.Order, u)
-	if errors.Is(err, laurel.ErrIndexStale) {
-		s.e.log.Warn("the index missed a step; rebuilding it", "board", b.id, "version", u.Version)
-		if err = s.e.rebuild(ctx, s.conn, b.id); err == nil && len(b.reads) > 0 {
-			read, err = idx.Apply(ctx, b.id, b.st.cfg.Order, laurel.IndexUpdate{After: u.Version, Version: u.Version, Read: b.reads})
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: index board %s: %w", b.id, err)
-	}
-	b.read = read
-	return nil
-}
-
-// rebuild makes the index of a board what the store holds, under the board's lock (held by
-// conn's session). Until it records the state at the end, reads find none and wait for the
-// lock. A rebuild that finds the index changed under it (Redis flushed or restarted) starts
-// again, at most rebuildAttempts times in all.
-func (e *Store) rebuild(ctx context.Context, conn *pgxpool.Conn, id string) error {
-	for attempt := 1; ; attempt++ {
-		err := e.rebuildOnce(ctx, conn, id)
-		if !errors.Is(err, laurel.ErrIndexStale) || attempt == rebuildAttempts {
-			return err
-		}
-		e.log.Warn("the index changed during a rebuild; starting it again", "board", id, "attempt", attempt)
+	if b.stateChanged {
+		b.version = b.shards[0].version
 	}
 }
-
-const rebuildAttempts = 3
-
-// rebuildChunk is how many members one step of a rebuild puts in the index.
-const rebuildChunk = 10_000
-
-// rebuildOnce clears the board's index and fills it in chunks. The first chunk sets a fence,
-// a negative version of this rebuild's own that no step takes, and every later chunk names
-// it: when the index loses the board meanwhile (a flush) or another rebuild replaces the
-// fence, the next chunk is refused with ErrIndexStale, so that a partial index is never
-// marked current. The last chunk records the board's version and state.
-func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string) error {
-	var raw []byte
-	var version int64
-	err := conn.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &version)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return e.index.Delete(ctx, id)
-	}
-	if err != nil {
-		return err
-	}
-	st, err := decodeState(id, raw)
-	if err != nil {
-		return err
-	}
-	if err := e.index.Delete(ctx, id); err != nil {
-		return err
-	}
-	order := st.cfg.Order
-	fence := -1 - rand.Int64N(math.MaxInt64-1)
-	after := int64(0)
-	var changes []laurel.IndexChange
-	put := func(final bool) error {
-		if len(changes) < rebuildChunk && !final {
-			return nil
-		}
-		u := laurel.IndexUpdate{After: after, Version: fence, Changes: changes}
-		if final {
-			u.Version, u.State = version, raw
-		}
-		_, err := e.index.Apply(ctx, id, order, u)
-		changes, after = changes[:0], fence
-		return err
-	}
-	for i := range st.Windows {
-		ws := &st.Windows[i]
-		for _, sp := range ws.rankedSpans() {
-			set, _ := ws.indexSet(sp)
-			rows, err := conn.Query(ctx, `SELECT a.member, a.score, a.at FROM laurel_aggs a
-				WHERE a.board = $1 AND a.win = $2 AND a.span = $3
-				AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)`, id, ws.Name, sp)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				c := laurel.IndexChange{Set: set}
-				if err := rows.Scan(&c.Member, &c.Score, &c.At); err != nil {
-					rows.Close()
-					return err
-				}
-				changes = append(changes, c)
-				if err := put(false); err != nil {
-					rows.Close()
-					return err
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
-	}
-	return put(true)
-}
-
-// catchUp brings a board to now in a step of its own: periods to close, closed periods to
-// drop, rolling buckets to leave; and rebuilds its index if it missed a step.
-func (e *Store) catchUp(ctx context.Context, id string) error {
-	return e.write(ctx, []string{id}, func(s *step) error {
-		b, err := s.board(id)
-		if err != nil {
-			return err
-		}
-		is, ok, err := e.index.State(ctx, id)
-		if err != nil {
-			return err
-		}
-		if !ok || is.Version != b.version {
-			e.log.Warn("the index is not at the store's version; rebuilding it", "board", id, "index", is.Version, "store", b.version)
-			if err := e.rebuild(ctx, s.conn, id); err != nil {
-				return err
-			}
-		}
-		return s.advance(b)
-	})
-}
-
-// Rebuild makes a board's index what the store holds, whatever the index holds now: after
-// the index was lost, or to be sure. Reads of the board wait for it.
-func (e *Store) Rebuild(ctx context.Context, id string) error {
-	if err := laurel.ValidateBoardID(id); err != nil {
-		return err
-	}
-	return e.write(ctx, []string{id}, func(s *step) error {
-		if _, err := s.board(id); err != nil {
-			return err
-		}
-		return e.rebuild(ctx, s.conn, id)
-	})
-}
-
-// BoardIDs lists the ids of every board in the store, sorted.
-func (e *Store) BoardIDs(ctx context.Context) ([]string, error) { return e.boardIDs(ctx, e.pool) }

@@ -107,11 +107,11 @@ type lossyIndex struct {
 
 var errLost = errors.New("the step was lost")
 
-func (x *lossyIndex) Apply(ctx context.Context, board string, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+func (x *lossyIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
 	if x.lose.Add(-1) >= 0 {
 		return nil, errLost
 	}
-	return x.Index.Apply(ctx, board, order, u)
+	return x.Index.Apply(ctx, board, sh, order, u)
 }
 
 // TestLostStep: a write whose index step is lost is durable all the same, and answered so
@@ -219,19 +219,20 @@ type gateIndex struct {
 	steps atomic.Int32
 }
 
-func (x *gateIndex) Apply(ctx context.Context, board string, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+func (x *gateIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
 	x.steps.Add(1)
 	<-x.gate
-	return x.Index.Apply(ctx, board, order, u)
+	return x.Index.Apply(ctx, board, sh, order, u)
 }
 
 // TestGroupedSubmits: submits that queue behind one being written are written together, in
 // one step, and each answers as if alone: one that fails leaves no trace and fails alone, an
-// id freed by it counts for the next, an id used earlier in the group is a duplicate.
+// id freed by it counts for the next, an id used earlier in the group is a duplicate. (Groups
+// are per shard: the board has one, so that every call queues for it.)
 func TestGroupedSubmits(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
 	gate := &gateIndex{Index: store.Index, gate: make(chan struct{})}
-	e, err := postgres.Open(ctx, store.DSN, gate, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: -1})
+	e, err := postgres.Open(ctx, store.DSN, gate, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: -1, Shards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,13 +316,13 @@ type flushingIndex struct {
 	flushed atomic.Bool
 }
 
-func (x *flushingIndex) Apply(ctx context.Context, board string, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+func (x *flushingIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
 	if x.armed.Load() && x.steps.Add(1) == 2 && x.flushed.CompareAndSwap(false, true) {
-		if err := x.Index.Delete(ctx, board); err != nil {
+		if err := x.Index.Delete(ctx, board, sh); err != nil {
 			return nil, err
 		}
 	}
-	return x.Index.Apply(ctx, board, order, u)
+	return x.Index.Apply(ctx, board, sh, order, u)
 }
 
 // TestRebuildRacingAFlush: a rebuild whose index is flushed between two of its chunks never

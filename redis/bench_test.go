@@ -23,7 +23,7 @@ func BenchmarkApply(b *testing.B) {
 		}
 		u := laurel.IndexUpdate{After: v, Version: v + 1, Changes: changes,
 			Read: []laurel.IndexRead{{Set: all, Member: changes[0].Member}}}
-		if _, err := idx.Apply(ctx, "bench", laurel.Desc, u); err != nil {
+		if _, err := idx.Apply(ctx, "bench", s0, laurel.Desc, u); err != nil {
 			b.Fatal(err)
 		}
 		v++
@@ -42,11 +42,11 @@ func BenchmarkRankingPage(b *testing.B) {
 			n := int(v)*chunk + i
 			u.Changes = append(u.Changes, put(all, fmt.Sprintf("member-%06d", n), int64(n*7919%members), int64(n)))
 		}
-		if _, err := idx.Apply(ctx, "bench", laurel.Desc, u); err != nil {
+		if _, err := idx.Apply(ctx, "bench", s0, laurel.Desc, u); err != nil {
 			b.Fatal(err)
 		}
 	}
-	rk := idx.Ranking(ctx, "bench", laurel.Desc, all, members/chunk)
+	rk := idx.Ranking(ctx, "bench", s0, laurel.Desc, all, members/chunk)
 	for b.Loop() {
 		es, err := rk.Page(1, 100)
 		if err != nil || len(es) != 100 {

@@ -15,15 +15,18 @@ import (
 	"github.com/laurel/laurel/redis"
 )
 
-// The model: per board, a map per set of member → (score, at), sorted on every read.
+// The model: per shard of a board, a map per set of member → (score, at), sorted on every
+// read.
 
 type point struct{ score, at int64 }
 
 type modelBoard struct {
+	board    string
+	shard    laurel.Shard
 	order    laurel.Order
 	version  int64
 	state    []byte
-	hasState bool
+	hasState bool // a state, or in a shard other than 0 a stamp, was recorded
 	stamp    int64
 	sets     map[laurel.IndexSet]map[string]point
 }
@@ -52,6 +55,11 @@ func (b *modelBoard) apply(u laurel.IndexUpdate) ([]laurel.IndexEntry, bool) {
 	b.version = u.Version
 	if u.State != nil {
 		b.state, b.hasState, b.stamp = slices.Clone(u.State), true, u.Version
+		if u.Stamp != 0 {
+			b.stamp = u.Stamp
+		}
+	} else if u.Stamp != 0 {
+		b.hasState, b.stamp = true, u.Stamp
 	}
 	out := make([]laurel.IndexEntry, len(u.Read))
 	for i, r := range u.Read {
@@ -167,10 +175,14 @@ func (g *gen) step(b *modelBoard) laurel.IndexUpdate {
 	if r.IntN(20) == 0 { // a step after a lost one, or a late one
 		u.After += []int64{-1, 1, 2}[r.IntN(3)]
 	}
-	switch r.IntN(10) {
-	case 0:
+	switch n := r.IntN(10); {
+	case b.shard.Number != 0 && n < 4: // the stamp of a state kept by shard 0
+		u.Stamp = 1 + r.Int64N(3)
+	case n == 0:
+		u.State, u.Stamp = []byte("rebuilt"), 1+r.Int64N(3) // a rebuild's: stamped before its version
+	case n == 1:
 		u.State = []byte{} // recorded, but empty
-	case 1, 2, 3:
+	case n < 4:
 		u.State = make([]byte, r.IntN(40))
 		for i := range u.State {
 			u.State[i] = byte(r.IntN(256))
@@ -213,11 +225,14 @@ func TestDifferential(t *testing.T) {
 	t.Logf("seed %d (rerun with -seed=%d)", seed, seed)
 	g := newGen(seed)
 
+	// Two shards of one board, and a board of one shard: what one shard does never shows in
+	// another.
 	boards := map[string]*modelBoard{
-		"desc":     {order: laurel.Desc, sets: map[laurel.IndexSet]map[string]point{}},
-		"asc.0_-z": {order: laurel.Asc, sets: map[laurel.IndexSet]map[string]point{}},
+		"desc/0":   {board: "desc", shard: laurel.Shard{Number: 0, Count: 2}, order: laurel.Desc, sets: map[laurel.IndexSet]map[string]point{}},
+		"desc/1":   {board: "desc", shard: laurel.Shard{Number: 1, Count: 2}, order: laurel.Desc, sets: map[laurel.IndexSet]map[string]point{}},
+		"asc.0_-z": {board: "asc.0_-z", shard: laurel.Shard{Number: 0, Count: 1}, order: laurel.Asc, sets: map[laurel.IndexSet]map[string]point{}},
 	}
-	names := []string{"desc", "asc.0_-z"}
+	names := []string{"desc/0", "desc/1", "asc.0_-z"}
 	type oldRanking struct {
 		r     laurel.Ranking
 		stamp int64
@@ -233,7 +248,7 @@ func TestDifferential(t *testing.T) {
 		name := names[g.r.IntN(len(names))]
 		b := boards[name]
 		u := g.step(b)
-		got, err := idx.Apply(ctx, name, b.order, u)
+		got, err := idx.Apply(ctx, b.board, b.shard, b.order, u)
 		want, ok := b.apply(u)
 		switch {
 		case !ok:
@@ -259,36 +274,43 @@ func TestDifferential(t *testing.T) {
 		}
 		if b.hasState {
 			s := g.set()
-			old[name] = append(old[name], oldRanking{idx.Ranking(ctx, name, b.order, s, b.stamp), b.stamp, s})
+			old[name] = append(old[name], oldRanking{idx.Ranking(ctx, b.board, b.shard, b.order, s, b.stamp), b.stamp, s})
 			if len(old[name]) > 4 {
 				old[name] = old[name][1:]
 			}
 		}
 
-		verify(t, fmt.Sprintf("step %d on %s", i, name), idx, name, b, g)
+		verify(t, fmt.Sprintf("step %d on %s", i, name), idx, b, g)
 	}
 }
 
-// verify compares everything the index answers of a board with the model.
-func verify(t *testing.T, where string, idx *redis.Index, board string, b *modelBoard, g *gen) {
+// verify compares everything the index answers of a shard with the model.
+func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen) {
 	t.Helper()
 	ctx := context.Background()
 	r := g.r
-	st, ok, err := idx.State(ctx, board)
-	if err != nil {
-		t.Fatalf("%s: State: %v", where, err)
+	board := b.board
+	if b.shard.Number == 0 {
+		st, ok, err := idx.State(ctx, board)
+		if err != nil {
+			t.Fatalf("%s: State: %v", where, err)
+		}
+		if ok != b.hasState || st.Version != b.version || ok && (st.Stamp != b.stamp || !bytes.Equal(st.State, b.state)) {
+			t.Fatalf("%s: State %+v, %v; want version %d, state %q stamped %d, %v", where, st, ok, b.version, b.state, b.stamp, b.hasState)
+		}
 	}
-	if ok != b.hasState || st.Version != b.version || ok && (st.Stamp != b.stamp || !bytes.Equal(st.State, b.state)) {
-		t.Fatalf("%s: State %+v, %v; want version %d, state %q stamped %d, %v", where, st, ok, b.version, b.state, b.stamp, b.hasState)
+	vs, err := idx.Versions(ctx, board, b.shard.Count)
+	if v := vs[b.shard.Number]; err != nil || v.Version != b.version || b.hasState && v.Stamp != b.stamp {
+		t.Fatalf("%s: Versions %+v, %v; want version %d stamped %d", where, vs, err, b.version, b.stamp)
 	}
 	if !b.hasState {
-		if _, err := idx.Ranking(ctx, board, b.order, g.set(), b.stamp).Total(); !errors.Is(err, laurel.ErrIndexStale) {
-			t.Fatalf("%s: a ranking of a board without a state: %v, want ErrIndexStale", where, err)
+		if _, err := idx.Ranking(ctx, board, b.shard, b.order, g.set(), b.stamp).Total(); !errors.Is(err, laurel.ErrIndexStale) {
+			t.Fatalf("%s: a ranking of a shard without a state: %v, want ErrIndexStale", where, err)
 		}
 		return
 	}
 
-	totals, err := idx.Totals(ctx, board, g.sets, b.stamp)
+	totals, err := idx.Totals(ctx, board, b.shard, g.sets, b.stamp)
 	if err != nil {
 		t.Fatalf("%s: Totals: %v", where, err)
 	}
@@ -300,7 +322,7 @@ func verify(t *testing.T, where string, idx *redis.Index, board string, b *model
 
 	for _, s := range g.sets {
 		want := b.sorted(s)
-		rk := idx.Ranking(ctx, board, b.order, s, b.stamp)
+		rk := idx.Ranking(ctx, board, b.shard, b.order, s, b.stamp)
 		what := fmt.Sprintf("%s, set %v", where, s)
 		if n, err := rk.Total(); err != nil || n != len(want) {
 			t.Fatalf("%s: Total %d, %v; want %d", what, n, err, len(want))
@@ -367,6 +389,42 @@ func verify(t *testing.T, where string, idx *redis.Index, board string, b *model
 			}
 		}
 		verifyReads(t, what, rk, b.order, want, ask, probes, g)
+
+		// What a merge asks of a shard: slices, and counts of what ranks before entries,
+		// through the ranking and through the index (the writes' standings).
+		model := laurel.NewSortedRanking(b.order, slices.Clone(want))
+		keys := []laurel.Entry{{Score: math.MinInt64, ReachedAt: math.MinInt64}, {Score: math.MaxInt64, ReachedAt: math.MaxInt64, Member: "~"}}
+		for _, p := range probes {
+			keys = append(keys, laurel.Entry{Score: p.score, ReachedAt: p.at, Member: g.member()})
+		}
+		for _, e := range want {
+			keys = append(keys, e, laurel.Entry{Score: e.Score, ReachedAt: e.ReachedAt})
+		}
+		gotCounts, gotTotal, err := rk.Before(keys)
+		wantCounts, _, _ := model.Before(keys)
+		if err != nil || gotTotal != len(want) || !slices.Equal(gotCounts, wantCounts) {
+			t.Fatalf("%s: Before(%v) = %v, %d, %v; want %v, %d", what, keys, gotCounts, gotTotal, err, wantCounts, len(want))
+		}
+		ikeys := make([]laurel.IndexKey, len(keys))
+		for i, k := range keys {
+			ikeys[i] = laurel.IndexKey{Set: s, Score: k.Score, At: k.ReachedAt, Member: k.Member}
+		}
+		if got, err := idx.Before(ctx, board, b.shard, b.order, b.stamp, ikeys); err != nil || !slices.Equal(got, wantCounts) {
+			t.Fatalf("%s: Index.Before = %v, %v; want %v", what, got, err, wantCounts)
+		}
+		for range 6 {
+			lo, hi := g.score(), g.score()
+			if len(want) > 0 && r.IntN(2) == 0 {
+				lo, hi = want[r.IntN(len(want))].Score, want[r.IntN(len(want))].Score
+			}
+			sr := laurel.ScoreRange{Min: min(lo, hi), Max: max(lo, hi), HasMin: r.IntN(2) == 0, HasMax: r.IntN(2) == 0}
+			skip, n := r.IntN(len(want)+2), r.IntN(20)
+			got, err := rk.Slice(sr, skip, n)
+			w, _ := model.Slice(sr, skip, n)
+			if err != nil || got.Total != w.Total || got.Before != w.Before || got.In != w.In || !equalEntries(got.Entries, w.Entries) {
+				t.Fatalf("%s: Slice(%+v, %d, %d) = %+v, %v\nwant %+v", what, sr, skip, n, got, err, w)
+			}
+		}
 	}
 }
 

@@ -5,8 +5,9 @@
 // a zset whose scores are all 0 and whose members are ordering keys: 8 bytes of score, 8 of
 // reached_at, then the member's bytes, encoded so that bytewise order is rank order. A hash
 // per set maps each member to its current 16-byte prefix, to find and replace its key. All
-// keys of a board share the hash tag {board}, and every step or read is one Lua script, so a
-// board changes atomically and stays in one slot of a cluster.
+// keys of one shard of a board share a hash tag, and every step or read of a shard is one Lua
+// script, so a shard changes atomically and stays in one slot of a cluster, while the shards
+// of a board spread over the cluster's nodes (shardTag).
 package redis
 
 import (
@@ -81,9 +82,9 @@ func stale(err error, what, board string) error {
 }
 
 // Apply makes the step in one script call, so that it is atomic, refused as a whole when the
-// board is not at u.After, and costs one round trip however many changes it carries.
-func (x *Index) Apply(ctx context.Context, board string, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
-	k := x.keysOf(board)
+// shard is not at u.After, and costs one round trip however many changes it carries.
+func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+	k := x.keysOf(board, sh)
 	sets := make(map[laurel.IndexSet]int) // set → its number in the script, from 1
 	keys := []string{k.meta(), k.registry()}
 	var names []string
@@ -116,12 +117,15 @@ func (x *Index) Apply(ctx context.Context, board string, order laurel.Order, u l
 	}
 
 	args := make([]string, 0, 10+len(names)+len(drops)+3*len(changes)+2*len(reads))
-	hasState, state := "0", ""
+	hasState, state, channel := "0", "", x.channel
+	if u.Quiet {
+		channel = ""
+	}
 	if u.State != nil {
 		hasState, state = "1", string(u.State)
 	}
 	args = append(args, strconv.FormatInt(u.After, 10), strconv.FormatInt(u.Version, 10),
-		hasState, state, x.channel, board, strconv.Itoa(len(names)))
+		hasState, state, channel, board, strconv.FormatInt(u.Stamp, 10), strconv.Itoa(len(names)))
 	args = append(args, names...)
 	args = append(args, strconv.Itoa(len(drops)))
 	args = append(args, drops...)
@@ -165,9 +169,9 @@ func (x *Index) Apply(ctx context.Context, board string, order laurel.Order, u l
 	return out, nil
 }
 
-// State reads the board's meta hash in one round trip.
+// State reads the meta hash of the board's shard 0 in one round trip.
 func (x *Index) State(ctx context.Context, board string) (laurel.IndexState, bool, error) {
-	k := x.keysOf(board)
+	k := x.keysOf(board, laurel.Shard{Number: 0, Count: 1})
 	res, err := x.do(ctx, func() rueidis.RedisResult {
 		return x.client.Do(ctx, x.client.B().Hmget().Key(k.meta()).Field("v", "s", "t").Build())
 	}).ToArray()
@@ -205,10 +209,39 @@ func (x *Index) State(ctx context.Context, board string) (laurel.IndexState, boo
 	return st, true, nil
 }
 
-// Ranking returns a view of one set whose every read is one script call that first checks
-// the stamp, so that no read mixes two states.
-func (x *Index) Ranking(ctx context.Context, board string, order laurel.Order, set laurel.IndexSet, stamp int64) laurel.Ranking {
-	k := x.keysOf(board)
+// Versions reads the meta hash of every shard, at once.
+func (x *Index) Versions(ctx context.Context, board string, count int) ([]laurel.IndexVersion, error) {
+	cmds := make(rueidis.Commands, count)
+	for i := range count {
+		k := x.keysOf(board, laurel.Shard{Number: i, Count: count})
+		cmds[i] = x.client.B().Hmget().Key(k.meta()).Field("v", "t").Build()
+	}
+	out := make([]laurel.IndexVersion, count)
+	for i, r := range x.client.DoMulti(ctx, cmds...) {
+		vals, err := r.ToArray()
+		if err != nil {
+			return nil, fmt.Errorf("redis: reading the versions of board %q: %w", board, err)
+		}
+		for j, dst := range []*int64{&out[i].Version, &out[i].Stamp} {
+			if j >= len(vals) || vals[j].IsNil() {
+				continue
+			}
+			s, err := vals[j].ToString()
+			if err == nil {
+				*dst, err = strconv.ParseInt(s, 10, 64)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("redis: reading the versions of board %q: %w", board, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Ranking returns a view of one set of a shard whose every read is one script call that
+// first checks the stamp, so that no read mixes two states.
+func (x *Index) Ranking(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, set laurel.IndexSet, stamp int64) laurel.ShardRanking {
+	k := x.keysOf(board, sh)
 	name := setName(set)
 	return &ranking{
 		ctx:   ctx,
@@ -220,9 +253,49 @@ func (x *Index) Ranking(ctx context.Context, board string, order laurel.Order, s
 	}
 }
 
+// Before counts in one script call, as of the state stamped stamp.
+func (x *Index) Before(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, stamp int64, ks []laurel.IndexKey) ([]int, error) {
+	if len(ks) == 0 {
+		return nil, nil
+	}
+	k := x.keysOf(board, sh)
+	keys := []string{k.meta()}
+	sets := make(map[laurel.IndexSet]string)
+	args := make([]string, 0, 1+2*len(ks))
+	args = append(args, strconv.FormatInt(stamp, 10))
+	for _, key := range ks {
+		num, ok := sets[key.Set]
+		if !ok {
+			keys = append(keys, k.zset(setName(key.Set)))
+			num = strconv.Itoa(len(keys) - 1)
+			sets[key.Set] = num
+		}
+		args = append(args, num, bound(order, key.Score, key.At, key.Member))
+	}
+	ns, err := x.do(ctx, func() rueidis.RedisResult { return countScript.Exec(ctx, x.client, keys, args) }).AsIntSlice()
+	if err != nil {
+		return nil, stale(err, "counting entries", board)
+	}
+	if len(ns) != len(ks) {
+		return nil, fmt.Errorf("redis: counting entries of board %q: %d counts, want %d", board, len(ns), len(ks))
+	}
+	out := make([]int, len(ns))
+	for i, n := range ns {
+		out[i] = int(n)
+	}
+	return out, nil
+}
+
+// bound is the exclusive lex bound below which the keys that rank before (score, at, member)
+// sort.
+func bound(o laurel.Order, score, at int64, member string) string {
+	p := encodePrefix(o, score, at)
+	return "(" + string(p[:]) + member
+}
+
 // Totals counts the sets' members in one script call, as of the state stamped stamp.
-func (x *Index) Totals(ctx context.Context, board string, sets []laurel.IndexSet, stamp int64) ([]int, error) {
-	k := x.keysOf(board)
+func (x *Index) Totals(ctx context.Context, board string, sh laurel.Shard, sets []laurel.IndexSet, stamp int64) ([]int, error) {
+	k := x.keysOf(board, sh)
 	keys := make([]string, 0, 1+len(sets))
 	keys = append(keys, k.meta())
 	for _, s := range sets {
@@ -244,10 +317,10 @@ func (x *Index) Totals(ctx context.Context, board string, sets []laurel.IndexSet
 	return out, nil
 }
 
-// Delete lists the board's registered sets and removes them with its meta in one script,
+// Delete lists the shard's registered sets and removes them with its meta in one script,
 // again until no step registered another set in between.
-func (x *Index) Delete(ctx context.Context, board string) error {
-	k := x.keysOf(board)
+func (x *Index) Delete(ctx context.Context, board string, sh laurel.Shard) error {
+	k := x.keysOf(board, sh)
 	for {
 		names, err := x.do(ctx, func() rueidis.RedisResult {
 			return x.client.Do(ctx, x.client.B().Smembers().Key(k.registry()).Build())

@@ -18,6 +18,9 @@ import (
 
 var all = laurel.IndexSet{Window: "all"}
 
+// s0 is the only shard of a board of one shard.
+var s0 = laurel.Shard{Number: 0, Count: 1}
+
 func put(set laurel.IndexSet, member string, score, at int64) laurel.IndexChange {
 	return laurel.IndexChange{Set: set, Member: member, Score: score, At: at}
 }
@@ -30,7 +33,7 @@ func TestVersions(t *testing.T) {
 	if _, ok, err := idx.State(ctx, "unknown"); ok || err != nil {
 		t.Fatalf("State of an unknown board: ok %v, %v; want not ok", ok, err)
 	}
-	if _, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2}); !errors.Is(err, laurel.ErrIndexStale) {
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2}); !errors.Is(err, laurel.ErrIndexStale) {
 		t.Fatalf("Apply after 1 to an unknown board: %v, want ErrIndexStale", err)
 	}
 	if keys := scanKeys(t, c, prefix); len(keys) != 0 {
@@ -38,12 +41,12 @@ func TestVersions(t *testing.T) {
 	}
 
 	// Version 1 records the state; version 2 changes the sets but not the state.
-	if _, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 0, Version: 1, State: []byte("s1"),
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 0, Version: 1, State: []byte("s1"),
 		Changes: []laurel.IndexChange{put(all, "x", 10, 1), put(day, "x", 10, 1), put(all, "y", 5, 1)}}); err != nil {
 		t.Fatal(err)
 	}
-	r1 := idx.Ranking(ctx, "b", laurel.Desc, all, 1)
-	if _, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2,
+	r1 := idx.Ranking(ctx, "b", s0, laurel.Desc, all, 1)
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2,
 		Changes: []laurel.IndexChange{put(all, "z", 7, 1)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +59,7 @@ func TestVersions(t *testing.T) {
 
 	// A wrong After changes nothing, whatever the step carries.
 	for _, after := range []int64{0, 1, 3} {
-		_, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: after, Version: 9, State: []byte("bad"),
+		_, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: after, Version: 9, State: []byte("bad"),
 			Drops: []laurel.IndexSet{day}, Changes: []laurel.IndexChange{put(all, "w", 1, 1), {Set: all, Member: "x", Remove: true}}})
 		if !errors.Is(err, laurel.ErrIndexStale) {
 			t.Fatalf("Apply after %d at version 2: %v, want ErrIndexStale", after, err)
@@ -65,7 +68,7 @@ func TestVersions(t *testing.T) {
 	if st, ok, _ := idx.State(ctx, "b"); !ok || string(st.State) != "s1" || st.Version != 2 {
 		t.Fatalf("a refused step changed the state: %+v", st)
 	}
-	if ns, err := idx.Totals(ctx, "b", []laurel.IndexSet{all, day}, 1); err != nil || !slices.Equal(ns, []int{3, 1}) {
+	if ns, err := idx.Totals(ctx, "b", s0, []laurel.IndexSet{all, day}, 1); err != nil || !slices.Equal(ns, []int{3, 1}) {
 		t.Fatalf("Totals %v, %v; want [3 1]", ns, err)
 	}
 	if es, err := r1.Page(1, 10); err != nil || len(es) != 3 || es[0].Member != "x" || es[1].Member != "z" || es[2].Member != "y" {
@@ -73,7 +76,7 @@ func TestVersions(t *testing.T) {
 	}
 
 	// A rebuild chunk (Version == After) that records a new state: the old stamp is stale.
-	got, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 2, Version: 2, State: []byte("s2"),
+	got, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 2, Version: 2, State: []byte("s2"),
 		Read: []laurel.IndexRead{{Set: all, Member: "z"}, {Set: day, Member: "z"}}})
 	if err != nil || !slices.Equal(got, []laurel.IndexEntry{{Rank: 2, Score: 7, At: 1}, {}}) {
 		t.Fatalf("Apply reads %v, %v", got, err)
@@ -85,27 +88,27 @@ func TestVersions(t *testing.T) {
 		"Page":    func() error { _, err := r1.Page(1, 1); return err },
 		"Entries": func() error { _, err := r1.Entries([]string{"x"}); return err },
 		"Search":  func() error { _, err := r1.Search(1, 1); return err },
-		"Totals":  func() error { _, err := idx.Totals(ctx, "b", []laurel.IndexSet{all}, 1); return err },
+		"Totals":  func() error { _, err := idx.Totals(ctx, "b", s0, []laurel.IndexSet{all}, 1); return err },
 	} {
 		if err := read(); !errors.Is(err, laurel.ErrIndexStale) {
 			t.Fatalf("%s as of stamp 1 after stamp 2: %v, want ErrIndexStale", name, err)
 		}
 	}
-	if n, err := idx.Ranking(ctx, "b", laurel.Desc, all, 2).Total(); n != 3 || err != nil {
+	if n, err := idx.Ranking(ctx, "b", s0, laurel.Desc, all, 2).Total(); n != 3 || err != nil {
 		t.Fatalf("Total as of stamp 2: %d, %v; want 3", n, err)
 	}
 
 	// Another board sharing the Redis is left alone by Delete.
-	if _, err := idx.Apply(ctx, "other", laurel.Asc, laurel.IndexUpdate{Version: 1, State: []byte{},
+	if _, err := idx.Apply(ctx, "other", s0, laurel.Asc, laurel.IndexUpdate{Version: 1, State: []byte{},
 		Changes: []laurel.IndexChange{put(all, "x", 1, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	// Drops and removals leave registered names behind; Delete must cope.
-	if _, err := idx.Apply(ctx, "b", laurel.Desc, laurel.IndexUpdate{After: 2, Version: 3,
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 2, Version: 3,
 		Drops: []laurel.IndexSet{{Window: "never"}}, Changes: []laurel.IndexChange{{Set: day, Member: "x", Remove: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := idx.Delete(ctx, "b"); err != nil {
+	if err := idx.Delete(ctx, "b", s0); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range scanKeys(t, c, prefix) {
@@ -116,13 +119,13 @@ func TestVersions(t *testing.T) {
 	if st, ok, err := idx.State(ctx, "b"); ok || err != nil || st.Version != 0 {
 		t.Fatalf("State of a deleted board: %+v, %v, %v; want nothing", st, ok, err)
 	}
-	if _, err := idx.Ranking(ctx, "b", laurel.Desc, all, 2).Total(); !errors.Is(err, laurel.ErrIndexStale) {
+	if _, err := idx.Ranking(ctx, "b", s0, laurel.Desc, all, 2).Total(); !errors.Is(err, laurel.ErrIndexStale) {
 		t.Fatalf("a ranking of a deleted board: %v, want ErrIndexStale", err)
 	}
-	if err := idx.Delete(ctx, "b"); err != nil {
+	if err := idx.Delete(ctx, "b", s0); err != nil {
 		t.Fatalf("deleting a deleted board: %v", err)
 	}
-	if err := idx.Delete(ctx, "other"); err != nil {
+	if err := idx.Delete(ctx, "other", s0); err != nil {
 		t.Fatal(err)
 	}
 	if keys := scanKeys(t, c, prefix); len(keys) != 0 {
@@ -149,7 +152,7 @@ func TestLargeStep(t *testing.T) {
 	for _, s := range sets {
 		u.Read = append(u.Read, laurel.IndexRead{Set: s, Member: "player-0099"})
 	}
-	got, err := idx.Apply(ctx, "big", laurel.Desc, u)
+	got, err := idx.Apply(ctx, "big", s0, laurel.Desc, u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +162,7 @@ func TestLargeStep(t *testing.T) {
 			t.Fatalf("read %+v, want rank 1", e)
 		}
 	}
-	ns, err := idx.Totals(ctx, "big", sets, 1)
+	ns, err := idx.Totals(ctx, "big", s0, sets, 1)
 	if err != nil || !slices.Equal(ns, []int{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}) {
 		t.Fatalf("Totals %v, %v", ns, err)
 	}
@@ -167,7 +170,7 @@ func TestLargeStep(t *testing.T) {
 	for i := range members {
 		members[i] = fmt.Sprintf("player-%04d", i)
 	}
-	es, err := idx.Ranking(ctx, "big", laurel.Desc, sets[3], 1).Entries(members)
+	es, err := idx.Ranking(ctx, "big", s0, laurel.Desc, sets[3], 1).Entries(members)
 	if err != nil || len(es) != 1000 {
 		t.Fatalf("Entries of 1000 members: %d, %v", len(es), err)
 	}
@@ -194,7 +197,7 @@ func TestConcurrent(t *testing.T) {
 				u := laurel.IndexUpdate{After: v, Version: v + 1, State: []byte{byte(v)},
 					Changes: []laurel.IndexChange{put(all, fmt.Sprint(v), v, v)},
 					Read:    []laurel.IndexRead{{Set: all, Member: "0"}}}
-				got, err := idx.Apply(ctx, board, laurel.Desc, u)
+				got, err := idx.Apply(ctx, board, s0, laurel.Desc, u)
 				if err != nil {
 					errs <- err
 					return
@@ -203,7 +206,7 @@ func TestConcurrent(t *testing.T) {
 					errs <- fmt.Errorf("%s at %d: member 0 ranks %d", board, v+1, got[0].Rank)
 					return
 				}
-				es, err := idx.Ranking(ctx, board, laurel.Desc, all, v+1).Page(1, 3)
+				es, err := idx.Ranking(ctx, board, s0, laurel.Desc, all, v+1).Page(1, 3)
 				if err != nil || es[0].Score != v {
 					errs <- fmt.Errorf("%s at %d: page %v, %v", board, v+1, es, err)
 					return
@@ -237,7 +240,7 @@ func TestSubscribe(t *testing.T) {
 			t.Fatalf("heard nothing, want %q", want)
 		}
 	}
-	if _, err := idx.Apply(ctx, "pub.1", laurel.Desc, laurel.IndexUpdate{Version: 1, Changes: []laurel.IndexChange{put(all, "x", 1, 1)}}); err != nil {
+	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, laurel.IndexUpdate{Version: 1, Changes: []laurel.IndexChange{put(all, "x", 1, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	expect("pub.1")
@@ -246,17 +249,17 @@ func TestSubscribe(t *testing.T) {
 	}
 	expect("")
 	// A refused step is no change.
-	if _, err := idx.Apply(ctx, "pub.1", laurel.Desc, laurel.IndexUpdate{After: 5, Version: 6}); !errors.Is(err, laurel.ErrIndexStale) {
+	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, laurel.IndexUpdate{After: 5, Version: 6}); !errors.Is(err, laurel.ErrIndexStale) {
 		t.Fatal(err)
 	}
-	if _, err := idx.Apply(ctx, "pub.2", laurel.Asc, laurel.IndexUpdate{Version: 1}); err != nil {
+	if _, err := idx.Apply(ctx, "pub.2", s0, laurel.Asc, laurel.IndexUpdate{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	expect("pub.2")
 
 	stop()
 	stop() // stopping twice is harmless
-	if _, err := idx.Apply(ctx, "pub.1", laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2}); err != nil {
+	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := idx.Publish(ctx); err != nil {
@@ -315,7 +318,7 @@ func TestSubscribeReconnects(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no word after a reconnection")
 	}
-	if _, err := idx.Apply(ctx, "again", laurel.Desc, laurel.IndexUpdate{Version: 1}); err != nil {
+	if _, err := idx.Apply(ctx, "again", s0, laurel.Desc, laurel.IndexUpdate{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	select {

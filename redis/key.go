@@ -37,18 +37,60 @@ func decodePrefix(o laurel.Order, p string) (score, at int64) {
 	return int64(s ^ signBit), int64(binary.BigEndian.Uint64([]byte(p[8:prefixLen])) ^ signBit)
 }
 
-// keys names the Redis keys of one board. They all carry the hash tag {board}, so that one
-// script may touch them all and Redis Cluster keeps the board in one slot.
+// keys names the Redis keys of one shard of a board. They all carry the shard's hash tag, so
+// that one script may touch them all and Redis Cluster keeps the shard in one slot.
 type keys struct {
-	base string // <prefix>{<board>}:
+	base string // <prefix>{<tag>}:
 }
 
-func (x *Index) keysOf(board string) keys { return keys{base: x.prefix + "{" + board + "}:"} }
+func (x *Index) keysOf(board string, sh laurel.Shard) keys {
+	return keys{base: x.prefix + "{" + shardTag(board, sh) + "}:"}
+}
 
-// meta holds the board's version (v), state (s) and the state's stamp (t).
+// shardTag is the hash tag of a shard's keys. Shard 0's is the board's id, so that its state
+// is found without knowing the shard count (and a board of one shard keeps the keys of the
+// boards before shards). Shard i of n takes the first tag board/i/k whose slot lies in the
+// i-th n-th of the slots after shard 0's: a cluster whose masters hold equal ranges of slots,
+// as redis-cli --cluster create makes them, then spreads a board's shards evenly.
+func shardTag(board string, sh laurel.Shard) string {
+	if sh.Number == 0 || sh.Count <= 1 {
+		return board
+	}
+	width := max(1, slots/sh.Count)
+	start := (slotOf(board) + sh.Number*width) % slots
+	prefix := board + "/" + strconv.Itoa(sh.Number) + "/"
+	for k := 0; ; k++ {
+		tag := prefix + strconv.Itoa(k)
+		if (slotOf(tag)-start+slots)%slots < width {
+			return tag
+		}
+	}
+}
+
+// slots is how many hash slots a Redis Cluster has.
+const slots = 16384
+
+// slotOf is Redis Cluster's slot of a hash tag: CRC16 (XMODEM) modulo the slot count.
+func slotOf(tag string) int {
+	var crc uint16
+	for i := 0; i < len(tag); i++ {
+		crc ^= uint16(tag[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % slots
+}
+
+// meta holds the shard's version (v), the stamp of the state its sets follow (t) and, in
+// shard 0, the board's state (s).
 func (k keys) meta() string { return k.base + "m" }
 
-// registry is the set of the names of the board's sets, so Delete finds them without SCAN.
+// registry is the set of the names of the shard's sets, so Delete finds them without SCAN.
 func (k keys) registry() string { return k.base + "k" }
 
 // zset holds the set's entries, each the 16-byte prefix followed by the member, score 0.

@@ -10,9 +10,9 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// ranking is one set of a board read as of a state stamp. It holds no entries: every read is
-// one script call that checks the stamp first, and each read of docs/api.md is one read
-// (laurel.RankingReads).
+// ranking is one set of a shard of a board read as of a state stamp. It holds no entries:
+// every read is one script call that checks the stamp first, and each read of docs/api.md is
+// one read (laurel.RankingReads), as is each read of a merge (laurel.ShardRanking).
 type ranking struct {
 	ctx   context.Context // the Ranking interface carries none, so the one it was made with
 	x     *Index
@@ -203,6 +203,64 @@ func (r *ranking) ReadRank(score, at int64) (int, int, error) {
 	}
 	total, err := r.int(res, 1)
 	return n + 1, total, err
+}
+
+// Slice answers laurel.ShardRanking.Slice in one script call.
+func (r *ranking) Slice(sr laurel.ScoreRange, skip, n int) (laurel.ShardSlice, error) {
+	best, worst, hasBest, hasWorst := sr.Bounds(r.order)
+	var first, end string
+	if hasBest {
+		first = bound(r.order, best, math.MinInt64, "")
+	}
+	if hasWorst {
+		end = bound(r.order, worst, math.MaxInt64, "")
+	}
+	res, err := r.read("S", strconv.Itoa(skip), strconv.Itoa(max(n, 0)), first, end).ToArray()
+	if err != nil {
+		return laurel.ShardSlice{}, r.err(err, "reading a slice")
+	}
+	if len(res) < 3 {
+		return laurel.ShardSlice{}, fmt.Errorf("redis: reading a slice of board %q: a reply of %d values", r.board, len(res))
+	}
+	var out laurel.ShardSlice
+	for i, dst := range []*int{&out.Total, &out.Before, &out.In} {
+		if *dst, err = r.int(res, i); err != nil {
+			return laurel.ShardSlice{}, err
+		}
+	}
+	for i, m := range res[3:] {
+		key, err := m.ToString()
+		if err != nil {
+			return laurel.ShardSlice{}, r.err(err, "reading a slice")
+		}
+		en, err := r.entry(out.Before+skip+i+1, key)
+		if err != nil {
+			return laurel.ShardSlice{}, err
+		}
+		out.Entries = append(out.Entries, en)
+	}
+	return out, nil
+}
+
+// Before answers laurel.ShardRanking.Before in one script call.
+func (r *ranking) Before(entries []laurel.Entry) ([]int, int, error) {
+	args := make([]string, 0, 1+len(entries))
+	args = append(args, "B")
+	for _, en := range entries {
+		args = append(args, bound(r.order, en.Score, en.ReachedAt, en.Member))
+	}
+	res, err := r.read(args...).AsIntSlice()
+	if err != nil {
+		return nil, 0, r.err(err, "counting entries")
+	}
+	if len(res) != 1+len(entries) {
+		return nil, 0, fmt.Errorf("redis: counting entries of board %q: a reply of %d values", r.board, len(res))
+	}
+	counts := make([]int, len(entries))
+	for i := range counts {
+		counts[i] = int(res[1+i])
+	}
+	return counts, int(res[0]), nil
 }
 
 func (r *ranking) int(res []rueidis.RedisMessage, i int) (int, error) {

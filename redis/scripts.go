@@ -10,12 +10,13 @@ const staleReply = "LAUREL_STALE"
 // carry tens of thousands of arguments), and take every key they touch in KEYS so that they
 // are correct on a cluster. Keys and arguments are binary: Go encodes the ordering prefixes.
 
-// applyScript makes one step of Index.Apply atomically.
+// applyScript makes one step of Index.Apply atomically on one shard.
 //
 // KEYS: meta, registry, then the zset and the hash of each set the step names (set i, from 1,
 // at KEYS[1+2i] and KEYS[2+2i]).
-// ARGV: after, version, has-state ("1" or "0"), state, channel, board, the number of sets and
-// their names, the number of drops and their set numbers, the number of changes and for each
+// ARGV: after, version, has-state ("1" or "0"), state, channel ("": tell nobody), board, stamp
+// ("0": keep),
+// the number of sets and their names, the number of drops and their set numbers, the number of changes and for each
 // its set number, member and prefix ("" to remove), the number of reads and for each its set
 // number and member.
 // Reply: for each read, its 0-based rank+1 (0 when absent) and its prefix ("" when absent).
@@ -25,7 +26,7 @@ local cur = redis.call('HGET', meta, 'v') or '0'
 if cur ~= ARGV[1] then
   return redis.error_reply('` + staleReply + ` board at version ' .. cur)
 end
-local p = 7
+local p = 8
 local nsets = tonumber(ARGV[p]); p = p + 1
 local names = {}
 for i = 1, nsets do names[i] = ARGV[p]; p = p + 1 end
@@ -59,7 +60,13 @@ for i = 1, n do
   end
 end
 redis.call('HSET', meta, 'v', ARGV[2])
-if ARGV[3] == '1' then redis.call('HSET', meta, 's', ARGV[4], 't', ARGV[2]) end
+if ARGV[3] == '1' then
+  local stamp = ARGV[7]
+  if stamp == '0' then stamp = ARGV[2] end
+  redis.call('HSET', meta, 's', ARGV[4], 't', stamp)
+elseif ARGV[7] ~= '0' then
+  redis.call('HSET', meta, 't', ARGV[7])
+end
 local out = {}
 n = tonumber(ARGV[p]); p = p + 1
 for i = 1, n do
@@ -75,7 +82,7 @@ for i = 1, n do
     out[#out+1] = ''
   end
 end
-redis.call('PUBLISH', ARGV[5], ARGV[6])
+if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
 return out
 `)
 
@@ -94,6 +101,10 @@ return out
 //   - "A" member radius: the size, then 0 when the member is not in the set, else the first
 //     rank of the page around it and its zset members;
 //   - "R" bound: how many members sort before the bound, and the size.
+//   - "S" skip n best worst: a shard's slice (laurel.ShardRanking.Slice): the size, how many
+//     members sort before best, how many from there to worst, then the zset members of the
+//     range from its skip-th (0-based) on, n of them at most;
+//   - "B" bound...: the size, then for each exclusive lex bound how many members sort before it.
 var readScript = rueidis.NewLuaScript(`
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
   return redis.error_reply('` + staleReply + ` state changed')
@@ -104,6 +115,24 @@ if op == 'p' then return redis.call('ZRANGE', z, ARGV[3], ARGV[4]) end
 if op == 's' then return redis.call('ZLEXCOUNT', z, '-', ARGV[3]) end
 if op == 'R' then return {redis.call('ZLEXCOUNT', z, '-', ARGV[3]), redis.call('ZCARD', z)} end
 local total = redis.call('ZCARD', z)
+if op == 'B' then
+  local out = {total}
+  for i = 3, #ARGV do out[#out+1] = redis.call('ZLEXCOUNT', z, '-', ARGV[i]) end
+  return out
+end
+if op == 'S' then
+  local skip, n = tonumber(ARGV[3]), tonumber(ARGV[4])
+  local first, stop = 0, total
+  if ARGV[5] ~= '' then first = redis.call('ZLEXCOUNT', z, '-', ARGV[5]) end
+  if ARGV[6] ~= '' then stop = redis.call('ZLEXCOUNT', z, '-', ARGV[6]) end
+  local inside = math.max(0, stop - first)
+  local out = {total, first, inside}
+  n = math.min(n, inside - skip)
+  if n > 0 then
+    for _, key in ipairs(redis.call('ZRANGE', z, first+skip, first+skip+n-1)) do out[#out+1] = key end
+  end
+  return out
+end
 local function range(out, from, n)
   out[#out+1] = from
   if n > 0 then
@@ -155,6 +184,20 @@ if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
 end
 local out = {}
 for i = 2, #KEYS do out[i-1] = redis.call('ZCARD', KEYS[i]) end
+return out
+`)
+
+// countScript answers Index.Before as of a state stamp. KEYS: meta, then the zsets. ARGV:
+// stamp, then for each key its zset's number (from 1) and an exclusive lex bound. Reply: how
+// many members of each zset sort before each bound.
+var countScript = rueidis.NewLuaScript(`
+if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
+  return redis.error_reply('` + staleReply + ` state changed')
+end
+local out = {}
+for i = 2, #ARGV, 2 do
+  out[#out+1] = redis.call('ZLEXCOUNT', KEYS[1+tonumber(ARGV[i])], '-', ARGV[i+1])
+end
 return out
 `)
 

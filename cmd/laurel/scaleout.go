@@ -77,16 +77,17 @@ func (e *scaleOutStore) Close() error {
 	return err
 }
 
-// openScaleOut connects to the scale-out store and starts serving the API from it,
-// maintaining its boards every maintenance. While PostgreSQL or Redis is not up yet it
-// answers /readyz with 503 and tries again, backing off to every 10 s, until they are or
-// ctx ends; it logs once per change of the reason.
-func (s *server) openScaleOut(ctx context.Context, so scaleOut, maintenance time.Duration) error {
+// openScaleOut connects to the scale-out store and starts serving the API from it, with the
+// maintenance and shards of opts. While PostgreSQL or Redis is not up yet it answers /readyz
+// with 503 and tries again, backing off to every 10 s, until they are or ctx ends; it logs
+// once per change of the reason.
+func (s *server) openScaleOut(ctx context.Context, so scaleOut, opts postgres.Options) error {
 	var store *scaleOutStore
 	last := ""
+	opts.Logger, opts.OnCommit = s.log, s.observeCommit
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
 		var err error
-		store, err = so.open(ctx, postgres.Options{Logger: s.log, Maintenance: maintenance, OnCommit: s.observeCommit})
+		store, err = so.open(ctx, opts)
 		if err == nil {
 			break
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
 	lhttp "github.com/laurel/laurel/http"
+	"github.com/laurel/laurel/postgres"
 )
 
 // serveEnvironment lists the variables serve reads, for -h.
@@ -50,6 +51,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	data := fs.String("data", "./laurel-data", "directory of the embedded store (created if missing)")
 	scale := scaleOutFlags(fs)
 	maintenance := fs.Duration("maintenance", time.Second, "scale-out: how often to catch up every board and check its index (each pass reads every board's row and index state)")
+	shards := fs.Int("shards", postgres.DefaultShards, "scale-out: how many shards the members of each board created are split into, each written in parallel (laurel rebuild -shards changes a board's)")
 	rate := fs.Float64("rate-limit", 0, "requests per second allowed per key; 0: no limit")
 	burst := fs.Int("rate-burst", 0, "requests a key may send at once above its rate; 0: the rate")
 	addrRate := fs.Float64("address-rate-limit", -1, fmt.Sprintf("requests per second allowed per client address without a valid key; 0: no limit; -1: %v when keys are configured, none on an open (loopback-only) server", defaultAddressRate))
@@ -92,6 +94,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *maintenance <= 0 {
 		return usageError{fmt.Errorf("-maintenance must be positive")}
+	}
+	if *shards < 1 || *shards > postgres.MaxShards {
+		return usageError{fmt.Errorf("-shards must be 1 to %d", postgres.MaxShards)}
 	}
 	if *timeout <= 0 {
 		return usageError{fmt.Errorf("-request-timeout must be positive")}
@@ -166,7 +171,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if scale.on() {
-		err = srv.openScaleOut(ctx, scale, *maintenance)
+		err = srv.openScaleOut(ctx, scale, postgres.Options{Maintenance: *maintenance, Shards: *shards})
 	} else {
 		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20, MaxOpenFiles: budget.storeFiles, CheckpointLag: *lag})
 	}

@@ -1,0 +1,452 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/laurel/laurel"
+)
+
+// What a committed step does to the index, and how the index of a board is rebuilt from the
+// store when it is not where the store says it is.
+
+// changes lists what the step changed in the sets of shard i of a board: every ranked
+// aggregate of its members written. A hidden member is in no set, so its aggregates are
+// removals, whatever they are (it may have been hidden in this very step, after its
+// aggregates changed).
+func (s *step) changes(b *boardStep, i int) []laurel.IndexChange {
+	var out []laurel.IndexChange
+	n := b.st.shards()
+	for k := range b.dirty {
+		ws := b.st.window(k.win)
+		if ws == nil || laurel.ShardOf(k.member, n) != i {
+			continue
+		}
+		set, ok := ws.indexSet(k.span)
+		if !ok {
+			continue
+		}
+		v := b.aggs[k]
+		out = append(out, laurel.IndexChange{Set: set, Member: k.member, Score: v.score, At: v.at, Remove: !v.present || s.hidden[k.member]})
+	}
+	for _, c := range b.extra {
+		if laurel.ShardOf(c.Member, n) == i {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// applyIndex takes the board's step in the index, a step per shard that changed, and reads
+// back the standings the step answers with; or rebuilds what of the board's index is not
+// where the store says it is.
+func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
+	idx := s.e.index
+	if b.deleted {
+		return s.e.deleteIndex(ctx, b.id, b.st.shards())
+	}
+	if b.rebuild {
+		return s.e.rebuild(ctx, s.conn, b.id, nil)
+	}
+	if b.st == nil {
+		return nil
+	}
+	n := b.st.shards()
+	reads := make(map[int][]int) // shard → the indexes in b.reads of its members' reads
+	for k, r := range b.reads {
+		i := laurel.ShardOf(r.Member, n)
+		reads[i] = append(reads[i], k)
+	}
+	b.read = make([]laurel.IndexEntry, len(b.reads))
+	// One shard's step tells subscribers of the write: shard 0's when the state changes
+	// (it goes last), else the first that takes one.
+	teller := 0
+	if !b.stateChanged {
+		teller = -1
+		for i := range n {
+			if sh := b.shards[i]; sh != nil && (sh.ranked || len(reads[i]) > 0) {
+				teller = i
+				break
+			}
+		}
+	}
+	apply := func(i int) error {
+		sh := b.shards[i]
+		if !sh.ranked && len(reads[i]) == 0 {
+			return nil
+		}
+		u := laurel.IndexUpdate{After: sh.version, Version: sh.version, Quiet: i != teller}
+		for _, k := range reads[i] {
+			u.Read = append(u.Read, b.reads[k])
+		}
+		if sh.ranked {
+			u.After--
+			u.Changes = s.changes(b, i)
+			if b.stateChanged {
+				u.Drops, u.Stamp = b.drops, b.version
+				if i == 0 {
+					u.State = b.st.encode()
+				}
+			}
+		}
+		read, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
+		if errors.Is(err, laurel.ErrIndexStale) {
+			s.e.log.Warn("the index missed a step; rebuilding it", "board", b.id, "shard", i, "version", u.Version)
+			// Only this shard: the others, stepped at once, each find their own state.
+			if err = s.e.rebuild(ctx, s.conn, b.id, []int{i}); err == nil && len(u.Read) > 0 {
+				read, err = idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, laurel.IndexUpdate{After: u.Version, Version: u.Version, Read: u.Read})
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
+		}
+		for j, k := range reads[i] {
+			b.read[k] = read[j]
+		}
+		return nil
+	}
+	// A change of state reaches shard 0, which records it, last: a read of the new state
+	// then finds every shard at its stamp.
+	var others []int
+	for i := range b.shards {
+		if i != 0 || !b.stateChanged {
+			others = append(others, i)
+		}
+	}
+	if err := eachShard(others, apply); err != nil {
+		return err
+	}
+	if b.stateChanged {
+		if err := apply(0); err != nil {
+			return err
+		}
+	}
+	return s.standings(ctx, b, reads)
+}
+
+// standings turns the ranks the shards read back, each within its shard, into ranks in the
+// whole board: each other shard counts the entries that rank before the member's.
+func (s *step) standings(ctx context.Context, b *boardStep, reads map[int][]int) error {
+	n := b.st.shards()
+	if n == 1 || len(b.reads) == 0 {
+		return nil
+	}
+	shards := make([]int, n)
+	for i := range shards {
+		shards[i] = i
+	}
+	add := make([]int, len(b.reads))
+	var mu sync.Mutex
+	err := eachShard(shards, func(i int) error {
+		var keys []laurel.IndexKey
+		var at []int
+		for j, ks := range reads {
+			if j == i {
+				continue
+			}
+			for _, k := range ks {
+				if en := b.read[k]; en.Rank > 0 {
+					keys = append(keys, laurel.IndexKey{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member})
+					at = append(at, k)
+				}
+			}
+		}
+		if len(keys) == 0 {
+			return nil
+		}
+		counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, keys)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for j, k := range at {
+			add[k] += counts[j]
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: index board %s: counting ranks: %w", b.id, err)
+	}
+	for k := range b.read {
+		if b.read[k].Rank > 0 {
+			b.read[k].Rank += add[k]
+		}
+	}
+	return nil
+}
+
+// eachShard runs fn for each of shards at once and returns the first error.
+func eachShard(shards []int, fn func(i int) error) error {
+	if len(shards) == 1 {
+		return fn(shards[0])
+	}
+	errs := make([]error, len(shards))
+	var wg sync.WaitGroup
+	for k, i := range shards {
+		wg.Go(func() { errs[k] = fn(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// deleteIndex removes what the index holds of a board of n shards.
+func (e *Store) deleteIndex(ctx context.Context, id string, n int) error {
+	shards := make([]int, n)
+	for i := range shards {
+		shards[i] = i
+	}
+	return eachShard(shards, func(i int) error {
+		return e.index.Delete(ctx, id, laurel.Shard{Number: i, Count: n})
+	})
+}
+
+// rebuild makes the index of a board what the store holds, under the board's lock (held by
+// conn's session): the shards only (nil: all of them; their locks are held). Until shard 0
+// records the state at the end, reads find none and wait for the lock. A rebuild that finds
+// the index changed under it (Redis flushed or restarted) starts again, at most
+// rebuildAttempts times in all.
+func (e *Store) rebuild(ctx context.Context, conn *pgxpool.Conn, id string, only []int) error {
+	for attempt := 1; ; attempt++ {
+		err := e.rebuildOnce(ctx, conn, id, only)
+		if !errors.Is(err, laurel.ErrIndexStale) || attempt == rebuildAttempts {
+			return err
+		}
+		e.log.Warn("the index changed during a rebuild; starting it again", "board", id, "attempt", attempt)
+	}
+}
+
+const rebuildAttempts = 3
+
+// rebuildChunk is how many members one step of a rebuild puts in a shard of the index.
+const rebuildChunk = 10_000
+
+// rebuildOnce clears the shards and fills them in chunks. Each shard's first chunk sets a
+// fence, a negative version of this rebuild's own that no step takes, and every later chunk
+// names it: when the index loses the shard meanwhile (a flush) or another rebuild replaces
+// the fence, the next chunk is refused with ErrIndexStale, so that a partial index is never
+// marked current. Each shard's last chunk records its version and the board's stamp; shard 0's,
+// the very last, the board's state.
+func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, only []int) error {
+	var raw []byte
+	var stamp int64
+	err := conn.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &stamp)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Whatever shard count the index had, shard 0 holds the state reads look for.
+		return e.index.Delete(ctx, id, laurel.Shard{Number: 0, Count: 1})
+	}
+	if err != nil {
+		return err
+	}
+	st, err := decodeState(id, raw)
+	if err != nil {
+		return err
+	}
+	n := st.shards()
+	rows, err := conn.Query(ctx, "SELECT shard, version FROM laurel_shards WHERE board = $1 ORDER BY shard", id)
+	if err != nil {
+		return err
+	}
+	versions, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (int64, error) {
+		var i int32
+		var v int64
+		err := r.Scan(&i, &v)
+		return v, err
+	})
+	if err != nil {
+		return err
+	}
+	if len(versions) != n {
+		return fmt.Errorf("postgres: board %s has %d shard rows, its state says %d shards", id, len(versions), n)
+	}
+	if only == nil {
+		for i := range n {
+			only = append(only, i)
+		}
+	}
+	if err := eachShard(only, func(i int) error { return e.index.Delete(ctx, id, st.shard(i)) }); err != nil {
+		return err
+	}
+	order := st.cfg.Order
+	type building struct {
+		fence, after int64
+		changes      []laurel.IndexChange
+	}
+	shards := make(map[int]*building, len(only))
+	for _, i := range only {
+		shards[i] = &building{fence: -1 - rand.Int64N(math.MaxInt64-1)}
+	}
+	put := func(i int, final bool) error {
+		sh := shards[i]
+		if len(sh.changes) < rebuildChunk && !final {
+			return nil
+		}
+		u := laurel.IndexUpdate{After: sh.after, Version: sh.fence, Changes: sh.changes}
+		if final {
+			u.Version, u.Stamp = versions[i], stamp
+			if i == 0 {
+				u.State = raw
+			}
+		}
+		_, err := e.index.Apply(ctx, id, st.shard(i), order, u)
+		sh.changes, sh.after = sh.changes[:0], sh.fence
+		return err
+	}
+	for w := range st.Windows {
+		ws := &st.Windows[w]
+		for _, sp := range ws.rankedSpans() {
+			set, _ := ws.indexSet(sp)
+			rows, err := conn.Query(ctx, `SELECT a.member, a.score, a.at FROM laurel_aggs a
+				WHERE a.board = $1 AND a.win = $2 AND a.span = $3
+				AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)`, id, ws.Name, sp)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				c := laurel.IndexChange{Set: set}
+				if err := rows.Scan(&c.Member, &c.Score, &c.At); err != nil {
+					rows.Close()
+					return err
+				}
+				i := laurel.ShardOf(c.Member, n)
+				sh := shards[i]
+				if sh == nil {
+					continue
+				}
+				sh.changes = append(sh.changes, c)
+				if err := put(i, false); err != nil {
+					rows.Close()
+					return err
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	var last []int
+	for _, i := range only {
+		if i != 0 {
+			last = append(last, i)
+		}
+	}
+	if err := eachShard(last, func(i int) error { return put(i, true) }); err != nil {
+		return err
+	}
+	if slices.Contains(only, 0) {
+		return put(0, true)
+	}
+	return nil
+}
+
+// indexBehind reports whether the index of a board is not where the store says it is: shard
+// 0 without the state, or a shard at another version or stamp.
+func (e *Store) indexBehind(ctx context.Context, id string, stamp int64, versions []int64) (bool, error) {
+	is, ok, err := e.index.State(ctx, id)
+	if err != nil || !ok || is.Stamp != stamp {
+		return true, err
+	}
+	vs, err := e.index.Versions(ctx, id, len(versions))
+	if err != nil {
+		return true, err
+	}
+	for i, v := range vs {
+		if v.Version != versions[i] || v.Stamp != stamp {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// catchUp brings a board to now in a step of its own, the whole board locked: periods to
+// close, closed periods to drop, rolling buckets to leave; and rebuilds its index if it
+// missed a step.
+func (e *Store) catchUp(ctx context.Context, id string) error {
+	return e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
+		b, err := s.board(id)
+		if err != nil {
+			return err
+		}
+		versions := make([]int64, b.st.shards())
+		for i, sh := range b.shards {
+			versions[i] = sh.version
+		}
+		behind, err := e.indexBehind(ctx, id, b.version, versions)
+		if err != nil {
+			return err
+		}
+		if behind {
+			e.log.Warn("the index is not at the store's version; rebuilding it", "board", id, "store", b.version)
+			if err := e.rebuild(ctx, s.conn, id, nil); err != nil {
+				return err
+			}
+		}
+		return s.advance(b)
+	})
+}
+
+// Rebuild makes a board's index what the store holds, whatever the index holds now: after
+// the index was lost, or to be sure. Reads of the board wait for it.
+func (e *Store) Rebuild(ctx context.Context, id string) error {
+	if err := laurel.ValidateBoardID(id); err != nil {
+		return err
+	}
+	return e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
+		if _, err := s.board(id); err != nil {
+			return err
+		}
+		return e.rebuild(ctx, s.conn, id, nil)
+	})
+}
+
+// MaxShards bounds a board's shard count.
+const MaxShards = 256
+
+// Reshard splits a board's members into n shards, and rebuilds its index so. Writes and reads
+// of the board wait for it.
+func (e *Store) Reshard(ctx context.Context, id string, n int) error {
+	if err := laurel.ValidateBoardID(id); err != nil {
+		return err
+	}
+	if n < 1 || n > MaxShards {
+		return laurel.FieldErrorf(laurel.EInvalid, "shards", "must be 1 to %d", MaxShards)
+	}
+	return e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
+		b, err := s.board(id)
+		if err != nil {
+			return err
+		}
+		if b.st.shards() == n {
+			return nil
+		}
+		// The index goes first: until the rebuild after the commit records the state again,
+		// reads find none and wait for the lock.
+		if err := e.deleteIndex(ctx, id, b.st.shards()); err != nil {
+			return err
+		}
+		if err := s.tx.QueryRow(s.ctx, "SELECT coalesce(max(seq), 0) FROM laurel_events WHERE board = $1", id).Scan(&b.seqFloor); err != nil {
+			return fmt.Errorf("postgres: reshard: %w", err)
+		}
+		// Versions go on from the highest, so that no read stamped before can take the
+		// new shards for the old.
+		var top int64
+		for _, sh := range b.shards {
+			top = max(top, sh.version)
+		}
+		b.st.Shards = n
+		b.makeShards()
+		for _, sh := range b.shards {
+			sh.version = top
+		}
+		b.stateChanged, b.rebuild = true, true
+		return nil
+	})
+}

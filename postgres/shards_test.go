@@ -1,0 +1,131 @@
+package postgres_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
+	"github.com/laurel/laurel/postgres"
+)
+
+// TestIDAcrossShards: an id is unique per board, not per shard. Members of different shards
+// sending the same id at once, from different nodes, get one applied event and conflicts —
+// never two events with one id, nor an internal error.
+func TestIDAcrossShards(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
+	nodes := []*postgres.Store{store.Open(t, now), store.Open(t, now), store.Open(t, now)}
+	putBoard(t, nodes[0], "b", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, nodes[0], laurel.Event{Board: "b", Member: "warm-up", Value: 1})
+	// Three members of three different shards.
+	var members []string
+	for i := 0; len(members) < 3; i++ {
+		m := fmt.Sprintf("m%d", i)
+		if !hasShard(members, laurel.ShardOf(m, postgres.DefaultShards)) {
+			members = append(members, m)
+		}
+	}
+	const ids = 40
+	var mu sync.Mutex
+	outcomes := make(map[string]map[string]int) // id → outcome → count
+	var wg sync.WaitGroup
+	for id := range ids {
+		for k, node := range nodes {
+			wg.Go(func() {
+				key := fmt.Sprintf("id-%d", id)
+				_, err := node.Submit(ctx, []laurel.Event{{Board: "b", Member: members[k], Value: 1, ID: key}}, laurel.SubmitOptions{NoRanks: true})
+				outcome := "applied"
+				if err != nil {
+					outcome = laurel.ErrorCode(err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if outcomes[key] == nil {
+					outcomes[key] = map[string]int{}
+				}
+				outcomes[key][outcome]++
+			})
+		}
+	}
+	wg.Wait()
+	for key, o := range outcomes {
+		if o["applied"] != 1 || o[laurel.EConflict] != len(nodes)-1 {
+			t.Errorf("id %s: %v, want one applied and %d conflicts", key, o, len(nodes)-1)
+		}
+	}
+	total := 0
+	for _, m := range members {
+		if me, err := nodes[1].Member(ctx, laurel.Query{Board: "b"}, m); err == nil {
+			total += int(me.Entry.Score)
+		} else if laurel.ErrorCode(err) != laurel.ENotFound {
+			t.Fatal(err)
+		}
+	}
+	if total != ids {
+		t.Errorf("the members hold %d events, want %d (one per id)", total, ids)
+	}
+	check(t, nodes[0])
+}
+
+func hasShard(members []string, shard int) bool {
+	for _, m := range members {
+		if laurel.ShardOf(m, postgres.DefaultShards) == shard {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReshard: a board split into another number of shards reads as before, ids and all,
+// and numbers the events that come after above those before, so that on a board of mode
+// last the later of two events at one instant still wins.
+func TestReshard(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
+	e := store.Open(t, clock.Now)
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day"}, Mode: ptr("last")})
+	ts := clock.Now()
+	var events []laurel.Event
+	for i := range 300 {
+		events = append(events, laurel.Event{Board: "b", Member: fmt.Sprintf("m%03d", i), Value: int64(i % 17), TS: ts, HasTS: true, ID: fmt.Sprintf("e%d", i)})
+	}
+	submit(t, e, events...)
+	read := func() string {
+		t.Helper()
+		var out string
+		for _, w := range []string{"all", "day"} {
+			page, err := e.Page(ctx, laurel.Query{Board: "b", Window: w}, 0, 1000, laurel.ScoreRange{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out += fmt.Sprint(page.Total, page.Entries)
+		}
+		return out
+	}
+	before := read()
+	for round, n := range []int{7, 1, 3} {
+		if err := e.Reshard(ctx, "b", n); err != nil {
+			t.Fatal(err)
+		}
+		check(t, e)
+		if got := read(); got != before {
+			t.Fatalf("after splitting into %d shards the board reads\n%s\nwant\n%s", n, got, before)
+		}
+		if res := submit(t, e, events[round]); res[0].Status != laurel.StatusDuplicate {
+			t.Fatalf("an event sent again after the reshard: %s, want duplicate", res[0].Status)
+		}
+		// The same member, the same instant, a later arrival: it wins.
+		m := events[round].Member
+		submit(t, e, laurel.Event{Board: "b", Member: m, Value: 1000 + int64(round), TS: ts, HasTS: true})
+		me, err := e.Member(ctx, laurel.Query{Board: "b"}, m)
+		if err != nil || me.Entry.Score != 1000+int64(round) {
+			t.Fatalf("after splitting into %d shards, %s's later event at the same instant: %+v, %v; want %d", n, m, me, err, 1000+round)
+		}
+		before = read()
+	}
+	if err := e.Reshard(ctx, "b", 0); laurel.ErrorCode(err) != laurel.EInvalid {
+		t.Fatalf("0 shards: %v, want invalid_argument", err)
+	}
+}
