@@ -89,9 +89,7 @@ func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) err
 	id := cfg.ID
 	cal := cfg.Calendar()
 	closing := make(map[int64][]entry)
-	var member string
-	var events []event
-	flush := func() error {
+	build := func(member string, events []storedEvent) error {
 		if len(events) == 0 {
 			return nil
 		}
@@ -115,32 +113,9 @@ func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) err
 				tx.entrySet(b, w, a.Start, a.End, member, slot(fromAgg(a.Agg)), true)
 			}
 		}
-		events = events[:0]
 		return nil
 	}
-	p := prefix(tagEvent, id)
-	err := scanPrefix(e.db, p, func(k, v []byte) error {
-		rest := k[len(p):]
-		m := string(rest[:len(rest)-9])
-		if m != member {
-			if err := flush(); err != nil {
-				return err
-			}
-			member = m
-		}
-		ev := event{member: m, seq: readU64(rest[len(rest)-8:])}
-		if err := decodeEventValue(&ev, v); err != nil {
-			return err
-		}
-		if ev.flags&flagRetracted == 0 {
-			events = append(events, ev)
-		}
-		return nil
-	})
-	if err == nil {
-		err = flush()
-	}
-	if err != nil {
+	if err := eachMemberEvents(e.db, e.recent, id, false, build); err != nil {
 		return err
 	}
 	if len(closing) > 0 {
@@ -164,10 +139,22 @@ func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
-	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+	return e.do(ctx, &op{exclusive: true, seals: true, run: func(tx *txn) error {
 		if e.boards[id] == nil {
 			return laurel.ErrNoBoard(id)
 		}
+		// The sealed events, found through the member index, then every table by the
+		// board's prefix; the events since the last seal are left out of the seal that
+		// commits this.
+		p := prefix(tagEvents, id)
+		err := scanPrefix(e.db, p, func(k, _ []byte) error {
+			tx.del(sealedKey(readU64(k[len(k)-8:]), id))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		tx.erase = &erasure{boards: map[string]bool{id: true}}
 		for _, tag := range boardTags {
 			if tag == tagBoard {
 				tx.del(key(tagBoard, id))

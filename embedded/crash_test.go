@@ -415,7 +415,8 @@ func crashChild(inc, dir, seedText string) {
 		die(2, "bad environment: dir %q seed %q", dir, seedText)
 	}
 	ctx := context.Background()
-	var opts embedded.Options
+	// Seals every few thousand events, so that kills land before, during and after them.
+	opts := embedded.Options{SealEvents: 3000 + int(seed%5000)}
 	var failAfter time.Duration // counted from ready, as the parent's kill is
 	fs := newFaultFS()
 	if after := os.Getenv("LAUREL_CRASH_EIO_AFTER"); after != "" {

@@ -29,6 +29,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	// flight (Pebble shows a batch before its fsync returns), every event in the snapshot has
 	// its point, and every aggregate is as memory holds it.
 	var snap *pebble.Snapshot
+	var recent *recentEvents
 	err := e.do(ctx, &op{
 		exclusive: true,
 		run: func(tx *txn) error {
@@ -38,6 +39,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 		},
 		finish: func() {
 			snap = e.db.NewSnapshot()
+			recent = e.recent.clone()
 			e.exports.Add(1)
 		},
 	})
@@ -50,7 +52,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	if err != nil {
 		return err
 	}
-	x := &exporter{ctx: ctx, stop: e.stop, r: snap, w: w}
+	x := &exporter{ctx: ctx, stop: e.stop, r: snap, recent: recent, w: w}
 	if err := x.run(); err != nil {
 		return fmt.Errorf("embedded: export: %w", err)
 	}
@@ -58,10 +60,11 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 }
 
 type exporter struct {
-	ctx  context.Context
-	stop <-chan struct{}
-	r    pebble.Reader
-	w    *laurel.DumpWriter
+	ctx    context.Context
+	stop   <-chan struct{}
+	r      pebble.Reader
+	recent *recentEvents // the events since the last seal, as of r
+	w      *laurel.DumpWriter
 }
 
 // write adds a record, unless the export was cancelled or the store is closing.
@@ -162,44 +165,35 @@ func (x *exporter) board(cfg *laurel.Board) error {
 			}
 		}
 	}
-	p := prefix(tagHistory, id)
-	return scanPrefix(x.r, p, func(k, v []byte) error {
-		rest := k[len(p):]
-		if len(rest) < 10 {
-			return errCorrupt
+	return eachMemberEvents(x.r, x.recent, id, false, func(member string, events []storedEvent) error {
+		for _, ev := range events {
+			if ev.point == nil {
+				continue
+			}
+			ts, points, err := decodePoints(ev.point)
+			if err != nil {
+				return err
+			}
+			err = x.write(laurel.DumpRecord{History: &laurel.DumpHistory{Board: id, Member: member, Seq: ev.seq, TS: ts, Points: points}})
+			if err != nil {
+				return err
+			}
 		}
-		ts, points, err := decodePoints(v)
-		if err != nil {
-			return err
-		}
-		return x.write(laurel.DumpRecord{History: &laurel.DumpHistory{
-			Board: id, Member: string(rest[:len(rest)-9]), Seq: readU64(rest[len(rest)-8:]), TS: ts, Points: points,
-		}})
+		return nil
 	})
 }
 
-// events writes a board's events in arrival order. The store keeps them by member, so they
-// are gathered and sorted by seq.
+// events writes a board's events in arrival order, gathered by member and sorted by seq.
 func (x *exporter) events(id string) error {
-	var events []event
-	var member string
-	p := prefix(tagEvent, id)
-	err := scanPrefix(x.r, p, func(k, v []byte) error {
-		rest := k[len(p):]
-		if len(rest) < 10 {
-			return errCorrupt
-		}
-		if m := rest[:len(rest)-9]; string(m) != member {
-			member = string(m) // one string for all of a member's events
-		}
-		ev := event{member: member, seq: readU64(rest[len(rest)-8:])}
-		events = append(events, ev)
-		return decodeEventValue(&events[len(events)-1], v)
+	var events []storedEvent
+	err := eachMemberEvents(x.r, x.recent, id, true, func(_ string, evs []storedEvent) error {
+		events = append(events, evs...)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(events, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
+	slices.SortFunc(events, func(a, b storedEvent) int { return cmp.Compare(a.seq, b.seq) })
 	for _, ev := range events {
 		err := x.write(laurel.DumpRecord{Event: &laurel.DumpEvent{
 			Board: id, Seq: ev.seq, Member: ev.member, Value: ev.value, TS: ev.ts, ID: ev.id, Retracted: ev.flags&flagRetracted != 0,
@@ -269,7 +263,7 @@ const importBatch = 10_000
 // and an import cut short by a crash leaves it marked for Open to refuse.
 func Import(dir string, r *laurel.DumpReader, opts Options) error {
 	opts = opts.withDefaults()
-	db, err := openStore(dir, opts)
+	db, _, err := openStore(dir, opts)
 	if err != nil {
 		return fmt.Errorf("embedded: import into %s: %w", dir, err)
 	}
@@ -342,9 +336,9 @@ func (in *importer) checkEmpty(dir string) error {
 			in.seq = readU64(it.Value())
 		case len(k) == 1 && k[0] == tagImport:
 			return laurel.Errorf(laurel.EConflict, "%s: %s", dir, errUnfinishedImport)
-		case len(k) == 1 && (k[0] == tagJournal || k[0] == tagReplay), len(k) == 9 && k[0] == tagLog:
-			// The log of groups whose boards were deleted since: nothing to recover, and
-			// nothing to replay into the boards imported (the import drops it).
+		case len(k) == 1 && (k[0] == tagReplay || k[0] == tagSealedTo):
+			// Where replay started and what was sealed, of boards deleted since: nothing to
+			// recover (the import writes both anew).
 		default:
 			return laurel.Errorf(laurel.EConflict, "the store in %s is not empty: import into a new or empty directory", dir)
 		}
@@ -355,10 +349,8 @@ func (in *importer) checkEmpty(dir string) error {
 func (in *importer) run() error {
 	in.batch = in.db.NewIndexedBatch()
 	in.set([]byte{tagImport}, nil)
-	for _, t := range []byte{tagJournal, tagReplay, tagLog} {
-		if err := in.batch.DeleteRange([]byte{t}, []byte{t + 1}, nil); err != nil {
-			return err
-		}
+	if err := in.batch.Delete([]byte{tagReplay}, nil); err != nil {
+		return err
 	}
 	for {
 		rec, err := in.r.Next()
@@ -391,7 +383,11 @@ func (in *importer) run() error {
 		return err
 	}
 	if in.seq > 0 {
+		// Every event imported is sealed, and counted in the aggregates imported: the log,
+		// and replay, start after them.
 		in.set([]byte{tagSeq}, appendU64(nil, in.seq))
+		in.set([]byte{tagSealedTo}, appendU64(nil, in.seq))
+		in.set([]byte{tagReplay}, appendU64(nil, in.seq+1))
 	}
 	if err := in.batch.Delete([]byte{tagImport}, nil); err != nil {
 		return err
@@ -465,13 +461,14 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 	return nil
 }
 
-// event writes an event and, while it counts, its id's record: an id names one counted
-// event of a board at a time.
+// event writes an event, sealed, with its member index and, while it counts, its id's
+// record (an id names one counted event of a board at a time) or else its retraction.
 func (in *importer) event(de *laurel.DumpEvent) error {
 	ev := event{member: de.Member, seq: de.Seq, value: de.Value, ts: de.TS, id: de.ID}
 	switch {
 	case de.Retracted:
 		ev.flags |= flagRetracted
+		in.set(retractKey(de.Board, ev.seq), nil)
 	case ev.id != "":
 		k := key(tagID, de.Board, ev.id)
 		_, dup, err := get(in.batch, k)
@@ -483,7 +480,8 @@ func (in *importer) event(de *laurel.DumpEvent) error {
 		}
 		in.set(k, ev.encodeID())
 	}
-	in.set(eventKey(de.Board, ev.member, ev.seq), ev.encodeValue())
+	in.set(sealedKey(ev.seq, de.Board), sealedValue(&recentEvent{board: de.Board, event: ev}))
+	in.set(eventsKey(de.Board, ev.member, ev.seq), nil)
 	in.seq = max(in.seq, ev.seq)
 	return nil
 }
@@ -530,6 +528,14 @@ func (in *importer) history(h *laurel.DumpHistory) error {
 		names = append(names, name)
 		standings = append(standings, laurel.Standing{Score: p[0], Rank: int(p[1])})
 	}
-	in.set(historyKey(h.Board, h.Member, h.Seq), encodeHistory(h.TS, names, standings))
+	// The point goes with its event, which came before it.
+	v, ok, err := get(in.batch, sealedKey(h.Seq, h.Board))
+	if err != nil {
+		return err
+	}
+	if board, ev, point, err := decodeSealed(h.Seq, v); !ok || err != nil || board != h.Board || ev.member != h.Member || point != nil {
+		return laurel.DumpError(in.r.Line(), "history of member %q: no event %d of board %q without a point before it", h.Member, h.Seq, h.Board)
+	}
+	in.set(sealedKey(h.Seq, h.Board), append(v, encodeHistory(h.TS, names, standings)...))
 	return nil
 }

@@ -2,9 +2,12 @@ package embedded
 
 import (
 	"context"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/laurel/laurel"
 )
 
@@ -84,11 +87,12 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 	if err := laurel.StageEvent(&b.cfg, staged{tx, b}, ev.member, ev.value, ev.ts, ev.seq, tx.now); err != nil {
 		return "", 0, 0, err
 	}
-	tx.set(eventKey(b.cfg.ID, ev.member, ev.seq), ev.encodeValue())
-	tx.logged = append(tx.logged, loggedEvent{board: b.cfg.ID, member: ev.member, seq: ev.seq, ts: ev.ts})
+	tx.logged = append(tx.logged, loggedEvent{board: b.cfg.ID, event: ev})
 	if ev.id != "" {
 		tx.idSet(b.cfg.ID, ev, true)
 	}
+	boardID := b.cfg.ID
+	tx.onCommit(b, func() { e.recent.add(boardID, ev) })
 	if in.Name != nil {
 		if err := e.stageProfile(tx, in.Member, laurel.ProfileSpec{Name: in.Name}); err != nil {
 			return "", 0, 0, err
@@ -139,37 +143,142 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 		if !ok {
 			return laurel.FieldErrorf(laurel.ENotFound, "id", "no event with id %q on board %q", id, boardID)
 		}
-		k := eventKey(boardID, ev.member, ev.seq)
 		ev.flags |= flagRetracted
-		tx.set(k, ev.encodeValue())
-		tx.del(historyKey(boardID, ev.member, ev.seq))
+		tx.set(retractKey(boardID, ev.seq), nil)
 		tx.idSet(boardID, ev, false)
-		rest, err := e.memberEvents(boardID, ev.member)
+		if e.recent.bySeq(ev.seq) != nil {
+			seq := ev.seq
+			tx.onCommit(b, func() { e.recent.retract(seq) })
+		} else {
+			tx.del(key(tagID, boardID, id))
+		}
+		rest, err := e.memberEvents(e.db, boardID, ev.member, false)
 		if err != nil {
 			return err
 		}
-		rest = slices.DeleteFunc(rest, func(x event) bool { return x.seq == ev.seq })
+		rest = slices.DeleteFunc(rest, func(x storedEvent) bool { return x.seq == ev.seq })
 		return laurel.Recompute(&b.cfg, staged{tx, b}, ev.member, ev.ts, counted(rest), tx.now)
 	}})
 }
 
-// memberEvents returns the member's counted events on a board, in arrival order, as the store
-// holds them (exclusive operations only: it does not see the group's overlay).
-func (e *Store) memberEvents(boardID, member string) ([]event, error) {
-	var out []event
-	p := prefix(tagEvent, boardID, member)
-	err := scanPrefix(e.db, p, func(k, v []byte) error {
-		var ev event
-		if err := decodeEventValue(&ev, v); err != nil {
+// storedEvent is an event as the store holds it, sealed or since the last seal.
+type storedEvent struct {
+	event
+	point []byte // its history point; nil when it has none
+}
+
+// memberEvents returns the member's events on a board, in arrival order: the sealed ones as r
+// holds them (the store, or a snapshot of it) and those since the last seal, the retracted
+// ones too when all is set. Readers other than the writer hold the read lock.
+func (e *Store) memberEvents(r pebble.Reader, boardID, member string, all bool) ([]storedEvent, error) {
+	var out []storedEvent
+	p := prefix(tagEvents, boardID, member)
+	err := scanPrefix(r, p, func(k, _ []byte) error {
+		seq := readU64(k[len(p):])
+		ev, ok, err := readSealed(r, boardID, seq)
+		if err != nil || !ok {
 			return err
 		}
-		if ev.flags&flagRetracted != 0 {
-			return nil
+		if all || ev.flags&flagRetracted == 0 {
+			out = append(out, ev)
 		}
-		ev.member = member
-		ev.seq = readU64(k[len(p):])
-		out = append(out, ev)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for _, re := range e.recent.member(boardID, member) {
+		if all || re.flags&flagRetracted == 0 {
+			out = append(out, storedEvent{re.event, re.point})
+		}
+	}
+	return out, nil
+}
+
+// readSealed reads the sealed event seq of a board, flagged retracted when it was since.
+func readSealed(r pebble.Reader, boardID string, seq uint64) (storedEvent, bool, error) {
+	v, ok, err := get(r, sealedKey(seq, boardID))
+	if err != nil || !ok {
+		return storedEvent{}, false, err
+	}
+	board, ev, point, err := decodeSealed(seq, v)
+	if err != nil || board != boardID {
+		return storedEvent{}, false, err
+	}
+	if ev.flags&flagRetracted == 0 {
+		if _, ok, err := get(r, retractKey(boardID, seq)); err != nil {
+			return storedEvent{}, false, err
+		} else if ok {
+			ev.flags |= flagRetracted
+		}
+	}
+	return storedEvent{ev, point}, true, nil
+}
+
+// eachMemberEvents calls fn with each member's events on a board, in arrival order (the
+// retracted ones too when all is set): the sealed ones as r holds them, then those of recent,
+// the events since the last seal as r's moment saw them. Members come in bytewise order.
+func eachMemberEvents(r pebble.Reader, recent *recentEvents, boardID string, all bool, fn func(member string, events []storedEvent) error) error {
+	newer := make(map[string][]storedEvent)
+	for k, idx := range recent.members {
+		board, member, _ := strings.Cut(k, "\x00")
+		if board != boardID {
+			continue
+		}
+		for _, i := range idx {
+			if re := &recent.list[i]; all || re.flags&flagRetracted == 0 {
+				newer[member] = append(newer[member], storedEvent{re.event, re.point})
+			}
+		}
+	}
+	only := slices.Sorted(maps.Keys(newer)) // members with recent events, until one is sealed too
+	// upTo calls fn for the members with recent events only, before member.
+	upTo := func(member string, inclusive bool) error {
+		for len(only) > 0 && (only[0] < member || inclusive) {
+			m := only[0]
+			only = only[1:]
+			if evs, ok := newer[m]; ok {
+				if err := fn(m, evs); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	var member string
+	var events []storedEvent
+	flush := func() error {
+		if member == "" {
+			return nil
+		}
+		if err := upTo(member, false); err != nil {
+			return err
+		}
+		events = append(events, newer[member]...)
+		delete(newer, member)
+		err := fn(member, events)
+		events = events[:0]
+		return err
+	}
+	p := prefix(tagEvents, boardID)
+	err := scanPrefix(r, p, func(k, _ []byte) error {
+		if m := k[len(p) : len(k)-9]; string(m) != member {
+			if err := flush(); err != nil {
+				return err
+			}
+			member = string(m)
+		}
+		ev, ok, err := readSealed(r, boardID, readU64(k[len(k)-8:]))
+		if err == nil && ok && (all || ev.flags&flagRetracted == 0) {
+			events = append(events, ev)
+		}
+		return err
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return err
+	}
+	return upTo("", true)
 }

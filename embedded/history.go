@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -23,71 +24,31 @@ import (
 // have stored the points — before anything else changes it.
 const historyDelay = 50 * time.Millisecond
 
-// recoverHistory stores the points of the events of the newest log record that have none:
-// those of the last group before a crash, and publishes them in a new snapshot. It runs in
-// Open, after recover and before anything changes the recovered state. (A store of an earlier
-// version kept that record apart, as its journal: it is read too, and dropped.)
+// recoverHistory stores the points of the events of the newest group in the log that have
+// none: those of the last group before a crash, and attaches them to their events. It runs
+// in Open, after recover and before anything changes the recovered state.
 func (e *Store) recoverHistory() error {
-	batch := e.db.NewBatch()
-	defer batch.Close()
-	recovered, journal := 0, false
-	for _, k := range [][]byte{{tagJournal}, e.newestLog()} {
-		if k == nil {
-			continue
-		}
-		v, ok, err := get(e.db, k)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		if k[0] == tagJournal {
-			journal = true
-			batch.Delete(k, nil)
-		}
-		now, entries, err := decodeLog(v)
-		if err != nil {
-			return err
-		}
-		n, err := e.recoverPoints(batch, now, entries)
-		if err != nil {
-			return err
-		}
-		recovered += n
-	}
-	if recovered == 0 && !journal {
-		return nil // nothing to store: no commit, no fsync
-	}
-	if err := batch.Commit(pebble.Sync); err != nil {
+	it, err := e.logDB.NewIter(&pebble.IterOptions{LowerBound: []byte{tagLog}, UpperBound: []byte{tagLog + 1}})
+	if err != nil {
 		return err
 	}
-	if recovered > 0 {
-		e.snap.Close()
-		e.snap = e.db.NewSnapshot()
-		e.log.Info("recovered the rank history of the last writes before a crash", "points", recovered)
+	var now int64
+	var entries []loggedEvent
+	if it.Last() {
+		now, entries, err = decodeLog(it.Value())
 	}
-	return nil
-}
-
-// recoverPoints stages in batch the points of entries that have none, as memory stands.
-func (e *Store) recoverPoints(batch *pebble.Batch, now int64, entries []loggedEvent) (int, error) {
-	recovered := 0
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	var points []pointRecord
 	for _, j := range entries {
 		b := e.boards[j.board]
-		if b == nil {
-			continue // deleted since
-		}
-		k := historyKey(j.board, j.member, j.seq)
-		if _, ok, err := get(e.db, k); err != nil {
-			return 0, err
-		} else if ok {
-			continue
-		}
-		if _, ok, err := get(e.db, eventKey(j.board, j.member, j.seq)); err != nil {
-			return 0, err
-		} else if !ok {
-			continue // retracted since
+		re := e.recent.bySeq(j.seq)
+		if b == nil || re == nil || re.point != nil || re.flags&flagRetracted != 0 {
+			continue // its board or member deleted since, or it has its point, or it counts no more
 		}
 		var names []string
 		var standings []laurel.Standing
@@ -96,19 +57,19 @@ func (e *Store) recoverPoints(batch *pebble.Batch, now int64, entries []loggedEv
 				names, standings = append(names, w.name), append(standings, s)
 			}
 		}
-		if err := batch.Set(k, encodeHistory(j.ts, names, standings), nil); err != nil {
-			return 0, err
-		}
-		recovered++
+		points = append(points, pointRecord{j.seq, encodeHistory(j.ts, names, standings)})
 	}
-	return recovered, nil
-}
-
-// historyRecord is one pending history record.
-type historyRecord struct{ key, value []byte }
-
-func historyKey(board, member string, seq uint64) []byte {
-	return appendU64(prefix(tagHistory, board, member), seq)
+	if len(points) == 0 {
+		return nil
+	}
+	if err := e.logDB.Set(pointsKey(points[0].seq), encodePoints(points), pebble.Sync); err != nil {
+		return err
+	}
+	for _, p := range points {
+		e.recent.setPoint(p.seq, p.point)
+	}
+	e.log.Info("recovered the rank history of the last writes before a crash", "points", len(points))
+	return nil
 }
 
 // encodeHistory encodes the event's time and the member's standing per window.
@@ -182,20 +143,26 @@ func (e *Store) recordHistory(b *board, member string, seq uint64, ts, now int64
 		}
 	}
 	if seq != 0 {
-		e.history = append(e.history, historyRecord{historyKey(b.cfg.ID, member, seq), encodeHistory(ts, names, standings)})
+		e.history = append(e.history, pointRecord{seq, encodeHistory(ts, names, standings)})
 		e.pending.Add(1)
 	}
 	return entries
 }
 
-// stageHistory adds the queued history records to tx: first in its batch, so that a
-// retraction or deletion later in the batch removes them.
+// stageHistory adds the queued history points to tx, for its log record (or its seal).
 func (e *Store) stageHistory(tx *txn) {
-	for _, r := range e.history {
-		tx.set(r.key, r.value)
+	if len(e.history) == 0 {
+		return
 	}
-	tx.historyPoints += len(e.history)
+	points := slices.Clone(e.history)
+	tx.points = append(tx.points, points...)
+	tx.historyPoints += len(points)
 	e.history = e.history[:0]
+	tx.onCommit(nil, func() {
+		for _, p := range points {
+			e.recent.setPoint(p.seq, p.point)
+		}
+	})
 }
 
 // History returns the member's points in window, newest first.
@@ -220,25 +187,44 @@ func (e *Store) History(ctx context.Context, boardID, window, member string, lim
 	if e.hidden[member] {
 		return nil, laurel.FieldErrorf(laurel.ENotFound, "member", "member %q is hidden", member)
 	}
-	p := prefix(tagHistory, rd.b.cfg.ID, member)
+	// Newest first: the events since the last seal, those being sealed, then the sealed ones
+	// from the end of the member's index, reading no further than limit.
+	points := []laurel.HistoryPoint{}
+	add := func(ev storedEvent) (bool, error) {
+		if ev.flags&flagRetracted != 0 || ev.point == nil {
+			return true, nil // retracted (its point with it), or not stored yet
+		}
+		pt, ok, err := decodeHistory(ev.point, rd.w.name)
+		if ok {
+			points = append(points, pt)
+		}
+		return len(points) < limit, err
+	}
+	for _, r := range []*recentEvents{e.recent, e.sealing} {
+		recent := r.member(rd.b.cfg.ID, member)
+		for i := len(recent) - 1; i >= 0; i-- {
+			if more, err := add(storedEvent{recent[i].event, recent[i].point}); err != nil || !more {
+				return points, err
+			}
+		}
+	}
+	p := prefix(tagEvents, rd.b.cfg.ID, member)
 	it, err := e.snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper(p)})
 	if err != nil {
 		return nil, err
 	}
 	defer it.Close()
-	points := []laurel.HistoryPoint{}
-	for valid := it.Last(); valid && len(points) < limit; valid = it.Prev() {
-		v, err := it.ValueAndErr()
+	for valid := it.Last(); valid; valid = it.Prev() {
+		ev, ok, err := readSealed(e.snap, rd.b.cfg.ID, readU64(it.Key()[len(p):]))
 		if err != nil {
 			return nil, err
 		}
-		pt, ok, err := decodeHistory(v, rd.w.name)
-		if err != nil {
-			return nil, err
+		if !ok {
+			continue
 		}
-		if ok {
-			points = append(points, pt)
+		if more, err := add(ev); err != nil || !more {
+			return points, err
 		}
 	}
-	return points, nil
+	return points, it.Error()
 }

@@ -51,9 +51,28 @@ func TestIDFilter(t *testing.T) {
 // TestIDsAfterRestart: ids stored before a restart stay duplicates and conflicts once the
 // filter has scanned them, a retracted one may be used again, and new ones apply.
 func TestIDsAfterRestart(t *testing.T) {
+	for _, seal := range []int{0, 2000} { // 2000: a third of the events are still in the log at the restart
+		t.Run(fmt.Sprintf("seal=%d", seal), func(t *testing.T) { idsAfterRestart(t, seal) })
+	}
+}
+
+func idsAfterRestart(t *testing.T, seal int) {
 	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	dir := t.TempDir()
-	e := testStore(t, dir, c)
+	open := func() *embedded.Store {
+		e, err := embedded.Open(dir, embedded.Options{Now: c.Now, SealEvents: seal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := e.Check(); err != nil && laurel.ErrorCode(err) != laurel.EUnavailable {
+				t.Error(err)
+			}
+			e.Close()
+		})
+		return e
+	}
+	e := open()
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day"}})
 	const n = 3000
 	var evs []laurel.Event
@@ -67,7 +86,7 @@ func TestIDsAfterRestart(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e = testStore(t, dir, c)
+	e = open()
 	deadline := time.Now().Add(10 * time.Second)
 	for !e.IDFilterReady() {
 		if time.Now().After(deadline) {
@@ -78,6 +97,10 @@ func TestIDsAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	if err := e.Retract(ctx, "b", "e7"); err != nil {
 		t.Fatal(err)
+	}
+	// Enough new events for a seal, which moves the ids the log held to the store.
+	for i := range 1200 {
+		submit(t, e, laurel.Event{Board: "b", Member: "x", Value: 1, ID: fmt.Sprintf("x%d", i)})
 	}
 	for i := range n {
 		ev := laurel.Event{Board: "b", Member: fmt.Sprintf("m%d", i%50), Value: int64(i%9 + 1), ID: fmt.Sprintf("e%d", i)}

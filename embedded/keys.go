@@ -15,8 +15,12 @@ import (
 //	P member                         → profile (JSON)
 //	H member                         → (empty): the member is hidden
 //	S                                → the last event sequence number
-//	E board 0 member 0 seq           → event: value, ts, flags, id
-//	I board 0 id                     → id: seq, value, ts, flags, member
+//	0xF0 seq board                   → a sealed event: board, member, value, ts, flags, id,
+//	                                   and its history point (events.go, "Where events live")
+//	N board 0 member 0 seq           → (empty): the member has the sealed event seq
+//	I board 0 id                     → id of a sealed event: seq, value, ts, flags, member
+//	T board 0 seq                    → (empty): the event seq is retracted
+//	V                                → the last sequence number sealed
 //	A board 0 window 0 start member  → aggregate of the member in a period or bucket: score, at,
 //	                                   and for open periods and all the last sequence number it
 //	                                   counts (checkpoint.go)
@@ -24,33 +28,45 @@ import (
 //	C board 0 window 0 start         → closed period: id, end, total, removed ranks
 //	R board 0 window 0 start rank    → frozen entry: score, at, member
 //	M board 0 window 0 start member  → frozen rank of the member
-//	X board 0 member 0 seq           → history: the member's score and rank per window after the event
 //	U                                → (empty): an import into the store has not finished
-//	J                                → (an earlier version's) the last group's events
-//	L seq                            → a group's events, from its first sequence number: the log
-//	                                   replayed into open periods and all after a crash
 //	K                                → the first sequence number that replay starts from
+//
+// The log (a Pebble store of its own, in the directory's log/) holds the events since the
+// last seal, one record a group, and their history points:
+//
+//	L seq                            → a group's events, from its first sequence number
+//	Q seq                            → history points, from the first one's sequence number
+//
+// Tags of earlier versions, which Open refuses to read: E (events by member), X (history by
+// member), J (a journal), and L in the store itself.
 const (
-	tagBoard   = 'B'
-	tagProfile = 'P'
-	tagHidden  = 'H'
-	tagSeq     = 'S'
-	tagEvent   = 'E'
-	tagID      = 'I'
-	tagAgg     = 'A'
-	tagWindow  = 'W'
-	tagClosed  = 'C'
-	tagRank    = 'R'
-	tagMember  = 'M'
-	tagHistory = 'X'
-	tagImport  = 'U'
-	tagJournal = 'J'
-	tagLog     = 'L'
-	tagReplay  = 'K'
+	tagBoard    = 'B'
+	tagProfile  = 'P'
+	tagHidden   = 'H'
+	tagSeq      = 'S'
+	tagSealed   = 0xF0
+	tagEvents   = 'N'
+	tagID       = 'I'
+	tagRetract  = 'T'
+	tagSealedTo = 'V'
+	tagAgg      = 'A'
+	tagWindow   = 'W'
+	tagClosed   = 'C'
+	tagRank     = 'R'
+	tagMember   = 'M'
+	tagImport   = 'U'
+	tagReplay   = 'K'
+
+	tagLog    = 'L' // in the log
+	tagPoints = 'Q' // in the log
+
+	tagEventV1   = 'E'
+	tagHistoryV1 = 'X'
+	tagJournalV1 = 'J'
 )
 
-// boardTags are the tables a board owns.
-var boardTags = []byte{tagBoard, tagEvent, tagID, tagAgg, tagWindow, tagClosed, tagRank, tagMember, tagHistory}
+// boardTags are the tables keyed by board first (the sealed events are keyed by seq).
+var boardTags = []byte{tagBoard, tagEvents, tagID, tagRetract, tagAgg, tagWindow, tagClosed, tagRank, tagMember}
 
 var errCorrupt = errors.New("embedded: corrupt record")
 
@@ -104,9 +120,17 @@ func aggKey(board, window string, start int64, member string) []byte {
 	return append(spanPrefix(tagAgg, board, window, start), member...)
 }
 
-func eventKey(board, member string, seq uint64) []byte {
-	return appendU64(prefix(tagEvent, board, member), seq)
+// sealedKey is a sealed event's key: its seq first, so that seals append, then its board
+// (a store that imported a dump numbers events per board, not once for all).
+func sealedKey(seq uint64, board string) []byte {
+	return append(appendU64([]byte{tagSealed}, seq), board...)
 }
+
+func eventsKey(board, member string, seq uint64) []byte {
+	return appendU64(prefix(tagEvents, board, member), seq)
+}
+
+func retractKey(board string, seq uint64) []byte { return appendU64(prefix(tagRetract, board), seq) }
 
 func rankKey(board, window string, start int64, rank uint32) []byte {
 	return binary.BigEndian.AppendUint32(spanPrefix(tagRank, board, window, start), rank)
@@ -163,23 +187,50 @@ type event struct {
 	id     string
 }
 
-func (ev *event) encodeValue() []byte {
-	b := make([]byte, 0, 17+len(ev.id))
-	b = appendU64(b, uint64(ev.value))
-	b = appendU64(b, uint64(ev.ts))
+// appendEvent encodes an event of board, without its seq (its key's, or its record's).
+func appendEvent(b []byte, board string, ev *event) []byte {
+	b = appendString(b, board)
+	b = appendString(b, ev.member)
+	b = binary.AppendVarint(b, ev.value)
+	b = binary.AppendVarint(b, ev.ts)
 	b = append(b, ev.flags)
-	return append(b, ev.id...)
+	return appendString(b, ev.id)
 }
 
-func decodeEventValue(ev *event, b []byte) error {
-	if len(b) < 17 {
-		return errCorrupt
+// readEvent decodes what appendEvent wrote, and returns the rest of b.
+func readEvent(b []byte, ev *event) (board string, rest []byte, err error) {
+	var ok bool
+	if board, b, ok = readString(b); !ok {
+		return "", nil, errCorrupt
 	}
-	ev.value = int64(binary.BigEndian.Uint64(b))
-	ev.ts = int64(binary.BigEndian.Uint64(b[8:]))
-	ev.flags = b[16]
-	ev.id = string(b[17:])
-	return nil
+	if ev.member, b, ok = readString(b); !ok {
+		return "", nil, errCorrupt
+	}
+	var n int
+	if ev.value, n = binary.Varint(b); n <= 0 {
+		return "", nil, errCorrupt
+	}
+	b = b[n:]
+	if ev.ts, n = binary.Varint(b); n <= 0 || len(b) == n {
+		return "", nil, errCorrupt
+	}
+	ev.flags, b = b[n], b[n+1:]
+	if ev.id, b, ok = readString(b); !ok {
+		return "", nil, errCorrupt
+	}
+	return board, b, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func readString(b []byte) (string, []byte, bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return "", nil, false
+	}
+	return string(b[k : k+int(n)]), b[k+int(n):], true
 }
 
 // encodeID is the id record: where the event is and what it said, to tell a retry from a

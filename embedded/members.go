@@ -189,7 +189,8 @@ func (e *Store) DeleteMember(ctx context.Context, member string) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
-	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+	return e.do(ctx, &op{exclusive: true, seals: true, run: func(tx *txn) error {
+		tx.erase = &erasure{members: make(map[string]bool)}
 		for _, b := range e.boards {
 			if err := e.deleteFromBoard(tx, b, member); err != nil {
 				return err
@@ -205,29 +206,27 @@ func (e *Store) DeleteMember(ctx context.Context, member string) error {
 	}})
 }
 
+// deleteFromBoard stages the erasure of a member's events, ids and entries on a board: its
+// sealed events here, those since the last seal by the seal that commits the deletion.
 func (e *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 	id := b.cfg.ID
-	p := prefix(tagEvent, id, member)
-	var events []event
-	err := scanPrefix(e.db, p, func(k, v []byte) error {
-		ev := event{member: member, seq: readU64(k[len(p):])}
-		if err := decodeEventValue(&ev, v); err != nil {
-			return err
-		}
-		events = append(events, ev)
-		return nil
-	})
+	events, err := e.memberEvents(e.db, id, member, true)
 	if err != nil {
 		return err
 	}
+	p := prefix(tagEvents, id, member)
 	tx.delRange(p, upper(p))
-	hp := prefix(tagHistory, id, member)
-	tx.delRange(hp, upper(hp))
+	tx.erase.members[pairKey(id, member)] = true
 	times := make([]int64, 0, len(events))
 	for _, ev := range events {
 		if ev.id != "" && ev.flags&flagRetracted == 0 {
-			tx.idSet(id, ev, false)
+			tx.idSet(id, ev.event, false)
+			tx.del(key(tagID, id, ev.id))
 		}
+		if e.recent.bySeq(ev.seq) == nil {
+			tx.del(sealedKey(ev.seq, id))
+		}
+		tx.del(retractKey(id, ev.seq))
 		times = append(times, ev.ts)
 	}
 	if err := laurel.Erase(&b.cfg, staged{tx, b}, member, times, tx.now); err != nil {

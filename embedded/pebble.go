@@ -15,7 +15,7 @@ import (
 // Pebble reserves the memory of its memtables (the active one and one being flushed) out of
 // the block cache: a cache no larger than two memtables caches nothing at all, and every read
 // goes to the file. So the cache is sized cacheSize beyond them.
-func openStore(dir string, opts Options) (*pebble.DB, error) {
+func openStore(dir string, opts Options) (*pebble.DB, *pebble.Options, error) {
 	o := &pebble.Options{
 		CacheSize:          opts.CacheSize + 2*opts.MemTableSize,
 		MemTableSize:       uint64(opts.MemTableSize),
@@ -27,7 +27,9 @@ func openStore(dir string, opts Options) (*pebble.DB, error) {
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	return pebble.Open(dir, o)
+	o.EnsureDefaults()
+	db, err := pebble.Open(dir, o)
+	return db, o, err
 }
 
 // pebbleLogger sends Pebble's messages to the store's log: its routine ones at debug level.

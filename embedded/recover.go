@@ -1,10 +1,12 @@
 package embedded
 
 import (
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/rank"
 )
@@ -16,6 +18,9 @@ func (e *Store) recover() error {
 		return err
 	} else if ok {
 		return errUnfinishedImport
+	}
+	if err := refuseEarlierVersion(e.db); err != nil {
+		return err
 	}
 	if v, ok, err := get(e.db, []byte{tagSeq}); err != nil {
 		return err
@@ -56,6 +61,9 @@ func (e *Store) recover() error {
 			}
 		}
 		e.boards[cfg.ID] = b
+	}
+	if err := e.recoverRecent(); err != nil {
+		return fmt.Errorf("reading the log: %w", err)
 	}
 	n, err := e.replay(e.cp.replayFrom, asOf)
 	if err != nil {
@@ -207,4 +215,27 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, er
 	}
 	sp.tree = loadTree(b, sp, keys)
 	return sp, nil
+}
+
+// errEarlierVersion is Open's answer on a store whose events an earlier version keyed by
+// member (before the log, eventlog.go).
+var errEarlierVersion = errors.New("this store was written by an earlier version of laurel, which kept events by member: " +
+	"export it with that version (laurel export) and import the dump into a new directory with this one (laurel import)")
+
+// refuseEarlierVersion refuses a store that holds records only an earlier version wrote.
+func refuseEarlierVersion(db *pebble.DB) error {
+	for _, tag := range []byte{tagEventV1, tagHistoryV1, tagJournalV1, tagLog} {
+		it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tag}, UpperBound: []byte{tag + 1}})
+		if err != nil {
+			return err
+		}
+		found := it.First()
+		if err := it.Close(); err != nil {
+			return err
+		}
+		if found {
+			return errEarlierVersion
+		}
+	}
+	return nil
 }

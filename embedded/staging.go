@@ -47,7 +47,7 @@ func toAgg(a aggregate, present bool) laurel.Agg {
 func fromAgg(a laurel.Agg) aggregate { return aggregate{a.Score, a.At} }
 
 // counted returns events as they count in aggregates.
-func counted(events []event) []laurel.Counted {
+func counted(events []storedEvent) []laurel.Counted {
 	out := make([]laurel.Counted, len(events))
 	for i, ev := range events {
 		out[i] = laurel.Counted{Value: ev.value, TS: ev.ts, Seq: ev.seq}

@@ -73,16 +73,26 @@ type Options struct {
 	// submit may stay in memory only before it is written (checkpoint.go): the most events
 	// Open replays after a crash, beyond the rest of their groups. Zero is 16384.
 	CheckpointLag int
+	// SealEvents is how many events the log holds before they are sealed into the store
+	// (eventlog.go): what Open reads back from the log, and what memory indexes beyond the
+	// store. Zero is 65536.
+	SealEvents int
+	// LogMemTableSize is the memtable of the log (bytes): more than a seal's records, so that
+	// they are deleted before they reach a file. Zero is 32 MiB.
+	LogMemTableSize int64
 }
 
 // Store is laurel's Service on the embedded store. Its methods are safe for concurrent use.
 type Store struct {
 	laurel.Reads // Page, Member, Around, Lookup, RankOf over Read
 
-	db   *pebble.DB
-	opts Options
-	now  func() int64
-	log  *slog.Logger
+	db         *pebble.DB
+	pebbleOpts *pebble.Options // as db was opened with, for the files a seal writes
+	logDB      *pebble.DB      // the log (eventlog.go)
+	dir        string
+	opts       Options
+	now        func() int64
+	log        *slog.Logger
 
 	// mu guards what readers see: boards, hidden and snap. Only the writer changes them,
 	// holding mu for writing; it reads them without the lock.
@@ -95,10 +105,14 @@ type Store struct {
 	ids      *idFilter // which event ids the store surely does not hold (idfilter.go)
 	loading  sync.WaitGroup
 
-	seq     uint64          // the last event sequence number; the writer's
-	cp      checkpoints     // what the store does not hold yet; the writer's
-	history []historyRecord // history records waiting for the next commit; the writer's
-	pending atomic.Int64    // history points not yet readable: queued, or staged in a commit not yet visible
+	seq     uint64        // the last event sequence number; the writer's
+	cp      checkpoints   // what the store does not hold yet; the writer's
+	history []pointRecord // history points waiting for the next commit; the writer's
+	recent  *recentEvents // the events since the last seal (eventlog.go)
+	sealing *recentEvents // the events of the seal in progress, or nil (seal.go)
+	// sealDone answers once the seal in progress is done; nil when none is. The writer's.
+	sealDone chan error
+	pending  atomic.Int64 // history points not yet readable: queued, or staged in a commit not yet visible
 
 	// exports counts the exports reading their own snapshots of the store, which must be
 	// closed before it is. Only the writer adds to it.
@@ -122,13 +136,24 @@ var _ laurel.Service = (*Store)(nil)
 // before returning: the store it returns serves complete ranks from the first call.
 func Open(dir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	db, err := openStore(dir, opts)
+	db, pebbleOpts, err := openStore(dir, opts)
 	if err != nil {
 		return nil, heldError(opts.FS, dir, err)
 	}
 	noteHolder(opts.FS, dir)
+	logDB, err := openLog(dir, opts)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("embedded: open the log of %s: %w", dir, err)
+	}
+	if err := removeSealing(opts.FS, dir); err != nil {
+		db.Close()
+		logDB.Close()
+		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
+	}
 	e := &Store{
-		db: db, opts: opts, now: opts.Now, log: opts.Logger,
+		db: db, pebbleOpts: pebbleOpts, logDB: logDB, dir: dir, opts: opts, now: opts.Now, log: opts.Logger,
+		recent: newRecentEvents(),
 		boards: make(map[string]*board), hidden: make(map[string]bool), profiles: newProfileCache(opts.ProfileCache),
 		ids: newIDFilter(),
 		ops: make(chan *op, 4096), stop: make(chan struct{}), stopped: make(chan struct{}),
@@ -136,20 +161,25 @@ func Open(dir string, opts Options) (*Store, error) {
 	e.Reads = laurel.Reads{Reader: e}
 	e.disk = diskGuard{e: e, dir: dir, reserve: uint64(max(opts.MinFreeDisk, 0))}
 	start := time.Now()
-	if err := e.recover(); err != nil {
+	closeAll := func() {
+		if e.snap != nil {
+			e.snap.Close()
+		}
 		db.Close()
+		logDB.Close()
+	}
+	if err := e.recover(); err != nil {
+		closeAll()
 		return nil, fmt.Errorf("embedded: recover %s: %w", dir, err)
 	}
 	e.snap = db.NewSnapshot()
 	if err := e.recoverHistory(); err != nil {
-		e.snap.Close()
-		db.Close()
+		closeAll()
 		return nil, fmt.Errorf("embedded: recover the rank history of %s: %w", dir, err)
 	}
 	// Close what closed while the store was down, before anyone reads.
 	if err := e.advance(e.now()); err != nil {
-		e.snap.Close()
-		db.Close()
+		closeAll()
 		return nil, fmt.Errorf("embedded: recover %s: %w", dir, err)
 	}
 	e.log.Info("store recovered", "dir", dir, "boards", len(e.boards), "took", time.Since(start))
@@ -191,6 +221,12 @@ func (o Options) withDefaults() Options {
 	if o.CheckpointLag == 0 {
 		o.CheckpointLag = 1 << 14
 	}
+	if o.SealEvents == 0 {
+		o.SealEvents = 1 << 16
+	}
+	if o.LogMemTableSize == 0 {
+		o.LogMemTableSize = 32 << 20
+	}
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = 10 * time.Second
 	}
@@ -222,6 +258,9 @@ func (e *Store) Close() error {
 		e.snap.Close()
 		e.snap = nil
 		err = e.db.Close()
+		if lerr := e.logDB.Close(); err == nil {
+			err = lerr
+		}
 	})
 	return err
 }
@@ -231,6 +270,9 @@ type op struct {
 	// exclusive ops are committed alone: they read the store (a member's events, a board's
 	// events), which does not show the rest of a group until it commits.
 	exclusive bool
+	// seals is set on exclusive ops that erase events: they commit with a seal that leaves
+	// the erased events out (seal.go).
+	seals bool
 	// run stages the operation in tx; on error nothing it staged is kept.
 	run func(tx *txn) error
 	// finish runs after the group is applied, under the read lock: it reads results.
@@ -296,8 +338,12 @@ func (e *Store) loop() {
 		select {
 		case o := <-e.ops:
 			group = append(group, o)
+		case err := <-e.sealDone:
+			e.finishSeal(err)
+			continue
 		case <-timer.C:
 		case <-e.stop:
+			e.waitSeal()
 			// Finish what was queued before the stop; do answers anything queued later.
 			if group = e.gather(nil); len(group) > 0 {
 				e.runGroup(group)
@@ -406,6 +452,7 @@ func (e *Store) runGroup(group []*op) {
 		if o.exclusive {
 			e.commit(tx, staged)
 			staged = nil
+			e.waitSeal() // it reads events from the store
 			tx = e.newTxn(now)
 			// The points of the events just committed go first in the batch, so that a
 			// retraction or deletion in it removes them too; so do the aggregates that a
@@ -421,46 +468,51 @@ func (e *Store) runGroup(group []*op) {
 		}
 		staged = append(staged, o)
 		if o.exclusive {
-			e.commit(tx, staged)
+			if o.seals && o.err == nil {
+				e.seal(tx, staged)
+			} else {
+				e.commit(tx, staged)
+			}
 			staged = nil
 			tx = e.newTxn(now)
 		}
 	}
 	e.commit(tx, staged)
+	if len(e.recent.list) >= e.opts.SealEvents && e.sealDone == nil && !e.broken() {
+		e.startSeal()
+	}
 }
 
-// commit makes tx durable, applies it to memory and answers ops.
+// commit makes tx durable, applies it to memory and answers ops. The log takes the group's
+// events (and earlier groups' history points) first, then the store the rest with the
+// group's last sequence number, which makes the group count: Open drops log records beyond
+// it, which no one was answered for.
 func (e *Store) commit(tx *txn, ops []*op) {
 	defer tx.batch.Close()
 	if tx.seq != e.seq {
 		// The last sequence number taken, once per group.
 		tx.set([]byte{tagSeq}, appendU64(nil, tx.seq))
 	}
-	logged := e.stageLog(tx)
-	if !tx.batch.Empty() {
-		start := time.Now()
-		size := tx.batch.Len()
-		e.committing.Store(start.UnixNano())
-		err := tx.batch.Commit(pebble.Sync)
-		e.committing.Store(0)
-		if err != nil {
-			e.fail(err)
-			for _, o := range ops {
-				if o.err == nil {
-					o.err = fmt.Errorf("embedded: commit: %w", err)
-				}
-				close(o.done)
-			}
-			return
-		}
-		if e.opts.OnCommit != nil {
-			e.opts.OnCommit(len(ops), size, time.Since(start))
-		}
+	start := time.Now()
+	size := 0
+	e.committing.Store(start.UnixNano())
+	err := e.commitLog(tx, &size)
+	if err == nil && !tx.batch.Empty() {
+		size += tx.batch.Len()
+		err = tx.batch.Commit(pebble.Sync)
+	}
+	e.committing.Store(0)
+	if err != nil {
+		e.failOps(fmt.Errorf("embedded: commit: %w", err), ops)
+		return
+	}
+	if size > 0 && e.opts.OnCommit != nil {
+		e.opts.OnCommit(len(ops), size, time.Since(start))
 	}
 	e.seq = tx.seq
 	e.apply(tx)
-	if logged != nil {
-		e.cp.logs = append(e.cp.logs, *logged)
+	if tx.afterCommit != nil {
+		tx.afterCommit()
 	}
 	if len(ops) > 0 {
 		e.mu.RLock()
@@ -477,6 +529,27 @@ func (e *Store) commit(tx *txn, ops []*op) {
 	for _, o := range ops {
 		close(o.done)
 	}
+}
+
+// commitLog writes tx's log record and history points to the log, durably.
+func (e *Store) commitLog(tx *txn, size *int) error {
+	if len(tx.logged) == 0 && len(tx.points) == 0 {
+		return nil
+	}
+	lb := e.logDB.NewBatch()
+	defer lb.Close()
+	if len(tx.logged) > 0 {
+		if err := lb.Set(logKey(tx.logged[0].seq), encodeLog(tx.now, tx.logged), nil); err != nil {
+			return err
+		}
+	}
+	if len(tx.points) > 0 {
+		if err := lb.Set(pointsKey(tx.points[0].seq), encodePoints(tx.points), nil); err != nil {
+			return err
+		}
+	}
+	*size += lb.Len()
+	return lb.Commit(pebble.Sync)
 }
 
 // applySlice is how many changes to memory the writer makes before it lets waiting readers

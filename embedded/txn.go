@@ -32,7 +32,11 @@ type txn struct {
 	touched map[*board]bool
 	global  bool // a change beyond single boards: a profile, a hidden mark, a deleted board
 
-	logged []loggedEvent // the events applied, for the group's log record (checkpoint.go)
+	logged []loggedEvent // the events applied, for the group's log record (eventlog.go)
+	points []pointRecord // history points of earlier groups, for the log
+	erase  *erasure      // what the operation erases: the commit seals without it (seal.go)
+	// afterCommit runs once the commit is durable and applied, before callers are answered.
+	afterCommit func()
 	// historyPoints counts the points pending before the batch that it stores: they stay
 	// pending for History readers until the commit's snapshot shows them, so that a reader
 	// never misses its own write's point.
@@ -94,6 +98,10 @@ func (tx *txn) mergeInto(p *txn) {
 	p.after = append(p.after, tx.after...)
 	p.breaks = append(p.breaks, len(p.after))
 	p.logged = append(p.logged, tx.logged...)
+	p.points = append(p.points, tx.points...)
+	if tx.erase != nil {
+		p.erase = tx.erase
+	}
 	p.global = p.global || tx.global
 	for b := range tx.touched {
 		p.touched[b] = true
@@ -273,12 +281,19 @@ func (tx *txn) aggSet(k []byte, a aggregate, present bool) {
 	}
 }
 
-// idGet reads an event id's record through the overlay.
+// idGet reads the counted event with id through the overlay: the group's, then the events
+// since the last seal and those being sealed, then the ids of sealed events (which the
+// filter answers for, mostly).
 func (tx *txn) idGet(board, id string) (event, bool, error) {
 	k := key(tagID, board, id)
 	for t := tx; t != nil; t = t.parent {
 		if v, ok := t.ids[string(k)]; ok {
 			return v.ev, v.present, nil
+		}
+	}
+	for _, r := range []*recentEvents{tx.e.recent, tx.e.sealing} {
+		if re := r.byID(board, id); re != nil {
+			return re.event, true, nil
 		}
 	}
 	if tx.e.ids.absent(k) {
@@ -292,6 +307,8 @@ func (tx *txn) idGet(board, id string) (event, bool, error) {
 	return ev, err == nil, err
 }
 
+// idSet notes in the overlay that id names ev (present) or no event. The ids of sealed events
+// are stored by the seal; a retraction or deletion removes a sealed one itself.
 func (tx *txn) idSet(board string, ev event, present bool) {
 	k := key(tagID, board, ev.id)
 	if tx.ids == nil {
@@ -300,8 +317,5 @@ func (tx *txn) idSet(board string, ev event, present bool) {
 	tx.ids[string(k)] = idVal{ev, present}
 	if present {
 		tx.e.ids.add(k)
-		tx.set(k, ev.encodeID())
-	} else {
-		tx.del(k)
 	}
 }
