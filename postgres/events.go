@@ -103,41 +103,52 @@ func (q *submits) add(e *Store, key string, req *submitReq) {
 // lead writes groups of the requests queued for a set of shards until none is left.
 func (q *submits) lead(e *Store, key string) {
 	for {
-		q.mu.Lock()
-		queue := q.pending[key]
-		n, events := 0, 0
-		for n < len(queue) && (n == 0 || events+len(queue[n].events) <= maxGroupEvents) {
-			events += len(queue[n].events)
-			n++
-		}
-		group := queue[:n:n]
-		if n == len(queue) {
-			delete(q.pending, key)
-		} else {
-			q.pending[key] = queue[n:]
-		}
-		if n == 0 {
-			delete(q.leading, key)
-			q.mu.Unlock()
+		group := q.take(key, maxGroupEvents, true)
+		if group == nil {
 			return
 		}
-		q.mu.Unlock()
-		e.submitGroup(group)
+		group = e.submitGroup(group, func(budget int) []*submitReq { return q.take(key, budget, false) })
 		for _, r := range group {
 			close(r.done)
 		}
 	}
 }
 
-// submitGroup writes a group of submits in one step. A request that fails leaves no trace
-// and fails alone; a step that fails fails them all.
-func (e *Store) submitGroup(group []*submitReq) {
+// take removes from the queue of key the requests that come first, up to budget events (at
+// least one request when first). With none to take, first ends the lead of key.
+func (q *submits) take(key string, budget int, first bool) []*submitReq {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	queue := q.pending[key]
+	n, events := 0, 0
+	for n < len(queue) && (first && n == 0 || events+len(queue[n].events) <= budget) {
+		events += len(queue[n].events)
+		n++
+	}
+	if n == len(queue) {
+		delete(q.pending, key)
+	} else {
+		q.pending[key] = queue[n:]
+	}
+	if n == 0 && first {
+		delete(q.leading, key)
+	}
+	if n == 0 {
+		return nil
+	}
+	return queue[:n:n]
+}
+
+// submitGroup writes a group of submits in one step, with those that queued for the same
+// shards while it waited for their locks (more takes them), and returns the group written. A
+// request that fails leaves no trace and fails alone; a step that fails fails them all.
+func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitReq) []*submitReq {
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
 	// others' writes. A database that stops answering fails it after stepTimeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), stepTimeout)
 	defer cancel()
 	var targets []target
-	for _, r := range group {
+	join := func(r *submitReq) {
 		for i := range r.events {
 			ev := &r.events[i]
 			k := slices.IndexFunc(targets, func(t target) bool { return t.board == ev.Board })
@@ -147,9 +158,31 @@ func (e *Store) submitGroup(group []*submitReq) {
 			targets[k].members = append(targets[k].members, ev.Member)
 		}
 	}
+	for _, r := range group {
+		join(r)
+	}
+	events := 0
+	for _, r := range group {
+		events += len(r.events)
+	}
 	var history []historyRow
 	var ok []*submitReq // the requests staged
 	err := e.write(ctx, targets, func(s *step) error {
+		// The requests that queued for the same shards meanwhile join the group. They lock
+		// the same shards (the same boards, with the counts the step checked), and should
+		// the step start again, its targets count their members (join changes them in place).
+		if events < maxGroupEvents {
+			fits := true
+			for _, r := range more(maxGroupEvents - events) {
+				group = append(group, r)
+				events += len(r.events)
+				join(r)
+				fits = fits && s.holds(r.events)
+			}
+			if !fits { // its key was made with another shard count: lock again
+				return errShardsChanged
+			}
+		}
 		// The step may run again (with more locked): it starts from nothing each time.
 		history, ok = nil, nil
 		s.ops = len(group)
@@ -216,7 +249,7 @@ func (e *Store) submitGroup(group []*submitReq) {
 		return nil
 	})
 	if err == nil || errors.Is(err, errNothing) {
-		return
+		return group
 	}
 	// Nothing of the group was stored: every request not refused on its own gets the
 	// step's error, those never staged (the step failed before them) included.
@@ -225,6 +258,21 @@ func (e *Store) submitGroup(group []*submitReq) {
 			r.err = err
 		}
 	}
+	return group
+}
+
+// holds reports whether the step holds the shards of the events' members.
+func (s *step) holds(events []laurel.Event) bool {
+	for i := range events {
+		b := s.boards[events[i].Board]
+		if b == nil {
+			return false
+		}
+		if b.st != nil && !b.whole && b.shards[laurel.ShardOf(events[i].Member, b.st.shards())] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // errNothing ends a step in which every request failed.
@@ -279,8 +327,8 @@ func (s *step) answer(r *submitReq) []historyRow {
 	return history
 }
 
-// prefetchEvents reads, for each board in one query each, the ids the events use and the
-// aggregates they change.
+// prefetchEvents reads, in one round trip, the ids the events use, the aggregates they
+// change and their members' hidden marks.
 func (s *step) prefetchEvents(events []laurel.Event) error {
 	type need struct {
 		ids  []string
@@ -315,21 +363,31 @@ func (s *step) prefetchEvents(events []laurel.Event) error {
 			}
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(needs)) { // ids lock board by board, in order
+	// One round trip: ids (locked board by board, in order), aggregates, hidden marks.
+	var r reads
+	for _, id := range slices.Sorted(maps.Keys(needs)) {
 		n := needs[id]
 		b := s.boards[id]
-		if err := s.readIDs(b, n.ids); err != nil {
-			return err
-		}
-		if err := s.prefetch(b, n.keys); err != nil {
-			return err
-		}
+		s.queueIDs(&r, b, n.ids)
+		s.queueAggs(&r, b, n.keys)
 	}
-	return nil
+	members := make([]string, len(events))
+	for i := range events {
+		members[i] = events[i].Member
+	}
+	s.queueHidden(&r, members)
+	return r.run(s)
 }
 
 // readIDs reads the counted events that hold ids, those the step has not read yet.
 func (s *step) readIDs(b *boardStep, ids []string) error {
+	var r reads
+	s.queueIDs(&r, b, ids)
+	return r.run(s)
+}
+
+// queueIDs queues the reads of readIDs.
+func (s *step) queueIDs(r *reads, b *boardStep, ids []string) {
 	var ask []string
 	for _, id := range ids {
 		if _, ok := b.ids[id]; !ok {
@@ -338,35 +396,33 @@ func (s *step) readIDs(b *boardStep, ids []string) error {
 		}
 	}
 	if len(ask) == 0 {
-		return nil
+		return
 	}
-	var batch pgx.Batch
 	if !b.whole { // another shard's write may use the same ids (locks.go, idLockKeys)
 		hi, lo := idLockKeys(s.e.ns, b.id, ask)
-		batch.Queue("SELECT pg_advisory_xact_lock(k.hi, k.lo) FROM unnest($1::int[], $2::int[]) AS k(hi, lo)", hi, lo)
+		r.queue("SELECT pg_advisory_xact_lock(k.hi, k.lo) FROM unnest($1::int[], $2::int[]) AS k(hi, lo)", []any{hi, lo}, func(br pgx.BatchResults) error {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("postgres: lock ids: %w", err)
+			}
+			return nil
+		})
 	}
-	batch.Queue("SELECT id, seq, member, value, ts FROM laurel_events WHERE board = $1 AND id = ANY($2) AND NOT retracted", b.id, ask)
-	br := s.tx.SendBatch(s.ctx, &batch)
-	defer br.Close()
-	if !b.whole {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("postgres: lock ids: %w", err)
+	r.queue("SELECT id, seq, member, value, ts FROM laurel_events WHERE board = $1 AND id = ANY($2) AND NOT retracted", []any{b.id, ask}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("postgres: read ids: %w", err)
 		}
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return fmt.Errorf("postgres: read ids: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		ev := new(storedEvent)
-		if err := rows.Scan(&id, &ev.seq, &ev.member, &ev.value, &ev.ts); err != nil {
-			return err
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			ev := new(storedEvent)
+			if err := rows.Scan(&id, &ev.seq, &ev.member, &ev.value, &ev.ts); err != nil {
+				return err
+			}
+			b.ids[id] = ev
 		}
-		b.ids[id] = ev
-	}
-	return rows.Err()
+		return rows.Err()
+	})
 }
 
 // stageEvent validates one event against its board and stages it in every window. It returns

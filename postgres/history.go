@@ -10,11 +10,14 @@ import (
 )
 
 // recordHistory stores the history points of a step's events once the index has given their
-// standings: after the step's commit, in a transaction of its own that does not wait for its
-// fsync, so that a write does not wait twice for the disk. A crash of PostgreSQL, or of the
-// node between the two transactions, can lose the points of the last moments, never the
-// events themselves. (The embedded store no longer loses any: it journals each group's
-// events and recomputes their points at start; the same would serve here.)
+// standings: after the step's commit and its locks, in a transaction of its own that does not
+// wait for its fsync, so that a write does not wait twice for the disk. A crash of
+// PostgreSQL, or of the node between the two transactions, can lose the points of the last
+// moments, never the events themselves. (The embedded store no longer loses any: it journals
+// each group's events and recomputes their points at start; the same would serve here.) A
+// point is stored only while its event is, and the event's row is locked meanwhile, so that a
+// retraction or a deletion that comes in between, now that the shard is free, never leaves
+// the point of an event it took away.
 func (s *step) recordHistory(rows []historyRow) error {
 	if len(rows) == 0 {
 		return nil
@@ -28,7 +31,9 @@ func (s *step) recordHistory(rows []historyRow) error {
 	batch.Queue("BEGIN")
 	batch.Queue("SET LOCAL synchronous_commit TO off")
 	batch.Queue(`INSERT INTO laurel_history (board, member, seq, ts, points)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])`, boards, members, seqs, times, points)
+		SELECT k.* FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS k(board, member, seq, ts, points)
+		JOIN laurel_events e ON e.board = k.board AND e.seq = k.seq AND NOT e.retracted
+		FOR SHARE OF e`, boards, members, seqs, times, points)
 	batch.Queue("COMMIT")
 	if err := s.conn.SendBatch(context.WithoutCancel(s.ctx), &batch).Close(); err != nil {
 		return fmt.Errorf("postgres: record history: %w", err)

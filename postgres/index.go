@@ -128,15 +128,22 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			return err
 		}
 	}
-	return s.standings(ctx, b, reads)
+	return nil
 }
 
 // standings turns the ranks the shards read back, each within its shard, into ranks in the
-// whole board: each other shard counts the entries that rank before the member's.
-func (s *step) standings(ctx context.Context, b *boardStep, reads map[int][]int) error {
-	n := b.st.shards()
-	if n == 1 || len(b.reads) == 0 {
+// whole board: each other shard counts the entries that rank before the member's. It runs
+// once the step's locks are gone, so that the shards' next writes need not wait for it: the
+// ranks may then count the writes of other shards that came meanwhile, as a read does.
+func (s *step) standings(ctx context.Context, b *boardStep) error {
+	if b.st == nil || b.st.shards() == 1 || len(b.read) == 0 {
 		return nil
+	}
+	n := b.st.shards()
+	reads := make(map[int][]int) // shard → the indexes in b.reads of its members' reads
+	for k, r := range b.reads {
+		i := laurel.ShardOf(r.Member, n)
+		reads[i] = append(reads[i], k)
 	}
 	shards := make([]int, n)
 	for i := range shards {
@@ -347,23 +354,50 @@ func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 	return nil
 }
 
-// indexBehind reports whether the index of a board is not where the store says it is: shard
-// 0 without the state, or a shard at another version or stamp.
-func (e *Store) indexBehind(ctx context.Context, id string, stamp int64, versions []int64) (bool, error) {
+// indexView is where the index of a board is: whether shard 0 holds the state, its stamp, and
+// each shard's version and stamp.
+type indexView struct {
+	ok     bool
+	stamp  int64
+	shards []laurel.IndexVersion
+}
+
+func (e *Store) indexView(ctx context.Context, id string, n int) (indexView, error) {
 	is, ok, err := e.index.State(ctx, id)
-	if err != nil || !ok || is.Stamp != stamp {
-		return true, err
+	if err != nil || !ok {
+		return indexView{}, err
 	}
-	vs, err := e.index.Versions(ctx, id, len(versions))
-	if err != nil {
-		return true, err
+	vs, err := e.index.Versions(ctx, id, n)
+	return indexView{ok: true, stamp: is.Stamp, shards: vs}, err
+}
+
+// at reports whether the index is exactly where the store says: its state stamped stamp,
+// every shard at its version and following that state.
+func (v indexView) at(stamp int64, versions []int64) bool {
+	if !v.ok || v.stamp != stamp || len(v.shards) != len(versions) {
+		return false
 	}
-	for i, v := range vs {
-		if v.Version != versions[i] || v.Stamp != stamp {
-			return true, nil
+	for i, sh := range v.shards {
+		if sh.Version != versions[i] || sh.Stamp != stamp {
+			return false
 		}
 	}
-	return false, nil
+	return true
+}
+
+// below reports whether some part of the index is behind the store's versions: a step the
+// store committed that the index has not taken, yet or ever. (Ahead is a step taken since
+// the store's versions were read.)
+func (v indexView) below(stamp int64, versions []int64) bool {
+	if !v.ok || v.stamp < stamp {
+		return true
+	}
+	for i, sh := range v.shards {
+		if sh.Version < versions[i] || sh.Stamp < stamp {
+			return true
+		}
+	}
+	return false
 }
 
 // catchUp brings a board to now in a step of its own, the whole board locked: periods to
@@ -379,11 +413,11 @@ func (e *Store) catchUp(ctx context.Context, id string) error {
 		for i, sh := range b.shards {
 			versions[i] = sh.version
 		}
-		behind, err := e.indexBehind(ctx, id, b.version, versions)
+		view, err := e.indexView(ctx, id, len(versions))
 		if err != nil {
 			return err
 		}
-		if behind {
+		if !view.at(b.version, versions) {
 			e.log.Warn("the index is not at the store's version; rebuilding it", "board", id, "store", b.version)
 			if err := e.rebuild(ctx, s.conn, id, nil); err != nil {
 				return err

@@ -84,7 +84,11 @@ type Store struct {
 
 	states      stateCache
 	shardCounts shardCounts
-	submits     submits
+	lagging     struct {
+		mu sync.Mutex
+		m  map[string]lagging // by board, from the last maintenance pass
+	}
+	submits submits
 
 	watchers laurel.Watchers
 	unsub    func()
@@ -269,20 +273,40 @@ func (e *Store) Maintain(ctx context.Context) error {
 		return err
 	}
 	now := e.now()
+	e.lagging.mu.Lock()
+	defer e.lagging.mu.Unlock()
+	last := e.lagging.m
+	e.lagging.m = make(map[string]lagging)
 	for _, b := range boards {
 		st, err := e.states.parse(b.id, b.state)
 		if err != nil {
 			return err
 		}
-		behind, err := e.indexBehind(ctx, b.id, b.stamp, b.versions)
+		view, err := e.indexView(ctx, b.id, len(b.versions))
 		if err != nil {
 			return err
 		}
+		// The index takes each step just after the store commits it: an index behind the
+		// versions just read is most often one on its way. It is repaired when it is still
+		// behind, a pass later, the versions that pass read.
+		behind := !view.ok
+		if view.below(b.stamp, b.versions) {
+			prev, ok := last[b.id]
+			behind = behind || ok && view.below(prev.stamp, prev.versions)
+			e.lagging.m[b.id] = lagging{b.stamp, b.versions}
+		}
 		if behind || st.due(now) {
+			delete(e.lagging.m, b.id)
 			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// lagging is what a maintenance pass found the index behind: the store's versions it read.
+type lagging struct {
+	stamp    int64
+	versions []int64
 }

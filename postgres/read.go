@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/laurel/laurel"
 )
@@ -23,6 +24,23 @@ type reading struct {
 
 // maxAttempts bounds how often a read starts again because the board changed under it.
 const maxAttempts = 16
+
+// again waits before a read's next attempt: a change of a board's state reaches its shards one
+// after the other, shard 0 last, and a read that found them apart finds them together once it
+// is done. The waits double from 1 ms to 64 ms, about half a second in all.
+func again(ctx context.Context, attempt int) error {
+	if attempt < 2 {
+		return nil
+	}
+	t := time.NewTimer(time.Millisecond << min(attempt-2, 6))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 // read resolves q and runs fn on it, again from the start when the index says the board's
 // state changed meanwhile (a period closed, a bucket left, a window was added). A board whose
@@ -41,6 +59,9 @@ func (e *Store) read(ctx context.Context, q laurel.Query, fn func(rd *reading) e
 			if err := e.catchUp(ctx, q.Board); err != nil {
 				return err
 			}
+		}
+		if err := again(ctx, attempt); err != nil {
+			return err
 		}
 	}
 	return laurel.Errorf(laurel.EUnavailable, "board %q kept changing while it was read; try again", q.Board)
@@ -258,7 +279,10 @@ func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading
 // Board returns a board's configuration and, per window, its current period and total.
 func (e *Store) Board(ctx context.Context, id string) (_ laurel.BoardInfo, err error) {
 	defer func() { err = e.unavailable("read", err) }()
-	for range maxAttempts {
+	for attempt := range maxAttempts {
+		if err := again(ctx, attempt); err != nil {
+			return laurel.BoardInfo{}, err
+		}
 		st, stamp, now, err := e.boardState(ctx, id)
 		if err != nil {
 			return laurel.BoardInfo{}, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/laurel/laurel"
 )
@@ -19,13 +20,23 @@ type step struct {
 	e      *Store
 	ctx    context.Context
 	conn   *pgxpool.Conn
-	tx     pgx.Tx
+	tx     txConn // conn, in the step's transaction
 	now    int64
 	boards map[string]*boardStep // every board locked, whole or in part; st is nil for one that does not exist
 	hidden map[string]bool       // members whose hidden mark was read, and the mark
 	global bool                  // a change that may show on any board: subscribers hear of it
 	ops    int                   // the operations the step carries (a group's submits), for metrics
-	after  []func() error        // run once the step is in the index, before the locks go
+	after  []func() error        // run once the step is in the index and its locks are gone
+}
+
+// txConn is what a step asks of its connection, all within its transaction (which it begins
+// and commits itself, so that beginning shares a round trip with the locks and the loads).
+type txConn interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error)
 }
 
 // boardStep is what a step does to one board.
@@ -263,19 +274,34 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 		}
 		conn.Release()
 	}()
-	// One statement takes the locks in the order of the array (a function scan keeps it).
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(k) FROM unnest($1::bigint[]) AS k", keys); err != nil {
+	// One round trip takes the locks, in the order of the array (a function scan keeps it),
+	// begins the transaction and reads the rows of the boards and shards.
+	s := &step{e: e, ctx: ctx, conn: conn, tx: conn, now: e.now(), boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
+	var batch pgx.Batch
+	batch.Queue("SELECT pg_advisory_lock(k) FROM unnest($1::bigint[]) AS k", keys)
+	batch.Queue("BEGIN")
+	load := s.queueLoad(&batch, targets, counts)
+	br := conn.SendBatch(ctx, &batch)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
 		conn.Conn().Close(context.WithoutCancel(ctx)) // it may hold the locks taken so far
 		return fmt.Errorf("postgres: lock: %w", err)
 	}
 	locked = true
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
+	committed := false
+	defer func() {
+		if !committed {
+			conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	_, err = br.Exec()
+	if err == nil {
+		err = load(br)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	s := &step{e: e, ctx: ctx, conn: conn, tx: tx, now: e.now(), boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
-	if err := s.load(targets, counts); err != nil {
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
 	if err := fn(s); err != nil {
@@ -285,9 +311,14 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 		return err
 	}
 	start := time.Now()
-	if err := tx.Commit(ctx); err != nil {
+	tag, err := conn.Exec(ctx, "COMMIT")
+	if err == nil && tag.String() != "COMMIT" {
+		err = errors.New(tag.String())
+	}
+	if err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
+	committed = true
 	if e.opts.OnCommit != nil {
 		e.opts.OnCommit(max(s.ops, 1), time.Since(start))
 	}
@@ -304,9 +335,23 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 			return nil
 		}
 	}
+	// The step is in the store and the index: the locks go before what is left, which
+	// other writes of the shards need not wait for.
+	locked = false
+	if _, err := conn.Exec(ictx, "SELECT pg_advisory_unlock_all()"); err != nil {
+		conn.Conn().Close(ictx)
+		e.log.Error("after a committed step", "err", err)
+		return nil
+	}
 	if s.global {
 		if err := e.index.Publish(ictx); err != nil {
 			e.log.Error("publish a change", "err", err)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.boards)) {
+		if err := s.standings(ictx, s.boards[id]); err != nil {
+			e.log.Error("after a committed step", "err", err)
+			clear(s.boards[id].read) // no ranks rather than ranks within a shard
 		}
 	}
 	for _, f := range s.after {
@@ -317,53 +362,19 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	return nil
 }
 
-// load reads the rows of the boards and of the shards the step locked, and checks that the
-// locks were taken by the boards' shard counts.
-func (s *step) load(targets []target, counts map[string]int) error {
+// queueLoad adds to batch the reads of the rows of the boards and of the shards the step
+// locks, and returns what reads their answers and checks that the locks were taken by the
+// boards' shard counts.
+func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]int) func(pgx.BatchResults) error {
 	ids := make([]string, 0, len(targets))
+	var boards []string
+	var shards []int32
 	for _, t := range targets {
 		b := &boardStep{id: t.board, whole: t.whole || counts[t.board] == 0, shards: make(map[int]*shardStep),
 			aggs: make(map[aggKey]aggVal), dirty: make(map[aggKey]bool), ids: make(map[string]*storedEvent)}
 		s.boards[t.board] = b
 		ids = append(ids, t.board)
-	}
-	rows, err := s.tx.Query(s.ctx, "SELECT id, state, version FROM laurel_boards WHERE id = ANY($1)", ids)
-	if err != nil {
-		return fmt.Errorf("postgres: load boards: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var raw []byte
-		var version int64
-		if err := rows.Scan(&id, &raw, &version); err != nil {
-			return err
-		}
-		st, err := decodeState(id, raw)
-		if err != nil {
-			return fmt.Errorf("postgres: board %s: %w", id, err)
-		}
-		b := s.boards[id]
-		b.st, b.version, b.exists = st, version, true
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	var boards []string
-	var shards []int32
-	for _, t := range targets {
-		b := s.boards[t.board]
-		n := 0
-		if b.st != nil {
-			n = b.st.shards()
-		}
-		s.e.shardCounts.set(b.id, n)
-		if n != counts[b.id] {
-			return errShardsChanged
-		}
-		if b.st == nil {
-			continue
-		}
+		n := counts[t.board]
 		if b.whole {
 			for i := range n {
 				b.shards[i] = new(shardStep)
@@ -377,34 +388,69 @@ func (s *step) load(targets []target, counts map[string]int) error {
 			boards, shards = append(boards, b.id), append(shards, int32(i))
 		}
 	}
-	if len(shards) == 0 {
-		return nil
-	}
-	rows, err = s.tx.Query(s.ctx, `SELECT s.board, s.shard, s.version, s.seq FROM unnest($1::text[], $2::int[]) AS k(board, shard)
+	batch.Queue("SELECT id, state, version FROM laurel_boards WHERE id = ANY($1)", ids)
+	batch.Queue(`SELECT s.board, s.shard, s.version, s.seq FROM unnest($1::text[], $2::int[]) AS k(board, shard)
 		JOIN laurel_shards s ON s.board = k.board AND s.shard = k.shard`, boards, shards)
-	if err != nil {
-		return fmt.Errorf("postgres: load shards: %w", err)
-	}
-	defer rows.Close()
-	found := 0
-	for rows.Next() {
-		var id string
-		var i int32
-		var version, seq int64
-		if err := rows.Scan(&id, &i, &version, &seq); err != nil {
+	return func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("postgres: load boards: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var raw []byte
+			var version int64
+			if err := rows.Scan(&id, &raw, &version); err != nil {
+				rows.Close()
+				return err
+			}
+			st, err := decodeState(id, raw)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("postgres: board %s: %w", id, err)
+			}
+			b := s.boards[id]
+			b.st, b.version, b.exists = st, version, true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return err
 		}
-		sh := s.boards[id].shards[int(i)]
-		sh.version, sh.seq, sh.loaded = version, seq, seq
-		found++
+		for _, b := range s.boards {
+			n := 0
+			if b.st != nil {
+				n = b.st.shards()
+			}
+			s.e.shardCounts.set(b.id, n)
+			if n != counts[b.id] {
+				return errShardsChanged
+			}
+		}
+		rows, err = br.Query()
+		if err != nil {
+			return fmt.Errorf("postgres: load shards: %w", err)
+		}
+		defer rows.Close()
+		found := 0
+		for rows.Next() {
+			var id string
+			var i int32
+			var version, seq int64
+			if err := rows.Scan(&id, &i, &version, &seq); err != nil {
+				return err
+			}
+			sh := s.boards[id].shards[int(i)]
+			sh.version, sh.seq, sh.loaded = version, seq, seq
+			found++
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if found != len(shards) {
+			return fmt.Errorf("postgres: load shards: %d of %d shards have a row", found, len(shards))
+		}
+		return nil
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if found != len(shards) {
-		return fmt.Errorf("postgres: load shards: %d of %d shards have a row", found, len(shards))
-	}
-	return nil
 }
 
 // makeShards gives a board created in the step (or resharded) its shards: rows of their own,
@@ -447,8 +493,42 @@ func (s *step) get(b *boardStep, k aggKey) (aggVal, error) {
 	return v, nil
 }
 
+// reads are reads of a step that share one round trip: each queued query comes with what
+// takes its answer.
+type reads struct {
+	batch pgx.Batch
+	take  []func(pgx.BatchResults) error
+}
+
+func (r *reads) queue(sql string, args []any, take func(pgx.BatchResults) error) {
+	r.batch.Queue(sql, args...)
+	r.take = append(r.take, take)
+}
+
+// run sends the reads and takes their answers.
+func (r *reads) run(s *step) error {
+	if len(r.take) == 0 {
+		return nil
+	}
+	br := s.tx.SendBatch(s.ctx, &r.batch)
+	for _, take := range r.take {
+		if err := take(br); err != nil {
+			br.Close()
+			return err
+		}
+	}
+	return br.Close()
+}
+
 // prefetch reads the aggregates of keys the step has not read yet, in one query.
 func (s *step) prefetch(b *boardStep, keys []aggKey) error {
+	var r reads
+	s.queueAggs(&r, b, keys)
+	return r.run(s)
+}
+
+// queueAggs queues the read of prefetch.
+func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
 	var wins, members []string
 	var spans []int64
 	for _, k := range keys {
@@ -459,25 +539,27 @@ func (s *step) prefetch(b *boardStep, keys []aggKey) error {
 		wins, spans, members = append(wins, k.win), append(spans, k.span), append(members, k.member)
 	}
 	if len(wins) == 0 {
-		return nil
+		return
 	}
-	rows, err := s.tx.Query(s.ctx, `SELECT a.win, a.span, a.member, a.score, a.at
+	r.queue(`SELECT a.win, a.span, a.member, a.score, a.at
 		FROM unnest($2::text[], $3::bigint[], $4::text[]) AS k(win, span, member)
 		JOIN laurel_aggs a ON a.board = $1 AND a.win = k.win AND a.span = k.span AND a.member = k.member`,
-		b.id, wins, spans, members)
-	if err != nil {
-		return fmt.Errorf("postgres: read aggregates: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k aggKey
-		v := aggVal{present: true}
-		if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.at); err != nil {
-			return err
-		}
-		b.aggs[k] = v
-	}
-	return rows.Err()
+		[]any{b.id, wins, spans, members}, func(br pgx.BatchResults) error {
+			rows, err := br.Query()
+			if err != nil {
+				return fmt.Errorf("postgres: read aggregates: %w", err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var k aggKey
+				v := aggVal{present: true}
+				if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.at); err != nil {
+					return err
+				}
+				b.aggs[k] = v
+			}
+			return rows.Err()
+		})
 }
 
 // set writes a member's aggregate in a span.
@@ -497,6 +579,13 @@ func (b *boardStep) set(k aggKey, v aggVal) {
 
 // readHidden learns which of members are hidden.
 func (s *step) readHidden(members []string) error {
+	var r reads
+	s.queueHidden(&r, members)
+	return r.run(s)
+}
+
+// queueHidden queues the read of readHidden.
+func (s *step) queueHidden(r *reads, members []string) {
 	var ask []string
 	for _, m := range members {
 		if _, ok := s.hidden[m]; !ok {
@@ -505,21 +594,23 @@ func (s *step) readHidden(members []string) error {
 		}
 	}
 	if len(ask) == 0 {
-		return nil
+		return
 	}
-	rows, err := s.tx.Query(s.ctx, "SELECT member FROM laurel_hidden WHERE member = ANY($1)", ask)
-	if err != nil {
-		return fmt.Errorf("postgres: read hidden marks: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			return err
+	r.queue("SELECT member FROM laurel_hidden WHERE member = ANY($1)", []any{ask}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("postgres: read hidden marks: %w", err)
 		}
-		s.hidden[m] = true
-	}
-	return rows.Err()
+		defer rows.Close()
+		for rows.Next() {
+			var m string
+			if err := rows.Scan(&m); err != nil {
+				return err
+			}
+			s.hidden[m] = true
+		}
+		return rows.Err()
+	})
 }
 
 // flush writes what the step staged to the store: events, aggregates, the rows of the shards

@@ -143,13 +143,16 @@ func TestLostStep(t *testing.T) {
 	}
 	check(t, e)
 
-	// Maintenance repairs a board that no write touches again.
+	// Maintenance repairs a board that no write touches again: the first pass that finds
+	// the index behind takes it for a step on its way, the next one repairs it.
 	lossy.lose.Store(1)
 	if res, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "carol", Value: 9}}, laurel.SubmitOptions{}); err != nil || res[0].Status != laurel.StatusApplied {
 		t.Fatalf("submit whose step is lost: %+v, %v", res, err)
 	}
-	if err := e.Maintain(ctx); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if err := e.Maintain(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	check(t, e)
 	page, err := e.Page(ctx, laurel.Query{Board: "b", Window: "last24h"}, 0, 10, laurel.ScoreRange{})

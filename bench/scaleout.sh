@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The scale-out store on one hot board with 1, 2, 3… nodes, each node's CPU capped so that the
+# nodes, not PostgreSQL or Redis, are the limit (docs/benchmarks.md, "The scale-out store: nodes
+# on one hot board"). For each node count it starts that many `laurel serve` nodes on a fresh
+# schema and Redis prefix, drives each with its own `laurel bench` at once, and prints the
+# events a second of them all, the ratio to one node, and the share of PostgreSQL's active
+# backends found waiting on a lock (sampled from pg_stat_activity every 50 ms).
+#
+#   bench/scaleout.sh                       # 1 2 3 4 nodes, 0.2 CPU each, 20 s, batches of 1
+#   NODES="1 3" CPU=0.3 BATCH=10 DURATION=30s SHARDS=8 bench/scaleout.sh
+#
+# The caps are cgroups: cgroup v2's cpu.max where the cpu controller is enabled, else v1's
+# cpu.cfs_quota_us (this needs root). Run it on a machine with nothing else busy: PostgreSQL,
+# Redis and the load generators share the cores the nodes leave.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+NODES=${NODES:-"1 2 3 4"}
+CPU=${CPU:-0.2}              # cores per node
+DURATION=${DURATION:-20s}
+BATCH=${BATCH:-1}
+WRITERS=${WRITERS:-16}       # per node
+MEMBERS=${MEMBERS:-100000}
+SHARDS=${SHARDS:-4}
+PG=${PG:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
+REDIS=${REDIS:-127.0.0.1:6379}
+BASEPORT=${BASEPORT:-7420}
+work=$(mktemp -d)
+bin=$work/laurel
+go build -o "$bin" ./cmd/laurel
+
+# cap makes a cgroup for node i limited to $CPU cores and prints the file a process joins it by.
+# A short period, so that a throttled node holding a lock stalls the others briefly; the kernel
+# takes no quota under 1 ms.
+period=$(awk -v c="$CPU" 'BEGIN { p = 5000; if (c * p < 1000) p = int(1000 / c + 0.5); print p }')
+quota=$(awk -v c="$CPU" -v p="$period" 'BEGIN { printf "%d", c * p }')
+cap() {
+  local name=laurel-scaleout-$1
+  if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    mkdir -p "/sys/fs/cgroup/$name"
+    echo "$quota $period" >"/sys/fs/cgroup/$name/cpu.max"
+    echo "/sys/fs/cgroup/$name/cgroup.procs"
+  elif [ -d /sys/fs/cgroup/cpu ]; then
+    mkdir -p "/sys/fs/cgroup/cpu/$name"
+    echo $period >"/sys/fs/cgroup/cpu/$name/cpu.cfs_period_us"
+    echo "$quota" >"/sys/fs/cgroup/cpu/$name/cpu.cfs_quota_us"
+    echo "/sys/fs/cgroup/cpu/$name/cgroup.procs"
+  else
+    echo "no cgroup cpu controller to cap the nodes with" >&2
+    exit 1
+  fi
+}
+uncap() {
+  for d in /sys/fs/cgroup/laurel-scaleout-* /sys/fs/cgroup/cpu/laurel-scaleout-*; do
+    [ -d "$d" ] && rmdir "$d" 2>/dev/null || true
+  done
+}
+
+pids=()
+stop_nodes() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  pids=()
+}
+cleanup() { stop_nodes; uncap; rm -rf "$work"; }
+trap cleanup EXIT
+
+export PGOPTIONS="-c client_min_messages=warning"
+# cputime prints the CPU seconds the processes (and their threads) have used.
+cputime() {
+  local t=0
+  for p in "$@"; do
+    t=$(awk -v t="$t" -v hz="$(getconf CLK_TCK)" '{ print t + ($14 + $15) / hz }' "/proc/$p/stat" 2>/dev/null || echo "$t")
+  done
+  echo "$t"
+}
+psql_() { psql "$PG" -qAtX -c "$1"; }
+one=""
+printf "%s\n" "nodes ${NODES}, ${CPU} CPU each (${quota} µs every ${period} µs), batch ${BATCH}, ${WRITERS} writers a node, ${MEMBERS} members, ${SHARDS} shards, ${DURATION}"
+printf "%-6s %10s %10s %10s %16s %s\n" nodes "events/s" "÷ 1 node" "node CPU" "lock waits" "(per node events/s)"
+for n in $NODES; do
+  schema=laurel_scaleout_${n}_$$
+  psql_ "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema"
+  dsn="$PG&search_path=$schema&application_name=laurel-scaleout"
+  prefix="lscale$$n$n:"
+  for i in $(seq 1 "$n"); do
+    procs=$(cap "$i")
+    port=$((BASEPORT + i))
+    sh -c "echo \$\$ >$procs; exec $bin serve -addr 127.0.0.1:$port -postgres '$dsn' -redis $REDIS -redis-prefix $prefix -shards $SHARDS" \
+      2>"$work/node$i.log" &
+    pids+=($!)
+  done
+  for i in $(seq 1 "$n"); do
+    for _ in $(seq 100); do curl -fs "http://127.0.0.1:$((BASEPORT + i))/readyz" >/dev/null && break; sleep 0.1; done
+  done
+  curl -fs -X PUT "http://127.0.0.1:$((BASEPORT + 1))/v1/boards/hot" -d '{"windows": ["all", "week", "day", "last7d"]}' >/dev/null
+  # Sample what PostgreSQL's active backends of the nodes wait on while the benches run, from
+  # one psql session.
+  for _ in $(seq $((${DURATION%s} * 20))); do
+    echo "SELECT coalesce(wait_event_type, 'CPU') || ' ' || coalesce(wait_event, '-') FROM pg_stat_activity WHERE application_name = 'laurel-scaleout' AND state = 'active'; SELECT pg_sleep(0.05);"
+  done | psql "$PG" -qAtX >"$work/waits$n" &
+  sampler=$!
+  cpu0=$(cputime "${pids[@]}")
+  benches=()
+  for i in $(seq 1 "$n"); do
+    "$bin" bench -url "http://127.0.0.1:$((BASEPORT + i))" -board hot -members "$MEMBERS" -preload=false \
+      -duration "$DURATION" -batch "$BATCH" -writers "$WRITERS" -readers 0 >"$work/bench$n.$i" 2>&1 &
+    benches+=($!)
+  done
+  wait "${benches[@]}" || true
+  busy=$(awk -v a="$(cputime "${pids[@]}")" -v b="$cpu0" -v n="$n" -v c="$CPU" -v d="${DURATION%s}" 'BEGIN { printf "%.0f%%", 100 * (a - b) / (n * c * d) }')
+  wait "$sampler" || true
+  per=()
+  total=0
+  for i in $(seq 1 "$n"); do
+    r=$(awk '$1 == "laurel" && $2 ~ /^[0-9.]+$/ { print $2; exit }' "$work/bench$n.$i")
+    [ -z "$r" ] && { echo "the bench of node $i failed:" >&2; tail -3 "$work/bench$n.$i" >&2; }
+    per+=("${r:-0}")
+    total=$(awk -v a="$total" -v b="${r:-0}" 'BEGIN { print a + b }')
+  done
+  [ -z "$one" ] && one=$total
+  waits=$(awk 'NF { all++ } $1 == "Lock" { lock++ } END { if (all) printf "%.0f%% of %d", 100 * lock / all, all; else print "-" }' "$work/waits$n")
+  printf "%-6s %10.0f %10.2f %10s %16s (%s)\n" "$n" "$total" "$(awk -v a="$total" -v b="$one" 'BEGIN { print a / b }')" "$busy" "$waits" "${per[*]}"
+  [ -n "${WAITS:-}" ] && sort "$work/waits$n" | uniq -c | sort -rn | head -8
+  stop_nodes
+  uncap
+  psql_ "DROP SCHEMA $schema CASCADE"
+  redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" --scan --pattern "$prefix*" | xargs -r -n 1000 redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" unlink >/dev/null
+done
