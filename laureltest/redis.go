@@ -1,8 +1,11 @@
 package laureltest
 
 import (
+	"fmt"
 	"net"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ type PrivateRedis struct {
 	Addr string // host:port
 	t    testing.TB
 	cmd  *exec.Cmd
+	args []string // more arguments of redis-server
 }
 
 // NewPrivateRedis starts a PrivateRedis, stopped when the test ends. The test fails when
@@ -36,7 +40,10 @@ func NewPrivateRedis(t testing.TB) *PrivateRedis {
 func (r *PrivateRedis) Start() {
 	r.t.Helper()
 	_, port, _ := net.SplitHostPort(r.Addr)
-	r.cmd = exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", r.t.TempDir())
+	dir := r.t.TempDir()
+	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
+		"--cluster-config-file", filepath.Join(dir, "nodes.conf")}, r.args...)
+	r.cmd = exec.Command("redis-server", args...)
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("redis-server: %v", err)
 	}
@@ -83,4 +90,69 @@ func Within(t testing.TB, d time.Duration, what string, cond func() bool) time.D
 		time.Sleep(20 * time.Millisecond)
 	}
 	return time.Since(start)
+}
+
+// RedisCluster is a Redis Cluster of the test's own: masters on free loopback ports, no
+// replicas, keeping nothing on disk, made with redis-cli --cluster create. It is stopped when
+// the test ends; the test fails when redis-server or redis-cli cannot make it.
+type RedisCluster struct {
+	Addrs []string // host:port of each master
+	nodes []*PrivateRedis
+}
+
+// NewRedisCluster starts a cluster of masters masters and waits (at most 30 s) until every
+// one of them says the cluster is ok.
+func NewRedisCluster(t testing.TB, masters int) *RedisCluster {
+	t.Helper()
+	c := new(RedisCluster)
+	for len(c.nodes) < masters {
+		// A cluster node also listens on its port + 10000, for the cluster bus.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().(*net.TCPAddr)
+		bus, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", addr.Port+10000))
+		ln.Close()
+		if err != nil {
+			continue
+		}
+		bus.Close()
+		r := &PrivateRedis{Addr: addr.String(), t: t, args: []string{"--cluster-enabled", "yes", "--cluster-node-timeout", "5000"}}
+		r.Start()
+		t.Cleanup(r.Kill)
+		c.nodes = append(c.nodes, r)
+		c.Addrs = append(c.Addrs, r.Addr)
+	}
+	args := append([]string{"--cluster", "create"}, c.Addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	Within(t, 30*time.Second, "the cluster is ok on every node", func() bool {
+		for _, a := range c.Addrs {
+			_, port, _ := net.SplitHostPort(a)
+			out, err := exec.Command("redis-cli", "-p", port, "cluster", "info").Output()
+			if err != nil || !strings.Contains(string(out), "cluster_state:ok") {
+				return false
+			}
+		}
+		return true
+	})
+	return c
+}
+
+// Keys lists the keys starting with prefix that each master holds, by its address.
+func (c *RedisCluster) Keys(t testing.TB, prefix string) map[string][]string {
+	t.Helper()
+	out := make(map[string][]string)
+	for _, a := range c.Addrs {
+		_, port, _ := net.SplitHostPort(a)
+		b, err := exec.Command("redis-cli", "-p", port, "--scan", "--pattern", prefix+"*").Output()
+		if err != nil {
+			t.Fatalf("scanning %s: %v", a, err)
+		}
+		out[a] = strings.Fields(string(b))
+	}
+	return out
 }
