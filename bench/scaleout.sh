@@ -8,6 +8,7 @@
 #
 #   bench/scaleout.sh                       # 1 2 3 4 nodes, 0.2 CPU each, 20 s, batches of 1
 #   NODES="1 3" CPU=0.3 BATCH=10 DURATION=30s SHARDS=8 bench/scaleout.sh
+#   LAUREL_BIN=/tmp/laurel bench/scaleout.sh  # a binary built already
 #
 # The caps are cgroups: cgroup v2's cpu.max where the cpu controller is enabled, else v1's
 # cpu.cfs_quota_us (this needs root). Run it on a machine with nothing else busy: PostgreSQL,
@@ -26,8 +27,8 @@ PG=${PG:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
 REDIS=${REDIS:-127.0.0.1:6379}
 BASEPORT=${BASEPORT:-7420}
 work=$(mktemp -d)
-bin=$work/laurel
-go build -o "$bin" ./cmd/laurel
+bin=${LAUREL_BIN:-$work/laurel} # a laurel built already, or this checkout's
+[ -n "${LAUREL_BIN:-}" ] || go build -o "$bin" ./cmd/laurel
 
 # cap makes a cgroup for node i limited to $CPU cores and prints the file a process joins it by.
 # A short period, so that a throttled node holding a lock stalls the others briefly; the kernel
