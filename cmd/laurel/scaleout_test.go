@@ -16,7 +16,8 @@ import (
 
 // TestServeScaleOut runs two servers on one PostgreSQL and Redis, as two nodes of a
 // deployment: what one writes, the other reads; both stop cleanly; what was written is there
-// when a server starts again; and `laurel rebuild` restores an index that Redis lost.
+// when a server starts again; `laurel rebuild` restores an index that Redis lost, and with
+// -shards splits a board into another number of shards.
 func TestServeScaleOut(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
 	args := []string{"-postgres", store.DSN, "-redis", laureltest.RedisAddr(), "-redis-prefix", store.Prefix}
@@ -62,6 +63,13 @@ func TestServeScaleOut(t *testing.T) {
 	if code := run(context.Background(), append([]string{"rebuild", "-check"}, args...), &stdout, &stderr); code != 0 ||
 		!strings.Contains(stdout.String(), "rebuilt the index of 1 board(s)") || !strings.Contains(stdout.String(), "the index matches the store") {
 		t.Fatalf("rebuild: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	// Split into another number of shards, the board reads the same.
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(context.Background(), append([]string{"rebuild", "-board", "solvers", "-shards", "3", "-check"}, args...), &stdout, &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), "split 1 board(s) into 3 shards") || !strings.Contains(stdout.String(), "the index matches the store") {
+		t.Fatalf("rebuild -shards: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	c, stopC := startServe(t, t.TempDir(), nil, args...)
 	defer stopC()
