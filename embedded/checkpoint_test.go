@@ -39,7 +39,7 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 	clock := laureltest.NewClock("2026-10-24T22:00:00Z")
 	lag := 1 + rng.IntN(30)
 	seal := 1 + rng.IntN(60) // seals, and deletions that seal, among the commits
-	opts := embedded.Options{FS: fs, Now: clock.Now, CheckpointLag: lag, SealEvents: seal, OnCommit: func(int, int, time.Duration) {
+	opts := embedded.Options{FS: noLinkFS{fs}, Now: clock.Now, CheckpointLag: lag, SealEvents: seal, OnCommit: func(int, int, time.Duration) {
 		mu.Lock()
 		clones = append(clones, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
 		mu.Unlock()

@@ -121,44 +121,20 @@ func (r *recentEvents) setPoint(seq uint64, point []byte) {
 	}
 }
 
-// The log's records.
+// The log's records. A commit that logs anything writes one record, keyed by its number: the
+// group's time, its applied events each with its seq, history points of earlier events, and
+// the store's batch of the commit, whole (its repr). That record, synced, is the commit's one
+// durable write: the store applies the batch after it without a sync, with the record's
+// number (tagApplied), and Open applies again the batches of the records the store lost.
+// Commits that log nothing (board changes, retractions, closings, seals) sync the store
+// itself, which also makes every batch before them durable, in order.
 
-func logKey(first uint64) []byte    { return appendU64([]byte{tagLog}, first) }
-func pointsKey(first uint64) []byte { return appendU64([]byte{tagPoints}, first) }
+func logKey(n uint64) []byte { return appendU64([]byte{tagLog}, n) }
 
 // loggedEvent is an applied event of a group, in its log record.
 type loggedEvent struct {
 	board string
 	event
-}
-
-// encodeLog encodes a group's log record: its time and applied events, each with its seq.
-func encodeLog(now int64, entries []loggedEvent) []byte {
-	b := appendU64(make([]byte, 0, 8+len(entries)*48), uint64(now))
-	for i := range entries {
-		b = binary.AppendUvarint(b, entries[i].seq)
-		b = appendEvent(b, entries[i].board, &entries[i].event)
-	}
-	return b
-}
-
-func decodeLog(b []byte) (now int64, entries []loggedEvent, err error) {
-	if len(b) < 8 {
-		return 0, nil, errCorrupt
-	}
-	now = int64(readU64(b))
-	for b = b[8:]; len(b) > 0; {
-		var j loggedEvent
-		var n int
-		if j.seq, n = binary.Uvarint(b); n <= 0 {
-			return 0, nil, errCorrupt
-		}
-		if j.board, b, err = readEvent(b[n:], &j.event); err != nil {
-			return 0, nil, err
-		}
-		entries = append(entries, j)
-	}
-	return now, entries, nil
 }
 
 // pointRecord is an event's history point on its way to the log.
@@ -167,31 +143,84 @@ type pointRecord struct {
 	point []byte
 }
 
-func encodePoints(points []pointRecord) []byte {
-	var b []byte
-	for _, p := range points {
-		b = binary.AppendUvarint(b, p.seq)
-		b = append(binary.AppendUvarint(b, uint64(len(p.point))), p.point...)
-	}
-	return b
+// logRecord is a decoded log record.
+type logRecord struct {
+	n      uint64
+	now    int64
+	events []loggedEvent
+	points []pointRecord
+	batch  []byte // the store's batch (a Pebble batch repr), or nil
 }
 
-func decodePointsRecord(b []byte) ([]pointRecord, error) {
-	var out []pointRecord
-	for len(b) > 0 {
-		seq, n := binary.Uvarint(b)
-		if n <= 0 {
-			return nil, errCorrupt
-		}
-		l, m := binary.Uvarint(b[n:])
-		if m <= 0 || uint64(len(b)-n-m) < l {
-			return nil, errCorrupt
-		}
-		b = b[n+m:]
-		out = append(out, pointRecord{seq, b[:l:l]})
-		b = b[l:]
+func encodeLogRecord(now int64, events []loggedEvent, points []pointRecord, batch []byte) []byte {
+	b := appendU64(make([]byte, 0, 16+len(events)*48+len(points)*40+len(batch)), uint64(now))
+	b = binary.AppendUvarint(b, uint64(len(events)))
+	for i := range events {
+		b = binary.AppendUvarint(b, events[i].seq)
+		b = appendEvent(b, events[i].board, &events[i].event)
 	}
-	return out, nil
+	b = binary.AppendUvarint(b, uint64(len(points)))
+	for _, p := range points {
+		b = binary.AppendUvarint(b, p.seq)
+		b = appendString(b, string(p.point))
+	}
+	return append(b, batch...)
+}
+
+func decodeLogRecord(n uint64, b []byte) (r logRecord, err error) {
+	r.n = n
+	if len(b) < 8 {
+		return r, errCorrupt
+	}
+	r.now, b = int64(readU64(b)), b[8:]
+	count, k := binary.Uvarint(b)
+	if k <= 0 {
+		return r, errCorrupt
+	}
+	b = b[k:]
+	for range count {
+		var j loggedEvent
+		if j.seq, k = binary.Uvarint(b); k <= 0 {
+			return r, errCorrupt
+		}
+		if j.board, b, err = readEvent(b[k:], &j.event); err != nil {
+			return r, err
+		}
+		r.events = append(r.events, j)
+	}
+	if count, k = binary.Uvarint(b); k <= 0 {
+		return r, errCorrupt
+	}
+	b = b[k:]
+	for range count {
+		var p pointRecord
+		if p.seq, k = binary.Uvarint(b); k <= 0 {
+			return r, errCorrupt
+		}
+		var point string
+		var ok bool
+		if point, b, ok = readString(b[k:]); !ok {
+			return r, errCorrupt
+		}
+		p.point = []byte(point)
+		r.points = append(r.points, p)
+	}
+	if len(b) > 0 {
+		r.batch = b
+	}
+	return r, nil
+}
+
+// sealedBy reports whether a seal through sealed took the record's events (and the points it
+// holds, which are of events before its own).
+func (r *logRecord) sealedBy(sealed uint64) bool {
+	switch {
+	case len(r.events) > 0:
+		return r.events[0].seq <= sealed
+	case len(r.points) > 0:
+		return r.points[len(r.points)-1].seq <= sealed
+	}
+	return true
 }
 
 // openLog opens the log of the store in dir. Its memtable holds more than the records of a
@@ -204,48 +233,79 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	return db, err
 }
 
-// recoverRecent rebuilds the events since the last seal from the log: the groups committed
-// to the store (up to its sequence record: a later one was never answered, the crash came
-// between the two commits) and not sealed yet (a seal that the crash cut short before the log
-// was emptied left them). It drops the others from the log, and marks the retracted.
-func (e *Store) recoverRecent() error {
+// readLog reads the log, first thing in Open: it applies to the store again the batches of
+// the records the store lost in a crash (those after the last it applied), drops the records
+// a seal took (a seal cut short before the log was emptied), and returns the others.
+func (e *Store) readLog() ([]logRecord, error) {
+	sealed, err := e.sealedThrough()
+	if err != nil {
+		return nil, err
+	}
+	var applied uint64
+	if v, ok, err := get(e.db, []byte{tagApplied}); err != nil {
+		return nil, err
+	} else if ok {
+		applied = readU64(v)
+	}
+	e.logNo = applied
+	stale := e.logDB.NewBatch()
+	defer stale.Close()
+	var records []logRecord
+	reapplied := 0
+	err = scanPrefix(e.logDB, []byte{tagLog}, func(k, v []byte) error {
+		r, err := decodeLogRecord(readU64(k[1:]), append([]byte(nil), v...))
+		if err != nil {
+			return err
+		}
+		e.logNo = max(e.logNo, r.n)
+		if r.n > applied && r.batch != nil {
+			b := e.db.NewBatch()
+			defer b.Close()
+			if err := b.SetRepr(r.batch); err != nil {
+				return err
+			}
+			if err := b.Commit(pebble.NoSync); err != nil {
+				return err
+			}
+			reapplied++
+		}
+		if r.sealedBy(sealed) {
+			return stale.Delete(k, nil)
+		}
+		records = append(records, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if reapplied > 0 {
+		if err := e.db.LogData(nil, pebble.Sync); err != nil {
+			return nil, err
+		}
+		e.log.Info("applied the log's last commits again", "commits", reapplied)
+	}
+	if !stale.Empty() {
+		if err := stale.Commit(pebble.Sync); err != nil {
+			return nil, err
+		}
+	}
+	return records, nil
+}
+
+// recoverRecent rebuilds the events since the last seal from the log's records, and marks the
+// retracted ones.
+func (e *Store) recoverRecent(records []logRecord) error {
 	sealed, err := e.sealedThrough()
 	if err != nil {
 		return err
 	}
-	stale := e.logDB.NewBatch()
-	defer stale.Close()
-	err = scanPrefix(e.logDB, []byte{tagLog}, func(k, v []byte) error {
-		_, entries, err := decodeLog(v)
-		if err != nil {
-			return err
-		}
-		if len(entries) == 0 || entries[0].seq <= sealed || entries[0].seq > e.seq {
-			return stale.Delete(k, nil)
-		}
-		for _, j := range entries {
+	for _, r := range records {
+		for _, j := range r.events {
 			e.recent.add(j.board, j.event)
 		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = scanPrefix(e.logDB, []byte{tagPoints}, func(k, v []byte) error {
-		points, err := decodePointsRecord(v)
-		if err != nil {
-			return err
+		for _, p := range r.points {
+			e.recent.setPoint(p.seq, p.point)
 		}
-		if len(points) == 0 || points[len(points)-1].seq <= sealed {
-			return stale.Delete(k, nil)
-		}
-		for _, p := range points {
-			e.recent.setPoint(p.seq, append([]byte(nil), p.point...))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	for i := range e.recent.list {
 		re := &e.recent.list[i]
@@ -257,13 +317,15 @@ func (e *Store) recoverRecent() error {
 	}
 	// A seal cut short may have handed the store events it never indexed: they are copies
 	// of events still in the log, or of events a deletion erased since; drop them.
-	if err := e.db.DeleteRange(sealedKey(sealed+1, ""), []byte{tagSealed + 1}, pebble.Sync); err != nil {
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: sealedKey(sealed+1, ""), UpperBound: []byte{tagSealed + 1}})
+	if err != nil {
 		return err
 	}
-	if stale.Empty() {
-		return nil
+	strays := it.First()
+	if err := it.Close(); err != nil || !strays {
+		return err
 	}
-	return stale.Commit(pebble.Sync)
+	return e.db.DeleteRange(sealedKey(sealed+1, ""), []byte{tagSealed + 1}, pebble.Sync)
 }
 
 // sealedThrough is the last sequence number sealed, as stored.

@@ -25,17 +25,17 @@ import (
 const historyDelay = 50 * time.Millisecond
 
 // recoverHistory stores the points of the events of the newest group in the log that have
-// none: those of the last group before a crash, and attaches them to their events. It runs
+// none (those of the last group before a crash: a later commit would have carried them), and
+// attaches them to their events. It runs
 // in Open, after recover and before anything changes the recovered state.
 func (e *Store) recoverHistory() error {
 	it, err := e.logDB.NewIter(&pebble.IterOptions{LowerBound: []byte{tagLog}, UpperBound: []byte{tagLog + 1}})
 	if err != nil {
 		return err
 	}
-	var now int64
-	var entries []loggedEvent
-	if it.Last() {
-		now, entries, err = decodeLog(it.Value())
+	var last logRecord
+	for valid := it.Last(); valid && err == nil && len(last.events) == 0; valid = it.Prev() {
+		last, err = decodeLogRecord(readU64(it.Key()[1:]), it.Value())
 	}
 	if cerr := it.Close(); err == nil {
 		err = cerr
@@ -43,6 +43,7 @@ func (e *Store) recoverHistory() error {
 	if err != nil {
 		return err
 	}
+	now, entries := last.now, last.events
 	var points []pointRecord
 	for _, j := range entries {
 		b := e.boards[j.board]
@@ -62,9 +63,10 @@ func (e *Store) recoverHistory() error {
 	if len(points) == 0 {
 		return nil
 	}
-	if err := e.logDB.Set(pointsKey(points[0].seq), encodePoints(points), pebble.Sync); err != nil {
+	if err := e.logDB.Set(logKey(e.logNo+1), encodeLogRecord(e.now(), nil, points, nil), pebble.Sync); err != nil {
 		return err
 	}
+	e.logNo++
 	for _, p := range points {
 		e.recent.setPoint(p.seq, p.point)
 	}
@@ -215,7 +217,11 @@ func (e *Store) History(ctx context.Context, boardID, window, member string, lim
 	}
 	defer it.Close()
 	for valid := it.Last(); valid; valid = it.Prev() {
-		ev, ok, err := readSealed(e.snap, rd.b.cfg.ID, readU64(it.Key()[len(p):]))
+		seq := readU64(it.Key()[len(p):])
+		if seq > e.sealedTo {
+			continue // being sealed: read from sealing above
+		}
+		ev, ok, err := readSealed(e.snap, rd.b.cfg.ID, seq)
 		if err != nil {
 			return nil, err
 		}

@@ -21,6 +21,7 @@ import (
 //	I board 0 id                     → id of a sealed event: seq, value, ts, flags, member
 //	T board 0 seq                    → (empty): the event seq is retracted
 //	V                                → the last sequence number sealed
+//	G                                → the number of the last log record the store applied
 //	A board 0 window 0 start member  → aggregate of the member in a period or bucket: score, at,
 //	                                   and for open periods and all the last sequence number it
 //	                                   counts (checkpoint.go)
@@ -34,8 +35,8 @@ import (
 // The log (a Pebble store of its own, in the directory's log/) holds the events since the
 // last seal, one record a group, and their history points:
 //
-//	L seq                            → a group's events, from its first sequence number
-//	Q seq                            → history points, from the first one's sequence number
+//	L n                              → a commit's record: its events, history points and the
+//	                                   store's batch (eventlog.go)
 //
 // Tags of earlier versions, which Open refuses to read: E (events by member), X (history by
 // member), J (a journal), and L in the store itself.
@@ -49,6 +50,7 @@ const (
 	tagID       = 'I'
 	tagRetract  = 'T'
 	tagSealedTo = 'V'
+	tagApplied  = 'G'
 	tagAgg      = 'A'
 	tagWindow   = 'W'
 	tagClosed   = 'C'
@@ -57,8 +59,7 @@ const (
 	tagImport   = 'U'
 	tagReplay   = 'K'
 
-	tagLog    = 'L' // in the log
-	tagPoints = 'Q' // in the log
+	tagLog = 'L' // in the log
 
 	tagEventV1   = 'E'
 	tagHistoryV1 = 'X'

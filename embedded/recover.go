@@ -22,6 +22,10 @@ func (e *Store) recover() error {
 	if err := refuseEarlierVersion(e.db); err != nil {
 		return err
 	}
+	records, err := e.readLog()
+	if err != nil {
+		return fmt.Errorf("reading the log: %w", err)
+	}
 	if v, ok, err := get(e.db, []byte{tagSeq}); err != nil {
 		return err
 	} else if ok {
@@ -62,8 +66,11 @@ func (e *Store) recover() error {
 		}
 		e.boards[cfg.ID] = b
 	}
-	if err := e.recoverRecent(); err != nil {
+	if err := e.recoverRecent(records); err != nil {
 		return fmt.Errorf("reading the log: %w", err)
+	}
+	if e.sealedTo, err = e.sealedThrough(); err != nil {
+		return err
 	}
 	n, err := e.replay(e.cp.replayFrom, asOf)
 	if err != nil {

@@ -71,6 +71,7 @@ func (e *Store) startSeal() {
 	e.sealing, e.recent = frozen, newRecentEvents()
 	e.mu.Unlock()
 	last := frozen.list[len(frozen.list)-1].seq
+	e.sealingLog = e.logNo // the log's records through it hold the frozen events
 	done := make(chan error, 1)
 	e.sealDone = done
 	go func() { done <- e.sealFrozen(frozen, last) }()
@@ -107,9 +108,9 @@ func (e *Store) finishSeal(err error) {
 	e.mu.Lock()
 	e.snap.Close()
 	e.snap = e.db.NewSnapshot()
-	e.sealing = nil
+	e.sealing, e.sealedTo = nil, last
 	e.mu.Unlock()
-	e.dropLog(last)
+	e.dropLog(e.sealingLog)
 }
 
 // waitSeal waits for the seal in progress, if any, and ends it.
@@ -142,8 +143,9 @@ func (e *Store) seal(tx *txn, ops []*op) {
 		tx.batch.Close()
 		return
 	}
-	tx.onCommit(nil, func() { e.recent = newRecentEvents() })
-	tx.afterCommit = func() { e.dropLog(last) }
+	tx.onCommit(nil, func() { e.recent, e.sealedTo = newRecentEvents(), last })
+	logged := e.logNo // the seal's commit logs nothing
+	tx.afterCommit = func() { e.dropLog(logged) }
 	e.commit(tx, ops)
 }
 
@@ -178,19 +180,10 @@ func (e *Store) sealInto(batch *pebble.Batch, events []*recentEvent, last uint64
 	return batch.Set([]byte{tagSealedTo}, appendU64(nil, last), nil)
 }
 
-// dropLog deletes the log's records of events through last, sealed now: without a sync, since
-// Open knows them for sealed if they come back.
-func (e *Store) dropLog(last uint64) {
-	lb := e.logDB.NewBatch()
-	defer lb.Close()
-	err := lb.DeleteRange(logKey(0), logKey(last+1), nil)
-	if err == nil {
-		err = lb.DeleteRange(pointsKey(0), pointsKey(last+1), nil)
-	}
-	if err == nil {
-		err = lb.Commit(pebble.NoSync)
-	}
-	if err != nil {
+// dropLog deletes the log's records through number n, sealed now: without a sync, since Open
+// knows them for sealed if they come back.
+func (e *Store) dropLog(n uint64) {
+	if err := e.logDB.DeleteRange(logKey(0), logKey(n+1), pebble.NoSync); err != nil {
 		e.fail(err)
 	}
 }

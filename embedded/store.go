@@ -110,6 +110,12 @@ type Store struct {
 	history []pointRecord // history points waiting for the next commit; the writer's
 	recent  *recentEvents // the events since the last seal (eventlog.go)
 	sealing *recentEvents // the events of the seal in progress, or nil (seal.go)
+	// sealedTo is the last sequence number of the last seal that ended: the store may hold
+	// later ones already, still read from sealing until the writer ends the seal.
+	sealedTo uint64
+	logNo    uint64 // the number of the log's last record; the writer's
+	// sealingLog is the number of the log's last record of the events being sealed.
+	sealingLog uint64
 	// sealDone answers once the seal in progress is done; nil when none is. The writer's.
 	sealDone chan error
 	pending  atomic.Int64 // history points not yet readable: queued, or staged in a commit not yet visible
@@ -496,9 +502,19 @@ func (e *Store) commit(tx *txn, ops []*op) {
 	start := time.Now()
 	size := 0
 	e.committing.Store(start.UnixNano())
-	err := e.commitLog(tx, &size)
-	if err == nil && !tx.batch.Empty() {
-		size += tx.batch.Len()
+	var err error
+	if len(tx.logged) > 0 || len(tx.points) > 0 {
+		// One durable write: the log's record, with the store's batch in it.
+		n := e.logNo + 1
+		tx.set([]byte{tagApplied}, appendU64(nil, n))
+		rec := encodeLogRecord(tx.now, tx.logged, tx.points, tx.batch.Repr())
+		size = len(rec)
+		if err = e.logDB.Set(logKey(n), rec, pebble.Sync); err == nil {
+			e.logNo = n
+			err = tx.batch.Commit(pebble.NoSync)
+		}
+	} else if !tx.batch.Empty() {
+		size = tx.batch.Len()
 		err = tx.batch.Commit(pebble.Sync)
 	}
 	e.committing.Store(0)
@@ -529,27 +545,6 @@ func (e *Store) commit(tx *txn, ops []*op) {
 	for _, o := range ops {
 		close(o.done)
 	}
-}
-
-// commitLog writes tx's log record and history points to the log, durably.
-func (e *Store) commitLog(tx *txn, size *int) error {
-	if len(tx.logged) == 0 && len(tx.points) == 0 {
-		return nil
-	}
-	lb := e.logDB.NewBatch()
-	defer lb.Close()
-	if len(tx.logged) > 0 {
-		if err := lb.Set(logKey(tx.logged[0].seq), encodeLog(tx.now, tx.logged), nil); err != nil {
-			return err
-		}
-	}
-	if len(tx.points) > 0 {
-		if err := lb.Set(pointsKey(tx.points[0].seq), encodePoints(tx.points), nil); err != nil {
-			return err
-		}
-	}
-	*size += lb.Len()
-	return lb.Commit(pebble.Sync)
 }
 
 // applySlice is how many changes to memory the writer makes before it lets waiting readers

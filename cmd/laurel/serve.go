@@ -68,6 +68,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cache := fs.Int64("cache", 32, "MiB of Pebble's block cache, beyond its memtables")
 	memtable := fs.Int64("memtable", 16, "MiB of one Pebble memtable (it holds up to two): larger absorbs more rewrites of hot members before they reach disk")
 	lag := fs.Int("checkpoint-lag", 1<<14, "events after which an aggregate changed by a submit is written to disk (events are at once): the most a restart after a crash replays")
+	sealEvents := fs.Int("seal-events", 1<<16, "events the log holds before they are sealed into the store: what memory indexes beyond it, and what a restart reads back from the log")
 	budget := descriptors()
 	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed; by default the descriptor limit (%d here) less %d for the store's files and %d spare", budget.limit, budget.storeFiles, spareDescriptors))
 	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 4 memtables, at least 64; -1: no guard")
@@ -82,6 +83,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *lag < 1 {
 		return usageError{fmt.Errorf("-checkpoint-lag must be at least 1 (events)")}
+	}
+	if *sealEvents < 1 {
+		return usageError{fmt.Errorf("-seal-events must be at least 1 (events)")}
 	}
 	if *maxConns < 1 {
 		return usageError{fmt.Errorf("-max-conns must be at least 1")}
@@ -173,7 +177,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if scale.on() {
 		err = srv.openScaleOut(ctx, scale, postgres.Options{Maintenance: *maintenance, Shards: *shards})
 	} else {
-		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20, MaxOpenFiles: budget.storeFiles, CheckpointLag: *lag})
+		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20, MaxOpenFiles: budget.storeFiles, CheckpointLag: *lag, SealEvents: *sealEvents})
 	}
 	if errors.Is(err, errStopped) {
 		return nil
