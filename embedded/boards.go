@@ -115,7 +115,7 @@ func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) err
 		}
 		return nil
 	}
-	if err := eachMemberEvents(e.db, e.recent, id, false, build); err != nil {
+	if err := eachMemberEvents(e.db, e.recent, nil, id, false, build); err != nil {
 		return err
 	}
 	if len(closing) > 0 {

@@ -168,8 +168,8 @@ func (e *Store) replay(from uint64, asOf map[string]uint64) (int, error) {
 		}
 	}
 	for i := range e.recent.list {
-		if re := &e.recent.list[i]; re.seq >= from {
-			if err := add(re.board, re.event); err != nil {
+		if e.recent.list[i].seq >= from {
+			if err := add(e.recent.at(int32(i))); err != nil {
 				return 0, err
 			}
 		}

@@ -28,7 +28,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	// points still waiting for one and every aggregate not stored yet: no batch is then in
 	// flight (Pebble shows a batch before its fsync returns), every event in the snapshot has
 	// its point, and every aggregate is as memory holds it.
-	var snap *pebble.Snapshot
+	var snap, logSnap *pebble.Snapshot
 	var recent *recentEvents
 	err := e.do(ctx, &op{
 		exclusive: true,
@@ -38,7 +38,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 			return nil
 		},
 		finish: func() {
-			snap = e.db.NewSnapshot()
+			snap, logSnap = e.db.NewSnapshot(), e.logDB.NewSnapshot()
 			recent = e.recent.clone()
 			e.exports.Add(1)
 		},
@@ -46,13 +46,14 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	if snap != nil {
 		defer func() {
 			snap.Close()
+			logSnap.Close()
 			e.exports.Done()
 		}()
 	}
 	if err != nil {
 		return err
 	}
-	x := &exporter{ctx: ctx, stop: e.stop, r: snap, recent: recent, w: w}
+	x := &exporter{ctx: ctx, stop: e.stop, r: snap, recent: recent, points: newLogPoints(logSnap), w: w}
 	if err := x.run(); err != nil {
 		return fmt.Errorf("embedded: export: %w", err)
 	}
@@ -64,6 +65,7 @@ type exporter struct {
 	stop   <-chan struct{}
 	r      pebble.Reader
 	recent *recentEvents // the events since the last seal, as of r
+	points *logPoints    // their history points, from the log as of r
 	w      *laurel.DumpWriter
 }
 
@@ -165,7 +167,7 @@ func (x *exporter) board(cfg *laurel.Board) error {
 			}
 		}
 	}
-	return eachMemberEvents(x.r, x.recent, id, false, func(member string, events []storedEvent) error {
+	return eachMemberEvents(x.r, x.recent, x.points, id, false, func(member string, events []storedEvent) error {
 		for _, ev := range events {
 			if ev.point == nil {
 				continue
@@ -186,7 +188,7 @@ func (x *exporter) board(cfg *laurel.Board) error {
 // events writes a board's events in arrival order, gathered by member and sorted by seq.
 func (x *exporter) events(id string) error {
 	var events []storedEvent
-	err := eachMemberEvents(x.r, x.recent, id, true, func(_ string, evs []storedEvent) error {
+	err := eachMemberEvents(x.r, x.recent, nil, id, true, func(_ string, evs []storedEvent) error {
 		events = append(events, evs...)
 		return nil
 	})
@@ -480,7 +482,7 @@ func (in *importer) event(de *laurel.DumpEvent) error {
 		}
 		in.set(k, ev.encodeID())
 	}
-	in.set(sealedKey(ev.seq, de.Board), sealedValue(&recentEvent{board: de.Board, event: ev}))
+	in.set(sealedKey(ev.seq, de.Board), sealedValue(de.Board, &ev, nil))
 	in.set(eventsKey(de.Board, ev.member, ev.seq), nil)
 	in.seq = max(in.seq, ev.seq)
 	return nil

@@ -3,6 +3,7 @@ package embedded
 import (
 	"cmp"
 	"encoding/binary"
+	"hash/maphash"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -24,101 +25,169 @@ import (
 // Memory indexes the events since the last seal (recent): by id, for the id check, and by
 // member, for retractions and history; the log is read only by Open, which rebuilds them.
 
-// recentEvent is an event since the last seal.
+// recentEvent is what memory keeps of an event since the last seal: its seq, the event
+// encoded in an arena (appendEvent), hashes of its id and member for the lookups, and where
+// its history point is in the log: about 90 bytes an event, where the strings, maps and
+// points of the events themselves took some 300.
 type recentEvent struct {
-	board string
-	event
-	point []byte // its history point (encodeHistory), once stored
+	seq   uint64
+	point uint64 // the number of the log record holding its history point; 0: none yet
+	idh   uint64 // hash of board and id; 0 without an id
+	mh    uint64 // hash of board and member
+	off   uint32 // where the event begins in the arena
+	flags uint8  // flagRetracted once retracted (the arena keeps the event as it came)
 }
 
-// recentEvents indexes the events since the last seal, in sequence order. The writer changes
-// it, holding the store's write lock; readers read it holding the read lock.
+// recentEvents indexes the events since the last seal, in sequence order: by id, for the id
+// check, and by member, for retractions and history. A Bloom filter of the ids answers for
+// a new id; the rest is a scan of the hashes (some 50 µs at 65536 events), for the few ids
+// seen before and for a member's history. The writer changes it, holding the store's write
+// lock; readers read it holding the read lock.
 type recentEvents struct {
-	list    []recentEvent
-	ids     map[string]int32   // board 0 id → index in list, for counted events with ids
-	members map[string][]int32 // board 0 member → indexes in list
+	list  []recentEvent
+	arena []byte // the events, encoded back to back; only ever appended to
+	ids   *blockedBloom
+	seed  maphash.Seed
 }
 
-func newRecentEvents() *recentEvents {
-	return &recentEvents{ids: make(map[string]int32), members: make(map[string][]int32)}
+func newRecentEvents(capacity int) *recentEvents {
+	return &recentEvents{ids: newBlockedBloom(max(capacity, 1024)), seed: maphash.MakeSeed()}
+}
+
+func (r *recentEvents) hash(board, s string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	h.WriteString(board)
+	h.WriteByte(0)
+	h.WriteString(s)
+	return h.Sum64() | 1 // never 0, which means no id
 }
 
 func pairKey(board, s string) string { return board + "\x00" + s }
 
 // add appends an event (its seq greater than every one before).
 func (r *recentEvents) add(board string, ev event) {
-	i := int32(len(r.list))
-	r.list = append(r.list, recentEvent{board: board, event: ev})
-	if ev.id != "" && ev.flags&flagRetracted == 0 {
-		r.ids[pairKey(board, ev.id)] = i
+	re := recentEvent{seq: ev.seq, off: uint32(len(r.arena)), mh: r.hash(board, ev.member)}
+	if ev.id != "" {
+		re.idh = r.hash(board, ev.id)
+		r.ids.add(re.idh)
 	}
-	k := pairKey(board, ev.member)
-	r.members[k] = append(r.members[k], i)
+	r.arena = appendEvent(r.arena, board, &ev)
+	r.list = append(r.list, re)
 }
 
-// clone returns a copy that later changes to r do not reach (points are never changed once
-// set, so they are shared).
+// at decodes event i, flagged retracted when it was since.
+func (r *recentEvents) at(i int32) (board string, ev event) {
+	re := &r.list[i]
+	board, _, err := readEvent(r.arena[re.off:], &ev)
+	if err != nil {
+		panic("embedded: decoding an event encoded in memory: " + err.Error())
+	}
+	ev.seq = re.seq
+	ev.flags |= re.flags
+	return board, ev
+}
+
+// clone returns a copy for a reader that later changes do not reach (the arena and the filter
+// are shared: they are only ever added to).
 func (r *recentEvents) clone() *recentEvents {
-	c := newRecentEvents()
-	for _, re := range r.list {
-		c.add(re.board, re.event)
-		c.list[len(c.list)-1].point = re.point
-	}
-	return c
+	c := *r
+	c.list = slices.Clone(r.list)
+	return &c
 }
 
-// bySeq returns the event seq, or nil.
-func (r *recentEvents) bySeq(seq uint64) *recentEvent {
+// index returns the index of the event seq.
+func (r *recentEvents) index(seq uint64) (int32, bool) {
 	i, ok := slices.BinarySearchFunc(r.list, seq, func(x recentEvent, s uint64) int { return cmp.Compare(x.seq, s) })
-	if !ok {
-		return nil
-	}
-	return &r.list[i]
+	return int32(i), ok
 }
 
-// byID returns the counted event of board with id, or nil (r may be nil).
-func (r *recentEvents) byID(board, id string) *recentEvent {
+// byID returns the counted event of board with id (r may be nil).
+func (r *recentEvents) byID(board, id string) (event, bool) {
+	if r == nil {
+		return event{}, false
+	}
+	h := r.hash(board, id)
+	if !r.ids.has(h) {
+		return event{}, false
+	}
+	for i := len(r.list) - 1; i >= 0; i-- {
+		if r.list[i].idh != h || r.list[i].flags&flagRetracted != 0 {
+			continue
+		}
+		if b, ev := r.at(int32(i)); b == board && ev.id == id {
+			return ev, true
+		}
+	}
+	return event{}, false
+}
+
+// member returns the indexes of the member's events on board, oldest first (r may be nil).
+func (r *recentEvents) member(board, member string) []int32 {
 	if r == nil {
 		return nil
 	}
-	if i, ok := r.ids[pairKey(board, id)]; ok {
-		return &r.list[i]
-	}
-	return nil
-}
-
-// member returns the member's events on board, oldest first (r may be nil).
-func (r *recentEvents) member(board, member string) []*recentEvent {
-	if r == nil {
-		return nil
-	}
-	idx := r.members[pairKey(board, member)]
-	out := make([]*recentEvent, len(idx))
-	for i, j := range idx {
-		out[i] = &r.list[j]
+	var out []int32
+	h := r.hash(board, member)
+	for i := range r.list {
+		if r.list[i].mh != h {
+			continue
+		}
+		if b, ev := r.at(int32(i)); b == board && ev.member == member {
+			out = append(out, int32(i))
+		}
 	}
 	return out
 }
 
 // retract marks the event seq retracted: its id is free again.
 func (r *recentEvents) retract(seq uint64) {
-	re := r.bySeq(seq)
-	if re == nil {
-		return
-	}
-	re.flags |= flagRetracted
-	if re.id != "" {
-		if i, ok := r.ids[pairKey(re.board, re.id)]; ok && r.list[i].seq == seq {
-			delete(r.ids, pairKey(re.board, re.id))
-		}
+	if i, ok := r.index(seq); ok {
+		r.list[i].flags |= flagRetracted
 	}
 }
 
-// setPoint attaches a stored history point to its event, unless the event is gone.
-func (r *recentEvents) setPoint(seq uint64, point []byte) {
-	if re := r.bySeq(seq); re != nil {
-		re.point = point
+// setPoint notes that log record n holds the event seq's history point.
+func (r *recentEvents) setPoint(seq, n uint64) {
+	if i, ok := r.index(seq); ok {
+		r.list[i].point = n
 	}
+}
+
+// logPoints reads events' history points from the log, each record decoded once.
+type logPoints struct {
+	r       pebble.Reader
+	records map[uint64]map[uint64][]byte
+}
+
+func newLogPoints(r pebble.Reader) *logPoints {
+	return &logPoints{r: r, records: make(map[uint64]map[uint64][]byte)}
+}
+
+// point returns the event seq's point, held by record n; nil when n is 0 or does not hold it.
+func (lp *logPoints) point(n, seq uint64) ([]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	points, ok := lp.records[n]
+	if !ok {
+		v, found, err := get(lp.r, logKey(n))
+		if err != nil {
+			return nil, err
+		}
+		points = make(map[uint64][]byte)
+		if found {
+			rec, err := decodeLogRecord(n, v)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range rec.points {
+				points[p.seq] = p.point
+			}
+		}
+		lp.records[n] = points
+	}
+	return points[seq], nil
 }
 
 // The log's records. A commit that logs anything writes one record, keyed by its number: the
@@ -302,17 +371,20 @@ func (e *Store) recoverRecent(records []logRecord) error {
 	for _, r := range records {
 		for _, j := range r.events {
 			e.recent.add(j.board, j.event)
+			if j.id != "" {
+				e.ids.add(key(tagID, j.board, j.id)) // a seal will store it
+			}
 		}
 		for _, p := range r.points {
-			e.recent.setPoint(p.seq, p.point)
+			e.recent.setPoint(p.seq, r.n)
 		}
 	}
 	for i := range e.recent.list {
-		re := &e.recent.list[i]
-		if _, ok, err := get(e.db, retractKey(re.board, re.seq)); err != nil {
+		board, ev := e.recent.at(int32(i))
+		if _, ok, err := get(e.db, retractKey(board, ev.seq)); err != nil {
 			return err
 		} else if ok {
-			e.recent.retract(re.seq)
+			e.recent.retract(ev.seq)
 		}
 	}
 	// A seal cut short may have handed the store events it never indexed: they are copies

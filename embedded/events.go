@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -146,11 +145,12 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 		ev.flags |= flagRetracted
 		tx.set(retractKey(boardID, ev.seq), nil)
 		tx.idSet(boardID, ev, false)
-		if e.recent.bySeq(ev.seq) != nil {
+		// The id's record goes even for an event since the last seal: a seal cut short may
+		// have written one.
+		tx.del(key(tagID, boardID, id))
+		if _, ok := e.recent.index(ev.seq); ok {
 			seq := ev.seq
 			tx.onCommit(b, func() { e.recent.retract(seq) })
-		} else {
-			tx.del(key(tagID, boardID, id))
 		}
 		rest, err := e.memberEvents(e.db, boardID, ev.member, false)
 		if err != nil {
@@ -168,8 +168,9 @@ type storedEvent struct {
 }
 
 // memberEvents returns the member's events on a board, in arrival order: the sealed ones as r
-// holds them (the store, or a snapshot of it) and those since the last seal, the retracted
-// ones too when all is set. Readers other than the writer hold the read lock.
+// holds them (the store, or a snapshot of it), with their points, and those since the last
+// seal, without, the retracted ones too when all is set. Readers other than the writer hold
+// the read lock.
 func (e *Store) memberEvents(r pebble.Reader, boardID, member string, all bool) ([]storedEvent, error) {
 	var out []storedEvent
 	p := prefix(tagEvents, boardID, member)
@@ -187,9 +188,9 @@ func (e *Store) memberEvents(r pebble.Reader, boardID, member string, all bool) 
 	if err != nil {
 		return nil, err
 	}
-	for _, re := range e.recent.member(boardID, member) {
-		if all || re.flags&flagRetracted == 0 {
-			out = append(out, storedEvent{re.event, re.point})
+	for _, i := range e.recent.member(boardID, member) {
+		if _, ev := e.recent.at(i); all || ev.flags&flagRetracted == 0 {
+			out = append(out, storedEvent{ev, nil}) // points are read from the log where needed
 		}
 	}
 	return out, nil
@@ -217,19 +218,23 @@ func readSealed(r pebble.Reader, boardID string, seq uint64) (storedEvent, bool,
 
 // eachMemberEvents calls fn with each member's events on a board, in arrival order (the
 // retracted ones too when all is set): the sealed ones as r holds them, then those of recent,
-// the events since the last seal as r's moment saw them. Members come in bytewise order.
-func eachMemberEvents(r pebble.Reader, recent *recentEvents, boardID string, all bool, fn func(member string, events []storedEvent) error) error {
+// the events since the last seal as r's moment saw them, with their points when lp reads
+// them. Members come in bytewise order.
+func eachMemberEvents(r pebble.Reader, recent *recentEvents, lp *logPoints, boardID string, all bool, fn func(member string, events []storedEvent) error) error {
 	newer := make(map[string][]storedEvent)
-	for k, idx := range recent.members {
-		board, member, _ := strings.Cut(k, "\x00")
-		if board != boardID {
+	for i := range recent.list {
+		board, ev := recent.at(int32(i))
+		if board != boardID || !all && ev.flags&flagRetracted != 0 {
 			continue
 		}
-		for _, i := range idx {
-			if re := &recent.list[i]; all || re.flags&flagRetracted == 0 {
-				newer[member] = append(newer[member], storedEvent{re.event, re.point})
+		se := storedEvent{event: ev}
+		if lp != nil {
+			var err error
+			if se.point, err = lp.point(recent.list[i].point, ev.seq); err != nil {
+				return err
 			}
 		}
+		newer[ev.member] = append(newer[ev.member], se)
 	}
 	only := slices.Sorted(maps.Keys(newer)) // members with recent events, until one is sealed too
 	// upTo calls fn for the members with recent events only, before member.

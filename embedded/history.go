@@ -47,8 +47,8 @@ func (e *Store) recoverHistory() error {
 	var points []pointRecord
 	for _, j := range entries {
 		b := e.boards[j.board]
-		re := e.recent.bySeq(j.seq)
-		if b == nil || re == nil || re.point != nil || re.flags&flagRetracted != 0 {
+		i, ok := e.recent.index(j.seq)
+		if b == nil || !ok || e.recent.list[i].point != 0 || e.recent.list[i].flags&flagRetracted != 0 {
 			continue // its board or member deleted since, or it has its point, or it counts no more
 		}
 		var names []string
@@ -68,7 +68,7 @@ func (e *Store) recoverHistory() error {
 	}
 	e.logNo++
 	for _, p := range points {
-		e.recent.setPoint(p.seq, p.point)
+		e.recent.setPoint(p.seq, e.logNo)
 	}
 	e.log.Info("recovered the rank history of the last writes before a crash", "points", len(points))
 	return nil
@@ -162,7 +162,7 @@ func (e *Store) stageHistory(tx *txn) {
 	e.history = e.history[:0]
 	tx.onCommit(nil, func() {
 		for _, p := range points {
-			e.recent.setPoint(p.seq, p.point)
+			e.recent.setPoint(p.seq, e.logNo) // the record the commit just wrote
 		}
 	})
 }
@@ -202,10 +202,16 @@ func (e *Store) History(ctx context.Context, boardID, window, member string, lim
 		}
 		return len(points) < limit, err
 	}
+	lp := newLogPoints(e.logDB)
 	for _, r := range []*recentEvents{e.recent, e.sealing} {
 		recent := r.member(rd.b.cfg.ID, member)
-		for i := len(recent) - 1; i >= 0; i-- {
-			if more, err := add(storedEvent{recent[i].event, recent[i].point}); err != nil || !more {
+		for k := len(recent) - 1; k >= 0; k-- {
+			_, ev := r.at(recent[k])
+			point, err := lp.point(r.list[recent[k]].point, ev.seq)
+			if err != nil {
+				return nil, err
+			}
+			if more, err := add(storedEvent{ev, point}); err != nil || !more {
 				return points, err
 			}
 		}

@@ -223,7 +223,7 @@ func (e *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 			tx.idSet(id, ev.event, false)
 			tx.del(key(tagID, id, ev.id))
 		}
-		if e.recent.bySeq(ev.seq) == nil {
+		if _, recent := e.recent.index(ev.seq); !recent {
 			tx.del(sealedKey(ev.seq, id))
 		}
 		tx.del(retractKey(id, ev.seq))

@@ -3,8 +3,6 @@ package embedded
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,9 +15,8 @@ import (
 // Sealing moves the events since the last seal from the log to the store (eventlog.go).
 
 // sealedValue encodes a sealed event: the event and its history point.
-func sealedValue(re *recentEvent) []byte {
-	b := appendEvent(make([]byte, 0, 48+len(re.point)), re.board, &re.event)
-	return append(b, re.point...)
+func sealedValue(board string, ev *event, point []byte) []byte {
+	return append(appendEvent(make([]byte, 0, 48+len(point)), board, ev), point...)
 }
 
 // decodeSealed decodes a sealed event and its history point (nil when it has none).
@@ -38,8 +35,8 @@ type erasure struct {
 	members map[string]bool // board 0 member
 }
 
-func (x *erasure) erases(re *recentEvent) bool {
-	return x != nil && (x.boards[re.board] || x.members[pairKey(re.board, re.member)])
+func (x *erasure) erases(board, member string) bool {
+	return x != nil && (x.boards[board] || x.members[pairKey(board, member)])
 }
 
 func (x *erasure) empty() bool { return x == nil || len(x.boards)+len(x.members) == 0 }
@@ -68,7 +65,7 @@ func (e *Store) startSeal() {
 	}
 	frozen := e.recent
 	e.mu.Lock()
-	e.sealing, e.recent = frozen, newRecentEvents()
+	e.sealing, e.recent = frozen, newRecentEvents(e.opts.SealEvents)
 	e.mu.Unlock()
 	last := frozen.list[len(frozen.list)-1].seq
 	e.sealingLog = e.logNo // the log's records through it hold the frozen events
@@ -80,20 +77,54 @@ func (e *Store) startSeal() {
 // sealFrozen seals the frozen events through last, outside the writer.
 func (e *Store) sealFrozen(frozen *recentEvents, last uint64) error {
 	start := time.Now()
-	events := make([]*recentEvent, len(frozen.list))
-	for i := range frozen.list {
-		events[i] = &frozen.list[i]
-	}
-	batch := e.db.NewBatch()
-	defer batch.Close()
-	if err := e.sealInto(batch, events, last); err != nil {
+	n, err := e.sealInto(frozen, nil, nil, last, nil)
+	if err != nil {
 		return err
 	}
-	if err := batch.Commit(pebble.Sync); err != nil {
-		return err
-	}
-	e.log.Debug("sealed events", "events", len(events), "through", last, "took", time.Since(start))
+	e.log.Debug("sealed events", "events", n, "through", last, "took", time.Since(start))
 	return nil
+}
+
+// eachSealed calls fn with the events of r that erase leaves, in order, each with its history
+// point: from extra (points staged in the commit that seals, which the log never gets) or
+// from the log, whose records it reads once, in order, keeping only the points read ahead
+// of their events.
+func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure, fn func(board string, ev *event, point []byte) error) error {
+	pending := make(map[uint64][]byte, len(extra))
+	for _, p := range extra {
+		pending[p.seq] = p.point
+	}
+	it, err := e.logDB.NewIter(&pebble.IterOptions{LowerBound: []byte{tagLog}, UpperBound: []byte{tagLog + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	valid := it.First()
+	var read uint64 // the last record read
+	for i := range r.list {
+		board, ev := r.at(int32(i))
+		// Points are logged in the order of their events: this one's record, or an
+		// earlier one, is next.
+		for want := r.list[i].point; want > read && valid; valid = it.Next() {
+			rec, err := decodeLogRecord(readU64(it.Key()[1:]), it.Value())
+			if err != nil {
+				return err
+			}
+			read = rec.n
+			for _, p := range rec.points {
+				pending[p.seq] = p.point
+			}
+		}
+		point := pending[ev.seq]
+		delete(pending, ev.seq)
+		if erase.erases(board, ev.member) {
+			continue
+		}
+		if err := fn(board, &ev, point); err != nil {
+			return err
+		}
+	}
+	return it.Error()
 }
 
 // finishSeal ends the seal in progress, in the writer: readers see the sealed events in the
@@ -124,60 +155,87 @@ func (e *Store) waitSeal() {
 // tx erases, in the writer. Every event sealed has its history point: the caller has staged
 // the points pending in tx (they go to the store with their events, not to the log).
 func (e *Store) seal(tx *txn, ops []*op) {
-	for _, p := range tx.points {
-		e.recent.setPoint(p.seq, p.point)
-	}
-	tx.points = nil
-	var kept []*recentEvent
-	for i := range e.recent.list {
-		if re := &e.recent.list[i]; !tx.erase.erases(re) {
-			kept = append(kept, re)
-		}
-	}
 	last := e.seq
 	if n := len(e.recent.list); n > 0 {
 		last = max(last, e.recent.list[n-1].seq)
 	}
-	if err := e.sealInto(tx.batch, kept, last); err != nil {
-		e.failOps(fmt.Errorf("embedded: sealing %d events: %w", len(kept), err), ops)
+	if _, err := e.sealInto(e.recent, tx.points, tx.erase, last, tx.batch); err != nil {
+		e.failOps(fmt.Errorf("embedded: sealing %d events: %w", len(e.recent.list), err), ops)
 		tx.batch.Close()
 		return
 	}
-	tx.onCommit(nil, func() { e.recent, e.sealedTo = newRecentEvents(), last })
+	tx.points = nil
+	tx.onCommit(nil, func() { e.recent, e.sealedTo = newRecentEvents(e.opts.SealEvents), last })
 	logged := e.logNo // the seal's commit logs nothing
 	tx.afterCommit = func() { e.dropLog(logged) }
 	e.commit(tx, ops)
 }
 
-// sealInto ingests the file of the events, and stages in batch their member index, their ids
-// and the last sequence number sealed, in key order (cheaper to insert).
-func (e *Store) sealInto(batch *pebble.Batch, events []*recentEvent, last uint64) error {
-	if err := e.ingestSealed(events); err != nil {
+// sealChunk is how many bytes of member index and ids a seal commits at once: less than half
+// a memtable, so that Pebble does not keep a whole batch of them as a memtable of its own.
+const sealChunk = 1 << 20
+
+// sealInto seals the events of r that erase leaves: it writes them, with their points, to one
+// sorted file and ingests it, then commits their member index and ids in chunks without a
+// sync; then the last sequence number sealed, which makes the seal count, goes in final (the
+// commit that seals, which the caller makes) or in a synced batch of its own. A crash before
+// that leaves index records of events still in the log: Open drops the sealed copies they
+// point to (readers skip what they point to no more), and the next seal writes them again.
+func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, last uint64, final *pebble.Batch) (int, error) {
+	fs := e.opts.FS
+	path := fs.PathJoin(e.dir, fmt.Sprintf("sealing-%016x.sst", last))
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return 0, err
+	}
+	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), e.pebbleOpts.MakeWriterOptions(6, e.db.TableFormat()))
+	batch := e.db.NewBatch()
+	n := 0
+	err = e.eachSealed(r, extra, erase, func(board string, ev *event, point []byte) error {
+		if err := w.Set(sealedKey(ev.seq, board), sealedValue(board, ev, point)); err != nil {
+			return err
+		}
+		n++
+		if err := batch.Set(eventsKey(board, ev.member, ev.seq), nil, nil); err != nil {
+			return err
+		}
+		if ev.id != "" && ev.flags&flagRetracted == 0 {
+			if err := batch.Set(key(tagID, board, ev.id), ev.encodeID(), nil); err != nil {
+				return err
+			}
+		}
+		if batch.Len() < sealChunk {
+			return nil
+		}
+		err := batch.Commit(pebble.NoSync)
+		batch.Close()
+		batch = e.db.NewBatch()
 		return err
+	})
+	if cerr := w.Close(); err == nil {
+		err = cerr
 	}
-	index := make([][]byte, 0, len(events))
-	ids := make(map[string]*recentEvent)
-	for _, re := range events {
-		index = append(index, eventsKey(re.board, re.member, re.seq))
-		if re.id != "" && re.flags&flagRetracted == 0 {
-			ids[string(key(tagID, re.board, re.id))] = re
+	if err == nil && n > 0 {
+		// Ingest links the file into the store and removes it; it is ours to remove
+		// otherwise (and Open's, after a crash: removeSealing).
+		err = e.db.Ingest(context.Background(), []string{path})
+	}
+	if err != nil || n == 0 {
+		fs.Remove(path)
+	}
+	if err != nil {
+		batch.Close()
+		return 0, err
+	}
+	if final == nil {
+		if err = batch.Set([]byte{tagSealedTo}, appendU64(nil, last), nil); err == nil {
+			err = batch.Commit(pebble.Sync)
 		}
+	} else if err = batch.Commit(pebble.NoSync); err == nil {
+		err = final.Set([]byte{tagSealedTo}, appendU64(nil, last), nil)
 	}
-	slices.SortFunc(index, func(a, b []byte) int { return strings.Compare(string(a), string(b)) })
-	for _, k := range index {
-		if err := batch.Set(k, nil, nil); err != nil {
-			return err
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(ids)) {
-		// The filter has every id the store holds (Open rebuilt some of these from the log,
-		// and did not tell it).
-		e.ids.add([]byte(k))
-		if err := batch.Set([]byte(k), ids[k].encodeID(), nil); err != nil {
-			return err
-		}
-	}
-	return batch.Set([]byte{tagSealedTo}, appendU64(nil, last), nil)
+	batch.Close()
+	return n, err
 }
 
 // dropLog deletes the log's records through number n, sealed now: without a sync, since Open
@@ -186,38 +244,6 @@ func (e *Store) dropLog(n uint64) {
 	if err := e.logDB.DeleteRange(logKey(0), logKey(n+1), pebble.NoSync); err != nil {
 		e.fail(err)
 	}
-}
-
-// ingestSealed writes the events to one sorted file and hands it to the store.
-func (e *Store) ingestSealed(events []*recentEvent) error {
-	if len(events) == 0 {
-		return nil
-	}
-	fs := e.opts.FS
-	path := fs.PathJoin(e.dir, fmt.Sprintf("sealing-%016x.sst", events[0].seq))
-	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return err
-	}
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), e.pebbleOpts.MakeWriterOptions(6, e.db.TableFormat()))
-	for _, re := range events {
-		if err := w.Set(sealedKey(re.seq, re.board), sealedValue(re)); err != nil {
-			w.Close()
-			fs.Remove(path)
-			return err
-		}
-	}
-	if err := w.Close(); err != nil {
-		fs.Remove(path)
-		return err
-	}
-	// Ingest links the file into the store and removes it; it is ours to remove on failure
-	// (and Open's, after a crash: removeSealing).
-	if err := e.db.Ingest(context.Background(), []string{path}); err != nil {
-		fs.Remove(path)
-		return err
-	}
-	return nil
 }
 
 // removeSealing removes the files of seals that a crash cut short before their ingestion.

@@ -159,7 +159,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	e := &Store{
 		db: db, pebbleOpts: pebbleOpts, logDB: logDB, dir: dir, opts: opts, now: opts.Now, log: opts.Logger,
-		recent: newRecentEvents(),
+		recent: newRecentEvents(opts.SealEvents),
 		boards: make(map[string]*board), hidden: make(map[string]bool), profiles: newProfileCache(opts.ProfileCache),
 		ids: newIDFilter(),
 		ops: make(chan *op, 4096), stop: make(chan struct{}), stopped: make(chan struct{}),

@@ -292,8 +292,8 @@ func (tx *txn) idGet(board, id string) (event, bool, error) {
 		}
 	}
 	for _, r := range []*recentEvents{tx.e.recent, tx.e.sealing} {
-		if re := r.byID(board, id); re != nil {
-			return re.event, true, nil
+		if ev, ok := r.byID(board, id); ok {
+			return ev, true, nil
 		}
 	}
 	if tx.e.ids.absent(k) {
