@@ -11,19 +11,20 @@ import (
 
 // Where events live.
 //
-// An event is written twice, and never by its key among others': first, in its group's
-// record of the log, the durable record the group's answer waits for (the log is a Pebble
-// store of its own, in log/, whose few large keys never leave its memtable); then, once the
-// log holds SealEvents of them, all at once, sealed: the writer builds one sorted file of
-// them keyed by sequence number, each with its history point, and hands it to the store
-// whole (Pebble's ingestion: the file becomes a table of the last level, which no compaction
+// An event is written twice, and never by a key of its own among others': first in its
+// group's record of the log, the one durable write the group's answer waits for (the log is
+// a Pebble store of its own, in log/, whose few large keys rarely leave its memtable); then,
+// once the log holds SealEvents of them, all at once, sealed (seal.go): one sorted file of
+// them keyed by sequence number, each with its history point, handed to the store whole
+// (Pebble's ingestion: the file becomes a table of the last level, which no compaction
 // rewrites, since nothing else is keyed there), with the member index (N) and the ids (I) of
-// those events, then empties the log. So the store's cost of an event is a share of one
-// append and of one sequential file, instead of four records with random keys that
+// those events; then the log's records go. So the store's cost of an event is a share of one
+// record and of one sequential file, instead of four records with random keys that
 // compactions rewrote level after level (docs/decisions.md, "Where events live").
 //
-// Memory indexes the events since the last seal (recent): by id, for the id check, and by
-// member, for retractions and history; the log is read only by Open, which rebuilds them.
+// Memory indexes the events since the last seal (recentEvents): by id, for the id check, and
+// by member, for retractions and history. Their history points stay in the log, read back by
+// History, exports and seals; Open rebuilds the index from the log.
 
 // recentEvent is what memory keeps of an event since the last seal: its seq, the event
 // encoded in an arena (appendEvent), hashes of its id and member for the lookups, and where

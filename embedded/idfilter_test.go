@@ -60,17 +60,7 @@ func idsAfterRestart(t *testing.T, seal int) {
 	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	dir := t.TempDir()
 	open := func() *embedded.Store {
-		e, err := embedded.Open(dir, embedded.Options{Now: c.Now, SealEvents: seal})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := e.Check(); err != nil && laurel.ErrorCode(err) != laurel.EUnavailable {
-				t.Error(err)
-			}
-			e.Close()
-		})
-		return e
+		return testStoreWith(t, dir, embedded.Options{Now: c.Now, SealEvents: seal})
 	}
 	e := open()
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day"}})

@@ -5,24 +5,27 @@
 //
 // One goroutine, the writer, owns every change. It takes the operations waiting for it as a
 // group, stages each one on top of the ones before it (an overlay: later events of the group
-// see earlier ones, and a failed operation leaves no trace), commits the whole group to Pebble
-// in one batch with one fsync, and only then applies it to memory, under the lock that readers
-// share (in slices that end where an operation does, so that readers wait for a fraction of a
-// millisecond), and answers the callers. Pebble makes a batch readable before its fsync
-// returns, so readers never read Pebble directly: they read a snapshot that the writer takes
-// after each fsync, together with the memory it describes. A read therefore never shows a
-// write that a crash could still lose.
+// see earlier ones, and a failed operation leaves no trace), writes the whole group as one
+// record of the log with one fsync (the store's batch inside it, applied after it without a
+// sync), and only then applies it to memory, under the lock that readers share (in slices
+// that end where an operation does, so that readers wait for a fraction of a millisecond),
+// and answers the callers. Pebble makes a batch readable before its fsync returns, so readers
+// never read Pebble directly: they read a snapshot that the writer takes after each commit,
+// together with the memory it describes. A read therefore never shows a write that a crash
+// could still lose.
 //
 // # What lives where
 //
-// Pebble holds the truth (see keys.go): boards, every event, ids, profiles, each member's
-// aggregate in each rolling bucket, closed periods frozen with their ranks, and the aggregates
-// of open calendar periods and all as of the last checkpoint, with the log of the groups since
-// (checkpoint.go). Memory holds, per board, the open spans (open calendar periods, all, each
-// rolling window's current span): every present member's (score, reached_at) and a ranked
-// tree of the members not hidden; and each rolling window's newest bucket. A write reads no
-// aggregate from Pebble unless its event falls in an older bucket. Closed periods are read
-// from disk.
+// Pebble holds the truth (see keys.go): boards, every event (sealed into files keyed by
+// sequence number once the log holds enough of them, eventlog.go) with the index of each
+// member's events, ids, profiles, each member's aggregate in each rolling bucket, closed
+// periods frozen with their ranks, and the aggregates of open calendar periods and all as of
+// the last checkpoint (checkpoint.go). The log, a small Pebble store of its own, holds a
+// record of each commit since the last seal. Memory holds, per board, the open spans (open
+// calendar periods, all, each rolling window's current span): every present member's (score,
+// reached_at) and a ranked tree of the members not hidden; each rolling window's newest
+// bucket; and an index of the events since the last seal. A write reads no aggregate from
+// Pebble unless its event falls in an older bucket. Closed periods are read from disk.
 package embedded
 
 import (
@@ -78,7 +81,7 @@ type Options struct {
 	// store. Zero is 65536.
 	SealEvents int
 	// LogMemTableSize is the memtable of the log (bytes): more than a seal's records, so that
-	// they are deleted before they reach a file. Zero is 32 MiB.
+	// they are deleted before they reach a file. Zero is 16 MiB.
 	LogMemTableSize int64
 }
 
@@ -231,7 +234,7 @@ func (o Options) withDefaults() Options {
 		o.SealEvents = 1 << 16
 	}
 	if o.LogMemTableSize == 0 {
-		o.LogMemTableSize = 32 << 20
+		o.LogMemTableSize = 16 << 20
 	}
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = 10 * time.Second

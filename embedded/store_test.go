@@ -20,10 +20,16 @@ const (
 // testStore opens a store on dir (a new temporary one when empty) and closes it at cleanup.
 func testStore(t testing.TB, dir string, c *laureltest.Clock) *embedded.Store {
 	t.Helper()
+	return testStoreWith(t, dir, embedded.Options{Now: c.Now})
+}
+
+// testStoreWith is testStore with options; it checks the store's invariants at cleanup.
+func testStoreWith(t testing.TB, dir string, opts embedded.Options) *embedded.Store {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	e, err := embedded.Open(dir, embedded.Options{Now: c.Now})
+	e, err := embedded.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,16 @@ func (s *step) changes(b *boardStep, i int) []laurel.IndexChange {
 	return out
 }
 
+// readsByShard returns, for each of n shards, the indexes in b.reads of its members' reads.
+func (b *boardStep) readsByShard(n int) map[int][]int {
+	reads := make(map[int][]int)
+	for k, r := range b.reads {
+		i := laurel.ShardOf(r.Member, n)
+		reads[i] = append(reads[i], k)
+	}
+	return reads
+}
+
 // applyIndex takes the board's step in the index, a step per shard that changed, and reads
 // back the standings the step answers with; or rebuilds what of the board's index is not
 // where the store says it is.
@@ -59,11 +69,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		return nil
 	}
 	n := b.st.shards()
-	reads := make(map[int][]int) // shard → the indexes in b.reads of its members' reads
-	for k, r := range b.reads {
-		i := laurel.ShardOf(r.Member, n)
-		reads[i] = append(reads[i], k)
-	}
+	reads := b.readsByShard(n)
 	b.read = make([]laurel.IndexEntry, len(b.reads))
 	// One shard's step tells subscribers of the write: shard 0's when the state changes
 	// (it goes last), else the first that takes one.
@@ -140,11 +146,7 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 		return nil
 	}
 	n := b.st.shards()
-	reads := make(map[int][]int) // shard → the indexes in b.reads of its members' reads
-	for k, r := range b.reads {
-		i := laurel.ShardOf(r.Member, n)
-		reads[i] = append(reads[i], k)
-	}
+	reads := b.readsByShard(n)
 	shards := make([]int, n)
 	for i := range shards {
 		shards[i] = i
