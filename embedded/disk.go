@@ -62,6 +62,16 @@ func (g *diskGuard) full() bool {
 	return low
 }
 
+// room reports whether the disk has need bytes free beyond the reserve, asking the file system
+// now (one that cannot tell, in memory, has room).
+func (g *diskGuard) room(need uint64) bool {
+	if g.reserve == 0 {
+		return true
+	}
+	u, err := g.e.opts.FS.GetDiskUsage(g.dir)
+	return err != nil || u.AvailBytes >= g.reserve+need
+}
+
 // refusal is the error a write gets while the disk is full.
 func (g *diskGuard) refusal() error {
 	g.mu.Lock()

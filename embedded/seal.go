@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/laurel/laurel"
 )
 
 // Sealing moves the events since the last seal from the log to the store (eventlog.go).
@@ -54,6 +55,28 @@ func (x *erasure) empty() bool { return x == nil || len(x.boards)+len(x.members)
 // commit leaves the events in the log (Open drops the ingested copies); after it, records
 // that Open knows are sealed.
 
+// maybeSeal, after each group, starts a seal when the log holds SealEvents events, or starts
+// again one that failed (the disk was full: its events stay in the log meanwhile), once the
+// disk has room for the sealed file beside its reserve.
+func (e *Store) maybeSeal() {
+	switch {
+	case e.broken() || e.sealDone != nil:
+	case e.sealing != nil:
+		if time.Now().After(e.sealRetry) && e.disk.room(e.sealingBytes) {
+			e.resumeSeal()
+		}
+	case len(e.recent.list) >= e.opts.SealEvents && time.Now().After(e.sealRetry):
+		if !e.disk.room(e.logBytes) {
+			e.sealRetry = time.Now().Add(sealRetryAfter)
+			return
+		}
+		e.startSeal()
+	}
+}
+
+// sealRetryAfter is how long a seal the disk had no room for waits before it tries again.
+const sealRetryAfter = time.Second
+
 // startSeal freezes the events since the last seal and starts sealing them. Their history
 // points are committed first: every event sealed has its point.
 func (e *Store) startSeal() {
@@ -67,8 +90,15 @@ func (e *Store) startSeal() {
 	e.mu.Lock()
 	e.sealing, e.recent = frozen, newRecentEvents(e.opts.SealEvents)
 	e.mu.Unlock()
-	last := frozen.list[len(frozen.list)-1].seq
 	e.sealingLog = e.logNo // the log's records through it hold the frozen events
+	e.sealingBytes, e.logBytes = e.logBytes, 0
+	e.resumeSeal()
+}
+
+// resumeSeal seals the frozen events on a goroutine of their own.
+func (e *Store) resumeSeal() {
+	frozen := e.sealing
+	last := frozen.list[len(frozen.list)-1].seq
 	done := make(chan error, 1)
 	e.sealDone = done
 	go func() { done <- e.sealFrozen(frozen, last) }()
@@ -132,8 +162,11 @@ func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure,
 func (e *Store) finishSeal(err error) {
 	e.sealDone = nil
 	if err != nil {
-		e.fail(fmt.Errorf("embedded: sealing events: %w", err))
-		return // the events stay in the log and frozen in memory: nothing is lost
+		// The events stay in the log and frozen in memory: nothing is lost, and the seal
+		// is tried again (the disk may be full; its guard refuses writes meanwhile).
+		e.log.Warn("sealing events failed; they stay in the log, and the seal is tried again", "events", len(e.sealing.list), "err", err)
+		e.sealRetry = time.Now().Add(sealRetryAfter)
+		return
 	}
 	last := e.sealing.list[len(e.sealing.list)-1].seq
 	e.mu.Lock()
@@ -144,12 +177,23 @@ func (e *Store) finishSeal(err error) {
 	e.dropLog(e.sealingLog)
 }
 
-// waitSeal waits for the seal in progress, if any, and ends it.
-func (e *Store) waitSeal() {
+// waitSeal waits for the seal in progress, if any, and ends it; a seal that failed before is
+// tried once more. It fails when events are left frozen: operations that read events from the
+// store must not run then.
+func (e *Store) waitSeal() error {
+	if e.sealDone == nil && e.sealing != nil && e.disk.room(e.sealingBytes) {
+		e.resumeSeal()
+	}
 	if e.sealDone != nil {
 		e.finishSeal(<-e.sealDone)
 	}
+	if e.sealing != nil {
+		return errSealPending
+	}
+	return nil
 }
+
+var errSealPending = laurel.Errorf(laurel.EUnavailable, "the store could not move its recent events out of its log (is the disk full?); nothing was changed; try again later")
 
 // seal commits tx together with the sealing of the events since the last seal, less those
 // tx erases, in the writer. Every event sealed has its history point: the caller has staged
@@ -160,7 +204,14 @@ func (e *Store) seal(tx *txn, ops []*op) {
 		last = max(last, e.recent.list[n-1].seq)
 	}
 	if _, err := e.sealInto(e.recent, tx.points, tx.erase, last, tx.batch); err != nil {
-		e.failOps(fmt.Errorf("embedded: sealing %d events: %w", len(e.recent.list), err), ops)
+		// Nothing of the operation is stored; the store goes on (the disk may be full).
+		e.log.Warn("sealing events for an erasure failed", "err", err)
+		for _, o := range ops {
+			if o.err == nil {
+				o.err = laurel.Errorf(laurel.EUnavailable, "the store could not erase from disk now (is the disk full?); nothing was changed; try again later")
+			}
+			close(o.done)
+		}
 		tx.batch.Close()
 		return
 	}

@@ -64,7 +64,7 @@ type Options struct {
 	// applied and answered: a hook at the durability boundary, for tests and metrics.
 	OnCommit func(ops, bytes int, took time.Duration)
 	// MinFreeDisk is the free space (bytes) below which writes are refused, so that Pebble
-	// keeps room to flush and compact (disk.go); zero is 4 memtables and at least 64 MiB,
+	// keeps room to flush and compact (disk.go); zero is 4 memtables and 2 of the log's, at least 64 MiB,
 	// below zero turns the guard off.
 	MinFreeDisk int64
 	// MaxOpenFiles bounds the files Pebble keeps open; zero is Pebble's default (1000).
@@ -80,8 +80,8 @@ type Options struct {
 	// (eventlog.go): what Open reads back from the log, and what memory indexes beyond the
 	// store. Zero is 65536.
 	SealEvents int
-	// LogMemTableSize is the memtable of the log (bytes): more than a seal's records, so that
-	// they are deleted before they reach a file. Zero is 16 MiB.
+	// LogMemTableSize is the memtable of the log (bytes): best more than a seal's records, so
+	// that they are deleted before they reach a file. Zero is MemTableSize.
 	LogMemTableSize int64
 }
 
@@ -119,6 +119,10 @@ type Store struct {
 	logNo    uint64 // the number of the log's last record; the writer's
 	// sealingLog is the number of the log's last record of the events being sealed.
 	sealingLog uint64
+	// logBytes and sealingBytes are the bytes logged since the last seal and for the seal in
+	// progress: about what a seal writes, which the disk must have room for.
+	logBytes, sealingBytes uint64
+	sealRetry              time.Time // when a seal the disk had no room for is tried again
 	// sealDone answers once the seal in progress is done; nil when none is. The writer's.
 	sealDone chan error
 	pending  atomic.Int64 // history points not yet readable: queued, or staged in a commit not yet visible
@@ -224,17 +228,17 @@ func (o Options) withDefaults() Options {
 	if o.MaxGroup == 0 {
 		o.MaxGroup = 512
 	}
+	if o.LogMemTableSize == 0 {
+		o.LogMemTableSize = o.MemTableSize
+	}
 	if o.MinFreeDisk == 0 {
-		o.MinFreeDisk = max(4*o.MemTableSize, 64<<20)
+		o.MinFreeDisk = max(4*o.MemTableSize+2*o.LogMemTableSize, 64<<20)
 	}
 	if o.CheckpointLag == 0 {
 		o.CheckpointLag = 1 << 14
 	}
 	if o.SealEvents == 0 {
 		o.SealEvents = 1 << 16
-	}
-	if o.LogMemTableSize == 0 {
-		o.LogMemTableSize = 16 << 20
 	}
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = 10 * time.Second
@@ -352,7 +356,7 @@ func (e *Store) loop() {
 			continue
 		case <-timer.C:
 		case <-e.stop:
-			e.waitSeal()
+			e.waitSeal() // what it cannot seal stays in the log
 			// Finish what was queued before the stop; do answers anything queued later.
 			if group = e.gather(nil); len(group) > 0 {
 				e.runGroup(group)
@@ -461,8 +465,12 @@ func (e *Store) runGroup(group []*op) {
 		if o.exclusive {
 			e.commit(tx, staged)
 			staged = nil
-			e.waitSeal() // it reads events from the store
 			tx = e.newTxn(now)
+			if err := e.waitSeal(); err != nil { // it reads events from the store
+				o.err = err
+				close(o.done)
+				continue
+			}
 			// The points of the events just committed go first in the batch, so that a
 			// retraction or deletion in it removes them too; so do the aggregates that a
 			// checkpoint writes, so that the operation's own writes win.
@@ -487,15 +495,13 @@ func (e *Store) runGroup(group []*op) {
 		}
 	}
 	e.commit(tx, staged)
-	if len(e.recent.list) >= e.opts.SealEvents && e.sealDone == nil && !e.broken() {
-		e.startSeal()
-	}
+	e.maybeSeal()
 }
 
-// commit makes tx durable, applies it to memory and answers ops. The log takes the group's
-// events (and earlier groups' history points) first, then the store the rest with the
-// group's last sequence number, which makes the group count: Open drops log records beyond
-// it, which no one was answered for.
+// commit makes tx durable, applies it to memory and answers ops. A commit that logs (events,
+// history points) writes one record of the log, with the store's batch in it, and one fsync;
+// the store then applies the batch without one (Open applies it again if a crash took it).
+// Other commits sync the store's batch itself.
 func (e *Store) commit(tx *txn, ops []*op) {
 	defer tx.batch.Close()
 	if tx.seq != e.seq {
@@ -513,7 +519,7 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		rec := encodeLogRecord(tx.now, tx.logged, tx.points, tx.batch.Repr())
 		size = len(rec)
 		if err = e.logDB.Set(logKey(n), rec, pebble.Sync); err == nil {
-			e.logNo = n
+			e.logNo, e.logBytes = n, e.logBytes+uint64(len(rec))
 			err = tx.batch.Commit(pebble.NoSync)
 		}
 	} else if !tx.batch.Empty() {
