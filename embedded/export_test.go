@@ -19,3 +19,10 @@ func NewIDFilter() IDFilter {
 func (f IDFilter) Add(k []byte)         { f.f.add(k) }
 func (f IDFilter) Absent(k []byte) bool { return f.f.absent(k) }
 func (f IDFilter) Bytes() int           { return f.f.bytes() }
+
+// TopHeld reports whether a published top of the board's window holds now (top.go).
+func (e *Store) TopHeld(board, window string) bool {
+	found, _ := e.tops.Load(topKey{board, window})
+	v, _ := found.(*topView)
+	return v != nil && v.gen == e.topGen.Load() && e.now() < v.until
+}

@@ -250,8 +250,12 @@ func (rd *reading) fill(entries []laurel.Entry, metadata bool) error {
 	return nil
 }
 
-// Read resolves q and calls fn with its reading, under the store's read lock.
+// Read resolves q and calls fn with its reading: from a published top when one holds and
+// suffices (top.go), else under the store's read lock.
 func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
+	if ok, err := e.readTop(q, e.now(), fn); ok {
+		return err
+	}
 	rd, err := e.resolve(ctx, q)
 	if err != nil {
 		return err

@@ -105,7 +105,9 @@ type Store struct {
 	snap   *pebble.Snapshot
 
 	profiles *profileCache
-	ids      *idFilter // which event ids the store surely does not hold (idfilter.go)
+	tops     sync.Map      // topKey → *topView: the published tops (top.go)
+	topGen   atomic.Uint64 // bumped by a change beyond single boards: older views are void
+	ids      *idFilter     // which event ids the store surely does not hold (idfilter.go)
 	loading  sync.WaitGroup
 
 	seq     uint64        // the last event sequence number; the writer's
@@ -587,6 +589,7 @@ func (e *Store) apply(tx *txn) {
 	for b := range tx.touched {
 		b.updateDeadline()
 	}
+	e.publishTops(tx)
 }
 
 func (e *Store) fail(err error) {

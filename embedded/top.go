@@ -1,0 +1,130 @@
+package embedded
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/laurel/laurel"
+)
+
+// Published tops.
+//
+// A leaderboard's first page is what most reads ask for. After each commit, still holding the
+// write lock, the writer publishes for each window of the boards it changed the first
+// topRanks entries of the current span, with their names: an immutable view that a read of
+// such a page answers from without taking the store's lock, so that it never waits for a
+// group's apply and costs a copy of the entries. Anything else (a deeper page, a score range,
+// metadata, another instant or period, a member's entry) falls back to the locked read. A view
+// holds until the span ends or the board has work due (a period to close, a bucket to leave);
+// a change beyond single boards (a profile, a hidden member, a deleted board) withdraws every
+// view until the board's next commit publishes it again.
+
+// topRanks is how many ranks a published view holds: the API's default page and more.
+const topRanks = 100
+
+// topView is a window's published top.
+type topView struct {
+	gen           uint64 // the store's topGen when published: a view of an older one is void
+	board, window string
+	order         laurel.Order
+	period        laurel.PeriodInfo // of the current span, with its total
+	until         int64             // unix ms from which the view no longer holds
+	entries       []laurel.Entry    // ranks 1…len, names filled
+}
+
+// topKey names a view; window "" is the board's first window, as a read without one.
+type topKey struct{ board, window string }
+
+// errOutsideTop is what a view's ranking answers for what it does not hold.
+var errOutsideTop = errors.New("embedded: outside the published top")
+
+// publishTops publishes the views of the boards tx changed, under the write lock.
+func (e *Store) publishTops(tx *txn) {
+	gen := e.topGen.Load()
+	if tx.global {
+		gen = e.topGen.Add(1)
+	}
+	now := e.now()
+	for b := range tx.touched {
+		if e.boards[b.cfg.ID] != b {
+			continue // deleted since
+		}
+		for i, w := range b.windows {
+			v := e.topOf(b, w, now)
+			v.gen = gen
+			e.tops.Store(topKey{b.cfg.ID, w.name}, v)
+			if i == 0 {
+				e.tops.Store(topKey{b.cfg.ID, ""}, v)
+			}
+		}
+	}
+}
+
+// topOf computes the view of w's current span at now.
+func (e *Store) topOf(b *board, w *window, now int64) *topView {
+	v := &topView{board: b.cfg.ID, window: w.name, order: b.cfg.Order, period: e.periodAt(b, w, now), until: b.deadline}
+	if v.until == noTime {
+		v.until = int64(^uint64(0) >> 1)
+	}
+	if p := v.period; p.End != 0 {
+		v.until = min(v.until, p.End)
+	}
+	sp := e.currentSpan(b, w, now)
+	if sp == nil {
+		return v
+	}
+	v.period.Total = sp.tree.Len()
+	v.entries = make([]laurel.Entry, 0, min(topRanks, sp.tree.Len()))
+	for r, k := range sp.tree.CursorAt(1).Forward() {
+		if len(v.entries) == topRanks {
+			break
+		}
+		// A copy of the id: a name shares the members' arena, whose older arrays a view kept
+		// alive as it grew (14 MiB at 300k members).
+		en := laurel.Entry{Rank: r, Member: strings.Clone(b.members.name(k.Member)), Score: k.Score, ReachedAt: k.At}
+		if p, err := e.profile(en.Member); err != nil {
+			return &topView{until: noTime} // a view that never holds: reads take the lock
+		} else if p != nil {
+			en.Name = p.Name
+		}
+		v.entries = append(v.entries, en)
+	}
+	return v
+}
+
+// readTop answers q from a published view when it can: ok is false when no view holds (the
+// caller then reads under the lock), or when fn asked for what the view does not hold.
+func (e *Store) readTop(q laurel.Query, now int64, fn func(laurel.Reading) error) (ok bool, err error) {
+	if q.HasAt || q.Period != "" || q.Metadata {
+		return false, nil
+	}
+	found, _ := e.tops.Load(topKey{q.Board, q.Window})
+	v, _ := found.(*topView)
+	if v == nil || v.gen != e.topGen.Load() || now >= v.until {
+		return false, nil
+	}
+	err = fn(laurel.Reading{Board: v.board, Window: v.window, Order: v.order, At: now, Period: v.period,
+		Ranking: topRanking{v}, Fill: func([]laurel.Entry, bool) error { return nil }})
+	if errors.Is(err, errOutsideTop) {
+		return false, nil
+	}
+	return true, err
+}
+
+// topRanking is a view as a laurel.Ranking: its pages within the view, and nothing else.
+type topRanking struct{ v *topView }
+
+func (t topRanking) Total() (int, error) { return t.v.period.Total, nil }
+
+func (t topRanking) Page(from, n int) ([]laurel.Entry, error) {
+	held := len(t.v.entries)
+	if from < 1 || (from-1+n > held && held < t.v.period.Total) {
+		return nil, errOutsideTop
+	}
+	from = min(from, held+1)
+	return append([]laurel.Entry(nil), t.v.entries[from-1:min(from-1+n, held)]...), nil
+}
+
+func (topRanking) Entries([]string) ([]laurel.Entry, error) { return nil, errOutsideTop }
+
+func (topRanking) Search(int64, int64) (int, error) { return 0, errOutsideTop }
