@@ -54,6 +54,8 @@ func (e *Store) profile(member string) (*profile, error) {
 			return nil, err
 		}
 	}
-	e.profiles.put(member, p)
+	if !e.snapBehind { // a profile the group being applied changed is cached already
+		e.profiles.put(member, p)
+	}
 	return p, nil
 }

@@ -103,6 +103,9 @@ type Store struct {
 	boards map[string]*board
 	hidden map[string]bool
 	snap   *pebble.Snapshot
+	// snapBehind is set while a group applied to memory is not in snap yet (apply): what is
+	// read from snap then must not be cached.
+	snapBehind bool
 
 	profiles *profileCache
 	tops     sync.Map      // topKey → *topView: the published tops (top.go)
@@ -514,15 +517,18 @@ func (e *Store) commit(tx *txn, ops []*op) {
 	size := 0
 	e.committing.Store(start.UnixNano())
 	var err error
+	var applied chan error // the store's batch, applied beside memory's
 	if len(tx.logged) > 0 || len(tx.points) > 0 {
-		// One durable write: the log's record, with the store's batch in it.
+		// One durable write: the log's record, with the store's batch in it, which Pebble
+		// then takes on another goroutine while the writer applies the group to memory.
 		n := e.logNo + 1
 		tx.set([]byte{tagApplied}, appendU64(nil, n))
 		rec := encodeLogRecord(tx.now, tx.logged, tx.points, tx.batch.Repr())
 		size = len(rec)
 		if err = e.logDB.Set(logKey(n), rec, pebble.Sync); err == nil {
 			e.logNo, e.logBytes = n, e.logBytes+uint64(len(rec))
-			err = tx.batch.Commit(pebble.NoSync)
+			applied = make(chan error, 1)
+			go func() { applied <- tx.batch.Commit(pebble.NoSync) }()
 		}
 	} else if !tx.batch.Empty() {
 		size = tx.batch.Len()
@@ -537,7 +543,10 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		e.opts.OnCommit(len(ops), size, time.Since(start))
 	}
 	e.seq = tx.seq
-	e.apply(tx)
+	if err := e.apply(tx, applied); err != nil {
+		e.failOps(fmt.Errorf("embedded: commit: %w", err), ops)
+		return
+	}
 	if tx.afterCommit != nil {
 		tx.afterCommit()
 	}
@@ -565,15 +574,22 @@ const applySlice = 400
 // apply makes tx's changes to memory, which is durable, under the write lock. A large group
 // is applied in slices, each ending where an operation does, and readers waiting for the lock
 // read between slices: they may see some operations of the group before others, each whole,
-// as if they had been committed apart, but never a part of one. The snapshot is published
-// first, so that the store a reader reads is never older than the memory it reads.
-func (e *Store) apply(tx *txn) {
+// as if they had been committed apart, but never a part of one.
+//
+// The snapshot readers read the store from is published first when the store's batch was
+// committed before (a commit that logs nothing). A logged commit's batch is applied by Pebble
+// beside this (applied answers once it is), and the snapshot published at the end: what a
+// reader reads between slices from the store is then the group before's, which memory's
+// reads of this group never need (a submit changes in the store only its buckets of rolling
+// windows, read at other instants from the snapshot alone, and profiles, which the profile
+// cache has from the group's apply on).
+func (e *Store) apply(tx *txn, applied <-chan error) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !tx.batch.Empty() {
+	if applied == nil && !tx.batch.Empty() {
 		e.snap.Close()
 		e.snap = e.db.NewSnapshot()
 	}
+	e.snapBehind = applied != nil
 	done, slice := 0, 0
 	for _, end := range append(tx.breaks, len(tx.after)) {
 		for ; done < end; done++ {
@@ -585,11 +601,26 @@ func (e *Store) apply(tx *txn) {
 			slice = done
 		}
 	}
+	if applied != nil {
+		e.mu.Unlock()
+		err := <-applied
+		e.mu.Lock()
+		if err != nil {
+			e.snapBehind = false // the store failed: nothing will be cached from it
+			e.mu.Unlock()
+			return err
+		}
+		e.snap.Close()
+		e.snap = e.db.NewSnapshot()
+		e.snapBehind = false
+	}
+	defer e.mu.Unlock()
 	e.pending.Add(-int64(tx.historyPoints))
 	for b := range tx.touched {
 		b.updateDeadline()
 	}
 	e.publishTops(tx)
+	return nil
 }
 
 func (e *Store) fail(err error) {
