@@ -76,6 +76,7 @@ type Board struct {
 	MaxValue  *int64
 	Title     string
 	Metadata  json.RawMessage // a JSON object
+	Rewards   Rewards         // what the final ranks of closed periods earn (rewards.go)
 	CreatedAt int64           // unix ms
 
 	loc *time.Location
@@ -108,6 +109,7 @@ type BoardSpec struct {
 	MaxValue  *int64          `json:"max_value,omitempty"`
 	Title     *string         `json:"title,omitempty"`
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	Rewards   Rewards         `json:"rewards,omitzero"`
 }
 
 // Apply returns the board that spec makes of current (nil: a new board with that id, created
@@ -217,6 +219,19 @@ func (spec *BoardSpec) Apply(id string, current *Board, now int64) (Board, error
 		}
 		b.Metadata = m
 	}
+	if spec.Rewards != nil {
+		b.Rewards = spec.Rewards
+	}
+	if len(b.Rewards) > 0 {
+		// Checked on every change: a reward's window must remain one of the board's.
+		rs, err := validateRewards(b.Rewards, &b)
+		if err != nil {
+			return Board{}, err
+		}
+		b.Rewards = rs
+	} else {
+		b.Rewards = nil
+	}
 	loc, err := LoadTimezone(b.Timezone)
 	if err != nil {
 		return Board{}, err
@@ -233,7 +248,7 @@ func (b *Board) Spec() BoardSpec {
 		Order: ptr(b.Order.String()), Mode: ptr(b.Mode.String()), Timezone: ptr(b.Timezone),
 		WeekStart: ptr(FormatWeekday(b.WeekStart)), LateLimit: ptr(FormatDuration(b.LateLimit)),
 		Keep: ptr(b.Keep), MinValue: b.MinValue, MaxValue: b.MaxValue, Title: ptr(b.Title),
-		Metadata: b.Metadata,
+		Metadata: b.Metadata, Rewards: b.Rewards,
 	}
 	for _, w := range b.Windows {
 		s.Windows = append(s.Windows, w.String())

@@ -49,6 +49,15 @@ func TestBoardSpecValidation(t *testing.T) {
 		{"metadata array", "b", `{"metadata":[1]}`, laurel.EInvalid, "metadata"},
 		{"metadata too big", "b", `{"metadata":{"x":"` + strings.Repeat("a", 4096) + `"}}`, laurel.EInvalid, "metadata"},
 		{"title control", "b", `{"title":"a\u0007b"}`, laurel.EInvalid, "title"},
+		{"reward on all", "b", `{"rewards":[{"window":"all","ranks":[1,1],"reward":{}}]}`, laurel.EInvalid, "rewards[0].window"},
+		{"reward on a missing window", "b", `{"rewards":[{"window":"week","ranks":[1,1],"reward":{}}]}`, laurel.EInvalid, "rewards[0].window"},
+		{"reward ranks reversed", "b", `{"windows":["week"],"rewards":[{"window":"week","ranks":[3,2],"reward":{}}]}`, laurel.EInvalid, "rewards[0].ranks"},
+		{"reward rank zero", "b", `{"windows":["week"],"rewards":[{"window":"week","ranks":[0,2],"reward":{}}]}`, laurel.EInvalid, "rewards[0].ranks"},
+		{"reward ranks and percent", "b", `{"windows":["week"],"rewards":[{"window":"week","ranks":[1,2],"percent":5,"reward":{}}]}`, laurel.EInvalid, "rewards[0].ranks"},
+		{"reward neither", "b", `{"windows":["week"],"rewards":[{"window":"week","reward":{}}]}`, laurel.EInvalid, "rewards[0].percent"},
+		{"reward percent over 100", "b", `{"windows":["week"],"rewards":[{"window":"week","percent":101,"reward":{}}]}`, laurel.EInvalid, "rewards[0].percent"},
+		{"reward not an object", "b", `{"windows":["day"],"rewards":[{"window":"day","percent":10,"reward":5}]}`, laurel.EInvalid, "rewards[0].reward"},
+		{"reward missing", "b", `{"windows":["day"],"rewards":[{"window":"day","percent":10}]}`, laurel.EInvalid, "rewards[0].reward"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var spec laurel.BoardSpec
@@ -128,5 +137,73 @@ func TestBoardSpecRoundTrip(t *testing.T) {
 	}
 	if got, _ := json.Marshal(b.Spec()); string(got) != `{"order":"asc","mode":"best","windows":["week","all","last3h"],"timezone":"America/New_York","week_start":"sunday","late_limit":"90s","keep":0,"min_value":-5,"title":"Fastest","metadata":{"a":1}}` {
 		t.Fatalf("Spec as JSON: %s", got)
+	}
+}
+
+func TestRewards(t *testing.T) {
+	var spec laurel.BoardSpec
+	body := `{"windows":["all","week","day"],"rewards":[
+		{"window":"week","ranks":[1,1],"reward":{"gems": 500}},
+		{"window":"week","ranks":[2,3],"reward":{"gems":100}},
+		{"window":"week","percent":50,"reward":{"badge":"top half"}},
+		{"window":"day","ranks":[5,6],"reward":{"xp":1}}]}`
+	if err := json.Unmarshal([]byte(body), &spec); err != nil {
+		t.Fatal(err)
+	}
+	b, err := spec.Apply("b", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		window      string
+		rank, total int
+		want        string // "" when no reward
+	}{
+		{"week", 1, 10, `{"gems":500}`}, // compacted as stored
+		{"week", 2, 10, `{"gems":100}`},
+		{"week", 3, 10, `{"gems":100}`},
+		{"week", 4, 10, `{"badge":"top half"}`},
+		{"week", 5, 10, `{"badge":"top half"}`},
+		{"week", 6, 10, ""},
+		{"week", 6, 11, `{"badge":"top half"}`}, // ⌈11·0.5⌉ = 6
+		{"week", 1, 1, `{"gems":500}`},
+		{"day", 4, 10, ""},
+		{"day", 6, 10, `{"xp":1}`},
+		{"all", 1, 10, ""},
+	} {
+		got, ok := b.Rewards.For(tc.window, tc.rank, tc.total)
+		if ok != (tc.want != "") || string(got) != tc.want {
+			t.Errorf("%s rank %d of %d: reward %s, %v; want %q", tc.window, tc.rank, tc.total, got, ok, tc.want)
+		}
+	}
+	if got := b.Rewards.LastRank("week", 11); got != 6 {
+		t.Errorf("last rewarded rank of 11 in week = %d, want 6", got)
+	}
+	if got := b.Rewards.LastRank("day", 5); got != 5 {
+		t.Errorf("last rewarded rank of 5 in day = %d, want 5 (no more than the total)", got)
+	}
+	if got := b.Rewards.LastRank("all", 5); got != 0 {
+		t.Errorf("last rewarded rank in all = %d, want 0", got)
+	}
+	// The rules survive the stored form, and an update may replace or clear them.
+	rec, _ := json.Marshal(b.Record())
+	var back laurel.BoardRecord
+	if err := json.Unmarshal(rec, &back); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := back.Board("b")
+	if err != nil || len(b2.Rewards) != 4 || string(b2.Rewards[3].Reward) != `{"xp":1}` {
+		t.Fatalf("stored rewards came back as %+v, %v", b2.Rewards, err)
+	}
+	b3, err := (&laurel.BoardSpec{Title: str("x")}).Apply("b", &b2, 0)
+	if err != nil || len(b3.Rewards) != 4 {
+		t.Fatalf("an update without rewards kept %d rules, %v", len(b3.Rewards), err)
+	}
+	b4, err := (&laurel.BoardSpec{Rewards: laurel.Rewards{}}).Apply("b", &b3, 0)
+	if err != nil || b4.Rewards != nil {
+		t.Fatalf("an empty list left %+v, %v", b4.Rewards, err)
+	}
+	if s, _ := json.Marshal(b4.Spec()); strings.Contains(string(s), "rewards") {
+		t.Errorf("a board without rewards shows %s", s)
 	}
 }

@@ -284,6 +284,7 @@ func (h *harness) checkPeriods(b *mBoard, w *mWindow) {
 		if i > 0 && got[i-1].Start <= p.Start {
 			h.fatalf("Periods(%s, %s): not newest first: %q", b.id, w.name, gotIDs)
 		}
+		h.checkResults(b, w, p, all)
 	}
 	for _, p := range h.periodsWithData(b, w) {
 		sp := h.m.calendarSpan(b, w, p)
@@ -293,6 +294,39 @@ func (h *harness) checkPeriods(b *mBoard, w *mWindow) {
 		if n := len(h.m.ranking(b, w, sp)); n > 0 && !slices.ContainsFunc(got, func(g laurel.PeriodInfo) bool { return g.ID == p.id }) {
 			h.fatalf("Periods(%s, %s) = %q: misses %s (total %d)", b.id, w.name, gotIDs, sp, n)
 		}
+	}
+}
+
+// checkResults compares the results of a period with the rewards of the model's ranks: every
+// member whose rank a rule covers, in rank order, and nothing for a period still open.
+func (h *harness) checkResults(b *mBoard, w *mWindow, p laurel.PeriodInfo, all []laurel.Entry) {
+	h.t.Helper()
+	got, err := laurel.PeriodResults(h.ctx, h.eng, b.id, w.name, p.ID, 0, 0)
+	if !p.Closed {
+		if laurel.ErrorCode(err) != laurel.EConflict {
+			h.fatalf("PeriodResults(%s, %s, %s) of an open period: %v, want %s", b.id, w.name, p.ID, err, laurel.EConflict)
+		}
+		return
+	}
+	if err != nil {
+		h.fatalf("PeriodResults(%s, %s, %s): %v", b.id, w.name, p.ID, err)
+	}
+	var want []laurel.Entry
+	for _, en := range all {
+		if _, ok := b.rewards.For(w.name, en.Rank, len(all)); ok {
+			want = append(want, en)
+		}
+	}
+	gotEntries := make([]laurel.Entry, len(got.Results))
+	for i, r := range got.Results {
+		gotEntries[i] = r.Entry
+		if reward, _ := b.rewards.For(w.name, r.Rank, len(all)); string(r.Reward) != string(reward) {
+			h.fatalf("PeriodResults(%s, %s, %s): rank %d earned %s, want %s", b.id, w.name, p.ID, r.Rank, r.Reward, reward)
+		}
+	}
+	if d := diffEntries(gotEntries, want); d != "" || got.Total != len(all) || got.Rewarded != len(want) {
+		h.fatalf("PeriodResults(%s, %s, %s): total %d rewarded %d, want %d and %d: %s", b.id, w.name, p.ID,
+			got.Total, got.Rewarded, len(all), len(want), d)
 	}
 }
 

@@ -58,6 +58,7 @@ type mBoard struct {
 	ids          map[string]*mEvent // latest event per id
 	idOrder      []string           // ids in first-use order (deterministic picking)
 	valLo, valHi int64              // range of generated valid values
+	rewards      laurel.Rewards     // what the final ranks of closed periods earn
 }
 
 type model struct {

@@ -1,6 +1,7 @@
 package laureltest
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -19,11 +20,14 @@ type boardDef struct {
 	keep                            int
 	min, max                        *int64
 	valLo, valHi                    int64
+	rewards                         string // the board's reward rules, as JSON
 }
 
 var boardDefs = []boardDef{
-	{id: "sum-utc", order: "desc", mode: "sum", tz: "UTC", week: "monday", late: "3h", windows: []string{"all", "day", "last7d", "hour"}, keep: 2, min: ptr[int64](-20), max: ptr[int64](50), valLo: -5, valHi: 20},
-	{id: "best-ny", order: "asc", mode: "best", tz: "America/New_York", week: "sunday", late: "6h", windows: []string{"week", "all", "last3h", "day"}, keep: 1, valLo: 1, valHi: 40},
+	{id: "sum-utc", order: "desc", mode: "sum", tz: "UTC", week: "monday", late: "3h", windows: []string{"all", "day", "last7d", "hour"}, keep: 2, min: ptr[int64](-20), max: ptr[int64](50), valLo: -5, valHi: 20,
+		rewards: `[{"window":"day","ranks":[1,2],"reward":{"gold":2}},{"window":"day","percent":40,"reward":{"gold":1}},{"window":"hour","ranks":[3,4],"reward":{"xp":9}}]`},
+	{id: "best-ny", order: "asc", mode: "best", tz: "America/New_York", week: "sunday", late: "6h", windows: []string{"week", "all", "last3h", "day"}, keep: 1, valLo: 1, valHi: 40,
+		rewards: `[{"window":"week","ranks":[1,1],"reward":{"crown":true}},{"window":"week","percent":50,"reward":{"silver":true}}]`},
 	{id: "last-lh", order: "desc", mode: "last", tz: "Australia/Lord_Howe", week: "monday", late: "1d", windows: []string{"day", "last1d", "month"}, keep: 3, min: ptr[int64](0), max: ptr[int64](100), valLo: 0, valHi: 30},
 	{id: "sum-ny", order: "asc", mode: "sum", tz: "America/New_York", week: "monday", late: "2h", windows: []string{"hour", "last3h", "week"}, keep: 0, valLo: -5, valHi: 10},
 	{id: "best-utc", order: "desc", mode: "best", tz: "UTC", week: "tuesday", late: "2d", windows: []string{"last7d", "day"}, keep: 2, min: ptr[int64](0), max: ptr[int64](30), valLo: 0, valHi: 25},
@@ -34,6 +38,11 @@ func (h *harness) createBoards() {
 	for _, d := range boardDefs {
 		spec := laurel.BoardSpec{Order: ptr(d.order), Mode: ptr(d.mode), Timezone: ptr(d.tz), WeekStart: ptr(d.week),
 			LateLimit: ptr(d.late), Keep: ptr(d.keep), Windows: d.windows, MinValue: d.min, MaxValue: d.max}
+		if d.rewards != "" {
+			if err := json.Unmarshal([]byte(d.rewards), &spec.Rewards); err != nil {
+				h.fatalf("rewards of %s: %v", d.id, err)
+			}
+		}
 		info, created, err := h.eng.PutBoard(h.ctx, d.id, spec)
 		if err != nil || !created {
 			h.fatalf("PutBoard %s: created=%v err=%v", d.id, created, err)
@@ -47,7 +56,8 @@ func (h *harness) createBoards() {
 		}
 		b := &mBoard{id: d.id, order: lb.Order, mode: lb.Mode, tz: d.tz, cal: lb.Calendar(), keep: d.keep,
 			min: d.min, max: d.max, created: h.m.now, ids: map[string]*mEvent{}, valLo: d.valLo, valHi: d.valHi,
-			late: []lateStep{{from: h.m.now, limit: lb.LateLimit.Milliseconds()}}, keeps: []keepStep{{h.m.now, d.keep}}}
+			late: []lateStep{{from: h.m.now, limit: lb.LateLimit.Milliseconds()}}, keeps: []keepStep{{h.m.now, d.keep}},
+			rewards: lb.Rewards}
 		for _, w := range lb.Windows {
 			b.windows = append(b.windows, &mWindow{w: w, name: w.String(), addAt: h.m.now})
 		}
