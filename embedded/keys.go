@@ -31,6 +31,8 @@ import (
 //	M board 0 window 0 start member  → frozen rank of the member
 //	U                                → (empty): an import into the store has not finished
 //	K                                → the first sequence number that replay starts from
+//	O kind 0 key                     → a record of laurel.Records: webhooks, deliveries
+//	                                   (records.go)
 //
 // The log (a Pebble store of its own, in the directory's log/) holds the events since the
 // last seal, one record a group, and their history points:
@@ -58,6 +60,7 @@ const (
 	tagMember   = 'M'
 	tagImport   = 'U'
 	tagReplay   = 'K'
+	tagRecord   = 'O'
 
 	tagLog = 'L' // in the log
 

@@ -138,6 +138,10 @@ type Store struct {
 
 	watchers laurel.Watchers
 
+	// recMu orders the swaps of records (records.go); recClosed is set by Close.
+	recMu     sync.RWMutex
+	recClosed bool
+
 	ops     chan *op
 	stop    chan struct{}
 	stopped chan struct{}
@@ -148,7 +152,10 @@ type Store struct {
 	committing atomic.Int64 // when the commit in progress began (unix ns); 0 between commits
 }
 
-var _ laurel.Service = (*Store)(nil)
+var (
+	_ laurel.Service = (*Store)(nil)
+	_ laurel.Records = (*Store)(nil)
+)
 
 // Open opens the store in dir, creating it if needed, and recovers everything it holds
 // before returning: the store it returns serves complete ranks from the first call.
@@ -269,6 +276,9 @@ func (e *Store) Close() error {
 			e.log.Error("closing the store", "err", err)
 			return
 		}
+		e.recMu.Lock()
+		e.recClosed = true
+		e.recMu.Unlock()
 		e.exports.Wait() // they stop at their next record, and close their snapshots
 		e.loading.Wait() // the id scan stops at its next batch
 		e.mu.Lock()

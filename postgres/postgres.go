@@ -100,7 +100,10 @@ type Store struct {
 	down atomic.Bool // the last probe found PostgreSQL or the index not answering
 }
 
-var _ laurel.Service = (*Store)(nil)
+var (
+	_ laurel.Service = (*Store)(nil)
+	_ laurel.Records = (*Store)(nil)
+)
 
 // Open connects to the PostgreSQL database at dsn (a URL or key=value string; a search_path
 // parameter selects the schema), brings its schema up to date, and returns a store ranking

@@ -1,0 +1,34 @@
+package embedded_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
+)
+
+func TestRecords(t *testing.T) {
+	dir := t.TempDir()
+	s, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	laureltest.Records(t, s)
+	// What a swap stored is there after a restart, and a closed store refuses records.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SwapRecord(context.Background(), "k", "late", nil, []byte("x")); laurel.ErrorCode(err) != laurel.EUnavailable {
+		t.Errorf("a swap on a closed store: %v, want %s", err, laurel.EUnavailable)
+	}
+	s, err = embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.Record(context.Background(), "other", "a/9"); err != nil || string(v) != "elsewhere" {
+		t.Fatalf("after a restart: %q, %v", v, err)
+	}
+}

@@ -1,0 +1,45 @@
+package laurel
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+)
+
+// Records is a small durable table beside the boards, for the state that is not a ranking:
+// webhooks and their deliveries (hooks.go). Values are opaque bytes; keys sort bytewise. Every
+// store implements it, and the rules over it are written once, here. Its contract:
+//
+//   - Record returns the value stored under (kind, key), or an ENotFound error.
+//   - Records returns the records of kind whose key begins with prefix and sorts after after
+//     ("" for the first), in key order, at most limit (> 0) of them.
+//   - SwapRecord stores new under (kind, key) if what is stored there is old, byte for byte,
+//     and reports whether it did. A nil old means "nothing is stored", a nil new deletes. A
+//     true answer is durable; a false one changed nothing; an error may have done either,
+//     and the caller finds out by reading. Swaps of one key are serializable across every
+//     process sharing the store.
+//
+// Kinds and keys are 1 to MaxRecordKey bytes of UTF-8 without a 0x00 byte. A store unavailable
+// answers EUnavailable.
+type Records interface {
+	Record(ctx context.Context, kind, key string) ([]byte, error)
+	Records(ctx context.Context, kind, prefix, after string, limit int) ([]Record, error)
+	SwapRecord(ctx context.Context, kind, key string, old, new []byte) (bool, error)
+}
+
+// Record is one record of a kind.
+type Record struct {
+	Key   string
+	Value []byte
+}
+
+// MaxRecordKey bounds the kinds and keys of Records.
+const MaxRecordKey = 512
+
+// ValidateRecordKey checks a kind or a key of Records; stores call it before anything else.
+func ValidateRecordKey(s string) error {
+	if len(s) == 0 || len(s) > MaxRecordKey || strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+		return Errorf(EInvalid, "a record's kind and key must be 1 to %d bytes of UTF-8 without a NUL", MaxRecordKey)
+	}
+	return nil
+}
