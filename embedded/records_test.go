@@ -32,3 +32,13 @@ func TestRecords(t *testing.T) {
 		t.Fatalf("after a restart: %q, %v", v, err)
 	}
 }
+
+func TestHookRules(t *testing.T) {
+	clock := laureltest.NewClock("2026-11-02T10:00:00Z")
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	laureltest.HookRules(t, s, clock)
+}

@@ -58,6 +58,8 @@ type Config struct {
 	// ignored, since anyone can send it.
 	TrustedProxies []netip.Prefix
 	Logger         *slog.Logger  // nil discards logs
+	// Hooks are the store's webhooks (/v1/hooks); nil answers those routes not_found.
+	Hooks *laurel.Hooks
 	Ready          func() bool   // nil: always ready
 	Failed         func() bool   // nil: never; true: the store cannot serve (it failed, or its backends do not answer), and /readyz answers 503
 	MaxBody        int64         // 0: DefaultMaxBody
@@ -139,6 +141,15 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle("POST /v1/boards/{board}/lookup", scopeRead, s.handleLookup)
 	s.handle("GET /v1/boards/{board}/rank", scopeRead, s.handleRank)
 	s.handle("GET /v1/boards/{board}/periods", scopeRead, s.handlePeriods)
+	s.handle("GET /v1/boards/{board}/periods/{period}/results", scopeRead, s.handleResults)
+
+	s.handle("GET /v1/hooks", scopeAdmin, s.handleHooks)
+	s.handle("PUT /v1/hooks/{hook}", scopeAdmin, s.handlePutHook)
+	s.handle("GET /v1/hooks/{hook}", scopeAdmin, s.handleHook)
+	s.handle("DELETE /v1/hooks/{hook}", scopeAdmin, s.handleDeleteHook)
+	s.handle("GET /v1/hooks/{hook}/deliveries", scopeAdmin, s.handleDeliveries)
+	s.handle("GET /v1/hooks/{hook}/deliveries/{delivery}", scopeAdmin, s.handleDelivery)
+	s.handle("POST /v1/hooks/{hook}/deliveries/{delivery}/replay", scopeAdmin, s.handleReplay)
 
 	s.handle("PUT /v1/members/{member}", scopeWrite, s.handlePutProfile)
 	s.handle("GET /v1/members/{member}", scopeRead, s.handleProfile)

@@ -298,6 +298,9 @@ func TestRoutes(t *testing.T) {
 		"PUT /v1/members/{member}", "GET /v1/members/{member}", "DELETE /v1/members/{member}",
 		"POST /v1/members/{member}/hide", "POST /v1/members/{member}/unhide",
 		"GET /v1/boards/{board}/stream", "GET /v1/boards/{board}/members/{member}/history", "GET /v1/whoami",
+		"GET /v1/boards/{board}/periods/{period}/results", "GET /v1/hooks", "PUT /v1/hooks/{hook}", "GET /v1/hooks/{hook}",
+		"DELETE /v1/hooks/{hook}", "GET /v1/hooks/{hook}/deliveries", "GET /v1/hooks/{hook}/deliveries/{delivery}",
+		"POST /v1/hooks/{hook}/deliveries/{delivery}/replay",
 	}
 	for _, want := range api {
 		if !slices.Contains(routes, want) {

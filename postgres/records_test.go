@@ -10,3 +10,8 @@ func TestRecords(t *testing.T) {
 	s := laureltest.NewScaleOutStore(t)
 	laureltest.Records(t, s.Open(t, nil))
 }
+
+func TestHookRules(t *testing.T) {
+	clock := laureltest.NewClock("2026-11-02T10:00:00Z")
+	laureltest.HookRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock)
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/laurel/laurel/embedded"
 	lhttp "github.com/laurel/laurel/http"
 	"github.com/laurel/laurel/postgres"
+	"github.com/laurel/laurel/webhook"
 )
 
 // serveEnvironment lists the variables serve reads, for -h.
@@ -71,6 +72,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sealEvents := fs.Int("seal-events", 1<<16, "events the log holds before they are sealed into the store: what memory indexes beyond it, and what a restart reads back from the log")
 	budget := descriptors()
 	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed; by default the descriptor limit (%d here) less %d for the store's files and %d spare", budget.limit, budget.storeFiles, spareDescriptors))
+	hookEvery := fs.Duration("webhook-interval", time.Second, "how often webhooks look for periods closed and send the deliveries due")
+	hookTimeout := fs.Duration("webhook-timeout", 10*time.Second, "longest a webhook's receiver may take to answer a delivery; an attempt is leased for three times as long")
 	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 6 memtables (4 of the store, 2 of its log), at least 64; -1: no guard")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -170,10 +173,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{err}
 		}
 	}
+	if *hookEvery <= 0 || *hookTimeout <= 0 {
+		return usageError{fmt.Errorf("-webhook-interval and -webhook-timeout must be positive")}
+	}
 	srv, err := listen(*addr, cfg, tc, *maxConns, log)
 	if err != nil {
 		return err
 	}
+	srv.hookEvery, srv.hookTimeout = *hookEvery, *hookTimeout
 	if scale.on() {
 		err = srv.openScaleOut(ctx, scale, postgres.Options{Maintenance: *maintenance, Shards: *shards})
 	} else {
@@ -241,6 +248,7 @@ var errStopped = errors.New("stopped")
 // store is what serve runs the API on: the embedded store or the scale-out one.
 type store interface {
 	laurel.Service
+	laurel.Records
 	Close() error
 }
 
@@ -254,6 +262,11 @@ type server struct {
 	api     atomic.Pointer[lhttp.Server]
 	store   store
 	served  chan error
+	// hooks stops the webhook dispatcher, before the store closes.
+	stopHooks   context.CancelFunc
+	hooksDone   chan struct{}
+	hookEvery   time.Duration // how often closed periods are looked for and deliveries sent
+	hookTimeout time.Duration // how long a receiver may take
 }
 
 // listen starts answering at addr at once: /healthz, and 503 for the rest until open. It
@@ -308,9 +321,16 @@ func (s *server) observeCommit(ops int, took time.Duration) {
 	}
 }
 
-// serve starts answering the API from store.
+// serve starts answering the API from store, and delivering its webhooks.
 func (s *server) serve(store store, cfg lhttp.Config) {
 	s.store = store
+	cfg.Hooks = &laurel.Hooks{Records: store, Service: store, Encode: lhttp.EncodeDelivery}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopHooks, s.hooksDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.hooksDone)
+		(&webhook.Dispatcher{Hooks: cfg.Hooks, Every: s.hookEvery, Timeout: s.hookTimeout, Log: s.log}).Run(ctx)
+	}()
 	a := lhttp.NewServer(store, cfg)
 	s.http.RegisterOnShutdown(a.Close) // live streams end, so that shutting down need not wait for them
 	s.api.Store(a)
@@ -332,6 +352,8 @@ func (s *server) wait(ctx context.Context) error {
 	if shutErr := s.http.Shutdown(stop); shutErr != nil {
 		s.log.Error("stopping the listener", "err", shutErr)
 	}
+	s.stopHooks()
+	<-s.hooksDone // an attempt in flight is abandoned: its lease ends, and it is sent again
 	if closeErr := s.store.Close(); closeErr != nil {
 		return closeErr
 	}

@@ -1,0 +1,553 @@
+package laurel
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Webhooks deliver the results of closed periods (results.go) to the game's servers. The
+// rules are here, over Records and the Service, so that every store has them; package
+// webhook sends the requests.
+//
+// The outbox. A delivery is made once per (hook, board, window, period, part) as a record
+// holding its whole body, before any attempt: what is due is never recomputed, so a restart,
+// a crash or another node neither loses nor changes it. Each (hook, board, window) keeps a
+// cursor, the start of the newest period whose deliveries are made, so a period is made once
+// even after its deliveries are pruned. Making a delivery and moving the cursor are swaps: two
+// nodes doing both make it once. An attempt first claims the delivery for a lease, so nodes
+// do not send it together; one that dies mid-attempt leaves the lease to expire, and the
+// delivery is sent again (at least once: receivers dedupe by the delivery id).
+
+// Hook is a webhook: an URL that the results of closed periods are posted to.
+type Hook struct {
+	ID        string   `json:"id"`
+	URL       string   `json:"url"`
+	Secret    string   `json:"secret"` // signs each delivery; the API never shows it
+	Boards    []string `json:"boards,omitempty"`
+	CreatedAt int64    `json:"created_at"`
+}
+
+// HookSpec creates or updates a hook: a nil field keeps its current value.
+type HookSpec struct {
+	URL    *string  `json:"url,omitempty"`
+	Secret *string  `json:"secret,omitempty"`
+	Boards []string `json:"boards,omitzero"` // [] hears every board
+}
+
+// Limits of hooks.
+const (
+	MaxHookURL      = 2048
+	MinHookSecret   = 16
+	MaxHookSecret   = 256
+	MaxHookBoards   = 100
+	MaxHooks        = 100
+	ResultsPartSize = 1000 // rewarded members per delivery
+)
+
+// Apply returns the hook that spec makes of current (nil: a new hook created at now).
+func (spec HookSpec) Apply(id string, current *Hook, now int64) (Hook, error) {
+	if err := validateName("hook", id); err != nil {
+		return Hook{}, err
+	}
+	h := Hook{ID: id, CreatedAt: now}
+	if current != nil {
+		h = *current
+	}
+	if spec.URL != nil {
+		u, err := url.Parse(*spec.URL)
+		if err != nil || len(*spec.URL) > MaxHookURL || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
+			return Hook{}, FieldErrorf(EInvalid, "url", "must be an absolute http or https URL of at most %d bytes, with no user or fragment", MaxHookURL)
+		}
+		h.URL = *spec.URL
+	}
+	if spec.Secret != nil {
+		if n := len(*spec.Secret); n < MinHookSecret || n > MaxHookSecret {
+			return Hook{}, FieldErrorf(EInvalid, "secret", "must be %d to %d bytes", MinHookSecret, MaxHookSecret)
+		}
+		h.Secret = *spec.Secret
+	}
+	if spec.Boards != nil {
+		if len(spec.Boards) > MaxHookBoards {
+			return Hook{}, FieldErrorf(EInvalid, "boards", "must list at most %d boards", MaxHookBoards)
+		}
+		for i, b := range spec.Boards {
+			if err := ValidateBoardID(b); err != nil {
+				return Hook{}, FieldErrorf(EInvalid, "boards["+strconv.Itoa(i)+"]", "%s", ErrorMessage(err))
+			}
+		}
+		h.Boards = slices.Compact(slices.Sorted(slices.Values(spec.Boards)))
+		if len(h.Boards) == 0 {
+			h.Boards = nil
+		}
+	}
+	switch {
+	case h.URL == "":
+		return Hook{}, FieldErrorf(EInvalid, "url", "is required")
+	case h.Secret == "":
+		return Hook{}, FieldErrorf(EInvalid, "secret", "is required: receivers check each delivery's signature with it")
+	}
+	return h, nil
+}
+
+// hears reports whether the hook is told of board.
+func (h *Hook) hears(board string) bool {
+	return len(h.Boards) == 0 || slices.Contains(h.Boards, board)
+}
+
+// validateName checks a hook id: the syntax of a board id.
+func validateName(field, id string) error {
+	if err := ValidateBoardID(id); err != nil {
+		return FieldErrorf(EInvalid, field, "must match [a-z0-9][a-z0-9_.-]{0,63}")
+	}
+	return nil
+}
+
+// Delivery states.
+const (
+	DeliveryPending   = "pending"   // to be sent at NextAt
+	DeliveryDelivered = "delivered" // a receiver answered 2xx
+	DeliveryFailed    = "failed"    // every attempt failed; a replay sends it again
+)
+
+// Delivery is one post of one part of a closed period's results to one hook.
+type Delivery struct {
+	ID          string          `json:"id"` // hook:board:window:period:part
+	Hook        string          `json:"hook"`
+	Board       string          `json:"board"`
+	Window      string          `json:"window"`
+	Period      string          `json:"period"`
+	Part        int             `json:"part"` // 1 … Parts
+	Parts       int             `json:"parts"`
+	State       string          `json:"state"`
+	Attempts    int             `json:"attempts"`
+	NextAt      int64           `json:"next_at"`     // pending: when the next attempt may begin
+	LeaseUntil  int64           `json:"lease_until"` // an attempt in progress holds it until then
+	LastStatus  int             `json:"last_status,omitempty"`
+	LastError   string          `json:"last_error,omitempty"`
+	CreatedAt   int64           `json:"created_at"`
+	DeliveredAt int64           `json:"delivered_at,omitempty"`
+	Body        json.RawMessage `json:"body"` // what is posted, frozen when the delivery was made
+
+	raw []byte // the record as read, for the next swap
+}
+
+// ResultsPart is what one delivery posts: a part of a closed period's results.
+type ResultsPart struct {
+	Delivery    string
+	Hook        string
+	Part, Parts int
+	Results     Results // Results.Results holds the part's members only
+}
+
+// Hooks are the webhooks of a store and their outbox.
+type Hooks struct {
+	Records Records
+	Service Service
+	// Encode makes a delivery's body (the HTTP API's JSON, so that a receiver reads the
+	// results as GET …/results shows them).
+	Encode func(ResultsPart) ([]byte, error)
+	Now    func() int64 // nil: the clock
+
+	// Retry backs off from Backoff, doubling to at most MaxBackoff; after MaxAttempts a
+	// delivery has failed. Retain is how long delivered and failed deliveries stay readable.
+	// Zero values take the defaults below.
+	Backoff, MaxBackoff time.Duration
+	MaxAttempts         int
+	Retain              time.Duration
+}
+
+// Defaults of Hooks: about a day of retries, and a week of delivery history.
+const (
+	DefaultHookBackoff     = time.Second
+	DefaultHookMaxBackoff  = time.Hour
+	DefaultHookMaxAttempts = 36
+	DefaultHookRetain      = 7 * 24 * time.Hour
+)
+
+// Kinds of records.
+const (
+	recHook     = "hook"
+	recDelivery = "delivery"
+	recCursor   = "hook-cursor"
+)
+
+func (hs *Hooks) now() int64 {
+	if hs.Now != nil {
+		return hs.Now()
+	}
+	return time.Now().UnixMilli()
+}
+
+// Put creates or updates the hook id.
+func (hs *Hooks) Put(ctx context.Context, id string, spec HookSpec) (Hook, bool, error) {
+	if err := validateName("hook", id); err != nil {
+		return Hook{}, false, err
+	}
+	for {
+		raw, cur, err := hs.hook(ctx, id)
+		if err != nil && ErrorCode(err) != ENotFound {
+			return Hook{}, false, err
+		}
+		if raw == nil {
+			if n, err := hs.Records.Records(ctx, recHook, "", "", MaxHooks); err != nil {
+				return Hook{}, false, err
+			} else if len(n) >= MaxHooks {
+				return Hook{}, false, Errorf(EConflict, "a store holds at most %d hooks", MaxHooks)
+			}
+		}
+		h, err := spec.Apply(id, cur, hs.now())
+		if err != nil {
+			return Hook{}, false, err
+		}
+		v, err := json.Marshal(h)
+		if err != nil {
+			return Hook{}, false, err
+		}
+		if ok, err := hs.Records.SwapRecord(ctx, recHook, id, raw, v); err != nil || ok {
+			return h, raw == nil, err
+		}
+	}
+}
+
+// Hook returns the hook id.
+func (hs *Hooks) Hook(ctx context.Context, id string) (Hook, error) {
+	if err := validateName("hook", id); err != nil {
+		return Hook{}, err
+	}
+	_, h, err := hs.hook(ctx, id)
+	if err != nil {
+		return Hook{}, err
+	}
+	return *h, nil
+}
+
+func (hs *Hooks) hook(ctx context.Context, id string) ([]byte, *Hook, error) {
+	raw, err := hs.Records.Record(ctx, recHook, id)
+	if ErrorCode(err) == ENotFound {
+		return nil, nil, Errorf(ENotFound, "no hook %q", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var h Hook
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return nil, nil, err
+	}
+	return raw, &h, nil
+}
+
+// List returns every hook, by id.
+func (hs *Hooks) List(ctx context.Context) ([]Hook, error) {
+	recs, err := hs.Records.Records(ctx, recHook, "", "", MaxHooks)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Hook, len(recs))
+	for i, r := range recs {
+		if err := json.Unmarshal(r.Value, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Delete deletes the hook id, then its deliveries and cursors: nothing more is sent to it.
+func (hs *Hooks) Delete(ctx context.Context, id string) error {
+	raw, _, err := hs.hook(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := hs.Records.SwapRecord(ctx, recHook, id, raw, nil); err != nil {
+		return err
+	}
+	for _, kind := range []string{recDelivery, recCursor} {
+		if err := hs.deleteAll(ctx, kind, id+":"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (hs *Hooks) deleteAll(ctx context.Context, kind, prefix string) error {
+	for after := ""; ; {
+		recs, err := hs.Records.Records(ctx, kind, prefix, after, 500)
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		for _, r := range recs {
+			if _, err := hs.Records.SwapRecord(ctx, kind, r.Key, r.Value, nil); err != nil {
+				return err
+			}
+		}
+		after = recs[len(recs)-1].Key
+	}
+}
+
+// Deliveries lists the deliveries of hook in id order after after, at most limit of them, of
+// one state when state is not empty.
+func (hs *Hooks) Deliveries(ctx context.Context, hook, state, after string, limit int) ([]Delivery, error) {
+	if _, err := hs.Hook(ctx, hook); err != nil {
+		return nil, err
+	}
+	if state != "" && state != DeliveryPending && state != DeliveryDelivered && state != DeliveryFailed {
+		return nil, FieldErrorf(EInvalid, "state", "must be pending, delivered or failed")
+	}
+	var out []Delivery
+	for len(out) < limit {
+		recs, err := hs.Records.Records(ctx, recDelivery, hook+":", after, limit)
+		if err != nil || len(recs) == 0 {
+			return out, err
+		}
+		for _, r := range recs {
+			d, err := decodeDelivery(r.Value)
+			if err != nil {
+				return nil, err
+			}
+			if (state == "" || d.State == state) && len(out) < limit {
+				out = append(out, d)
+			}
+		}
+		after = recs[len(recs)-1].Key
+	}
+	return out, nil
+}
+
+// Delivery returns the delivery id of hook.
+func (hs *Hooks) Delivery(ctx context.Context, hook, id string) (Delivery, error) {
+	if !strings.HasPrefix(id, hook+":") || ValidateRecordKey(id) != nil {
+		return Delivery{}, Errorf(ENotFound, "hook %q has no delivery %q", hook, id)
+	}
+	raw, err := hs.Records.Record(ctx, recDelivery, id)
+	if ErrorCode(err) == ENotFound {
+		return Delivery{}, Errorf(ENotFound, "hook %q has no delivery %q", hook, id)
+	}
+	if err != nil {
+		return Delivery{}, err
+	}
+	return decodeDelivery(raw)
+}
+
+// Replay makes a delivery pending again, to be sent at once with a fresh count of attempts,
+// whatever its state: a receiver that lost it, or failed for longer than the retries, gets it
+// again, under the same id.
+func (hs *Hooks) Replay(ctx context.Context, hook, id string) (Delivery, error) {
+	for {
+		d, err := hs.Delivery(ctx, hook, id)
+		if err != nil {
+			return Delivery{}, err
+		}
+		n := d
+		n.State, n.Attempts, n.NextAt, n.LeaseUntil, n.LastError, n.LastStatus, n.DeliveredAt = DeliveryPending, 0, hs.now(), 0, "", 0, 0
+		if ok, err := hs.swap(ctx, d, &n); err != nil || ok {
+			return n, err
+		}
+	}
+}
+
+func decodeDelivery(raw []byte) (Delivery, error) {
+	var d Delivery
+	err := json.Unmarshal(raw, &d)
+	d.raw = raw
+	return d, err
+}
+
+// swap stores n over d as read; n.raw becomes what is stored.
+func (hs *Hooks) swap(ctx context.Context, d Delivery, n *Delivery) (bool, error) {
+	v, err := json.Marshal(n)
+	if err != nil {
+		return false, err
+	}
+	ok, err := hs.Records.SwapRecord(ctx, recDelivery, d.ID, d.raw, v)
+	if ok {
+		n.raw = v
+	}
+	return ok, err
+}
+
+// Collect makes the deliveries of every period closed since each hook last collected, on the
+// boards it hears of, in the windows that have rewards, and prunes deliveries older than
+// Retain. It returns how many deliveries it made.
+func (hs *Hooks) Collect(ctx context.Context) (int, error) {
+	hooks, err := hs.List(ctx)
+	if err != nil || len(hooks) == 0 {
+		return 0, err
+	}
+	boards, err := hs.Service.Boards(ctx)
+	if err != nil {
+		return 0, err
+	}
+	made := 0
+	for _, h := range hooks {
+		for _, b := range boards {
+			if !h.hears(b.ID) {
+				continue
+			}
+			for _, w := range b.Windows {
+				if name := w.String(); w.IsCalendar() && b.Rewards.Has(name) {
+					n, err := hs.collect(ctx, &h, &b.Board, name)
+					made += n
+					if err != nil && ErrorCode(err) != ENotFound { // a board deleted meanwhile
+						return made, err
+					}
+				}
+			}
+		}
+	}
+	return made, hs.prune(ctx)
+}
+
+// collect makes the deliveries of the periods of one window closed since the hook's cursor.
+func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string) (int, error) {
+	key := h.ID + ":" + b.ID + ":" + window
+	cur, err := hs.Records.Record(ctx, recCursor, key)
+	if err != nil && ErrorCode(err) != ENotFound {
+		return 0, err
+	}
+	// Without a cursor, the periods closed before the hook existed are not its business.
+	from := h.CreatedAt - b.LateLimit.Milliseconds()
+	if cur != nil {
+		from, err = strconv.ParseInt(string(cur), 10, 64)
+		if err != nil {
+			return 0, err
+		}
+	}
+	periods, err := hs.Service.Periods(ctx, b.ID, window)
+	if err != nil {
+		return 0, err
+	}
+	made := 0
+	for _, p := range slices.Backward(periods) { // oldest first: the cursor only moves on
+		if !p.Closed || (cur == nil && p.End < from) || (cur != nil && p.Start <= from) {
+			continue
+		}
+		n, err := hs.make(ctx, h, b.ID, window, p.ID)
+		made += n
+		if err != nil {
+			return made, err
+		}
+		next := []byte(strconv.FormatInt(p.Start, 10))
+		if _, err := hs.Records.SwapRecord(ctx, recCursor, key, cur, next); err != nil {
+			return made, err
+		}
+		cur = next
+	}
+	return made, nil
+}
+
+// make makes the deliveries of one closed period, unless they are made already.
+func (hs *Hooks) make(ctx context.Context, h *Hook, board, window, period string) (int, error) {
+	res, err := PeriodResults(ctx, hs.Service, board, window, period, 0, 0)
+	if err != nil {
+		return 0, err
+	}
+	parts := max(1, (len(res.Results)+ResultsPartSize-1)/ResultsPartSize)
+	all, now, made := res.Results, hs.now(), 0
+	for part := 1; part <= parts; part++ {
+		id := h.ID + ":" + board + ":" + window + ":" + period + ":" + strconv.Itoa(part)
+		res.Results = all[min(len(all), (part-1)*ResultsPartSize):min(len(all), part*ResultsPartSize)]
+		body, err := hs.Encode(ResultsPart{Delivery: id, Hook: h.ID, Part: part, Parts: parts, Results: res})
+		if err != nil {
+			return made, err
+		}
+		d := Delivery{ID: id, Hook: h.ID, Board: board, Window: window, Period: period, Part: part, Parts: parts,
+			State: DeliveryPending, NextAt: now, CreatedAt: now, Body: body}
+		v, err := json.Marshal(d)
+		if err != nil {
+			return made, err
+		}
+		ok, err := hs.Records.SwapRecord(ctx, recDelivery, id, nil, v)
+		if err != nil {
+			return made, err
+		}
+		if ok {
+			made++
+		}
+	}
+	return made, nil
+}
+
+// prune deletes the delivered and failed deliveries older than Retain.
+func (hs *Hooks) prune(ctx context.Context) error {
+	before := hs.now() - cmp.Or(hs.Retain, DefaultHookRetain).Milliseconds()
+	return hs.each(ctx, func(d Delivery) error {
+		if d.State != DeliveryPending && d.CreatedAt < before {
+			_, err := hs.Records.SwapRecord(ctx, recDelivery, d.ID, d.raw, nil)
+			return err
+		}
+		return nil
+	})
+}
+
+func (hs *Hooks) each(ctx context.Context, fn func(Delivery) error) error {
+	for after := ""; ; {
+		recs, err := hs.Records.Records(ctx, recDelivery, "", after, 500)
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		for _, r := range recs {
+			d, err := decodeDelivery(r.Value)
+			if err != nil {
+				return err
+			}
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		after = recs[len(recs)-1].Key
+	}
+}
+
+// Claim takes up to limit deliveries due now for an attempt, each for lease: no other
+// claim takes them until the lease ends or Finish records the attempt.
+func (hs *Hooks) Claim(ctx context.Context, limit int, lease time.Duration) ([]Delivery, error) {
+	now := hs.now()
+	var out []Delivery
+	err := hs.each(ctx, func(d Delivery) error {
+		if len(out) >= limit || d.State != DeliveryPending || d.NextAt > now || d.LeaseUntil > now {
+			return nil
+		}
+		n := d
+		n.LeaseUntil = now + lease.Milliseconds()
+		n.Attempts++
+		ok, err := hs.swap(ctx, d, &n)
+		if ok {
+			out = append(out, n)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Finish records how an attempt of a claimed delivery went: status is the receiver's HTTP
+// status (0 when none came), failure why it failed ("" for a 2xx). A delivery replayed or
+// taken by another claim since is left as it is.
+func (hs *Hooks) Finish(ctx context.Context, d Delivery, status int, failure string) (Delivery, error) {
+	now := hs.now()
+	n := d
+	n.LeaseUntil, n.LastStatus, n.LastError = 0, status, failure
+	switch {
+	case failure == "":
+		n.State, n.DeliveredAt = DeliveryDelivered, now
+	case d.Attempts >= cmp.Or(hs.MaxAttempts, DefaultHookMaxAttempts):
+		n.State = DeliveryFailed
+	default:
+		n.NextAt = now + hs.backoff(d.Attempts).Milliseconds()
+	}
+	_, err := hs.swap(ctx, d, &n)
+	return n, err
+}
+
+// backoff is the wait after the attempt-th failed attempt.
+func (hs *Hooks) backoff(attempt int) time.Duration {
+	b, most := cmp.Or(hs.Backoff, DefaultHookBackoff), cmp.Or(hs.MaxBackoff, DefaultHookMaxBackoff)
+	for i := 1; i < attempt && b < most; i++ {
+		b *= 2
+	}
+	return min(b, most)
+}
