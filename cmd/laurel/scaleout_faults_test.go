@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -69,11 +70,12 @@ type faultNode struct {
 	cmd  *exec.Cmd
 	log  *laureltest.Buffer
 	svc  *lhttp.Client
+	test string // the test that runs the node when its process starts; "": TestScaleOutFaults
 }
 
 func (n *faultNode) start() {
 	n.t.Helper()
-	n.cmd = exec.Command(os.Args[0], "-test.run=^TestScaleOutFaults$")
+	n.cmd = exec.Command(os.Args[0], "-test.run=^"+cmp.Or(n.test, "TestScaleOutFaults")+"$")
 	n.cmd.Env = append(os.Environ(), "LAUREL_TEST_NODE_ARGS="+strings.Join(n.args, "\x1f"))
 	n.cmd.Stderr = n.log
 	if err := n.cmd.Start(); err != nil {
