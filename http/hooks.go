@@ -18,16 +18,16 @@ type rewardedJSON struct {
 // periodResultsJSON is the body of GET …/periods/{period}/results, and of a delivery with its
 // delivery fields set.
 type periodResultsJSON struct {
-	Type     string       `json:"type,omitempty"`     // deliveries: "period.results"
-	Delivery string       `json:"delivery,omitempty"` // deliveries: the id a receiver dedupes by
-	Hook     string       `json:"hook,omitempty"`
-	Part     int          `json:"part,omitempty"` // deliveries: 1 … parts
-	Parts    int          `json:"parts,omitempty"`
-	Board    string       `json:"board"`
-	Window   string       `json:"window"`
-	Period   periodJSON   `json:"period"`
-	Total    int          `json:"total"`
-	Rewarded int          `json:"rewarded"`
+	Type     string         `json:"type,omitempty"`     // deliveries: "period.results"
+	Delivery string         `json:"delivery,omitempty"` // deliveries: the id a receiver dedupes by
+	Hook     string         `json:"hook,omitempty"`
+	Part     int            `json:"part,omitempty"` // deliveries: 1 … parts
+	Parts    int            `json:"parts,omitempty"`
+	Board    string         `json:"board"`
+	Window   string         `json:"window"`
+	Period   periodJSON     `json:"period"`
+	Total    int            `json:"total"`
+	Rewarded int            `json:"rewarded"`
 	Results  []rewardedJSON `json:"results"`
 }
 

@@ -57,13 +57,13 @@ type Config struct {
 	// address in it that is not itself a trusted proxy. From any other peer the header is
 	// ignored, since anyone can send it.
 	TrustedProxies []netip.Prefix
-	Logger         *slog.Logger  // nil discards logs
+	Logger         *slog.Logger // nil discards logs
 	// Hooks are the store's webhooks (/v1/hooks); nil answers those routes not_found.
-	Hooks *laurel.Hooks
-	Ready          func() bool   // nil: always ready
-	Failed         func() bool   // nil: never; true: the store cannot serve (it failed, or its backends do not answer), and /readyz answers 503
-	MaxBody        int64         // 0: DefaultMaxBody
-	StreamPing     time.Duration // keep-alive comment interval of live streams; 0: 15 s
+	Hooks      *laurel.Hooks
+	Ready      func() bool   // nil: always ready
+	Failed     func() bool   // nil: never; true: the store cannot serve (it failed, or its backends do not answer), and /readyz answers 503
+	MaxBody    int64         // 0: DefaultMaxBody
+	StreamPing time.Duration // keep-alive comment interval of live streams; 0: 15 s
 	// RequestTimeout bounds every request but live streams: one the store has not answered
 	// by then is answered 503 unavailable. 0: DefaultRequestTimeout.
 	RequestTimeout time.Duration
