@@ -44,6 +44,16 @@ export interface BoardSpec {
   max_value?: number;
   title?: string;
   metadata?: Record<string, unknown>;
+  /** What the final ranks of closed periods earn; [] removes every rule. */
+  rewards?: RewardRule[];
+}
+
+/** A reward by final rank ([from, to]) or for the first percent per cent, in a calendar window. */
+export interface RewardRule {
+  window: string;
+  ranks?: number[];
+  percent?: number;
+  reward: Record<string, unknown>;
 }
 
 export interface Period {
@@ -74,6 +84,7 @@ export interface Board {
   metadata: Record<string, unknown>;
   created_at: string;
   current: Record<string, CurrentPeriod>;
+  rewards?: RewardRule[];
 }
 
 export interface BoardList {
@@ -113,6 +124,72 @@ export interface EventResult {
 
 export interface EventResults {
   results: EventResult[];
+}
+
+/** A rewarded member's final entry, with its reward. */
+export interface Result {
+  rank: number;
+  member: string;
+  score: number;
+  reached_at: string;
+  name?: string;
+  metadata?: Record<string, unknown>;
+  reward: Record<string, unknown>;
+}
+
+/** A closed period's results; a webhook delivery's body is one part of them, with its delivery fields. */
+export interface Results {
+  type?: "period.results";
+  delivery?: string;
+  hook?: string;
+  part?: number;
+  parts?: number;
+  board: string;
+  window: string;
+  period: Period;
+  total: number;
+  rewarded: number;
+  results: Result[];
+}
+
+export interface HookSpec {
+  url?: string;
+  /** Signs each delivery: Laurel-Signature: v1=hex(HMAC-SHA256(secret, timestamp + "." + body)). */
+  secret?: string;
+  boards?: string[];
+}
+
+export interface Hook {
+  id: string;
+  url: string;
+  boards: string[];
+  created_at: string;
+}
+
+export interface HookList {
+  hooks: Hook[];
+}
+
+export interface Delivery {
+  id: string;
+  hook: string;
+  board: string;
+  window: string;
+  period: string;
+  part: number;
+  parts: number;
+  state: "pending" | "delivered" | "failed";
+  attempts: number;
+  next_attempt_at?: string;
+  last_status?: number;
+  last_error?: string;
+  created_at: string;
+  delivered_at?: string;
+  body?: Results;
+}
+
+export interface DeliveryList {
+  deliveries: Delivery[];
 }
 
 export interface Retracted {
@@ -258,6 +335,16 @@ export declare class Laurel {
   lookup(board: string, members: string[], opts?: When & CallOptions & { metadata?: boolean }): Promise<Page>;
   getRank(board: string, score: number, opts?: When & CallOptions): Promise<Rank>;
   listPeriods(board: string, window: string, opts?: CallOptions): Promise<Period[]>;
+  /** A closed period's rewarded members in rank order; 409 conflict while it may still change. */
+  getResults(board: string, period: string, opts?: CallOptions & { window?: string; offset?: number; limit?: number }): Promise<Results>;
+
+  listHooks(opts?: CallOptions): Promise<Hook[]>;
+  putHook(hook: string, spec: HookSpec, opts?: CallOptions): Promise<Hook>;
+  getHook(hook: string, opts?: CallOptions): Promise<Hook>;
+  deleteHook(hook: string, opts?: CallOptions): Promise<void>;
+  listDeliveries(hook: string, opts?: CallOptions & { state?: "pending" | "delivered" | "failed"; after?: string; limit?: number }): Promise<Delivery[]>;
+  getDelivery(hook: string, delivery: string, opts?: CallOptions): Promise<Delivery>;
+  replayDelivery(hook: string, delivery: string, opts?: CallOptions): Promise<Delivery>;
   memberHistory(board: string, member: string, opts?: CallOptions & { window?: string; limit?: number }): Promise<HistoryPoint[]>;
 
   putProfile(member: string, spec: ProfileSpec, opts?: CallOptions): Promise<Profile>;

@@ -168,10 +168,24 @@ export class Laurel {
   listPeriods(board, window, opts) {
     return this.request("GET", `/v1/boards/${enc(board)}/periods`, { ...opts, query: { window } }).then((r) => r.periods);
   }
+  getResults(board, period, { window, offset, limit, signal } = {}) {
+    return this.request("GET", `/v1/boards/${enc(board)}/periods/${enc(period)}/results`, { query: { window, offset, limit }, signal });
+  }
   memberHistory(board, member, { window, limit, signal } = {}) {
     return this.request("GET", `/v1/boards/${enc(board)}/members/${enc(member)}/history`, { query: { window, limit }, signal })
       .then((r) => r.points);
   }
+
+  // Webhooks (admin)
+  listHooks(opts) { return this.request("GET", "/v1/hooks", opts).then((r) => r.hooks); }
+  putHook(hook, spec, opts) { return this.request("PUT", `/v1/hooks/${enc(hook)}`, { ...opts, body: spec }); }
+  getHook(hook, opts) { return this.request("GET", `/v1/hooks/${enc(hook)}`, opts); }
+  deleteHook(hook, opts) { return this.request("DELETE", `/v1/hooks/${enc(hook)}`, opts); }
+  listDeliveries(hook, { state, after, limit, signal } = {}) {
+    return this.request("GET", `/v1/hooks/${enc(hook)}/deliveries`, { query: { state, after, limit }, signal }).then((r) => r.deliveries);
+  }
+  getDelivery(hook, delivery, opts) { return this.request("GET", `/v1/hooks/${enc(hook)}/deliveries/${enc(delivery)}`, opts); }
+  replayDelivery(hook, delivery, opts) { return this.request("POST", `/v1/hooks/${enc(hook)}/deliveries/${enc(delivery)}/replay`, opts); }
 
   // Members
 

@@ -105,6 +105,25 @@ test("a board's life: write, read every way, retract, delete", async () => {
   await assert.rejects(client.getBoard(board), { name: "LaurelError", status: 404, code: "not_found" });
 });
 
+test("rewards, results and webhooks", async () => {
+  const rewards = [{ window: "day", ranks: [1, 1], reward: { chest: "gold" } }];
+  const board = await newBoard({ windows: ["day"], rewards });
+  assert.deepEqual((await client.getBoard(board)).rewards, rewards);
+  await client.submitBoardEvents(board, [{ member: "ann", value: 3 }]);
+  const today = (await client.listPeriods(board, "day"))[0].id;
+  await assert.rejects(client.getResults(board, today), { status: 409, code: "conflict", field: "period" });
+
+  const hook = `js-${process.pid}`;
+  const made = await client.putHook(hook, { url: "http://127.0.0.1:9/results", secret: "a-secret-of-16-bytes", boards: [board] });
+  assert.deepEqual([made.id, made.url, made.boards, made.secret], [hook, "http://127.0.0.1:9/results", [board], undefined]);
+  assert.ok((await client.listHooks()).some((h) => h.id === hook));
+  assert.deepEqual(await client.listDeliveries(hook), []);
+  await assert.rejects(client.getDelivery(hook, `${hook}:${board}:day:${today}:1`), { status: 404, code: "not_found" });
+  await assert.rejects(client.putHook("js-bad", { url: "ftp://x" }), { status: 400, code: "invalid_argument", field: "url" });
+  await client.deleteHook(hook);
+  await assert.rejects(client.getHook(hook), { status: 404 });
+});
+
 test("errors carry the API's code, status and field", async () => {
   const board = await newBoard();
   await assert.rejects(client.submitBoardEvents(board, [{ member: "a", value: 1 }, { member: "b", value: 1.5 }]),
