@@ -77,7 +77,9 @@ type Board struct {
 	Title     string
 	Metadata  json.RawMessage // a JSON object
 	Rewards   Rewards         // what the final ranks of closed periods earn (rewards.go)
-	CreatedAt int64           // unix ms
+	// Tournament, when set, bounds when events count and who may enter (tournament.go).
+	Tournament *Tournament
+	CreatedAt  int64 // unix ms
 
 	loc *time.Location
 }
@@ -110,6 +112,8 @@ type BoardSpec struct {
 	Title     *string         `json:"title,omitempty"`
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
 	Rewards   Rewards         `json:"rewards,omitzero"`
+	// Tournament replaces the board's whole; an empty object removes it.
+	Tournament *TournamentSpec `json:"tournament,omitempty"`
 }
 
 // Apply returns the board that spec makes of current (nil: a new board with that id, created
@@ -232,6 +236,13 @@ func (spec *BoardSpec) Apply(id string, current *Board, now int64) (Board, error
 	} else {
 		b.Rewards = nil
 	}
+	if spec.Tournament != nil {
+		t, err := tournamentOf(spec.Tournament, &b)
+		if err != nil {
+			return Board{}, err
+		}
+		b.Tournament = t
+	}
 	loc, err := LoadTimezone(b.Timezone)
 	if err != nil {
 		return Board{}, err
@@ -249,6 +260,9 @@ func (b *Board) Spec() BoardSpec {
 		WeekStart: ptr(FormatWeekday(b.WeekStart)), LateLimit: ptr(FormatDuration(b.LateLimit)),
 		Keep: ptr(b.Keep), MinValue: b.MinValue, MaxValue: b.MaxValue, Title: ptr(b.Title),
 		Metadata: b.Metadata, Rewards: b.Rewards,
+	}
+	if b.Tournament != nil {
+		s.Tournament = b.Tournament.Spec()
 	}
 	for _, w := range b.Windows {
 		s.Windows = append(s.Windows, w.String())

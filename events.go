@@ -51,13 +51,14 @@ func InEvent(i int, err error) error {
 }
 
 // Admit checks an event against its board at now (the value's bounds, how far ahead of the
-// clock or, unless imported, behind it its time is) and returns the event's time.
+// clock or, unless imported, behind it its time is, and a tournament's times) and returns the
+// event's time.
 func (b *Board) Admit(ev *Event, now int64, imported bool) (ts int64, err error) {
 	if b.MinValue != nil && ev.Value < *b.MinValue || b.MaxValue != nil && ev.Value > *b.MaxValue {
 		return 0, FieldErrorf(EInvalid, "value", "must lie within the board's bounds%s", b.bounds())
 	}
 	if !ev.HasTS {
-		return now, nil
+		return b.admitTime(now)
 	}
 	if ev.TS > now+MaxFutureSkew.Milliseconds() {
 		return 0, FieldErrorf(EInvalid, "ts", "is more than %s ahead of the server's clock", FormatDuration(MaxFutureSkew))
@@ -65,7 +66,17 @@ func (b *Board) Admit(ev *Event, now int64, imported bool) (ts int64, err error)
 	if ev.TS < now-b.LateLimit.Milliseconds() && !imported {
 		return 0, FieldErrorf(ETooLate, "ts", "is older than the board's late_limit (%s)", FormatDuration(b.LateLimit))
 	}
-	return ev.TS, nil
+	return b.admitTime(ev.TS)
+}
+
+// admitTime checks an event's time against the board's tournament.
+func (b *Board) admitTime(ts int64) (int64, error) {
+	if b.Tournament != nil {
+		if _, err := b.RunAt(ts); err != nil {
+			return 0, err
+		}
+	}
+	return ts, nil
 }
 
 func (b *Board) bounds() string {

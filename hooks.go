@@ -267,26 +267,11 @@ func (hs *Hooks) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	for _, kind := range []string{recDelivery, recCursor} {
-		if err := hs.deleteAll(ctx, kind, id+":"); err != nil {
+		if err := deleteRecords(ctx, hs.Records, kind, id+":", func(string) bool { return true }); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (hs *Hooks) deleteAll(ctx context.Context, kind, prefix string) error {
-	for after := ""; ; {
-		recs, err := hs.Records.Records(ctx, kind, prefix, after, 500)
-		if err != nil || len(recs) == 0 {
-			return err
-		}
-		for _, r := range recs {
-			if _, err := hs.Records.SwapRecord(ctx, kind, r.Key, r.Value, nil); err != nil {
-				return err
-			}
-		}
-		after = recs[len(recs)-1].Key
-	}
 }
 
 // Deliveries lists the deliveries of hook in id order after after, at most limit of them, of

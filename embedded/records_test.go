@@ -42,3 +42,13 @@ func TestHookRules(t *testing.T) {
 	defer s.Close()
 	laureltest.HookRules(t, s, clock)
 }
+
+func TestTournamentRules(t *testing.T) {
+	clock := laureltest.NewClock("2026-10-31T12:00:00Z")
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	laureltest.TournamentRules(t, s, clock, laureltest.Seed(t), 400)
+}

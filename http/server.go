@@ -142,6 +142,8 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle("GET /v1/boards/{board}/rank", scopeRead, s.handleRank)
 	s.handle("GET /v1/boards/{board}/periods", scopeRead, s.handlePeriods)
 	s.handle("GET /v1/boards/{board}/periods/{period}/results", scopeRead, s.handleResults)
+	s.handle("POST /v1/boards/{board}/members/{member}/join", scopeWrite, s.handleJoin)
+	s.handle("GET /v1/boards/{board}/members/{member}/entry", scopeRead, s.handleEntrant)
 
 	s.handle("GET /v1/hooks", scopeAdmin, s.handleHooks)
 	s.handle("PUT /v1/hooks/{hook}", scopeAdmin, s.handlePutHook)

@@ -301,6 +301,7 @@ func TestRoutes(t *testing.T) {
 		"GET /v1/boards/{board}/periods/{period}/results", "GET /v1/hooks", "PUT /v1/hooks/{hook}", "GET /v1/hooks/{hook}",
 		"DELETE /v1/hooks/{hook}", "GET /v1/hooks/{hook}/deliveries", "GET /v1/hooks/{hook}/deliveries/{delivery}",
 		"POST /v1/hooks/{hook}/deliveries/{delivery}/replay",
+		"POST /v1/boards/{board}/members/{member}/join", "GET /v1/boards/{board}/members/{member}/entry",
 	}
 	for _, want := range api {
 		if !slices.Contains(routes, want) {

@@ -129,6 +129,9 @@ var tokenRoutes = map[string]scope{
 	whoamiRoute:                      scopeRead,
 	"POST /v1/boards/{board}/events": scopeWrite,
 	"POST /v1/events":                scopeWrite,
+	"GET /v1/boards/{board}/periods/{period}/results": scopeRead,
+	"GET /v1/boards/{board}/members/{member}/entry":   scopeRead,
+	"POST /v1/boards/{board}/members/{member}/join":   scopeWrite,
 }
 
 // allows reports whether g may use the route of r; the events of a submit are checked once

@@ -3,6 +3,8 @@ package laureltest
 import (
 	"flag"
 	"strconv"
+	"testing"
+	"time"
 )
 
 // The flags are registered in init, each only if no other package registered it before (a
@@ -45,4 +47,15 @@ func flagInt(name string) uint64 {
 		return 0
 	}
 	return v
+}
+
+// Seed returns the seed of a randomized test, -seed or one from the clock, logged so that a
+// failure can be replayed.
+func Seed(t testing.TB) uint64 {
+	s := flagInt("seed")
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -seed=%d)", s, s)
+	return s
 }

@@ -59,6 +59,28 @@ type mBoard struct {
 	idOrder      []string           // ids in first-use order (deterministic picking)
 	valLo, valHi int64              // range of generated valid values
 	rewards      laurel.Rewards     // what the final ranks of closed periods earn
+	tournament   *mTournament       // when events count, if set
+}
+
+// mTournament is a board's tournament: events from start until end, each run (a period of w)
+// taking events for its first open milliseconds.
+type mTournament struct {
+	start, end int64
+	w          laurel.Window
+	open       int64
+}
+
+// refuses returns the code of a tournament's refusal of an event at ts, or "".
+func (t *mTournament) refuses(b *mBoard, ts int64) string {
+	switch {
+	case t == nil:
+		return ""
+	case ts < t.start:
+		return laurel.EInvalid
+	case ts >= t.end || ts >= b.periodAt(t.w, ts).start+t.open:
+		return laurel.ETooLate
+	}
+	return ""
 }
 
 type model struct {
@@ -390,6 +412,13 @@ func (m *model) validate(evs []laurel.Event) []string {
 		}
 		if ev.HasTS && (ev.TS < m.now-b.lateLimit() || m.inClosedPeriod(b, ev.TS)) {
 			add(laurel.ETooLate)
+		}
+		ts := m.now
+		if ev.HasTS {
+			ts = ev.TS
+		}
+		if c := b.tournament.refuses(b, ts); c != "" {
+			add(c)
 		}
 		if ev.ID != "" {
 			if e := b.active(ev.ID); e != nil && (e.member != ev.Member || e.value != ev.Value || ev.HasTS && ev.TS != e.ts) {

@@ -21,12 +21,15 @@ type boardDef struct {
 	min, max                        *int64
 	valLo, valHi                    int64
 	rewards                         string // the board's reward rules, as JSON
+	// tournament: a daily one from an hour after the board's creation to 60 days after,
+	// each day's run open for its first 20 hours of the board's clock
+	tournament bool
 }
 
 var boardDefs = []boardDef{
 	{id: "sum-utc", order: "desc", mode: "sum", tz: "UTC", week: "monday", late: "3h", windows: []string{"all", "day", "last7d", "hour"}, keep: 2, min: ptr[int64](-20), max: ptr[int64](50), valLo: -5, valHi: 20,
 		rewards: `[{"window":"day","ranks":[1,2],"reward":{"gold":2}},{"window":"day","percent":40,"reward":{"gold":1}},{"window":"hour","ranks":[3,4],"reward":{"xp":9}}]`},
-	{id: "best-ny", order: "asc", mode: "best", tz: "America/New_York", week: "sunday", late: "6h", windows: []string{"week", "all", "last3h", "day"}, keep: 1, valLo: 1, valHi: 40,
+	{id: "best-ny", order: "asc", mode: "best", tz: "America/New_York", week: "sunday", late: "6h", windows: []string{"week", "all", "last3h", "day"}, keep: 1, valLo: 1, valHi: 40, tournament: true,
 		rewards: `[{"window":"week","ranks":[1,1],"reward":{"crown":true}},{"window":"week","percent":50,"reward":{"silver":true}}]`},
 	{id: "last-lh", order: "desc", mode: "last", tz: "Australia/Lord_Howe", week: "monday", late: "1d", windows: []string{"day", "last1d", "month"}, keep: 3, min: ptr[int64](0), max: ptr[int64](100), valLo: 0, valHi: 30},
 	{id: "sum-ny", order: "asc", mode: "sum", tz: "America/New_York", week: "monday", late: "2h", windows: []string{"hour", "last3h", "week"}, keep: 0, valLo: -5, valHi: 10},
@@ -43,6 +46,12 @@ func (h *harness) createBoards() {
 				h.fatalf("rewards of %s: %v", d.id, err)
 			}
 		}
+		var tour *mTournament
+		if d.tournament {
+			tour = &mTournament{start: h.m.now + 3_600_000, end: h.m.now + 60*86_400_000, w: laurel.Window{Kind: laurel.WindowDay}, open: 20 * 3_600_000}
+			spec.Tournament = &laurel.TournamentSpec{Start: ptr(laurel.FormatTime(tour.start)), End: ptr(laurel.FormatTime(tour.end)),
+				Window: ptr("day"), Duration: ptr("20h")}
+		}
 		info, created, err := h.eng.PutBoard(h.ctx, d.id, spec)
 		if err != nil || !created {
 			h.fatalf("PutBoard %s: created=%v err=%v", d.id, created, err)
@@ -57,7 +66,7 @@ func (h *harness) createBoards() {
 		b := &mBoard{id: d.id, order: lb.Order, mode: lb.Mode, tz: d.tz, cal: lb.Calendar(), keep: d.keep,
 			min: d.min, max: d.max, created: h.m.now, ids: map[string]*mEvent{}, valLo: d.valLo, valHi: d.valHi,
 			late: []lateStep{{from: h.m.now, limit: lb.LateLimit.Milliseconds()}}, keeps: []keepStep{{h.m.now, d.keep}},
-			rewards: lb.Rewards}
+			rewards: lb.Rewards, tournament: tour}
 		for _, w := range lb.Windows {
 			b.windows = append(b.windows, &mWindow{w: w, name: w.String(), addAt: h.m.now})
 		}

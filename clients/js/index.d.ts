@@ -46,6 +46,31 @@ export interface BoardSpec {
   metadata?: Record<string, unknown>;
   /** What the final ranks of closed periods earn; [] removes every rule. */
   rewards?: RewardRule[];
+  /** Makes the board a tournament; {} removes it. */
+  tournament?: TournamentSpec;
+}
+
+export interface TournamentSpec {
+  start?: string;
+  end?: string;
+  window?: string;
+  duration?: string;
+  max_members?: number;
+  join_required?: boolean;
+  max_attempts?: number;
+}
+
+/** A member's entry in the run of a tournament taking events now. */
+export interface Entrant {
+  board: string;
+  member: string;
+  run: { id: string; start?: string; end?: string };
+  joined: boolean;
+  joined_at?: string;
+  attempts: number;
+  max_attempts?: number;
+  members?: number;
+  max_members?: number;
 }
 
 /** A reward by final rank ([from, to]) or for the first percent per cent, in a calendar window. */
@@ -85,6 +110,7 @@ export interface Board {
   created_at: string;
   current: Record<string, CurrentPeriod>;
   rewards?: RewardRule[];
+  tournament?: TournamentSpec;
 }
 
 export interface BoardList {
@@ -337,6 +363,10 @@ export declare class Laurel {
   listPeriods(board: string, window: string, opts?: CallOptions): Promise<Period[]>;
   /** A closed period's rewarded members in rank order; 409 conflict while it may still change. */
   getResults(board: string, period: string, opts?: CallOptions & { window?: string; offset?: number; limit?: number }): Promise<Results>;
+
+  /** Joins the run of a tournament taking events now (201 when it joined, 200 when it was in). */
+  joinTournament(board: string, member: string, opts?: CallOptions): Promise<Entrant>;
+  getEntry(board: string, member: string, opts?: CallOptions): Promise<Entrant>;
 
   listHooks(opts?: CallOptions): Promise<Hook[]>;
   putHook(hook: string, spec: HookSpec, opts?: CallOptions): Promise<Hook>;

@@ -176,6 +176,10 @@ export class Laurel {
       .then((r) => r.points);
   }
 
+  // Tournaments
+  joinTournament(board, member, opts) { return this.request("POST", `/v1/boards/${enc(board)}/members/${enc(member)}/join`, opts); }
+  getEntry(board, member, opts) { return this.request("GET", `/v1/boards/${enc(board)}/members/${enc(member)}/entry`, opts); }
+
   // Webhooks (admin)
   listHooks(opts) { return this.request("GET", "/v1/hooks", opts).then((r) => r.hooks); }
   putHook(hook, spec, opts) { return this.request("PUT", `/v1/hooks/${enc(hook)}`, { ...opts, body: spec }); }

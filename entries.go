@@ -1,0 +1,438 @@
+package laurel
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Tournaments is a Service that keeps the entries of tournaments (tournament.go): who joined
+// each run, how many members a run has, and how many attempts each member used. It wraps a
+// store's Service and keeps the entries in the store's Records, so that every store has the
+// same rules, and every node of the scale-out store the same counts.
+//
+// An attempt is one event a run counts: it is reserved before the store takes the submit and
+// given back if the store refuses it or finds it a duplicate; a retry of an event id already
+// counted is not counted again. A process that dies between the reservation and the store's
+// answer leaves the attempt counted (the event may or may not be stored; the store's answer
+// never came): the one way a member can lose an attempt.
+type Tournaments struct {
+	Service
+	Records Records
+	Now     func() int64 // nil: the clock
+}
+
+// Entrant is a member's entry in the run of a tournament taking events now.
+type Entrant struct {
+	Board       string
+	Member      string
+	Run         Run
+	Joined      bool  // the member has an entry in the run (joined, or has played)
+	JoinedAt    int64 // unix ms, when Joined
+	Attempts    int   // events the run counted of the member
+	MaxAttempts int   // 0: any number
+	Members     int   // members with an entry in the run, when the run has a cap; else -1
+	MaxMembers  int   // 0: any number
+}
+
+// entry is the record of a member's entry in a run: key board:run:member.
+type entry struct {
+	JoinedAt int64    `json:"joined_at"`
+	Attempts int      `json:"attempts"`
+	IDs      []string `json:"ids,omitempty"` // the ids of the counted events, when attempts are capped
+}
+
+const (
+	recEntry   = "entry"     // board:run:member → entry
+	recEntries = "run-count" // board:run → members with an entry, when the run has a cap
+)
+
+// NewTournaments returns svc with the entries of tournaments kept in rec, on the clock now
+// (nil: the system's), which must be the store's; a Watcher stays one.
+func NewTournaments(svc Service, rec Records, now func() int64) Service {
+	t := &Tournaments{Service: svc, Records: rec, Now: now}
+	if w, ok := svc.(Watcher); ok {
+		return &watchedTournaments{t, w}
+	}
+	return t
+}
+
+type watchedTournaments struct {
+	*Tournaments
+	w Watcher
+}
+
+func (w *watchedTournaments) Watch(changed func(boards []string)) (stop func()) {
+	return w.w.Watch(changed)
+}
+
+// Entries is a Service that keeps tournaments' entries: the API's join and entry routes.
+type Entries interface {
+	Join(ctx context.Context, board, member string) (Entrant, bool, error)
+	Entrant(ctx context.Context, board, member string) (Entrant, error)
+}
+
+var _ Entries = (*Tournaments)(nil)
+
+func (t *Tournaments) now() int64 {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now().UnixMilli()
+}
+
+// reservation is what a submit counted of one member in one run.
+type reservation struct {
+	board, run, member string
+	events             []int  // indexes of the submit's events in the run
+	counted            []int  // those it counted (not retries of counted ids)
+	created            []byte // the entry as this submit made it, if it did
+}
+
+// Submit applies events as the store does, after counting them against their tournaments'
+// entries; an event a run does not take fails the whole submit, as any bad event does.
+func (t *Tournaments) Submit(ctx context.Context, events []Event, opts SubmitOptions) ([]EventResult, error) {
+	res, err := t.reserve(ctx, events)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) == 0 {
+		return t.Service.Submit(ctx, events, opts)
+	}
+	results, err := t.Service.Submit(ctx, events, opts)
+	if err != nil {
+		t.release(context.WithoutCancel(ctx), res, events, nil)
+		return nil, err
+	}
+	t.release(context.WithoutCancel(ctx), res, events, results)
+	return results, nil
+}
+
+// reserve counts events against the entries of their runs.
+func (t *Tournaments) reserve(ctx context.Context, events []Event) ([]*reservation, error) {
+	boards := map[string]*Board{}
+	var out []*reservation
+	byKey := map[string]*reservation{}
+	now := t.now()
+	for i := range events {
+		ev := &events[i]
+		b, seen := boards[ev.Board]
+		if !seen {
+			if info, err := t.Service.Board(ctx, ev.Board); err == nil && info.Tournament.KeepsEntries() {
+				b = &info.Board
+			}
+			boards[ev.Board] = b
+		}
+		if b == nil || ValidateMember("member", ev.Member) != nil {
+			continue // the store answers for it
+		}
+		ts := now
+		if ev.HasTS {
+			ts = ev.TS
+		}
+		run, err := b.RunAt(ts)
+		if err != nil {
+			continue // the store refuses it, with the same words
+		}
+		key := ev.Board + ":" + run.ID + ":" + ev.Member
+		r := byKey[key]
+		if r == nil {
+			r = &reservation{board: ev.Board, run: run.ID, member: ev.Member}
+			byKey[key] = r
+			out = append(out, r)
+		}
+		r.events = append(r.events, i)
+	}
+	for n, r := range out {
+		if err := t.take(ctx, boards[r.board], r, events); err != nil {
+			ctx := context.WithoutCancel(ctx)
+			if r.created != nil {
+				t.unenter(ctx, r, r.board+":"+r.run+":"+r.member) // it counted nothing
+			}
+			t.release(ctx, out[:n], events, nil)
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// take reserves r's attempts in its entry, making the entry (within the run's cap) when the
+// tournament lets a member enter by playing.
+func (t *Tournaments) take(ctx context.Context, b *Board, r *reservation, events []Event) error {
+	tour := b.Tournament
+	key := r.board + ":" + r.run + ":" + r.member
+	first := r.events[0]
+	for {
+		raw, e, err := t.entry(ctx, key)
+		if err != nil {
+			return err
+		}
+		if raw == nil {
+			if tour.JoinRequired {
+				return InEvent(first, FieldErrorf(EConflict, "member", "%q has not joined run %s of the tournament: join it first (POST /v1/boards/%s/members/{member}/join)", r.member, r.run, r.board))
+			}
+			made, err := t.enter(ctx, b, r.run, key)
+			if err != nil {
+				return InEvent(first, err)
+			}
+			r.created = made
+			continue // the entry exists now
+		}
+		n := *e
+		r.counted = r.counted[:0]
+		for _, i := range r.events {
+			if id := events[i].ID; id == "" || !slices.Contains(n.IDs, id) || tour.MaxAttempts == 0 {
+				r.counted = append(r.counted, i) // else a retry of a counted event
+			}
+		}
+		n.Attempts += len(r.counted)
+		if tour.MaxAttempts != 0 {
+			if n.Attempts > tour.MaxAttempts {
+				return InEvent(first, FieldErrorf(EConflict, "member", "%q has used %d of its %d attempts in run %s of the tournament", r.member, e.Attempts, tour.MaxAttempts, r.run))
+			}
+			n.IDs = slices.Clip(n.IDs)
+			for _, i := range r.counted {
+				if id := events[i].ID; id != "" {
+					n.IDs = append(n.IDs, id)
+				}
+			}
+		}
+		ok, err := t.swapEntry(ctx, key, raw, &n)
+		if err != nil || ok {
+			return err
+		}
+	}
+}
+
+// enter makes key's entry in run, within the run's cap, and returns it (nil: it was made
+// meanwhile by another request of the member).
+func (t *Tournaments) enter(ctx context.Context, b *Board, run, key string) ([]byte, error) {
+	capped := b.Tournament.MaxMembers != 0
+	if capped {
+		if err := t.count(ctx, b.ID+":"+run, +1, b.Tournament.MaxMembers); err != nil {
+			return nil, err
+		}
+	}
+	v, _ := json.Marshal(entry{JoinedAt: t.now()})
+	ok, err := t.Records.SwapRecord(ctx, recEntry, key, nil, v)
+	if err == nil && !ok && capped {
+		err = t.count(ctx, b.ID+":"+run, -1, 0)
+	}
+	if !ok {
+		v = nil
+	}
+	return v, err
+}
+
+// count adds d to a run's count of members, refusing to pass max (when max > 0).
+func (t *Tournaments) count(ctx context.Context, key string, d, max int) error {
+	for {
+		raw, err := t.Records.Record(ctx, recEntries, key)
+		if err != nil && ErrorCode(err) != ENotFound {
+			return err
+		}
+		n := 0
+		if raw != nil {
+			if n, err = strconv.Atoi(string(raw)); err != nil {
+				return err
+			}
+		}
+		if max > 0 && n+d > max {
+			run := key[strings.IndexByte(key, ':')+1:]
+			return FieldErrorf(EConflict, "member", "run %s of the tournament is full: it takes %d members", run, max)
+		}
+		var next []byte
+		if n+d > 0 {
+			next = []byte(strconv.Itoa(n + d))
+		}
+		if ok, err := t.Records.SwapRecord(ctx, recEntries, key, raw, next); err != nil || ok {
+			return err
+		}
+	}
+}
+
+// release gives back what reservations counted: all of it when results is nil (the store
+// refused the submit), else the events the store found duplicates (stored before, uncounted).
+// An entry a refused submit made is taken back. Errors are dropped: the attempts stay
+// counted.
+func (t *Tournaments) release(ctx context.Context, res []*reservation, events []Event, results []EventResult) {
+	for _, r := range res {
+		back, ids := 0, []string{}
+		for _, i := range r.counted {
+			if results == nil || results[i].Status == StatusDuplicate {
+				back++
+				if events[i].ID != "" {
+					ids = append(ids, events[i].ID)
+				}
+			}
+		}
+		if back == 0 {
+			continue
+		}
+		key := r.board + ":" + r.run + ":" + r.member
+		for {
+			raw, e, err := t.entry(ctx, key)
+			if err != nil || raw == nil {
+				break
+			}
+			n := *e
+			n.Attempts = max(0, n.Attempts-back)
+			n.IDs = slices.DeleteFunc(slices.Clone(n.IDs), func(id string) bool { return slices.Contains(ids, id) })
+			ok, err := t.swapEntry(ctx, key, raw, &n)
+			if err != nil {
+				break
+			}
+			if ok {
+				if results == nil && r.created != nil {
+					t.unenter(ctx, r, key)
+				}
+				break
+			}
+		}
+	}
+}
+
+// unenter takes back the entry a refused submit made, unless something changed it since.
+func (t *Tournaments) unenter(ctx context.Context, r *reservation, key string) {
+	if ok, err := t.Records.SwapRecord(ctx, recEntry, key, r.created, nil); err == nil && ok {
+		t.count(ctx, r.board+":"+r.run, -1, 0)
+	}
+}
+
+func (t *Tournaments) entry(ctx context.Context, key string) ([]byte, *entry, error) {
+	raw, err := t.Records.Record(ctx, recEntry, key)
+	if ErrorCode(err) == ENotFound {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var e entry
+	return raw, &e, json.Unmarshal(raw, &e)
+}
+
+func (t *Tournaments) swapEntry(ctx context.Context, key string, old []byte, e *entry) (bool, error) {
+	v, err := json.Marshal(e)
+	if err != nil {
+		return false, err
+	}
+	return t.Records.SwapRecord(ctx, recEntry, key, old, v)
+}
+
+// tournamentBoard returns the board with its tournament, and the run taking events now.
+func (t *Tournaments) tournamentBoard(ctx context.Context, board, member string) (*Board, Run, error) {
+	if err := ValidateMember("member", member); err != nil {
+		return nil, Run{}, err
+	}
+	info, err := t.Service.Board(ctx, board)
+	if err != nil {
+		return nil, Run{}, err
+	}
+	if info.Tournament == nil {
+		return nil, Run{}, Errorf(EInvalid, "board %q is not a tournament", board)
+	}
+	run, err := info.RunAt(t.now())
+	if err != nil {
+		return nil, Run{}, Errorf(ErrorCode(err), "no run of the tournament takes members now: %s", ErrorMessage(err))
+	}
+	return &info.Board, run, nil
+}
+
+// Join enters member in the run of board's tournament that takes events now, within its cap.
+// It reports whether it did: a member already in the run is left as it is.
+func (t *Tournaments) Join(ctx context.Context, board, member string) (Entrant, bool, error) {
+	b, run, err := t.tournamentBoard(ctx, board, member)
+	if err != nil {
+		return Entrant{}, false, err
+	}
+	key := board + ":" + run.ID + ":" + member
+	raw, _, err := t.entry(ctx, key)
+	if err != nil {
+		return Entrant{}, false, err
+	}
+	if raw == nil {
+		if _, err := t.enter(ctx, b, run.ID, key); err != nil {
+			return Entrant{}, false, err
+		}
+	}
+	en, err := t.entrant(ctx, b, run, member)
+	return en, raw == nil, err
+}
+
+// Entrant returns member's entry in the run of board's tournament that takes events now.
+func (t *Tournaments) Entrant(ctx context.Context, board, member string) (Entrant, error) {
+	b, run, err := t.tournamentBoard(ctx, board, member)
+	if err != nil {
+		return Entrant{}, err
+	}
+	return t.entrant(ctx, b, run, member)
+}
+
+func (t *Tournaments) entrant(ctx context.Context, b *Board, run Run, member string) (Entrant, error) {
+	en := Entrant{Board: b.ID, Member: member, Run: run, MaxAttempts: b.Tournament.MaxAttempts, MaxMembers: b.Tournament.MaxMembers, Members: -1}
+	raw, e, err := t.entry(ctx, b.ID+":"+run.ID+":"+member)
+	if err != nil {
+		return Entrant{}, err
+	}
+	if raw != nil {
+		en.Joined, en.JoinedAt, en.Attempts = true, e.JoinedAt, e.Attempts
+	}
+	if en.MaxMembers != 0 {
+		raw, err := t.Records.Record(ctx, recEntries, b.ID+":"+run.ID)
+		if err != nil && ErrorCode(err) != ENotFound {
+			return Entrant{}, err
+		}
+		en.Members, _ = strconv.Atoi(string(raw))
+	}
+	return en, nil
+}
+
+// DeleteBoard deletes the board, then the entries of its tournament.
+func (t *Tournaments) DeleteBoard(ctx context.Context, id string) error {
+	if err := t.Service.DeleteBoard(ctx, id); err != nil {
+		return err
+	}
+	for _, kind := range []string{recEntry, recEntries} {
+		if err := deleteRecords(ctx, t.Records, kind, id+":", func(string) bool { return true }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteMember erases the member, then its entries (which free their places in capped runs).
+func (t *Tournaments) DeleteMember(ctx context.Context, member string) error {
+	if err := t.Service.DeleteMember(ctx, member); err != nil {
+		return err
+	}
+	return deleteRecords(ctx, t.Records, recEntry, "", func(key string) bool {
+		board, rest, _ := strings.Cut(key, ":")
+		run, m, _ := strings.Cut(rest, ":")
+		if m != member {
+			return false
+		}
+		t.count(ctx, board+":"+run, -1, 0) // a run without a cap has no count: it stays absent
+		return true
+	})
+}
+
+// deleteRecords deletes the records of kind under prefix that del selects.
+func deleteRecords(ctx context.Context, rec Records, kind, prefix string, del func(key string) bool) error {
+	for after := ""; ; {
+		recs, err := rec.Records(ctx, kind, prefix, after, 500)
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		for _, r := range recs {
+			if del(r.Key) {
+				if _, err := rec.SwapRecord(ctx, kind, r.Key, r.Value, nil); err != nil {
+					return err
+				}
+			}
+		}
+		after = recs[len(recs)-1].Key
+	}
+}

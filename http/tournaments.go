@@ -1,0 +1,89 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/laurel/laurel"
+)
+
+// A tournament's entries (docs/api.md, "Tournaments"): joining a run, and a member's entry.
+
+type runJSON struct {
+	ID    string `json:"id"`
+	Start string `json:"start,omitempty"`
+	End   string `json:"end,omitempty"`
+}
+
+type entrantJSON struct {
+	Board       string  `json:"board"`
+	Member      string  `json:"member"`
+	Run         runJSON `json:"run"`
+	Joined      bool    `json:"joined"`
+	JoinedAt    string  `json:"joined_at,omitempty"`
+	Attempts    int     `json:"attempts"`
+	MaxAttempts int     `json:"max_attempts,omitempty"`
+	Members     *int    `json:"members,omitempty"`
+	MaxMembers  int     `json:"max_members,omitempty"`
+}
+
+func entrantOf(e laurel.Entrant) entrantJSON {
+	out := entrantJSON{Board: e.Board, Member: e.Member, Run: runJSON{ID: e.Run.ID}, Joined: e.Joined, Attempts: e.Attempts,
+		MaxAttempts: e.MaxAttempts, MaxMembers: e.MaxMembers}
+	if e.Run.Start != 0 {
+		out.Run.Start = laurel.FormatTime(e.Run.Start)
+	}
+	if e.Run.End != 0 {
+		out.Run.End = laurel.FormatTime(e.Run.End)
+	}
+	if e.Joined {
+		out.JoinedAt = laurel.FormatTime(e.JoinedAt)
+	}
+	if e.Members >= 0 {
+		out.Members = &e.Members
+	}
+	return out
+}
+
+// entries returns the server's tournament entries, or answers that it keeps none.
+func (s *Server) entries(w http.ResponseWriter, r *http.Request) laurel.Entries {
+	en, ok := s.svc.(laurel.Entries)
+	if !ok {
+		s.writeError(w, r, laurel.Errorf(laurel.ENotFound, "this server keeps no tournament entries"))
+		return nil
+	}
+	if g := grantOf(r); g != nil && r.PathValue("member") != g.member {
+		s.writeError(w, r, laurel.FieldErrorf(laurel.EPermissionDenied, "member", "a member token acts for its own member (%q) only", g.member))
+		return nil
+	}
+	return en
+}
+
+func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
+	en := s.entries(w, r)
+	if en == nil {
+		return
+	}
+	e, created, err := en.Join(r.Context(), r.PathValue("board"), r.PathValue("member"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, entrantOf(e))
+}
+
+func (s *Server) handleEntrant(w http.ResponseWriter, r *http.Request) {
+	en := s.entries(w, r)
+	if en == nil {
+		return
+	}
+	e, err := en.Entrant(r.Context(), r.PathValue("board"), r.PathValue("member"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, entrantOf(e))
+}
