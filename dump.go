@@ -20,7 +20,8 @@ import (
 // the embedded store to the scale-out one and back.
 //
 // The first line is the header, {"laurel_dump": 1}. Then come the profiles and hidden marks,
-// then each board: its record, its events in arrival order, the aggregates of its open spans
+// the store's records (laurel.Records: webhooks, deliveries, tournaments' entries), then each
+// board: its record, its events in arrival order, the aggregates of its open spans
 // (open calendar periods, all, every rolling bucket), each kept closed period followed by its
 // frozen entries in rank order, and its rank history. A dump holds the store's state, not a
 // replay: closed periods are as they were frozen (an event retracted after the close still
@@ -40,6 +41,7 @@ type DumpRecord struct {
 	Closed  *DumpClosed  `json:"closed,omitempty"`
 	Frozen  *DumpFrozen  `json:"frozen,omitempty"`
 	History *DumpHistory `json:"history,omitempty"`
+	Record  *DumpRec     `json:"record,omitempty"`
 	// End is the trailer, the last line of every dump: DumpReader checks it and never
 	// returns it.
 	End *DumpEnd `json:"end,omitempty"`
@@ -53,6 +55,13 @@ type DumpRecord struct {
 type DumpEnd struct {
 	Records int64  `json:"records"`
 	SHA256  string `json:"sha256"`
+}
+
+// DumpRec is a record of the store's laurel.Records, its value as stored (base64 in JSON).
+type DumpRec struct {
+	Kind  string `json:"kind"`
+	Key   string `json:"key"`
+	Value []byte `json:"value"`
 }
 
 // DumpProfile is a member's profile.
@@ -316,13 +325,13 @@ func (d *DumpReader) Line() int { return d.line }
 
 func (d *DumpReader) check(r *DumpRecord) error {
 	n := 0
-	for _, set := range []bool{r.Profile != nil, r.Hidden != nil, r.Board != nil, r.Event != nil, r.Agg != nil, r.Closed != nil, r.Frozen != nil, r.History != nil} {
+	for _, set := range []bool{r.Profile != nil, r.Hidden != nil, r.Board != nil, r.Event != nil, r.Agg != nil, r.Closed != nil, r.Frozen != nil, r.History != nil, r.Record != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return Errorf(EInvalid, "want exactly one of profile, hidden, board, event, agg, closed, frozen, history; it has %d", n)
+		return Errorf(EInvalid, "want exactly one of profile, hidden, record, board, event, agg, closed, frozen, history; it has %d", n)
 	}
 	member := func(m string) error {
 		if err := ValidateMember("member", m); err != nil {
@@ -349,6 +358,16 @@ func (d *DumpReader) check(r *DumpRecord) error {
 		d.closed = nil
 	}
 	switch {
+	case r.Record != nil:
+		if d.board != nil {
+			return Errorf(EInvalid, "records come before the first board")
+		}
+		if ValidateRecordKey(r.Record.Kind) != nil || ValidateRecordKey(r.Record.Key) != nil {
+			return Errorf(EInvalid, "a record's kind and key must be 1 to %d bytes of UTF-8 without a NUL", MaxRecordKey)
+		}
+		if r.Record.Value == nil {
+			r.Record.Value = []byte{}
+		}
 	case r.Profile != nil:
 		if d.board != nil {
 			return Errorf(EInvalid, "profiles come before the first board")

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -96,6 +97,16 @@ func (x *exporter) run() error {
 	err = scanPrefix(x.r, []byte{tagHidden}, func(k, _ []byte) error {
 		m := string(k[1:])
 		return x.write(laurel.DumpRecord{Hidden: &m})
+	})
+	if err != nil {
+		return err
+	}
+	err = scanPrefix(x.r, []byte{tagRecord}, func(k, v []byte) error {
+		kind, key, ok := bytes.Cut(k[1:], []byte{0})
+		if !ok {
+			return errCorrupt
+		}
+		return x.write(laurel.DumpRecord{Record: &laurel.DumpRec{Kind: string(kind), Key: string(key), Value: bytes.Clone(v)}})
 	})
 	if err != nil {
 		return err
@@ -417,6 +428,8 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 		in.set(key(tagProfile, p.Member), v)
 	case rec.Hidden != nil:
 		in.set(key(tagHidden, *rec.Hidden), nil)
+	case rec.Record != nil:
+		in.set(recordKey(rec.Record.Kind, rec.Record.Key), rec.Record.Value)
 	case rec.Board != nil:
 		b := in.r.Board()
 		in.board, in.windows, in.spans = b, nil, make(map[spanKey]byte)

@@ -44,6 +44,15 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 			return w.Write(laurel.DumpRecord{Hidden: &m})
 		})
 	}
+	if err == nil {
+		err = x.each("SELECT kind, key, value FROM laurel_records ORDER BY kind, key", nil, func(rows pgx.Rows) error {
+			r := new(laurel.DumpRec)
+			if err := rows.Scan(&r.Kind, &r.Key, &r.Value); err != nil {
+				return err
+			}
+			return w.Write(laurel.DumpRecord{Record: r})
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -184,8 +193,12 @@ func (x exporter) board(st *state) error {
 // clock as any board does: periods that ended meanwhile close, rolling windows move.
 func (e *Store) Import(ctx context.Context, r *laurel.DumpReader) error {
 	rec, err := r.Next()
-	for err == nil && (rec.Profile != nil || rec.Hidden != nil) {
-		if rec.Profile != nil {
+	for err == nil && (rec.Profile != nil || rec.Hidden != nil || rec.Record != nil) {
+		switch {
+		case rec.Record != nil:
+			_, err = e.pool.Exec(ctx, `INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
+				ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, rec.Record.Kind, rec.Record.Key, rec.Record.Value)
+		case rec.Profile != nil:
 			p := rec.Profile
 			var metadata *string
 			if p.Metadata != nil {
@@ -193,7 +206,7 @@ func (e *Store) Import(ctx context.Context, r *laurel.DumpReader) error {
 			}
 			_, err = e.pool.Exec(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, $2, $3)
 				ON CONFLICT (member) DO UPDATE SET name = excluded.name, metadata = excluded.metadata`, p.Member, p.Name, metadata)
-		} else {
+		default:
 			_, err = e.pool.Exec(ctx, "INSERT INTO laurel_hidden (member) VALUES ($1) ON CONFLICT DO NOTHING", *rec.Hidden)
 		}
 		if err == nil {

@@ -1,8 +1,14 @@
 package postgres_test
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
 	"testing"
 
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
 	"github.com/laurel/laurel/laureltest"
 )
 
@@ -19,4 +25,74 @@ func TestHookRules(t *testing.T) {
 func TestTournamentRules(t *testing.T) {
 	clock := laureltest.NewClock("2026-10-31T12:00:00Z")
 	laureltest.TournamentRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 200)
+}
+
+// TestRecordsInDumps: the records (webhooks, deliveries, entries) go through a dump from the
+// embedded store to this one and back, byte for byte.
+func TestRecordsInDumps(t *testing.T) {
+	ctx := context.Background()
+	emb, err := embedded.Open(t.TempDir(), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	want := map[string]string{}
+	for i := range 50 {
+		kind, key, value := fmt.Sprintf("kind%d", i%3), fmt.Sprintf("k:%03d", i), fmt.Sprintf("\x00value %d\xff", i)
+		if ok, err := emb.SwapRecord(ctx, kind, key, nil, []byte(value)); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		want[kind+"/"+key] = value
+	}
+	if _, _, err := emb.PutBoard(ctx, "b", laurel.BoardSpec{}); err != nil {
+		t.Fatal(err)
+	}
+	records := func(r laurel.Records) map[string]string {
+		got := map[string]string{}
+		for _, kind := range []string{"kind0", "kind1", "kind2"} {
+			recs, err := r.Records(ctx, kind, "", "", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rec := range recs {
+				got[kind+"/"+rec.Key] = string(rec.Value)
+			}
+		}
+		return got
+	}
+	var dump bytes.Buffer
+	if err := laureltest.Export(emb, &dump); err != nil {
+		t.Fatal(err)
+	}
+	so := laureltest.NewScaleOutStore(t).Open(t, nil)
+	rd, err := laurel.NewDumpReader(bytes.NewReader(dump.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := so.Import(ctx, rd); err != nil {
+		t.Fatal(err)
+	}
+	if got := records(so); !maps.Equal(got, want) {
+		t.Fatalf("after the import into PostgreSQL: %d records, want %d: %v", len(got), len(want), got)
+	}
+	dump.Reset()
+	if err := laureltest.Export(so, &dump); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rd, err = laurel.NewDumpReader(bytes.NewReader(dump.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := embedded.Import(dir, rd, embedded.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	if got := records(back); !maps.Equal(got, want) {
+		t.Fatalf("back in the embedded store: %d records, want %d", len(got), len(want))
+	}
 }
