@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Tournaments is a Service that keeps the entries of tournaments (tournament.go): who joined
+// Competitions is a Service that keeps the entries of tournaments (tournament.go): who joined
 // each run, how many members a run has, and how many attempts each member used. It wraps a
 // store's Service and keeps the entries in the store's Records, so that every store has the
 // same rules, and every node of the scale-out store the same counts.
@@ -19,7 +19,7 @@ import (
 // counted is not counted again. A process that dies between the reservation and the store's
 // answer leaves the attempt counted (the event may or may not be stored; the store's answer
 // never came): the one way a member can lose an attempt.
-type Tournaments struct {
+type Competitions struct {
 	Service
 	Records Records
 	Now     func() int64 // nil: the clock
@@ -50,22 +50,22 @@ const (
 	recEntries = "run-count" // board:run → members with an entry, when the run has a cap
 )
 
-// NewTournaments returns svc with the entries of tournaments kept in rec, on the clock now
+// NewCompetitions returns svc with the entries of tournaments kept in rec, on the clock now
 // (nil: the system's), which must be the store's; a Watcher stays one.
-func NewTournaments(svc Service, rec Records, now func() int64) Service {
-	t := &Tournaments{Service: svc, Records: rec, Now: now}
+func NewCompetitions(svc Service, rec Records, now func() int64) Service {
+	t := &Competitions{Service: svc, Records: rec, Now: now}
 	if w, ok := svc.(Watcher); ok {
-		return &watchedTournaments{t, w}
+		return &watchedCompetitions{t, w}
 	}
 	return t
 }
 
-type watchedTournaments struct {
-	*Tournaments
+type watchedCompetitions struct {
+	*Competitions
 	w Watcher
 }
 
-func (w *watchedTournaments) Watch(changed func(boards []string)) (stop func()) {
+func (w *watchedCompetitions) Watch(changed func(boards []string)) (stop func()) {
 	return w.w.Watch(changed)
 }
 
@@ -75,9 +75,9 @@ type Entries interface {
 	Entrant(ctx context.Context, board, member string) (Entrant, error)
 }
 
-var _ Entries = (*Tournaments)(nil)
+var _ Entries = (*Competitions)(nil)
 
-func (t *Tournaments) now() int64 {
+func (t *Competitions) now() int64 {
 	if t.Now != nil {
 		return t.Now()
 	}
@@ -94,7 +94,7 @@ type reservation struct {
 
 // Submit applies events as the store does, after counting them against their tournaments'
 // entries; an event a run does not take fails the whole submit, as any bad event does.
-func (t *Tournaments) Submit(ctx context.Context, events []Event, opts SubmitOptions) ([]EventResult, error) {
+func (t *Competitions) Submit(ctx context.Context, events []Event, opts SubmitOptions) ([]EventResult, error) {
 	res, err := t.reserve(ctx, events)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (t *Tournaments) Submit(ctx context.Context, events []Event, opts SubmitOpt
 }
 
 // reserve counts events against the entries of their runs.
-func (t *Tournaments) reserve(ctx context.Context, events []Event) ([]*reservation, error) {
+func (t *Competitions) reserve(ctx context.Context, events []Event) ([]*reservation, error) {
 	boards := map[string]*Board{}
 	var out []*reservation
 	byKey := map[string]*reservation{}
@@ -161,7 +161,7 @@ func (t *Tournaments) reserve(ctx context.Context, events []Event) ([]*reservati
 
 // take reserves r's attempts in its entry, making the entry (within the run's cap) when the
 // tournament lets a member enter by playing.
-func (t *Tournaments) take(ctx context.Context, b *Board, r *reservation, events []Event) error {
+func (t *Competitions) take(ctx context.Context, b *Board, r *reservation, events []Event) error {
 	tour := b.Tournament
 	key := r.board + ":" + r.run + ":" + r.member
 	first := r.events[0]
@@ -209,7 +209,7 @@ func (t *Tournaments) take(ctx context.Context, b *Board, r *reservation, events
 
 // enter makes key's entry in run, within the run's cap, and returns it (nil: it was made
 // meanwhile by another request of the member).
-func (t *Tournaments) enter(ctx context.Context, b *Board, run, key string) ([]byte, error) {
+func (t *Competitions) enter(ctx context.Context, b *Board, run, key string) ([]byte, error) {
 	capped := b.Tournament.MaxMembers != 0
 	if capped {
 		if err := t.count(ctx, b.ID+":"+run, +1, b.Tournament.MaxMembers); err != nil {
@@ -228,7 +228,7 @@ func (t *Tournaments) enter(ctx context.Context, b *Board, run, key string) ([]b
 }
 
 // count adds d to a run's count of members, refusing to pass max (when max > 0).
-func (t *Tournaments) count(ctx context.Context, key string, d, max int) error {
+func (t *Competitions) count(ctx context.Context, key string, d, max int) error {
 	for {
 		raw, err := t.Records.Record(ctx, recEntries, key)
 		if err != nil && ErrorCode(err) != ENotFound {
@@ -258,7 +258,7 @@ func (t *Tournaments) count(ctx context.Context, key string, d, max int) error {
 // refused the submit), else the events the store found duplicates (stored before, uncounted).
 // An entry a refused submit made is taken back. Errors are dropped: the attempts stay
 // counted.
-func (t *Tournaments) release(ctx context.Context, res []*reservation, events []Event, results []EventResult) {
+func (t *Competitions) release(ctx context.Context, res []*reservation, events []Event, results []EventResult) {
 	for _, r := range res {
 		back, ids := 0, []string{}
 		for _, i := range r.counted {
@@ -296,13 +296,13 @@ func (t *Tournaments) release(ctx context.Context, res []*reservation, events []
 }
 
 // unenter takes back the entry a refused submit made, unless something changed it since.
-func (t *Tournaments) unenter(ctx context.Context, r *reservation, key string) {
+func (t *Competitions) unenter(ctx context.Context, r *reservation, key string) {
 	if ok, err := t.Records.SwapRecord(ctx, recEntry, key, r.created, nil); err == nil && ok {
 		t.count(ctx, r.board+":"+r.run, -1, 0)
 	}
 }
 
-func (t *Tournaments) entry(ctx context.Context, key string) ([]byte, *entry, error) {
+func (t *Competitions) entry(ctx context.Context, key string) ([]byte, *entry, error) {
 	raw, err := t.Records.Record(ctx, recEntry, key)
 	if ErrorCode(err) == ENotFound {
 		return nil, nil, nil
@@ -314,7 +314,7 @@ func (t *Tournaments) entry(ctx context.Context, key string) ([]byte, *entry, er
 	return raw, &e, json.Unmarshal(raw, &e)
 }
 
-func (t *Tournaments) swapEntry(ctx context.Context, key string, old []byte, e *entry) (bool, error) {
+func (t *Competitions) swapEntry(ctx context.Context, key string, old []byte, e *entry) (bool, error) {
 	v, err := json.Marshal(e)
 	if err != nil {
 		return false, err
@@ -323,7 +323,7 @@ func (t *Tournaments) swapEntry(ctx context.Context, key string, old []byte, e *
 }
 
 // tournamentBoard returns the board with its tournament, and the run taking events now.
-func (t *Tournaments) tournamentBoard(ctx context.Context, board, member string) (*Board, Run, error) {
+func (t *Competitions) tournamentBoard(ctx context.Context, board, member string) (*Board, Run, error) {
 	if err := ValidateMember("member", member); err != nil {
 		return nil, Run{}, err
 	}
@@ -343,7 +343,7 @@ func (t *Tournaments) tournamentBoard(ctx context.Context, board, member string)
 
 // Join enters member in the run of board's tournament that takes events now, within its cap.
 // It reports whether it did: a member already in the run is left as it is.
-func (t *Tournaments) Join(ctx context.Context, board, member string) (Entrant, bool, error) {
+func (t *Competitions) Join(ctx context.Context, board, member string) (Entrant, bool, error) {
 	b, run, err := t.tournamentBoard(ctx, board, member)
 	if err != nil {
 		return Entrant{}, false, err
@@ -363,7 +363,7 @@ func (t *Tournaments) Join(ctx context.Context, board, member string) (Entrant, 
 }
 
 // Entrant returns member's entry in the run of board's tournament that takes events now.
-func (t *Tournaments) Entrant(ctx context.Context, board, member string) (Entrant, error) {
+func (t *Competitions) Entrant(ctx context.Context, board, member string) (Entrant, error) {
 	b, run, err := t.tournamentBoard(ctx, board, member)
 	if err != nil {
 		return Entrant{}, err
@@ -371,7 +371,7 @@ func (t *Tournaments) Entrant(ctx context.Context, board, member string) (Entran
 	return t.entrant(ctx, b, run, member)
 }
 
-func (t *Tournaments) entrant(ctx context.Context, b *Board, run Run, member string) (Entrant, error) {
+func (t *Competitions) entrant(ctx context.Context, b *Board, run Run, member string) (Entrant, error) {
 	en := Entrant{Board: b.ID, Member: member, Run: run, MaxAttempts: b.Tournament.MaxAttempts, MaxMembers: b.Tournament.MaxMembers, Members: -1}
 	raw, e, err := t.entry(ctx, b.ID+":"+run.ID+":"+member)
 	if err != nil {
@@ -391,7 +391,7 @@ func (t *Tournaments) entrant(ctx context.Context, b *Board, run Run, member str
 }
 
 // DeleteBoard deletes the board, then the entries of its tournament.
-func (t *Tournaments) DeleteBoard(ctx context.Context, id string) error {
+func (t *Competitions) DeleteBoard(ctx context.Context, id string) error {
 	if err := t.Service.DeleteBoard(ctx, id); err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func (t *Tournaments) DeleteBoard(ctx context.Context, id string) error {
 }
 
 // DeleteMember erases the member, then its entries (which free their places in capped runs).
-func (t *Tournaments) DeleteMember(ctx context.Context, member string) error {
+func (t *Competitions) DeleteMember(ctx context.Context, member string) error {
 	if err := t.Service.DeleteMember(ctx, member); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/laurel/laurel/embedded"
 )
 
-// BenchmarkTournamentsSubmit measures what laurel.Tournaments adds to a submit of 100 events
+// BenchmarkTournamentsSubmit measures what laurel.Competitions adds to a submit of 100 events
 // on a board that is no tournament (every board's cost: a read of the board's configuration),
 // against the store's own submit, in one run.
 func BenchmarkTournamentsSubmit(b *testing.B) {
@@ -26,7 +26,7 @@ func BenchmarkTournamentsSubmit(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		svc  laurel.Service
-	}{{"store", s}, {"tournaments", laurel.NewTournaments(s, s, nil)}} {
+	}{{"store", s}, {"tournaments", laurel.NewCompetitions(s, s, nil)}} {
 		svc := c.svc
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {

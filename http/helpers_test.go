@@ -58,7 +58,7 @@ func start(t testing.TB, o options) *env {
 			t.Fatal(err)
 		}
 		e.store = store
-		svc = laurel.NewTournaments(store, store, e.clock.Now) // as serve wires it
+		svc = laurel.NewCompetitions(store, store, e.clock.Now) // as serve wires it
 		if o.cfg.Hooks == nil {
 			o.cfg.Hooks = &laurel.Hooks{Records: store, Service: store, Encode: lhttp.EncodeDelivery, Now: e.clock.Now}
 		}

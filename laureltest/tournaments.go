@@ -12,7 +12,7 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// TournamentRules drives laurel.Tournaments over a store with random submits (retries of
+// TournamentRules drives laurel.Competitions over a store with random submits (retries of
 // event ids included), joins and clock moves, and compares every answer and every entry with
 // a brute-force model of the rules: joins required or not, members per run, attempts per
 // member, runs of a daily tournament in a zone with summer time, and its start and end.
@@ -21,7 +21,7 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 	rng := rand.New(rand.NewPCG(seed, 7))
 	clock.Set("2026-10-31T12:00:00Z") // Paris leaves summer time on the 25th; New York on 1 November
 	start := clock.Now()
-	tours := &laurel.Tournaments{Service: store, Records: store, Now: clock.Now}
+	tours := &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
 	put := func(id string, spec laurel.BoardSpec) *laurel.Board {
 		t.Helper()
 		info, _, err := store.PutBoard(ctx, id, spec)

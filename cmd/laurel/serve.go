@@ -331,7 +331,7 @@ func (s *server) serve(store store, cfg lhttp.Config) {
 		defer close(s.hooksDone)
 		(&webhook.Dispatcher{Hooks: cfg.Hooks, Every: s.hookEvery, Timeout: s.hookTimeout, Log: s.log}).Run(ctx)
 	}()
-	a := lhttp.NewServer(laurel.NewTournaments(store, store, nil), cfg)
+	a := lhttp.NewServer(laurel.NewCompetitions(store, store, nil), cfg)
 	s.http.RegisterOnShutdown(a.Close) // live streams end, so that shutting down need not wait for them
 	s.api.Store(a)
 	h := a.Handler()
