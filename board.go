@@ -79,7 +79,8 @@ type Board struct {
 	Rewards   Rewards         // what the final ranks of closed periods earn (rewards.go)
 	// Tournament, when set, bounds when events count and who may enter (tournament.go).
 	Tournament *Tournament
-	CreatedAt  int64 // unix ms
+	Cohorts    *Cohorts // when set, splits each period of a window into cohorts (cohorts.go)
+	CreatedAt  int64    // unix ms
 
 	loc *time.Location
 }
@@ -112,8 +113,9 @@ type BoardSpec struct {
 	Title     *string         `json:"title,omitempty"`
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
 	Rewards   Rewards         `json:"rewards,omitzero"`
-	// Tournament replaces the board's whole; an empty object removes it.
+	// Tournament and Cohorts replace the board's whole; an empty object removes them.
 	Tournament *TournamentSpec `json:"tournament,omitempty"`
+	Cohorts    *CohortsSpec    `json:"cohorts,omitempty"`
 }
 
 // Apply returns the board that spec makes of current (nil: a new board with that id, created
@@ -243,6 +245,13 @@ func (spec *BoardSpec) Apply(id string, current *Board, now int64) (Board, error
 		}
 		b.Tournament = t
 	}
+	if spec.Cohorts != nil {
+		c, err := cohortsOf(spec.Cohorts, &b)
+		if err != nil {
+			return Board{}, err
+		}
+		b.Cohorts = c
+	}
 	loc, err := LoadTimezone(b.Timezone)
 	if err != nil {
 		return Board{}, err
@@ -263,6 +272,9 @@ func (b *Board) Spec() BoardSpec {
 	}
 	if b.Tournament != nil {
 		s.Tournament = b.Tournament.Spec()
+	}
+	if b.Cohorts != nil {
+		s.Cohorts = b.Cohorts.Spec()
 	}
 	for _, w := range b.Windows {
 		s.Windows = append(s.Windows, w.String())

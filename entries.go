@@ -69,13 +69,15 @@ func (w *watchedCompetitions) Watch(changed func(boards []string)) (stop func())
 	return w.w.Watch(changed)
 }
 
-// Entries is a Service that keeps tournaments' entries: the API's join and entry routes.
-type Entries interface {
+// Contests is what Competitions adds to a Service: the API's routes of tournaments' entries
+// and of cohorts.
+type Contests interface {
 	Join(ctx context.Context, board, member string) (Entrant, bool, error)
 	Entrant(ctx context.Context, board, member string) (Entrant, error)
+	Cohort(ctx context.Context, q Query, member string) (Cohort, error)
 }
 
-var _ Entries = (*Competitions)(nil)
+var _ Contests = (*Competitions)(nil)
 
 func (t *Competitions) now() int64 {
 	if t.Now != nil {
@@ -93,14 +95,18 @@ type reservation struct {
 }
 
 // Submit applies events as the store does, after counting them against their tournaments'
-// entries; an event a run does not take fails the whole submit, as any bad event does.
+// entries (an event a run does not take fails the whole submit, as any bad event does), and
+// places their members in their cohorts. A placement that fails after the store took the
+// events is left to the member's next event, which places it: the events are stored.
 func (t *Competitions) Submit(ctx context.Context, events []Event, opts SubmitOptions) ([]EventResult, error) {
-	res, err := t.reserve(ctx, events)
+	boards := t.competitionBoards(ctx, events)
+	if len(boards) == 0 {
+		return t.Service.Submit(ctx, events, opts)
+	}
+	now := t.now()
+	res, err := t.reserve(ctx, boards, events, now)
 	if err != nil {
 		return nil, err
-	}
-	if len(res) == 0 {
-		return t.Service.Submit(ctx, events, opts)
 	}
 	results, err := t.Service.Submit(ctx, events, opts)
 	if err != nil {
@@ -108,25 +114,48 @@ func (t *Competitions) Submit(ctx context.Context, events []Event, opts SubmitOp
 		return nil, err
 	}
 	t.release(context.WithoutCancel(ctx), res, events, results)
+	for _, ev := range events {
+		if b := boards[ev.Board]; b != nil && b.Cohorts != nil {
+			ts := now
+			if ev.HasTS {
+				ts = ev.TS
+			}
+			if t.place(context.WithoutCancel(ctx), b, ev.Member, ts) != nil {
+				break
+			}
+		}
+	}
 	return results, nil
 }
 
+// competitionBoards returns the boards of events that have a tournament with entries or
+// cohorts; a board that does not exist is left to the store to answer for.
+func (t *Competitions) competitionBoards(ctx context.Context, events []Event) map[string]*Board {
+	seen := map[string]bool{}
+	var out map[string]*Board
+	for _, ev := range events {
+		if seen[ev.Board] {
+			continue
+		}
+		seen[ev.Board] = true
+		if info, err := t.Service.Board(ctx, ev.Board); err == nil && (info.Tournament.KeepsEntries() || info.Cohorts != nil) {
+			if out == nil {
+				out = map[string]*Board{}
+			}
+			out[ev.Board] = &info.Board
+		}
+	}
+	return out
+}
+
 // reserve counts events against the entries of their runs.
-func (t *Competitions) reserve(ctx context.Context, events []Event) ([]*reservation, error) {
-	boards := map[string]*Board{}
+func (t *Competitions) reserve(ctx context.Context, boards map[string]*Board, events []Event, now int64) ([]*reservation, error) {
 	var out []*reservation
 	byKey := map[string]*reservation{}
-	now := t.now()
 	for i := range events {
 		ev := &events[i]
-		b, seen := boards[ev.Board]
-		if !seen {
-			if info, err := t.Service.Board(ctx, ev.Board); err == nil && info.Tournament.KeepsEntries() {
-				b = &info.Board
-			}
-			boards[ev.Board] = b
-		}
-		if b == nil || ValidateMember("member", ev.Member) != nil {
+		b := boards[ev.Board]
+		if b == nil || !b.Tournament.KeepsEntries() || ValidateMember("member", ev.Member) != nil {
 			continue // the store answers for it
 		}
 		ts := now

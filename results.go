@@ -17,10 +17,12 @@ type Results struct {
 	Results  []Result // from offset, at most limit of them
 }
 
-// Result is one rewarded member's final entry and its reward.
+// Result is one rewarded member's final entry and its reward. On a board with cohorts, the
+// rank is within the member's cohort, and Cohort is its id.
 type Result struct {
 	Entry
 	Reward json.RawMessage
+	Cohort string
 }
 
 // resultsChunk is how many ranks one read of a closed period takes.
@@ -28,8 +30,17 @@ const resultsChunk = MaxPageLimit
 
 // PeriodResults returns the results of the closed period of window (empty: the board's
 // first) with that id, from offset among the rewarded members, limit of them (limit 0: all).
-// A period that has not closed yet is EConflict: its ranks may still change.
+// A period that has not closed yet is EConflict: its ranks may still change. A service that
+// keeps cohorts (Competitions) rewards the ranks within each cohort, cohort after cohort.
 func PeriodResults(ctx context.Context, svc Service, board, window, period string, offset, limit int) (Results, error) {
+	if c, ok := svc.(interface{ competitions() *Competitions }); ok {
+		return c.competitions().results(ctx, board, window, period, offset, limit)
+	}
+	return boardResults(ctx, svc, board, window, period, offset, limit)
+}
+
+// boardResults are the results of a period ranked on the whole board.
+func boardResults(ctx context.Context, svc Service, board, window, period string, offset, limit int) (Results, error) {
 	if offset < 0 {
 		return Results{}, FieldErrorf(EInvalid, "offset", "must not be negative")
 	}

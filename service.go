@@ -92,6 +92,9 @@ type Query struct {
 	HasAt    bool
 	Period   string
 	Metadata bool // include members' profile metadata in entries
+	// Cohort, when set, reads that member's cohort (cohorts.go) instead of the whole board;
+	// a store alone keeps no cohorts and refuses it.
+	Cohort string
 }
 
 // ScoreRange limits a page to entries whose score lies in [Min, Max], when Has* is set.

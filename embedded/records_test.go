@@ -52,3 +52,13 @@ func TestTournamentRules(t *testing.T) {
 	defer s.Close()
 	laureltest.TournamentRules(t, s, clock, laureltest.Seed(t), 400)
 }
+
+func TestCohortRules(t *testing.T) {
+	clock := laureltest.NewClock("2026-10-24T12:00:00Z")
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	laureltest.CohortRules(t, s, clock, laureltest.Seed(t), 300)
+}

@@ -158,6 +158,12 @@ func query(r *http.Request) (laurel.Query, error) {
 		return q, err
 	}
 	q.Metadata = md
+	if c := v.Get("cohort"); c != "" {
+		if err := laurel.ValidateMember("cohort", c); err != nil {
+			return q, err
+		}
+		q.Cohort = c
+	}
 	if err := laurel.ValidateBoardID(q.Board); err != nil {
 		return q, err
 	}

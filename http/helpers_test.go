@@ -60,7 +60,7 @@ func start(t testing.TB, o options) *env {
 		e.store = store
 		svc = laurel.NewCompetitions(store, store, e.clock.Now) // as serve wires it
 		if o.cfg.Hooks == nil {
-			o.cfg.Hooks = &laurel.Hooks{Records: store, Service: store, Encode: lhttp.EncodeDelivery, Now: e.clock.Now}
+			o.cfg.Hooks = &laurel.Hooks{Records: store, Service: svc, Encode: lhttp.EncodeDelivery, Now: e.clock.Now}
 		}
 	}
 	if o.cfg.Logger == nil {

@@ -13,6 +13,7 @@ import (
 type rewardedJSON struct {
 	entryJSON
 	Reward json.RawMessage `json:"reward"`
+	Cohort string          `json:"cohort,omitempty"`
 }
 
 // periodResultsJSON is the body of GET …/periods/{period}/results, and of a delivery with its
@@ -35,7 +36,7 @@ func periodResultsOf(r laurel.Results) periodResultsJSON {
 	out := periodResultsJSON{Board: r.Board, Window: r.Window, Period: periodOf(r.Period, true, false), Total: r.Total,
 		Rewarded: r.Rewarded, Results: make([]rewardedJSON, len(r.Results))}
 	for i, res := range r.Results {
-		out.Results[i] = rewardedJSON{entryOf(res.Entry), res.Reward}
+		out.Results[i] = rewardedJSON{entryOf(res.Entry), res.Reward, res.Cohort}
 	}
 	return out
 }

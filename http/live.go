@@ -41,6 +41,7 @@ type feedKey struct {
 	board, window string
 	limit         int
 	metadata      bool
+	cohort        string // a member whose cohort the page ranks, or ""
 }
 
 // feed is one live page and the streams following it.
@@ -203,7 +204,7 @@ func (h *hub) publish(now int64, all bool) {
 func (h *hub) page(k feedKey) (msg []byte, end int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	p, err := h.svc.Page(ctx, laurel.Query{Board: k.board, Window: k.window, Metadata: k.metadata}, 0, k.limit, laurel.ScoreRange{})
+	p, err := h.svc.Page(ctx, laurel.Query{Board: k.board, Window: k.window, Metadata: k.metadata, Cohort: k.cohort}, 0, k.limit, laurel.ScoreRange{})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -293,7 +294,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	k := feedKey{board: q.Board, window: q.Window, limit: int(limit), metadata: q.Metadata}
+	k := feedKey{board: q.Board, window: q.Window, limit: int(limit), metadata: q.Metadata, cohort: q.Cohort}
 	// Read once here, so that a bad window or an unknown board is a plain error response.
 	computed, end, err := s.hub.page(k)
 	if err != nil {
@@ -362,6 +363,10 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	board := r.PathValue("board")
 	if err := laurel.ValidateBoardID(board); err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if v.Get("cohort") != "" {
+		s.writeError(w, r, laurel.FieldErrorf(laurel.EInvalid, "cohort", "rank history is ranked on the whole board: a point keeps the rank its write answered with"))
 		return
 	}
 	points, err := s.svc.History(r.Context(), board, v.Get("window"), r.PathValue("member"), int(limit))

@@ -144,6 +144,7 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle("GET /v1/boards/{board}/periods/{period}/results", scopeRead, s.handleResults)
 	s.handle("POST /v1/boards/{board}/members/{member}/join", scopeWrite, s.handleJoin)
 	s.handle("GET /v1/boards/{board}/members/{member}/entry", scopeRead, s.handleEntrant)
+	s.handle("GET /v1/boards/{board}/members/{member}/cohort", scopeRead, s.handleCohort)
 
 	s.handle("GET /v1/hooks", scopeAdmin, s.handleHooks)
 	s.handle("PUT /v1/hooks/{hook}", scopeAdmin, s.handlePutHook)

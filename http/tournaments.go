@@ -44,14 +44,14 @@ func entrantOf(e laurel.Entrant) entrantJSON {
 	return out
 }
 
-// entries returns the server's tournament entries, or answers that it keeps none.
-func (s *Server) entries(w http.ResponseWriter, r *http.Request) laurel.Entries {
-	en, ok := s.svc.(laurel.Entries)
+// entries returns the server's tournaments and cohorts, or answers that it keeps none.
+func (s *Server) entries(w http.ResponseWriter, r *http.Request) laurel.Contests {
+	en, ok := s.svc.(laurel.Contests)
 	if !ok {
-		s.writeError(w, r, laurel.Errorf(laurel.ENotFound, "this server keeps no tournament entries"))
+		s.writeError(w, r, laurel.Errorf(laurel.ENotFound, "this server keeps no tournaments or cohorts"))
 		return nil
 	}
-	if g := grantOf(r); g != nil && r.PathValue("member") != g.member {
+	if g := grantOf(r); g != nil && r.Method == http.MethodPost && r.PathValue("member") != g.member {
 		s.writeError(w, r, laurel.FieldErrorf(laurel.EPermissionDenied, "member", "a member token acts for its own member (%q) only", g.member))
 		return nil
 	}
@@ -86,4 +86,31 @@ func (s *Server) handleEntrant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, entrantOf(e))
+}
+
+type cohortJSON struct {
+	Board   string   `json:"board"`
+	Window  string   `json:"window"`
+	Period  string   `json:"period"`
+	ID      string   `json:"id"`
+	Key     string   `json:"key"`
+	Members []string `json:"members"`
+}
+
+func (s *Server) handleCohort(w http.ResponseWriter, r *http.Request) {
+	en := s.entries(w, r)
+	if en == nil {
+		return
+	}
+	q, err := query(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c, err := en.Cohort(r.Context(), q, r.PathValue("member"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, cohortJSON{Board: c.Board, Window: c.Window, Period: c.Period, ID: c.ID, Key: c.Key, Members: c.Members})
 }

@@ -96,3 +96,8 @@ func TestRecordsInDumps(t *testing.T) {
 		t.Fatalf("back in the embedded store: %d records, want %d", len(got), len(want))
 	}
 }
+
+func TestCohortRules(t *testing.T) {
+	clock := laureltest.NewClock("2026-10-24T12:00:00Z")
+	laureltest.CohortRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 80)
+}

@@ -48,6 +48,24 @@ export interface BoardSpec {
   rewards?: RewardRule[];
   /** Makes the board a tournament; {} removes it. */
   tournament?: TournamentSpec;
+  /** Splits each period of a window into cohorts; {} removes them. */
+  cohorts?: CohortsSpec;
+}
+
+export interface CohortsSpec {
+  window?: string;
+  size?: number;
+  by?: string;
+}
+
+/** A member's cohort in one period. */
+export interface Cohort {
+  board: string;
+  window: string;
+  period: string;
+  id: string;
+  key: string;
+  members: string[];
 }
 
 export interface TournamentSpec {
@@ -111,6 +129,7 @@ export interface Board {
   current: Record<string, CurrentPeriod>;
   rewards?: RewardRule[];
   tournament?: TournamentSpec;
+  cohorts?: CohortsSpec;
 }
 
 export interface BoardList {
@@ -161,6 +180,8 @@ export interface Result {
   name?: string;
   metadata?: Record<string, unknown>;
   reward: Record<string, unknown>;
+  /** On a board with cohorts: the member's cohort, within which it is ranked. */
+  cohort?: string;
 }
 
 /** A closed period's results; a webhook delivery's body is one part of them, with its delivery fields. */
@@ -310,6 +331,8 @@ export interface When {
   window?: string;
   at?: string | Date;
   period?: string;
+  /** Rank within this member's cohort (a board with cohorts). */
+  cohort?: string;
 }
 
 export interface CallOptions {
@@ -367,6 +390,8 @@ export declare class Laurel {
   /** Joins the run of a tournament taking events now (201 when it joined, 200 when it was in). */
   joinTournament(board: string, member: string, opts?: CallOptions): Promise<Entrant>;
   getEntry(board: string, member: string, opts?: CallOptions): Promise<Entrant>;
+  /** A member's cohort in the period read (now by default). */
+  getCohort(board: string, member: string, opts?: When & CallOptions): Promise<Cohort>;
 
   listHooks(opts?: CallOptions): Promise<Hook[]>;
   putHook(hook: string, spec: HookSpec, opts?: CallOptions): Promise<Hook>;

@@ -158,8 +158,9 @@ export class Laurel {
     });
   }
   lookup(board, members, { metadata, signal, ...at } = {}) {
+    const { cohort, ...w } = when(at);
     return this.request("POST", `/v1/boards/${enc(board)}/lookup`, {
-      query: { metadata: metadata ? "true" : undefined }, body: { members, ...when(at) }, signal,
+      query: { metadata: metadata ? "true" : undefined, cohort }, body: { members, ...w }, signal,
     });
   }
   getRank(board, score, { signal, ...at } = {}) {
@@ -179,6 +180,9 @@ export class Laurel {
   // Tournaments
   joinTournament(board, member, opts) { return this.request("POST", `/v1/boards/${enc(board)}/members/${enc(member)}/join`, opts); }
   getEntry(board, member, opts) { return this.request("GET", `/v1/boards/${enc(board)}/members/${enc(member)}/entry`, opts); }
+  getCohort(board, member, { signal, ...at } = {}) {
+    return this.request("GET", `/v1/boards/${enc(board)}/members/${enc(member)}/cohort`, { query: when(at), signal });
+  }
 
   // Webhooks (admin)
   listHooks(opts) { return this.request("GET", "/v1/hooks", opts).then((r) => r.hooks); }
@@ -276,8 +280,8 @@ async function* serverEvents(body) {
 const enc = encodeURIComponent;
 
 // when turns the read options window, at and period into query parameters.
-function when({ window, at, period }) {
-  return { window, period, at: at instanceof Date ? at.toISOString() : at };
+function when({ window, at, period, cohort }) {
+  return { window, period, at: at instanceof Date ? at.toISOString() : at, cohort };
 }
 
 // mintMemberToken signs a member token (an HS256 JWT) as a game's own server does, so that

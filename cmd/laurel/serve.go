@@ -324,14 +324,15 @@ func (s *server) observeCommit(ops int, took time.Duration) {
 // serve starts answering the API from store, and delivering its webhooks.
 func (s *server) serve(store store, cfg lhttp.Config) {
 	s.store = store
-	cfg.Hooks = &laurel.Hooks{Records: store, Service: store, Encode: lhttp.EncodeDelivery}
+	svc := laurel.NewCompetitions(store, store, nil)
+	cfg.Hooks = &laurel.Hooks{Records: store, Service: svc, Encode: lhttp.EncodeDelivery}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopHooks, s.hooksDone = cancel, make(chan struct{})
 	go func() {
 		defer close(s.hooksDone)
 		(&webhook.Dispatcher{Hooks: cfg.Hooks, Every: s.hookEvery, Timeout: s.hookTimeout, Log: s.log}).Run(ctx)
 	}()
-	a := lhttp.NewServer(laurel.NewCompetitions(store, store, nil), cfg)
+	a := lhttp.NewServer(svc, cfg)
 	s.http.RegisterOnShutdown(a.Close) // live streams end, so that shutting down need not wait for them
 	s.api.Store(a)
 	h := a.Handler()
