@@ -1,0 +1,66 @@
+package http_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCohorts: a board of cohorts of two, read for a member's cohort every way the API reads
+// — page, member, around, lookup, rank, the live page, a closed week's results — and its
+// cohort by id; history is ranked on the whole board only, and a board without cohorts says so.
+func TestCohorts(t *testing.T) {
+	e := start(t, options{})
+	e.do("PUT", "/v1/boards/lg", map[string]any{"windows": []string{"week"}, "cohorts": map[string]any{"window": "week", "size": 2},
+		"rewards": []map[string]any{{"window": "week", "ranks": []int{1, 1}, "reward": map[string]any{"promote": true}}}}).must(t, 201)
+	// ann and ben fill cohort 1, cy and dee cohort 2, in that order of arrival.
+	for _, ev := range []string{`{"member": "ann", "value": 5}`, `{"member": "ben", "value": 9}`, `{"member": "cy", "value": 1}`, `{"member": "dee", "value": 7}`} {
+		e.do("POST", "/v1/boards/lg/events", ev).must(t, 200)
+	}
+	c := e.do("GET", "/v1/boards/lg/members/cy/cohort", nil).must(t, 200)
+	if c.get("id") != "all/2" || c.get("members", 0) != "cy" || c.get("members", 1) != "dee" || c.get("period") != "2026-11-16" {
+		t.Fatalf("cy's cohort: %s", c.raw)
+	}
+	p := e.do("GET", "/v1/boards/lg/entries?cohort=cy", nil).must(t, 200)
+	if p.get("total") != 2.0 || p.get("entries", 0, "member") != "dee" || p.get("entries", 1, "member") != "cy" || p.get("entries", 1, "rank") != 2.0 {
+		t.Fatalf("cy's cohort's page: %s", p.raw)
+	}
+	if m := e.do("GET", "/v1/boards/lg/members/ann?cohort=ann", nil).must(t, 200); m.get("entry", "rank") != 2.0 || m.get("total") != 2.0 {
+		t.Fatalf("ann in her cohort: %s", m.raw)
+	}
+	e.do("GET", "/v1/boards/lg/members/cy?cohort=ann", nil).isError(t, 404, "not_found", "member") // not in ann's cohort
+	if a := e.do("GET", "/v1/boards/lg/members/dee/around?cohort=dee&radius=1", nil).must(t, 200); len(a.get("entries").([]any)) != 2 {
+		t.Fatalf("around dee in her cohort: %s", a.raw)
+	}
+	if l := e.do("POST", "/v1/boards/lg/lookup?cohort=ben", `{"members": ["ann", "cy"]}`).must(t, 200); l.get("entries", 0, "member") != "ann" || len(l.get("entries").([]any)) != 1 {
+		t.Fatalf("lookup in ben's cohort: %s", l.raw)
+	}
+	if r := e.do("GET", "/v1/boards/lg/rank?cohort=ann&score=6", nil).must(t, 200); r.get("rank") != 2.0 || r.get("total") != 2.0 {
+		t.Fatalf("rank of 6 in ann's cohort: %s", r.raw)
+	}
+	e.do("GET", "/v1/boards/lg/members/ann/history?cohort=ann", nil).isError(t, 400, "invalid_argument", "cohort")
+	e.do("GET", "/v1/boards/lg/entries?cohort=zed", nil).isError(t, 404, "not_found", "cohort")
+	e.do("PUT", "/v1/boards/plain", map[string]any{}).must(t, 201)
+	e.do("GET", "/v1/boards/plain/entries?cohort=ann", nil).isError(t, 400, "invalid_argument", "cohort")
+
+	// The live page of a cohort follows its changes.
+	ch, _ := e.openStream("/v1/boards/lg/stream?cohort=cy")
+	if first := next(t, ch, 5*time.Second); !strings.Contains(first.data, `"dee"`) || strings.Contains(first.data, `"ben"`) {
+		t.Fatalf("cy's cohort's live page: %s", first.data)
+	}
+	e.do("POST", "/v1/boards/lg/events", `{"member": "cy", "value": 10}`).must(t, 200)
+	if ev := next(t, ch, time.Second); !strings.Contains(ev.data, `"rank":1,"member":"cy","score":11`) {
+		t.Fatalf("after cy's event: %s", ev.data)
+	}
+
+	// A week later (and a day of late_limit) the week is closed: each cohort's first is rewarded.
+	e.clock.Advance(8 * 24 * time.Hour)
+	res := e.do("GET", "/v1/boards/lg/periods/2026-11-16/results", nil).must(t, 200)
+	if res.get("rewarded") != 2.0 || res.get("results", 0, "member") != "ben" || res.get("results", 0, "cohort") != "all/1" ||
+		res.get("results", 1, "member") != "cy" || res.get("results", 1, "cohort") != "all/2" || res.get("results", 1, "rank") != 1.0 {
+		t.Fatalf("results by cohort: %s", res.raw)
+	}
+	if old := e.do("GET", "/v1/boards/lg/entries?cohort=cy&period=2026-11-16", nil).must(t, 200); old.get("period", "closed") != true || old.get("total") != 2.0 {
+		t.Fatalf("cy's cohort in the closed week: %s", old.raw)
+	}
+}
