@@ -252,6 +252,11 @@ func (spec *BoardSpec) Apply(id string, current *Board, now int64) (Board, error
 		}
 		b.Cohorts = c
 	}
+	for i, r := range b.Rewards {
+		if r.Tier != "" && (b.Cohorts == nil || r.Window != b.Cohorts.Window || !slices.Contains(b.Cohorts.Tiers, r.Tier)) {
+			return Board{}, FieldErrorf(EInvalid, fmt.Sprintf("rewards[%d].tier", i), "must be a tier of the board's cohorts, in their window")
+		}
+	}
 	loc, err := LoadTimezone(b.Timezone)
 	if err != nil {
 		return Board{}, err

@@ -16,18 +16,27 @@ import (
 // that period arrives, and a read can be asked for the member's cohort, ranking it among its
 // cohort only. Placement is first come, first served among the members of one placement key:
 // all of them, or those whose profile has the same value at a metadata field (a skill
-// bracket).
+// bracket), or those of the same league tier (leagues.go).
 type Cohorts struct {
 	Window string
 	Size   int
-	By     string // "" (everyone together) or "metadata.<field>"
+	By     string // "" (everyone together) or "metadata.<field>"; "tier" with Tiers
+	// Leagues (leagues.go): the tiers, lowest first, and how many of a cohort move up and
+	// down at each close.
+	Tiers           []string
+	Promote, Demote int
+	DemoteAbsent    bool
 }
 
 // CohortsSpec is Cohorts in the API's words; an empty one removes them.
 type CohortsSpec struct {
-	Window *string `json:"window,omitempty"`
-	Size   *int    `json:"size,omitempty"`
-	By     *string `json:"by,omitempty"`
+	Window       *string  `json:"window,omitempty"`
+	Size         *int     `json:"size,omitempty"`
+	By           *string  `json:"by,omitempty"`
+	Tiers        []string `json:"tiers,omitempty"`
+	Promote      *int     `json:"promote,omitempty"`
+	Demote       *int     `json:"demote,omitempty"`
+	DemoteAbsent *bool    `json:"demote_absent,omitempty"`
 }
 
 // Bounds of a cohort's size: a cohort is read as one lookup.
@@ -37,7 +46,7 @@ const (
 )
 
 func cohortsOf(spec *CohortsSpec, b *Board) (*Cohorts, error) {
-	if *spec == (CohortsSpec{}) {
+	if spec.Window == nil && spec.Size == nil && spec.By == nil && spec.Tiers == nil && spec.Promote == nil && spec.Demote == nil && spec.DemoteAbsent == nil {
 		return nil, nil
 	}
 	c := &Cohorts{}
@@ -55,10 +64,42 @@ func cohortsOf(spec *CohortsSpec, b *Board) (*Cohorts, error) {
 	if spec.By != nil {
 		c.By = *spec.By
 		field, isMeta := strings.CutPrefix(c.By, "metadata.")
-		if !isMeta || field == "" || len(field) > 64 {
-			return nil, FieldErrorf(EInvalid, "cohorts.by", `must be "metadata.<field>"; left out, everyone is placed together`)
+		if !(isMeta && field != "" && len(field) <= 64 || c.By == "tier" && spec.Tiers != nil) {
+			return nil, FieldErrorf(EInvalid, "cohorts.by", `must be "metadata.<field>", or "tier" with tiers; left out, everyone is placed together`)
 		}
 	}
+	if spec.Tiers == nil {
+		if spec.Promote != nil || spec.Demote != nil || spec.DemoteAbsent != nil {
+			return nil, FieldErrorf(EInvalid, "cohorts.tiers", "promote, demote and demote_absent need tiers")
+		}
+		return c, nil
+	}
+	if c.By != "" && c.By != "tier" {
+		return nil, FieldErrorf(EInvalid, "cohorts.by", "a league places members by tier")
+	}
+	c.By = "tier"
+	if len(spec.Tiers) < 2 || len(spec.Tiers) > MaxTiers {
+		return nil, FieldErrorf(EInvalid, "cohorts.tiers", "must list 2 to %d tiers, lowest first", MaxTiers)
+	}
+	for i, name := range spec.Tiers {
+		if ValidateBoardID(name) != nil || len(name) > MaxTierName || slices.Contains(spec.Tiers[:i], name) {
+			return nil, FieldErrorf(EInvalid, fmt.Sprintf("cohorts.tiers[%d]", i), "must be a distinct name of 1 to %d characters, [a-z0-9][a-z0-9_.-]*", MaxTierName)
+		}
+	}
+	c.Tiers = slices.Clone(spec.Tiers)
+	for _, f := range []struct {
+		name string
+		v    *int
+		to   *int
+	}{{"promote", spec.Promote, &c.Promote}, {"demote", spec.Demote, &c.Demote}} {
+		if f.v != nil {
+			if *f.v < 0 || *f.v > c.Size {
+				return nil, FieldErrorf(EInvalid, "cohorts."+f.name, "must be 0 to the cohort's size (%d)", c.Size)
+			}
+			*f.to = *f.v
+		}
+	}
+	c.DemoteAbsent = spec.DemoteAbsent != nil && *spec.DemoteAbsent
 	return c, nil
 }
 
@@ -67,6 +108,12 @@ func (c *Cohorts) Spec() *CohortsSpec {
 	s := &CohortsSpec{Window: ptr(c.Window), Size: ptr(c.Size)}
 	if c.By != "" {
 		s.By = ptr(c.By)
+	}
+	if len(c.Tiers) > 0 {
+		s.Tiers, s.Promote, s.Demote = slices.Clone(c.Tiers), ptr(c.Promote), ptr(c.Demote)
+		if c.DemoteAbsent {
+			s.DemoteAbsent = ptr(true)
+		}
 	}
 	return s
 }
@@ -100,7 +147,7 @@ func (t *Competitions) place(ctx context.Context, b *Board, member string, ts in
 	}
 	id := string(raw)
 	if raw == nil {
-		key, err := t.placementKey(ctx, b, member, ts)
+		key, err := t.placementKey(ctx, b, member)
 		if err != nil {
 			return err
 		}
@@ -162,6 +209,33 @@ func (t *Competitions) join(ctx context.Context, cohortKey, member string) error
 	}
 }
 
+// leave takes member out of the lists of the cohorts of a period (prefix board:period:).
+func (t *Competitions) leave(ctx context.Context, prefix, member string) error {
+	ids, err := t.cohortIDs(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		for {
+			raw, members, err := t.cohortMembers(ctx, prefix+id)
+			if err != nil {
+				return err
+			}
+			i := slices.Index(members, member)
+			if i < 0 {
+				break
+			}
+			v, _ := json.Marshal(slices.Delete(members, i, i+1))
+			if ok, err := t.Records.SwapRecord(ctx, recCohort, prefix+id, raw, v); err != nil {
+				return err
+			} else if ok {
+				break
+			}
+		}
+	}
+	return nil
+}
+
 func (t *Competitions) cohortMembers(ctx context.Context, cohortKey string) ([]byte, []string, error) {
 	raw, err := t.Records.Record(ctx, recCohort, cohortKey)
 	if ErrorCode(err) == ENotFound {
@@ -174,11 +248,15 @@ func (t *Competitions) cohortMembers(ctx context.Context, cohortKey string) ([]b
 	return raw, members, json.Unmarshal(raw, &members)
 }
 
-// placementKey is the key a member is placed by: "all", or its profile's metadata field.
-func (t *Competitions) placementKey(ctx context.Context, b *Board, member string, ts int64) (string, error) {
+// placementKey is the key a member is placed by: "all", its profile's metadata field, or its
+// league tier.
+func (t *Competitions) placementKey(ctx context.Context, b *Board, member string) (string, error) {
 	by := b.Cohorts.By
-	if by == "" {
+	switch by {
+	case "":
 		return "all", nil
+	case "tier":
+		return t.tierNow(ctx, b, member)
 	}
 	p, err := t.Service.Profile(ctx, member)
 	if ErrorCode(err) == ENotFound {
@@ -369,9 +447,13 @@ func (t *Competitions) results(ctx context.Context, board, window, period string
 		if err != nil {
 			return Results{}, err
 		}
+		tier := ""
+		if len(c.Tiers) > 0 {
+			tier, _, _ = strings.Cut(id, "/")
+		}
 		for i, en := range page.Entries {
 			en.Rank = i + 1
-			if reward, ok := info.Rewards.For(head.Window, en.Rank, len(page.Entries)); ok {
+			if reward, ok := info.Rewards.ForTier(head.Window, tier, en.Rank, len(page.Entries)); ok {
 				res.Rewarded++
 				res.Results = append(res.Results, Result{Entry: en, Reward: reward, Cohort: id})
 			}

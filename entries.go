@@ -69,12 +69,13 @@ func (w *watchedCompetitions) Watch(changed func(boards []string)) (stop func())
 	return w.w.Watch(changed)
 }
 
-// Contests is what Competitions adds to a Service: the API's routes of tournaments' entries
-// and of cohorts.
+// Contests is what Competitions adds to a Service: the API's routes of tournaments' entries,
+// of cohorts and of leagues' tiers.
 type Contests interface {
 	Join(ctx context.Context, board, member string) (Entrant, bool, error)
 	Entrant(ctx context.Context, board, member string) (Entrant, error)
 	Cohort(ctx context.Context, q Query, member string) (Cohort, error)
+	Tier(ctx context.Context, board, member string) (Tier, error)
 }
 
 var _ Contests = (*Competitions)(nil)
@@ -432,12 +433,14 @@ func (t *Competitions) DeleteBoard(ctx context.Context, id string) error {
 	return nil
 }
 
-// DeleteMember erases the member, then its entries (which free their places in capped runs).
+// DeleteMember erases the member, then what competitions keep of it: its entries (which
+// free their places in capped runs), its cohort placements (it leaves its cohorts' lists) and
+// its tiers.
 func (t *Competitions) DeleteMember(ctx context.Context, member string) error {
 	if err := t.Service.DeleteMember(ctx, member); err != nil {
 		return err
 	}
-	return deleteRecords(ctx, t.Records, recEntry, "", func(key string) bool {
+	err := deleteRecords(ctx, t.Records, recEntry, "", func(key string) bool {
 		board, rest, _ := strings.Cut(key, ":")
 		run, m, _ := strings.Cut(rest, ":")
 		if m != member {
@@ -446,6 +449,20 @@ func (t *Competitions) DeleteMember(ctx context.Context, member string) error {
 		t.count(ctx, board+":"+run, -1, 0) // a run without a cap has no count: it stays absent
 		return true
 	})
+	if err == nil {
+		err = deleteRecords(ctx, t.Records, recCohortOf, "", func(key string) bool {
+			board, rest, _ := strings.Cut(key, ":")
+			period, m, _ := strings.Cut(rest, ":")
+			return m == member && t.leave(ctx, board+":"+period+":", member) == nil
+		})
+	}
+	if err == nil {
+		err = deleteRecords(ctx, t.Records, recTier, "", func(key string) bool {
+			_, m, _ := strings.Cut(key, ":")
+			return m == member
+		})
+	}
+	return err
 }
 
 // deleteRecords deletes the records of kind under prefix that del selects.

@@ -21,6 +21,7 @@ const (
 // {ranks 1–1}, {ranks 2–10}, {percent 10}, {percent 50}.
 type RewardRule struct {
 	Window  string          `json:"window"`
+	Tier    string          `json:"tier,omitempty"` // a league's tier whose cohorts it rewards; "": any
 	Ranks   []int           `json:"ranks,omitempty"`
 	Percent float64         `json:"percent,omitempty"`
 	Reward  json.RawMessage `json:"reward"`
@@ -65,8 +66,14 @@ func validateRewards(rules Rewards, b *Board) (Rewards, error) {
 // For returns the reward of a member ranked rank of total in a closed period of window, and
 // whether the rules grant one.
 func (rs Rewards) For(window string, rank, total int) (json.RawMessage, bool) {
+	return rs.ForTier(window, "", rank, total)
+}
+
+// ForTier is For for a member of a league's tier, ranked within its cohort: the rules of that
+// tier and those of no tier apply.
+func (rs Rewards) ForTier(window, tier string, rank, total int) (json.RawMessage, bool) {
 	for _, r := range rs {
-		if r.Window == window && r.covers(rank, total) {
+		if r.Window == window && (r.Tier == "" || r.Tier == tier) && r.covers(rank, total) {
 			return r.Reward, true
 		}
 	}

@@ -62,3 +62,13 @@ func TestCohortRules(t *testing.T) {
 	defer s.Close()
 	laureltest.CohortRules(t, s, clock, laureltest.Seed(t), 300)
 }
+
+func TestLeagueRules(t *testing.T) {
+	clock := laureltest.NewClock("2026-11-02T08:00:00Z")
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	laureltest.LeagueRules(t, s, clock, laureltest.Seed(t), 200)
+}

@@ -64,3 +64,40 @@ func TestCohorts(t *testing.T) {
 		t.Fatalf("cy's cohort in the closed week: %s", old.raw)
 	}
 }
+
+// TestLeague: two tiers, cohorts of two; the first of the day moves up, and its next day's
+// cohort is of its new tier; the day's results reward each tier by its own rules.
+func TestLeague(t *testing.T) {
+	e := start(t, options{})
+	e.do("PUT", "/v1/boards/lg", map[string]any{"windows": []string{"day"}, "late_limit": "1h",
+		"cohorts": map[string]any{"window": "day", "size": 2, "tiers": []string{"bronze", "silver"}, "promote": 1, "demote": 1},
+		"rewards": []map[string]any{{"window": "day", "tier": "gold", "ranks": []int{1, 1}, "reward": map[string]any{}}}}).isError(t, 400, "invalid_argument", "rewards[0].tier")
+	e.do("PUT", "/v1/boards/lg", map[string]any{"windows": []string{"day"}, "late_limit": "1h",
+		"cohorts": map[string]any{"window": "day", "size": 2, "tiers": []string{"bronze", "silver"}, "promote": 1, "demote": 1},
+		"rewards": []map[string]any{
+			{"window": "day", "tier": "silver", "ranks": []int{1, 1}, "reward": map[string]any{"chest": "silver"}},
+			{"window": "day", "tier": "bronze", "ranks": []int{1, 1}, "reward": map[string]any{"chest": "bronze"}}}}).must(t, 201)
+	e.do("POST", "/v1/boards/lg/events", `{"events": [{"member": "ann", "value": 5}, {"member": "ben", "value": 3}]}`).must(t, 200)
+	if c := e.do("GET", "/v1/boards/lg/members/ann/cohort", nil).must(t, 200); c.get("id") != "bronze/1" {
+		t.Fatalf("ann's first cohort: %s", c.raw)
+	}
+	e.clock.Advance(24 * time.Hour) // Monday 10:00: Sunday has closed
+	tr := e.do("GET", "/v1/boards/lg/members/ann/tier", nil).must(t, 200)
+	if tr.get("tier") != "silver" || tr.get("moves", 0, "period") != "2026-11-22" || tr.get("moves", 0, "from") != "bronze" ||
+		tr.get("moves", 0, "to") != "silver" || tr.get("moves", 0, "rank") != 1.0 || tr.get("moves", 0, "of") != 2.0 {
+		t.Fatalf("ann's tier: %s", tr.raw)
+	}
+	if tr := e.do("GET", "/v1/boards/lg/members/ben/tier", nil).must(t, 200); tr.get("tier") != "bronze" {
+		t.Fatalf("ben's tier: %s", tr.raw)
+	}
+	e.do("POST", "/v1/boards/lg/events", `{"member": "ann", "value": 1}`).must(t, 200)
+	if c := e.do("GET", "/v1/boards/lg/members/ann/cohort", nil).must(t, 200); c.get("id") != "silver/1" {
+		t.Fatalf("ann's cohort the next day: %s", c.raw)
+	}
+	res := e.do("GET", "/v1/boards/lg/periods/2026-11-22/results", nil).must(t, 200)
+	if res.get("rewarded") != 1.0 || res.get("results", 0, "member") != "ann" || res.get("results", 0, "reward", "chest") != "bronze" {
+		t.Fatalf("Sunday's results: %s", res.raw)
+	}
+	e.do("PUT", "/v1/boards/plain", map[string]any{}).must(t, 201)
+	e.do("GET", "/v1/boards/plain/members/ann/tier", nil).isError(t, 400, "invalid_argument", "")
+}

@@ -145,6 +145,7 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle("POST /v1/boards/{board}/members/{member}/join", scopeWrite, s.handleJoin)
 	s.handle("GET /v1/boards/{board}/members/{member}/entry", scopeRead, s.handleEntrant)
 	s.handle("GET /v1/boards/{board}/members/{member}/cohort", scopeRead, s.handleCohort)
+	s.handle("GET /v1/boards/{board}/members/{member}/tier", scopeRead, s.handleTier)
 
 	s.handle("GET /v1/hooks", scopeAdmin, s.handleHooks)
 	s.handle("PUT /v1/hooks/{hook}", scopeAdmin, s.handlePutHook)

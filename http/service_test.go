@@ -302,7 +302,7 @@ func TestRoutes(t *testing.T) {
 		"DELETE /v1/hooks/{hook}", "GET /v1/hooks/{hook}/deliveries", "GET /v1/hooks/{hook}/deliveries/{delivery}",
 		"POST /v1/hooks/{hook}/deliveries/{delivery}/replay",
 		"POST /v1/boards/{board}/members/{member}/join", "GET /v1/boards/{board}/members/{member}/entry",
-		"GET /v1/boards/{board}/members/{member}/cohort",
+		"GET /v1/boards/{board}/members/{member}/cohort", "GET /v1/boards/{board}/members/{member}/tier",
 	}
 	for _, want := range api {
 		if !slices.Contains(routes, want) {

@@ -114,3 +114,36 @@ func (s *Server) handleCohort(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, cohortJSON{Board: c.Board, Window: c.Window, Period: c.Period, ID: c.ID, Key: c.Key, Members: c.Members})
 }
+
+type tierMoveJSON struct {
+	Period string `json:"period"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Cohort string `json:"cohort,omitempty"`
+	Rank   int    `json:"rank,omitempty"`
+	Of     int    `json:"of,omitempty"`
+}
+
+type tierJSON struct {
+	Board  string         `json:"board"`
+	Member string         `json:"member"`
+	Tier   string         `json:"tier"`
+	Moves  []tierMoveJSON `json:"moves"`
+}
+
+func (s *Server) handleTier(w http.ResponseWriter, r *http.Request) {
+	en := s.entries(w, r)
+	if en == nil {
+		return
+	}
+	tr, err := en.Tier(r.Context(), r.PathValue("board"), r.PathValue("member"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := tierJSON{Board: tr.Board, Member: tr.Member, Tier: tr.Tier, Moves: make([]tierMoveJSON, len(tr.Moves))}
+	for i, m := range tr.Moves {
+		out.Moves[i] = tierMoveJSON(m)
+	}
+	writeJSON(w, http.StatusOK, out)
+}

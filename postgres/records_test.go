@@ -101,3 +101,8 @@ func TestCohortRules(t *testing.T) {
 	clock := laureltest.NewClock("2026-10-24T12:00:00Z")
 	laureltest.CohortRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 80)
 }
+
+func TestLeagueRules(t *testing.T) {
+	clock := laureltest.NewClock("2026-11-02T08:00:00Z")
+	laureltest.LeagueRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 60)
+}

@@ -56,6 +56,28 @@ export interface CohortsSpec {
   window?: string;
   size?: number;
   by?: string;
+  /** A league: its tiers, lowest first. */
+  tiers?: string[];
+  promote?: number;
+  demote?: number;
+  demote_absent?: boolean;
+}
+
+export interface TierMove {
+  period: string;
+  from: string;
+  to: string;
+  cohort?: string;
+  rank?: number;
+  of?: number;
+}
+
+/** A member's league tier, and its moves, newest first. */
+export interface Tier {
+  board: string;
+  member: string;
+  tier: string;
+  moves: TierMove[];
 }
 
 /** A member's cohort in one period. */
@@ -94,6 +116,7 @@ export interface Entrant {
 /** A reward by final rank ([from, to]) or for the first percent per cent, in a calendar window. */
 export interface RewardRule {
   window: string;
+  tier?: string;
   ranks?: number[];
   percent?: number;
   reward: Record<string, unknown>;
@@ -392,6 +415,7 @@ export declare class Laurel {
   getEntry(board: string, member: string, opts?: CallOptions): Promise<Entrant>;
   /** A member's cohort in the period read (now by default). */
   getCohort(board: string, member: string, opts?: When & CallOptions): Promise<Cohort>;
+  getTier(board: string, member: string, opts?: CallOptions): Promise<Tier>;
 
   listHooks(opts?: CallOptions): Promise<Hook[]>;
   putHook(hook: string, spec: HookSpec, opts?: CallOptions): Promise<Hook>;

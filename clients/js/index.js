@@ -180,6 +180,7 @@ export class Laurel {
   // Tournaments
   joinTournament(board, member, opts) { return this.request("POST", `/v1/boards/${enc(board)}/members/${enc(member)}/join`, opts); }
   getEntry(board, member, opts) { return this.request("GET", `/v1/boards/${enc(board)}/members/${enc(member)}/entry`, opts); }
+  getTier(board, member, opts) { return this.request("GET", `/v1/boards/${enc(board)}/members/${enc(member)}/tier`, opts); }
   getCohort(board, member, { signal, ...at } = {}) {
     return this.request("GET", `/v1/boards/${enc(board)}/members/${enc(member)}/cohort`, { query: when(at), signal });
   }
