@@ -33,7 +33,7 @@ func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 	lastMove := map[string]string{}
 	placedBy := map[string]string{} // period:member → tier placed by
 	cohortOf := map[string]string{} // period:member → cohort id
-	for _, m := range members { // every member known from the start, in the first tier
+	for _, m := range members {     // every member known from the start, in the first tier
 		got, err := svc.Tier(ctx, "league", m)
 		if err != nil || got.Tier != "bronze" {
 			t.Fatalf("Tier(%s) of a new member: %+v, %v", m, got, err)
