@@ -302,6 +302,32 @@ func TestBrowser(t *testing.T) {
 			t.Logf("screenshot: %s", p)
 		}
 	})
+
+	t.Run("League", func(t *testing.T) {
+		// A league on its own server, whose clock passes a day's close.
+		s := start(t, options{})
+		s.do("PUT", "/v1/boards/lg", map[string]any{"windows": []string{"day"}, "late_limit": "1h",
+			"cohorts": map[string]any{"window": "day", "size": 3, "tiers": []string{"bronze", "silver"}, "promote": 1, "demote": 1},
+			"rewards": []map[string]any{{"window": "day", "ranks": []int{1, 1}, "reward": map[string]any{"chest": "gold"}}}}).must(t, 201)
+		s.do("POST", "/v1/boards/lg/events", `{"events": [{"member": "ann", "value": 9}, {"member": "ben", "value": 5}, {"member": "cy", "value": 2}]}`).must(t, 200)
+		s.clock.Advance(24 * time.Hour)
+		s.do("POST", "/v1/boards/lg/events", `{"events": [{"member": "ann", "value": 1}, {"member": "dee", "value": 4}]}`).must(t, 200)
+		tab := newTab(t, browser)
+		tab.open(s.url + "/boards/lg?member=ann")
+		// Yesterday's results under the board: ann's gold chest.
+		tab.wait(`!document.getElementById('results').hidden && document.querySelector('#results li[data-member="ann"] .reward')`)
+		if r := evalJS[string](tab, `document.querySelector('#results li[data-member="ann"] .reward').textContent`); r != "chest: gold" {
+			t.Errorf("ann's reward on the page: %q", r)
+		}
+		// ann's panel: promoted to silver, placed today in a silver cohort, first of it.
+		tab.wait(`!document.getElementById('league').hidden && document.getElementById('league').textContent.includes('silver/1')`)
+		league := evalJS[string](tab, `document.getElementById('league').textContent`)
+		for _, want := range []string{"Cohortsilver/1", "In cohort#1", "Tiersilver", "bronze → silver"} {
+			if !strings.Contains(league, want) {
+				t.Errorf("ann's league panel %q lacks %q", league, want)
+			}
+		}
+	})
 }
 
 // seedArena makes the board "arena", whose scores are in "pts": 30 members all time, 20 of

@@ -188,6 +188,7 @@
     const pager = h('div', { class: 'pager', hidden: true }, prevBtn, range, nextBtn, limitSel); // shown once there is a page
     const controls = h('div', { class: 'controls' }, windows, periodBox, search);
     const panel = h('aside', { class: 'panel', id: 'member', hidden: true });
+    const results = h('section', { class: 'results', id: 'results', hidden: true, 'aria-label': "Last period's results" });
 
     app.replaceChildren(
       h('section', { class: 'board' },
@@ -195,7 +196,7 @@
         controls,
         searchMsg,
         h('div', { class: 'layout' },
-          h('div', { class: 'main' }, notice, rows, pinned, pager),
+          h('div', { class: 'main' }, notice, rows, pinned, pager, results),
           panel)));
 
     // ---- controls ----
@@ -252,6 +253,7 @@
         return; // no periods to pick: the current one still shows
       }
       if (w !== st.window) return;
+      loadResults(w, periods.find((p) => p.closed));
       const cur = currentPeriod();
       const past = periods.filter((p) => p.id && p.id !== cur);
       if (!past.length) return;
@@ -263,6 +265,32 @@
       }
       periodSel.value = st.period;
       periodBox.hidden = false;
+    }
+
+    // loadResults shows what the last closed period of window w earned, when the board rewards
+    // its ranks: the first ten rewarded, each with its reward (and its cohort, on a board of
+    // cohorts).
+    async function loadResults(w, last) {
+      results.hidden = true;
+      const rewarded = (st.meta.rewards || []).some((r) => r.window === w);
+      if (!rewarded || !last) return;
+      let res;
+      try {
+        res = await api(base + '/periods/' + enc(last.id) + '/results', { window: w, limit: 10 });
+      } catch (err) {
+        return; // the board still shows; results are extra
+      }
+      if (w !== st.window) return;
+      const reward = (r) => Object.entries(r || {}).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join(', ') || '✓';
+      results.replaceChildren(
+        h('h3', { text: `${periodLabel(w, last.id)} · results` }),
+        h('p', { class: 'muted', text: `${num.format(res.rewarded)} of ${num.format(res.total)} rewarded` }),
+        h('ol', { class: 'result-list' }, res.results.map((r) => h('li', { 'data-member': r.member },
+          h('span', { class: 'rank', text: '#' + r.rank }),
+          h('span', { class: 'who', text: r.name || r.member }),
+          r.cohort ? h('small', { class: 'cohort', text: r.cohort }) : null,
+          h('span', { class: 'reward', text: reward(r.reward) })))));
+      results.hidden = false;
     }
 
     function currentPeriod() {
@@ -642,6 +670,40 @@
         panelParts.stats.replaceChildren(h('p', { class: 'muted', text: err.code === 'not_found' ? 'Not on the board here.' : explain(err) }));
       }
       loadHistory(my);
+      loadLeague(my);
+    }
+
+    // loadLeague shows the selected member's cohort, its rank there, and its league tier, on a
+    // board of cohorts read in their window.
+    async function loadLeague(my) {
+      const member = st.member;
+      const c = st.meta && st.meta.cohorts;
+      panelParts.league.hidden = true;
+      if (!c || st.window !== c.window) return;
+      const parts = [];
+      try {
+        const [cohort, me] = await Promise.all([
+          api(base + '/members/' + enc(member) + '/cohort', { period: st.period }),
+          api(base + '/members/' + enc(member), { window: st.window, period: st.period, cohort: member }).catch(() => null),
+        ]);
+        parts.push(stat('Cohort', cohort.id, `${num.format(cohort.members.length)} members`));
+        if (me) parts.push(stat('In cohort', '#' + num.format(me.entry.rank), 'of ' + num.format(me.total)));
+      } catch (err) {
+        if (err.code !== 'not_found') return;
+        parts.push(stat('Cohort', '–', 'not placed yet'));
+      }
+      if (c.tiers) {
+        try {
+          const t = await api(base + '/members/' + enc(member) + '/tier');
+          const mv = t.moves && t.moves[0];
+          parts.push(stat('Tier', t.tier, mv && mv.from !== mv.to ? `${mv.from} → ${mv.to}` : ''));
+        } catch (err) {
+          // the tier is extra
+        }
+      }
+      if (my !== panelSeq) return;
+      panelParts.league.replaceChildren(...parts);
+      panelParts.league.hidden = false;
     }
 
     function buildPanel(member) {
@@ -652,11 +714,13 @@
       panelParts.name = h('h2', { text: member });
       panelParts.id = h('p', { class: 'id' });
       panelParts.stats = h('div', { class: 'stats' });
+      panelParts.league = h('div', { class: 'stats league', id: 'league', hidden: true });
       panelParts.chart = h('div', { class: 'chart', id: 'chart' });
       panel.replaceChildren(
         h('div', { class: 'panel-head' }, panelParts.avatar, h('div', null, panelParts.name, panelParts.id),
           h('button', { type: 'button', class: 'close', 'aria-label': 'Close', text: '×', onclick: () => select('') })),
         panelParts.stats,
+        panelParts.league,
         h('h3', { text: 'Rank history' }),
         panelParts.chart);
     }
