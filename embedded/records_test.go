@@ -34,41 +34,33 @@ func TestRecords(t *testing.T) {
 }
 
 func TestHookRules(t *testing.T) {
-	clock := laureltest.NewClock("2026-11-02T10:00:00Z")
-	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, clock := openOnClock(t, "2026-11-02T10:00:00Z")
 	laureltest.HookRules(t, s, clock)
 }
 
 func TestTournamentRules(t *testing.T) {
-	clock := laureltest.NewClock("2026-10-31T12:00:00Z")
-	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, clock := openOnClock(t, "2026-10-31T12:00:00Z")
 	laureltest.TournamentRules(t, s, clock, laureltest.Seed(t), 400)
 }
 
 func TestCohortRules(t *testing.T) {
-	clock := laureltest.NewClock("2026-10-24T12:00:00Z")
-	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, clock := openOnClock(t, "2026-10-24T12:00:00Z")
 	laureltest.CohortRules(t, s, clock, laureltest.Seed(t), 300)
 }
 
 func TestLeagueRules(t *testing.T) {
-	clock := laureltest.NewClock("2026-11-02T08:00:00Z")
+	s, clock := openOnClock(t, "2026-11-02T08:00:00Z")
+	laureltest.LeagueRules(t, s, clock, laureltest.Seed(t), 200)
+}
+
+// openOnClock opens a store in a new directory on a fake clock at start, closed with the test.
+func openOnClock(t *testing.T, start string) (*embedded.Store, *laureltest.Clock) {
+	t.Helper()
+	clock := laureltest.NewClock(start)
 	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	laureltest.LeagueRules(t, s, clock, laureltest.Seed(t), 200)
+	t.Cleanup(func() { s.Close() })
+	return s, clock
 }

@@ -121,6 +121,15 @@ func errorOf(err error) errorJSON {
 	return body
 }
 
+// writeMade answers with v, 201 when the request made what it shows, else 200.
+func writeMade(w http.ResponseWriter, created bool, v any) {
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, v)
+}
+
 // writeJSON answers with status and v encoded as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)

@@ -44,11 +44,7 @@ func (s *Server) handlePutBoard(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, boardOf(b))
+	writeMade(w, created, boardOf(b))
 }
 
 func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {

@@ -147,11 +147,7 @@ func (s *Server) handlePutHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, hookOf(h))
+	writeMade(w, created, hookOf(h))
 }
 
 func (s *Server) handleHooks(w http.ResponseWriter, r *http.Request) {

@@ -68,11 +68,7 @@ func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, entrantOf(e))
+	writeMade(w, created, entrantOf(e))
 }
 
 func (s *Server) handleEntrant(w http.ResponseWriter, r *http.Request) {

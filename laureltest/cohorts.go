@@ -23,14 +23,7 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 	rng := rand.New(rand.NewPCG(seed, 11))
 	clock.Set("2026-10-24T12:00:00Z") // Berlin leaves summer time on the 25th
 	svc := &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
-	put := func(id string, spec laurel.BoardSpec) *laurel.Board {
-		t.Helper()
-		info, _, err := store.PutBoard(ctx, id, spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &info.Board
-	}
+	put := func(id string, spec laurel.BoardSpec) *laurel.Board { return mustPutBoard(t, store, id, spec) }
 	boards := []*laurel.Board{
 		put("league", laurel.BoardSpec{Windows: []string{"week", "all"}, LateLimit: ptr("2d"), Timezone: ptr("Europe/Berlin"),
 			Cohorts: &laurel.CohortsSpec{Window: ptr("week"), Size: ptr(3)}}),

@@ -17,6 +17,16 @@ type HookStore interface {
 	laurel.Records
 }
 
+// mustPutBoard makes or changes a board, or fails the test.
+func mustPutBoard(t *testing.T, store laurel.Service, id string, spec laurel.BoardSpec) *laurel.Board {
+	t.Helper()
+	info, _, err := store.PutBoard(context.Background(), id, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &info.Board
+}
+
 // HookRules runs the webhook outbox's rules over a store whose clock is clock: which closed
 // periods make deliveries (once, even from two nodes), their bodies and parts, claims and
 // leases, retries with backoff, failure after the last attempt, replay, pruning, and deleting
@@ -39,8 +49,7 @@ func HookRules(t *testing.T, store HookStore, clock *Clock) {
 		t.Helper()
 		spec := laurel.BoardSpec{Windows: []string{"all", "day", "week"}, LateLimit: ptr("1h")}
 		must(json.Unmarshal([]byte(rewards), &spec.Rewards))
-		_, _, err := store.PutBoard(ctx, id, spec)
-		must(err)
+		mustPutBoard(t, store, id, spec)
 	}
 	board("race", `[{"window":"day","ranks":[1,1],"reward":{"gold":1}},{"window":"day","percent":50,"reward":{"silver":1}},
 		{"window":"week","ranks":[1,3],"reward":{"week":1}}]`)

@@ -20,12 +20,8 @@ func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 	clock.Set("2026-11-02T08:00:00Z")
 	svc := &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
 	tiers := []string{"bronze", "silver", "gold"}
-	info, _, err := store.PutBoard(ctx, "league", laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("1h"), Keep: ptr(100),
+	b := mustPutBoard(t, store, "league", laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("1h"), Keep: ptr(100),
 		Cohorts: &laurel.CohortsSpec{Window: ptr("day"), Size: ptr(3), Tiers: tiers, Promote: ptr(1), Demote: ptr(1), DemoteAbsent: ptr(true)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &info.Board
 	w, _ := b.Window("day")
 	cal := b.Calendar()
 	members := []string{"ann", "ben", "cy", "dee", "eve", "fay", "gus", "hal"}

@@ -22,14 +22,7 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 	clock.Set("2026-10-31T12:00:00Z") // Paris leaves summer time on the 25th; New York on 1 November
 	start := clock.Now()
 	tours := &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
-	put := func(id string, spec laurel.BoardSpec) *laurel.Board {
-		t.Helper()
-		info, _, err := store.PutBoard(ctx, id, spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &info.Board
-	}
+	put := func(id string, spec laurel.BoardSpec) *laurel.Board { return mustPutBoard(t, store, id, spec) }
 	// cup: a run a day of New York's clock, open for its first 20 hours, 4 members, 3 attempts,
 	// entered by playing. club: one run of two days, joined first, 3 members, 2 attempts.
 	boards := map[string]*laurel.Board{
