@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,7 +24,21 @@ type Competitions struct {
 	Service
 	Records Records
 	Now     func() int64 // nil: the clock
+
+	configs sync.Map // board id → configCache: what a submit needs of a board
 }
+
+// configCache is a board's configuration as a submit read it last: a submit reads it again
+// once it is configTTL old, so that a board's competitions cost no read of the board on most
+// submits (on the scale-out store, a read of PostgreSQL and Redis). A change of a board's
+// tournament or cohorts applies to submits within configTTL; admission by time never waits
+// (the store decides it).
+type configCache struct {
+	board *Board // nil: the board has no competition, or does not exist
+	read  time.Time
+}
+
+const configTTL = time.Second
 
 // Entrant is a member's entry in the run of a tournament taking events now.
 type Entrant struct {
@@ -100,7 +115,10 @@ type reservation struct {
 // places their members in their cohorts. A placement that fails after the store took the
 // events is left to the member's next event, which places it: the events are stored.
 func (t *Competitions) Submit(ctx context.Context, events []Event, opts SubmitOptions) ([]EventResult, error) {
-	boards := t.competitionBoards(ctx, events)
+	boards, err := t.competitionBoards(ctx, events)
+	if err != nil {
+		return nil, err
+	}
 	if len(boards) == 0 {
 		return t.Service.Submit(ctx, events, opts)
 	}
@@ -131,22 +149,51 @@ func (t *Competitions) Submit(ctx context.Context, events []Event, opts SubmitOp
 
 // competitionBoards returns the boards of events that have a tournament with entries or
 // cohorts; a board that does not exist is left to the store to answer for.
-func (t *Competitions) competitionBoards(ctx context.Context, events []Event) map[string]*Board {
-	seen := map[string]bool{}
+func (t *Competitions) competitionBoards(ctx context.Context, events []Event) (map[string]*Board, error) {
 	var out map[string]*Board
 	for _, ev := range events {
-		if seen[ev.Board] {
+		if _, seen := out[ev.Board]; seen {
 			continue
 		}
-		seen[ev.Board] = true
-		if info, err := t.Service.Board(ctx, ev.Board); err == nil && (info.Tournament.KeepsEntries() || info.Cohorts != nil) {
-			if out == nil {
-				out = map[string]*Board{}
-			}
-			out[ev.Board] = &info.Board
+		b, err := t.competitionBoard(ctx, ev.Board)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[string]*Board{}
+		}
+		out[ev.Board] = b
+	}
+	for id, b := range out {
+		if b == nil {
+			delete(out, id)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// competitionBoard returns the board id if it has a tournament with entries or cohorts, as
+// read within configTTL. When the store cannot tell, the last configuration read serves; a
+// board never read fails the submit, which must not skip its competitions.
+func (t *Competitions) competitionBoard(ctx context.Context, id string) (*Board, error) {
+	c, cached := t.configs.Load(id)
+	if cached && time.Since(c.(configCache).read) < configTTL {
+		return c.(configCache).board, nil
+	}
+	read := time.Now()
+	info, err := t.Service.Board(ctx, id)
+	switch {
+	case err != nil && ErrorCode(err) != ENotFound && cached:
+		return c.(configCache).board, nil
+	case err != nil && ErrorCode(err) != ENotFound:
+		return nil, err
+	}
+	var b *Board
+	if err == nil && (info.Tournament.KeepsEntries() || info.Cohorts != nil) {
+		b = &info.Board
+	}
+	t.configs.Store(id, configCache{board: b, read: read})
+	return b, nil
 }
 
 // reserve counts events against the entries of their runs.
