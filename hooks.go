@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -132,7 +133,7 @@ type Delivery struct {
 	LastError   string          `json:"last_error,omitempty"`
 	CreatedAt   int64           `json:"created_at"`
 	DeliveredAt int64           `json:"delivered_at,omitempty"`
-	Body        json.RawMessage `json:"body"` // what is posted, frozen when the delivery was made
+	Body        json.RawMessage `json:"-"` // what is posted, frozen when the delivery was made
 
 	raw []byte // the record as read, for the next swap
 }
@@ -160,6 +161,8 @@ type Hooks struct {
 	Backoff, MaxBackoff time.Duration
 	MaxAttempts         int
 	Retain              time.Duration
+
+	pruned atomic.Int64 // when prune last ran (by Now): it runs at most once an hour
 }
 
 // Defaults of Hooks: about a day of retries, and a week of delivery history.
@@ -170,12 +173,20 @@ const (
 	DefaultHookRetain      = 7 * 24 * time.Hour
 )
 
-// Kinds of records.
+// Kinds of records. A delivery's state is small and read often; its body, which may be large,
+// is read only to send it or show it; the pending index lists the deliveries still to send,
+// each with the instant it was (re)made pending, so that a claim does not read the others.
 const (
-	recHook     = "hook"
-	recDelivery = "delivery"
-	recCursor   = "hook-cursor"
+	recHook         = "hook"
+	recDelivery     = "delivery"      // id → its state (JSON)
+	recDeliveryBody = "delivery-body" // id → its body
+	recPending      = "delivery-pending"
+	recCursor       = "hook-cursor"
 )
+
+// staleIndex is how old a pending index entry must be before a claim that finds it pointing at
+// no pending delivery deletes it: younger, it may be one being made or replayed right now.
+const staleIndex = time.Minute
 
 func (hs *Hooks) now() int64 {
 	if hs.Now != nil {
@@ -266,7 +277,7 @@ func (hs *Hooks) Delete(ctx context.Context, id string) error {
 	if _, err := hs.Records.SwapRecord(ctx, recHook, id, raw, nil); err != nil {
 		return err
 	}
-	for _, kind := range []string{recDelivery, recCursor} {
+	for _, kind := range []string{recPending, recDelivery, recDeliveryBody, recCursor} {
 		if err := deleteRecords(ctx, hs.Records, kind, id+":", func(string) bool { return true }); err != nil {
 			return err
 		}
@@ -308,14 +319,44 @@ func (hs *Hooks) Delivery(ctx context.Context, hook, id string) (Delivery, error
 	if !strings.HasPrefix(id, hook+":") || ValidateRecordKey(id) != nil {
 		return Delivery{}, Errorf(ENotFound, "hook %q has no delivery %q", hook, id)
 	}
-	raw, err := hs.Records.Record(ctx, recDelivery, id)
+	d, err := hs.delivery(ctx, id)
 	if ErrorCode(err) == ENotFound {
 		return Delivery{}, Errorf(ENotFound, "hook %q has no delivery %q", hook, id)
 	}
+	return d, err
+}
+
+// delivery reads a delivery's state and body.
+func (hs *Hooks) delivery(ctx context.Context, id string) (Delivery, error) {
+	raw, err := hs.Records.Record(ctx, recDelivery, id)
 	if err != nil {
 		return Delivery{}, err
 	}
-	return decodeDelivery(raw)
+	d, err := decodeDelivery(raw)
+	if err == nil {
+		d.Body, err = hs.Records.Record(ctx, recDeliveryBody, id)
+	}
+	return d, err
+}
+
+// markPending (re)makes the pending index entry of a delivery, before its state says pending.
+func (hs *Hooks) markPending(ctx context.Context, id string) error {
+	for {
+		old, err := hs.Records.Record(ctx, recPending, id)
+		if err != nil && ErrorCode(err) != ENotFound {
+			return err
+		}
+		ok, err := hs.Records.SwapRecord(ctx, recPending, id, old, []byte(strconv.FormatInt(hs.now(), 10)))
+		if err != nil || ok {
+			return err
+		}
+	}
+}
+
+// unmarkPending deletes a delivery's pending index entry as read (raw), if it is unchanged.
+func (hs *Hooks) unmarkPending(ctx context.Context, id string, raw []byte) error {
+	_, err := hs.Records.SwapRecord(ctx, recPending, id, raw, nil)
+	return err
 }
 
 // Replay makes a delivery pending again, to be sent at once with a fresh count of attempts,
@@ -325,6 +366,9 @@ func (hs *Hooks) Replay(ctx context.Context, hook, id string) (Delivery, error) 
 	for {
 		d, err := hs.Delivery(ctx, hook, id)
 		if err != nil {
+			return Delivery{}, err
+		}
+		if err := hs.markPending(ctx, id); err != nil {
 			return Delivery{}, err
 		}
 		n := d
@@ -441,9 +485,20 @@ func (hs *Hooks) make(ctx context.Context, h *Hook, board, window, period string
 			return made, err
 		}
 		d := Delivery{ID: id, Hook: h.ID, Board: board, Window: window, Period: period, Part: part, Parts: parts,
-			State: DeliveryPending, NextAt: now, CreatedAt: now, Body: body}
+			State: DeliveryPending, NextAt: now, CreatedAt: now}
 		v, err := json.Marshal(d)
 		if err != nil {
+			return made, err
+		}
+		if _, err := hs.Records.Record(ctx, recDelivery, id); err == nil {
+			continue // made already
+		}
+		// The index first, then the body, then the state that makes the delivery exist: a crash
+		// before the state leaves the rest to be made again, or pruned.
+		if err := hs.markPending(ctx, id); err != nil {
+			return made, err
+		}
+		if _, err := hs.Records.SwapRecord(ctx, recDeliveryBody, id, nil, body); err != nil {
 			return made, err
 		}
 		ok, err := hs.Records.SwapRecord(ctx, recDelivery, id, nil, v)
@@ -457,15 +512,23 @@ func (hs *Hooks) make(ctx context.Context, h *Hook, board, window, period string
 	return made, nil
 }
 
-// prune deletes the delivered and failed deliveries older than Retain.
+// prune deletes the delivered and failed deliveries older than Retain, at most once an hour.
 func (hs *Hooks) prune(ctx context.Context) error {
-	before := hs.now() - cmp.Or(hs.Retain, DefaultHookRetain).Milliseconds()
-	return hs.each(ctx, func(d Delivery) error {
-		if d.State != DeliveryPending && d.CreatedAt < before {
-			_, err := hs.Records.SwapRecord(ctx, recDelivery, d.ID, d.raw, nil)
-			return err
-		}
+	now := hs.now()
+	if last := hs.pruned.Load(); last != 0 && now-last < time.Hour.Milliseconds() {
 		return nil
+	}
+	hs.pruned.Store(now)
+	before := now - cmp.Or(hs.Retain, DefaultHookRetain).Milliseconds()
+	return hs.each(ctx, func(d Delivery) error {
+		if d.State == DeliveryPending || d.CreatedAt >= before {
+			return nil
+		}
+		ok, err := hs.Records.SwapRecord(ctx, recDelivery, d.ID, d.raw, nil)
+		if ok {
+			_, err = hs.Records.SwapRecord(ctx, recDeliveryBody, d.ID, d.Body, nil)
+		}
+		return err
 	})
 }
 
@@ -477,6 +540,12 @@ func (hs *Hooks) each(ctx context.Context, fn func(Delivery) error) error {
 		}
 		for _, r := range recs {
 			d, err := decodeDelivery(r.Value)
+			if err == nil {
+				d.Body, err = hs.Records.Record(ctx, recDeliveryBody, d.ID)
+				if ErrorCode(err) == ENotFound {
+					err = nil
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -489,24 +558,49 @@ func (hs *Hooks) each(ctx context.Context, fn func(Delivery) error) error {
 }
 
 // Claim takes up to limit deliveries due now for an attempt, each for lease: no other
-// claim takes them until the lease ends or Finish records the attempt.
+// claim takes them until the lease ends or Finish records the attempt. It reads the pending
+// index only, and deletes the entries of deliveries no longer pending.
 func (hs *Hooks) Claim(ctx context.Context, limit int, lease time.Duration) ([]Delivery, error) {
 	now := hs.now()
 	var out []Delivery
-	err := hs.each(ctx, func(d Delivery) error {
-		if len(out) >= limit || d.State != DeliveryPending || d.NextAt > now || d.LeaseUntil > now {
-			return nil
+	for after := ""; len(out) < limit; {
+		recs, err := hs.Records.Records(ctx, recPending, "", after, 500)
+		if err != nil || len(recs) == 0 {
+			return out, err
 		}
-		n := d
-		n.LeaseUntil = now + lease.Milliseconds()
-		n.Attempts++
-		ok, err := hs.swap(ctx, d, &n)
-		if ok {
-			out = append(out, n)
+		for _, r := range recs {
+			if len(out) == limit {
+				break
+			}
+			d, err := hs.delivery(ctx, r.Key)
+			if err != nil && ErrorCode(err) != ENotFound {
+				return out, err
+			}
+			if err != nil || d.State != DeliveryPending {
+				if at, _ := strconv.ParseInt(string(r.Value), 10, 64); now-at > staleIndex.Milliseconds() {
+					if err := hs.unmarkPending(ctx, r.Key, r.Value); err != nil {
+						return out, err
+					}
+				}
+				continue
+			}
+			if d.NextAt > now || d.LeaseUntil > now {
+				continue
+			}
+			n := d
+			n.LeaseUntil = now + lease.Milliseconds()
+			n.Attempts++
+			ok, err := hs.swap(ctx, d, &n)
+			if err != nil {
+				return out, err
+			}
+			if ok {
+				out = append(out, n)
+			}
 		}
-		return err
-	})
-	return out, err
+		after = recs[len(recs)-1].Key
+	}
+	return out, nil
 }
 
 // Finish records how an attempt of a claimed delivery went: status is the receiver's HTTP
@@ -524,7 +618,12 @@ func (hs *Hooks) Finish(ctx context.Context, d Delivery, status int, failure str
 	default:
 		n.NextAt = now + hs.backoff(d.Attempts).Milliseconds()
 	}
-	_, err := hs.swap(ctx, d, &n)
+	// The index entry as it was before the outcome: a replay meanwhile renews it, and keeps it.
+	index, _ := hs.Records.Record(ctx, recPending, d.ID)
+	ok, err := hs.swap(ctx, d, &n)
+	if ok && n.State != DeliveryPending && index != nil {
+		err = hs.unmarkPending(ctx, d.ID, index)
+	}
 	return n, err
 }
 

@@ -202,6 +202,25 @@ func HookRules(t *testing.T, store HookStore, clock *Clock) {
 	if err != nil || fmt.Sprint(ids(failed)) != "[a:race:day:2026-11-02:1]" {
 		t.Fatalf("failed deliveries of a: %q, %v", ids(failed), err)
 	}
+	// What is delivered or failed leaves the pending index; what is pending stays in it.
+	indexed := func(prefix string) []string {
+		recs, err := store.Records(ctx, "delivery-pending", prefix, "", 100)
+		must(err)
+		var keys []string
+		for _, r := range recs {
+			keys = append(keys, r.Key)
+		}
+		return keys
+	}
+	if got := indexed("b:"); len(got) != 0 {
+		t.Fatalf("b's delivered delivery is still indexed as pending: %q", got)
+	}
+	if got := indexed("a:race:"); len(got) != 0 {
+		t.Fatalf("a's failed delivery is still indexed as pending: %q", got)
+	}
+	if got := indexed("a:crowd:"); len(got) != 3 {
+		t.Fatalf("a's pending deliveries indexed: %q", got)
+	}
 	// A replay sends it again, under its id, with a fresh count.
 	replayed, err := hs.Replay(ctx, "a", race.ID)
 	if err != nil || replayed.State != laurel.DeliveryPending || replayed.Attempts != 0 || string(replayed.Body) != string(race.Body) {
@@ -261,12 +280,26 @@ func HookRules(t *testing.T, store HookStore, clock *Clock) {
 		}
 	}
 
+	// An index entry left by a crash before its delivery was made is dropped once stale, and
+	// never sent.
+	_, err = store.SwapRecord(ctx, "delivery-pending", "b:ghost:day:2026-11-01:1", nil, []byte(fmt.Sprint(clock.Now())))
+	must(err)
+	clock.Advance(2 * time.Minute)
+	if c, err := hs.Claim(ctx, 100, 30*time.Second); err != nil || slices.Contains(ids(c), "b:ghost:day:2026-11-01:1") {
+		t.Fatalf("claimed %q, %v", ids(c), err)
+	}
+	if got := indexed("b:ghost"); len(got) != 0 {
+		t.Fatalf("a stale index entry stayed: %q", got)
+	}
+
 	must(hs.Delete(ctx, "a"))
 	if _, err := hs.Deliveries(ctx, "a", "", "", 100); laurel.ErrorCode(err) != laurel.ENotFound {
 		t.Fatalf("deliveries of a deleted hook: %v", err)
 	}
-	if recs, err := store.Records(ctx, "delivery", "a:", "", 10); err != nil || len(recs) != 0 {
-		t.Fatalf("a deleted hook left %d deliveries, %v", len(recs), err)
+	for _, kind := range []string{"delivery", "delivery-body", "delivery-pending", "hook-cursor"} {
+		if recs, err := store.Records(ctx, kind, "a:", "", 10); err != nil || len(recs) != 0 {
+			t.Fatalf("a deleted hook left %d records of %s, %v", len(recs), kind, err)
+		}
 	}
 	hooks, err := hs.List(ctx)
 	must(err)
