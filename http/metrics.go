@@ -21,6 +21,7 @@ type metrics struct {
 	eventsDuplicate prometheus.Counter
 	streams         prometheus.Gauge
 	streamsDropped  prometheus.Counter
+	hookAttempts    *prometheus.CounterVec
 }
 
 func newMetrics(svc laurel.Service) *metrics {
@@ -61,9 +62,13 @@ func newMetrics(svc laurel.Service) *metrics {
 			Name: "laurel_streams_dropped_total",
 			Help: "Live streams dropped because their client could not keep up.",
 		}),
+		hookAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laurel_webhook_attempts_total",
+			Help: "Webhook delivery attempts by this node, by the delivery's state after them: delivered, pending (to retry) or failed (no attempt left).",
+		}, []string{"state"}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.commitOps, m.commitSeconds, m.eventsApplied, m.eventsDuplicate,
-		m.streams, m.streamsDropped,
+		m.streams, m.streamsDropped, m.hookAttempts,
 		&entriesCollector{svc: svc},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -178,6 +178,12 @@ func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
 // Registry returns the server's Prometheus registry, which /metrics serves.
 func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
 
+// ObserveDelivery counts one webhook delivery attempt by the state it left the delivery in.
+// Wire it to the dispatcher's OnAttempt hook.
+func (s *Server) ObserveDelivery(d laurel.Delivery) {
+	s.metrics.hookAttempts.WithLabelValues(d.State).Inc()
+}
+
 // ObserveCommit records one group commit of the store: how many operations one fsync made
 // durable and how long it took. Wire it to the store's OnCommit hook.
 func (s *Server) ObserveCommit(ops int, took time.Duration) {

@@ -326,13 +326,13 @@ func (s *server) serve(store store, cfg lhttp.Config) {
 	s.store = store
 	svc := laurel.NewCompetitions(store, store, nil)
 	cfg.Hooks = &laurel.Hooks{Records: store, Service: svc, Encode: lhttp.EncodeDelivery}
+	a := lhttp.NewServer(svc, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopHooks, s.hooksDone = cancel, make(chan struct{})
 	go func() {
 		defer close(s.hooksDone)
-		(&webhook.Dispatcher{Hooks: cfg.Hooks, Every: s.hookEvery, Timeout: s.hookTimeout, Log: s.log}).Run(ctx)
+		(&webhook.Dispatcher{Hooks: cfg.Hooks, Every: s.hookEvery, Timeout: s.hookTimeout, Log: s.log, OnAttempt: a.ObserveDelivery}).Run(ctx)
 	}()
-	a := lhttp.NewServer(svc, cfg)
 	s.http.RegisterOnShutdown(a.Close) // live streams end, so that shutting down need not wait for them
 	s.api.Store(a)
 	h := a.Handler()

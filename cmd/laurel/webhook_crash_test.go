@@ -135,6 +135,15 @@ func TestWebhookAfterKill(t *testing.T) {
 		_, out := do(t, "GET", node.url+"/v1/hooks/game/deliveries/"+id, "")
 		return out["state"] == laurel.DeliveryDelivered
 	})
+	resp, err := http.Get(node.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `laurel_webhook_attempts_total{state="delivered"} 1`) {
+		t.Errorf("/metrics does not count the delivery:\n%s", metrics)
+	}
 	status, out := do(t, "GET", node.url+"/v1/boards/daily/periods/"+day+"/results?window=day", "")
 	if status != http.StatusOK || out["rewarded"] != 2.0 {
 		t.Fatalf("GET results: %d %v", status, out)
