@@ -31,8 +31,8 @@ type Competitions struct {
 // configCache is a board's configuration as a submit read it last: a submit reads it again
 // once it is configTTL old, so that a board's competitions cost no read of the board on most
 // submits (on the scale-out store, a read of PostgreSQL and Redis). A change of a board's
-// tournament or cohorts applies to submits within configTTL; admission by time never waits
-// (the store decides it).
+// tournament or cohorts made through another node applies to this one's submits within
+// configTTL (through this one, at once); admission by time never waits (the store decides it).
 type configCache struct {
 	board *Board // nil: the board has no competition, or does not exist
 	read  time.Time
@@ -467,17 +467,31 @@ func (t *Competitions) entrant(ctx context.Context, b *Board, run Run, member st
 	return en, nil
 }
 
-// DeleteBoard deletes the board, then the entries of its tournament.
+// PutBoard creates or changes a board; this node's submits see its competitions at once.
+func (t *Competitions) PutBoard(ctx context.Context, id string, spec BoardSpec) (BoardInfo, bool, error) {
+	defer t.configs.Delete(id)
+	return t.Service.PutBoard(ctx, id, spec)
+}
+
+// DeleteBoard deletes the board, then what competitions and webhooks keep of it: its
+// tournament's entries, its cohorts, its tiers, and the hooks' cursors on it (so that a board
+// made again under its id is told of from its first period).
 func (t *Competitions) DeleteBoard(ctx context.Context, id string) error {
+	defer t.configs.Delete(id)
 	if err := t.Service.DeleteBoard(ctx, id); err != nil {
 		return err
 	}
-	for _, kind := range []string{recEntry, recEntries} {
-		if err := deleteRecords(ctx, t.Records, kind, id+":", func(string) bool { return true }); err != nil {
+	all := func(string) bool { return true }
+	for _, kind := range []string{recEntry, recEntries, recCohortOf, recCohort, recCohortFill, recTier} {
+		if err := deleteRecords(ctx, t.Records, kind, id+":", all); err != nil {
 			return err
 		}
 	}
-	return nil
+	return deleteRecords(ctx, t.Records, recCursor, "", func(key string) bool { // hook:board:window
+		_, rest, _ := strings.Cut(key, ":")
+		board, _, _ := strings.Cut(rest, ":")
+		return board == id
+	})
 }
 
 // DeleteMember erases the member, then what competitions keep of it: its entries (which

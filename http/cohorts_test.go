@@ -63,6 +63,10 @@ func TestCohorts(t *testing.T) {
 	if old := e.do("GET", "/v1/boards/lg/entries?cohort=cy&period=2026-11-16", nil).must(t, 200); old.get("period", "closed") != true || old.get("total") != 2.0 {
 		t.Fatalf("cy's cohort in the closed week: %s", old.raw)
 	}
+	// A board deleted takes its cohorts with it: made again, it starts afresh.
+	e.do("DELETE", "/v1/boards/lg", nil).must(t, 204)
+	e.do("PUT", "/v1/boards/lg", map[string]any{"windows": []string{"week"}, "cohorts": map[string]any{"window": "week", "size": 2}}).must(t, 201)
+	e.do("GET", "/v1/boards/lg/members/cy/cohort?period=2026-11-16", nil).isError(t, 404, "not_found", "cohort")
 }
 
 // TestLeague: two tiers, cohorts of two; the first of the day moves up, and its next day's
