@@ -78,7 +78,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // The demo's boards: one score feeds the rolling and the weekly board at once (a
 // cross-board batch, like seed 002's groups); lap times go to a best-time board. An 8-day
-// late_limit keeps the periods of the made-up past week open for it.
+// late_limit keeps the periods of the made-up past week open for it (setUp then closes the
+// lap board's past days, and rewards them).
 var demoBoards = []struct {
 	id   string
 	spec laurel.BoardSpec
@@ -133,7 +134,12 @@ func (s *simulation) setUp(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	// The week is in: the lap board now takes laps an hour late at most, which closes its past
+	// days, and rewards each day's three fastest — the page shows yesterday's results.
+	_, _, err := s.svc.PutBoard(ctx, "laps", laurel.BoardSpec{LateLimit: ptr("1h"), Rewards: laurel.Rewards{
+		{Window: "day", Ranks: []int{1, 1}, Reward: []byte(`{"trophy": "gold"}`)},
+		{Window: "day", Ranks: []int{2, 3}, Reward: []byte(`{"trophy": "silver"}`)}}})
+	return err
 }
 
 // play1 is one thing a player did at ts: a score on the points boards, sometimes a lap.

@@ -53,6 +53,23 @@ func TestDemo(t *testing.T) {
 	if periods, _ := body["periods"].([]any); len(periods) < 2 {
 		t.Fatalf("weekly periods: %v", body)
 	}
+	// The lap board's past days are closed, and their fastest rewarded.
+	_, body = do(t, "GET", base+"/v1/boards/laps/periods?window=day", "")
+	periods, _ := body["periods"].([]any)
+	var closed string
+	for _, p := range periods {
+		if p.(map[string]any)["closed"] == true {
+			closed = p.(map[string]any)["id"].(string)
+			break
+		}
+	}
+	if closed == "" {
+		t.Fatalf("no closed day on the lap board: %v", body)
+	}
+	if status, body := do(t, "GET", base+"/v1/boards/laps/periods/"+closed+"/results?window=day", ""); status != http.StatusOK ||
+		body["rewarded"].(float64) < 1 || body["rewarded"].(float64) > 3 {
+		t.Fatalf("results of %s: %d %v", closed, status, body)
+	}
 	total := func() float64 {
 		_, body := do(t, "GET", base+"/v1/boards/points?window=all", "")
 		cur, _ := body["current"].(map[string]any)
