@@ -45,7 +45,9 @@ func TestTournamentRules(t *testing.T) {
 
 func TestCohortRules(t *testing.T) {
 	s, clock := openOnClock(t, "2026-10-24T12:00:00Z")
-	laureltest.CohortRules(t, s, clock, laureltest.Seed(t), 300)
+	laureltest.CohortRules(t, s, clock, laureltest.Seed(t), 300, func(from laureltest.HookStore) laureltest.HookStore {
+		return laureltest.IntoEmbedded(t, from.(*embedded.Store), clock.Now)
+	})
 }
 
 func TestLeagueRules(t *testing.T) {

@@ -17,8 +17,9 @@ import (
 // placement: first come, first served, at most size members a cohort, by a profile's metadata
 // field where the board says so, anew each period. Every read of a cohort — page, member,
 // around, lookup, rank of a score, in the current period and in past ones — must equal the
-// whole board's ranking of the cohort's members, ranked among themselves.
-func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops int) {
+// whole board's ranking of the cohort's members, ranked among themselves. With transfer, the
+// store is then moved (a dump, another store) and every cohort read again from there.
+func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops int, transfer func(HookStore) HookStore) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 11))
 	clock.Set("2026-10-24T12:00:00Z") // Berlin leaves summer time on the 25th
@@ -186,9 +187,16 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 			check(op, b, laurel.Query{Board: b.ID}, periodOf(b, clock.Now()))
 		}
 	}
-	// Every period met, past ones included, read by its id.
+	// Every period met, past ones included, read by its id; and again where a dump took them.
 	for _, s := range periodsSeen {
 		check(ops, s.b, laurel.Query{Board: s.b.ID, Period: s.period}, s.period)
+	}
+	if transfer != nil {
+		store = transfer(store)
+		svc = &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
+		for _, s := range periodsSeen {
+			check(ops, s.b, laurel.Query{Board: s.b.ID, Period: s.period}, s.period)
+		}
 	}
 	// The results of closed weeks reward each cohort's first: cohort by cohort, ranked within.
 	spec := laurel.BoardSpec{Rewards: laurel.Rewards{{Window: "week", Ranks: []int{1, 1}, Reward: json.RawMessage(`{"w":1}`)}}}

@@ -1,6 +1,7 @@
 package laureltest
 
 import (
+	"bytes"
 	"io"
 	"testing"
 
@@ -31,4 +32,28 @@ func EmbeddedTarget(t testing.TB) Target {
 			return embedded.Import(dir, d, embedded.Options{Now: now})
 		},
 	}
+}
+
+// IntoEmbedded moves a store through a dump into an embedded store in a new directory, on
+// the clock now, and opens it there until the test ends.
+func IntoEmbedded(t testing.TB, from laurel.Exporter, now func() int64) *embedded.Store {
+	t.Helper()
+	var dump bytes.Buffer
+	if err := Export(from, &dump); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := laurel.NewDumpReader(&dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := embedded.Import(dir, rd, embedded.Options{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	to, err := embedded.Open(dir, embedded.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { to.Close() })
+	return to
 }

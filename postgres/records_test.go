@@ -10,6 +10,7 @@ import (
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
 	"github.com/laurel/laurel/laureltest"
+	"github.com/laurel/laurel/postgres"
 )
 
 func TestRecords(t *testing.T) {
@@ -99,7 +100,10 @@ func TestRecordsInDumps(t *testing.T) {
 
 func TestCohortRules(t *testing.T) {
 	clock := laureltest.NewClock("2026-10-24T12:00:00Z")
-	laureltest.CohortRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 80)
+	// Then through a dump into the embedded store.
+	laureltest.CohortRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 80, func(from laureltest.HookStore) laureltest.HookStore {
+		return laureltest.IntoEmbedded(t, from.(*postgres.Store), clock.Now)
+	})
 }
 
 func TestLeagueRules(t *testing.T) {
