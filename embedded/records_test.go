@@ -52,7 +52,9 @@ func TestCohortRules(t *testing.T) {
 
 func TestLeagueRules(t *testing.T) {
 	s, clock := openOnClock(t, "2026-11-02T08:00:00Z")
-	laureltest.LeagueRules(t, s, clock, laureltest.Seed(t), 200)
+	laureltest.LeagueRules(t, s, clock, laureltest.Seed(t), 200, func(from laureltest.HookStore) laureltest.HookStore {
+		return laureltest.IntoEmbedded(t, from.(*embedded.Store), clock.Now)
+	})
 }
 
 // openOnClock opens a store in a new directory on a fake clock at start, closed with the test.

@@ -14,7 +14,9 @@ import (
 // each cohort up and the last down at each day's close, absent members down) with random
 // play and clock moves over several days, and checks every member's tier, its last move, and
 // the tier its cohort was placed by against a model that applies each close as it happens.
-func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops int) {
+// With transfer, the store is then moved (a dump, another store), a day passes, and every
+// tier is checked again there.
+func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops int, transfer func(HookStore) HookStore) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 13))
 	clock.Set("2026-11-02T08:00:00Z")
@@ -76,6 +78,30 @@ func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 			}
 		}
 	}
+	// checkTiers compares every member's tier, last move and today's cohort with the model.
+	checkTiers := func(op int) {
+		today := cal.PeriodAt(w, time.UnixMilli(clock.Now())).ID
+		for _, m := range members {
+			got, err := svc.Tier(ctx, "league", m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			move := ""
+			if len(got.Moves) > 0 {
+				mv := got.Moves[0]
+				move = fmt.Sprintf("%s %s→%s #%d/%d", mv.Period, mv.From, mv.To, mv.Rank, mv.Of)
+			}
+			if got.Tier != tiers[tier[m]] || move != lastMove[m] {
+				t.Fatalf("op %d at %s: Tier(%s) = %s, last move %q; want %s, %q", op, laurel.FormatTime(clock.Now()), m, got.Tier, move, tiers[tier[m]], lastMove[m])
+			}
+			if by := placedBy[today+":"+m]; by != "" {
+				c, err := svc.Cohort(ctx, laurel.Query{Board: "league"}, m)
+				if err != nil || c.Key != by {
+					t.Fatalf("op %d: %s's cohort today %+v, %v; want one of tier %s", op, m, c, err, by)
+				}
+			}
+		}
+	}
 	for op := range ops {
 		if rng.IntN(4) == 0 {
 			clock.Advance(time.Duration(rng.Int64N(int64(30 * time.Hour))))
@@ -99,25 +125,13 @@ func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 				cohortOf[today+":"+ev.Member] = c.ID
 			}
 		}
-		for _, m := range members {
-			got, err := svc.Tier(ctx, "league", m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			move := ""
-			if len(got.Moves) > 0 {
-				mv := got.Moves[0]
-				move = fmt.Sprintf("%s %s→%s #%d/%d", mv.Period, mv.From, mv.To, mv.Rank, mv.Of)
-			}
-			if got.Tier != tiers[tier[m]] || move != lastMove[m] {
-				t.Fatalf("op %d at %s: Tier(%s) = %s, last move %q; want %s, %q", op, laurel.FormatTime(clock.Now()), m, got.Tier, move, tiers[tier[m]], lastMove[m])
-			}
-			if by := placedBy[today+":"+m]; by != "" {
-				c, err := svc.Cohort(ctx, laurel.Query{Board: "league"}, m)
-				if err != nil || c.Key != by {
-					t.Fatalf("op %d: %s's cohort today %+v, %v; want one of tier %s", op, m, c, err, by)
-				}
-			}
-		}
+		checkTiers(op)
+	}
+	if transfer != nil {
+		store = transfer(store)
+		svc = &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
+		clock.Advance(24 * time.Hour)
+		closeDays()
+		checkTiers(ops)
 	}
 }

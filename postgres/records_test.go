@@ -108,5 +108,7 @@ func TestCohortRules(t *testing.T) {
 
 func TestLeagueRules(t *testing.T) {
 	clock := laureltest.NewClock("2026-11-02T08:00:00Z")
-	laureltest.LeagueRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 60)
+	laureltest.LeagueRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 60, func(from laureltest.HookStore) laureltest.HookStore {
+		return laureltest.IntoEmbedded(t, from.(*postgres.Store), clock.Now)
+	})
 }
