@@ -51,7 +51,7 @@ func TestCohortRules(t *testing.T) {
 }
 
 func TestLeagueRules(t *testing.T) {
-	s, clock := openOnClock(t, "2026-11-02T08:00:00Z")
+	s, clock := openOnClock(t, "2026-10-30T12:00:00Z")
 	laureltest.LeagueRules(t, s, clock, laureltest.Seed(t), 200, func(from laureltest.HookStore) laureltest.HookStore {
 		return laureltest.IntoEmbedded(t, from.(*embedded.Store), clock.Now)
 	})

@@ -19,10 +19,10 @@ import (
 func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops int, transfer func(HookStore) HookStore) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 13))
-	clock.Set("2026-11-02T08:00:00Z")
+	clock.Set("2026-10-30T12:00:00Z") // New York's days: 1 November is 25 hours long
 	svc := &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
 	tiers := []string{"bronze", "silver", "gold"}
-	b := mustPutBoard(t, store, "league", laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("1h"), Keep: ptr(100),
+	b := mustPutBoard(t, store, "league", laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("1h"), Keep: ptr(100), Timezone: ptr("America/New_York"),
 		Cohorts: &laurel.CohortsSpec{Window: ptr("day"), Size: ptr(3), Tiers: tiers, Promote: ptr(1), Demote: ptr(1), DemoteAbsent: ptr(true)}})
 	w, _ := b.Window("day")
 	cal := b.Calendar()

@@ -107,7 +107,7 @@ func TestCohortRules(t *testing.T) {
 }
 
 func TestLeagueRules(t *testing.T) {
-	clock := laureltest.NewClock("2026-11-02T08:00:00Z")
+	clock := laureltest.NewClock("2026-10-30T12:00:00Z")
 	laureltest.LeagueRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 60, func(from laureltest.HookStore) laureltest.HookStore {
 		return laureltest.IntoEmbedded(t, from.(*postgres.Store), clock.Now)
 	})
