@@ -126,13 +126,142 @@ type Cohort struct {
 	Members               []string // in order of placement
 }
 
-// Records of cohorts: a member's cohort in a period, a cohort's members, and the cohort being
-// filled for a placement key, "n count".
+// Records of cohorts: a member's cohort in a period, a cohort's members, the cohort being
+// filled for a placement key, "n count", and a member's standings in its cohort after its
+// writes.
 const (
-	recCohortOf   = "cohort-of"   // board:period:member → cohort id
-	recCohort     = "cohort"      // board:period:cohort → JSON list of members
-	recCohortFill = "cohort-fill" // board:period:key → "n count"
+	recCohortOf      = "cohort-of"      // board:period:member → cohort id
+	recCohort        = "cohort"         // board:period:cohort → JSON list of members
+	recCohortFill    = "cohort-fill"    // board:period:key → "n count"
+	recCohortHistory = "cohort-history" // board:member:period → JSON [[at, score, rank], …], oldest first
 )
+
+// placeAll places the members of a submit's events on boards with cohorts, and records the
+// standing in its cohort that each member's applied events left it with, as the store's rank
+// history does for the whole board.
+func (t *Competitions) placeAll(ctx context.Context, boards map[string]*Board, events []Event, results []EventResult, now int64) {
+	type standing struct {
+		b              *Board
+		member, period string
+		at             int64
+	}
+	var written []standing
+	for i, ev := range events {
+		b := boards[ev.Board]
+		if b == nil || b.Cohorts == nil {
+			continue
+		}
+		ts := now
+		if ev.HasTS {
+			ts = ev.TS
+		}
+		if t.place(ctx, b, ev.Member, ts) != nil {
+			return
+		}
+		if results[i].Status != StatusApplied {
+			continue
+		}
+		w, _ := b.Window(b.Cohorts.Window)
+		period := b.Calendar().PeriodAt(w, time.UnixMilli(ts)).ID
+		j := slices.IndexFunc(written, func(s standing) bool { return s.b == b && s.member == ev.Member && s.period == period })
+		if j < 0 {
+			written = append(written, standing{b, ev.Member, period, ts})
+		} else {
+			written[j].at = max(written[j].at, ts)
+		}
+	}
+	for _, s := range written {
+		q := Query{Board: s.b.ID, Window: s.b.Cohorts.Window, Period: s.period, Cohort: s.member}
+		me, err := t.Member(ctx, q, s.member)
+		if err != nil {
+			continue // not ranked there (hidden): no point, as on the whole board
+		}
+		if t.appendPoint(ctx, s.b.ID+":"+s.member+":"+s.period, [3]int64{s.at, me.Entry.Score, int64(me.Entry.Rank)}) != nil {
+			return
+		}
+	}
+}
+
+// appendPoint adds a point to a member's cohort history in one period, keeping the newest
+// MaxHistoryLimit.
+func (t *Competitions) appendPoint(ctx context.Context, key string, p [3]int64) error {
+	for {
+		raw, err := t.Records.Record(ctx, recCohortHistory, key)
+		if err != nil && ErrorCode(err) != ENotFound {
+			return err
+		}
+		var points [][3]int64
+		if raw != nil {
+			if err := json.Unmarshal(raw, &points); err != nil {
+				return err
+			}
+		}
+		points = append(points, p)
+		if len(points) > MaxHistoryLimit {
+			points = points[len(points)-MaxHistoryLimit:]
+		}
+		v, _ := json.Marshal(points)
+		if ok, err := t.Records.SwapRecord(ctx, recCohortHistory, key, raw, v); err != nil || ok {
+			return err
+		}
+	}
+}
+
+// CohortHistory returns a member's points in its cohorts, newest first, at most limit: after
+// each of its writes (a submit), its score and its rank within its cohort of that period, at
+// the time of its latest event there. Later periods come first; within one, later writes.
+func (t *Competitions) CohortHistory(ctx context.Context, board, window, member string, limit int) ([]HistoryPoint, error) {
+	if err := ValidateMember("member", member); err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > MaxHistoryLimit {
+		return nil, FieldErrorf(EInvalid, "limit", "must be 1 to %d", MaxHistoryLimit)
+	}
+	info, err := t.Service.Board(ctx, board)
+	if err != nil {
+		return nil, err
+	}
+	c := info.Cohorts
+	if c == nil {
+		return nil, FieldErrorf(EInvalid, "cohort", "board %q has no cohorts", board)
+	}
+	if window != "" && window != c.Window {
+		return nil, FieldErrorf(EInvalid, "window", "board %q places cohorts by %s: read that window", board, c.Window)
+	}
+	// Records come in period order; within one, points in the order of their writes. Newest
+	// first is the reverse of both.
+	prefix := board + ":" + member + ":"
+	var periods [][]HistoryPoint
+	for after := ""; ; {
+		recs, err := t.Records.Records(ctx, recCohortHistory, prefix, after, 500)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for _, r := range recs {
+			if strings.Contains(strings.TrimPrefix(r.Key, prefix), ":") {
+				continue // a member whose id goes on past this one's, with a colon
+			}
+			var points [][3]int64
+			if err := json.Unmarshal(r.Value, &points); err != nil {
+				return nil, err
+			}
+			hp := make([]HistoryPoint, len(points))
+			for i, p := range points {
+				hp[len(points)-1-i] = HistoryPoint{At: p[0], Score: p[1], Rank: int(p[2])}
+			}
+			periods = append(periods, hp)
+		}
+		after = recs[len(recs)-1].Key
+	}
+	var out []HistoryPoint
+	for _, hp := range slices.Backward(periods) {
+		out = append(out, hp...)
+	}
+	return out[:min(len(out), limit)], nil
+}
 
 // place puts member in a cohort of the period of b's cohort window that holds ts, unless it
 // has one; a crash between its steps is repaired at the member's next event.

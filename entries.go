@@ -91,6 +91,7 @@ type Contests interface {
 	Entrant(ctx context.Context, board, member string) (Entrant, error)
 	Cohort(ctx context.Context, q Query, member string) (Cohort, error)
 	Tier(ctx context.Context, board, member string) (Tier, error)
+	CohortHistory(ctx context.Context, board, window, member string, limit int) ([]HistoryPoint, error)
 }
 
 var _ Contests = (*Competitions)(nil)
@@ -112,8 +113,9 @@ type reservation struct {
 
 // Submit applies events as the store does, after counting them against their tournaments'
 // entries (an event a run does not take fails the whole submit, as any bad event does), and
-// places their members in their cohorts. A placement that fails after the store took the
-// events is left to the member's next event, which places it: the events are stored.
+// places their members in their cohorts, recording each one's new standing in its cohort. A
+// placement that fails after the store took the events is left to the member's next event,
+// which places it: the events are stored.
 func (t *Competitions) Submit(ctx context.Context, events []Event, opts SubmitOptions) ([]EventResult, error) {
 	boards, err := t.competitionBoards(ctx, events)
 	if err != nil {
@@ -133,17 +135,7 @@ func (t *Competitions) Submit(ctx context.Context, events []Event, opts SubmitOp
 		return nil, err
 	}
 	t.release(context.WithoutCancel(ctx), res, events, results)
-	for _, ev := range events {
-		if b := boards[ev.Board]; b != nil && b.Cohorts != nil {
-			ts := now
-			if ev.HasTS {
-				ts = ev.TS
-			}
-			if t.place(context.WithoutCancel(ctx), b, ev.Member, ts) != nil {
-				break
-			}
-		}
-	}
+	t.placeAll(context.WithoutCancel(ctx), boards, events, results, now)
 	return results, nil
 }
 
@@ -482,7 +474,7 @@ func (t *Competitions) DeleteBoard(ctx context.Context, id string) error {
 		return err
 	}
 	all := func(string) bool { return true }
-	for _, kind := range []string{recEntry, recEntries, recCohortOf, recCohort, recCohortFill, recTier} {
+	for _, kind := range []string{recEntry, recEntries, recCohortOf, recCohort, recCohortFill, recCohortHistory, recTier} {
 		if err := deleteRecords(ctx, t.Records, kind, id+":", all); err != nil {
 			return err
 		}
@@ -495,8 +487,8 @@ func (t *Competitions) DeleteBoard(ctx context.Context, id string) error {
 }
 
 // DeleteMember erases the member, then what competitions keep of it: its entries (which
-// free their places in capped runs), its cohort placements (it leaves its cohorts' lists) and
-// its tiers.
+// free their places in capped runs), its cohort placements (it leaves its cohorts' lists), its
+// cohort history and its tiers.
 func (t *Competitions) DeleteMember(ctx context.Context, member string) error {
 	if err := t.Service.DeleteMember(ctx, member); err != nil {
 		return err
@@ -521,6 +513,13 @@ func (t *Competitions) DeleteMember(ctx context.Context, member string) error {
 		err = deleteRecords(ctx, t.Records, recTier, "", func(key string) bool {
 			_, m, _ := strings.Cut(key, ":")
 			return m == member
+		})
+	}
+	if err == nil {
+		err = deleteRecords(ctx, t.Records, recCohortHistory, "", func(key string) bool { // board:member:period
+			_, rest, _ := strings.Cut(key, ":")
+			i := strings.LastIndexByte(rest, ':')
+			return i >= 0 && rest[:i] == member
 		})
 	}
 	return err

@@ -38,7 +38,12 @@ func TestCohorts(t *testing.T) {
 	if r := e.do("GET", "/v1/boards/lg/rank?cohort=ann&score=6", nil).must(t, 200); r.get("rank") != 2.0 || r.get("total") != 2.0 {
 		t.Fatalf("rank of 6 in ann's cohort: %s", r.raw)
 	}
-	e.do("GET", "/v1/boards/lg/members/ann/history?cohort=ann", nil).isError(t, 400, "invalid_argument", "cohort")
+	// History in a cohort: ann's one write left her first of a cohort of one.
+	if h := e.do("GET", "/v1/boards/lg/members/ann/history?cohort=ann", nil).must(t, 200); len(h.get("points").([]any)) != 1 ||
+		h.get("points", 0, "rank") != 1.0 || h.get("points", 0, "score") != 5.0 {
+		t.Fatalf("ann's history in her cohort: %s", h.raw)
+	}
+	e.do("GET", "/v1/boards/lg/members/ann/history?cohort=ben", nil).isError(t, 400, "invalid_argument", "cohort")
 	e.do("GET", "/v1/boards/lg/entries?cohort=zed", nil).isError(t, 404, "not_found", "cohort")
 	e.do("PUT", "/v1/boards/plain", map[string]any{}).must(t, 201)
 	e.do("GET", "/v1/boards/plain/entries?cohort=ann", nil).isError(t, 400, "invalid_argument", "cohort")
@@ -51,6 +56,12 @@ func TestCohorts(t *testing.T) {
 	e.do("POST", "/v1/boards/lg/events", `{"member": "cy", "value": 10}`).must(t, 200)
 	if ev := next(t, ch, time.Second); !strings.Contains(ev.data, `"rank":1,"member":"cy","score":11`) {
 		t.Fatalf("after cy's event: %s", ev.data)
+	}
+	// cy's history in her cohort, a point a write: first of one at her first (dee came after),
+	// first of two with 11 at her second. Dee's arrival, not cy's write, left no point of cy's.
+	if h := e.do("GET", "/v1/boards/lg/members/cy/history?cohort=cy", nil).must(t, 200); len(h.get("points").([]any)) != 2 ||
+		h.get("points", 0, "rank") != 1.0 || h.get("points", 0, "score") != 11.0 || h.get("points", 1, "rank") != 1.0 {
+		t.Fatalf("cy's history in her cohort: %s", h.raw)
 	}
 
 	// A week later (and a day of late_limit) the week is closed: each cohort's first is rewarded.

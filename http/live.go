@@ -365,11 +365,21 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if v.Get("cohort") != "" {
-		s.writeError(w, r, laurel.FieldErrorf(laurel.EInvalid, "cohort", "rank history is ranked on the whole board: a point keeps the rank its write answered with"))
-		return
+	member := r.PathValue("member")
+	history := s.svc.History
+	if c := v.Get("cohort"); c != "" {
+		contests, ok := s.svc.(laurel.Contests)
+		switch {
+		case !ok:
+			s.writeError(w, r, laurel.FieldErrorf(laurel.EInvalid, "cohort", "this service keeps no cohorts"))
+			return
+		case c != member:
+			s.writeError(w, r, laurel.FieldErrorf(laurel.EInvalid, "cohort", "a member's history is ranked in its own cohort: cohort=%s", member))
+			return
+		}
+		history = contests.CohortHistory
 	}
-	points, err := s.svc.History(r.Context(), board, v.Get("window"), r.PathValue("member"), int(limit))
+	points, err := history(r.Context(), board, v.Get("window"), member, int(limit))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -165,10 +165,18 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 			if _, err := svc.Submit(ctx, evs, laurel.SubmitOptions{NoRanks: true}); err != nil {
 				t.Fatalf("op %d: Submit %v: %v", op, evs, err)
 			}
+			latest := map[string]int64{} // member → its latest event's time, when all are today's
 			for _, ev := range evs {
 				ts := clock.Now()
 				if ev.HasTS {
 					ts = ev.TS
+				}
+				switch {
+				case latest[ev.Member] < 0:
+				case periodOf(b, ts) == periodOf(b, clock.Now()):
+					latest[ev.Member] = max(latest[ev.Member], ts)
+				default:
+					latest[ev.Member] = -1 // a point in another period too: not checked here
 				}
 				place(b, ev.Member, ts)
 				p := periodOf(b, ts)
@@ -185,6 +193,23 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 				}
 			}
 			check(op, b, laurel.Query{Board: b.ID}, periodOf(b, clock.Now()))
+			// Each member's newest point in its cohort: its score and rank there right after
+			// this write, from the whole board's ranks of its cohort's members.
+			base := b.ID + ":" + periodOf(b, clock.Now()) + ":"
+			for m, at := range latest {
+				if at < 0 {
+					continue
+				}
+				all, err := store.Lookup(ctx, laurel.Query{Board: b.ID, Window: b.Cohorts.Window}, cohorts[base+placed[base+m]])
+				if err != nil {
+					t.Fatal(err)
+				}
+				i := slices.IndexFunc(all.Entries, func(e laurel.Entry) bool { return e.Member == m })
+				hist, err := svc.CohortHistory(ctx, b.ID, "", m, 1)
+				if err != nil || len(hist) != 1 || i < 0 || hist[0] != (laurel.HistoryPoint{At: at, Score: all.Entries[i].Score, Rank: i + 1}) {
+					t.Fatalf("op %d: %s's newest point in its cohort: %+v, %v; want at %s score and rank of %d in %v", op, m, hist, err, laurel.FormatTime(at), i, all.Entries)
+				}
+			}
 		}
 	}
 	// Every period met, past ones included, read by its id; and again where a dump took them.

@@ -424,7 +424,8 @@ export declare class Laurel {
   listDeliveries(hook: string, opts?: CallOptions & { state?: "pending" | "delivered" | "failed"; after?: string; limit?: number }): Promise<Delivery[]>;
   getDelivery(hook: string, delivery: string, opts?: CallOptions): Promise<Delivery>;
   replayDelivery(hook: string, delivery: string, opts?: CallOptions): Promise<Delivery>;
-  memberHistory(board: string, member: string, opts?: CallOptions & { window?: string; limit?: number }): Promise<HistoryPoint[]>;
+  /** With cohort (the member itself): its ranks in its cohorts, a point a write. */
+  memberHistory(board: string, member: string, opts?: CallOptions & { window?: string; limit?: number; cohort?: string }): Promise<HistoryPoint[]>;
 
   putProfile(member: string, spec: ProfileSpec, opts?: CallOptions): Promise<Profile>;
   getProfile(member: string, opts?: CallOptions): Promise<Profile>;

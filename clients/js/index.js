@@ -172,8 +172,8 @@ export class Laurel {
   getResults(board, period, { window, offset, limit, signal } = {}) {
     return this.request("GET", `/v1/boards/${enc(board)}/periods/${enc(period)}/results`, { query: { window, offset, limit }, signal });
   }
-  memberHistory(board, member, { window, limit, signal } = {}) {
-    return this.request("GET", `/v1/boards/${enc(board)}/members/${enc(member)}/history`, { query: { window, limit }, signal })
+  memberHistory(board, member, { window, limit, cohort, signal } = {}) {
+    return this.request("GET", `/v1/boards/${enc(board)}/members/${enc(member)}/history`, { query: { window, limit, cohort }, signal })
       .then((r) => r.points);
   }
 
