@@ -17,9 +17,10 @@ import (
 // placement: first come, first served, at most size members a cohort, by a profile's metadata
 // field where the board says so, anew each period. Every read of a cohort — page, member,
 // around, lookup, rank of a score, in the current period and in past ones — must equal the
-// whole board's ranking of the cohort's members, ranked among themselves. With transfer, the
-// store is then moved (a dump, another store) and every cohort read again from there.
-func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops int, transfer func(HookStore) HookStore) {
+// whole board's ranking of the cohort's members, ranked among themselves. Then each of moves
+// in turn changes the store (a dump into another, an index rebuilt) and every cohort of every
+// period is read again.
+func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops int, moves ...func(HookStore) HookStore) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 11))
 	clock.Set("2026-10-24T12:00:00Z") // Berlin leaves summer time on the 25th
@@ -216,8 +217,8 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 	for _, s := range periodsSeen {
 		check(ops, s.b, laurel.Query{Board: s.b.ID, Period: s.period}, s.period)
 	}
-	if transfer != nil {
-		store = transfer(store)
+	for _, move := range moves {
+		store = move(store)
 		svc = &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
 		for _, s := range periodsSeen {
 			check(ops, s.b, laurel.Query{Board: s.b.ID, Period: s.period}, s.period)

@@ -100,8 +100,21 @@ func TestRecordsInDumps(t *testing.T) {
 
 func TestCohortRules(t *testing.T) {
 	clock := laureltest.NewClock("2026-10-24T12:00:00Z")
-	// Then through a dump into the embedded store.
-	laureltest.CohortRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 80, func(from laureltest.HookStore) laureltest.HookStore {
+	// Then with the index lost and rebuilt, then through a dump into the embedded store.
+	so := laureltest.NewScaleOutStore(t)
+	rebuilt := func(from laureltest.HookStore) laureltest.HookStore {
+		ctx := context.Background()
+		for _, k := range so.Keys(t) {
+			so.Client.Do(ctx, so.Client.B().Del().Key(k).Build())
+		}
+		for _, b := range []string{"league", "skill"} {
+			if err := from.(*postgres.Store).Rebuild(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return from
+	}
+	laureltest.CohortRules(t, so.Open(t, clock.Now), clock, laureltest.Seed(t), 80, rebuilt, func(from laureltest.HookStore) laureltest.HookStore {
 		return laureltest.IntoEmbedded(t, from.(*postgres.Store), clock.Now)
 	})
 }
