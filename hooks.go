@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -163,7 +164,24 @@ type Hooks struct {
 	Retain              time.Duration
 
 	pruned atomic.Int64 // when prune last ran (by Now): it runs at most once an hour
+
+	// What Collect need not read again yet: the boards (for a minute), and for each hook,
+	// board and window the instant before which none of its periods can have closed since
+	// Collect last looked (the current period's close, or a minute on, since a board's
+	// late_limit may shorten meanwhile).
+	boardsRead atomic.Pointer[boardsRead]
+	lookAgain  sync.Map // hook:board:window → lookAgain
 }
+
+type boardsRead struct {
+	boards []BoardInfo
+	at     int64
+}
+
+type lookAgain struct{ looked, next int64 } // unix ms
+
+// lookAgainAfter bounds how long Collect trusts what it read of boards and periods.
+const lookAgainAfter = time.Minute
 
 // Defaults of Hooks: about a day of retries, and a week of delivery history.
 const (
@@ -407,24 +425,41 @@ func (hs *Hooks) Collect(ctx context.Context) (int, error) {
 	if err != nil || len(hooks) == 0 {
 		return 0, err
 	}
-	boards, err := hs.Service.Boards(ctx)
-	if err != nil {
-		return 0, err
+	now := hs.now()
+	br := hs.boardsRead.Load()
+	if br == nil || now-br.at >= lookAgainAfter.Milliseconds() || now < br.at {
+		boards, err := hs.Service.Boards(ctx)
+		if err != nil {
+			return 0, err
+		}
+		br = &boardsRead{boards: boards, at: now}
+		hs.boardsRead.Store(br)
 	}
 	made := 0
 	for _, h := range hooks {
-		for _, b := range boards {
+		for _, b := range br.boards {
 			if !h.hears(b.ID) {
 				continue
 			}
 			for _, w := range b.Windows {
-				if name := w.String(); w.IsCalendar() && b.Rewards.Has(name) {
-					n, err := hs.collect(ctx, &h, &b.Board, name)
-					made += n
-					if err != nil && ErrorCode(err) != ENotFound { // a board deleted meanwhile
-						return made, err
-					}
+				name := w.String()
+				if !w.IsCalendar() || !b.Rewards.Has(name) {
+					continue
 				}
+				key := h.ID + ":" + b.ID + ":" + name
+				if la, ok := hs.lookAgain.Load(key); ok && now >= la.(lookAgain).looked && now < la.(lookAgain).next {
+					continue // nothing can have closed since (a clock set back looks again)
+				}
+				n, err := hs.collect(ctx, &h, &b.Board, name)
+				made += n
+				if err != nil && ErrorCode(err) != ENotFound { // a board deleted meanwhile
+					return made, err
+				}
+				// The next close: that of the oldest period still open, the one holding now − late_limit.
+				late := b.LateLimit.Milliseconds()
+				oldestOpen := b.Calendar().PeriodAt(w, time.UnixMilli(now-late))
+				next := min(now+lookAgainAfter.Milliseconds(), oldestOpen.End.UnixMilli()+late)
+				hs.lookAgain.Store(key, lookAgain{looked: now, next: next})
 			}
 		}
 	}

@@ -1,0 +1,83 @@
+package laurel_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
+)
+
+// testClock is a fake clock (the root package's tests do not import laureltest, whose flags
+// are theirs too).
+type testClock struct{ ms atomic.Int64 }
+
+func (c *testClock) Now() int64 { return c.ms.Load() }
+func (c *testClock) Set(s string) {
+	ms, err := laurel.ParseTime(s)
+	if err != nil {
+		panic(err)
+	}
+	c.ms.Store(ms)
+}
+func (c *testClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+
+// countingPeriods is a store that counts its Periods reads.
+type countingPeriods struct {
+	*embedded.Store
+	n int
+}
+
+func (c *countingPeriods) Periods(ctx context.Context, board, window string) ([]laurel.PeriodInfo, error) {
+	c.n++
+	return c.Store.Periods(ctx, board, window)
+}
+
+// TestCollectLooksAgainWhenAPeriodMayHaveClosed: Collect reads a window's periods again only
+// once a period of it may have closed (its close instant, or a minute on), and still makes a
+// period's deliveries at the instant it closes.
+func TestCollectLooksAgainWhenAPeriodMayHaveClosed(t *testing.T) {
+	clock := &testClock{}
+	clock.Set("2026-11-02T10:00:00Z")
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	spec := laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("1h"),
+		Rewards: laurel.Rewards{{Window: "day", Ranks: []int{1, 1}, Reward: json.RawMessage(`{}`)}}}
+	if _, _, err := s.PutBoard(ctx, "b", spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(ctx, []laurel.Event{{Board: "b", Member: "ann", Value: 1}}, laurel.SubmitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	store := &countingPeriods{Store: s}
+	hs := &laurel.Hooks{Records: s, Service: store, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
+	if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
+		t.Fatal(err)
+	}
+	collect := func(want, reads int) {
+		t.Helper()
+		made, err := hs.Collect(ctx)
+		if err != nil || made != want || store.n != reads {
+			t.Fatalf("Collect at %s: made %d, %v, after %d reads of periods; want %d after %d", laurel.FormatTime(clock.Now()), made, err, store.n, want, reads)
+		}
+	}
+	collect(0, 1)
+	for range 59 { // a pass a second for a minute: nothing can close before then
+		clock.Advance(time.Second)
+		collect(0, 1)
+	}
+	clock.Advance(time.Second)
+	collect(0, 2)
+	clock.Set("2026-11-03T00:59:59Z")
+	collect(0, 3)
+	clock.Set("2026-11-03T01:00:00Z") // the day closes: at once, not a minute on
+	collect(1, 4)
+	collect(0, 4)
+}
