@@ -84,6 +84,16 @@ func (n *faultNode) start() {
 	laureltest.Within(n.t, 20*time.Second, "node "+n.url+" ready; its log:\n"+n.log.String(), func() bool { return readyz(n.url) == 200 })
 }
 
+// nodeLogs is the end of every node's log, for a failure to say what the nodes saw.
+func nodeLogs(nodes []*faultNode) string {
+	var b strings.Builder
+	for i, n := range nodes {
+		lines := strings.Split(strings.TrimSpace(n.log.String()), "\n")
+		fmt.Fprintf(&b, "node %d (%s), its last log lines:\n  %s\n", i, n.url, strings.Join(lines[max(0, len(lines)-30):], "\n  "))
+	}
+	return b.String()
+}
+
 // kill ends the node at once, as a crash would.
 func (n *faultNode) kill() {
 	if n.cmd != nil {
@@ -343,7 +353,7 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 				return
 			}
 			if laurel.ErrorCode(err) != laurel.EUnavailable || time.Now().After(deadline) {
-				t.Fatalf("%s: %s: %v", when, what, err)
+				t.Fatalf("%s: %s: %v\n%s", when, what, err, nodeLogs(nodes))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
