@@ -19,7 +19,7 @@ import (
 // import` loads one into another store, of either store. It is a backup, and the way from
 // the embedded store to the scale-out one and back.
 //
-// The first line is the header, {"laurel_dump": 1}. Then come the profiles and hidden marks,
+// The first line is the header, {"laurel_dump": 3}. Then come the profiles and hidden marks,
 // the store's records (laurel.Records: webhooks, deliveries, tournaments' entries), then each
 // board: its record, its events in arrival order, the aggregates of its open spans
 // (open calendar periods, all, every rolling bucket), each kept closed period followed by its
@@ -28,8 +28,12 @@ import (
 // counts in them), and periods that close between the export and the import are closed by
 // the importing store as its clock passes them, from the aggregates.
 
-// DumpVersion is the version of the dump format this build writes and reads.
-const DumpVersion = 2
+// DumpVersion is the version of the dump format this build writes. It reads it and version 2,
+// which is the same without records (an older laurel refuses a version-3 dump by its header,
+// rather than at its first record).
+const DumpVersion = 3
+
+const oldestDumpVersion = 2
 
 // DumpRecord is one line of a dump after the header: exactly one field is set.
 type DumpRecord struct {
@@ -189,11 +193,12 @@ func (d *DumpWriter) Close() error {
 // closed periods at spans of their windows; frozen entries after their closed period, in
 // rank order), so that an importer need only store what it reads.
 type DumpReader struct {
-	r    *bufio.Reader
-	hash hash.Hash // of every line before the trailer
-	line int
-	n    int64 // records read
-	done bool  // the trailer was read and checked
+	r       *bufio.Reader
+	version int       // the dump's format
+	hash    hash.Hash // of every line before the trailer
+	line    int
+	n       int64 // records read
+	done    bool  // the trailer was read and checked
 
 	boards  map[string]bool
 	board   *Board // the board whose records are being read
@@ -213,9 +218,10 @@ func NewDumpReader(r io.Reader) (*DumpReader, error) {
 	if err != nil || decodeLine(line, &h) != nil || h.Version == nil {
 		return nil, Errorf(EInvalid, "not a laurel dump: the first line must be {\"laurel_dump\": %d}", DumpVersion)
 	}
-	if *h.Version != DumpVersion {
-		return nil, Errorf(EInvalid, "dump version %d: this laurel reads version %d (export it again with this laurel's version)", *h.Version, DumpVersion)
+	if *h.Version < oldestDumpVersion || *h.Version > DumpVersion {
+		return nil, Errorf(EInvalid, "dump version %d: this laurel reads versions %d to %d (export it again with this laurel's version)", *h.Version, oldestDumpVersion, DumpVersion)
 	}
+	d.version = *h.Version
 	return d, nil
 }
 
@@ -359,6 +365,9 @@ func (d *DumpReader) check(r *DumpRecord) error {
 	}
 	switch {
 	case r.Record != nil:
+		if d.version < 3 {
+			return Errorf(EInvalid, "a version-%d dump holds no records", d.version)
+		}
 		if d.board != nil {
 			return Errorf(EInvalid, "records come before the first board")
 		}

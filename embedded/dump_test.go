@@ -167,6 +167,10 @@ func TestImportRefuses(t *testing.T) {
 	}
 	agg := fmt.Sprintf(`{"agg":{"board":"b","window":"day","start":%d,"member":"m","score":1,"at":1}}`, day)
 	const head = laureltest.DumpHeader
+	// A dump of the version before records is read as it was.
+	if err := importDump(t.TempDir(), laureltest.SealDump(`{"laurel_dump":2}`, board), embedded.Options{}); err != nil {
+		t.Fatalf("a version-2 dump: %v", err)
+	}
 	for _, tc := range []struct {
 		name  string
 		lines []string
@@ -174,6 +178,9 @@ func TestImportRefuses(t *testing.T) {
 	}{
 		{"not a dump", []string{"hello"}, "not a laurel dump"},
 		{"another version", []string{`{"laurel_dump":1}`}, "dump version 1"},
+		{"a version too new", []string{`{"laurel_dump":4}`}, "dump version 4"},
+		{"records in a version-2 dump", []string{`{"laurel_dump":2}`, `{"record":{"kind":"k","key":"a","value":""}}`}, "a version-2 dump holds no records"},
+		{"a record after a board", []string{head, board, `{"record":{"kind":"k","key":"a","value":""}}`}, "records come before the first board"},
 		{"two kinds", []string{head, `{"hidden":"a","profile":{"member":"a","name":"A"}}`}, "dump record 2: want exactly one"},
 		{"unknown field", []string{head, `{"hidden":"a","color":"red"}`}, `dump record 2: json: unknown field "color"`},
 		{"another board's record", []string{head, board, `{"event":{"board":"c","seq":1,"member":"m","value":1,"ts":1}}`}, `dump record 3: a record of board "c"`},
