@@ -232,29 +232,23 @@ func (t *Competitions) CohortHistory(ctx context.Context, board, window, member 
 	// first is the reverse of both.
 	prefix := board + ":" + member + ":"
 	var periods [][]HistoryPoint
-	for after := ""; ; {
-		recs, err := t.Records.Records(ctx, recCohortHistory, prefix, after, 500)
-		if err != nil {
-			return nil, err
+	err = eachRecord(ctx, t.Records, recCohortHistory, prefix, "", func(r Record) (bool, error) {
+		if strings.Contains(strings.TrimPrefix(r.Key, prefix), ":") {
+			return true, nil // a member whose id goes on past this one's, with a colon
 		}
-		if len(recs) == 0 {
-			break
+		var points [][3]int64
+		if err := json.Unmarshal(r.Value, &points); err != nil {
+			return false, err
 		}
-		for _, r := range recs {
-			if strings.Contains(strings.TrimPrefix(r.Key, prefix), ":") {
-				continue // a member whose id goes on past this one's, with a colon
-			}
-			var points [][3]int64
-			if err := json.Unmarshal(r.Value, &points); err != nil {
-				return nil, err
-			}
-			hp := make([]HistoryPoint, len(points))
-			for i, p := range points {
-				hp[len(points)-1-i] = HistoryPoint{At: p[0], Score: p[1], Rank: int(p[2])}
-			}
-			periods = append(periods, hp)
+		hp := make([]HistoryPoint, len(points))
+		for i, p := range points {
+			hp[len(points)-1-i] = HistoryPoint{At: p[0], Score: p[1], Rank: int(p[2])}
 		}
-		after = recs[len(recs)-1].Key
+		periods = append(periods, hp)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var out []HistoryPoint
 	for _, hp := range slices.Backward(periods) {
@@ -594,18 +588,12 @@ func (t *Competitions) results(ctx context.Context, board, window, period string
 // cohortIDs lists the cohorts of a period (prefix board:period:), by key, then number.
 func (t *Competitions) cohortIDs(ctx context.Context, prefix string) ([]string, error) {
 	var ids []string
-	for after := ""; ; {
-		recs, err := t.Records.Records(ctx, recCohort, prefix, after, 500)
-		if err != nil {
-			return nil, err
-		}
-		if len(recs) == 0 {
-			break
-		}
-		for _, r := range recs {
-			ids = append(ids, strings.TrimPrefix(r.Key, prefix))
-		}
-		after = recs[len(recs)-1].Key
+	err := eachRecord(ctx, t.Records, recCohort, prefix, "", func(r Record) (bool, error) {
+		ids = append(ids, strings.TrimPrefix(r.Key, prefix))
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(ids, func(a, b string) int {
 		ka, na, _ := strings.Cut(a, "/")

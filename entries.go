@@ -524,21 +524,3 @@ func (t *Competitions) DeleteMember(ctx context.Context, member string) error {
 	}
 	return err
 }
-
-// deleteRecords deletes the records of kind under prefix that del selects.
-func deleteRecords(ctx context.Context, rec Records, kind, prefix string, del func(key string) bool) error {
-	for after := ""; ; {
-		recs, err := rec.Records(ctx, kind, prefix, after, 500)
-		if err != nil || len(recs) == 0 {
-			return err
-		}
-		for _, r := range recs {
-			if del(r.Key) {
-				if _, err := rec.SwapRecord(ctx, kind, r.Key, r.Value, nil); err != nil {
-					return err
-				}
-			}
-		}
-		after = recs[len(recs)-1].Key
-	}
-}

@@ -313,23 +313,17 @@ func (hs *Hooks) Deliveries(ctx context.Context, hook, state, after string, limi
 		return nil, FieldErrorf(EInvalid, "state", "must be pending, delivered or failed")
 	}
 	var out []Delivery
-	for len(out) < limit {
-		recs, err := hs.Records.Records(ctx, recDelivery, hook+":", after, limit)
-		if err != nil || len(recs) == 0 {
-			return out, err
+	err := eachRecord(ctx, hs.Records, recDelivery, hook+":", after, func(r Record) (bool, error) {
+		d, err := decodeDelivery(r.Value)
+		if err != nil {
+			return false, err
 		}
-		for _, r := range recs {
-			d, err := decodeDelivery(r.Value)
-			if err != nil {
-				return nil, err
-			}
-			if (state == "" || d.State == state) && len(out) < limit {
-				out = append(out, d)
-			}
+		if state == "" || d.State == state {
+			out = append(out, d)
 		}
-		after = recs[len(recs)-1].Key
-	}
-	return out, nil
+		return len(out) < limit, nil
+	})
+	return out, err
 }
 
 // Delivery returns the delivery id of hook.
@@ -555,41 +549,16 @@ func (hs *Hooks) prune(ctx context.Context) error {
 	}
 	hs.pruned.Store(now)
 	before := now - cmp.Or(hs.Retain, DefaultHookRetain).Milliseconds()
-	return hs.each(ctx, func(d Delivery) error {
-		if d.State == DeliveryPending || d.CreatedAt >= before {
-			return nil
+	return eachRecord(ctx, hs.Records, recDelivery, "", "", func(r Record) (bool, error) {
+		d, err := decodeDelivery(r.Value)
+		if err != nil || d.State == DeliveryPending || d.CreatedAt >= before {
+			return err == nil, err
 		}
-		ok, err := hs.Records.SwapRecord(ctx, recDelivery, d.ID, d.raw, nil)
-		if ok {
-			_, err = hs.Records.SwapRecord(ctx, recDeliveryBody, d.ID, d.Body, nil)
+		if ok, err := hs.Records.SwapRecord(ctx, recDelivery, d.ID, d.raw, nil); err != nil || !ok {
+			return err == nil, err
 		}
-		return err
+		return true, deleteRecord(ctx, hs.Records, recDeliveryBody, d.ID)
 	})
-}
-
-func (hs *Hooks) each(ctx context.Context, fn func(Delivery) error) error {
-	for after := ""; ; {
-		recs, err := hs.Records.Records(ctx, recDelivery, "", after, 500)
-		if err != nil || len(recs) == 0 {
-			return err
-		}
-		for _, r := range recs {
-			d, err := decodeDelivery(r.Value)
-			if err == nil {
-				d.Body, err = hs.Records.Record(ctx, recDeliveryBody, d.ID)
-				if ErrorCode(err) == ENotFound {
-					err = nil
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-		after = recs[len(recs)-1].Key
-	}
 }
 
 // Claim takes up to limit deliveries due now for an attempt, each for lease: no other
@@ -598,44 +567,30 @@ func (hs *Hooks) each(ctx context.Context, fn func(Delivery) error) error {
 func (hs *Hooks) Claim(ctx context.Context, limit int, lease time.Duration) ([]Delivery, error) {
 	now := hs.now()
 	var out []Delivery
-	for after := ""; len(out) < limit; {
-		recs, err := hs.Records.Records(ctx, recPending, "", after, 500)
-		if err != nil || len(recs) == 0 {
-			return out, err
+	err := eachRecord(ctx, hs.Records, recPending, "", "", func(r Record) (bool, error) {
+		d, err := hs.delivery(ctx, r.Key)
+		if err != nil && ErrorCode(err) != ENotFound {
+			return false, err
 		}
-		for _, r := range recs {
-			if len(out) == limit {
-				break
+		if err != nil || d.State != DeliveryPending {
+			if at, _ := strconv.ParseInt(string(r.Value), 10, 64); now-at > staleIndex.Milliseconds() {
+				return true, hs.unmarkPending(ctx, r.Key, r.Value)
 			}
-			d, err := hs.delivery(ctx, r.Key)
-			if err != nil && ErrorCode(err) != ENotFound {
-				return out, err
-			}
-			if err != nil || d.State != DeliveryPending {
-				if at, _ := strconv.ParseInt(string(r.Value), 10, 64); now-at > staleIndex.Milliseconds() {
-					if err := hs.unmarkPending(ctx, r.Key, r.Value); err != nil {
-						return out, err
-					}
-				}
-				continue
-			}
-			if d.NextAt > now || d.LeaseUntil > now {
-				continue
-			}
-			n := d
-			n.LeaseUntil = now + lease.Milliseconds()
-			n.Attempts++
-			ok, err := hs.swap(ctx, d, &n)
-			if err != nil {
-				return out, err
-			}
-			if ok {
-				out = append(out, n)
-			}
+			return true, nil
 		}
-		after = recs[len(recs)-1].Key
-	}
-	return out, nil
+		if d.NextAt > now || d.LeaseUntil > now {
+			return true, nil
+		}
+		n := d
+		n.LeaseUntil = now + lease.Milliseconds()
+		n.Attempts++
+		ok, err := hs.swap(ctx, d, &n)
+		if ok {
+			out = append(out, n)
+		}
+		return len(out) < limit, err
+	})
+	return out, err
 }
 
 // Finish records how an attempt of a claimed delivery went: status is the receiver's HTTP

@@ -43,3 +43,51 @@ func ValidateRecordKey(s string) error {
 	}
 	return nil
 }
+
+// recordsPage is how many records eachRecord reads at a time.
+const recordsPage = 500
+
+// eachRecord calls fn with each record of kind under prefix after after ("": from the
+// first), in key order, reading them a page at a time, until fn says it wants no more (more
+// false) or fails.
+func eachRecord(ctx context.Context, rec Records, kind, prefix, after string, fn func(Record) (more bool, err error)) error {
+	for {
+		recs, err := rec.Records(ctx, kind, prefix, after, recordsPage)
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		for _, r := range recs {
+			if more, err := fn(r); err != nil || !more {
+				return err
+			}
+		}
+		after = recs[len(recs)-1].Key
+	}
+}
+
+// deleteRecords deletes the records of kind under prefix that del selects.
+func deleteRecords(ctx context.Context, rec Records, kind, prefix string, del func(key string) bool) error {
+	return eachRecord(ctx, rec, kind, prefix, "", func(r Record) (bool, error) {
+		if del(r.Key) {
+			_, err := rec.SwapRecord(ctx, kind, r.Key, r.Value, nil)
+			return err == nil, err
+		}
+		return true, nil
+	})
+}
+
+// deleteRecord deletes the record (kind, key), whatever it holds; one absent is no error.
+func deleteRecord(ctx context.Context, rec Records, kind, key string) error {
+	for {
+		v, err := rec.Record(ctx, kind, key)
+		if ErrorCode(err) == ENotFound {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ok, err := rec.SwapRecord(ctx, kind, key, v, nil); err != nil || ok {
+			return err
+		}
+	}
+}
