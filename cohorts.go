@@ -118,6 +118,12 @@ func (c *Cohorts) Spec() *CohortsSpec {
 	return s
 }
 
+// cohortPeriod returns the id of the period of b's cohort window that holds ts.
+func (b *Board) cohortPeriod(ts int64) string {
+	w, _ := b.Window(b.Cohorts.Window)
+	return b.Calendar().PeriodAt(w, time.UnixMilli(ts)).ID
+}
+
 // Cohort is a member's cohort in a period of a board's cohort window.
 type Cohort struct {
 	Board, Window, Period string
@@ -143,9 +149,10 @@ func (t *Competitions) placeAll(ctx context.Context, boards map[string]*Board, e
 	type standing struct {
 		b              *Board
 		member, period string
-		at             int64
+		applied        bool  // an event of it was applied (not only retries)
+		at             int64 // its latest applied event's time
 	}
-	var written []standing
+	var placed []standing // each (board, member, period) of the submit once
 	for i, ev := range events {
 		b := boards[ev.Board]
 		if b == nil || b.Cohorts == nil {
@@ -155,22 +162,25 @@ func (t *Competitions) placeAll(ctx context.Context, boards map[string]*Board, e
 		if ev.HasTS {
 			ts = ev.TS
 		}
-		if t.place(ctx, b, ev.Member, ts) != nil {
-			return
-		}
-		if results[i].Status != StatusApplied {
-			continue
-		}
-		w, _ := b.Window(b.Cohorts.Window)
-		period := b.Calendar().PeriodAt(w, time.UnixMilli(ts)).ID
-		j := slices.IndexFunc(written, func(s standing) bool { return s.b == b && s.member == ev.Member && s.period == period })
+		period := b.cohortPeriod(ts)
+		j := slices.IndexFunc(placed, func(s standing) bool { return s.b == b && s.member == ev.Member && s.period == period })
 		if j < 0 {
-			written = append(written, standing{b, ev.Member, period, ts})
-		} else {
-			written[j].at = max(written[j].at, ts)
+			j = len(placed)
+			placed = append(placed, standing{b: b, member: ev.Member, period: period})
+		}
+		if results[i].Status == StatusApplied {
+			placed[j].applied, placed[j].at = true, max(placed[j].at, ts)
 		}
 	}
-	for _, s := range written {
+	for _, s := range placed {
+		if t.place(ctx, s.b, s.member, s.period) != nil {
+			return
+		}
+	}
+	for _, s := range placed {
+		if !s.applied {
+			continue
+		}
 		q := Query{Board: s.b.ID, Window: s.b.Cohorts.Window, Period: s.period, Cohort: s.member}
 		me, err := t.Member(ctx, q, s.member)
 		if err != nil {
@@ -257,12 +267,10 @@ func (t *Competitions) CohortHistory(ctx context.Context, board, window, member 
 	return out[:min(len(out), limit)], nil
 }
 
-// place puts member in a cohort of the period of b's cohort window that holds ts, unless it
-// has one; a crash between its steps is repaired at the member's next event.
-func (t *Competitions) place(ctx context.Context, b *Board, member string, ts int64) error {
+// place puts member in a cohort of the period of b's cohort window, unless it has one; a
+// crash between its steps is repaired at the member's next event.
+func (t *Competitions) place(ctx context.Context, b *Board, member, period string) error {
 	c := b.Cohorts
-	w, _ := b.Window(c.Window)
-	period := b.Calendar().PeriodAt(w, time.UnixMilli(ts)).ID
 	base := b.ID + ":" + period + ":"
 	raw, err := t.Records.Record(ctx, recCohortOf, base+member)
 	if err != nil && ErrorCode(err) != ENotFound {
@@ -416,17 +424,22 @@ func (t *Competitions) Cohort(ctx context.Context, q Query, member string) (Coho
 	if err != nil {
 		return Cohort{}, err
 	}
-	c := info.Cohorts
+	return t.cohortOf(ctx, &info.Board, q, member)
+}
+
+// cohortOf is Cohort on board b, read already.
+func (t *Competitions) cohortOf(ctx context.Context, b *Board, q Query, member string) (Cohort, error) {
+	c := b.Cohorts
 	if c == nil {
-		return Cohort{}, FieldErrorf(EInvalid, "cohort", "board %q has no cohorts", q.Board)
+		return Cohort{}, FieldErrorf(EInvalid, "cohort", "board %q has no cohorts", b.ID)
 	}
 	if q.Window != "" && q.Window != c.Window {
-		return Cohort{}, FieldErrorf(EInvalid, "window", "board %q places cohorts by %s: read that window", q.Board, c.Window)
+		return Cohort{}, FieldErrorf(EInvalid, "window", "board %q places cohorts by %s: read that window", b.ID, c.Window)
 	}
-	w, _ := info.Window(c.Window)
 	var period string
 	if q.Period != "" {
-		p, err := info.Calendar().ParsePeriod(w, q.Period)
+		w, _ := b.Window(c.Window)
+		p, err := b.Calendar().ParsePeriod(w, q.Period)
 		if err != nil {
 			return Cohort{}, FieldErrorf(EInvalid, "period", "%s", ErrorMessage(err))
 		}
@@ -436,12 +449,12 @@ func (t *Competitions) Cohort(ctx context.Context, q Query, member string) (Coho
 		if q.HasAt {
 			at = q.At
 		}
-		period = info.Calendar().PeriodAt(w, time.UnixMilli(at)).ID
+		period = b.cohortPeriod(at)
 	}
-	base := q.Board + ":" + period + ":"
+	base := b.ID + ":" + period + ":"
 	raw, err := t.Records.Record(ctx, recCohortOf, base+member)
 	if ErrorCode(err) == ENotFound {
-		return Cohort{}, FieldErrorf(ENotFound, "cohort", "%q has no cohort in period %s of board %q", member, period, q.Board)
+		return Cohort{}, FieldErrorf(ENotFound, "cohort", "%q has no cohort in period %s of board %q", member, period, b.ID)
 	}
 	if err != nil {
 		return Cohort{}, err
@@ -452,7 +465,7 @@ func (t *Competitions) Cohort(ctx context.Context, q Query, member string) (Coho
 	}
 	key, _, _ := strings.Cut(string(raw), "/")
 	key, _ = url.QueryUnescape(key)
-	return Cohort{Board: q.Board, Window: c.Window, Period: period, ID: string(raw), Key: key, Members: members}, nil
+	return Cohort{Board: b.ID, Window: c.Window, Period: period, ID: string(raw), Key: key, Members: members}, nil
 }
 
 // cohortReader resolves a read of a member's cohort: the members of the cohort, read from the
@@ -463,7 +476,14 @@ type cohortReader struct {
 }
 
 func (r cohortReader) Read(ctx context.Context, q Query, fn func(Reading) error) error {
-	c, err := r.t.Cohort(ctx, q, r.member)
+	if err := ValidateMember("member", r.member); err != nil {
+		return err
+	}
+	info, err := r.t.Service.Board(ctx, q.Board)
+	if err != nil {
+		return err
+	}
+	c, err := r.t.cohortOf(ctx, &info.Board, q, r.member)
 	if err != nil {
 		return err
 	}
@@ -472,16 +492,11 @@ func (r cohortReader) Read(ctx context.Context, q Query, fn func(Reading) error)
 	if err != nil {
 		return err
 	}
-	info, err := r.t.Service.Board(ctx, q.Board)
-	if err != nil {
-		return err
-	}
 	at := r.t.now()
 	if q.HasAt {
 		at = q.At
 	}
-	p := page.Period
-	return fn(Reading{Board: q.Board, Window: c.Window, Order: info.Order, At: at, Period: p,
+	return fn(Reading{Board: q.Board, Window: c.Window, Order: info.Order, At: at, Period: page.Period,
 		Ranking: NewSortedRanking(info.Order, page.Entries),
 		Fill:    func([]Entry, bool) error { return nil }}) // the lookup filled them
 }

@@ -87,12 +87,7 @@ func (t *Competitions) tier(ctx context.Context, b *Board, member string) (tierR
 	c := b.Cohorts
 	w, _ := b.Window(c.Window)
 	cal := b.Calendar()
-	now := t.now()
-	// The newest period closed by now: the one before the current, unless late_limit holds it.
-	newest := cal.PrevPeriod(w, cal.PeriodAt(w, time.UnixMilli(now)))
-	for newest.End.UnixMilli()+b.LateLimit.Milliseconds() > now {
-		newest = cal.PrevPeriod(w, newest)
-	}
+	newest := NoMarks.NewestClosed(b, w, t.now()) // by the board's late_limit now
 	key := b.ID + ":" + member
 	for {
 		raw, err := t.Records.Record(ctx, recTier, key)
