@@ -206,12 +206,7 @@ func (e *Store) seal(tx *txn, ops []*op) {
 	if _, err := e.sealInto(e.recent, tx.points, tx.erase, last, tx.batch); err != nil {
 		// Nothing of the operation is stored; the store goes on (the disk may be full).
 		e.log.Warn("sealing events for an erasure failed", "err", err)
-		for _, o := range ops {
-			if o.err == nil {
-				o.err = laurel.Errorf(laurel.EUnavailable, "the store could not erase from disk now (is the disk full?); nothing was changed; try again later")
-			}
-			close(o.done)
-		}
+		answerOps(laurel.Errorf(laurel.EUnavailable, "the store could not erase from disk now (is the disk full?); nothing was changed; try again later"), ops)
 		tx.batch.Close()
 		return
 	}
@@ -316,6 +311,11 @@ func removeSealing(fs vfs.FS, dir string) error {
 // failOps answers ops with err, after the store failed with it.
 func (e *Store) failOps(err error, ops []*op) {
 	e.fail(err)
+	answerOps(err, ops)
+}
+
+// answerOps answers ops with err, but those that failed on their own already.
+func answerOps(err error, ops []*op) {
 	for _, o := range ops {
 		if o.err == nil {
 			o.err = err

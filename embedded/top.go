@@ -49,8 +49,9 @@ func (e *Store) publishTops(tx *txn) {
 		if e.boards[b.cfg.ID] != b {
 			continue // deleted since
 		}
+		names := make(map[uint32]memberName) // the board's windows share most of their tops
 		for i, w := range b.windows {
-			v := e.topOf(b, w, now)
+			v := e.topOf(b, w, now, names)
 			v.gen = gen
 			e.tops.Store(topKey{b.cfg.ID, w.name}, v)
 			if i == 0 {
@@ -60,8 +61,12 @@ func (e *Store) publishTops(tx *txn) {
 	}
 }
 
-// topOf computes the view of w's current span at now.
-func (e *Store) topOf(b *board, w *window, now int64) *topView {
+// memberName is a member's id, copied out of the board's arena, and its profile's name.
+type memberName struct{ member, name string }
+
+// topOf computes the view of w's current span at now; names holds the members of b already
+// looked up.
+func (e *Store) topOf(b *board, w *window, now int64, names map[uint32]memberName) *topView {
 	v := &topView{board: b.cfg.ID, window: w.name, order: b.cfg.Order, period: e.periodAt(b, w, now), until: b.deadline}
 	if v.until == noTime {
 		v.until = int64(^uint64(0) >> 1)
@@ -79,15 +84,21 @@ func (e *Store) topOf(b *board, w *window, now int64) *topView {
 		if len(v.entries) == topRanks {
 			break
 		}
-		// A copy of the id: a name shares the members' arena, whose older arrays a view kept
-		// alive as it grew (14 MiB at 300k members).
-		en := laurel.Entry{Rank: r, Member: strings.Clone(b.members.name(k.Member)), Score: k.Score, ReachedAt: k.At}
-		if p, err := e.profile(en.Member); err != nil {
-			return &topView{until: noTime} // a view that never holds: reads take the lock
-		} else if p != nil {
-			en.Name = p.Name
+		mn, ok := names[k.Member]
+		if !ok {
+			// A copy of the id: a name shares the members' arena, whose older arrays a view
+			// kept alive as it grew (14 MiB at 300k members).
+			mn.member = strings.Clone(b.members.name(k.Member))
+			p, err := e.profile(mn.member)
+			if err != nil {
+				return &topView{until: noTime} // a view that never holds: reads take the lock
+			}
+			if p != nil {
+				mn.name = p.Name
+			}
+			names[k.Member] = mn
 		}
-		v.entries = append(v.entries, en)
+		v.entries = append(v.entries, laurel.Entry{Rank: r, Member: mn.member, Score: k.Score, ReachedAt: k.At, Name: mn.name})
 	}
 	return v
 }
