@@ -142,8 +142,13 @@ func (t *Competitions) Submit(ctx context.Context, events []Event, opts SubmitOp
 // competitionBoards returns the boards of events that have a tournament with entries or
 // cohorts; a board that does not exist is left to the store to answer for.
 func (t *Competitions) competitionBoards(ctx context.Context, events []Event) (map[string]*Board, error) {
-	var out map[string]*Board
+	var out map[string]*Board // nil for a submit to boards without competitions: most of them
+	last := ""
 	for _, ev := range events {
+		if ev.Board == last { // a batch is mostly of one board
+			continue
+		}
+		last = ev.Board
 		if _, seen := out[ev.Board]; seen {
 			continue
 		}
@@ -151,14 +156,11 @@ func (t *Competitions) competitionBoards(ctx context.Context, events []Event) (m
 		if err != nil {
 			return nil, err
 		}
-		if out == nil {
-			out = map[string]*Board{}
-		}
-		out[ev.Board] = b
-	}
-	for id, b := range out {
-		if b == nil {
-			delete(out, id)
+		if b != nil {
+			if out == nil {
+				out = map[string]*Board{}
+			}
+			out[ev.Board] = b
 		}
 	}
 	return out, nil
