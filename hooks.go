@@ -429,7 +429,7 @@ func (hs *Hooks) Collect(ctx context.Context) (int, error) {
 		br = &boardsRead{boards: boards, at: now}
 		hs.boardsRead.Store(br)
 	}
-	made := 0
+	made, results := 0, map[string]Results{}
 	for _, h := range hooks {
 		for _, b := range br.boards {
 			if !h.hears(b.ID) {
@@ -444,7 +444,7 @@ func (hs *Hooks) Collect(ctx context.Context) (int, error) {
 				if la, ok := hs.lookAgain.Load(key); ok && now >= la.(lookAgain).looked && now < la.(lookAgain).next {
 					continue // nothing can have closed since (a clock set back looks again)
 				}
-				n, err := hs.collect(ctx, &h, &b.Board, name)
+				n, err := hs.collect(ctx, &h, &b.Board, name, results)
 				made += n
 				if err != nil && ErrorCode(err) != ENotFound { // a board deleted meanwhile
 					return made, err
@@ -461,7 +461,7 @@ func (hs *Hooks) Collect(ctx context.Context) (int, error) {
 }
 
 // collect makes the deliveries of the periods of one window closed since the hook's cursor.
-func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string) (int, error) {
+func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, results map[string]Results) (int, error) {
 	key := h.ID + ":" + b.ID + ":" + window
 	cur, err := hs.Records.Record(ctx, recCursor, key)
 	if err != nil && ErrorCode(err) != ENotFound {
@@ -484,7 +484,7 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string) 
 		if !p.Closed || (cur == nil && p.End < from) || (cur != nil && p.Start <= from) {
 			continue
 		}
-		n, err := hs.make(ctx, h, b.ID, window, p.ID)
+		n, err := hs.make(ctx, h, b.ID, window, p.ID, results)
 		made += n
 		if err != nil {
 			return made, err
@@ -499,10 +499,16 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string) 
 }
 
 // make makes the deliveries of one closed period, unless they are made already.
-func (hs *Hooks) make(ctx context.Context, h *Hook, board, window, period string) (int, error) {
-	res, err := PeriodResults(ctx, hs.Service, board, window, period, 0, 0)
-	if err != nil {
-		return 0, err
+func (hs *Hooks) make(ctx context.Context, h *Hook, board, window, period string, results map[string]Results) (int, error) {
+	// Every hook hearing the board gets the same results: read them once a pass.
+	key := board + ":" + window + ":" + period
+	res, ok := results[key]
+	if !ok {
+		var err error
+		if res, err = PeriodResults(ctx, hs.Service, board, window, period, 0, 0); err != nil {
+			return 0, err
+		}
+		results[key] = res
 	}
 	parts := max(1, (len(res.Results)+ResultsPartSize-1)/ResultsPartSize)
 	all, now, made := res.Results, hs.now(), 0
