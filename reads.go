@@ -31,15 +31,12 @@ type Reads struct{ Reader Reader }
 // Page returns consecutive ranks from offset, limit of them; with a score range, only the
 // entries whose score lies in it, offset and limit applying within them.
 func (r Reads) Page(ctx context.Context, q Query, offset, limit int, sr ScoreRange) (Page, error) {
-	if err := noCohort(q); err != nil {
-		return Page{}, err
-	}
 	limit, err := ValidatePage(offset, limit, sr)
 	if err != nil {
 		return Page{}, err
 	}
 	var page Page
-	err = r.Reader.Read(ctx, q, func(rd Reading) error {
+	err = r.read(ctx, q, func(rd Reading) error {
 		entries, total, err := PageOf(rd.Ranking, rd.Order, offset, limit, sr)
 		if err != nil {
 			return err
@@ -52,14 +49,11 @@ func (r Reads) Page(ctx context.Context, q Query, offset, limit int, sr ScoreRan
 
 // Member returns one member's entry; ENotFound when it is not ranked.
 func (r Reads) Member(ctx context.Context, q Query, member string) (MemberEntry, error) {
-	if err := noCohort(q); err != nil {
-		return MemberEntry{}, err
-	}
 	if err := ValidateMember("member", member); err != nil {
 		return MemberEntry{}, err
 	}
 	var me MemberEntry
-	err := r.Reader.Read(ctx, q, func(rd Reading) error {
+	err := r.read(ctx, q, func(rd Reading) error {
 		en, total, err := MemberOf(rd.Ranking, rd.Board, rd.Window, member)
 		if err != nil {
 			return err
@@ -77,14 +71,11 @@ func (r Reads) Member(ctx context.Context, q Query, member string) (MemberEntry,
 // Around returns up to 2·radius+1 consecutive entries centred on member, shifted to stay
 // within 1…total.
 func (r Reads) Around(ctx context.Context, q Query, member string, radius int) (Page, error) {
-	if err := noCohort(q); err != nil {
-		return Page{}, err
-	}
 	if err := ValidateAround(member, radius); err != nil {
 		return Page{}, err
 	}
 	var page Page
-	err := r.Reader.Read(ctx, q, func(rd Reading) error {
+	err := r.read(ctx, q, func(rd Reading) error {
 		entries, total, err := AroundOf(rd.Ranking, rd.Board, rd.Window, member, radius)
 		if err != nil {
 			return err
@@ -97,14 +88,11 @@ func (r Reads) Around(ctx context.Context, q Query, member string, radius int) (
 
 // Lookup returns the entries of the members ranked, in rank order, each once.
 func (r Reads) Lookup(ctx context.Context, q Query, members []string) (Page, error) {
-	if err := noCohort(q); err != nil {
-		return Page{}, err
-	}
 	if err := ValidateLookup(members); err != nil {
 		return Page{}, err
 	}
 	var page Page
-	err := r.Reader.Read(ctx, q, func(rd Reading) error {
+	err := r.read(ctx, q, func(rd Reading) error {
 		entries, total, err := LookupOf(rd.Ranking, members)
 		if err != nil {
 			return err
@@ -118,10 +106,7 @@ func (r Reads) Lookup(ctx context.Context, q Query, members []string) (Page, err
 // RankOf returns the rank a member reaching score at the instant read would get (after the
 // members already there with the same score), and the total.
 func (r Reads) RankOf(ctx context.Context, q Query, score int64) (rank, total int, err error) {
-	if err := noCohort(q); err != nil {
-		return 0, 0, err
-	}
-	err = r.Reader.Read(ctx, q, func(rd Reading) error {
+	err = r.read(ctx, q, func(rd Reading) error {
 		var err error
 		rank, total, err = RankOfScore(rd.Ranking, score, rd.At)
 		return err
@@ -139,11 +124,12 @@ func (rd Reading) page(entries []Entry, total int, metadata bool) (Page, error) 
 	return Page{Board: rd.Board, Window: rd.Window, Period: p, Total: total, Entries: entries}, nil
 }
 
-// noCohort refuses a read of a cohort from a store alone: Competitions keeps cohorts, and
-// reads them from the store as lookups without one.
-func noCohort(q Query) error {
+// read resolves q through the store's Reader. A store alone keeps no cohorts: Competitions
+// does, and reads them from the store as lookups without one, so a query for a cohort that
+// reaches a store is refused rather than answered for the whole board.
+func (r Reads) read(ctx context.Context, q Query, fn func(Reading) error) error {
 	if q.Cohort != "" {
 		return FieldErrorf(EInvalid, "cohort", "this service keeps no cohorts")
 	}
-	return nil
+	return r.Reader.Read(ctx, q, fn)
 }
