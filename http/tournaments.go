@@ -44,44 +44,40 @@ func entrantOf(e laurel.Entrant) entrantJSON {
 	return out
 }
 
-// entries returns the server's tournaments and cohorts, or answers that it keeps none.
-func (s *Server) entries(w http.ResponseWriter, r *http.Request) laurel.Contests {
-	en, ok := s.svc.(laurel.Contests)
+// contest answers a route of tournaments, cohorts or tiers with what do makes of the
+// server's Contests for the path's board and member: 201 when made is true, else 200; or says
+// that the server keeps none, or that a member token acts for another member.
+func (s *Server) contest(w http.ResponseWriter, r *http.Request, do func(c laurel.Contests, board, member string) (made bool, body any, err error)) {
+	c, ok := s.svc.(laurel.Contests)
 	if !ok {
 		s.writeError(w, r, laurel.Errorf(laurel.ENotFound, "this server keeps no tournaments or cohorts"))
-		return nil
+		return
 	}
-	if g := grantOf(r); g != nil && r.Method == http.MethodPost && r.PathValue("member") != g.member {
+	member := r.PathValue("member")
+	if g := grantOf(r); g != nil && r.Method == http.MethodPost && member != g.member {
 		s.writeError(w, r, laurel.FieldErrorf(laurel.EPermissionDenied, "member", "a member token acts for its own member (%q) only", g.member))
-		return nil
+		return
 	}
-	return en
+	made, body, err := do(c, r.PathValue("board"), member)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeMade(w, made, body)
 }
 
 func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
-	en := s.entries(w, r)
-	if en == nil {
-		return
-	}
-	e, created, err := en.Join(r.Context(), r.PathValue("board"), r.PathValue("member"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeMade(w, created, entrantOf(e))
+	s.contest(w, r, func(c laurel.Contests, board, member string) (bool, any, error) {
+		e, created, err := c.Join(r.Context(), board, member)
+		return created, entrantOf(e), err
+	})
 }
 
 func (s *Server) handleEntrant(w http.ResponseWriter, r *http.Request) {
-	en := s.entries(w, r)
-	if en == nil {
-		return
-	}
-	e, err := en.Entrant(r.Context(), r.PathValue("board"), r.PathValue("member"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, entrantOf(e))
+	s.contest(w, r, func(c laurel.Contests, board, member string) (bool, any, error) {
+		e, err := c.Entrant(r.Context(), board, member)
+		return false, entrantOf(e), err
+	})
 }
 
 type cohortJSON struct {
@@ -94,21 +90,14 @@ type cohortJSON struct {
 }
 
 func (s *Server) handleCohort(w http.ResponseWriter, r *http.Request) {
-	en := s.entries(w, r)
-	if en == nil {
-		return
-	}
-	q, err := query(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	c, err := en.Cohort(r.Context(), q, r.PathValue("member"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, cohortJSON{Board: c.Board, Window: c.Window, Period: c.Period, ID: c.ID, Key: c.Key, Members: c.Members})
+	s.contest(w, r, func(c laurel.Contests, _, member string) (bool, any, error) {
+		q, err := query(r)
+		if err != nil {
+			return false, nil, err
+		}
+		co, err := c.Cohort(r.Context(), q, member)
+		return false, cohortJSON{Board: co.Board, Window: co.Window, Period: co.Period, ID: co.ID, Key: co.Key, Members: co.Members}, err
+	})
 }
 
 type tierMoveJSON struct {
@@ -128,18 +117,12 @@ type tierJSON struct {
 }
 
 func (s *Server) handleTier(w http.ResponseWriter, r *http.Request) {
-	en := s.entries(w, r)
-	if en == nil {
-		return
-	}
-	tr, err := en.Tier(r.Context(), r.PathValue("board"), r.PathValue("member"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	out := tierJSON{Board: tr.Board, Member: tr.Member, Tier: tr.Tier, Moves: make([]tierMoveJSON, len(tr.Moves))}
-	for i, m := range tr.Moves {
-		out.Moves[i] = tierMoveJSON(m)
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.contest(w, r, func(c laurel.Contests, board, member string) (bool, any, error) {
+		tr, err := c.Tier(r.Context(), board, member)
+		out := tierJSON{Board: tr.Board, Member: tr.Member, Tier: tr.Tier, Moves: make([]tierMoveJSON, len(tr.Moves))}
+		for i, m := range tr.Moves {
+			out.Moves[i] = tierMoveJSON(m)
+		}
+		return false, out, err
+	})
 }
