@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,18 +33,34 @@ func TestSubmitWhileBackendsDie(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer killer.Close(ctx)
+	// The killer terminates the store's sessions in storms (every 15 ms for 150 ms), each
+	// followed by a lull that lasts until a submit was acknowledged (at most 5 s): on a loaded
+	// machine, where a submit takes longer than 15 ms, unbroken kills would refuse every one.
 	stop := make(chan struct{})
+	var ackedSince atomic.Int64
 	var killed sync.WaitGroup
 	killed.Go(func() {
 		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(15 * time.Millisecond):
+			storm := time.Now().Add(150 * time.Millisecond)
+			for time.Now().Before(storm) {
+				select {
+				case <-stop:
+					return
+				case <-time.After(15 * time.Millisecond):
+				}
+				if _, err := killer.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", app); err != nil {
+					t.Errorf("terminate: %v", err)
+					return
+				}
 			}
-			if _, err := killer.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", app); err != nil {
-				t.Errorf("terminate: %v", err)
-				return
+			ackedSince.Store(0)
+			lull := time.Now().Add(5 * time.Second)
+			for ackedSince.Load() == 0 && time.Now().Before(lull) {
+				select {
+				case <-stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
 			}
 		}
 	})
@@ -82,6 +99,7 @@ func TestSubmitWhileBackendsDie(t *testing.T) {
 						}
 					}
 					acked = append(acked, events)
+					ackedSince.Add(1)
 				}
 				mu.Unlock()
 			}
