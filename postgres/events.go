@@ -407,7 +407,7 @@ func (s *step) queueIDs(r *reads, b *boardStep, ids []string) {
 			return nil
 		})
 	}
-	r.queue("SELECT id, seq, member, value, ts FROM laurel_events WHERE board = $1 AND id = ANY($2) AND NOT retracted", []any{b.id, ask}, func(br pgx.BatchResults) error {
+	r.queue(readIDsSQL, []any{b.id, ask}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
 			return fmt.Errorf("postgres: read ids: %w", err)

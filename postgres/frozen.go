@@ -78,8 +78,7 @@ func (v *frozenRanking) Page(from, n int) ([]laurel.Entry, error) {
 }
 
 func (v *frozenRanking) Entries(members []string) ([]laurel.Entry, error) {
-	rows, err := v.e.pool.Query(v.ctx, `SELECT rank, member, score, at FROM laurel_frozen
-		WHERE board = $1 AND win = $2 AND span = $3 AND member = ANY($4)`, v.board, v.win, v.cp.Start, members)
+	rows, err := v.e.pool.Query(v.ctx, readFrozenSQL, v.board, v.win, v.cp.Start, members)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read closed period: %w", err)
 	}

@@ -30,10 +30,7 @@ func (s *step) recordHistory(rows []historyRow) error {
 	var batch pgx.Batch
 	batch.Queue("BEGIN")
 	batch.Queue("SET LOCAL synchronous_commit TO off")
-	batch.Queue(`INSERT INTO laurel_history (board, member, seq, ts, points)
-		SELECT k.* FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS k(board, member, seq, ts, points)
-		JOIN laurel_events e ON e.board = k.board AND e.seq = k.seq AND NOT e.retracted
-		FOR SHARE OF e`, boards, members, seqs, times, points)
+	batch.Queue(insertHistorySQL, boards, members, seqs, times, points)
 	batch.Queue("COMMIT")
 	if err := s.conn.SendBatch(context.WithoutCancel(s.ctx), &batch).Close(); err != nil {
 		return fmt.Errorf("postgres: record history: %w", err)

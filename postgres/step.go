@@ -541,25 +541,22 @@ func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
 	if len(wins) == 0 {
 		return
 	}
-	r.queue(`SELECT a.win, a.span, a.member, a.score, a.at
-		FROM unnest($2::text[], $3::bigint[], $4::text[]) AS k(win, span, member)
-		JOIN laurel_aggs a ON a.board = $1 AND a.win = k.win AND a.span = k.span AND a.member = k.member`,
-		[]any{b.id, wins, spans, members}, func(br pgx.BatchResults) error {
-			rows, err := br.Query()
-			if err != nil {
-				return fmt.Errorf("postgres: read aggregates: %w", err)
+	r.queue(readAggsSQL, []any{b.id, wins, spans, members}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("postgres: read aggregates: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k aggKey
+			v := aggVal{present: true}
+			if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.at); err != nil {
+				return err
 			}
-			defer rows.Close()
-			for rows.Next() {
-				var k aggKey
-				v := aggVal{present: true}
-				if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.at); err != nil {
-					return err
-				}
-				b.aggs[k] = v
-			}
-			return rows.Err()
-		})
+			b.aggs[k] = v
+		}
+		return rows.Err()
+	})
 }
 
 // set writes a member's aggregate in a span.
@@ -652,9 +649,7 @@ func (s *step) flush() error {
 				b.id, putW, putS, putM, scores, ats)
 		}
 		if len(delW) > 0 {
-			batch.Queue(`DELETE FROM laurel_aggs a USING unnest($2::text[], $3::bigint[], $4::text[]) AS k(win, span, member)
-				WHERE a.board = $1 AND a.win = k.win AND a.span = k.span AND a.member = k.member`,
-				b.id, delW, delS, delM)
+			batch.Queue(deleteAggsSQL, b.id, delW, delS, delM)
 		}
 		if err := s.readHidden(touched); err != nil {
 			return err

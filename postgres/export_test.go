@@ -1,0 +1,19 @@
+package postgres
+
+// KeyLookup is a statement that finds a write's rows by key (lookups.go), with arguments of
+// its types, and the columns of Table whose index it must probe.
+type KeyLookup struct {
+	Name  string
+	SQL   string
+	Args  []any
+	Table string
+	Keys  []string
+}
+
+var KeyLookups = []KeyLookup{
+	{"read aggregates", readAggsSQL, []any{"b", []string{"all", "day"}, []int64{0, 86_400_000}, []string{"m1", "m2"}}, "laurel_aggs", []string{"board", "win", "span", "member"}},
+	{"delete aggregates", deleteAggsSQL, []any{"b", []string{"all", "day"}, []int64{0, 86_400_000}, []string{"m1", "m2"}}, "laurel_aggs", []string{"board", "win", "span", "member"}},
+	{"read ids", readIDsSQL, []any{"b", []string{"e1", "e2"}}, "laurel_events", []string{"board", "id"}},
+	{"read closed periods", readFrozenSQL, []any{"b", "day", int64(0), []string{"m1", "m2"}}, "laurel_frozen", []string{"board", "win", "span", "member"}},
+	{"record history", insertHistorySQL, []any{[]string{"b", "b"}, []string{"m1", "m2"}, []int64{1, 2}, []int64{0, 0}, []string{"{}", "{}"}}, "laurel_events", []string{"board", "seq"}},
+}

@@ -1,0 +1,42 @@
+package postgres
+
+// The statements that find a few rows by key in a board of any size: a write's aggregates,
+// ids and events, and a read's members of a closed period.
+//
+// Each is written as a probe per key (a lateral subquery that OFFSET 0 keeps from being
+// merged into a join), so that its plan is an index lookup per key whatever PostgreSQL knows
+// of the tables' sizes. Written as a join of the keys with the table, the planner was free to
+// hash the keys and scan the board's rows instead, which it chose for a board that was new
+// when the plan was made — and kept, as a prepared statement's generic plan, while the board
+// grew: a write then read the whole board (docs/decisions.md, "A write reads what it needs,
+// whatever the plan cache holds"). TestKeyLookupPlans checks each plan.
+
+// readAggsSQL reads the aggregates of (window, span, member) keys of board $1.
+const readAggsSQL = `SELECT k.win, k.span, k.member, a.score, a.at
+	FROM unnest($2::text[], $3::bigint[], $4::text[]) AS k(win, span, member)
+	CROSS JOIN LATERAL (SELECT score, at FROM laurel_aggs
+		WHERE board = $1 AND win = k.win AND span = k.span AND member = k.member OFFSET 0) a`
+
+// deleteAggsSQL deletes the aggregates of (window, span, member) keys of board $1.
+const deleteAggsSQL = `DELETE FROM laurel_aggs WHERE ctid IN (SELECT a.ctid
+	FROM unnest($2::text[], $3::bigint[], $4::text[]) AS k(win, span, member)
+	CROSS JOIN LATERAL (SELECT ctid FROM laurel_aggs
+		WHERE board = $1 AND win = k.win AND span = k.span AND member = k.member OFFSET 0) a)`
+
+// readIDsSQL reads the counted events of board $1 with the ids $2.
+const readIDsSQL = `SELECT e.id, e.seq, e.member, e.value, e.ts FROM unnest($2::text[]) AS k(id)
+	CROSS JOIN LATERAL (SELECT id, seq, member, value, ts FROM laurel_events
+		WHERE board = $1 AND id = k.id AND NOT retracted OFFSET 0) e`
+
+// readFrozenSQL reads the frozen entries of members $4 in the closed period of board $1,
+// window $2, starting at $3.
+const readFrozenSQL = `SELECT f.rank, k.member, f.score, f.at FROM unnest($4::text[]) AS k(member)
+	CROSS JOIN LATERAL (SELECT rank, score, at FROM laurel_frozen
+		WHERE board = $1 AND win = $2 AND span = $3 AND member = k.member OFFSET 0) f`
+
+// insertHistorySQL records history points of events that are still counted, and holds their
+// rows against a retraction until it commits (history.go).
+const insertHistorySQL = `INSERT INTO laurel_history (board, member, seq, ts, points)
+	SELECT k.* FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS k(board, member, seq, ts, points)
+	CROSS JOIN LATERAL (SELECT FROM laurel_events
+		WHERE board = k.board AND seq = k.seq AND NOT retracted OFFSET 0 FOR SHARE) e`
