@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +17,8 @@ import (
 
 // Submit applies events atomically: every event is validated and staged on top of the ones
 // before it, and one bad event rejects the whole batch with its index in the error's field.
-// Submits to the same shards that arrive while one is being written are written together,
-// in one step (see submits); submits to other shards of the same board, in parallel.
+// Submits to the same boards that arrive while one is being written are written together,
+// in one step (see submits), with the shards that no other node's write holds.
 func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
 	if err := laurel.ValidateEvents(events); err != nil {
 		return nil, err
@@ -30,24 +29,9 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 			boards = append(boards, events[i].Board)
 		}
 	}
-	counts, err := e.counts(ctx, boards)
-	if err != nil {
-		return nil, e.unavailable("write", err)
-	}
-	var shards []string // the shards the submit writes, as board and shard
-	for i := range events {
-		ev := &events[i]
-		sh := ev.Board + "\x00*" // a board that does not exist is locked whole
-		if n := counts[ev.Board]; n > 0 {
-			sh = ev.Board + "\x00" + strconv.Itoa(laurel.ShardOf(ev.Member, n))
-		}
-		if !slices.Contains(shards, sh) {
-			shards = append(shards, sh)
-		}
-	}
-	slices.Sort(shards)
+	slices.Sort(boards)
 	req := &submitReq{ctx: ctx, events: events, opts: opts, results: make([]laurel.EventResult, len(events)), done: make(chan struct{})}
-	e.submits.add(e, strings.Join(shards, "\x01"), req)
+	e.submits.add(e, strings.Join(boards, "\x00"), req)
 	<-req.done
 	if req.err != nil {
 		return nil, req.err
@@ -55,13 +39,19 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 	return req.results, nil
 }
 
-// submits groups the submits of this store to the same shards: the first to arrive writes
+// submits groups the submits of this store to the same boards: the first to arrive writes
 // the ones queued behind it in the same step, so that they share its locks, round trips and
 // commit. Under load a step then carries many requests; alone, a request is its own step.
+//
+// A group's step locks the shards of its first submit, waiting for them, and tries those of
+// the others (locks.go): the submits whose shards it did not get, because another node's
+// step holds them, wait for the group's next step, which starts with them. A node writing
+// alone thus writes each board in one step at a time, all its shards in one commit, and nodes
+// writing one board together share its shards out between their steps.
 type submits struct {
 	mu      sync.Mutex
-	pending map[string][]*submitReq // by set of shards
-	leading map[string]bool         // a group of those shards is being written
+	pending map[string][]*submitReq // by set of boards
+	leading map[string]bool         // a group of those boards is being written
 }
 
 type submitReq struct {
@@ -100,18 +90,29 @@ func (q *submits) add(e *Store, key string, req *submitReq) {
 	q.lead(e, key)
 }
 
-// lead writes groups of the requests queued for a set of shards until none is left.
+// lead writes groups of the requests queued for a set of boards until none is left.
 func (q *submits) lead(e *Store, key string) {
 	for {
 		group := q.take(key, maxGroupEvents, true)
 		if group == nil {
 			return
 		}
-		group = e.submitGroup(group, func(budget int) []*submitReq { return q.take(key, budget, false) })
-		for _, r := range group {
+		done, later := e.submitGroup(group, func(budget int) []*submitReq { return q.take(key, budget, false) })
+		q.putBack(key, later)
+		for _, r := range done {
 			close(r.done)
 		}
 	}
+}
+
+// putBack queues reqs again, first, in their order.
+func (q *submits) putBack(key string, reqs []*submitReq) {
+	if len(reqs) == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending[key] = append(reqs, q.pending[key]...)
 }
 
 // take removes from the queue of key the requests that come first, up to budget events (at
@@ -140,52 +141,59 @@ func (q *submits) take(key string, budget int, first bool) []*submitReq {
 }
 
 // submitGroup writes a group of submits in one step, with those that queued for the same
-// shards while it waited for their locks (more takes them), and returns the group written. A
-// request that fails leaves no trace and fails alone; a step that fails fails them all.
-func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitReq) []*submitReq {
+// boards while it waited for its locks (more takes them). It returns the requests it
+// answered, and those it left for the next step because their shards were held elsewhere
+// (never the first). A request that fails leaves no trace and fails alone; a step that fails
+// fails them all.
+func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitReq) (done, later []*submitReq) {
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
 	// others' writes. A database that stops answering fails it after stepTimeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), stepTimeout)
 	defer cancel()
 	var targets []target
-	join := func(r *submitReq) {
+	join := func(r *submitReq, maybe bool) {
 		for i := range r.events {
 			ev := &r.events[i]
 			k := slices.IndexFunc(targets, func(t target) bool { return t.board == ev.Board })
 			if k < 0 {
 				targets, k = append(targets, target{board: ev.Board}), len(targets)
 			}
-			targets[k].members = append(targets[k].members, ev.Member)
+			if maybe {
+				targets[k].maybe = append(targets[k].maybe, ev.Member)
+			} else {
+				targets[k].members = append(targets[k].members, ev.Member)
+			}
 		}
 	}
-	for _, r := range group {
-		join(r)
-	}
 	events := 0
-	for _, r := range group {
+	for i, r := range group {
+		join(r, i > 0)
 		events += len(r.events)
 	}
 	var history []historyRow
 	var ok []*submitReq // the requests staged
 	err := e.write(ctx, targets, func(s *step) error {
-		// The requests that queued for the same shards meanwhile join the group. They lock
-		// the same shards (the same boards, with the counts the step checked), and should
+		// The requests that queued for the same boards meanwhile join the group, and should
 		// the step start again, its targets count their members (join changes them in place).
 		if events < maxGroupEvents {
-			fits := true
 			for _, r := range more(maxGroupEvents - events) {
 				group = append(group, r)
 				events += len(r.events)
-				join(r)
-				fits = fits && s.holds(r.events)
-			}
-			if !fits { // its key was made with another shard count: lock again
-				return errShardsChanged
+				join(r, true)
 			}
 		}
-		// The step may run again (with more locked): it starts from nothing each time.
-		history, ok = nil, nil
-		s.ops = len(group)
+		// The step may run again (with more locked): it starts from nothing each time. It
+		// writes the requests whose shards it holds, the first always (its shards were
+		// locked by the counts the step checked).
+		history, ok, done, later = nil, nil, nil, nil
+		for _, r := range group {
+			if s.holds(r.events) {
+				done = append(done, r)
+			} else {
+				later = append(later, r)
+			}
+		}
+		s.ops = len(done)
 		for _, t := range targets {
 			if b := s.boards[t.board]; b.st != nil {
 				if err := s.advance(b); err != nil {
@@ -194,14 +202,14 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			}
 		}
 		var all []laurel.Event
-		for _, r := range group {
+		for _, r := range done {
 			all = append(all, r.events...)
 		}
 		if err := s.prefetchEvents(all); err != nil {
 			return err
 		}
 		var members []string
-		for _, r := range group {
+		for _, r := range done {
 			r.err = s.stageRequest(r)
 			if whole := (*needWhole)(nil); errors.As(r.err, &whole) {
 				r.err = nil
@@ -249,7 +257,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		return nil
 	})
 	if err == nil || errors.Is(err, errNothing) {
-		return group
+		return done, later
 	}
 	// Nothing of the group was stored: every request not refused on its own gets the
 	// step's error, those never staged (the step failed before them) included.
@@ -258,7 +266,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			r.err = err
 		}
 	}
-	return group
+	return group, nil
 }
 
 // holds reports whether the step holds the shards of the events' members.

@@ -19,11 +19,18 @@ import (
 // shard's. Every step takes all its locks in one statement, in the order of their keys, so
 // steps cannot deadlock. A write that finds, once its shards are locked, that it must change
 // the board's state gives its locks back and starts again with the whole board locked.
+//
+// A step may also ask for shards it does not need: those that no other session holds, it
+// gets; those that one does, it goes without, never waiting for them. A node's group of
+// submits to a board locks the shards of its first submit and tries the others' (events.go),
+// so that a node writing alone writes all its submits to a board in one step, one commit,
+// while nodes writing together each take the shards left free.
 
 // target is what a step locks of a board.
 type target struct {
 	board   string
 	members []string // the step locks the shards of these members
+	maybe   []string // and those of these members that no other session holds
 	whole   bool     // the step locks the board and every shard of it
 }
 
@@ -144,10 +151,9 @@ func (e *Store) counts(ctx context.Context, boards []string) (map[string]int, er
 	return out, rows.Err()
 }
 
-// lockKeys returns the locks of targets, sorted, given the boards' shard counts; a board that
-// does not exist is locked by its own lock alone.
-func (e *Store) lockKeys(targets []target, counts map[string]int) []int64 {
-	var keys []int64
+// lockKeys returns the locks of targets, sorted, given the boards' shard counts, and apart
+// the locks the step tries; a board that does not exist is locked by its own lock alone.
+func (e *Store) lockKeys(targets []target, counts map[string]int) (keys, tries []int64) {
 	for _, t := range targets {
 		n := counts[t.board]
 		if t.whole || n == 0 {
@@ -160,7 +166,16 @@ func (e *Store) lockKeys(targets []target, counts map[string]int) []int64 {
 		for _, m := range t.members {
 			keys = append(keys, shardLockKey(e.ns, t.board, laurel.ShardOf(m, n)))
 		}
+		for _, m := range t.maybe {
+			tries = append(tries, shardLockKey(e.ns, t.board, laurel.ShardOf(m, n)))
+		}
 	}
 	slices.Sort(keys)
-	return slices.Compact(keys)
+	keys = slices.Compact(keys)
+	slices.Sort(tries)
+	tries = slices.DeleteFunc(slices.Compact(tries), func(k int64) bool {
+		_, found := slices.BinarySearch(keys, k)
+		return found
+	})
+	return keys, tries
 }

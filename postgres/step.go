@@ -262,7 +262,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	keys := e.lockKeys(targets, counts)
+	keys, tries := e.lockKeys(targets, counts)
 	locked := false
 	defer func() {
 		if locked {
@@ -275,14 +275,25 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 		conn.Release()
 	}()
 	// One round trip takes the locks, in the order of the array (a function scan keeps it),
-	// begins the transaction and reads the rows of the boards and shards.
+	// tries the others, begins the transaction and reads the rows of the boards and shards.
 	s := &step{e: e, ctx: ctx, conn: conn, tx: conn, now: e.now(), boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
 	var batch pgx.Batch
 	batch.Queue("SELECT pg_advisory_lock(k) FROM unnest($1::bigint[]) AS k", keys)
+	if len(tries) > 0 {
+		batch.Queue("SELECT k FROM unnest($1::bigint[]) AS k WHERE pg_try_advisory_lock(k)", tries)
+	}
 	batch.Queue("BEGIN")
 	load := s.queueLoad(&batch, targets, counts)
 	br := conn.SendBatch(ctx, &batch)
-	if _, err := br.Exec(); err != nil {
+	_, err = br.Exec()
+	var got []int64
+	if err == nil && len(tries) > 0 {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			got, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		}
+	}
+	if err != nil {
 		br.Close()
 		conn.Conn().Close(context.WithoutCancel(ctx)) // it may hold the locks taken so far
 		return fmt.Errorf("postgres: lock: %w", err)
@@ -304,6 +315,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	if err != nil {
 		return err
 	}
+	s.dropUnheld(targets, counts, tries, got)
 	if err := fn(s); err != nil {
 		return err
 	}
@@ -380,7 +392,7 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 				b.shards[i] = new(shardStep)
 			}
 		} else {
-			for _, m := range t.members {
+			for _, m := range slices.Concat(t.members, t.maybe) {
 				b.shards[laurel.ShardOf(m, n)] = new(shardStep)
 			}
 		}
@@ -450,6 +462,27 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 			return fmt.Errorf("postgres: load shards: %d of %d shards have a row", found, len(shards))
 		}
 		return nil
+	}
+}
+
+// dropUnheld leaves out of the step the shards it tried to lock and did not get (their rows
+// were read with the others, and go unused).
+func (s *step) dropUnheld(targets []target, counts map[string]int, tries, got []int64) {
+	if len(tries) == len(got) {
+		return
+	}
+	for _, t := range targets {
+		b, n := s.boards[t.board], counts[t.board]
+		if b.whole {
+			continue
+		}
+		for _, m := range t.maybe {
+			i := laurel.ShardOf(m, n)
+			k := shardLockKey(s.e.ns, t.board, i)
+			if _, tried := slices.BinarySearch(tries, k); tried && !slices.Contains(got, k) {
+				delete(b.shards, i)
+			}
+		}
 	}
 }
 
