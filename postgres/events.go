@@ -43,11 +43,13 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 // the ones queued behind it in the same step, so that they share its locks, round trips and
 // commit. Under load a step then carries many requests; alone, a request is its own step.
 //
-// A group's step locks the shards of its first submit, waiting for them, and tries those of
-// the others (locks.go): the submits whose shards it did not get, because another node's
-// step holds them, wait for the group's next step, which starts with them. A node writing
-// alone thus writes each board in one step at a time, all its shards in one commit, and nodes
-// writing one board together share its shards out between their steps.
+// A group's step tries the locks of its submits' shards (locks.go) and writes the submits
+// whose shards it got; those whose shards another node's step holds wait for the group's next
+// step, which starts with them. A node writing alone thus writes each board in one step at a
+// time, all its shards in one commit, and nodes writing one board together share its shards
+// out between their steps, none waiting for a shard while another is free. A step waits for
+// the shards of its first submit only when that is all it has, or when that submit was left
+// for later once already: so every submit is written after a step or two.
 type submits struct {
 	mu      sync.Mutex
 	pending map[string][]*submitReq // by set of boards
@@ -62,6 +64,7 @@ type submitReq struct {
 	err     error
 	done    chan struct{}
 
+	left   int     // how often a step tried its shards and left it for later
 	seqs   []int64 // of the applied events; 0 for duplicates
 	times  []int64
 	readAt []int // where each event's standings begin in its board's reads
@@ -142,9 +145,9 @@ func (q *submits) take(key string, budget int, first bool) []*submitReq {
 
 // submitGroup writes a group of submits in one step, with those that queued for the same
 // boards while it waited for its locks (more takes them). It returns the requests it
-// answered, and those it left for the next step because their shards were held elsewhere
-// (never the first). A request that fails leaves no trace and fails alone; a step that fails
-// fails them all.
+// answered, and those it left for the next step because it did not hold their shards (see
+// submits). A request that fails leaves no trace and fails alone; a step that fails fails
+// them all.
 func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitReq) (done, later []*submitReq) {
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
 	// others' writes. A database that stops answering fails it after stepTimeout.
@@ -166,10 +169,12 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		}
 	}
 	events := 0
+	wait := len(group) == 1 || group[0].left > 0 // for the first submit's shards
 	for i, r := range group {
-		join(r, i > 0)
+		join(r, i > 0 || !wait)
 		events += len(r.events)
 	}
+	tried := len(group) // the requests whose shards the step locks or tries; more come after
 	var history []historyRow
 	var ok []*submitReq // the requests staged
 	err := e.write(ctx, targets, func(s *step) error {
@@ -183,8 +188,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			}
 		}
 		// The step may run again (with more locked): it starts from nothing each time. It
-		// writes the requests whose shards it holds, the first always (its shards were
-		// locked by the counts the step checked).
+		// writes the requests whose shards it holds.
 		history, ok, done, later = nil, nil, nil, nil
 		for _, r := range group {
 			if s.holds(r.events) {
@@ -192,6 +196,9 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			} else {
 				later = append(later, r)
 			}
+		}
+		if len(done) == 0 {
+			return errNothing
 		}
 		s.ops = len(done)
 		for _, t := range targets {
@@ -257,6 +264,11 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		return nil
 	})
 	if err == nil || errors.Is(err, errNothing) {
+		for _, r := range later {
+			if slices.Index(group, r) < tried {
+				r.left++
+			}
+		}
 		return done, later
 	}
 	// Nothing of the group was stored: every request not refused on its own gets the
@@ -283,7 +295,8 @@ func (s *step) holds(events []laurel.Event) bool {
 	return true
 }
 
-// errNothing ends a step in which every request failed.
+// errNothing ends a step that writes nothing: it held the shards of no request, or every
+// request it held failed.
 var errNothing = errors.New("postgres: no request of the group could be staged")
 
 // stageRequest stages one submit's events in the step, all or none.

@@ -17,3 +17,17 @@ var KeyLookups = []KeyLookup{
 	{"read closed periods", readFrozenSQL, []any{"b", "day", int64(0), []string{"m1", "m2"}}, "laurel_frozen", []string{"board", "win", "span", "member"}},
 	{"record history", insertHistorySQL, []any{[]string{"b", "b"}, []string{"m1", "m2"}, []int64{1, 2}, []int64{0, 0}, []string{"{}", "{}"}}, "laurel_events", []string{"board", "seq"}},
 }
+
+// ShardLock is the advisory lock of shard i of a board of e.
+func ShardLock(e *Store, board string, i int) int64 { return shardLockKey(e.ns, board, i) }
+
+// Queued counts the submits of e waiting for a step.
+func Queued(e *Store) int {
+	e.submits.mu.Lock()
+	defer e.submits.mu.Unlock()
+	n := 0
+	for _, q := range e.submits.pending {
+		n += len(q)
+	}
+	return n
+}

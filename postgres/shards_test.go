@@ -1,10 +1,15 @@
 package postgres_test
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/postgres"
@@ -128,4 +133,120 @@ func TestReshard(t *testing.T) {
 	if err := e.Reshard(ctx, "b", 0); laurel.ErrorCode(err) != laurel.EInvalid {
 		t.Fatalf("0 shards: %v, want invalid_argument", err)
 	}
+}
+
+// TestStepTakesFreeShards: a node writes the submits it has queued for a board in one step,
+// whichever shards they are in, but never waits for a shard another session holds to write
+// the others: a submit whose shard is held waits alone.
+func TestStepTakesFreeShards(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
+	var b [4]byte
+	rand.Read(b[:])
+	app := "laurel_steps_" + hex.EncodeToString(b[:]) // finds this store's sessions
+	var mu sync.Mutex
+	var commits []int // the submits each step carried
+	e, err := postgres.Open(ctx, store.DSN+"&application_name="+app, store.Index, postgres.Options{Now: now, Maintenance: -1,
+		OnCommit: func(ops int, _ time.Duration) { mu.Lock(); commits = append(commits, ops); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "warm-up", Value: 1}) // opens the periods
+	member := make([]string, postgres.DefaultShards)                    // one member of each shard
+	for i, found := 0, 0; found < len(member); i++ {
+		m := fmt.Sprintf("m%d", i)
+		if sh := laurel.ShardOf(m, postgres.DefaultShards); member[sh] == "" {
+			member[sh], found = m, found+1
+		}
+	}
+	other, err := pgx.Connect(ctx, laureltest.PostgresURL()) // another node's session
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	lock := func(sh int) {
+		t.Helper()
+		if _, err := other.Exec(ctx, "SELECT pg_advisory_lock($1)", postgres.ShardLock(e, "b", sh)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock := func(sh int) {
+		t.Helper()
+		if _, err := other.Exec(ctx, "SELECT pg_advisory_unlock($1)", postgres.ShardLock(e, "b", sh)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// send submits a member's event and returns a channel closed once it is answered.
+	send := func(sh int) chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if _, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: member[sh], Value: 1}}, laurel.SubmitOptions{}); err != nil {
+				t.Errorf("submit to shard %d: %v", sh, err)
+			}
+		}()
+		return done
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 10 s for %s", what)
+			}
+		}
+	}
+	stepWaits := func() bool { // a step of the store waits for a lock
+		var n int
+		if err := other.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+			WHERE a.application_name = $1 AND l.locktype = 'advisory' AND NOT l.granted`, app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	closed := func(c chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+
+	// Alone: three submits to three shards, queued while a step waits, go in one step.
+	lock(0)
+	first := send(0)
+	waitFor("the step to wait for shard 0", stepWaits)
+	rest := []chan struct{}{send(1), send(2), send(3)}
+	waitFor("three queued submits", func() bool { return postgres.Queued(e) == 3 })
+	mu.Lock()
+	commits = nil
+	mu.Unlock()
+	unlock(0)
+	for _, c := range append(rest, first) {
+		waitFor("the submits' answers", func() bool { return closed(c) })
+	}
+	mu.Lock()
+	if !slices.Contains(commits, 3) {
+		t.Errorf("steps of %v submits, want the three submits to shards 1, 2 and 3 in one", commits)
+	}
+	mu.Unlock()
+
+	// Shared: the submit whose shard another session holds waits; the one queued with it
+	// whose shard is free does not.
+	lock(0)
+	lock(2)
+	first = send(0)
+	waitFor("the step to wait for shard 0", stepWaits)
+	free, held := send(1), send(2)
+	waitFor("two queued submits", func() bool { return postgres.Queued(e) == 2 })
+	unlock(0)
+	waitFor("the submit to shard 1", func() bool { return closed(free) })
+	waitFor("the step to wait for shard 2", stepWaits)
+	if closed(held) {
+		t.Fatal("the submit to shard 2 was answered while another session held its shard")
+	}
+	unlock(2)
+	waitFor("the submit to shard 2", func() bool { return closed(held) && closed(first) })
 }
