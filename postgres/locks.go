@@ -22,9 +22,9 @@ import (
 //
 // A step may also ask for shards it does not need: those that no other session holds, it
 // gets; those that one does, it goes without, never waiting for them. A node's group of
-// submits to a board locks the shards of its first submit and tries the others' (events.go),
-// so that a node writing alone writes all its submits to a board in one step, one commit,
-// while nodes writing together each take the shards left free.
+// submits to a board tries its submits' shards (events.go, submits), so that a node writing
+// alone writes all its submits to a board in one step, one commit, while nodes writing
+// together each take the shards left free.
 
 // target is what a step locks of a board.
 type target struct {
