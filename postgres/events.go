@@ -93,18 +93,20 @@ func (q *submits) add(e *Store, key string, req *submitReq) {
 	q.lead(e, key)
 }
 
-// lead writes groups of the requests queued for a set of boards until none is left.
+// lead writes a group of the requests queued for a set of boards, and hands the lead on to a
+// goroutine of its own as soon as the group's step gives its locks back: the next step begins
+// while this one reads its answers' ranks and records their history.
 func (q *submits) lead(e *Store, key string) {
-	for {
-		group := q.take(key, maxGroupEvents, true)
-		if group == nil {
-			return
-		}
-		done, later := e.submitGroup(group, func(budget int) []*submitReq { return q.take(key, budget, false) })
+	group := q.take(key, maxGroupEvents, true)
+	if group == nil {
+		return
+	}
+	handOff := func(later []*submitReq) {
 		q.putBack(key, later)
-		for _, r := range done {
-			close(r.done)
-		}
+		go q.lead(e, key)
+	}
+	for _, r := range e.submitGroup(group, func(budget int) []*submitReq { return q.take(key, budget, false) }, handOff) {
+		close(r.done)
 	}
 }
 
@@ -144,11 +146,11 @@ func (q *submits) take(key string, budget int, first bool) []*submitReq {
 }
 
 // submitGroup writes a group of submits in one step, with those that queued for the same
-// boards while it waited for its locks (more takes them). It returns the requests it
-// answered, and those it left for the next step because it did not hold their shards (see
-// submits). A request that fails leaves no trace and fails alone; a step that fails fails
-// them all.
-func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitReq) (done, later []*submitReq) {
+// boards while it waited for its locks (more takes them), and returns the requests it
+// answered. It calls handOff once, with the requests it left for the next step because it did
+// not hold their shards (see submits): as soon as the step's locks are gone, or at its end. A
+// request that fails leaves no trace and fails alone; a step that fails fails them all.
+func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitReq, handOff func(later []*submitReq)) (done []*submitReq) {
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
 	// others' writes. A database that stops answering fails it after stepTimeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), stepTimeout)
@@ -175,6 +177,18 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		events += len(r.events)
 	}
 	tried := len(group) // the requests whose shards the step locks or tries; more come after
+	var later []*submitReq
+	var handed sync.Once
+	hand := func(later []*submitReq) {
+		handed.Do(func() {
+			for _, r := range later {
+				if slices.Index(group, r) < tried {
+					r.left++
+				}
+			}
+			handOff(later)
+		})
+	}
 	var history []historyRow
 	var ok []*submitReq // the requests staged
 	err := e.write(ctx, targets, func(s *step) error {
@@ -201,6 +215,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			return errNothing
 		}
 		s.ops = len(done)
+		s.unlocked = func() { hand(later) }
 		for _, t := range targets {
 			if b := s.boards[t.board]; b.st != nil {
 				if err := s.advance(b); err != nil {
@@ -264,12 +279,8 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		return nil
 	})
 	if err == nil || errors.Is(err, errNothing) {
-		for _, r := range later {
-			if slices.Index(group, r) < tried {
-				r.left++
-			}
-		}
-		return done, later
+		hand(later)
+		return done
 	}
 	// Nothing of the group was stored: every request not refused on its own gets the
 	// step's error, those never staged (the step failed before them) included.
@@ -278,7 +289,8 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			r.err = err
 		}
 	}
-	return group, nil
+	hand(nil)
+	return group
 }
 
 // holds reports whether the step holds the shards of the events' members.

@@ -27,6 +27,8 @@ type step struct {
 	global bool                  // a change that may show on any board: subscribers hear of it
 	ops    int                   // the operations the step carries (a group's submits), for metrics
 	after  []func() error        // run once the step is in the index and its locks are gone
+	// unlocked, when set, is called once the committed step's locks are gone, before after.
+	unlocked func()
 }
 
 // txConn is what a step asks of its connection, all within its transaction (which it begins
@@ -354,6 +356,9 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 		conn.Conn().Close(ictx)
 		e.log.Error("after a committed step", "err", err)
 		return nil
+	}
+	if s.unlocked != nil {
+		s.unlocked()
 	}
 	if s.global {
 		if err := e.index.Publish(ictx); err != nil {
