@@ -83,6 +83,37 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			}
 		}
 	}
+	// A shard whose step the index refuses (it missed one) is rebuilt from the store, only
+	// that shard: the others, stepped at once, each find their own state. The rebuilds run on
+	// the step's connection, which holds the locks, so one at a time, after the steps.
+	var mu sync.Mutex
+	var stale []int
+	mend := func() error {
+		slices.Sort(stale)
+		for _, i := range stale {
+			sh := b.shards[i]
+			s.e.log.Warn("the index missed a step; rebuilding it", "board", b.id, "shard", i, "version", sh.version)
+			if err := s.e.rebuild(ctx, s.conn, b.id, []int{i}); err != nil {
+				return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
+			}
+			if len(reads[i]) == 0 {
+				continue
+			}
+			u := laurel.IndexUpdate{After: sh.version, Version: sh.version}
+			for _, k := range reads[i] {
+				u.Read = append(u.Read, b.reads[k])
+			}
+			read, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
+			if err != nil {
+				return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
+			}
+			for j, k := range reads[i] {
+				b.read[k] = read[j]
+			}
+		}
+		stale = nil
+		return nil
+	}
 	apply := func(i int) error {
 		sh := b.shards[i]
 		if !sh.ranked && len(reads[i]) == 0 {
@@ -104,11 +135,10 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		}
 		read, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
 		if errors.Is(err, laurel.ErrIndexStale) {
-			s.e.log.Warn("the index missed a step; rebuilding it", "board", b.id, "shard", i, "version", u.Version)
-			// Only this shard: the others, stepped at once, each find their own state.
-			if err = s.e.rebuild(ctx, s.conn, b.id, []int{i}); err == nil && len(u.Read) > 0 {
-				read, err = idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, laurel.IndexUpdate{After: u.Version, Version: u.Version, Read: u.Read})
-			}
+			mu.Lock()
+			stale = append(stale, i)
+			mu.Unlock()
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
@@ -129,10 +159,14 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	if err := eachShard(others, apply); err != nil {
 		return err
 	}
+	if err := mend(); err != nil {
+		return err
+	}
 	if b.stateChanged {
 		if err := apply(0); err != nil {
 			return err
 		}
+		return mend()
 	}
 	return nil
 }

@@ -58,7 +58,8 @@ type Options struct {
 	// that the index is at the store's version; zero is one second, negative never.
 	Maintenance time.Duration
 	// OnCommit, when set, is called after each step's commit with the operations (submits,
-	// or 1) it carried and how long the commit took: for metrics.
+	// or 1) it carried and how long the commit took (its writes and the commit, which go
+	// in one round trip): for metrics.
 	OnCommit func(ops int, took time.Duration)
 	// Shards is how many shards the boards created (or imported) get; zero is
 	// DefaultShards. Reshard changes a board's.

@@ -321,16 +321,9 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	if err := fn(s); err != nil {
 		return err
 	}
-	if err := s.flush(); err != nil {
-		return err
-	}
 	start := time.Now()
-	tag, err := conn.Exec(ctx, "COMMIT")
-	if err == nil && tag.String() != "COMMIT" {
-		err = errors.New(tag.String())
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: commit: %w", err)
+	if err := s.commit(); err != nil {
+		return err
 	}
 	committed = true
 	if e.opts.OnCommit != nil {
@@ -648,9 +641,11 @@ func (s *step) queueHidden(r *reads, members []string) {
 	})
 }
 
-// flush writes what the step staged to the store: events, aggregates, the rows of the shards
-// that changed, and the board's row when its state did.
-func (s *step) flush() error {
+// commit writes what the step staged to the store — events, aggregates, the rows of the
+// shards that changed, and the board's row when its state did — and commits, in one round
+// trip: should a write fail, PostgreSQL skips the rest of the batch, COMMIT included, and the
+// transaction is rolled back.
+func (s *step) commit() error {
 	var batch pgx.Batch
 	for _, b := range s.boards {
 		if b.deleted || b.st == nil {
@@ -720,13 +715,28 @@ func (s *step) flush() error {
 				WHERE s.board = $1 AND s.shard = k.shard`, b.id, changed, changedV, changedSeq)
 		}
 	}
-	if batch.Len() == 0 {
+	writes := batch.Len()
+	batch.Queue("COMMIT")
+	br := s.tx.SendBatch(s.ctx, &batch)
+	err := func() error {
+		for range writes {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("postgres: write: %w", err)
+			}
+		}
+		tag, err := br.Exec()
+		if err == nil && tag.String() != "COMMIT" {
+			err = errors.New(tag.String())
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: commit: %w", err)
+		}
 		return nil
+	}()
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("postgres: commit: %w", cerr)
 	}
-	if err := s.tx.SendBatch(s.ctx, &batch).Close(); err != nil {
-		return fmt.Errorf("postgres: write: %w", err)
-	}
-	return nil
+	return err
 }
 
 // versions decides which shards of a board take a step in the index, and their versions and
