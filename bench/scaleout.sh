@@ -9,6 +9,7 @@
 #   bench/scaleout.sh                       # 1 2 3 4 nodes, 0.2 CPU each, 20 s, batches of 1
 #   NODES="1 3" CPU=0.3 BATCH=10 DURATION=30s SHARDS=8 bench/scaleout.sh
 #   LAUREL_BIN=/tmp/laurel bench/scaleout.sh  # a binary built already
+#   NODES= LONE=1 DURATION=10s bench/scaleout.sh  # one uncapped node against the embedded store
 #
 # The caps are cgroups: cgroup v2's cpu.max where the cpu controller is enabled, else v1's
 # cpu.cfs_quota_us (this needs root). Run it on a machine with nothing else busy: PostgreSQL,
@@ -16,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-NODES=${NODES:-"1 2 3 4"}
+NODES=${NODES-"1 2 3 4"}  # empty: no curve (with LONE=1)
 CPU=${CPU:-0.2}              # cores per node
 DURATION=${DURATION:-20s}
 BATCH=${BATCH:-1}
@@ -127,4 +128,37 @@ for n in $NODES; do
   uncap
   psql_ "DROP SCHEMA $schema CASCADE"
   redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" --scan --pattern "$prefix*" | xargs -r -n 1000 redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" unlink >/dev/null
+done
+
+# LONE=1: then one node uncapped against the embedded store, the same bench, alternating
+# ROUNDS times (issue 14's "one uncapped node ≥ 0.5× the embedded store in the same run").
+[ -n "${LONE:-}" ] || exit 0
+lone() { # lone scaleout|embedded: one uncapped node, prints its events a second
+  local port=$((BASEPORT + 1)) schema=laurel_scaleout_lone_$$ prefix="lscale$$lone:" data
+  if [ "$1" = scaleout ]; then
+    psql_ "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema"
+    "$bin" serve -addr 127.0.0.1:$port -postgres "$PG&search_path=$schema&application_name=laurel-scaleout" \
+      -redis "$REDIS" -redis-prefix "$prefix" -shards "$SHARDS" 2>"$work/lone.log" &
+  else
+    data=$(mktemp -d "$work/data.XXXX")
+    "$bin" serve -addr 127.0.0.1:$port -data "$data" 2>"$work/lone.log" &
+  fi
+  pids+=($!)
+  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+  curl -fs -X PUT "http://127.0.0.1:$port/v1/boards/hot" -d '{"windows": ["all", "week", "day", "last7d"]}' >/dev/null
+  "$bin" bench -url "http://127.0.0.1:$port" -board hot -members "$MEMBERS" -preload=false \
+    -duration "$DURATION" -batch "$BATCH" -writers "$WRITERS" -readers 0 >"$work/lone.out" 2>&1 || true
+  stop_nodes
+  if [ "$1" = scaleout ]; then
+    psql_ "DROP SCHEMA $schema CASCADE"
+    redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" --scan --pattern "$prefix*" | xargs -r -n 1000 redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" unlink >/dev/null
+  else
+    rm -rf "$data"
+  fi
+  awk '$1 == "laurel" && $2 ~ /^[0-9.]+$/ { print $2; exit }' "$work/lone.out"
+}
+printf "\none node uncapped, batch %s, %s writers, %s shards: scale-out ÷ embedded, %s rounds\n" "$BATCH" "$WRITERS" "$SHARDS" "${ROUNDS:-3}"
+for _ in $(seq "${ROUNDS:-3}"); do
+  s=$(lone scaleout) m=$(lone embedded)
+  printf "%10s %10s %6.2f\n" "${s:-0}" "${m:-0}" "$(awk -v a="${s:-0}" -v b="${m:-1}" 'BEGIN { print a / b }')"
 done
