@@ -77,12 +77,21 @@ cputime() {
   echo "$t"
 }
 psql_() { psql "$PG" -qAtX -c "$1"; }
+fresh() { psql_ "DROP SCHEMA IF EXISTS $1 CASCADE; CREATE SCHEMA $1"; } # schema
+# ready waits until the node on a port answers; board makes the hot board through it.
+ready() { for _ in $(seq 100); do curl -fs "http://127.0.0.1:$1/readyz" >/dev/null && break; sleep 0.1; done; }
+board() { curl -fs -X PUT "http://127.0.0.1:$1/v1/boards/hot" -d '{"windows": ["all", "week", "day", "last7d"]}' >/dev/null; }
+# drop removes a schema and the index keys under a prefix.
+drop() {
+  psql_ "DROP SCHEMA $1 CASCADE"
+  redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" --scan --pattern "$2*" | xargs -r -n 1000 redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" unlink >/dev/null
+}
 one=""
 printf "%s\n" "nodes ${NODES}, ${CPU} CPU each (${quota} µs every ${period} µs), batch ${BATCH}, ${WRITERS} writers a node, ${MEMBERS} members, ${SHARDS} shards, ${DURATION}"
 printf "%-6s %10s %10s %10s %16s %s\n" nodes "events/s" "÷ 1 node" "node CPU" "lock waits" "(per node events/s)"
 for n in $NODES; do
   schema=laurel_scaleout_${n}_$$
-  psql_ "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema"
+  fresh "$schema"
   dsn="$PG&search_path=$schema&application_name=laurel-scaleout"
   prefix="lscale$$n$n:"
   for i in $(seq 1 "$n"); do
@@ -93,9 +102,9 @@ for n in $NODES; do
     pids+=($!)
   done
   for i in $(seq 1 "$n"); do
-    for _ in $(seq 100); do curl -fs "http://127.0.0.1:$((BASEPORT + i))/readyz" >/dev/null && break; sleep 0.1; done
+    ready $((BASEPORT + i))
   done
-  curl -fs -X PUT "http://127.0.0.1:$((BASEPORT + 1))/v1/boards/hot" -d '{"windows": ["all", "week", "day", "last7d"]}' >/dev/null
+  board $((BASEPORT + 1))
   # Sample what PostgreSQL's active backends of the nodes wait on while the benches run, from
   # one psql session.
   for _ in $(seq $((${DURATION%s} * 20))); do
@@ -126,8 +135,7 @@ for n in $NODES; do
   [ -n "${WAITS:-}" ] && sort "$work/waits$n" | uniq -c | sort -rn | head -8
   stop_nodes
   uncap
-  psql_ "DROP SCHEMA $schema CASCADE"
-  redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" --scan --pattern "$prefix*" | xargs -r -n 1000 redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" unlink >/dev/null
+  drop "$schema" "$prefix"
 done
 
 # LONE=1: then one node uncapped against the embedded store, the same bench, alternating
@@ -136,7 +144,7 @@ done
 lone() { # lone scaleout|embedded: one uncapped node, prints its events a second
   local port=$((BASEPORT + 1)) schema=laurel_scaleout_lone_$$ prefix="lscale$$lone:" data
   if [ "$1" = scaleout ]; then
-    psql_ "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema"
+    fresh "$schema"
     "$bin" serve -addr 127.0.0.1:$port -postgres "$PG&search_path=$schema&application_name=laurel-scaleout" \
       -redis "$REDIS" -redis-prefix "$prefix" -shards "$SHARDS" 2>"$work/lone.log" &
   else
@@ -144,14 +152,13 @@ lone() { # lone scaleout|embedded: one uncapped node, prints its events a second
     "$bin" serve -addr 127.0.0.1:$port -data "$data" 2>"$work/lone.log" &
   fi
   pids+=($!)
-  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-  curl -fs -X PUT "http://127.0.0.1:$port/v1/boards/hot" -d '{"windows": ["all", "week", "day", "last7d"]}' >/dev/null
+  ready $port
+  board $port
   "$bin" bench -url "http://127.0.0.1:$port" -board hot -members "$MEMBERS" -preload=false \
     -duration "$DURATION" -batch "$BATCH" -writers "$WRITERS" -readers 0 >"$work/lone.out" 2>&1 || true
   stop_nodes
   if [ "$1" = scaleout ]; then
-    psql_ "DROP SCHEMA $schema CASCADE"
-    redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" --scan --pattern "$prefix*" | xargs -r -n 1000 redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" unlink >/dev/null
+    drop "$schema" "$prefix"
   else
     rm -rf "$data"
   fi

@@ -178,16 +178,18 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 	}
 	tried := len(group) // the requests whose shards the step locks or tries; more come after
 	var later []*submitReq
-	var handed sync.Once
-	hand := func(later []*submitReq) {
-		handed.Do(func() {
-			for _, r := range later {
-				if slices.Index(group, r) < tried {
-					r.left++
-				}
+	handed := false // hand runs on this goroutine: from the step once unlocked, or at the end
+	hand := func() {
+		if handed {
+			return
+		}
+		handed = true
+		for _, r := range later {
+			if slices.Index(group, r) < tried {
+				r.left++
 			}
-			handOff(later)
-		})
+		}
+		handOff(later)
 	}
 	var history []historyRow
 	var ok []*submitReq // the requests staged
@@ -215,7 +217,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			return errNothing
 		}
 		s.ops = len(done)
-		s.unlocked = func() { hand(later) }
+		s.unlocked = hand
 		for _, t := range targets {
 			if b := s.boards[t.board]; b.st != nil {
 				if err := s.advance(b); err != nil {
@@ -279,7 +281,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		return nil
 	})
 	if err == nil || errors.Is(err, errNothing) {
-		hand(later)
+		hand()
 		return done
 	}
 	// Nothing of the group was stored: every request not refused on its own gets the
@@ -289,7 +291,8 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			r.err = err
 		}
 	}
-	hand(nil)
+	later = nil // failed with the group
+	hand()
 	return group
 }
 

@@ -83,6 +83,20 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			}
 		}
 	}
+	// send gives shard i its update, with the shard's reads, and takes the ranks read back.
+	send := func(i int, u laurel.IndexUpdate) error {
+		for _, k := range reads[i] {
+			u.Read = append(u.Read, b.reads[k])
+		}
+		read, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
+		if err != nil {
+			return err
+		}
+		for j, k := range reads[i] {
+			b.read[k] = read[j]
+		}
+		return nil
+	}
 	// A shard whose step the index refuses (it missed one) is rebuilt from the store, only
 	// that shard: the others, stepped at once, each find their own state. The rebuilds run on
 	// the step's connection, which holds the locks, so one at a time, after the steps.
@@ -91,24 +105,14 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	mend := func() error {
 		slices.Sort(stale)
 		for _, i := range stale {
-			sh := b.shards[i]
-			s.e.log.Warn("the index missed a step; rebuilding it", "board", b.id, "shard", i, "version", sh.version)
-			if err := s.e.rebuild(ctx, s.conn, b.id, []int{i}); err != nil {
-				return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
+			v := b.shards[i].version
+			s.e.log.Warn("the index missed a step; rebuilding it", "board", b.id, "shard", i, "version", v)
+			err := s.e.rebuild(ctx, s.conn, b.id, []int{i})
+			if err == nil && len(reads[i]) > 0 {
+				err = send(i, laurel.IndexUpdate{After: v, Version: v})
 			}
-			if len(reads[i]) == 0 {
-				continue
-			}
-			u := laurel.IndexUpdate{After: sh.version, Version: sh.version}
-			for _, k := range reads[i] {
-				u.Read = append(u.Read, b.reads[k])
-			}
-			read, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
 			if err != nil {
 				return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
-			}
-			for j, k := range reads[i] {
-				b.read[k] = read[j]
 			}
 		}
 		stale = nil
@@ -120,9 +124,6 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			return nil
 		}
 		u := laurel.IndexUpdate{After: sh.version, Version: sh.version, Quiet: i != teller}
-		for _, k := range reads[i] {
-			u.Read = append(u.Read, b.reads[k])
-		}
 		if sh.ranked {
 			u.After--
 			u.Changes = s.changes(b, i)
@@ -133,7 +134,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 				}
 			}
 		}
-		read, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
+		err := send(i, u)
 		if errors.Is(err, laurel.ErrIndexStale) {
 			mu.Lock()
 			stale = append(stale, i)
@@ -142,9 +143,6 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		}
 		if err != nil {
 			return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
-		}
-		for j, k := range reads[i] {
-			b.read[k] = read[j]
 		}
 		return nil
 	}

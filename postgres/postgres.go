@@ -136,13 +136,6 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*S
 	// A write holds its boards' locks on its session. If the machine of a store dies
 	// holding them, the server must notice the dead connection in seconds, not after the
 	// system's two hours of TCP keepalive.
-	//
-	// Every statement is planned for its arguments (plan_cache_mode): a generic plan, which
-	// PostgreSQL keeps for a prepared statement after a few runs, is made for the tables' sizes
-	// at that time. Made while a board was new, it scans the board's rows to find a few of them
-	// (a hash join over its aggregates, a filter over its events' ids), and stays cached as the
-	// board grows: every write then costs the size of the board (docs/decisions.md, "Plans
-	// made for each statement").
 	for k, v := range map[string]string{"tcp_keepalives_idle": "15", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3"} {
 		if _, ok := cfg.ConnConfig.RuntimeParams[k]; !ok {
 			cfg.ConnConfig.RuntimeParams[k] = v

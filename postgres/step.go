@@ -317,7 +317,9 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	if err != nil {
 		return err
 	}
-	s.dropUnheld(targets, counts, tries, got)
+	if len(got) < len(tries) {
+		s.dropUnheld(keys, got)
+	}
 	if err := fn(s); err != nil {
 		return err
 	}
@@ -463,21 +465,17 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 	}
 }
 
-// dropUnheld leaves out of the step the shards it tried to lock and did not get (their rows
-// were read with the others, and go unused).
-func (s *step) dropUnheld(targets []target, counts map[string]int, tries, got []int64) {
-	if len(tries) == len(got) {
-		return
-	}
-	for _, t := range targets {
-		b, n := s.boards[t.board], counts[t.board]
+// dropUnheld leaves out of the step the shards it holds no lock of — neither among keys
+// (sorted), which it waited for, nor among got, which it tried and took. Their rows were read
+// with the others, and go unused.
+func (s *step) dropUnheld(keys, got []int64) {
+	for _, b := range s.boards {
 		if b.whole {
 			continue
 		}
-		for _, m := range t.maybe {
-			i := laurel.ShardOf(m, n)
-			k := shardLockKey(s.e.ns, t.board, i)
-			if _, tried := slices.BinarySearch(tries, k); tried && !slices.Contains(got, k) {
+		for i := range b.shards {
+			k := shardLockKey(s.e.ns, b.id, i)
+			if _, held := slices.BinarySearch(keys, k); !held && !slices.Contains(got, k) {
 				delete(b.shards, i)
 			}
 		}
