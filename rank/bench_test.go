@@ -387,3 +387,45 @@ func heapInUse() int64 {
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
 }
+
+// BenchmarkTies is a board of low scores, as a sum board of small values has: a million
+// members over 64 scores, so that nearly every comparison of a descent ties on score and, in
+// a tree with TimeOf, reads a member's time from its owner's memory. "score" is a member
+// gaining a point now (Delete, a new time, Insert), "rank" a member's rank.
+func BenchmarkTies(b *testing.B) {
+	const n = 1_000_000
+	rng := rand.New(rand.NewPCG(3, 4))
+	times := make([]int64, n)
+	scores := make([]int64, n)
+	tree := rank.New(rank.Options{Desc: true, TimeOf: func(m uint32) int64 { return times[m] }})
+	now := int64(1_700_000_000_000)
+	for m := range n {
+		scores[m] = rng.Int64N(64)
+		times[m] = now - rng.Int64N(7*24*3600*1000)
+		tree.Insert(rank.Key{Score: scores[m], At: times[m], Member: uint32(m)})
+	}
+	members := make([]uint32, 1<<16)
+	for i := range members {
+		members[i] = uint32(rng.IntN(n))
+	}
+	b.Run("score", func(b *testing.B) {
+		for i := range b.N {
+			m := members[i&(1<<16-1)]
+			tree.Delete(rank.Key{Score: scores[m], At: times[m], Member: m})
+			now++
+			scores[m]++
+			times[m] = now
+			tree.Insert(rank.Key{Score: scores[m], At: times[m], Member: m})
+		}
+	})
+	b.Run("rank", func(b *testing.B) {
+		for i := range b.N {
+			m := members[i&(1<<16-1)]
+			r, _ := tree.Rank(rank.Key{Score: scores[m], At: times[m], Member: m})
+			sink += r
+		}
+	})
+	if err := tree.Check(); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -88,6 +88,53 @@ func (t *Tree) memberLess(a, b uint32) bool {
 	return t.tie(a, b) < 0
 }
 
+// scoreRange returns [lo, hi): the keys among the first n of ks whose score is s, comparing
+// scores alone.
+func scoreRange(ks *keys, n int, s int64) (lo, hi int) {
+	lo, hi = 0, n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if ks.score[mid] < s {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	end := n
+	for i := lo; i < end; {
+		mid := int(uint(i+end) >> 1)
+		if ks.score[mid] == s {
+			i = mid + 1
+		} else {
+			end = mid
+		}
+	}
+	return lo, end
+}
+
+// leafFind returns the index of the stored key k among the first n keys of a leaf and true,
+// or the index where k would go and false. It reads times only among the keys whose score
+// ties with k's: a present key is found there by its member (one time read, its own, to
+// confirm it), and a new key's place among them is tried at their end first, where a key
+// with the latest time goes (in sum mode, nearly every new key). In a tree with TimeOf a time
+// read is a lookup in its owner's memory, likely a cache miss: boards with low scores tie by
+// the thousand, and this is most of what a write's descents cost there.
+func (t *Tree) leafFind(ks *keys, n int, k Key) (int, bool) {
+	lo, hi := scoreRange(ks, n, k.Score)
+	for j := lo; j < hi; j++ {
+		if ks.member[j] == k.Member && t.atOf(ks, j) == k.At {
+			return j, true
+		}
+	}
+	switch {
+	case lo == hi:
+		return lo, false
+	case t.lessOnTie(ks, hi-1, k):
+		return hi, false
+	}
+	return t.lowerBound(ks, lo, hi-1, k), false
+}
+
 // lowerBound returns the first index in [lo, hi) whose key does not rank before k, or hi.
 func (t *Tree) lowerBound(ks *keys, lo, hi int, k Key) int {
 	for lo < hi {

@@ -142,43 +142,40 @@ func (t *Tree) before(p *path) int {
 }
 
 // descend walks to the leaf where the stored key k belongs, recording the route in p, and
-// returns that leaf and the position of k's lower bound in it.
-func (t *Tree) descend(k Key, p *path) (*leaf, int) {
+// returns that leaf, the position of k's lower bound in it, and whether k is there.
+func (t *Tree) descend(k Key, p *path) (*leaf, int, bool) {
 	p.depth = 0
-	if t.height == 0 {
-		return t.leaf, t.lowerBound(&t.leaf.keys, 0, t.leaf.n, k)
-	}
-	n := t.root
-	for h := t.height; ; h-- {
-		// The child to take is the last whose lower bound does not rank after k.
-		i := t.upperBound(&n.keys, 1, n.n, k) - 1
-		p.steps[p.depth] = step{n, i}
-		p.depth++
-		if h == 1 {
-			l := n.leaves[i]
-			return l, t.lowerBound(&l.keys, 0, l.n, k)
+	l := t.leaf
+	if t.height > 0 {
+		n := t.root
+		for h := t.height; ; h-- {
+			// The child to take is the last whose lower bound does not rank after k.
+			i := t.upperBound(&n.keys, 1, n.n, k) - 1
+			p.steps[p.depth] = step{n, i}
+			p.depth++
+			if h == 1 {
+				l = n.leaves[i]
+				break
+			}
+			n = n.inners[i]
 		}
-		n = n.inners[i]
 	}
+	i, found := t.leafFind(&l.keys, l.n, k)
+	return l, i, found
 }
-
-// found reports whether position i of l holds the stored key k.
-func (t *Tree) found(l *leaf, i int, k Key) bool { return i < l.n && t.key(&l.keys, i) == k }
 
 // Has reports whether k is in the tree.
 func (t *Tree) Has(k Key) bool {
-	k = t.stored(k)
 	var p path
-	l, i := t.descend(k, &p)
-	return t.found(l, i, k)
+	_, _, found := t.descend(t.stored(k), &p)
+	return found
 }
 
 // Rank returns the 1-based position of k, and false when k is not in the tree.
 func (t *Tree) Rank(k Key) (int, bool) {
-	k = t.stored(k)
 	var p path
-	l, i := t.descend(k, &p)
-	if !t.found(l, i, k) {
+	_, i, found := t.descend(t.stored(k), &p)
+	if !found {
 		return 0, false
 	}
 	return t.before(&p) + i + 1, true
@@ -224,8 +221,8 @@ func (t *Tree) leafAt(i int) (*leaf, int) {
 func (t *Tree) Insert(k Key) bool {
 	k = t.stored(k)
 	var p path
-	l, i := t.descend(k, &p)
-	if t.found(l, i, k) {
+	l, i, found := t.descend(k, &p)
+	if found {
 		return false
 	}
 	t.len++
@@ -406,8 +403,8 @@ func (n *inner) total() int {
 func (t *Tree) Delete(k Key) bool {
 	k = t.stored(k)
 	var p path
-	l, i := t.descend(k, &p)
-	if !t.found(l, i, k) {
+	l, i, found := t.descend(k, &p)
+	if !found {
 		return false
 	}
 	t.len--
@@ -579,7 +576,7 @@ func (t *Tree) Search(score, at int64) Cursor {
 // Seek returns a cursor at the first key not less than k, or past the last key.
 func (t *Tree) Seek(k Key) Cursor {
 	var p path
-	l, i := t.descend(t.stored(k), &p)
+	l, i, _ := t.descend(t.stored(k), &p)
 	return t.cursor(l, i, t.before(&p)+i+1)
 }
 
