@@ -242,7 +242,7 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 		for member := range recheck {
 			var c laurel.Agg
 			for _, bs := range buckets {
-				a, ok, err := tx.aggGet(aggKey(id, w.name, bs, member))
+				a, ok, err := tx.storedAgg(aggKey(id, w.name, bs, member))
 				if err != nil {
 					return err
 				}

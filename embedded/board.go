@@ -64,17 +64,16 @@ func (e *Store) reachBucket(b *board, w *window, start int64) {
 	w.newest = nb
 }
 
-// setNewest keeps the newest bucket of w true to a bucket aggregate just committed.
-func (b *board) setNewest(w *window, start int64, member string, v slot, present bool) {
+// setNewest keeps the newest bucket of w true to member h's bucket aggregate just committed;
+// handles is the board's count of members.
+func (w *window) setNewest(start int64, h uint32, v slot, present bool, handles int) {
 	nb := w.newest
 	switch {
 	case nb == nil || start != nb.start:
 	case present:
-		nb.slots.set(b.members.intern(member), v, b.members.count())
+		nb.slots.set(h, v, handles)
 	default:
-		if h, ok := b.members.lookup(member); ok {
-			nb.slots.del(h)
-		}
+		nb.slots.del(h)
 	}
 }
 
@@ -158,11 +157,19 @@ func (b *board) set(e *Store, sp *span, member string, v slot, present bool) {
 		h = b.members.intern(member)
 	} else {
 		var ok bool
-		if h, ok = b.members.lookup(member); !ok || sp == nil {
+		if h, ok = b.members.lookup(member); !ok {
 			return
 		}
 	}
-	ranked := !e.hidden[member]
+	b.setHandle(e, sp, h, member, v, present)
+}
+
+// setHandle is set for a member whose handle h is known.
+func (b *board) setHandle(e *Store, sp *span, h uint32, member string, v slot, present bool) {
+	if sp == nil {
+		return
+	}
+	ranked := e.ranked(member)
 	old, had := sp.slots.get(h)
 	if had && ranked {
 		sp.tree.Delete(treeKey(h, old))

@@ -108,9 +108,9 @@ func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) err
 			case a.Current:
 				tx.memSet(b, w, member, slot(fromAgg(a.Agg)), true)
 			case w.w.IsRolling():
-				tx.bucketSet(b, w, a.Start, member, fromAgg(a.Agg), true)
+				tx.bucketSet(b, w, a.Start, tx.handle(b, member), member, fromAgg(a.Agg), true)
 			default:
-				tx.entrySet(b, w, a.Start, a.End, member, slot(fromAgg(a.Agg)), true)
+				tx.entrySet(b, w, a.Start, a.End, tx.handle(b, member), member, slot(fromAgg(a.Agg)), true)
 			}
 		}
 		return nil

@@ -37,16 +37,18 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 			return nil
 		},
 		finish: func() {
+			var last *board
+			var spans []*span // of last, at now
 			for i := range results {
 				b := e.boards[results[i].Board]
 				if b == nil || opts.NoRanks && seqs[i] == 0 {
 					continue
 				}
-				// Every applied event leaves a history point, ranks asked for or not.
-				entries := e.recordHistory(b, results[i].Member, seqs[i], times[i], now)
-				if !opts.NoRanks {
-					results[i].Entries = entries
+				if b != last {
+					last, spans = b, e.currentSpans(b, now)
 				}
+				// Every applied event leaves a history point, ranks asked for or not.
+				results[i].Entries = e.recordHistory(b, spans, results[i].Member, seqs[i], times[i], !opts.NoRanks)
 			}
 		},
 	}
@@ -83,7 +85,7 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 	if in.HasTS {
 		ev.flags |= flagExplicitTS
 	}
-	if err := laurel.StageEvent(&b.cfg, staged{tx, b}, ev.member, ev.value, ev.ts, ev.seq, tx.now); err != nil {
+	if err := laurel.StageEvent(&b.cfg, newStaged(tx, b), ev.member, ev.value, ev.ts, ev.seq, tx.now); err != nil {
 		return "", 0, 0, err
 	}
 	tx.logged = append(tx.logged, loggedEvent{board: b.cfg.ID, event: ev})
@@ -98,21 +100,6 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 		}
 	}
 	return laurel.StatusApplied, ev.seq, ev.ts, nil
-}
-
-// standing is a member's rank and score in w's current span at now. It runs in the writer,
-// under the read lock, right after the write.
-func (e *Store) standing(b *board, w *window, member string, now int64) (laurel.Standing, bool) {
-	sp := e.currentSpan(b, w, now)
-	if sp == nil || e.hidden[member] {
-		return laurel.Standing{}, false
-	}
-	h, v, ok := slotOf(b, &sp.slots, member)
-	if !ok {
-		return laurel.Standing{}, false
-	}
-	r, ok := sp.tree.Rank(treeKey(h, v))
-	return laurel.Standing{Rank: r, Score: v.score}, ok
 }
 
 // currentSpan is the in-memory span of w that a read at now sees, or nil when it is empty.
@@ -157,7 +144,7 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 			return err
 		}
 		rest = slices.DeleteFunc(rest, func(x storedEvent) bool { return x.seq == ev.seq })
-		return laurel.Recompute(&b.cfg, staged{tx, b}, ev.member, ev.ts, counted(rest), tx.now)
+		return laurel.Recompute(&b.cfg, newStaged(tx, b), ev.member, ev.ts, counted(rest), tx.now)
 	}})
 }
 

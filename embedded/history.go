@@ -51,13 +51,7 @@ func (e *Store) recoverHistory() error {
 		if b == nil || !ok || e.recent.list[i].point != 0 || e.recent.list[i].flags&flagRetracted != 0 {
 			continue // its board or member deleted since, or it has its point, or it counts no more
 		}
-		var names []string
-		var standings []laurel.Standing
-		for _, w := range b.windows {
-			if s, ok := e.standing(b, w, j.member, now); ok {
-				names, standings = append(names, w.name), append(standings, s)
-			}
-		}
+		names, standings := e.standings(b, e.currentSpans(b, now), j.member, nil, nil)
 		points = append(points, pointRecord{j.seq, encodeHistory(j.ts, names, standings)})
 	}
 	if len(points) == 0 {
@@ -130,18 +124,19 @@ func decodePoints(b []byte) (ts int64, points map[string][2]int64, err error) {
 	return ts, points, nil
 }
 
-// recordHistory computes the member's standing in every window after an applied event and
-// queues its history record. It runs in the writer, under the read lock, after the apply; it
-// returns the standings for the event's result.
-func (e *Store) recordHistory(b *board, member string, seq uint64, ts, now int64) map[string]laurel.Standing {
-	entries := make(map[string]laurel.Standing, len(b.windows))
-	names := make([]string, 0, len(b.windows))
-	standings := make([]laurel.Standing, 0, len(b.windows))
-	for _, w := range b.windows {
-		if s, ok := e.standing(b, w, member, now); ok {
-			entries[w.name] = s
-			names = append(names, w.name)
-			standings = append(standings, s)
+// recordHistory computes the member's standing in every window after an applied event, in
+// the current spans of b's windows, and queues its history record. It runs in the writer,
+// under the read lock, after the apply; it returns the standings for the event's result when
+// ranks is set.
+func (e *Store) recordHistory(b *board, spans []*span, member string, seq uint64, ts int64, ranks bool) map[string]laurel.Standing {
+	var nameBuf [8]string
+	var standingBuf [8]laurel.Standing
+	names, standings := e.standings(b, spans, member, nameBuf[:0], standingBuf[:0])
+	var entries map[string]laurel.Standing
+	if ranks {
+		entries = make(map[string]laurel.Standing, len(names))
+		for i, name := range names {
+			entries[name] = standings[i]
 		}
 	}
 	if seq != 0 {
@@ -149,6 +144,39 @@ func (e *Store) recordHistory(b *board, member string, seq uint64, ts, now int64
 		e.pending.Add(1)
 	}
 	return entries
+}
+
+// standings appends to names and standings the member's standing in each window of b where
+// it has one: its rank and score in the window's current span, of spans (currentSpans). A
+// hidden member has none. It runs in the writer, under the read lock, right after the write.
+func (e *Store) standings(b *board, spans []*span, member string, names []string, standings []laurel.Standing) ([]string, []laurel.Standing) {
+	h, ok := b.members.lookup(member)
+	if !ok || !e.ranked(member) {
+		return names, standings
+	}
+	for i, sp := range spans {
+		if sp == nil {
+			continue
+		}
+		v, ok := sp.slots.get(h)
+		if !ok {
+			continue
+		}
+		if r, ok := sp.tree.Rank(treeKey(h, v)); ok {
+			names, standings = append(names, b.windows[i].name), append(standings, laurel.Standing{Rank: r, Score: v.score})
+		}
+	}
+	return names, standings
+}
+
+// currentSpans returns the in-memory span of each of b's windows that a read at now sees,
+// nil where it is empty.
+func (e *Store) currentSpans(b *board, now int64) []*span {
+	spans := make([]*span, len(b.windows))
+	for i, w := range b.windows {
+		spans[i] = e.currentSpan(b, w, now)
+	}
+	return spans
 }
 
 // stageHistory adds the queued history points to tx, for its log record (or its seal).

@@ -85,7 +85,7 @@ func (e *Store) Profile(ctx context.Context, member string) (laurel.Profile, err
 	if err != nil {
 		return laurel.Profile{}, err
 	}
-	hidden := e.hidden[member]
+	hidden := !e.ranked(member)
 	if stored == nil && !hidden {
 		return laurel.Profile{}, laurel.FieldErrorf(laurel.ENotFound, "member", "no profile for %q", member)
 	}
@@ -142,7 +142,7 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 					if !ok {
 						break
 					}
-					if v, present := tx.entryGet(b, w, sp.start, member); present {
+					if v, present := tx.entryGet(w, sp.start, h); present {
 						keys = append(keys, openKey{sp, treeKey(h, v)})
 					}
 				}
@@ -229,7 +229,7 @@ func (e *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 		tx.del(retractKey(id, ev.seq))
 		times = append(times, ev.ts)
 	}
-	if err := laurel.Erase(&b.cfg, staged{tx, b}, member, times, tx.now); err != nil {
+	if err := laurel.Erase(&b.cfg, newStaged(tx, b), member, times, tx.now); err != nil {
 		return err
 	}
 	for _, w := range b.windows {
@@ -278,3 +278,6 @@ func (cp *closedPeriod) updateExcluded() {
 	slices.Sort(ex)
 	cp.excluded = slices.Compact(ex)
 }
+
+// ranked reports whether member has places in trees: whether it is not hidden.
+func (e *Store) ranked(member string) bool { return len(e.hidden) == 0 || !e.hidden[member] }

@@ -3,13 +3,36 @@ package embedded
 import "github.com/laurel/laurel"
 
 // staged is a board's aggregates as a write sees them (laurel.Aggregates): the writer's
-// overlay over the store, its cache, and the rolling windows' slots in memory.
+// overlay over the store, its cache, and the rolling windows' slots in memory. The domain's
+// staging names one member some dozen times an event: staged finds its handle once.
 type staged struct {
-	tx *txn
-	b  *board
+	tx     *txn
+	b      *board
+	member string // whose handle h is, when known
+	h      uint32
+	known  bool
 }
 
-func (s staged) Window(i int) (laurel.Marks, laurel.Span) {
+func newStaged(tx *txn, b *board) *staged { return &staged{tx: tx, b: b} }
+
+// handle returns member's handle, interning a member new to the board when create is set;
+// a member the board does not know has no aggregate in memory or in the overlay.
+func (s *staged) handle(member string, create bool) (uint32, bool) {
+	if s.known && member == s.member {
+		return s.h, true
+	}
+	h, ok := s.b.members.lookup(member)
+	if !ok {
+		if !create {
+			return 0, false
+		}
+		h = s.tx.handle(s.b, member)
+	}
+	s.member, s.h, s.known = member, h, true
+	return h, true
+}
+
+func (s *staged) Window(i int) (laurel.Marks, laurel.Span) {
 	w := s.b.windows[i]
 	if w.w.IsRolling() {
 		return w.marks, w.open[0].Bounds()
@@ -17,23 +40,40 @@ func (s staged) Window(i int) (laurel.Marks, laurel.Span) {
 	return w.marks, laurel.Span{}
 }
 
-func (s staged) Agg(i int, sp laurel.AggSpan, member string) (laurel.Agg, error) {
+func (s *staged) Agg(i int, sp laurel.AggSpan, member string) (laurel.Agg, error) {
 	w := s.b.windows[i]
+	h, known := s.handle(member, false)
 	if w.w.IsRolling() && !sp.Current {
-		a, ok, err := s.tx.bucketGet(s.b, w, sp.Start, member)
+		if !known { // an older bucket's aggregates are in the store alone
+			a, ok, err := s.tx.storedAgg(aggKey(s.b.cfg.ID, w.name, sp.Start, member))
+			return toAgg(a, ok), err
+		}
+		a, ok, err := s.tx.bucketGet(s.b, w, sp.Start, h, member)
 		return toAgg(a, ok), err
 	}
-	v, ok := s.tx.entryGet(s.b, w, sp.Start, member)
+	if !known {
+		return laurel.Agg{}, nil
+	}
+	v, ok := s.tx.entryGet(w, sp.Start, h)
 	return toAgg(aggregate(v), ok), nil
 }
 
-func (s staged) SetAgg(i int, sp laurel.AggSpan, member string, a laurel.Agg) error {
+func (s *staged) SetAgg(i int, sp laurel.AggSpan, member string, a laurel.Agg) error {
 	w := s.b.windows[i]
+	h, known := s.handle(member, a.Present())
+	switch {
+	case known:
+	case w.w.IsRolling() && !sp.Current: // an older bucket's, in the store alone
+		s.tx.del(aggKey(s.b.cfg.ID, w.name, sp.Start, member))
+		return nil
+	default:
+		return nil // nothing to remove
+	}
 	if w.w.IsRolling() && !sp.Current {
-		s.tx.bucketSet(s.b, w, sp.Start, member, fromAgg(a), a.Present())
+		s.tx.bucketSet(s.b, w, sp.Start, h, member, fromAgg(a), a.Present())
 		return nil
 	}
-	s.tx.entrySet(s.b, w, sp.Start, sp.End, member, slot(fromAgg(a)), a.Present())
+	s.tx.entrySet(s.b, w, sp.Start, sp.End, h, member, slot(fromAgg(a)), a.Present())
 	return nil
 }
 

@@ -16,8 +16,7 @@ type txn struct {
 	parent *txn
 	batch  *pebble.Batch
 
-	mem      map[memKey]memVal // aggregates in in-memory spans
-	aggs     map[string]aggVal // stored bucket aggregates, by key
+	mem      map[memKey]memVal // aggregates in in-memory spans and rolling buckets
 	ids      map[string]idVal
 	profiles map[string]*profile
 	seq      uint64
@@ -43,29 +42,26 @@ type txn struct {
 	historyPoints int
 }
 
-// memKey names a member's aggregate in an in-memory span of a window: by its start, or
-// rollingSpan for a rolling window's current span.
+// memKey names a member's aggregate in memory as a write stages it: in an in-memory span of
+// a window, by its start (rollingSpan for a rolling window's current span), or in a rolling
+// window's bucket (bucket set), by the member's handle. Keys of fixed size: the overlay is
+// hashed some ten times an event.
 type memKey struct {
-	b      *board
-	window string
+	w      *window
 	start  int64
-	member string
+	h      uint32
+	bucket bool
 }
 
-func memKeyOf(b *board, w *window, start int64, member string) memKey {
+func memKeyOf(w *window, start int64, h uint32) memKey {
 	if w.w.IsRolling() {
 		start = rollingSpan
 	}
-	return memKey{b, w.name, start, member}
+	return memKey{w: w, start: start, h: h}
 }
 
 type memVal struct {
 	v       slot
-	present bool
-}
-
-type aggVal struct {
-	a       aggregate
 	present bool
 }
 
@@ -91,7 +87,6 @@ func (tx *txn) mergeInto(p *txn) {
 		panic("embedded: applying a batch built in memory: " + err.Error())
 	}
 	p.mem = mergeMap(p.mem, tx.mem)
-	p.aggs = mergeMap(p.aggs, tx.aggs)
 	p.ids = mergeMap(p.ids, tx.ids)
 	p.profiles = mergeMap(p.profiles, tx.profiles)
 	p.seq = tx.seq
@@ -158,48 +153,81 @@ func (tx *txn) delRange(lo, hi []byte) {
 	}
 }
 
+// handle returns member's handle on b. A member new to the board is interned now, under the
+// readers' lock, so that everything the write stages and applies names it by handle; one
+// whose write fails keeps a handle and no entry, as a member deleted does.
+func (tx *txn) handle(b *board, member string) uint32 {
+	if h, ok := b.members.lookup(member); ok {
+		return h
+	}
+	tx.e.mu.Lock()
+	defer tx.e.mu.Unlock()
+	return b.members.intern(member)
+}
+
 // memGet reads a member's aggregate in the rolling window w's current span.
 func (tx *txn) memGet(b *board, w *window, member string) (slot, bool) {
-	return tx.entryGet(b, w, rollingSpan, member)
+	h, ok := b.members.lookup(member)
+	if !ok {
+		return slot{}, false
+	}
+	return tx.entryGet(w, rollingSpan, h)
 }
 
 // memSet stages a member's aggregate in the rolling window w's current span.
 func (tx *txn) memSet(b *board, w *window, member string, v slot, present bool) {
-	tx.entrySet(b, w, rollingSpan, 0, member, v, present)
+	h, ok := b.members.lookup(member)
+	if !ok {
+		if !present {
+			return
+		}
+		h = tx.handle(b, member)
+	}
+	tx.entrySet(b, w, rollingSpan, 0, h, member, v, present)
 }
 
-// entryGet reads a member's aggregate in the in-memory span of w at start (a rolling window's
-// current span, whatever start) through the overlay. Memory holds every such aggregate,
-// hidden members' included: the store is never asked.
-func (tx *txn) entryGet(b *board, w *window, start int64, member string) (slot, bool) {
-	k := memKeyOf(b, w, start, member)
+// get reads k in the overlay, the group's and the operation's.
+func (tx *txn) get(k memKey) (memVal, bool) {
 	for t := tx; t != nil; t = t.parent {
 		if v, ok := t.mem[k]; ok {
-			return v.v, v.present
+			return v, true
 		}
+	}
+	return memVal{}, false
+}
+
+func (tx *txn) put(k memKey, v slot, present bool) {
+	if tx.mem == nil {
+		tx.mem = make(map[memKey]memVal)
+	}
+	tx.mem[k] = memVal{v, present}
+}
+
+// entryGet reads member h's aggregate in the in-memory span of w at start (a rolling
+// window's current span, whatever start) through the overlay. Memory holds every such
+// aggregate, hidden members' included: the store is never asked.
+func (tx *txn) entryGet(w *window, start int64, h uint32) (slot, bool) {
+	if v, ok := tx.get(memKeyOf(w, start, h)); ok {
+		return v.v, v.present
 	}
 	sp := w.span(start)
 	if sp == nil {
 		return slot{}, false
 	}
-	_, v, ok := slotOf(b, &sp.slots, member)
-	return v, ok
+	return sp.slots.get(h)
 }
 
-// entrySet stages a member's aggregate in the in-memory span [start, end) of w. The store
+// entrySet stages member h's aggregate in the in-memory span [start, end) of w. The store
 // holds a rolling window's buckets, not its current span; for a calendar window or all it
 // gets the aggregate at once, or behind the events when a submit changed it (checkpoint.go).
-func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, v slot, present bool) {
-	if _, had := tx.entryGet(b, w, start, member); !had && !present {
+func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member string, v slot, present bool) {
+	if _, had := tx.entryGet(w, start, h); !had && !present {
 		return
 	}
-	if tx.mem == nil {
-		tx.mem = make(map[memKey]memVal)
-	}
-	tx.mem[memKeyOf(b, w, start, member)] = memVal{v, present}
+	tx.put(memKeyOf(w, start, h), v, present)
 	e := tx.e
 	if w.w.IsRolling() {
-		tx.onCommit(b, func() { b.set(e, w.span(rollingSpan), member, v, present) })
+		tx.onCommit(b, func() { b.setHandle(e, w.span(rollingSpan), h, member, v, present) })
 		return
 	}
 	deferred, first := tx.deferAggs, e.seq+1
@@ -213,52 +241,44 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, member string, v 
 	}
 	tx.onCommit(b, func() {
 		sp := b.spanFor(w, start, end, present)
-		b.set(e, sp, member, v, present)
-		if h, ok := b.members.lookup(member); deferred && ok && sp != nil {
+		if sp == nil {
+			return
+		}
+		b.setHandle(e, sp, h, member, v, present)
+		if deferred {
 			e.markDirty(b, w, sp, h, first)
 		}
 	})
 }
 
-func (tx *txn) overlayAgg(k []byte) (aggVal, bool) {
-	for t := tx; t != nil; t = t.parent {
-		if v, ok := t.aggs[string(k)]; ok {
-			return v, true
-		}
-	}
-	return aggVal{}, false
-}
-
-// bucketGet reads a rolling window's bucket aggregate of member through the overlay: from
+// bucketGet reads a rolling window's bucket aggregate of member h through the overlay: from
 // memory for the newest bucket, where events fall, and from the store for older ones.
-func (tx *txn) bucketGet(b *board, w *window, start int64, member string) (aggregate, bool, error) {
-	k := aggKey(b.cfg.ID, w.name, start, member)
-	if v, ok := tx.overlayAgg(k); ok {
-		return v.a, v.present, nil
+func (tx *txn) bucketGet(b *board, w *window, start int64, h uint32, member string) (aggregate, bool, error) {
+	if v, ok := tx.get(memKey{w: w, start: start, h: h, bucket: true}); ok {
+		return aggregate(v.v), v.present, nil
 	}
 	if nb := w.newest; nb != nil && nb.start == start {
-		_, v, ok := slotOf(b, &nb.slots, member)
+		v, ok := nb.slots.get(h)
 		return aggregate(v), ok, nil
 	}
-	return tx.storedAgg(k)
+	return tx.storedAgg(aggKey(b.cfg.ID, w.name, start, member))
 }
 
-// bucketSet stages a rolling window's bucket aggregate of member, and keeps the newest bucket
-// in memory true to it once committed. Every write of a bucket goes through here.
-func (tx *txn) bucketSet(b *board, w *window, start int64, member string, a aggregate, present bool) {
+// bucketSet stages a rolling window's bucket aggregate of member h, and keeps the newest
+// bucket in memory true to it once committed. Every write of a bucket goes through here.
+func (tx *txn) bucketSet(b *board, w *window, start int64, h uint32, member string, a aggregate, present bool) {
 	tx.e.reachBucket(b, w, start)
-	tx.aggSet(aggKey(b.cfg.ID, w.name, start, member), a, present)
-	tx.onCommit(b, func() { b.setNewest(w, start, member, slot(a), present) })
-}
-
-// aggGet reads a stored aggregate through the overlay.
-func (tx *txn) aggGet(k []byte) (aggregate, bool, error) {
-	if v, ok := tx.overlayAgg(k); ok {
-		return v.a, v.present, nil
+	tx.put(memKey{w: w, start: start, h: h, bucket: true}, slot(a), present)
+	k := aggKey(b.cfg.ID, w.name, start, member)
+	if present {
+		tx.set(k, encodeAgg(a))
+	} else {
+		tx.del(k)
 	}
-	return tx.storedAgg(k)
+	tx.onCommit(b, func() { w.setNewest(start, h, slot(a), present, b.members.count()) })
 }
 
+// storedAgg reads a stored aggregate as committed: a write's own are in its overlay.
 func (tx *txn) storedAgg(k []byte) (aggregate, bool, error) {
 	v, ok, err := get(tx.e.db, k)
 	if err != nil || !ok {
@@ -266,19 +286,6 @@ func (tx *txn) storedAgg(k []byte) (aggregate, bool, error) {
 	}
 	a, err := decodeAgg(v)
 	return a, err == nil, err
-}
-
-// aggSet stages a stored aggregate of a rolling bucket.
-func (tx *txn) aggSet(k []byte, a aggregate, present bool) {
-	if tx.aggs == nil {
-		tx.aggs = make(map[string]aggVal)
-	}
-	tx.aggs[string(k)] = aggVal{a, present}
-	if present {
-		tx.set(k, encodeAgg(a))
-	} else {
-		tx.del(k)
-	}
 }
 
 // idGet reads the counted event with id through the overlay: the group's, then the events
