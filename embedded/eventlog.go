@@ -293,8 +293,9 @@ func (r *logRecord) sealedBy(sealed uint64) bool {
 	return true
 }
 
-// openLog opens the log of the store in dir. Its memtable holds more than the records of a
-// seal, which the seal deletes while they are there: they never reach a file but the log's own.
+// openLog opens the log of the store in dir. Every record reaches a table once, whether a
+// seal has deleted it by then or not: Pebble's flushes keep what a later tombstone in the
+// same memtable covers, and only compactions drop it.
 func openLog(dir string, opts Options) (*pebble.DB, error) {
 	o := opts
 	o.MemTableSize = opts.LogMemTableSize

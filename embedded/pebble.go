@@ -12,6 +12,13 @@ import (
 // openStore opens (or creates) the Pebble store in dir. Bloom filters make the common
 // "is this event id new?" read cheap: it nearly always misses.
 //
+// The store is written far more than it is read (reads are of ids, old buckets and closed
+// periods; ranks are in memory), and Pebble's flushes keep every version of a key, so a
+// hot member's aggregate rewritten by each checkpoint reaches L0 each time: compactions were
+// a third of the CPU. Level 0 is allowed twice Pebble's default files before it is compacted,
+// and the base level four times its default bytes: fewer, larger compactions that meet more
+// versions of a key and drop them (docs/benchmarks.md, "Compactions").
+//
 // Pebble reserves the memory of its memtables (the active one and one being flushed) out of
 // the block cache: a cache no larger than two memtables caches nothing at all, and every read
 // goes to the file. So the cache is sized cacheSize beyond them.
@@ -27,6 +34,10 @@ func openStore(dir string, opts Options) (*pebble.DB, *pebble.Options, error) {
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	o.L0CompactionThreshold = 8
+	o.L0CompactionFileThreshold = 1000
+	o.L0StopWritesThreshold = 32
+	o.LBaseMaxBytes = 256 << 20
 	o.EnsureDefaults()
 	db, err := pebble.Open(dir, o)
 	return db, o, err

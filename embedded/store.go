@@ -51,7 +51,7 @@ type Options struct {
 	// FS is the file system of the store; nil is the operating system's.
 	FS vfs.FS
 	// CacheSize and MemTableSize size Pebble's block cache and memtable (bytes); zero picks
-	// 32 and 16 MiB. Pebble holds up to two memtables at once.
+	// 32 and 64 MiB. Pebble holds up to two memtables at once.
 	CacheSize, MemTableSize int64
 	// ProfileCache is how many profiles (or their absence) memory keeps for reads; zero is
 	// 65536.
@@ -80,8 +80,7 @@ type Options struct {
 	// (eventlog.go): what Open reads back from the log, and what memory indexes beyond the
 	// store. Zero is 65536.
 	SealEvents int
-	// LogMemTableSize is the memtable of the log (bytes): best more than a seal's records, so
-	// that they are deleted before they reach a file. Zero is MemTableSize.
+	// LogMemTableSize is the memtable of the log (bytes). Zero is half MemTableSize.
 	LogMemTableSize int64
 }
 
@@ -232,7 +231,7 @@ func (o Options) withDefaults() Options {
 		o.CacheSize = 32 << 20
 	}
 	if o.MemTableSize == 0 {
-		o.MemTableSize = 16 << 20
+		o.MemTableSize = 64 << 20
 	}
 	if o.ProfileCache == 0 {
 		o.ProfileCache = 1 << 16
@@ -241,7 +240,7 @@ func (o Options) withDefaults() Options {
 		o.MaxGroup = 512
 	}
 	if o.LogMemTableSize == 0 {
-		o.LogMemTableSize = o.MemTableSize
+		o.LogMemTableSize = o.MemTableSize / 2
 	}
 	if o.MinFreeDisk == 0 {
 		o.MinFreeDisk = max(4*o.MemTableSize+2*o.LogMemTableSize, 64<<20)

@@ -67,14 +67,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	config := fs.String("config", "", "JSON file of keys (admin_keys, write_keys, read_keys), public_read and token_secrets, beside the environment's")
 	cache := fs.Int64("cache", 32, "MiB of Pebble's block cache, beyond its memtables")
-	memtable := fs.Int64("memtable", 16, "MiB of one Pebble memtable (the store holds up to two, its log as many): larger absorbs more rewrites of hot members before they reach disk")
+	memtable := fs.Int64("memtable", 64, "MiB of one Pebble memtable (the store holds up to two, its log two of half the size): larger absorbs more rewrites of hot members before they reach disk")
 	lag := fs.Int("checkpoint-lag", 1<<14, "events after which an aggregate changed by a submit is written to disk (events are at once): the most a restart after a crash replays")
 	sealEvents := fs.Int("seal-events", 1<<16, "events the log holds before they are sealed into the store: what memory indexes beyond it, and what a restart reads back from the log")
 	budget := descriptors()
 	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed; by default the descriptor limit (%d here) less %d for the store's files and %d spare", budget.limit, budget.storeFiles, spareDescriptors))
 	hookEvery := fs.Duration("webhook-interval", time.Second, "how often webhooks look for periods closed and send the deliveries due")
 	hookTimeout := fs.Duration("webhook-timeout", 10*time.Second, "longest a webhook's receiver may take to answer a delivery; an attempt is leased for three times as long")
-	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 6 memtables (4 of the store, 2 of its log), at least 64; -1: no guard")
+	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 4 memtables of the store and 2 of its log, at least 64; -1: no guard")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
