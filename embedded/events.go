@@ -21,7 +21,8 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 	times := make([]int64, len(events))
 	var now int64
 	o := &op{
-		weight: len(events),
+		weight:  len(events),
+		memOnly: true, // standings and history points
 		run: func(tx *txn) error {
 			now = tx.now
 			tx.deferAggs = true

@@ -304,6 +304,9 @@ type op struct {
 	run func(tx *txn) error
 	// finish runs after the group is applied, under the read lock: it reads results.
 	finish func()
+	// memOnly is set when finish reads memory alone: it then runs while Pebble applies the
+	// group's batch to the store, not after.
+	memOnly bool
 	// weight is how much the operation counts towards a group's size: its events, or 1.
 	weight int
 	err    error
@@ -552,27 +555,39 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		e.opts.OnCommit(len(ops), size, time.Since(start))
 	}
 	e.seq = tx.seq
-	if err := e.apply(tx, applied); err != nil {
+	finished := false
+	beside := func() { e.finishOps(ops, true); finished = true }
+	if err := e.apply(tx, applied, beside); err != nil {
 		e.failOps(fmt.Errorf("embedded: commit: %w", err), ops)
 		return
 	}
 	if tx.afterCommit != nil {
 		tx.afterCommit()
 	}
-	if len(ops) > 0 {
-		e.mu.RLock()
-		for _, o := range ops {
-			if o.err == nil && o.finish != nil {
-				o.finish()
-			}
-		}
-		e.mu.RUnlock()
+	if !finished {
+		e.finishOps(ops, true)
 	}
+	e.finishOps(ops, false)
 	// Watchers hear of the commit before its writers are answered, so a change a client has
 	// been told of is never missing from what watchers were told.
 	e.notify(tx)
 	for _, o := range ops {
 		close(o.done)
+	}
+}
+
+// finishOps runs the finish of each op that succeeded and whose memOnly is memOnly, under
+// the read lock.
+func (e *Store) finishOps(ops []*op, memOnly bool) {
+	if len(ops) == 0 {
+		return
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, o := range ops {
+		if o.err == nil && o.finish != nil && o.memOnly == memOnly {
+			o.finish()
+		}
 	}
 }
 
@@ -591,8 +606,9 @@ const applySlice = 400
 // reader reads between slices from the store is then the group before's, which memory's
 // reads of this group never need (a submit changes in the store only its buckets of rolling
 // windows, read at other instants from the snapshot alone, and profiles, which the profile
-// cache has from the group's apply on).
-func (e *Store) apply(tx *txn, applied <-chan error) error {
+// cache has from the group's apply on). The writer calls beside meanwhile, once memory
+// holds the whole group.
+func (e *Store) apply(tx *txn, applied <-chan error, beside func()) error {
 	e.mu.Lock()
 	if applied == nil && !tx.batch.Empty() {
 		e.snap.Close()
@@ -612,6 +628,7 @@ func (e *Store) apply(tx *txn, applied <-chan error) error {
 	}
 	if applied != nil {
 		e.mu.Unlock()
+		beside()
 		err := <-applied
 		e.mu.Lock()
 		if err != nil {
