@@ -455,6 +455,9 @@ func (e *Store) runGroup(group []*op) {
 		}
 	}
 	tx := e.newTxn(now)
+	for _, o := range group {
+		tx.sizeHint += max(o.weight, 1) * overlayPerEvent
+	}
 	if !e.broken() {
 		e.stageHistory(tx)
 		e.checkpoint(tx, false)
@@ -494,7 +497,7 @@ func (e *Store) runGroup(group []*op) {
 			e.stageHistory(tx)
 			e.checkpoint(tx, false)
 		}
-		child := tx.child()
+		child := tx.child(max(o.weight, 1))
 		if err := o.run(child); err != nil {
 			o.err = err
 		} else {

@@ -40,6 +40,8 @@ type txn struct {
 	// pending for History readers until the commit's snapshot shows them, so that a reader
 	// never misses its own write's point.
 	historyPoints int
+	// sizeHint is how many aggregates the overlay is made for.
+	sizeHint int
 }
 
 // memKey names a member's aggregate in memory as a write stages it: in an in-memory span of
@@ -76,15 +78,24 @@ func (e *Store) newTxn(now int64) *txn {
 	return &txn{e: e, now: now, batch: e.db.NewBatch(), seq: e.seq, touched: make(map[*board]bool)}
 }
 
-func (tx *txn) child() *txn {
-	return &txn{e: tx.e, now: tx.now, parent: tx, batch: tx.e.db.NewBatch(), seq: tx.seq, touched: make(map[*board]bool)}
+// child returns the txn of an operation of weight events (or 1) in tx's group.
+func (tx *txn) child(weight int) *txn {
+	return &txn{e: tx.e, now: tx.now, parent: tx, batch: tx.e.db.NewBatch(), seq: tx.seq, touched: make(map[*board]bool),
+		sizeHint: weight * overlayPerEvent}
 }
+
+// overlayPerEvent is about how many aggregates an event stages: a window's each, and a rolling
+// window's bucket. Overlays are made that large at once rather than grown step by step.
+const overlayPerEvent = 6
 
 // mergeInto keeps the child's changes in its parent.
 func (tx *txn) mergeInto(p *txn) {
 	defer tx.batch.Close()
 	if err := p.batch.Apply(tx.batch, nil); err != nil {
 		panic("embedded: applying a batch built in memory: " + err.Error())
+	}
+	if p.mem == nil && len(tx.mem) > 0 {
+		p.mem = make(map[memKey]memVal, max(len(tx.mem), p.sizeHint))
 	}
 	p.mem = mergeMap(p.mem, tx.mem)
 	p.ids = mergeMap(p.ids, tx.ids)
@@ -198,7 +209,7 @@ func (tx *txn) get(k memKey) (memVal, bool) {
 
 func (tx *txn) put(k memKey, v slot, present bool) {
 	if tx.mem == nil {
-		tx.mem = make(map[memKey]memVal)
+		tx.mem = make(map[memKey]memVal, tx.sizeHint)
 	}
 	tx.mem[k] = memVal{v, present}
 }
