@@ -56,9 +56,8 @@ type Options struct {
 	// ProfileCache is how many profiles (or their absence) memory keeps for reads; zero is
 	// 65536.
 	ProfileCache int
-	// MaxGroup caps the events (or other operations) committed with one fsync; zero is 512.
-	// A group is applied to memory while readers wait, so it bounds their wait too: about
-	// 2 µs an event.
+	// MaxGroup caps the events (or other operations) committed with one fsync; zero is 2048.
+	// Readers wait for a slice of a group's apply at most (applySlice), not for a group.
 	MaxGroup int
 	// OnCommit, when set, is called by the writer after each fsync, before the group is
 	// applied and answered: a hook at the durability boundary, for tests and metrics.
@@ -237,7 +236,7 @@ func (o Options) withDefaults() Options {
 		o.ProfileCache = 1 << 16
 	}
 	if o.MaxGroup == 0 {
-		o.MaxGroup = 512
+		o.MaxGroup = 2048
 	}
 	if o.LogMemTableSize == 0 {
 		o.LogMemTableSize = o.MemTableSize / 2
