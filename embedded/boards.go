@@ -101,6 +101,7 @@ func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) err
 		if err != nil {
 			return err
 		}
+		handle := func() uint32 { h, _ := tx.handle(b, member, true); return h }
 		for _, a := range aggs {
 			switch {
 			case a.Closed:
@@ -108,9 +109,9 @@ func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) err
 			case a.Current:
 				tx.memSet(b, w, member, slot(fromAgg(a.Agg)), true)
 			case w.w.IsRolling():
-				tx.bucketSet(b, w, a.Start, tx.handle(b, member), member, fromAgg(a.Agg), true)
+				tx.bucketSet(b, w, a.Start, handle(), member, fromAgg(a.Agg), true)
 			default:
-				tx.entrySet(b, w, a.Start, a.End, tx.handle(b, member), member, slot(fromAgg(a.Agg)), true)
+				tx.entrySet(b, w, a.Start, a.End, handle(), member, slot(fromAgg(a.Agg)), true)
 			}
 		}
 		return nil

@@ -262,20 +262,17 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = e.writeSorted(paths[1], index)
-	}
-	if err == nil {
-		err = e.writeSorted(paths[2], ids)
+	ingest := []string{paths[0]}
+	for i, records := range [][]record{index, ids} {
+		if err == nil && len(records) > 0 {
+			err = e.writeSorted(paths[1+i], records)
+			ingest = append(ingest, paths[1+i])
+		}
 	}
 	if err != nil {
 		return 0, err
 	}
 	if n > 0 {
-		ingest := paths[:2]
-		if len(ids) > 0 {
-			ingest = paths
-		}
 		if err := e.db.Ingest(context.Background(), ingest); err != nil {
 			return 0, err
 		}

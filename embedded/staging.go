@@ -15,21 +15,16 @@ type staged struct {
 
 func newStaged(tx *txn, b *board) *staged { return &staged{tx: tx, b: b} }
 
-// handle returns member's handle, interning a member new to the board when create is set;
-// a member the board does not know has no aggregate in memory or in the overlay.
+// handle is txn.handle, remembered for the member the domain names next.
 func (s *staged) handle(member string, create bool) (uint32, bool) {
 	if s.known && member == s.member {
 		return s.h, true
 	}
-	h, ok := s.b.members.lookup(member)
-	if !ok {
-		if !create {
-			return 0, false
-		}
-		h = s.tx.handle(s.b, member)
+	h, ok := s.tx.handle(s.b, member, create)
+	if ok {
+		s.member, s.h, s.known = member, h, true
 	}
-	s.member, s.h, s.known = member, h, true
-	return h, true
+	return h, ok
 }
 
 func (s *staged) Window(i int) (laurel.Marks, laurel.Span) {

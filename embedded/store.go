@@ -557,8 +557,9 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		e.opts.OnCommit(len(ops), size, time.Since(start))
 	}
 	e.seq = tx.seq
-	finished := false
-	beside := func() { e.finishOps(ops, true); finished = true }
+	// A submit's finish reads memory alone: it runs while Pebble applies a logged commit's
+	// batch (apply calls it then), or after an unlogged commit's.
+	beside := func() { e.finishOps(ops, true) }
 	if err := e.apply(tx, applied, beside); err != nil {
 		e.failOps(fmt.Errorf("embedded: commit: %w", err), ops)
 		return
@@ -566,8 +567,8 @@ func (e *Store) commit(tx *txn, ops []*op) {
 	if tx.afterCommit != nil {
 		tx.afterCommit()
 	}
-	if !finished {
-		e.finishOps(ops, true)
+	if applied == nil {
+		beside()
 	}
 	e.finishOps(ops, false)
 	// Watchers hear of the commit before its writers are answered, so a change a client has

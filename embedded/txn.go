@@ -164,21 +164,22 @@ func (tx *txn) delRange(lo, hi []byte) {
 	}
 }
 
-// handle returns member's handle on b. A member new to the board is interned now, under the
-// readers' lock, so that everything the write stages and applies names it by handle; one
-// whose write fails keeps a handle and no entry, as a member deleted does.
-func (tx *txn) handle(b *board, member string) uint32 {
-	if h, ok := b.members.lookup(member); ok {
-		return h
+// handle returns member's handle on b. A member new to the board is interned when create is
+// set, under the readers' lock, so that everything the write stages and applies names it by
+// handle (one whose write fails keeps a handle and no entry, as a member deleted does); else
+// it has none, and no aggregate in memory or in the overlay.
+func (tx *txn) handle(b *board, member string, create bool) (uint32, bool) {
+	if h, ok := b.members.lookup(member); ok || !create {
+		return h, ok
 	}
 	tx.e.mu.Lock()
 	defer tx.e.mu.Unlock()
-	return b.members.intern(member)
+	return b.members.intern(member), true
 }
 
 // memGet reads a member's aggregate in the rolling window w's current span.
 func (tx *txn) memGet(b *board, w *window, member string) (slot, bool) {
-	h, ok := b.members.lookup(member)
+	h, ok := tx.handle(b, member, false)
 	if !ok {
 		return slot{}, false
 	}
@@ -187,14 +188,9 @@ func (tx *txn) memGet(b *board, w *window, member string) (slot, bool) {
 
 // memSet stages a member's aggregate in the rolling window w's current span.
 func (tx *txn) memSet(b *board, w *window, member string, v slot, present bool) {
-	h, ok := b.members.lookup(member)
-	if !ok {
-		if !present {
-			return
-		}
-		h = tx.handle(b, member)
+	if h, ok := tx.handle(b, member, present); ok {
+		tx.entrySet(b, w, rollingSpan, 0, h, member, v, present)
 	}
-	tx.entrySet(b, w, rollingSpan, 0, h, member, v, present)
 }
 
 // get reads k in the overlay, the group's and the operation's.
