@@ -166,7 +166,7 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 	start, end := r.To.Start, r.To.End
 	id, m, o := b.cfg.ID, b.cfg.Mode, b.cfg.Order
 	if r.Whole {
-		aggs, err := loadBuckets(e.db, b, w, start, end)
+		aggs, err := loadBuckets(e.db, b, w, w.inMemory(), start, end)
 		if err != nil {
 			return err
 		}
@@ -174,16 +174,9 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 		return nil
 	}
 	cal := b.cfg.Calendar()
-	p := prefix(tagAgg, id, w.name)
 	recheck := make(map[string]bool)
 	bucketEnd := make(map[int64]int64)
-	err := scan(e.db, spanPrefix(tagAgg, id, w.name, r.Leaving.Start), spanPrefix(tagAgg, id, w.name, r.Leaving.End), func(k, v []byte) error {
-		bs := readTime(k[len(p):])
-		member := string(k[len(p)+8:])
-		a, err := decodeAgg(v)
-		if err != nil {
-			return err
-		}
+	err := eachBucket(e.db, b, w, w.inMemory(), r.Leaving.Start, r.Leaving.End, func(bs int64, member string, a aggregate) error {
 		cur, ok := tx.memGet(b, w, member)
 		if !ok {
 			return nil
@@ -214,12 +207,7 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 	if err != nil {
 		return err
 	}
-	err = scan(e.db, spanPrefix(tagAgg, id, w.name, r.Entering.Start), spanPrefix(tagAgg, id, w.name, r.Entering.End), func(k, v []byte) error {
-		member := string(k[len(p)+8:])
-		a, err := decodeAgg(v)
-		if err != nil {
-			return err
-		}
+	err = eachBucket(e.db, b, w, w.inMemory(), r.Entering.Start, r.Entering.End, func(_ int64, member string, a aggregate) error {
 		cur, ok := tx.memGet(b, w, member)
 		next, err := laurel.Merge(m, o, toAgg(aggregate(cur), ok), toAgg(a, true))
 		if err != nil {
@@ -242,7 +230,7 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 		for member := range recheck {
 			var c laurel.Agg
 			for _, bs := range buckets {
-				a, ok, err := tx.storedAgg(aggKey(id, w.name, bs, member))
+				a, ok, err := tx.bucketAgg(b, w, bs, member)
 				if err != nil {
 					return err
 				}
@@ -262,17 +250,11 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 	return nil
 }
 
-// loadBuckets merges a rolling window's bucket aggregates in [start, end) per member.
-func loadBuckets(r pebble.Reader, b *board, w *window, start, end int64) (map[string]laurel.Agg, error) {
-	id := b.cfg.ID
-	p := prefix(tagAgg, id, w.name)
+// loadBuckets merges a rolling window's bucket aggregates in [start, end) per member, as
+// eachBucket reads them.
+func loadBuckets(r pebble.Reader, b *board, w *window, mem []*bucket, start, end int64) (map[string]laurel.Agg, error) {
 	out := make(map[string]laurel.Agg)
-	err := scan(r, spanPrefix(tagAgg, id, w.name, start), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
-		a, err := decodeAgg(v)
-		if err != nil {
-			return err
-		}
-		member := string(k[len(p)+8:])
+	err := eachBucket(r, b, w, mem, start, end, func(_ int64, member string, a aggregate) error {
 		c, err := laurel.Merge(b.cfg.Mode, b.cfg.Order, out[member], toAgg(a, true))
 		if err == nil {
 			out[member] = c
@@ -280,6 +262,36 @@ func loadBuckets(r pebble.Reader, b *board, w *window, start, end int64) (map[st
 		return nil
 	})
 	return out, err
+}
+
+// eachBucket calls fn with every member's aggregate in w's buckets in [start, end): from
+// mem for the buckets it holds (memory holds the newest bucket whole, with aggregates the
+// store may not hold yet: checkpoint.go), and from r for the others.
+func eachBucket(r pebble.Reader, b *board, w *window, mem []*bucket, start, end int64, fn func(bs int64, member string, a aggregate) error) error {
+	id := b.cfg.ID
+	p := prefix(tagAgg, id, w.name)
+	err := scan(r, spanPrefix(tagAgg, id, w.name, start), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
+		bs := readTime(k[len(p):])
+		if slices.ContainsFunc(mem, func(bk *bucket) bool { return bk.start == bs }) {
+			return nil
+		}
+		a, err := decodeAgg(v)
+		if err != nil {
+			return err
+		}
+		return fn(bs, string(k[len(p)+8:]), a)
+	})
+	for _, bk := range mem {
+		if bk.start < start || bk.start >= end {
+			continue
+		}
+		bk.slots.each(func(h uint32, v slot) {
+			if err == nil {
+				err = fn(bk.start, b.members.name(h), aggregate(v))
+			}
+		})
+	}
+	return err
 }
 
 // buildSpan makes a span holding aggs, building its tree in one pass from sorted keys. It

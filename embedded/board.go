@@ -33,25 +33,36 @@ type window struct {
 	// newest is a rolling window's bucket written last at its head, whole in memory: nearly
 	// every event falls in it, and reads the member's aggregate there. Nil until a write.
 	newest *bucket
+	// retired are buckets that were the newest, kept whole in memory until the store shows
+	// what submits changed of them (retireBucket).
+	retired []*bucket
 }
 
 // bucket is a rolling window's bucket in memory: every member's aggregate in it.
 type bucket struct {
 	start int64
 	slots slots
+	dirty bitset // handles whose aggregate the store does not hold yet (checkpoint.go)
 }
 
 // reachBucket makes the bucket of w at start the newest in memory when it is later than the
 // one there, loaded whole from the store as committed: the writer's staged writes to it
-// follow in its overlay, and reach memory with their commit (setNewest). The store is read
-// before the readers' lock is taken; interning needs it.
-func (e *Store) reachBucket(b *board, w *window, start int64) {
-	if nb := w.newest; nb != nil && start <= nb.start {
+// follow in its overlay, and reach memory with their commit (setBucket). The store is read
+// before the readers' lock is taken; interning needs it. The bucket it replaces is retired.
+func (e *Store) reachBucket(tx *txn, b *board, w *window, start int64) {
+	old := w.newest
+	if old != nil && start <= old.start {
 		return
 	}
-	aggs, err := loadBuckets(e.db, b, w, start, start+1)
+	if old != nil {
+		e.retireBucket(tx, b, w, old)
+	}
+	aggs, err := loadBuckets(e.db, b, w, nil, start, start+1)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if old != nil {
+		w.retired = append(w.retired, old)
+	}
 	if err != nil {
 		e.log.Warn("loading a bucket; its aggregates will be read from the store", "board", b.cfg.ID, "window", w.name, "err", err)
 		w.newest = nil
@@ -64,16 +75,70 @@ func (e *Store) reachBucket(b *board, w *window, start int64) {
 	w.newest = nb
 }
 
-// setNewest keeps the newest bucket of w true to member h's bucket aggregate just committed;
-// handles is the board's count of members.
-func (w *window) setNewest(start int64, h uint32, v slot, present bool, handles int) {
-	nb := w.newest
-	switch {
-	case nb == nil || start != nb.start:
+// retireBucket stages what the store does not hold yet of nb, which stops being w's newest
+// bucket, since only the newest one's aggregates are written behind (checkpoint.go): those
+// committed, as of e.seq, in the group's batch; then those the txns of tx's chain have
+// staged to be written behind, each in its own txn's batch, so that an operation that fails
+// leaves none of its own. Until the group's commit is in the store's snapshot, nb stays in
+// memory, retired, for reads (eachBucket) and writes (setBucket) of it.
+func (e *Store) retireBucket(tx *txn, b *board, w *window, nb *bucket) {
+	var chain []*txn
+	for t := tx; t != nil; t = t.parent {
+		chain = append(chain, t)
+	}
+	root := chain[len(chain)-1]
+	for h := range nb.dirty.all() {
+		v, ok := nb.slots.get(h)
+		root.setAgg(aggKey(b.cfg.ID, w.name, nb.start, b.members.name(h)), aggregate(v), ok, e.seq)
+	}
+	nb.dirty = nil
+	for i := len(chain) - 1; i >= 0; i-- {
+		t := chain[i]
+		if !t.deferredBuckets {
+			continue
+		}
+		for k, v := range t.mem {
+			if k.bucket && k.w == w && k.start == nb.start {
+				t.setAgg(aggKey(b.cfg.ID, w.name, nb.start, b.members.name(k.h)), aggregate(v.v), v.present, t.seq)
+			}
+		}
+	}
+	root.published = append(root.published, func() {
+		w.retired = slices.DeleteFunc(w.retired, func(r *bucket) bool { return r == nb })
+	})
+}
+
+// bucketAt returns w's bucket at start in memory: the newest or a retired one; nil when the
+// store alone holds it.
+func (w *window) bucketAt(start int64) *bucket {
+	if nb := w.newest; nb != nil && nb.start == start {
+		return nb
+	}
+	for _, r := range w.retired {
+		if r.start == start {
+			return r
+		}
+	}
+	return nil
+}
+
+// inMemory lists w's buckets held whole in memory.
+func (w *window) inMemory() []*bucket {
+	if w.newest == nil {
+		return w.retired
+	}
+	return append([]*bucket{w.newest}, w.retired...)
+}
+
+// setBucket keeps a bucket of w in memory true to member h's bucket aggregate just
+// committed; handles is the board's count of members.
+func (w *window) setBucket(start int64, h uint32, v slot, present bool, handles int) {
+	switch bk := w.bucketAt(start); {
+	case bk == nil:
 	case present:
-		nb.slots.set(h, v, handles)
+		bk.slots.set(h, v, handles)
 	default:
-		nb.slots.del(h)
+		bk.slots.del(h)
 	}
 }
 

@@ -48,7 +48,7 @@ func (e *Store) checkWindow(b *board, w *window) error {
 		want := make(map[string]laurel.Agg)
 		var err error
 		if w.w.IsRolling() {
-			if want, err = loadBuckets(e.snap, b, w, sp.start, sp.end); err != nil {
+			if want, err = loadBuckets(e.snap, b, w, nil, sp.start, sp.end); err != nil {
 				return err
 			}
 		} else {
@@ -87,7 +87,7 @@ func (e *Store) checkWindow(b *board, w *window) error {
 		}
 	}
 	if nb := w.newest; nb != nil {
-		want, err := loadBuckets(e.snap, b, w, nb.start, nb.start+1)
+		want, err := loadBuckets(e.snap, b, w, nil, nb.start, nb.start+1)
 		if err != nil {
 			return err
 		}

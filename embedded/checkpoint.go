@@ -1,31 +1,37 @@
 package embedded
 
 import (
+	"math"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/laurel/laurel"
 )
 
 // Checkpointed aggregates.
 //
-// Open calendar periods and all are whole in memory (each span's slots), so a submit does not
-// write their aggregates to Pebble: its group's events go to the log (eventlog.go), and its
-// rolling buckets to the store. The writer writes an aggregate a
-// submit changed later, once for all the events that change it meanwhile: when it has been
-// dirty for CheckpointLag events. It stores with the aggregate the last sequence number the
+// Open calendar periods and all are whole in memory (each span's slots), and so is each
+// rolling window's newest bucket, where nearly every event falls; so a submit does not write
+// their aggregates to Pebble: its group's events go to the log (eventlog.go). The writer
+// writes an aggregate a submit changed later, once for all the events that change it
+// meanwhile: when it has been dirty for CheckpointLag events, or when its bucket stops being
+// the newest (retireBucket). It stores with the aggregate the last sequence number the
 // aggregate counts, and stores the first sequence number that replay must start from (below
-// it, every event is counted in every stored aggregate). Every other change of an aggregate (a
-// retraction, a deletion, a window built) is written at once, with its number too.
+// it, every event is counted in every stored aggregate). Every other change of an aggregate
+// (a retraction, a deletion, a window built, an older bucket) is written at once, with its
+// number too.
 //
 // Open recovers the stored aggregates and then replays the log from that number: each event
-// still there and not retracted is added, in sequence, to the open periods and all that do
-// not count it yet. That is at most CheckpointLag events and the rest of their groups, read
-// from the store where they were sealed since, then from the log.
+// still there and not retracted is added, in sequence, to the open periods, all and the
+// buckets that do not count it yet. That is at most CheckpointLag events and the rest of
+// their groups, read from the store where they were sealed since, then from the log.
 
-// dirtyEntry is an aggregate in memory that the store does not hold yet.
+// dirtyEntry is an aggregate in memory that the store does not hold yet: of an open span, or
+// of a rolling window's newest bucket.
 type dirtyEntry struct {
 	b   *board
 	w   *window
-	sp  *span
+	sp  *span   // or nil, and
+	bk  *bucket // the bucket
 	h   uint32
 	seq uint64 // the first sequence number of the group that changed it first
 }
@@ -36,14 +42,20 @@ type checkpoints struct {
 	replayFrom uint64       // as stored
 }
 
-// markDirty notes that the aggregate of handle h in sp changed in a group whose first
+// markDirty notes that the aggregate of handle h in sp (or bk) changed in a group whose first
 // sequence number is seq and is not stored yet. The writer calls it, under the write lock.
-func (e *Store) markDirty(b *board, w *window, sp *span, h uint32, seq uint64) {
-	if sp.dirty.has(h) {
+func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, seq uint64) {
+	var dirty *bitset
+	if sp != nil {
+		dirty = &sp.dirty
+	} else {
+		dirty = &bk.dirty
+	}
+	if dirty.has(h) {
 		return
 	}
-	sp.dirty.add(h)
-	e.cp.queue = append(e.cp.queue, dirtyEntry{b, w, sp, h, seq})
+	dirty.add(h)
+	e.cp.queue = append(e.cp.queue, dirtyEntry{b, w, sp, bk, h, seq})
 }
 
 // checkpoint stages, first in a new group's batch, the aggregates dirty for at least
@@ -57,16 +69,16 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 			break
 		}
 		n++
-		d.sp.dirty.remove(d.h)
+		start, slots, dirty := d.entry()
+		if !dirty.has(d.h) {
+			continue // stored since: its bucket stopped being the newest (retireBucket)
+		}
+		dirty.remove(d.h)
 		if !e.stillOpen(d) {
 			continue // its period closed, or its window or board went: nothing to store
 		}
-		k := aggKey(d.b.cfg.ID, d.w.name, d.sp.start, d.b.members.name(d.h))
-		if v, ok := d.sp.slots.get(d.h); ok {
-			tx.set(k, encodeAggAsOf(aggregate(v), e.seq))
-		} else {
-			tx.del(k)
-		}
+		v, ok := slots.get(d.h)
+		tx.setAgg(aggKey(d.b.cfg.ID, d.w.name, start, d.b.members.name(d.h)), aggregate(v), ok, e.seq)
 	}
 	e.cp.queue = e.cp.queue[n:]
 	from := e.seq + 1
@@ -80,14 +92,27 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 	tx.onCommit(nil, func() { e.cp.replayFrom = from })
 }
 
-// stillOpen reports whether d's span is still an open span of its window, of a board the store
-// still has (a board deleted, or deleted and made again, is another board).
+// entry returns where d's aggregate is in memory: its span's or bucket's start, slots and
+// dirty set.
+func (d *dirtyEntry) entry() (int64, *slots, bitset) {
+	if d.sp != nil {
+		return d.sp.start, &d.sp.slots, d.sp.dirty
+	}
+	return d.bk.start, &d.bk.slots, d.bk.dirty
+}
+
+// stillOpen reports whether d's span is still an open span of its window (its bucket the
+// newest), of a board the store still has (a board deleted, or deleted and made again, is
+// another board).
 func (e *Store) stillOpen(d dirtyEntry) bool {
 	if e.boards[d.b.cfg.ID] != d.b {
 		return false
 	}
 	for _, w := range d.b.windows {
 		if w == d.w {
+			if d.bk != nil {
+				return w.newest == d.bk
+			}
 			return w.span(d.sp.start) == d.sp
 		}
 	}
@@ -104,20 +129,60 @@ func frozenSince(w *window, start int64) bool {
 	return w.marks.ClosedThrough != noTime && start <= w.marks.ClosedThrough
 }
 
-// replay adds to the open periods and all what the stored aggregates do not count yet: the
-// events since the last seal from the number replay starts from (see the top of this file).
-// asOf holds the last sequence number counted by each stored aggregate whose number is that
-// high. It then stores every aggregate it changed, and that replay starts after them, in one
-// commit.
-func (e *Store) replay(from uint64, asOf map[string]uint64) (int, error) {
+// replay adds to the open periods, all and the rolling windows' buckets what the stored
+// aggregates do not count yet: the events since the last seal from the number replay starts
+// from (see the top of this file). asOf holds the last sequence number counted by each stored
+// aggregate of an open period or all whose number is that high; a bucket says its own, and
+// one stored without a number counts every event through bucketsAsOf. It then stores every
+// aggregate it changed, and that replay starts after them, in one commit, and builds again
+// the current spans of the rolling windows whose buckets it changed.
+func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) (int, error) {
 	type touched struct {
 		b  *board
 		w  *window
 		sp *span
 		h  uint32
 	}
+	type replayedBucket struct {
+		a       aggregate
+		present bool
+		asOf    uint64
+		added   bool
+	}
 	changed := make(map[touched]bool)
+	buckets := make(map[string]*replayedBucket) // by key
+	rolled := make(map[*window]*board)
 	replayed := 0
+	addToBucket := func(b *board, w *window, bs int64, ev event) error {
+		k := aggKey(b.cfg.ID, w.name, bs, ev.member)
+		rb := buckets[string(k)]
+		if rb == nil {
+			v, ok, err := get(e.db, k)
+			if err != nil {
+				return err
+			}
+			rb = &replayedBucket{present: ok}
+			if ok {
+				if rb.a, rb.asOf, err = decodeAggAsOf(v); err != nil {
+					return err
+				}
+				if len(v) == 16 {
+					rb.asOf = bucketsAsOf
+				}
+			}
+			buckets[string(k)] = rb
+		}
+		if rb.asOf >= ev.seq {
+			return nil
+		}
+		next, err := laurel.Add(b.cfg.Mode, b.cfg.Order, toAgg(rb.a, rb.present), ev.value, ev.ts, ev.seq)
+		if err != nil {
+			return err
+		}
+		rb.a, rb.present, rb.asOf, rb.added = fromAgg(next), true, ev.seq, true
+		rolled[w] = b
+		return nil
+	}
 	add := func(board string, ev event) error {
 		b := e.boards[board]
 		if b == nil || ev.flags&flagRetracted != 0 {
@@ -126,10 +191,13 @@ func (e *Store) replay(from uint64, asOf map[string]uint64) (int, error) {
 		replayed++
 		cal := b.cfg.Calendar()
 		for _, w := range b.windows {
-			if w.w.IsRolling() {
-				continue // its buckets are stored by every write
-			}
 			start, end, _ := cal.SpanOf(w.w, ev.ts)
+			if w.w.IsRolling() {
+				if err := addToBucket(b, w, start, ev); err != nil {
+					return err
+				}
+				continue
+			}
 			if w.w.IsCalendar() && frozenSince(w, start) {
 				continue // frozen since, counting it
 			}
@@ -174,20 +242,44 @@ func (e *Store) replay(from uint64, asOf map[string]uint64) (int, error) {
 			}
 		}
 	}
-	if len(changed) == 0 {
-		return replayed, nil
-	}
 	batch := e.db.NewBatch()
 	defer batch.Close()
+	if bucketsAsOf == math.MaxUint64 {
+		// The first open since buckets were written behind: every bucket stored without a
+		// number counts every event so far.
+		if err := batch.Set([]byte{tagBucketsAsOf}, appendU64(nil, e.seq), nil); err != nil {
+			return 0, err
+		}
+	}
+	if len(changed) == 0 && len(rolled) == 0 && batch.Empty() {
+		return replayed, nil
+	}
 	for t := range changed {
 		v, _ := t.sp.slots.get(t.h)
 		if err := batch.Set(aggKey(t.b.cfg.ID, t.w.name, t.sp.start, t.b.members.name(t.h)), encodeAggAsOf(aggregate(v), e.seq), nil); err != nil {
 			return 0, err
 		}
 	}
+	for k, rb := range buckets {
+		if rb.added {
+			if err := batch.Set([]byte(k), encodeAggAsOf(rb.a, e.seq), nil); err != nil {
+				return 0, err
+			}
+		}
+	}
 	if err := batch.Set([]byte{tagReplay}, appendU64(nil, e.seq+1), nil); err != nil {
 		return 0, err
 	}
 	e.cp.replayFrom = e.seq + 1
-	return replayed, batch.Commit(pebble.Sync)
+	if err := batch.Commit(pebble.Sync); err != nil {
+		return 0, err
+	}
+	for w, b := range rolled {
+		sp, err := e.recoverRolling(b, w, w.open[0].start, w.open[0].end)
+		if err != nil {
+			return 0, err
+		}
+		w.open[0] = sp
+	}
+	return replayed, nil
 }

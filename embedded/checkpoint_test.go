@@ -115,7 +115,7 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 		if err != nil {
 			t.Fatalf("crash after commit %d: %v", i+1, err)
 		}
-		if err := aggsAgreeWithEvents(r); err != nil {
+		if err := aggsAgreeWithEvents(r, clock.Now()); err != nil {
 			t.Fatalf("crash after commit %d (lag %d): %v", i+1, lag, err)
 		}
 		if err := r.Check(); err != nil {
@@ -132,8 +132,9 @@ func cut(s string) (string, string, bool) {
 
 // aggsAgreeWithEvents exports s and checks that every aggregate in it is the one its member's
 // events make, and that every event not retracted is counted in an aggregate of each of its
-// board's windows, unless its period closed.
-func aggsAgreeWithEvents(s *embedded.Store) error {
+// board's windows, unless its period closed or its bucket left the rolling window's span at
+// now.
+func aggsAgreeWithEvents(s *embedded.Store, now int64) error {
 	var buf bytes.Buffer
 	if err := laureltest.Export(s, &buf); err != nil {
 		return err
@@ -174,7 +175,24 @@ func aggsAgreeWithEvents(s *embedded.Store) error {
 		cal := b.Calendar()
 		for _, w := range b.Windows {
 			if w.IsRolling() {
-				continue // its buckets outside the window are dropped as they leave
+				// Buckets that left the window's span may be dropped; those in it are kept.
+				cs, ce := cal.Span(w, time.UnixMilli(now))
+				for _, ev := range evs {
+					bs, be := cal.Bucket(w, time.UnixMilli(ev.TS))
+					if bs.Before(cs) || be.After(ce) {
+						continue
+					}
+					sp := laurel.Span{Start: bs.UnixMilli(), End: be.UnixMilli()}
+					want, err := laurel.AggOf(b.Mode, b.Order, evs, sp)
+					if err != nil {
+						return err
+					}
+					got, ok := aggs[[4]string{k[0], w.String(), fmt.Sprint(sp.Start), k[1]}]
+					if !ok || got.Score != want.Score || got.At != want.At {
+						return fmt.Errorf("board %s window %s bucket %d member %s: stored %+v (present %v), events make %+v", k[0], w, sp.Start, k[1], got, ok, want)
+					}
+				}
+				continue
 			}
 			seen := make(map[int64]bool)
 			for _, ev := range evs {
@@ -217,4 +235,61 @@ func aggsAgreeWithEvents(s *embedded.Store) error {
 		}
 	}
 	return nil
+}
+
+// TestBucketRetiredWithinASubmit: a submit's change to a rolling window's newest bucket is
+// written behind; when one submit changes that bucket and then, with an event of the next
+// hour, makes a new bucket the newest, the older one's change must still reach the store with
+// the submit, and survive a crash right after it.
+func TestBucketRetiredWithinASubmit(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewCrashableMem()
+	var clones []*vfs.MemFS
+	clock := laureltest.NewClock("2026-10-24T21:50:00Z")
+	opts := embedded.Options{FS: noLinkFS{fs}, Now: clock.Now, CheckpointLag: 1000, OnCommit: func(int, int, time.Duration) {
+		clones = append(clones, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
+	}}
+	e, err := embedded.Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"last3h"}})
+	submit := func(evs ...laurel.Event) {
+		t.Helper()
+		if _, err := e.Submit(ctx, evs, laurel.SubmitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit(laurel.Event{Board: "b", Member: "ada", Value: 5}) // the 21:00 bucket, the newest
+	clock.Advance(20 * time.Minute)                           // 22:10
+	early := clock.Now() - 15*60_000                          // 21:55
+	submit(
+		laurel.Event{Board: "b", Member: "ada", Value: 7, TS: early, HasTS: true}, // the 21:00 bucket, still the newest
+		laurel.Event{Board: "b", Member: "bob", Value: 1},                         // the 22:00 bucket: now the newest
+	)
+	crashed := clones[len(clones)-1] // right after that submit's commit
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, fs := range []vfs.FS{crashed, clones[len(clones)-1]} { // a crash, and a clean close
+		opts.FS, opts.OnCommit = fs, nil
+		r, err := embedded.Open("/db", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := aggsAgreeWithEvents(r, clock.Now()); err != nil {
+			t.Errorf("crash %d: %v", i, err)
+		}
+		if err := r.Check(); err != nil {
+			t.Errorf("crash %d: %v", i, err)
+		}
+		p, err := r.Page(ctx, laurel.Query{Board: "b", Window: "last3h"}, 0, 10, laurel.ScoreRange{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Entries) != 2 || p.Entries[0].Member != "ada" || p.Entries[0].Score != 12 {
+			t.Errorf("crash %d: page %+v, want ada 12 first of 2", i, p.Entries)
+		}
+		r.Close()
+	}
 }

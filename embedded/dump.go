@@ -349,9 +349,9 @@ func (in *importer) checkEmpty(dir string) error {
 			in.seq = readU64(it.Value())
 		case len(k) == 1 && k[0] == tagImport:
 			return laurel.Errorf(laurel.EConflict, "%s: %s", dir, errUnfinishedImport)
-		case len(k) == 1 && (k[0] == tagReplay || k[0] == tagSealedTo):
+		case len(k) == 1 && (k[0] == tagReplay || k[0] == tagSealedTo || k[0] == tagBucketsAsOf):
 			// Where replay started and what was sealed, of boards deleted since: nothing to
-			// recover (the import writes both anew).
+			// recover (the import writes them anew).
 		default:
 			return laurel.Errorf(laurel.EConflict, "the store in %s is not empty: import into a new or empty directory", dir)
 		}
@@ -362,8 +362,10 @@ func (in *importer) checkEmpty(dir string) error {
 func (in *importer) run() error {
 	in.batch = in.db.NewIndexedBatch()
 	in.set([]byte{tagImport}, nil)
-	if err := in.batch.Delete([]byte{tagReplay}, nil); err != nil {
-		return err
+	for _, k := range []byte{tagReplay, tagBucketsAsOf} {
+		if err := in.batch.Delete([]byte{k}, nil); err != nil {
+			return err
+		}
 	}
 	for {
 		rec, err := in.r.Next()

@@ -23,14 +23,16 @@ import (
 //	V                                → the last sequence number sealed
 //	G                                → the number of the last log record the store applied
 //	A board 0 window 0 start member  → aggregate of the member in a period or bucket: score, at,
-//	                                   and for open periods and all the last sequence number it
-//	                                   counts (checkpoint.go)
+//	                                   and the last sequence number it counts (checkpoint.go);
+//	                                   closed periods' and imported ones have none
 //	W board 0 window                 → closed-through, dropped-before (after a config change)
 //	C board 0 window 0 start         → closed period: id, end, total, removed ranks
 //	R board 0 window 0 start rank    → frozen entry: score, at, member
 //	M board 0 window 0 start member  → frozen rank of the member
 //	U                                → (empty): an import into the store has not finished
 //	K                                → the first sequence number that replay starts from
+//	Q                                → through which sequence number a bucket stored without
+//	                                   one counts every event (written by earlier versions)
 //	O kind 0 key                     → a record of laurel.Records: webhooks, deliveries
 //	                                   (records.go)
 //
@@ -61,6 +63,9 @@ const (
 	tagImport   = 'U'
 	tagReplay   = 'K'
 	tagRecord   = 'O'
+	// tagBucketsAsOf: through which sequence number a bucket stored without one counts
+	// every event (checkpoint.go, replay).
+	tagBucketsAsOf = 'Q'
 
 	tagLog = 'L' // in the log
 

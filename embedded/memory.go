@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"hash/maphash"
+	"iter"
+	"math/bits"
 	"strings"
 	"unsafe"
 
@@ -243,6 +245,21 @@ func (s *bitset) add(h uint32) {
 		*s = append(*s, 0)
 	}
 	(*s)[h>>6] |= 1 << (h & 63)
+}
+
+// all yields the handles in s, in order.
+func (s bitset) all() iter.Seq[uint32] {
+	return func(yield func(uint32) bool) {
+		for i, word := range s {
+			for word != 0 {
+				h := uint32(i<<6 | bits.TrailingZeros64(word))
+				if !yield(h) {
+					return
+				}
+				word &= word - 1
+			}
+		}
+	}
 }
 
 func (s bitset) remove(h uint32) {

@@ -216,7 +216,7 @@ func (e *Store) resolveLocked(b *board, q laurel.Query, now int64) (*reading, er
 	case laurel.FromNothing:
 		rd.v = memView{b, w, nil}
 	case laurel.FromBuckets:
-		aggs, err := loadBuckets(e.snap, b, w, res.Period.Start, res.Period.End)
+		aggs, err := loadBuckets(e.snap, b, w, w.inMemory(), res.Period.Start, res.Period.End)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package embedded
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 	"unsafe"
 
@@ -39,6 +40,12 @@ func (e *Store) recover() error {
 	} else if ok {
 		e.cp.replayFrom = readU64(v)
 	}
+	bucketsAsOf := uint64(math.MaxUint64)
+	if v, ok, err := get(e.db, []byte{tagBucketsAsOf}); err != nil {
+		return err
+	} else if ok {
+		bucketsAsOf = readU64(v)
+	}
 	if err := scanPrefix(e.db, []byte{tagHidden}, func(k, _ []byte) error {
 		e.hidden[string(k[1:])] = true
 		return nil
@@ -72,7 +79,7 @@ func (e *Store) recover() error {
 	if e.sealedTo, err = e.sealedThrough(); err != nil {
 		return err
 	}
-	n, err := e.replay(e.cp.replayFrom, asOf)
+	n, err := e.replay(e.cp.replayFrom, asOf, bucketsAsOf)
 	if err != nil {
 		return fmt.Errorf("replaying the log: %w", err)
 	}

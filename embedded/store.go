@@ -644,6 +644,9 @@ func (e *Store) apply(tx *txn, applied <-chan error, beside func()) error {
 		e.snapBehind = false
 	}
 	defer e.mu.Unlock()
+	for _, f := range tx.published {
+		f()
+	}
 	e.pending.Add(-int64(tx.historyPoints))
 	for b := range tx.touched {
 		b.updateDeadline()

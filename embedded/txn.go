@@ -25,6 +25,9 @@ type txn struct {
 	// deferAggs is set by submits: the aggregates of open periods and all that they change
 	// are written later, by a checkpoint (checkpoint.go).
 	deferAggs bool
+	// deferredBuckets is set once the txn, or an operation merged into it, has staged a
+	// bucket's aggregate to be written behind.
+	deferredBuckets bool
 	// breaks are the indexes in after where one operation's changes end and the next one's
 	// begin: where the writer may let readers in while it applies a group.
 	breaks  []int
@@ -36,6 +39,8 @@ type txn struct {
 	erase  *erasure      // what the operation erases: the commit seals without it (seal.go)
 	// afterCommit runs once the commit is durable and applied, before callers are answered.
 	afterCommit func()
+	// published run under the write lock once the store's snapshot shows the commit.
+	published []func()
 	// historyPoints counts the points pending before the batch that it stores: they stay
 	// pending for History readers until the commit's snapshot shows them, so that a reader
 	// never misses its own write's point.
@@ -109,6 +114,7 @@ func (tx *txn) mergeInto(p *txn) {
 		p.erase = tx.erase
 	}
 	p.global = p.global || tx.global
+	p.deferredBuckets = p.deferredBuckets || tx.deferredBuckets
 	for b := range tx.touched {
 		p.touched[b] = true
 	}
@@ -239,12 +245,7 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member 
 	}
 	deferred, first := tx.deferAggs, e.seq+1
 	if !deferred {
-		k := aggKey(b.cfg.ID, w.name, start, member)
-		if present {
-			tx.set(k, encodeAggAsOf(aggregate(v), tx.seq))
-		} else {
-			tx.del(k)
-		}
+		tx.setAgg(aggKey(b.cfg.ID, w.name, start, member), aggregate(v), present, tx.seq)
 	}
 	tx.onCommit(b, func() {
 		sp := b.spanFor(w, start, end, present)
@@ -253,36 +254,65 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member 
 		}
 		b.setHandle(e, sp, h, member, v, present)
 		if deferred {
-			e.markDirty(b, w, sp, h, first)
+			e.markDirty(b, w, sp, nil, h, first)
 		}
 	})
 }
 
+// setAgg stages a stored aggregate that counts every event up to the sequence number asOf,
+// or its removal.
+func (tx *txn) setAgg(k []byte, a aggregate, present bool, asOf uint64) {
+	if present {
+		tx.set(k, encodeAggAsOf(a, asOf))
+	} else {
+		tx.del(k)
+	}
+}
+
 // bucketGet reads a rolling window's bucket aggregate of member h through the overlay: from
-// memory for the newest bucket, where events fall, and from the store for older ones.
+// memory for the newest bucket, where events fall (and those retired), and from the store
+// for older ones.
 func (tx *txn) bucketGet(b *board, w *window, start int64, h uint32, member string) (aggregate, bool, error) {
 	if v, ok := tx.get(memKey{w: w, start: start, h: h, bucket: true}); ok {
 		return aggregate(v.v), v.present, nil
 	}
-	if nb := w.newest; nb != nil && nb.start == start {
-		v, ok := nb.slots.get(h)
+	if bk := w.bucketAt(start); bk != nil {
+		v, ok := bk.slots.get(h)
 		return aggregate(v), ok, nil
 	}
 	return tx.storedAgg(aggKey(b.cfg.ID, w.name, start, member))
 }
 
-// bucketSet stages a rolling window's bucket aggregate of member h, and keeps the newest
-// bucket in memory true to it once committed. Every write of a bucket goes through here.
-func (tx *txn) bucketSet(b *board, w *window, start int64, h uint32, member string, a aggregate, present bool) {
-	tx.e.reachBucket(b, w, start)
-	tx.put(memKey{w: w, start: start, h: h, bucket: true}, slot(a), present)
-	k := aggKey(b.cfg.ID, w.name, start, member)
-	if present {
-		tx.set(k, encodeAgg(a))
-	} else {
-		tx.del(k)
+// bucketAgg is bucketGet for a member named by id: one without a handle has aggregates in
+// the store alone.
+func (tx *txn) bucketAgg(b *board, w *window, start int64, member string) (aggregate, bool, error) {
+	if h, ok := b.members.lookup(member); ok {
+		return tx.bucketGet(b, w, start, h, member)
 	}
-	tx.onCommit(b, func() { w.setNewest(start, h, slot(a), present, b.members.count()) })
+	return tx.storedAgg(aggKey(b.cfg.ID, w.name, start, member))
+}
+
+// bucketSet stages a rolling window's bucket aggregate of member h, and keeps the newest
+// bucket in memory true to it once committed. Every write of a bucket goes through here. A
+// submit's change to the newest bucket is written behind, like an open period's
+// (checkpoint.go); any other is written at once.
+func (tx *txn) bucketSet(b *board, w *window, start int64, h uint32, member string, a aggregate, present bool) {
+	e := tx.e
+	e.reachBucket(tx, b, w, start)
+	tx.put(memKey{w: w, start: start, h: h, bucket: true}, slot(a), present)
+	nb := w.newest
+	deferred, first := tx.deferAggs && nb != nil && nb.start == start, e.seq+1
+	if deferred {
+		tx.deferredBuckets = true
+	} else {
+		tx.setAgg(aggKey(b.cfg.ID, w.name, start, member), a, present, tx.seq)
+	}
+	tx.onCommit(b, func() {
+		w.setBucket(start, h, slot(a), present, b.members.count())
+		if deferred && w.newest == nb {
+			e.markDirty(b, w, nil, nb, h, first)
+		}
+	})
 }
 
 // storedAgg reads a stored aggregate as committed: a write's own are in its overlay.
