@@ -71,7 +71,7 @@ type Options struct {
 	// CloseTimeout bounds how long Close waits for a commit in progress (a stalled disk);
 	// zero is 10 s. What was acknowledged is durable either way.
 	CloseTimeout time.Duration
-	// CheckpointLag is how many events an aggregate of an open period or all changed by a
+	// CheckpointLag is how many events an aggregate of an open period, all or a newest bucket changed by a
 	// submit may stay in memory only before it is written (checkpoint.go): the most events
 	// Open replays after a crash, beyond the rest of their groups. Zero is 16384.
 	CheckpointLag int
