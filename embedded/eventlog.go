@@ -222,8 +222,10 @@ type logRecord struct {
 	batch  []byte // the store's batch (a Pebble batch repr), or nil
 }
 
-func encodeLogRecord(now int64, events []loggedEvent, points []pointRecord, batch []byte) []byte {
-	b := appendU64(make([]byte, 0, 16+len(events)*48+len(points)*40+len(batch)), uint64(now))
+// appendLogRecord appends to b the log record of a commit.
+func appendLogRecord(b []byte, now int64, events []loggedEvent, points []pointRecord, batch []byte) []byte {
+	b = slices.Grow(b, 16+len(events)*48+len(points)*40+len(batch))
+	b = appendU64(b, uint64(now))
 	b = binary.AppendUvarint(b, uint64(len(events)))
 	for i := range events {
 		b = binary.AppendUvarint(b, events[i].seq)
@@ -279,6 +281,46 @@ func decodeLogRecord(n uint64, b []byte) (r logRecord, err error) {
 		r.batch = b
 	}
 	return r, nil
+}
+
+// eachLogPoint calls fn with each history point of a log record, without decoding its
+// events: point is valid only during the call.
+func eachLogPoint(b []byte, fn func(seq uint64, point []byte)) error {
+	if len(b) < 8 {
+		return errCorrupt
+	}
+	b = b[8:]
+	count, k := binary.Uvarint(b)
+	if k <= 0 {
+		return errCorrupt
+	}
+	b = b[k:]
+	for range count {
+		if _, k = binary.Uvarint(b); k <= 0 {
+			return errCorrupt
+		}
+		var ok bool
+		if b, ok = skipEvent(b[k:]); !ok {
+			return errCorrupt
+		}
+	}
+	if count, k = binary.Uvarint(b); k <= 0 {
+		return errCorrupt
+	}
+	b = b[k:]
+	for range count {
+		seq, k := binary.Uvarint(b)
+		if k <= 0 {
+			return errCorrupt
+		}
+		point, rest, ok := readBytes(b[k:])
+		if !ok {
+			return errCorrupt
+		}
+		fn(seq, point)
+		b = rest
+	}
+	return nil
 }
 
 // sealedBy reports whether a seal through sealed took the record's events (and the points it

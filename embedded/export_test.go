@@ -1,6 +1,10 @@
 package embedded
 
-import "github.com/cockroachdb/pebble/v2"
+import (
+	"strconv"
+
+	"github.com/cockroachdb/pebble/v2"
+)
 
 // Hooks for the black-box tests of package embedded_test, compiled only with them.
 
@@ -37,4 +41,32 @@ func (e *Store) WrittenBytes() (store, log uint64) {
 		return t.TableBytesFlushed + t.TableBytesCompacted
 	}
 	return written(e.db), written(e.logDB)
+}
+
+// LogRecordPoints reads the history points of a log record both ways: decoded whole, as Open
+// does, and skipping its events, as a seal does.
+func LogRecordPoints(b []byte) (whole, skipped map[uint64]string, wholeErr, skipErr error) {
+	rec, wholeErr := decodeLogRecord(1, b)
+	whole = make(map[uint64]string)
+	for _, p := range rec.points {
+		whole[p.seq] = string(p.point)
+	}
+	skipped = make(map[uint64]string)
+	skipErr = eachLogPoint(b, func(seq uint64, point []byte) { skipped[seq] = string(point) })
+	return whole, skipped, wholeErr, skipErr
+}
+
+// LogRecord encodes a log record of events (board, member, id, value, ts each) and points.
+func LogRecord(now int64, events [][5]string, points map[uint64]string) []byte {
+	var logged []loggedEvent
+	for i, ev := range events {
+		v, _ := strconv.ParseInt(ev[3], 10, 64)
+		ts, _ := strconv.ParseInt(ev[4], 10, 64)
+		logged = append(logged, loggedEvent{board: ev[0], event: event{member: ev[1], id: ev[2], value: v, ts: ts, seq: uint64(i + 1)}})
+	}
+	var ps []pointRecord
+	for seq, p := range points {
+		ps = append(ps, pointRecord{seq, []byte(p)})
+	}
+	return appendLogRecord(nil, now, logged, ps, []byte("batch"))
 }

@@ -57,7 +57,7 @@ func (e *Store) recoverHistory() error {
 	if len(points) == 0 {
 		return nil
 	}
-	if err := e.logDB.Set(logKey(e.logNo+1), encodeLogRecord(e.now(), nil, points, nil), pebble.Sync); err != nil {
+	if err := e.logDB.Set(logKey(e.logNo+1), appendLogRecord(nil, e.now(), nil, points, nil), pebble.Sync); err != nil {
 		return err
 	}
 	e.logNo++

@@ -230,16 +230,44 @@ func readEvent(b []byte, ev *event) (board string, rest []byte, err error) {
 	return board, b, nil
 }
 
+// skipEvent returns what follows the event appendEvent wrote at the start of b.
+func skipEvent(b []byte) ([]byte, bool) {
+	var ok bool
+	for range 2 { // board, member
+		if _, b, ok = readBytes(b); !ok {
+			return nil, false
+		}
+	}
+	for range 2 { // value, ts
+		_, k := binary.Varint(b)
+		if k <= 0 {
+			return nil, false
+		}
+		b = b[k:]
+	}
+	if len(b) == 0 { // flags
+		return nil, false
+	}
+	_, b, ok = readBytes(b[1:]) // id
+	return b, ok
+}
+
 func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 func readString(b []byte) (string, []byte, bool) {
+	s, rest, ok := readBytes(b)
+	return string(s), rest, ok
+}
+
+// readBytes is readString without a copy: its result shares b.
+func readBytes(b []byte) ([]byte, []byte, bool) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || uint64(len(b)-k) < n {
-		return "", nil, false
+		return nil, nil, false
 	}
-	return string(b[k : k+int(n)]), b[k+int(n):], true
+	return b[k : k+int(n)], b[k+int(n):], true
 }
 
 // encodeID is the id record: where the event is and what it said, to tell a retry from a

@@ -133,19 +133,20 @@ func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure,
 	defer it.Close()
 	valid := it.First()
 	var read uint64 // the last record read
+	var arena []byte
+	keep := func(seq uint64, point []byte) {
+		arena = append(arena, point...) // a full arena stays with the points taken from it
+		pending[seq] = arena[len(arena)-len(point) : len(arena) : len(arena)]
+	}
 	for i := range r.list {
 		board, ev := r.at(int32(i))
 		// Points are logged in the order of their events: this one's record, or an
 		// earlier one, is next.
 		for want := r.list[i].point; want > read && valid; valid = it.Next() {
-			rec, err := decodeLogRecord(readU64(it.Key()[1:]), it.Value())
-			if err != nil {
+			if err := eachLogPoint(it.Value(), keep); err != nil {
 				return err
 			}
-			read = rec.n
-			for _, p := range rec.points {
-				pending[p.seq] = p.point
-			}
+			read = readU64(it.Key()[1:])
 		}
 		point := pending[ev.seq]
 		delete(pending, ev.seq)

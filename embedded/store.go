@@ -106,6 +106,7 @@ type Store struct {
 	snapBehind bool
 
 	profiles *profileCache
+	spare    spareOverlays // the writer's overlays, emptied, for its next txns
 	tops     sync.Map      // topKey → *topView: the published tops (top.go)
 	topGen   atomic.Uint64 // bumped by a change beyond single boards: older views are void
 	ids      *idFilter     // which event ids the store surely does not hold (idfilter.go)
@@ -125,6 +126,7 @@ type Store struct {
 	// logBytes and sealingBytes are the bytes logged since the last seal and for the seal in
 	// progress: about what a seal writes, which the disk must have room for.
 	logBytes, sealingBytes uint64
+	logRecord              []byte    // the writer's buffer for a commit's log record
 	sealRetry              time.Time // when a seal the disk had no room for is tried again
 	// sealDone answers once the seal in progress is done; nil when none is. The writer's.
 	sealDone chan error
@@ -499,9 +501,11 @@ func (e *Store) runGroup(group []*op) {
 		child := tx.child(max(o.weight, 1))
 		if err := o.run(child); err != nil {
 			o.err = err
+			child.batch.Close()
 		} else {
 			child.mergeInto(tx)
 		}
+		child.release()
 		staged = append(staged, o)
 		if o.exclusive {
 			if o.seals && o.err == nil {
@@ -522,6 +526,7 @@ func (e *Store) runGroup(group []*op) {
 // the store then applies the batch without one (Open applies it again if a crash took it).
 // Other commits sync the store's batch itself.
 func (e *Store) commit(tx *txn, ops []*op) {
+	defer tx.release()
 	defer tx.batch.Close()
 	if tx.seq != e.seq {
 		// The last sequence number taken, once per group.
@@ -537,7 +542,10 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		// then takes on another goroutine while the writer applies the group to memory.
 		n := e.logNo + 1
 		tx.set([]byte{tagApplied}, appendU64(nil, n))
-		rec := encodeLogRecord(tx.now, tx.logged, tx.points, tx.batch.Repr())
+		rec := appendLogRecord(e.logRecord[:0], tx.now, tx.logged, tx.points, tx.batch.Repr())
+		if cap(rec) <= maxLogBuffer {
+			e.logRecord = rec // Pebble copies what it is given: the buffer serves the next commit
+		}
 		size = len(rec)
 		if err = e.logDB.Set(logKey(n), rec, pebble.Sync); err == nil {
 			e.logNo, e.logBytes = n, e.logBytes+uint64(len(rec))
@@ -578,6 +586,10 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		close(o.done)
 	}
 }
+
+// maxLogBuffer is the largest buffer of a log record the writer keeps for the next one: a
+// group of the most events takes some 700 KiB, an import's more.
+const maxLogBuffer = 4 << 20
 
 // finishOps runs the finish of each op that succeeded and whose memOnly is memOnly, under
 // the read lock.
