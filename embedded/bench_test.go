@@ -29,6 +29,7 @@ import (
 var (
 	benchMembers = flag.Int("members", 1_000_000, "members loaded before the engine benchmarks")
 	benchLag     = flag.Int("checkpoint-lag", 0, "the store's CheckpointLag in the engine benchmarks (0: its default)")
+	benchZipf    = flag.Float64("zipf", 0, "Zipf exponent (> 1) of member activity, as laurel bench's -zipf (0: the milder u³ of the figures recorded before this flag)")
 )
 
 var benchSpec = laurel.BoardSpec{Windows: []string{"all", "week", "day", "last7d"}}
@@ -185,11 +186,11 @@ func benchIngest(b *testing.B, batch int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			member := members(rand.New(rand.NewPCG(uint64(w), 7)), *benchMembers)
 			for next.Add(int64(batch)) <= int64(b.N) {
 				evs := make([]laurel.Event, batch)
 				for i := range evs {
-					evs[i] = laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1,
+					evs[i] = laurel.Event{Board: "bench", Member: memberName(member()), Value: 1,
 						ID: "ingest-" + strconv.FormatInt(eventSeq.Add(1), 10)}
 				}
 				if _, err := e.Submit(context.Background(), evs, laurel.SubmitOptions{}); err != nil {
@@ -228,12 +229,19 @@ func cpuTime() time.Duration {
 // eventSeq numbers the benchmarks' event ids, unique across runs of a benchmark.
 var eventSeq atomic.Int64
 
-// zipf draws a member index with skewed activity: a few members are very active.
-func zipf(rng *rand.Rand, n int) int {
-	// Inverse of a power-law CDF with exponent ~1.1, cheap and good enough for load.
-	u := rng.Float64()
-	i := int(float64(n) * u * u * u)
-	return min(i, n-1)
+// members returns a source of member indexes with skewed activity, for one goroutine: a few
+// members are very active. With -zipf, as laurel bench draws them; else u³, which is milder
+// (with -members 300000, a member's aggregates are rarely changed twice within the
+// checkpoint lag, so the aggregates written behind are written about once an event).
+func members(rng *rand.Rand, n int) func() int {
+	if *benchZipf > 1 {
+		z := rand.NewZipf(rng, *benchZipf, 1, uint64(n-1))
+		return func() int { return int(z.Uint64()) }
+	}
+	return func() int {
+		u := rng.Float64()
+		return min(int(float64(n)*u*u*u), n-1)
+	}
 }
 
 // BenchmarkReadsUnderWrites measures reads while 64 writers ingest: a top-100 page, a
@@ -247,14 +255,14 @@ func BenchmarkReadsUnderWrites(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 9))
+			member := members(rand.New(rand.NewPCG(uint64(w), 9)), *benchMembers)
 			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				ev := laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1,
+				ev := laurel.Event{Board: "bench", Member: memberName(member()), Value: 1,
 					ID: "rw-" + strconv.FormatInt(eventSeq.Add(1), 10)}
 				if _, err := e.Submit(ctx, []laurel.Event{ev}, laurel.SubmitOptions{NoRanks: true}); err != nil {
 					b.Error(err)
@@ -356,11 +364,11 @@ func BenchmarkReplay(b *testing.B) {
 	if e, err = embedded.Open("/db", opts); err != nil {
 		b.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
+	member := members(rand.New(rand.NewPCG(1, 2)), *benchMembers)
 	for i := 0; i < lag; i += 100 {
 		evs := make([]laurel.Event, 100)
 		for j := range evs {
-			evs[j] = laurel.Event{Board: "bench", Member: memberName(zipf(rng, *benchMembers)), Value: 1, ID: "replay-" + strconv.Itoa(i+j)}
+			evs[j] = laurel.Event{Board: "bench", Member: memberName(member()), Value: 1, ID: "replay-" + strconv.Itoa(i+j)}
 		}
 		if _, err := e.Submit(context.Background(), evs, laurel.SubmitOptions{NoRanks: true}); err != nil {
 			b.Fatal(err)
