@@ -230,7 +230,8 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 		for member := range recheck {
 			var c laurel.Agg
 			for _, bs := range buckets {
-				a, ok, err := tx.bucketAgg(b, w, bs, member)
+				h, known := b.members.lookup(member)
+				a, ok, err := tx.bucketGet(b, w, bs, h, known, member)
 				if err != nil {
 					return err
 				}

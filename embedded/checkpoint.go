@@ -45,17 +45,13 @@ type checkpoints struct {
 // markDirty notes that the aggregate of handle h in sp (or bk) changed in a group whose first
 // sequence number is seq and is not stored yet. The writer calls it, under the write lock.
 func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, seq uint64) {
-	var dirty *bitset
-	if sp != nil {
-		dirty = &sp.dirty
-	} else {
-		dirty = &bk.dirty
-	}
+	d := dirtyEntry{b, w, sp, bk, h, seq}
+	_, _, dirty := d.entry()
 	if dirty.has(h) {
 		return
 	}
 	dirty.add(h)
-	e.cp.queue = append(e.cp.queue, dirtyEntry{b, w, sp, bk, h, seq})
+	e.cp.queue = append(e.cp.queue, d)
 }
 
 // checkpoint stages, first in a new group's batch, the aggregates dirty for at least
@@ -94,11 +90,11 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 
 // entry returns where d's aggregate is in memory: its span's or bucket's start, slots and
 // dirty set.
-func (d *dirtyEntry) entry() (int64, *slots, bitset) {
+func (d *dirtyEntry) entry() (int64, *slots, *bitset) {
 	if d.sp != nil {
-		return d.sp.start, &d.sp.slots, d.sp.dirty
+		return d.sp.start, &d.sp.slots, &d.sp.dirty
 	}
-	return d.bk.start, &d.bk.slots, d.bk.dirty
+	return d.bk.start, &d.bk.slots, &d.bk.dirty
 }
 
 // stillOpen reports whether d's span is still an open span of its window (its bucket the

@@ -241,86 +241,72 @@ func appendLogRecord(b []byte, now int64, events []loggedEvent, points []pointRe
 
 func decodeLogRecord(n uint64, b []byte) (r logRecord, err error) {
 	r.n = n
-	if len(b) < 8 {
-		return r, errCorrupt
-	}
-	r.now, b = int64(readU64(b)), b[8:]
-	count, k := binary.Uvarint(b)
-	if k <= 0 {
-		return r, errCorrupt
-	}
-	b = b[k:]
-	for range count {
-		var j loggedEvent
-		if j.seq, k = binary.Uvarint(b); k <= 0 {
-			return r, errCorrupt
-		}
-		if j.board, b, err = readEvent(b[k:], &j.event); err != nil {
-			return r, err
-		}
+	r.now, r.batch, err = walkLogRecord(b, func(seq uint64, b []byte) ([]byte, error) {
+		j := loggedEvent{event: event{seq: seq}}
+		var err error
+		j.board, b, err = readEvent(b, &j.event)
 		r.events = append(r.events, j)
-	}
-	if count, k = binary.Uvarint(b); k <= 0 {
-		return r, errCorrupt
-	}
-	b = b[k:]
-	for range count {
-		var p pointRecord
-		if p.seq, k = binary.Uvarint(b); k <= 0 {
-			return r, errCorrupt
-		}
-		var point string
-		var ok bool
-		if point, b, ok = readString(b[k:]); !ok {
-			return r, errCorrupt
-		}
-		p.point = []byte(point)
-		r.points = append(r.points, p)
-	}
-	if len(b) > 0 {
-		r.batch = b
-	}
-	return r, nil
+		return b, err
+	}, func(seq uint64, point []byte) {
+		r.points = append(r.points, pointRecord{seq, append([]byte{}, point...)})
+	})
+	return r, err
 }
 
 // eachLogPoint calls fn with each history point of a log record, without decoding its
 // events: point is valid only during the call.
 func eachLogPoint(b []byte, fn func(seq uint64, point []byte)) error {
+	_, _, err := walkLogRecord(b, func(_ uint64, b []byte) ([]byte, error) {
+		if rest, ok := skipEvent(b); ok {
+			return rest, nil
+		}
+		return nil, errCorrupt
+	}, fn)
+	return err
+}
+
+// walkLogRecord reads a log record (appendLogRecord): it gives each event's encoding to
+// event, which returns what follows it, and each history point to point (valid only during
+// the call), and returns the record's time and the store's batch that ends it (nil: none).
+func walkLogRecord(b []byte, event func(seq uint64, b []byte) ([]byte, error), point func(seq uint64, p []byte)) (now int64, batch []byte, err error) {
 	if len(b) < 8 {
-		return errCorrupt
+		return 0, nil, errCorrupt
 	}
-	b = b[8:]
+	now, b = int64(readU64(b)), b[8:]
 	count, k := binary.Uvarint(b)
 	if k <= 0 {
-		return errCorrupt
-	}
-	b = b[k:]
-	for range count {
-		if _, k = binary.Uvarint(b); k <= 0 {
-			return errCorrupt
-		}
-		var ok bool
-		if b, ok = skipEvent(b[k:]); !ok {
-			return errCorrupt
-		}
-	}
-	if count, k = binary.Uvarint(b); k <= 0 {
-		return errCorrupt
+		return 0, nil, errCorrupt
 	}
 	b = b[k:]
 	for range count {
 		seq, k := binary.Uvarint(b)
 		if k <= 0 {
-			return errCorrupt
+			return 0, nil, errCorrupt
 		}
-		point, rest, ok := readBytes(b[k:])
+		if b, err = event(seq, b[k:]); err != nil {
+			return 0, nil, err
+		}
+	}
+	if count, k = binary.Uvarint(b); k <= 0 {
+		return 0, nil, errCorrupt
+	}
+	b = b[k:]
+	for range count {
+		seq, k := binary.Uvarint(b)
+		if k <= 0 {
+			return 0, nil, errCorrupt
+		}
+		p, rest, ok := readBytes(b[k:])
 		if !ok {
-			return errCorrupt
+			return 0, nil, errCorrupt
 		}
-		fn(seq, point)
+		point(seq, p)
 		b = rest
 	}
-	return nil
+	if len(b) > 0 {
+		batch = b
+	}
+	return now, batch, nil
 }
 
 // sealedBy reports whether a seal through sealed took the record's events (and the points it

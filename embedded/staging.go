@@ -39,11 +39,7 @@ func (s *staged) Agg(i int, sp laurel.AggSpan, member string) (laurel.Agg, error
 	w := s.b.windows[i]
 	h, known := s.handle(member, false)
 	if w.w.IsRolling() && !sp.Current {
-		if !known { // an older bucket's aggregates are in the store alone
-			a, ok, err := s.tx.storedAgg(aggKey(s.b.cfg.ID, w.name, sp.Start, member))
-			return toAgg(a, ok), err
-		}
-		a, ok, err := s.tx.bucketGet(s.b, w, sp.Start, h, member)
+		a, ok, err := s.tx.bucketGet(s.b, w, sp.Start, h, known, member)
 		return toAgg(a, ok), err
 	}
 	if !known {

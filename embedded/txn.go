@@ -330,25 +330,18 @@ func (tx *txn) setAgg(k []byte, a aggregate, present bool, asOf uint64) {
 	}
 }
 
-// bucketGet reads a rolling window's bucket aggregate of member h through the overlay: from
-// memory for the newest bucket, where events fall (and those retired), and from the store
-// for older ones.
-func (tx *txn) bucketGet(b *board, w *window, start int64, h uint32, member string) (aggregate, bool, error) {
-	if v, ok := tx.get(memKey{w: w, start: start, h: h, bucket: true}); ok {
-		return aggregate(v.v), v.present, nil
-	}
-	if bk := w.bucketAt(start); bk != nil {
-		v, ok := bk.slots.get(h)
-		return aggregate(v), ok, nil
-	}
-	return tx.storedAgg(aggKey(b.cfg.ID, w.name, start, member))
-}
-
-// bucketAgg is bucketGet for a member named by id: one without a handle has aggregates in
-// the store alone.
-func (tx *txn) bucketAgg(b *board, w *window, start int64, member string) (aggregate, bool, error) {
-	if h, ok := b.members.lookup(member); ok {
-		return tx.bucketGet(b, w, start, h, member)
+// bucketGet reads a rolling window's bucket aggregate of member h (known: the member has a
+// handle) through the overlay: from memory for the newest bucket, where events fall (and
+// those retired), and from the store for older ones, and for a member without a handle.
+func (tx *txn) bucketGet(b *board, w *window, start int64, h uint32, known bool, member string) (aggregate, bool, error) {
+	if known {
+		if v, ok := tx.get(memKey{w: w, start: start, h: h, bucket: true}); ok {
+			return aggregate(v.v), v.present, nil
+		}
+		if bk := w.bucketAt(start); bk != nil {
+			v, ok := bk.slots.get(h)
+			return aggregate(v), ok, nil
+		}
 	}
 	return tx.storedAgg(aggKey(b.cfg.ID, w.name, start, member))
 }
