@@ -249,9 +249,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		if len(ok) == 0 {
 			return errNothing
 		}
-		if err := s.setNames(ok); err != nil {
-			return err
-		}
+		s.setNames(ok)
 		// The standings to answer with, read from the index once the step is in it: every
 		// event's member in every window's current span, hidden members left out.
 		if err := s.readHidden(members); err != nil {
@@ -364,7 +362,7 @@ func (s *step) answer(r *submitReq) []historyRow {
 }
 
 // prefetchEvents reads, in one round trip, the ids the events use, the aggregates they
-// change and their members' hidden marks.
+// change, their members' hidden marks and the names of those that carry one.
 func (s *step) prefetchEvents(events []laurel.Event) error {
 	type need struct {
 		ids  []string
@@ -408,10 +406,15 @@ func (s *step) prefetchEvents(events []laurel.Event) error {
 		s.queueAggs(&r, b, n.keys)
 	}
 	members := make([]string, len(events))
+	var named []string
 	for i := range events {
 		members[i] = events[i].Member
+		if events[i].Name != nil {
+			named = append(named, events[i].Member)
+		}
 	}
 	s.queueHidden(&r, members)
+	s.queueNames(&r, named)
 	return r.run(s)
 }
 
@@ -498,33 +501,69 @@ func (s *step) stageEvent(in *laurel.Event, imported bool) (status string, seq, 
 	return laurel.StatusApplied, seq, ts, nil
 }
 
-// setNames sets the profile names the applied events of requests carry, the last one per
-// member winning.
-func (s *step) setNames(reqs []*submitReq) error {
-	names := make(map[string]string)
+// setNames stages the profile names that the applied events of requests carry, the last one
+// per member winning, for the step's commit to write: those that differ from the names its
+// prefetch read (queueNames), so that a client sending each member's name with every event
+// writes it once.
+func (s *step) setNames(reqs []*submitReq) {
 	for _, r := range reqs {
 		for i := range r.events {
 			if ev := &r.events[i]; ev.Name != nil && r.results[i].Status == laurel.StatusApplied {
-				names[ev.Member] = *ev.Name
+				if s.names == nil {
+					s.names = make(map[string]string)
+				}
+				s.names[ev.Member] = *ev.Name
 			}
 		}
 	}
-	if len(names) == 0 {
-		return nil
+	for m, name := range s.names {
+		if stored, ok := s.storedNames[m]; ok && stored == name {
+			delete(s.names, m)
+		}
 	}
-	members := slices.Sorted(maps.Keys(names))
+	if len(s.names) > 0 {
+		s.global = true
+	}
+}
+
+// queueNames queues the read of the stored names of members, for setNames.
+func (s *step) queueNames(r *reads, members []string) {
+	if len(members) == 0 {
+		return
+	}
+	r.queue("SELECT member, name FROM laurel_profiles WHERE member = ANY($1)", []any{members}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("postgres: read names: %w", err)
+		}
+		defer rows.Close()
+		if s.storedNames == nil {
+			s.storedNames = make(map[string]string)
+		}
+		for rows.Next() {
+			var m, name string
+			if err := rows.Scan(&m, &name); err != nil {
+				return err
+			}
+			s.storedNames[m] = name
+		}
+		return rows.Err()
+	})
+}
+
+// queueNamesWrite queues, in the commit's batch, the write of the names setNames staged.
+func (s *step) queueNamesWrite(batch *pgx.Batch) {
+	if len(s.names) == 0 {
+		return
+	}
+	members := slices.Sorted(maps.Keys(s.names))
 	values := make([]string, len(members))
 	for i, m := range members {
-		values[i] = names[m]
+		values[i] = s.names[m]
 	}
-	_, err := s.tx.Exec(s.ctx, `INSERT INTO laurel_profiles (member, name)
+	batch.Queue(`INSERT INTO laurel_profiles (member, name)
 		SELECT * FROM unnest($1::text[], $2::text[])
 		ON CONFLICT (member) DO UPDATE SET name = excluded.name`, members, values)
-	if err != nil {
-		return fmt.Errorf("postgres: set names: %w", err)
-	}
-	s.global = true
-	return nil
 }
 
 // Retract removes the event with id from every open period and from the rolling and all

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -97,19 +99,33 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		}
 		return nil
 	}
-	// A shard whose step the index refuses (it missed one) is rebuilt from the store, only
-	// that shard: the others, stepped at once, each find their own state. The rebuilds run on
-	// the step's connection, which holds the locks, so one at a time, after the steps.
+	// A shard whose step the index still refuses once the steps before it have had their
+	// time (follow) missed one, and is rebuilt from the store, only that shard: the others,
+	// stepped at once, each find their own state. A step that holds its locks rebuilds on its
+	// own connection, so one shard at a time, after the steps; an early one, whose locks went
+	// with its commit, catches the board up as a step of its own.
 	var mu sync.Mutex
 	var stale []int
 	mend := func() error {
+		if len(stale) == 0 {
+			return nil
+		}
 		slices.Sort(stale)
+		if s.early {
+			s.e.log.Warn("the index missed a step; catching the board up", "board", b.id, "shards", stale)
+			if err := s.e.catchUp(ctx, b.id); err != nil {
+				return fmt.Errorf("postgres: index board %s: %w", b.id, err)
+			}
+		}
 		for _, i := range stale {
 			v := b.shards[i].version
-			s.e.log.Warn("the index missed a step; rebuilding it", "board", b.id, "shard", i, "version", v)
-			err := s.e.rebuild(ctx, s.conn, b.id, []int{i})
+			var err error
+			if !s.early {
+				s.e.log.Warn("the index missed a step; rebuilding it", "board", b.id, "shard", i, "version", v)
+				err = s.e.rebuild(ctx, s.conn, b.id, []int{i})
+			}
 			if err == nil && len(reads[i]) > 0 {
-				err = send(i, laurel.IndexUpdate{After: v, Version: v})
+				err = s.follow(ctx, b, i, laurel.IndexUpdate{After: v, Version: v}, true, send)
 			}
 			if err != nil {
 				return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
@@ -134,7 +150,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 				}
 			}
 		}
-		err := send(i, u)
+		err := s.follow(ctx, b, i, u, len(reads[i]) > 0, send)
 		if errors.Is(err, laurel.ErrIndexStale) {
 			mu.Lock()
 			stale = append(stale, i)
@@ -167,6 +183,66 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		return mend()
 	}
 	return nil
+}
+
+// indexWait is how long a step waits for the steps committed before it to reach a shard of
+// the index before it takes the shard for one lost (its writer died between its commit and
+// the index, or the index lost the shard) and rebuilds it.
+const indexWait = time.Second
+
+// follow sends shard i of a board its step u. A shard not at u.After is most often behind by
+// steps that other writes committed first and are still taking to the index (an early step's
+// locks go with its commit): follow tries again, pausing a little longer each time, until
+// the shard takes the step, or until a later step or a rebuild has taken it past u.Version —
+// the shard then holds u's changes, and follow only reads, when it has reads. It returns ErrIndexStale when the
+// shard is still behind after indexWait.
+func (s *step) follow(ctx context.Context, b *boardStep, i int, u laurel.IndexUpdate, reads bool, send func(int, laurel.IndexUpdate) error) error {
+	wait := newPacing()
+	for {
+		err := send(i, u)
+		if !errors.Is(err, laurel.ErrIndexStale) {
+			return err
+		}
+		vs, err := s.e.index.Versions(ctx, b.id, b.st.shards())
+		if err != nil {
+			return err
+		}
+		if v := vs[i].Version; v >= u.Version && v > 0 {
+			if !reads {
+				return nil
+			}
+			u = laurel.IndexUpdate{After: v, Version: v, Quiet: true}
+			continue
+		}
+		if more, err := wait.pause(ctx); err != nil || !more {
+			return cmp.Or(err, laurel.ErrIndexStale)
+		}
+	}
+}
+
+// pacing paces a wait for the index to take the steps on their way to it: pauses from
+// 100 µs, each twice the last up to 20 ms, for indexWait in all.
+type pacing struct {
+	deadline time.Time
+	next     time.Duration
+}
+
+func newPacing() *pacing { return &pacing{time.Now().Add(indexWait), 100 * time.Microsecond} }
+
+// pause waits once, and reports false, without waiting, once indexWait has passed.
+func (p *pacing) pause(ctx context.Context) (bool, error) {
+	if time.Now().After(p.deadline) {
+		return false, nil
+	}
+	t := time.NewTimer(p.next)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-t.C:
+	}
+	p.next = min(2*p.next, 20*time.Millisecond)
+	return true, nil
 }
 
 // standings turns the ranks the shards read back, each within its shard, into ranks in the
@@ -434,6 +510,23 @@ func (v indexView) below(stamp int64, versions []int64) bool {
 	return false
 }
 
+// settled returns the view of a board's index once no step the store committed is on its
+// way to it: the steps of early writes, whose locks went with their commits, may still be
+// reaching the index when the whole board is locked. It waits up to indexWait for the index
+// to reach the store's stamp and versions, and returns the view it last found.
+func (e *Store) settled(ctx context.Context, id string, stamp int64, versions []int64) (indexView, error) {
+	wait := newPacing()
+	for {
+		view, err := e.indexView(ctx, id, len(versions))
+		if err != nil || !view.ok || !view.below(stamp, versions) {
+			return view, err
+		}
+		if more, err := wait.pause(ctx); err != nil || !more {
+			return view, err
+		}
+	}
+}
+
 // catchUp brings a board to now in a step of its own, the whole board locked: periods to
 // close, closed periods to drop, rolling buckets to leave; and rebuilds its index if it
 // missed a step.
@@ -447,7 +540,7 @@ func (e *Store) catchUp(ctx context.Context, id string) error {
 		for i, sh := range b.shards {
 			versions[i] = sh.version
 		}
-		view, err := e.indexView(ctx, id, len(versions))
+		view, err := e.settled(ctx, id, b.version, versions)
 		if err != nil {
 			return err
 		}

@@ -1,11 +1,13 @@
 package postgres_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -249,4 +251,91 @@ func TestStepTakesFreeShards(t *testing.T) {
 	}
 	unlock(2)
 	waitFor("the submit to shard 2", func() bool { return closed(held) && closed(first) })
+}
+
+// countingIndex counts the index's shards deleted: a rebuild deletes each shard it builds.
+type countingIndex struct {
+	laurel.Index
+	deletes atomic.Int32
+}
+
+func (x *countingIndex) Delete(ctx context.Context, board string, sh laurel.Shard) error {
+	x.deletes.Add(1)
+	return x.Index.Delete(ctx, board, sh)
+}
+
+// TestStepsReachTheIndexInOrder: a write's shard locks go with its commit, so another node's
+// write of the same shard commits while the first is still on its way to the index; the later
+// step waits for the earlier to reach the index, then takes its own, and neither is rebuilt.
+func TestStepsReachTheIndexInOrder(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
+	gate := &gateIndex{Index: store.Index, gate: make(chan struct{})}
+	slow, err := postgres.Open(ctx, store.DSN, gate, postgres.Options{Now: now, Maintenance: -1, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	counting := &countingIndex{Index: store.Index}
+	fast, err := postgres.Open(ctx, store.DSN, counting, postgres.Options{Now: now, Maintenance: -1, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	release := sync.OnceFunc(func() { close(gate.gate) })
+	defer release() // before the stores close, should the test fail
+	putBoard(t, fast, "b", laurel.BoardSpec{Windows: []string{"all", "day", "last24h"}})
+	// The day's period opens first: that changes the board's state, which a write does
+	// holding the whole board until the index has its step.
+	submit(t, fast, laurel.Event{Board: "b", Member: "carol", Value: 1})
+
+	slowDone := make(chan []laurel.EventResult)
+	go func() { slowDone <- submit(t, slow, laurel.Event{Board: "b", Member: "alice", Value: 3, ID: "a"}) }()
+	for gate.steps.Load() == 0 {
+		time.Sleep(time.Millisecond) // alice's step is committed and at the index's door
+	}
+	fastDone := make(chan []laurel.EventResult)
+	go func() { fastDone <- submit(t, fast, laurel.Event{Board: "b", Member: "bob", Value: 5, ID: "b"}) }()
+	conn, err := pgx.Connect(ctx, store.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM laurel_events WHERE id = 'b'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break // bob's step committed, while alice's has not reached the index
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("bob's write waits for alice's step to reach the index before it commits")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case res := <-fastDone:
+		t.Fatalf("bob's write answered %+v before alice's step reached the index", res)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	alice, bob := <-slowDone, <-fastDone
+	if got := alice[0].Entries["all"]; got.Score != 3 || got.Rank != 1 && got.Rank != 2 {
+		t.Errorf("alice: %+v", alice[0]) // ranked before bob's step or after
+	}
+	for _, w := range []string{"all", "day", "last24h"} {
+		if got := bob[0].Entries[w]; got != (laurel.Standing{Rank: 1, Score: 5}) {
+			t.Errorf("bob in %s: %+v, want first with 5", w, got)
+		}
+	}
+	if n := counting.deletes.Load(); n != 0 {
+		t.Errorf("the board's index was rebuilt %d times, want none", n)
+	}
+	page, err := fast.Page(ctx, laurel.Query{Board: "b", Window: "last24h"}, 0, 10, laurel.ScoreRange{})
+	if err != nil || page.Total != 3 || page.Entries[0].Member != "bob" || page.Entries[1].Score != 3 {
+		t.Fatalf("the board: %+v, %v", page, err)
+	}
+	check(t, fast)
 }

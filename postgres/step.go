@@ -24,10 +24,15 @@ type step struct {
 	now    int64
 	boards map[string]*boardStep // every board locked, whole or in part; st is nil for one that does not exist
 	hidden map[string]bool       // members whose hidden mark was read, and the mark
-	global bool                  // a change that may show on any board: subscribers hear of it
-	ops    int                   // the operations the step carries (a group's submits), for metrics
-	after  []func() error        // run once the step is in the index and its locks are gone
-	// unlocked, when set, is called once the committed step's locks are gone, before after.
+	early  bool                  // the locks go with the commit, before the index takes the step
+	names  map[string]string     // profile names the commit writes
+	// storedNames are the names the store holds of the members whose events carry one.
+	storedNames map[string]string
+	global      bool           // a change that may show on any board: subscribers hear of it
+	ops         int            // the operations the step carries (a group's submits), for metrics
+	after       []func() error // run once the step is in the index and its locks are gone
+	// unlocked, when set, is called once the committed step's locks are gone, before after
+	// (and, for an early step, before the index takes it).
 	unlocked func()
 }
 
@@ -265,6 +270,15 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 		return fmt.Errorf("postgres: %w", err)
 	}
 	keys, tries := e.lockKeys(targets, counts)
+	// A step that writes shards only (no target whole, no board to make) holds its locks for
+	// its transaction alone: they go with its commit, and its changes reach the index after,
+	// in the order of the shards' versions (applyIndex). One that changes a board as a whole
+	// holds them, for its session, until the index has taken its step.
+	early := !slices.ContainsFunc(targets, func(t target) bool { return t.whole || counts[t.board] == 0 })
+	lock, try := "pg_advisory_lock", "pg_try_advisory_lock"
+	if early {
+		lock, try = "pg_advisory_xact_lock", "pg_try_advisory_xact_lock"
+	}
 	locked := false
 	defer func() {
 		if locked {
@@ -276,18 +290,21 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 		}
 		conn.Release()
 	}()
-	// One round trip takes the locks, in the order of the array (a function scan keeps it),
-	// tries the others, begins the transaction and reads the rows of the boards and shards.
-	s := &step{e: e, ctx: ctx, conn: conn, tx: conn, now: e.now(), boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
+	// One round trip begins the transaction, takes the locks, in the order of the array (a
+	// function scan keeps it), tries the others, and reads the rows of the boards and shards.
+	s := &step{e: e, ctx: ctx, conn: conn, tx: conn, now: e.now(), early: early, boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
 	var batch pgx.Batch
-	batch.Queue("SELECT pg_advisory_lock(k) FROM unnest($1::bigint[]) AS k", keys)
-	if len(tries) > 0 {
-		batch.Queue("SELECT k FROM unnest($1::bigint[]) AS k WHERE pg_try_advisory_lock(k)", tries)
-	}
 	batch.Queue("BEGIN")
+	batch.Queue("SELECT "+lock+"(k) FROM unnest($1::bigint[]) AS k", keys)
+	if len(tries) > 0 {
+		batch.Queue("SELECT k FROM unnest($1::bigint[]) AS k WHERE "+try+"(k)", tries)
+	}
 	load := s.queueLoad(&batch, targets, counts)
 	br := conn.SendBatch(ctx, &batch)
 	_, err = br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
 	var got []int64
 	if err == nil && len(tries) > 0 {
 		var rows pgx.Rows
@@ -300,17 +317,14 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 		conn.Conn().Close(context.WithoutCancel(ctx)) // it may hold the locks taken so far
 		return fmt.Errorf("postgres: lock: %w", err)
 	}
-	locked = true
+	locked = !early
 	committed := false
 	defer func() {
 		if !committed {
 			conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
-	_, err = br.Exec()
-	if err == nil {
-		err = load(br)
-	}
+	err = load(br)
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
@@ -336,6 +350,9 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	// So an error now would tell the caller a stored write failed (and a client that retries
 	// without ids would count it twice): it is logged, and the write succeeds.
 	ictx := context.WithoutCancel(ctx)
+	if early && s.unlocked != nil {
+		s.unlocked()
+	}
 	for _, id := range slices.Sorted(maps.Keys(s.boards)) {
 		if err := s.applyIndex(ictx, s.boards[id]); err != nil {
 			// The index is behind: the next write, read or maintenance pass of the board
@@ -346,14 +363,16 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	}
 	// The step is in the store and the index: the locks go before what is left, which
 	// other writes of the shards need not wait for.
-	locked = false
-	if _, err := conn.Exec(ictx, "SELECT pg_advisory_unlock_all()"); err != nil {
-		conn.Conn().Close(ictx)
-		e.log.Error("after a committed step", "err", err)
-		return nil
-	}
-	if s.unlocked != nil {
-		s.unlocked()
+	if locked {
+		locked = false
+		if _, err := conn.Exec(ictx, "SELECT pg_advisory_unlock_all()"); err != nil {
+			conn.Conn().Close(ictx)
+			e.log.Error("after a committed step", "err", err)
+			return nil
+		}
+		if s.unlocked != nil {
+			s.unlocked()
+		}
 	}
 	if s.global {
 		if err := e.index.Publish(ictx); err != nil {
@@ -639,12 +658,13 @@ func (s *step) queueHidden(r *reads, members []string) {
 	})
 }
 
-// commit writes what the step staged to the store — events, aggregates, the rows of the
-// shards that changed, and the board's row when its state did — and commits, in one round
+// commit writes what the step staged to the store — names, events, aggregates, the rows of
+// the shards that changed, and the board's row when its state did — and commits, in one round
 // trip: should a write fail, PostgreSQL skips the rest of the batch, COMMIT included, and the
 // transaction is rolled back.
 func (s *step) commit() error {
 	var batch pgx.Batch
+	s.queueNamesWrite(&batch)
 	for _, b := range s.boards {
 		if b.deleted || b.st == nil {
 			continue

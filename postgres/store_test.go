@@ -213,6 +213,33 @@ func TestWatchAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(nil)
+
+	// A name carried by an event is a change that may show on any board only when it is a
+	// new one: a client that sends each member's name with every event is heard once.
+	named := func(name string) laurel.Event {
+		return laurel.Event{Board: "x", Member: "m", Value: 1, Name: &name}
+	}
+	submit(t, b, named("M"))
+	expect([]string{"x"})
+	submit(t, b, named("Em"))
+	for got := range 2 { // the board's change and the name's, in either order
+		select {
+		case boards := <-heard:
+			if boards != nil && fmt.Sprint(boards) != "[x]" {
+				t.Fatalf("heard %q", boards)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("heard %d of 2 changes after a new name", got)
+		}
+	}
+	if p, err := a.Profile(ctx, "m"); err != nil || p.Name != "Em" {
+		t.Fatalf("the profile after an event with a new name: %+v, %v", p, err)
+	}
+	select {
+	case boards := <-heard:
+		t.Fatalf("heard %q more", boards)
+	case <-time.After(100 * time.Millisecond):
+	}
 }
 
 // gateIndex holds each index step until it is let through, counting them.
