@@ -25,13 +25,14 @@ type Index interface {
 	// u.After, drops the sets of u.Drops, makes the changes of u.Changes in order, and
 	// records u.Version; when u.State is not nil (shard 0 only) it records the state,
 	// stamped u.Stamp (u.Version when 0), and otherwise, when u.Stamp is not 0, u.Stamp as
-	// the shard's stamp. Afterwards it reads the entries of u.Read, ranked within the shard, and tells
-	// subscribers that the board changed. When the shard is not at u.After it changes
-	// nothing and returns ErrIndexStale. A shard that holds nothing is at version 0.
+	// the shard's stamp. Afterwards it reads the entries of u.Read, ranked within the shard,
+	// counts for each key of u.Count the entries of its set in the shard that rank before it
+	// (as Before does), and tells subscribers that the board changed. When the shard is not at
+	// u.After it changes nothing and returns ErrIndexStale. A shard that holds nothing is at version 0.
 	// Versions below 0 are fences: a rebuild in progress sets one with its first chunk and
 	// names it in the next, so that a flush or another rebuild meanwhile makes it start
 	// again.
-	Apply(ctx context.Context, board string, sh Shard, order Order, u IndexUpdate) ([]IndexEntry, error)
+	Apply(ctx context.Context, board string, sh Shard, order Order, u IndexUpdate) (IndexApplied, error)
 	// State returns the board's state and its stamp, and the version of shard 0; ok is false
 	// when the index holds no state of the board (none was ever recorded, the board was
 	// deleted, the index lost it, or a rebuild has not recorded it yet).
@@ -125,4 +126,14 @@ type IndexUpdate struct {
 	Drops   []IndexSet
 	Changes []IndexChange
 	Read    []IndexRead
+	// Count are entries of other shards, as the step that made them left them: what ranks
+	// before each in this shard makes their rank in the whole board, counted in the same
+	// round trip.
+	Count []IndexKey
+}
+
+// IndexApplied is what Index.Apply read after its step.
+type IndexApplied struct {
+	Read   []IndexEntry // an entry for each of the update's Read
+	Before []int        // for each of the update's Count, the entries in the shard before it
 }

@@ -265,8 +265,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 					continue
 				}
 				for j := range b.st.Windows {
-					set, _ := b.st.currentSet(&b.st.Windows[j], s.now)
-					b.reads = append(b.reads, laurel.IndexRead{Set: set, Member: ev.Member})
+					b.addRead(&b.st.Windows[j], ev.Member, s.now)
 				}
 			}
 		}

@@ -85,17 +85,33 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			}
 		}
 	}
-	// send gives shard i its update, with the shard's reads, and takes the ranks read back.
+	// send gives shard i its update, with the shard's reads and the other shards' entries to
+	// count, and takes the ranks and counts read back.
+	b.before, b.counted = make([]int, len(b.reads)), make(map[[2]int]bool)
+	var mu sync.Mutex
 	send := func(i int, u laurel.IndexUpdate) error {
 		for _, k := range reads[i] {
 			u.Read = append(u.Read, b.reads[k])
 		}
-		read, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
+		var counts []int
+		for k, r := range b.reads {
+			if v, ok := b.aggs[b.readKeys[k]]; ok && v.present && laurel.ShardOf(r.Member, n) != i {
+				u.Count = append(u.Count, laurel.IndexKey{Set: r.Set, Score: v.score, At: v.at, Member: r.Member})
+				counts = append(counts, k)
+			}
+		}
+		got, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
 		if err != nil {
 			return err
 		}
 		for j, k := range reads[i] {
-			b.read[k] = read[j]
+			b.read[k] = got.Read[j]
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for j, k := range counts {
+			b.before[k] += got.Before[j]
+			b.counted[[2]int{k, i}] = true
 		}
 		return nil
 	}
@@ -104,7 +120,6 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	// stepped at once, each find their own state. A step that holds its locks rebuilds on its
 	// own connection, so one shard at a time, after the steps; an early one, whose locks went
 	// with its commit, catches the board up as a step of its own.
-	var mu sync.Mutex
 	var stale []int
 	mend := func() error {
 		if len(stale) == 0 {
@@ -246,33 +261,38 @@ func (p *pacing) pause(ctx context.Context) (bool, error) {
 }
 
 // standings turns the ranks the shards read back, each within its shard, into ranks in the
-// whole board: each other shard counts the entries that rank before the member's. It runs
-// once the step's locks are gone, so that the shards' next writes need not wait for it: the
-// ranks may then count the writes of other shards that came meanwhile, as a read does.
+// whole board: each other shard counts the entries that rank before the member's. The steps
+// of applyIndex counted them for the entries they knew, as the step left them; standings
+// counts the rest (those of shards the step did not write, and entries the step did not know
+// or that changed since), once the step's locks are gone, so that the shards' next writes
+// need not wait for it: the ranks may then count the writes of other shards that came
+// meanwhile, as a read does.
 func (s *step) standings(ctx context.Context, b *boardStep) error {
 	if b.st == nil || b.st.shards() == 1 || len(b.read) == 0 {
 		return nil
 	}
 	n := b.st.shards()
-	reads := b.readsByShard(n)
+	for k, en := range b.read {
+		// Counted for an entry other than the one read back: count again.
+		if v := b.aggs[b.readKeys[k]]; en.Rank > 0 && (en.Score != v.score || en.At != v.at) {
+			b.before[k] = 0
+			for i := range n {
+				delete(b.counted, [2]int{k, i})
+			}
+		}
+	}
 	shards := make([]int, n)
 	for i := range shards {
 		shards[i] = i
 	}
-	add := make([]int, len(b.reads))
 	var mu sync.Mutex
 	err := eachShard(shards, func(i int) error {
 		var keys []laurel.IndexKey
 		var at []int
-		for j, ks := range reads {
-			if j == i {
-				continue
-			}
-			for _, k := range ks {
-				if en := b.read[k]; en.Rank > 0 {
-					keys = append(keys, laurel.IndexKey{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member})
-					at = append(at, k)
-				}
+		for k, r := range b.reads {
+			if en := b.read[k]; en.Rank > 0 && laurel.ShardOf(r.Member, n) != i && !b.counted[[2]int{k, i}] {
+				keys = append(keys, laurel.IndexKey{Set: r.Set, Score: en.Score, At: en.At, Member: r.Member})
+				at = append(at, k)
 			}
 		}
 		if len(keys) == 0 {
@@ -285,7 +305,7 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 		mu.Lock()
 		defer mu.Unlock()
 		for j, k := range at {
-			add[k] += counts[j]
+			b.before[k] += counts[j]
 		}
 		return nil
 	})
@@ -294,7 +314,7 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 	}
 	for k := range b.read {
 		if b.read[k].Rank > 0 {
-			b.read[k].Rank += add[k]
+			b.read[k].Rank += b.before[k]
 		}
 	}
 	return nil

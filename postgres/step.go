@@ -68,7 +68,13 @@ type boardStep struct {
 	reads  []laurel.IndexRead
 	ids    map[string]*storedEvent // ids read or used in the step; nil value: free
 	read   []laurel.IndexEntry     // the answers to reads, once applied
-	undo   *undoLog                // while a request is staged: how to take it back
+	// The ranks of reads in the whole board: readKeys are the aggregates they read, so that
+	// the other shards' steps count what ranks before them (applyIndex); before sums those
+	// counts, and counted says which shards made them (by read and shard).
+	readKeys []aggKey
+	before   []int
+	counted  map[[2]int]bool
+	undo     *undoLog // while a request is staged: how to take it back
 }
 
 // shardStep is what a step does to one shard of a board it locked.
@@ -78,6 +84,18 @@ type shardStep struct {
 	loaded  int64 // seq when the step began
 	made    bool  // the shard's row is made in the step
 	ranked  bool  // the shard's sets change: its index takes a step
+}
+
+// addRead asks for member's standing in the current span of ws at now, once the step is in
+// the index.
+func (b *boardStep) addRead(ws *windowState, member string, now int64) {
+	set, _ := b.st.currentSet(ws, now)
+	var span int64 = currentSpan
+	if !ws.w.IsRolling() {
+		span, _, _ = b.st.cfg.Calendar().SpanOf(ws.w, now)
+	}
+	b.reads = append(b.reads, laurel.IndexRead{Set: set, Member: member})
+	b.readKeys = append(b.readKeys, aggKey{ws.Name, span, member})
 }
 
 // shardOf returns the shard of a board that holds member; the step must have locked it.

@@ -107,9 +107,9 @@ type lossyIndex struct {
 
 var errLost = errors.New("the step was lost")
 
-func (x *lossyIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+func (x *lossyIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) (laurel.IndexApplied, error) {
 	if x.lose.Add(-1) >= 0 {
-		return nil, errLost
+		return laurel.IndexApplied{}, errLost
 	}
 	return x.Index.Apply(ctx, board, sh, order, u)
 }
@@ -249,7 +249,7 @@ type gateIndex struct {
 	steps atomic.Int32
 }
 
-func (x *gateIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+func (x *gateIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) (laurel.IndexApplied, error) {
 	x.steps.Add(1)
 	<-x.gate
 	return x.Index.Apply(ctx, board, sh, order, u)
@@ -346,10 +346,10 @@ type flushingIndex struct {
 	flushed atomic.Bool
 }
 
-func (x *flushingIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+func (x *flushingIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) (laurel.IndexApplied, error) {
 	if x.armed.Load() && x.steps.Add(1) == 2 && x.flushed.CompareAndSwap(false, true) {
 		if err := x.Index.Delete(ctx, board, sh); err != nil {
-			return nil, err
+			return laurel.IndexApplied{}, err
 		}
 	}
 	return x.Index.Apply(ctx, board, sh, order, u)

@@ -83,7 +83,7 @@ func stale(err error, what, board string) error {
 
 // Apply makes the step in one script call, so that it is atomic, refused as a whole when the
 // shard is not at u.After, and costs one round trip however many changes it carries.
-func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) ([]laurel.IndexEntry, error) {
+func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) (laurel.IndexApplied, error) {
 	k := x.keysOf(board, sh)
 	sets := make(map[laurel.IndexSet]int) // set → its number in the script, from 1
 	keys := []string{k.meta(), k.registry()}
@@ -107,7 +107,7 @@ func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order 
 	changes := make([]string, len(u.Changes))
 	for i, c := range u.Changes {
 		if c.Member == "" {
-			return nil, fmt.Errorf("redis: applying to board %q: change %d has no member", board, i)
+			return laurel.IndexApplied{}, fmt.Errorf("redis: applying to board %q: change %d has no member", board, i)
 		}
 		changes[i] = num(c.Set)
 	}
@@ -115,8 +115,12 @@ func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order 
 	for i, r := range u.Read {
 		reads[i] = num(r.Set)
 	}
+	counts := make([]string, len(u.Count))
+	for i, c := range u.Count {
+		counts[i] = num(c.Set)
+	}
 
-	args := make([]string, 0, 10+len(names)+len(drops)+3*len(changes)+2*len(reads))
+	args := make([]string, 0, 11+len(names)+len(drops)+3*len(changes)+2*len(reads)+2*len(counts))
 	hasState, state, channel := "0", "", x.channel
 	if u.Quiet {
 		channel = ""
@@ -142,29 +146,40 @@ func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order 
 	for i, r := range u.Read {
 		args = append(args, reads[i], r.Member)
 	}
+	args = append(args, strconv.Itoa(len(counts)))
+	for i, c := range u.Count {
+		args = append(args, counts[i], bound(order, c.Score, c.At, c.Member))
+	}
 
 	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, keys, args) }).ToArray()
 	if err != nil {
-		return nil, stale(err, "applying a step", board)
+		return laurel.IndexApplied{}, stale(err, "applying a step", board)
 	}
-	if len(res) != 2*len(u.Read) {
-		return nil, fmt.Errorf("redis: applying a step to board %q: %d values read, want %d", board, len(res), 2*len(u.Read))
+	if len(res) != 2*len(u.Read)+len(u.Count) {
+		return laurel.IndexApplied{}, fmt.Errorf("redis: applying a step to board %q: %d values read, want %d", board, len(res), 2*len(u.Read)+len(u.Count))
 	}
-	out := make([]laurel.IndexEntry, len(u.Read))
-	for i := range out {
+	out := laurel.IndexApplied{Read: make([]laurel.IndexEntry, len(u.Read)), Before: make([]int, len(u.Count))}
+	for i := range out.Read {
 		rank, err := res[2*i].AsInt64()
 		if err != nil {
-			return nil, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
+			return laurel.IndexApplied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
 		}
 		if rank == 0 {
 			continue
 		}
 		p, err := res[2*i+1].ToString()
 		if err != nil || len(p) != prefixLen {
-			return nil, fmt.Errorf("redis: applying a step to board %q: bad prefix %q (%v)", board, p, err)
+			return laurel.IndexApplied{}, fmt.Errorf("redis: applying a step to board %q: bad prefix %q (%v)", board, p, err)
 		}
-		out[i].Rank = int(rank)
-		out[i].Score, out[i].At = decodePrefix(order, p)
+		out.Read[i].Rank = int(rank)
+		out.Read[i].Score, out.Read[i].At = decodePrefix(order, p)
+	}
+	for i := range out.Before {
+		n, err := res[2*len(u.Read)+i].AsInt64()
+		if err != nil {
+			return laurel.IndexApplied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
+		}
+		out.Before[i] = int(n)
 	}
 	return out, nil
 }

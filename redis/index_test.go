@@ -78,7 +78,7 @@ func TestVersions(t *testing.T) {
 	// A rebuild chunk (Version == After) that records a new state: the old stamp is stale.
 	got, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 2, Version: 2, State: []byte("s2"),
 		Read: []laurel.IndexRead{{Set: all, Member: "z"}, {Set: day, Member: "z"}}})
-	if err != nil || !slices.Equal(got, []laurel.IndexEntry{{Rank: 2, Score: 7, At: 1}, {}}) {
+	if err != nil || !slices.Equal(got.Read, []laurel.IndexEntry{{Rank: 2, Score: 7, At: 1}, {}}) {
 		t.Fatalf("Apply reads %v, %v", got, err)
 	}
 	if _, err := r1.Total(); !errors.Is(err, laurel.ErrIndexStale) {
@@ -156,7 +156,7 @@ func TestLargeStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range got {
+	for _, e := range got.Read {
 		// Score 99 is reached by players 99, 199, …, 999: player 99 reached it first.
 		if e != (laurel.IndexEntry{Rank: 1, Score: 99, At: 99}) {
 			t.Fatalf("read %+v, want rank 1", e)
@@ -202,8 +202,8 @@ func TestConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
-				if got[0].Rank != int(v)+1 {
-					errs <- fmt.Errorf("%s at %d: member 0 ranks %d", board, v+1, got[0].Rank)
+				if got.Read[0].Rank != int(v)+1 {
+					errs <- fmt.Errorf("%s at %d: member 0 ranks %d", board, v+1, got.Read[0].Rank)
 					return
 				}
 				es, err := idx.Ranking(ctx, board, s0, laurel.Desc, all, v+1).Page(1, 3)

@@ -18,8 +18,10 @@ const staleReply = "LAUREL_STALE"
 // ("0": keep),
 // the number of sets and their names, the number of drops and their set numbers, the number of changes and for each
 // its set number, member and prefix ("" to remove), the number of reads and for each its set
-// number and member.
-// Reply: for each read, its 0-based rank+1 (0 when absent) and its prefix ("" when absent).
+// number and member, the number of counts and for each its set number and an exclusive lex
+// bound.
+// Reply: for each read, its 0-based rank+1 (0 when absent) and its prefix ("" when absent);
+// then for each count, how many members of its set sort before its bound.
 var applyScript = rueidis.NewLuaScript(`
 local meta, reg = KEYS[1], KEYS[2]
 local cur = redis.call('HGET', meta, 'v') or '0'
@@ -81,6 +83,10 @@ for i = 1, n do
     out[#out+1] = 0
     out[#out+1] = ''
   end
+end
+n = tonumber(ARGV[p]); p = p + 1
+for i = 1, n do
+  out[#out+1] = redis.call('ZLEXCOUNT', KEYS[1+2*tonumber(ARGV[p])], '-', ARGV[p+1]); p = p + 2
 end
 if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
 return out
