@@ -218,25 +218,37 @@ func (s *step) follow(ctx context.Context, b *boardStep, i int, u laurel.IndexUp
 		if !errors.Is(err, laurel.ErrIndexStale) {
 			return err
 		}
-		vs, err := s.e.index.Versions(ctx, b.id, b.st.shards())
-		if err != nil {
-			return err
-		}
-		if v := vs[i].Version; v >= u.Version && v > 0 {
-			if !reads {
-				return nil
+		// Until the shard is where the step can follow, only its version is read: a step
+		// waits for another that its writer has not sent yet (a node descheduled or
+		// throttled between its commit and the index), and should cost little meanwhile.
+		for {
+			vs, err := s.e.index.Versions(ctx, b.id, b.st.shards())
+			if err != nil {
+				return err
 			}
-			u = laurel.IndexUpdate{After: v, Version: v, Quiet: true}
-			continue
-		}
-		if more, err := wait.pause(ctx); err != nil || !more {
-			return cmp.Or(err, laurel.ErrIndexStale)
+			v := vs[i].Version
+			if v >= u.Version && v > 0 {
+				if !reads {
+					return nil
+				}
+				u = laurel.IndexUpdate{After: v, Version: v, Quiet: true}
+				break
+			}
+			if v == u.After {
+				break
+			}
+			if more, err := wait.pause(ctx); err != nil || !more {
+				return cmp.Or(err, laurel.ErrIndexStale)
+			}
 		}
 	}
 }
 
 // pacing paces a wait for the index to take the steps on their way to it: pauses from
-// 100 µs, each twice the last up to 20 ms, for indexWait in all.
+// 100 µs, each twice the last up to 1 ms, for indexWait in all. Steps wait in chains (each for
+// the one before it on a shard), so a pause longer than the wait it covers delays every step
+// behind: with pauses of up to 20 ms, four nodes capped at 0.2 CPU waited 150 ms a step on
+// average and wrote 0.6 of what they wrote with pauses of up to 1 ms.
 type pacing struct {
 	deadline time.Time
 	next     time.Duration
@@ -256,7 +268,7 @@ func (p *pacing) pause(ctx context.Context) (bool, error) {
 		return false, ctx.Err()
 	case <-t.C:
 	}
-	p.next = min(2*p.next, 20*time.Millisecond)
+	p.next = min(2*p.next, time.Millisecond)
 	return true, nil
 }
 
