@@ -207,10 +207,10 @@ const indexWait = time.Second
 
 // follow sends shard i of a board its step u. A shard not at u.After is most often behind by
 // steps that other writes committed first and are still taking to the index (an early step's
-// locks go with its commit): follow tries again, pausing a little longer each time, until
-// the shard takes the step, or until a later step or a rebuild has taken it past u.Version —
-// the shard then holds u's changes, and follow only reads, when it has reads. It returns ErrIndexStale when the
-// shard is still behind after indexWait.
+// locks go with its commit): follow waits until the shard is at u.After and sends u again,
+// or until a later step or a rebuild has taken the shard past u.Version — the shard then
+// holds u's changes, and follow only reads, when it has reads. It returns ErrIndexStale when
+// the shard is still behind after indexWait.
 func (s *step) follow(ctx context.Context, b *boardStep, i int, u laurel.IndexUpdate, reads bool, send func(int, laurel.IndexUpdate) error) error {
 	wait := newPacing()
 	for {
