@@ -179,6 +179,19 @@ func TestWatch(t *testing.T) {
 	if got, n := last(); got != nil || n < 2 {
 		t.Fatalf("after a profile change: %v (%d calls), want nil", got, n)
 	}
+	// A name an event carries changes what any board shows only when it is a new one.
+	submit(t, e, laurel.Event{Board: "a", Member: "x", Value: 1, Name: &name})
+	if got, n := last(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("after an event with the member's name: %v (%d calls), want [a]", got, n)
+	}
+	other := "Ex"
+	submit(t, e, laurel.Event{Board: "a", Member: "x", Value: 1, Name: &other})
+	if got, n := last(); got != nil {
+		t.Fatalf("after an event with a new name: %v (%d calls), want nil", got, n)
+	}
+	if p, err := e.Profile(ctx, "x"); err != nil || p.Name != other {
+		t.Fatalf("the profile after an event with a new name: %+v, %v", p, err)
+	}
 	stop()
 	_, n := last()
 	submit(t, e, laurel.Event{Board: "a", Member: "x", Value: 1})

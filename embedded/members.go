@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -32,7 +33,7 @@ func (tx *txn) profileGet(member string) (*profile, error) {
 	return &p, nil
 }
 
-// stageProfile sets the fields of a member's profile that spec gives.
+// stageProfile sets the fields of a member's profile that spec gives, when they change it.
 func (e *Store) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) error {
 	cur, err := tx.profileGet(member)
 	if err != nil {
@@ -47,6 +48,11 @@ func (e *Store) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) er
 	}
 	if spec.Metadata != nil {
 		p.Metadata = spec.Metadata
+	}
+	if cur != nil && p.Name == cur.Name && bytes.Equal(p.Metadata, cur.Metadata) {
+		// Unchanged: nothing to write, nothing for watchers to hear (a client that sends
+		// each member's name with every event writes it once).
+		return nil
 	}
 	if tx.profiles == nil {
 		tx.profiles = make(map[string]*profile)
