@@ -30,6 +30,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "how long to write and read, per system")
 	fs.Float64Var(&c.zipf, "zipf", 1.1, "Zipf exponent (> 1) of member activity: higher is more skewed")
 	fs.BoolVar(&c.preload, "preload", true, "first give every member one event and a name, so all of them are ranked")
+	fs.BoolVar(&c.names, "names", false, "every event laurel takes carries its member's name, as from a client that does not track which names it sent (Redis's workloads set names only in the preload)")
 	fs.Float64Var(&c.rate, "rate", 0, "events per second to send in all, paced (0: as fast as the system takes them)")
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")
 	fs.BoolVar(&c.mirror, "redis-mirror", false, "Redis does laurel's work per event: HSETNX of the id, ZINCRBY in one sorted set per window")
@@ -115,6 +116,7 @@ type benchConfig struct {
 	duration                      time.Duration
 	zipf, rate                    float64
 	preload                       bool
+	names                         bool // laurel: every event carries its member's name
 	mirror                        bool // Redis: an id and a sorted set per window, not one set
 	stderr                        io.Writer
 }

@@ -297,7 +297,7 @@ func (lw *laurelWriter) write(n int, members []int) error {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, m, p, i, false)
+		b = appendEvent(b, m, p, i, lw.t.c.names)
 	}
 	lw.buf = append(b, "]}"...)
 
