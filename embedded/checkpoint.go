@@ -129,9 +129,10 @@ func frozenSince(w *window, start int64) bool {
 // aggregates do not count yet: the events since the last seal from the number replay starts
 // from (see the top of this file). asOf holds the last sequence number counted by each stored
 // aggregate of an open period or all whose number is that high; a bucket says its own, and
-// one stored without a number counts every event through bucketsAsOf. It then stores every
-// aggregate it changed, and that replay starts after them, in one commit, and builds again
-// the current spans of the rolling windows whose buckets it changed.
+// one stored without a number counts every event through bucketsAsOf. An event added to a
+// bucket that a rolling window's current span holds is added to that span too, as a submit
+// adds it (the span was built at open from the buckets as stored). It then stores every
+// aggregate it changed, and that replay starts after them, in one commit.
 func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) (int, error) {
 	type touched struct {
 		b  *board
@@ -147,9 +148,9 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 	}
 	changed := make(map[touched]bool)
 	buckets := make(map[string]*replayedBucket) // by key
-	rolled := make(map[*window]*board)
+	added := 0                                  // buckets that count an event more
 	replayed := 0
-	addToBucket := func(b *board, w *window, bs int64, ev event) error {
+	addToBucket := func(b *board, w *window, bs, be int64, ev event) error {
 		k := aggKey(b.cfg.ID, w.name, bs, ev.member)
 		rb := buckets[string(k)]
 		if rb == nil {
@@ -175,8 +176,18 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 		if err != nil {
 			return err
 		}
+		if !rb.added {
+			added++
+		}
 		rb.a, rb.present, rb.asOf, rb.added = fromAgg(next), true, ev.seq, true
-		rolled[w] = b
+		if cur := w.open[0]; cur.Bounds().Holds(bs, be) {
+			_, v, ok := slotOf(b, &cur.slots, ev.member)
+			next, err := laurel.Add(b.cfg.Mode, b.cfg.Order, toAgg(aggregate(v), ok), ev.value, ev.ts, ev.seq)
+			if err != nil {
+				return err
+			}
+			b.set(e, cur, ev.member, slot(fromAgg(next)), true)
+		}
 		return nil
 	}
 	add := func(board string, ev event) error {
@@ -189,7 +200,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 		for _, w := range b.windows {
 			start, end, _ := cal.SpanOf(w.w, ev.ts)
 			if w.w.IsRolling() {
-				if err := addToBucket(b, w, start, ev); err != nil {
+				if err := addToBucket(b, w, start, end, ev); err != nil {
 					return err
 				}
 				continue
@@ -247,7 +258,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 			return 0, err
 		}
 	}
-	if len(changed) == 0 && len(rolled) == 0 && batch.Empty() {
+	if len(changed) == 0 && added == 0 && batch.Empty() {
 		return replayed, nil
 	}
 	for t := range changed {
@@ -269,13 +280,6 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 	e.cp.replayFrom = e.seq + 1
 	if err := batch.Commit(pebble.Sync); err != nil {
 		return 0, err
-	}
-	for w, b := range rolled {
-		sp, err := e.recoverRolling(b, w, w.open[0].start, w.open[0].end)
-		if err != nil {
-			return 0, err
-		}
-		w.open[0] = sp
 	}
 	return replayed, nil
 }
