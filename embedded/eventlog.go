@@ -409,12 +409,30 @@ func (e *Store) recoverRecent(records []logRecord) error {
 			e.recent.setPoint(p.seq, r.n)
 		}
 	}
+	// The retraction marks, one scan of each board's range of them rather than a read per
+	// event: marks are few, events since a seal up to SealEvents.
+	type seqs struct{ lo, hi uint64 }
+	boards := make(map[string]seqs)
 	for i := range e.recent.list {
 		board, ev := e.recent.at(int32(i))
-		if _, ok, err := get(e.db, retractKey(board, ev.seq)); err != nil {
+		r, ok := boards[board]
+		if !ok {
+			r.lo = ev.seq
+		}
+		boards[board] = seqs{min(r.lo, ev.seq), max(r.hi, ev.seq)}
+	}
+	for board, r := range boards {
+		err := scan(e.db, retractKey(board, r.lo), retractKey(board, r.hi+1), func(k, _ []byte) error {
+			seq := readU64(k[len(k)-8:])
+			if i, ok := e.recent.index(seq); ok {
+				if b, _ := e.recent.at(i); b == board {
+					e.recent.retract(seq)
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return err
-		} else if ok {
-			e.recent.retract(ev.seq)
 		}
 	}
 	// A seal cut short may have handed the store events it never indexed: they are copies
