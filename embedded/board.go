@@ -234,7 +234,8 @@ func (b *board) setHandle(e *Store, sp *span, h uint32, member string, v slot, p
 	if sp == nil {
 		return
 	}
-	ranked := e.ranked(member)
+	// A span recovered at Open has no tree until replay is done (buildTrees).
+	ranked := sp.tree != nil && e.ranked(member)
 	old, had := sp.slots.get(h)
 	if had && ranked {
 		sp.tree.Delete(treeKey(h, old))

@@ -83,6 +83,7 @@ func (e *Store) recover() error {
 	if err != nil {
 		return fmt.Errorf("replaying the log: %w", err)
 	}
+	e.buildTrees()
 	if n > 0 {
 		e.log.Info("replayed the events whose aggregates were not stored yet", "events", n)
 	}
@@ -135,21 +136,13 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 	if w.w.Kind == laurel.WindowAll {
 		initWindow(b, w, now)
 	}
-	// The aggregates of open periods, one period after another, each in member order: the
-	// keys of its tree come straight from the scan.
+	// The aggregates of open periods, one period after another, each in member order. Their
+	// trees are built once replay has added what they lack (buildTrees).
 	ap := prefix(tagAgg, id, w.name)
 	var sp *span
-	keys := make([]rank.Key, 0, b.members.count()) // a period holds at most every member
 	var hint uint32
-	done := func() {
-		if sp != nil {
-			sp.tree = loadTree(b, sp, keys)
-			keys = keys[:0]
-		}
-	}
 	err := scanPrefix(e.db, ap, func(k, v []byte) error {
 		if s := readTime(k[len(ap):]); sp == nil || s != sp.start {
-			done()
 			end := int64(0)
 			if w.w.IsCalendar() {
 				end = b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(s)).End.UnixMilli()
@@ -173,20 +166,14 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 		h := b.members.internAt(member, hint)
 		hint = h + 1
 		sp.slots.set(h, slot(a), b.members.count())
-		if len(e.hidden) == 0 || !e.hidden[member] {
-			keys = append(keys, treeKey(h, slot(a)))
-		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	done()
-	return nil
+	return err
 }
 
 // recoverRolling builds a rolling window's current span from its stored buckets, merging
-// them per member in a slice indexed by handle: each bucket is scanned in member order.
+// them per member in a slice indexed by handle: each bucket is scanned in member order. Its
+// tree is built once replay has added what the span lacks (buildTrees).
 func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, error) {
 	id := b.cfg.ID
 	p := prefix(tagAgg, id, w.name)
@@ -216,19 +203,34 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, er
 		return nil, err
 	}
 	sp := &span{start: start, end: end}
-	keys := make([]rank.Key, 0, len(aggs))
 	for h, a := range aggs {
-		if !a.Present() {
-			continue
-		}
-		v := slot(fromAgg(a))
-		sp.slots.set(uint32(h), v, b.members.count())
-		if len(e.hidden) == 0 || !e.hidden[b.members.name(uint32(h))] {
-			keys = append(keys, treeKey(uint32(h), v))
+		if a.Present() {
+			sp.slots.set(uint32(h), slot(fromAgg(a)), b.members.count())
 		}
 	}
-	sp.tree = loadTree(b, sp, keys)
 	return sp, nil
+}
+
+// buildTrees builds the tree of each span recovered without one, from its slots: hidden
+// members have aggregates but no place in trees.
+func (e *Store) buildTrees() {
+	var keys []rank.Key
+	for _, b := range e.boards {
+		for _, w := range b.windows {
+			for _, sp := range w.open {
+				if sp.tree != nil {
+					continue
+				}
+				keys = keys[:0]
+				sp.slots.each(func(h uint32, v slot) {
+					if len(e.hidden) == 0 || !e.hidden[b.members.name(h)] {
+						keys = append(keys, treeKey(h, v))
+					}
+				})
+				sp.tree = loadTree(b, sp, keys)
+			}
+		}
+	}
 }
 
 // errEarlierVersion is Open's answer on a store whose events an earlier version keyed by
