@@ -229,8 +229,8 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 		}
 		for member := range recheck {
 			var c laurel.Agg
+			h, known := b.members.lookup(member)
 			for _, bs := range buckets {
-				h, known := b.members.lookup(member)
 				a, ok, err := tx.bucketGet(b, w, bs, h, known, member)
 				if err != nil {
 					return err

@@ -410,7 +410,8 @@ func (e *Store) recoverRecent(records []logRecord) error {
 		}
 	}
 	// The retraction marks, one scan of each board's range of them rather than a read per
-	// event: marks are few, events since a seal up to SealEvents.
+	// event: marks are few, events since a seal up to SealEvents. The list is in sequence
+	// order, so a board's first event and its last bound its range.
 	type seqs struct{ lo, hi uint64 }
 	boards := make(map[string]seqs)
 	for i := range e.recent.list {
@@ -419,7 +420,8 @@ func (e *Store) recoverRecent(records []logRecord) error {
 		if !ok {
 			r.lo = ev.seq
 		}
-		boards[board] = seqs{min(r.lo, ev.seq), max(r.hi, ev.seq)}
+		r.hi = ev.seq
+		boards[board] = r
 	}
 	for board, r := range boards {
 		err := scan(e.db, retractKey(board, r.lo), retractKey(board, r.hi+1), func(k, _ []byte) error {

@@ -87,17 +87,26 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	}
 	// send gives shard i its update, with the shard's reads and the other shards' entries to
 	// count, and takes the ranks and counts read back.
-	b.before, b.counted = make([]int, len(b.reads)), make(map[[2]int]bool)
+	b.expect, b.before, b.counted = make([]laurel.IndexKey, len(b.reads)), make([]int, len(b.reads)), make(map[[2]int]bool)
+	for k, r := range b.reads {
+		if v := b.aggs[b.readKeys[k]]; v.present {
+			b.expect[k] = laurel.IndexKey{Set: r.Set, Score: v.score, At: v.at, Member: r.Member}
+		}
+	}
 	var mu sync.Mutex
 	send := func(i int, u laurel.IndexUpdate) error {
 		for _, k := range reads[i] {
 			u.Read = append(u.Read, b.reads[k])
 		}
 		var counts []int
-		for k, r := range b.reads {
-			if v, ok := b.aggs[b.readKeys[k]]; ok && v.present && laurel.ShardOf(r.Member, n) != i {
-				u.Count = append(u.Count, laurel.IndexKey{Set: r.Set, Score: v.score, At: v.at, Member: r.Member})
-				counts = append(counts, k)
+		for j, ks := range reads {
+			if j == i {
+				continue
+			}
+			for _, k := range ks {
+				if x := b.expect[k]; x.Member != "" {
+					u.Count, counts = append(u.Count, x), append(counts, k)
+				}
 			}
 		}
 		got, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
@@ -284,9 +293,10 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 		return nil
 	}
 	n := b.st.shards()
+	reads := b.readsByShard(n)
 	for k, en := range b.read {
 		// Counted for an entry other than the one read back: count again.
-		if v := b.aggs[b.readKeys[k]]; en.Rank > 0 && (en.Score != v.score || en.At != v.at) {
+		if x := b.expect[k]; en.Rank > 0 && (en.Score != x.Score || en.At != x.At) {
 			b.before[k] = 0
 			for i := range n {
 				delete(b.counted, [2]int{k, i})
@@ -301,10 +311,15 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 	err := eachShard(shards, func(i int) error {
 		var keys []laurel.IndexKey
 		var at []int
-		for k, r := range b.reads {
-			if en := b.read[k]; en.Rank > 0 && laurel.ShardOf(r.Member, n) != i && !b.counted[[2]int{k, i}] {
-				keys = append(keys, laurel.IndexKey{Set: r.Set, Score: en.Score, At: en.At, Member: r.Member})
-				at = append(at, k)
+		for j, ks := range reads {
+			if j == i {
+				continue
+			}
+			for _, k := range ks {
+				if en := b.read[k]; en.Rank > 0 && !b.counted[[2]int{k, i}] {
+					keys = append(keys, laurel.IndexKey{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member})
+					at = append(at, k)
+				}
 			}
 		}
 		if len(keys) == 0 {

@@ -68,10 +68,12 @@ type boardStep struct {
 	reads  []laurel.IndexRead
 	ids    map[string]*storedEvent // ids read or used in the step; nil value: free
 	read   []laurel.IndexEntry     // the answers to reads, once applied
-	// The ranks of reads in the whole board: readKeys are the aggregates they read, so that
-	// the other shards' steps count what ranks before them (applyIndex); before sums those
-	// counts, and counted says which shards made them (by read and shard).
+	// The ranks of reads in the whole board: readKeys are the aggregates they read, and
+	// expect their entries as the step left them (Member "": none), so that the other shards'
+	// steps count what ranks before them (applyIndex); before sums those counts, and counted
+	// says which shards made them (by read and shard).
 	readKeys []aggKey
+	expect   []laurel.IndexKey
 	before   []int
 	counted  map[[2]int]bool
 	undo     *undoLog // while a request is staged: how to take it back
@@ -89,11 +91,11 @@ type shardStep struct {
 // addRead asks for member's standing in the current span of ws at now, once the step is in
 // the index.
 func (b *boardStep) addRead(ws *windowState, member string, now int64) {
-	set, _ := b.st.currentSet(ws, now)
 	var span int64 = currentSpan
 	if !ws.w.IsRolling() {
 		span, _, _ = b.st.cfg.Calendar().SpanOf(ws.w, now)
 	}
+	set, _ := ws.indexSet(span)
 	b.reads = append(b.reads, laurel.IndexRead{Set: set, Member: member})
 	b.readKeys = append(b.readKeys, aggKey{ws.Name, span, member})
 }
