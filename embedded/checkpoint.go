@@ -38,8 +38,38 @@ type dirtyEntry struct {
 
 // checkpoints is the writer's account of what the store does not hold yet.
 type checkpoints struct {
-	queue      []dirtyEntry // oldest first
-	replayFrom uint64       // as stored
+	queue      dirtyQueue
+	replayFrom uint64 // as stored
+}
+
+// dirtyQueue holds dirty entries oldest first. Entries leave from the front, which a slice
+// cannot give back: the queue moves its entries down instead of growing when half of its
+// array is behind its head, so that in a steady state it allocates nothing and copies each
+// entry at most once.
+type dirtyQueue struct {
+	entries []dirtyEntry
+	head    int
+}
+
+func (q *dirtyQueue) push(d dirtyEntry) {
+	if len(q.entries) == cap(q.entries) && q.head >= len(q.entries)/2 {
+		n := copy(q.entries, q.entries[q.head:])
+		clear(q.entries[n:]) // what is gone must not keep its board alive
+		q.entries, q.head = q.entries[:n], 0
+	}
+	q.entries = append(q.entries, d)
+}
+
+// live returns the entries in the queue, oldest first.
+func (q *dirtyQueue) live() []dirtyEntry { return q.entries[q.head:] }
+
+// drop takes the n oldest entries out.
+func (q *dirtyQueue) drop(n int) {
+	clear(q.entries[q.head : q.head+n])
+	q.head += n
+	if q.head == len(q.entries) {
+		q.entries, q.head = q.entries[:0], 0
+	}
 }
 
 // markDirty notes that the aggregate of handle h in sp (or bk) changed in a group whose first
@@ -51,7 +81,7 @@ func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, s
 		return
 	}
 	dirty.add(h)
-	e.cp.queue = append(e.cp.queue, d)
+	e.cp.queue.push(d)
 }
 
 // checkpoint stages, first in a new group's batch, the aggregates dirty for at least
@@ -60,7 +90,7 @@ func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, s
 // later in the batch, and win.
 func (e *Store) checkpoint(tx *txn, all bool) {
 	n := 0
-	for _, d := range e.cp.queue {
+	for _, d := range e.cp.queue.live() {
 		if !all && d.seq+uint64(e.opts.CheckpointLag) > e.seq {
 			break
 		}
@@ -76,10 +106,10 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 		v, ok := slots.get(d.h)
 		tx.setAgg(aggKey(d.b.cfg.ID, d.w.name, start, d.b.members.name(d.h)), aggregate(v), ok, e.seq)
 	}
-	e.cp.queue = e.cp.queue[n:]
+	e.cp.queue.drop(n)
 	from := e.seq + 1
-	if len(e.cp.queue) > 0 {
-		from = e.cp.queue[0].seq
+	if live := e.cp.queue.live(); len(live) > 0 {
+		from = live[0].seq
 	}
 	if from == e.cp.replayFrom || len(e.recent.list) == 0 {
 		return // nothing new; with nothing in the log, where replay starts does not matter

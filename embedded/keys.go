@@ -125,14 +125,21 @@ func spanPrefix(tag byte, board, window string, start int64) []byte {
 	return appendTime(prefix(tag, board, window), start)
 }
 
+// aggKey is spanPrefix(tagAgg, board, window, start) then member, in one allocation: the
+// writer makes one for every aggregate it stores.
 func aggKey(board, window string, start int64, member string) []byte {
-	return append(spanPrefix(tagAgg, board, window, start), member...)
+	k := make([]byte, 0, len(board)+len(window)+len(member)+11)
+	k = append(append(append(append(k, tagAgg), board...), 0), window...)
+	return append(appendTime(append(k, 0), start), member...)
 }
 
 // sealedKey is a sealed event's key: its seq first, so that seals append, then its board
 // (a store that imported a dump numbers events per board, not once for all).
-func sealedKey(seq uint64, board string) []byte {
-	return append(appendU64([]byte{tagSealed}, seq), board...)
+func sealedKey(seq uint64, board string) []byte { return appendSealedKey(nil, seq, board) }
+
+// appendSealedKey appends a sealed event's key to b.
+func appendSealedKey(b []byte, seq uint64, board string) []byte {
+	return append(appendU64(append(b, tagSealed), seq), board...)
 }
 
 func eventsKey(board, member string, seq uint64) []byte {

@@ -20,7 +20,12 @@ import (
 
 // sealedValue encodes a sealed event: the event and its history point.
 func sealedValue(board string, ev *event, point []byte) []byte {
-	return append(appendEvent(make([]byte, 0, 48+len(point)), board, ev), point...)
+	return appendSealedValue(make([]byte, 0, 48+len(point)), board, ev, point)
+}
+
+// appendSealedValue appends a sealed event's value to b.
+func appendSealedValue(b []byte, board string, ev *event, point []byte) []byte {
+	return append(appendEvent(b, board, ev), point...)
 }
 
 // decodeSealed decodes a sealed event and its history point (nil when it has none).
@@ -136,7 +141,12 @@ func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure,
 	var read uint64 // the last record read
 	var arena []byte
 	keep := func(seq uint64, point []byte) {
-		arena = append(arena, point...) // a full arena stays with the points taken from it
+		// The points are copied into chunks that are never grown: a full chunk stays with
+		// the points taken from it, and a new one is begun, so no point is copied twice.
+		if len(arena)+len(point) > cap(arena) {
+			arena = make([]byte, 0, max(pointChunk, len(point)))
+		}
+		arena = append(arena, point...)
 		pending[seq] = arena[len(arena)-len(point) : len(arena) : len(arena)]
 	}
 	for i := range r.list {
@@ -160,6 +170,9 @@ func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure,
 	}
 	return it.Error()
 }
+
+// pointChunk is the size of the chunks eachSealed copies the history points it reads into.
+const pointChunk = 256 << 10
 
 // finishSeal ends the seal in progress, in the writer: readers see the sealed events in the
 // store from now on, and the log's sealed records go.
@@ -248,10 +261,13 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 	if err != nil {
 		return 0, err
 	}
-	var index, ids []record
+	index := make([]record, 0, len(r.list))
+	ids := make([]record, 0, len(r.list))
 	n := 0
+	var k, v []byte // the table copies them: one buffer each serves every event
 	err = e.eachSealed(r, extra, erase, func(board string, ev *event, point []byte) error {
-		if err := w.Set(sealedKey(ev.seq, board), sealedValue(board, ev, point)); err != nil {
+		k, v = appendSealedKey(k[:0], ev.seq, board), appendSealedValue(v[:0], board, ev, point)
+		if err := w.Set(k, v); err != nil {
 			return err
 		}
 		n++
