@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -94,10 +95,21 @@ func runTarget(ctx context.Context, t benchTarget, c benchConfig) (benchResult, 
 			return benchResult{}, err
 		}
 	}
+	cpu0, err := t.cpu(ctx)
+	if err != nil {
+		return benchResult{}, fmt.Errorf("cpu: %w", err)
+	}
+	own0 := ownCPU()
 	r, err := measure(ctx, t, c)
 	if err != nil {
 		return benchResult{}, err
 	}
+	r.benchCPU = ownCPU() - own0
+	cpu1, err := t.cpu(ctx)
+	if err != nil {
+		return benchResult{}, fmt.Errorf("cpu: %w", err)
+	}
+	r.serverCPU = cpu1 - cpu0
 	if isLaurel {
 		after, err := lt.serverLatencies(ctx)
 		if err != nil {
@@ -107,6 +119,15 @@ func runTarget(ctx context.Context, t benchTarget, c benchConfig) (benchResult, 
 	}
 	r.mem = mem
 	return r, nil
+}
+
+// ownCPU is the CPU time this process, the load generator, has used so far.
+func ownCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 type benchConfig struct {
@@ -134,6 +155,8 @@ type benchTarget interface {
 	reader(ctx context.Context) func() error
 	// memory returns what the system holds in memory now.
 	memory(ctx context.Context) (footprint, error)
+	// cpu returns the CPU time the server has used so far, all its threads, user and system.
+	cpu(ctx context.Context) (time.Duration, error)
 }
 
 // footprint is what a system holds in memory, read before the preload and after it: the
@@ -207,9 +230,17 @@ type benchResult struct {
 	writes, reads []time.Duration // latency of each write request and each top-100 read
 	mem           footprint       // what the preload's members cost
 	server        serverLatencies // laurel's own view of its latencies during the run
+	// The CPU time the server and the load generator used during the run. Where the two
+	// share a machine's cores, events/s measures both; CPU an event measures the server.
+	serverCPU, benchCPU time.Duration
 }
 
 func (r benchResult) rate() float64 { return float64(r.events) / r.took.Seconds() }
+
+// cpuPerEvent is d per event of the run, in microseconds.
+func (r benchResult) cpuPerEvent(d time.Duration) float64 {
+	return float64(d) / 1e3 / float64(max(r.events, 1))
+}
 
 // measure runs the writers and readers against t for the configured duration.
 func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, error) {
@@ -337,12 +368,14 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 	}
 	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d (%s), readers %d, %s each, zipf %.2f; Redis: %s\n\n",
 		c.members, c.windows, c.batch, c.writers, pace, c.readers, c.duration, c.zipf, redis)
-	fmt.Fprintf(w, "%-8s %12s %28s %28s\n", "system", "events/s", "write ms p50/p99/p999", "top-100 ms p50/p99/p999")
+	fmt.Fprintf(w, "%-8s %12s %28s %28s %22s\n", "system", "events/s", "write ms p50/p99/p999", "top-100 ms p50/p99/p999", "CPU µs/event srv/gen")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%-8s %12.0f %28s %28s\n", r.name, r.rate(),
+		fmt.Fprintf(w, "%-8s %12.0f %28s %28s %22s\n", r.name, r.rate(),
 			ms(quantile(r.writes, .5))+" / "+ms(quantile(r.writes, .99))+" / "+ms(quantile(r.writes, .999)),
-			ms(quantile(r.reads, .5))+" / "+ms(quantile(r.reads, .99))+" / "+ms(quantile(r.reads, .999)))
+			ms(quantile(r.reads, .5))+" / "+ms(quantile(r.reads, .99))+" / "+ms(quantile(r.reads, .999)),
+			fmt.Sprintf("%.2f / %.2f", r.cpuPerEvent(r.serverCPU), r.cpuPerEvent(r.benchCPU)))
 	}
+	fmt.Fprintf(w, "(CPU: of the server, all its threads, and of this load generator, over the run, readers' included)\n")
 	if s := rs[0].server; s.writes.count > 0 {
 		fmt.Fprintf(w, "\nlaurel's own view (its request histograms, from routing a request to its answer written):\n"+
 			"write p99 ≤ %s ms, top-100 p99 ≤ %s ms\n", s.writes.quantile(.99), s.reads.quantile(.99))
@@ -366,6 +399,10 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 		}
 		fmt.Fprintf(w, "\nlaurel / redis: events/s %.2f, write p99 %s, top-100 p99 %s\n",
 			l.rate()/r.rate(), ratio(quantile(l.writes, .99), quantile(r.writes, .99)), ratio(quantile(l.reads, .99), quantile(r.reads, .99)))
+		if l.serverCPU > 0 && r.serverCPU > 0 {
+			fmt.Fprintf(w, "laurel / redis: server CPU an event %.2f (events/s the server's CPU alone allows: %.2f)\n",
+				l.cpuPerEvent(l.serverCPU)/r.cpuPerEvent(r.serverCPU), r.cpuPerEvent(r.serverCPU)/l.cpuPerEvent(l.serverCPU))
+		}
 		if l.mem.known() && r.mem.known() {
 			ld, lr := l.mem.perEntry()
 			rd, rr := r.mem.perEntry()

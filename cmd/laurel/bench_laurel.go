@@ -163,6 +163,16 @@ func (h histogram) quantile(q float64) string {
 	return "?"
 }
 
+// cpu reads the CPU time of laurel's process from its metrics.
+func (t *laurelTarget) cpu(ctx context.Context) (time.Duration, error) {
+	metrics, err := t.call(ctx, "GET", "/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	s, err := statLine(metrics, "process_cpu_seconds_total ")
+	return time.Duration(s * float64(time.Second)), err
+}
+
 // serverLatencies reads laurel's request histograms of successful writes and top-100 reads.
 func (t *laurelTarget) serverLatencies(ctx context.Context) (serverLatencies, error) {
 	metrics, err := t.call(ctx, "GET", "/metrics", nil)

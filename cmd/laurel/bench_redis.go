@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -73,6 +74,20 @@ func (t *redisTarget) memory(ctx context.Context) (footprint, error) {
 		return footprint{}, err
 	}
 	return footprint{data: data, all: int64(all), entries: entries}, nil
+}
+
+// cpu reads the CPU time of the Redis server from INFO.
+func (t *redisTarget) cpu(ctx context.Context) (time.Duration, error) {
+	info, err := t.client.Do(ctx, t.client.B().Info().Section("cpu").Build()).ToString()
+	if err != nil {
+		return 0, err
+	}
+	sys, err := statLine([]byte(info), "used_cpu_sys:")
+	if err != nil {
+		return 0, err
+	}
+	user, err := statLine([]byte(info), "used_cpu_user:")
+	return time.Duration((sys + user) * float64(time.Second)), err
 }
 
 // nameKey is the hash that holds member's name.

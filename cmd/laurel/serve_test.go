@@ -226,9 +226,11 @@ func TestBench(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench exited %d: %s\n%s", code, out, stderr.String())
 	}
+	positive := `(?:[1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)` // a CPU time an event, which a run cannot take without
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^laurel +[1-9][0-9]* +[0-9.]+ / [0-9.]+ / [0-9.]+ +[0-9.]+ / `),
-		regexp.MustCompile(`(?m)^redis +[1-9][0-9]* +[0-9.]+ / `),
+		regexp.MustCompile(`(?m)^laurel +[1-9][0-9]* +[0-9.]+ / [0-9.]+ / [0-9.]+ +[0-9.]+ / [0-9.]+ / [0-9.]+ +` + positive + ` / ` + positive + `$`),
+		regexp.MustCompile(`(?m)^redis +[1-9][0-9]* +[0-9.]+ / .* ` + positive + ` / ` + positive + `$`),
+		regexp.MustCompile(`laurel / redis: server CPU an event ` + positive + ` \(events/s the server's CPU alone allows: ` + positive + `\)`),
 		regexp.MustCompile(`laurel / redis: events/s [0-9.]+, write p99 [0-9.]+, top-100 p99 [0-9.]+`),
 		regexp.MustCompile(`write p99 ≤ [0-9.]+ ms, top-100 p99 ≤ [0-9.]+ ms`),
 		// Memory per entry: 300 members × 4 windows on laurel, 300 in Redis's sorted set.
