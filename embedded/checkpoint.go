@@ -42,33 +42,55 @@ type checkpoints struct {
 	replayFrom uint64 // as stored
 }
 
-// dirtyQueue holds dirty entries oldest first. Entries leave from the front, which a slice
-// cannot give back: the queue moves its entries down instead of growing when half of its
-// array is behind its head, so that in a steady state it allocates nothing and copies each
-// entry at most once.
+// dirtyQueue holds dirty entries oldest first, in chunks of a fixed size: entries leave from
+// the front, which one slice could give back only by copying what is left, and a chunk whose
+// entries have all left is used again for the next. So the queue never copies an entry, and
+// holds at most a chunk and its spares beyond its entries.
 type dirtyQueue struct {
-	entries []dirtyEntry
-	head    int
+	chunks [][]dirtyEntry // the first from head on; none when the queue is empty
+	head   int
+	spare  [][]dirtyEntry // emptied chunks, up to maxSpareChunks
 }
+
+const (
+	dirtyChunk     = 1024 // entries of a chunk: 48 KiB
+	maxSpareChunks = 16   // a checkpoint may empty many at once, and the next submits fill them
+)
 
 func (q *dirtyQueue) push(d dirtyEntry) {
-	if len(q.entries) == cap(q.entries) && q.head >= len(q.entries)/2 {
-		n := copy(q.entries, q.entries[q.head:])
-		clear(q.entries[n:]) // what is gone must not keep its board alive
-		q.entries, q.head = q.entries[:n], 0
+	if n := len(q.chunks); n == 0 || len(q.chunks[n-1]) == dirtyChunk {
+		var c []dirtyEntry
+		if n := len(q.spare); n > 0 {
+			c, q.spare = q.spare[n-1], q.spare[:n-1]
+		} else {
+			c = make([]dirtyEntry, 0, dirtyChunk)
+		}
+		q.chunks = append(q.chunks, c)
 	}
-	q.entries = append(q.entries, d)
+	last := &q.chunks[len(q.chunks)-1]
+	*last = append(*last, d)
 }
 
-// live returns the entries in the queue, oldest first.
-func (q *dirtyQueue) live() []dirtyEntry { return q.entries[q.head:] }
+// oldest returns the oldest entry; false when the queue is empty.
+func (q *dirtyQueue) oldest() (dirtyEntry, bool) {
+	if len(q.chunks) == 0 {
+		return dirtyEntry{}, false
+	}
+	return q.chunks[0][q.head], true
+}
 
-// drop takes the n oldest entries out.
-func (q *dirtyQueue) drop(n int) {
-	clear(q.entries[q.head : q.head+n])
-	q.head += n
-	if q.head == len(q.entries) {
-		q.entries, q.head = q.entries[:0], 0
+// pop takes the oldest entry out.
+func (q *dirtyQueue) pop() {
+	first := q.chunks[0]
+	first[q.head] = dirtyEntry{} // what is gone must not keep its board alive
+	if q.head++; q.head == len(first) {
+		q.chunks[0], q.chunks, q.head = nil, q.chunks[1:], 0
+		if len(q.spare) < maxSpareChunks {
+			q.spare = append(q.spare, first[:0])
+		}
+		if len(q.chunks) == 0 {
+			q.chunks = q.chunks[:0:0] // nothing left: the array goes too
+		}
 	}
 }
 
@@ -89,12 +111,12 @@ func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, s
 // replay starts from. Memory counts every event up to e.seq: the group's own changes come
 // later in the batch, and win.
 func (e *Store) checkpoint(tx *txn, all bool) {
-	n := 0
-	for _, d := range e.cp.queue.live() {
-		if !all && d.seq+uint64(e.opts.CheckpointLag) > e.seq {
+	for {
+		d, ok := e.cp.queue.oldest()
+		if !ok || !all && d.seq+uint64(e.opts.CheckpointLag) > e.seq {
 			break
 		}
-		n++
+		e.cp.queue.pop()
 		start, slots, dirty := d.entry()
 		if !dirty.has(d.h) {
 			continue // stored since: its bucket stopped being the newest (retireBucket)
@@ -106,10 +128,9 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 		v, ok := slots.get(d.h)
 		tx.setAgg(aggKey(d.b.cfg.ID, d.w.name, start, d.b.members.name(d.h)), aggregate(v), ok, e.seq)
 	}
-	e.cp.queue.drop(n)
 	from := e.seq + 1
-	if live := e.cp.queue.live(); len(live) > 0 {
-		from = live[0].seq
+	if d, ok := e.cp.queue.oldest(); ok {
+		from = d.seq
 	}
 	if from == e.cp.replayFrom || len(e.recent.list) == 0 {
 		return // nothing new; with nothing in the log, where replay starts does not matter

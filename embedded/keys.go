@@ -84,15 +84,19 @@ func key(tag byte, parts ...string) []byte {
 	for _, p := range parts {
 		n += len(p) + 1
 	}
-	k := make([]byte, 0, n+12)
-	k = append(k, tag)
+	return appendKey(make([]byte, 0, n+12), tag, parts...)
+}
+
+// appendKey appends key(tag, parts...) to b.
+func appendKey(b []byte, tag byte, parts ...string) []byte {
+	b = append(b, tag)
 	for i, p := range parts {
 		if i > 0 {
-			k = append(k, 0)
+			b = append(b, 0)
 		}
-		k = append(k, p...)
+		b = append(b, p...)
 	}
-	return k
+	return b
 }
 
 // prefix returns the key prefix of everything under parts, separator included.
@@ -143,7 +147,12 @@ func appendSealedKey(b []byte, seq uint64, board string) []byte {
 }
 
 func eventsKey(board, member string, seq uint64) []byte {
-	return appendU64(prefix(tagEvents, board, member), seq)
+	return appendEventsKey(make([]byte, 0, len(board)+len(member)+11), board, member, seq)
+}
+
+// appendEventsKey appends eventsKey(board, member, seq) to b.
+func appendEventsKey(b []byte, board, member string, seq uint64) []byte {
+	return appendU64(append(appendKey(b, tagEvents, board, member), 0), seq)
 }
 
 func retractKey(board string, seq uint64) []byte { return appendU64(prefix(tagRetract, board), seq) }
@@ -279,8 +288,10 @@ func readBytes(b []byte) ([]byte, []byte, bool) {
 
 // encodeID is the id record: where the event is and what it said, to tell a retry from a
 // conflict with one read.
-func (ev *event) encodeID() []byte {
-	b := make([]byte, 0, 25+len(ev.member))
+func (ev *event) encodeID() []byte { return ev.appendID(make([]byte, 0, 25+len(ev.member))) }
+
+// appendID appends the event's id record to b.
+func (ev *event) appendID(b []byte) []byte {
 	b = appendU64(b, ev.seq)
 	b = appendU64(b, uint64(ev.value))
 	b = appendU64(b, uint64(ev.ts))

@@ -261,8 +261,10 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 	if err != nil {
 		return 0, err
 	}
-	index := make([]record, 0, len(r.list))
-	ids := make([]record, 0, len(r.list))
+	// Arenas sized for short board, member and id names: a member index record is 11 bytes
+	// and the names, an id record 27 and the names and its id.
+	index := newSortedRun(len(r.list), 32)
+	ids := newSortedRun(len(r.list), 64)
 	n := 0
 	var k, v []byte // the table copies them: one buffer each serves every event
 	err = e.eachSealed(r, extra, erase, func(board string, ev *event, point []byte) error {
@@ -271,9 +273,11 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 			return err
 		}
 		n++
-		index = append(index, record{eventsKey(board, ev.member, ev.seq), nil, len(index)})
+		k := appendEventsKey(index.key(), board, ev.member, ev.seq)
+		index.add(k, len(k))
 		if ev.id != "" && ev.flags&flagRetracted == 0 {
-			ids = append(ids, record{key(tagID, board, ev.id), ev.encodeID(), len(ids)})
+			k = appendKey(ids.key(), tagID, board, ev.id)
+			ids.add(ev.appendID(k), len(k))
 		}
 		return nil
 	})
@@ -281,9 +285,9 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 		err = cerr
 	}
 	ingest := []string{paths[0]}
-	for i, records := range [][]record{index, ids} {
-		if err == nil && len(records) > 0 {
-			err = e.writeSorted(paths[1+i], records)
+	for i, run := range []*sortedRun{index, ids} {
+		if err == nil && len(run.recs) > 0 {
+			err = e.writeSorted(paths[1+i], run)
 			ingest = append(ingest, paths[1+i])
 		}
 	}
@@ -306,10 +310,40 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 	return n, err
 }
 
-// record is a key and its value, for a file a seal writes.
-type record struct {
-	k, v []byte
-	at   int // its place among the records of its file, which decides between equal keys
+// sortedRun is the records of a file a seal writes, in the order they come: their keys and
+// values back to back in one arena, each record where its own are. A seal of 65536 events
+// holds two, so they are kept small: a record takes 16 bytes and no allocation of its own.
+type sortedRun struct {
+	arena []byte
+	recs  []runRecord
+	start int // where the record being added begins in arena
+}
+
+// runRecord is a record of a sortedRun: its key at off, its value right after, and its
+// place among the records, which decides between equal keys.
+type runRecord struct{ off, klen, vlen, at uint32 }
+
+func newSortedRun(records, bytesEach int) *sortedRun {
+	return &sortedRun{arena: make([]byte, 0, records*bytesEach), recs: make([]runRecord, 0, records)}
+}
+
+// key returns the arena to append the next record's key to.
+func (r *sortedRun) key() []byte {
+	r.start = len(r.arena)
+	return r.arena
+}
+
+// add adds the record appended to the arena that key returned: its key ends at keyEnd, its
+// value is the rest.
+func (r *sortedRun) add(arena []byte, keyEnd int) {
+	r.arena = arena
+	r.recs = append(r.recs, runRecord{uint32(r.start), uint32(keyEnd - r.start), uint32(len(arena) - keyEnd), uint32(len(r.recs))})
+}
+
+func (r *sortedRun) keyOf(rec runRecord) []byte { return r.arena[rec.off : rec.off+rec.klen] }
+
+func (r *sortedRun) valueOf(rec runRecord) []byte {
+	return r.arena[rec.off+rec.klen : rec.off+rec.klen+rec.vlen]
 }
 
 // newTable creates a table file at path for the store to ingest.
@@ -321,20 +355,23 @@ func (e *Store) newTable(path string) (*sstable.Writer, error) {
 	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), e.pebbleOpts.MakeWriterOptions(6, e.db.TableFormat())), nil
 }
 
-// writeSorted writes records to a table at path in key order; of records with one key, the
-// last one. Their places order equal keys, so an unstable sort serves, with a fraction of a
-// stable sort's comparisons.
-func (e *Store) writeSorted(path string, records []record) error {
-	slices.SortFunc(records, func(a, b record) int { return cmp.Or(bytes.Compare(a.k, b.k), cmp.Compare(a.at, b.at)) })
+// writeSorted writes run's records to a table at path in key order; of records with one
+// key, the last one. Their places order equal keys, so an unstable sort serves, with a
+// fraction of a stable sort's comparisons.
+func (e *Store) writeSorted(path string, run *sortedRun) error {
+	recs := run.recs
+	slices.SortFunc(recs, func(a, b runRecord) int {
+		return cmp.Or(bytes.Compare(run.keyOf(a), run.keyOf(b)), cmp.Compare(a.at, b.at))
+	})
 	w, err := e.newTable(path)
 	if err != nil {
 		return err
 	}
-	for i, r := range records {
-		if i+1 < len(records) && bytes.Equal(r.k, records[i+1].k) {
+	for i, r := range recs {
+		if i+1 < len(recs) && bytes.Equal(run.keyOf(r), run.keyOf(recs[i+1])) {
 			continue
 		}
-		if err = w.Set(r.k, r.v); err != nil {
+		if err = w.Set(run.keyOf(r), run.valueOf(r)); err != nil {
 			break
 		}
 	}
