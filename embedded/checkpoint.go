@@ -54,7 +54,7 @@ type dirtyQueue struct {
 
 const (
 	dirtyChunk     = 1024 // entries of a chunk: 48 KiB
-	maxSpareChunks = 16   // a checkpoint may empty many at once, and the next submits fill them
+	maxSpareChunks = 4    // a checkpoint empties a few at once (a group of 2048 events dirties some 3000 entries)
 )
 
 func (q *dirtyQueue) push(d dirtyEntry) {
