@@ -9,7 +9,8 @@
 #   bench/scaleout.sh                       # 1 2 3 4 nodes, 0.2 CPU each, 20 s, batches of 1
 #   NODES="1 3" CPU=0.3 BATCH=10 DURATION=30s SHARDS=8 bench/scaleout.sh
 #   LAUREL_BIN=/tmp/laurel bench/scaleout.sh  # a binary built already
-#   NODES= LONE=1 DURATION=10s bench/scaleout.sh  # one uncapped node against the embedded store
+#   NODES= LONE=1 DURATION=10s bench/scaleout.sh  # one uncapped node against the embedded store,
+#                                                 # with the CPU an event of each process
 #
 # The caps are cgroups: cgroup v2's cpu.max where the cpu controller is enabled, else v1's
 # cpu.cfs_quota_us (this needs root). Run it on a machine with nothing else busy: PostgreSQL,
@@ -141,8 +142,17 @@ done
 # LONE=1: then one node uncapped against the embedded store, the same bench, alternating
 # ROUNDS times (issue 14's "one uncapped node ≥ 0.5× the embedded store in the same run").
 [ -n "${LONE:-}" ] || exit 0
-lone() { # lone scaleout|embedded: one uncapped node, prints its events a second
-  local port=$((BASEPORT + 1)) schema=laurel_scaleout_lone_$$ prefix="lscale$$lone:" data
+# backends prints the pids of PostgreSQL's backends that serve the nodes; rediscpu, the CPU
+# seconds Redis has used.
+backends() { psql_ "SELECT pid FROM pg_stat_activity WHERE application_name = 'laurel-scaleout'" | tr '\n' ' '; }
+rediscpu() {
+  redis-cli -h "${REDIS%:*}" -p "${REDIS#*:}" info cpu | tr -d '\r' |
+    awk -F: '$1 == "used_cpu_sys" || $1 == "used_cpu_user" { t += $2 } END { print t }'
+}
+lone() { # lone scaleout|embedded: one uncapped node; prints its events a second, then the CPU µs an
+  # event of the node (from laurel bench), of PostgreSQL's backends and of Redis ("-" for none)
+  local port=$((BASEPORT + 1)) schema=laurel_scaleout_lone_$$ prefix="lscale$$lone:" data pg="-" rd="-"
+  local pg0 pg1 r0 r1 before=""
   if [ "$1" = scaleout ]; then
     fresh "$schema"
     "$bin" serve -addr 127.0.0.1:$port -postgres "$PG&search_path=$schema&application_name=laurel-scaleout" \
@@ -154,18 +164,34 @@ lone() { # lone scaleout|embedded: one uncapped node, prints its events a second
   pids+=($!)
   ready $port
   board $port
+  if [ "$1" = scaleout ]; then
+    before=$(backends)
+    pg0=$(cputime $before) r0=$(rediscpu)
+  fi
   "$bin" bench -url "http://127.0.0.1:$port" -board hot -members "$MEMBERS" -preload=false \
     -duration "$DURATION" -batch "$BATCH" -writers "$WRITERS" -readers 0 >"$work/lone.out" 2>&1 || true
+  if [ "$1" = scaleout ]; then
+    # A backend begun during the run counts from nothing; one gone before its end is missed.
+    pg1=$(cputime $(backends)) r1=$(rediscpu)
+    pg=$(awk -v a="$pg1" -v b="$pg0" -v n="$(lone_events)" 'BEGIN { printf "%.0f", (a - b) / n * 1e6 }')
+    rd=$(awk -v a="$r1" -v b="$r0" -v n="$(lone_events)" 'BEGIN { printf "%.0f", (a - b) / n * 1e6 }')
+  fi
   stop_nodes
   if [ "$1" = scaleout ]; then
     drop "$schema" "$prefix"
   else
     rm -rf "$data"
   fi
-  awk '$1 == "laurel" && $2 ~ /^[0-9.]+$/ { print $2; exit }' "$work/lone.out"
+  # events/s, and the server's CPU an event: the next to last column of laurel bench's line
+  awk -v pg="$pg" -v rd="$rd" '$1 == "laurel" && $2 ~ /^[0-9.]+$/ { printf "%s %.0f %s %s\n", $2, $(NF-2), pg, rd; exit }' "$work/lone.out"
 }
+# lone_events is how many events the lone node's bench wrote: events/s times the duration.
+lone_events() { awk -v d="${DURATION%s}" '$1 == "laurel" && $2 ~ /^[0-9.]+$/ { print $2 * d; exit }' "$work/lone.out"; }
 printf "\none node uncapped, batch %s, %s writers, %s shards: scale-out ÷ embedded, %s rounds\n" "$BATCH" "$WRITERS" "$SHARDS" "${ROUNDS:-3}"
+printf "%10s %10s %6s   %s\n" "scale-out" "embedded" "÷" "CPU µs an event: scale-out node + PostgreSQL + Redis; embedded"
 for _ in $(seq "${ROUNDS:-3}"); do
-  s=$(lone scaleout) m=$(lone embedded)
-  printf "%10s %10s %6.2f\n" "${s:-0}" "${m:-0}" "$(awk -v a="${s:-0}" -v b="${m:-1}" 'BEGIN { print a / b }')"
+  read -r s sn sp sr <<<"$(lone scaleout)"
+  read -r m mn _ _ <<<"$(lone embedded)"
+  printf "%10s %10s %6.2f   %s + %s + %s = %s; %s\n" "${s:-0}" "${m:-0}" "$(awk -v a="${s:-0}" -v b="${m:-1}" 'BEGIN { print a / b }')" \
+    "${sn:--}" "${sp:--}" "${sr:--}" "$(awk -v a="${sn:-0}" -v b="${sp:-0}" -v c="${sr:-0}" 'BEGIN { print a + b + c }')" "${mn:--}"
 done
