@@ -273,11 +273,11 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 			return err
 		}
 		n++
-		k := appendEventsKey(index.key(), board, ev.member, ev.seq)
-		index.add(k, len(k))
+		ik := appendEventsKey(index.key(), board, ev.member, ev.seq)
+		index.add(ik, len(ik))
 		if ev.id != "" && ev.flags&flagRetracted == 0 {
-			k = appendKey(ids.key(), tagID, board, ev.id)
-			ids.add(ev.appendID(k), len(k))
+			ik = appendKey(ids.key(), tagID, board, ev.id)
+			ids.add(ev.appendID(ik), len(ik))
 		}
 		return nil
 	})
@@ -312,7 +312,7 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 
 // sortedRun is the records of a file a seal writes, in the order they come: their keys and
 // values back to back in one arena, each record where its own are. A seal of 65536 events
-// holds two, so they are kept small: a record takes 16 bytes and no allocation of its own.
+// holds two, so they are kept small: a record takes 24 bytes and no allocation of its own.
 type sortedRun struct {
 	arena []byte
 	recs  []runRecord
@@ -321,7 +321,10 @@ type sortedRun struct {
 
 // runRecord is a record of a sortedRun: its key at off, its value right after, and its
 // place among the records, which decides between equal keys.
-type runRecord struct{ off, klen, vlen, at uint32 }
+type runRecord struct {
+	off            int
+	klen, vlen, at uint32
+}
 
 func newSortedRun(records, bytesEach int) *sortedRun {
 	return &sortedRun{arena: make([]byte, 0, records*bytesEach), recs: make([]runRecord, 0, records)}
@@ -337,13 +340,14 @@ func (r *sortedRun) key() []byte {
 // value is the rest.
 func (r *sortedRun) add(arena []byte, keyEnd int) {
 	r.arena = arena
-	r.recs = append(r.recs, runRecord{uint32(r.start), uint32(keyEnd - r.start), uint32(len(arena) - keyEnd), uint32(len(r.recs))})
+	r.recs = append(r.recs, runRecord{r.start, uint32(keyEnd - r.start), uint32(len(arena) - keyEnd), uint32(len(r.recs))})
 }
 
-func (r *sortedRun) keyOf(rec runRecord) []byte { return r.arena[rec.off : rec.off+rec.klen] }
+func (r *sortedRun) keyOf(rec runRecord) []byte { return r.arena[rec.off : rec.off+int(rec.klen)] }
 
 func (r *sortedRun) valueOf(rec runRecord) []byte {
-	return r.arena[rec.off+rec.klen : rec.off+rec.klen+rec.vlen]
+	k := rec.off + int(rec.klen)
+	return r.arena[k : k+int(rec.vlen)]
 }
 
 // newTable creates a table file at path for the store to ingest.

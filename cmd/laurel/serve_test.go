@@ -226,7 +226,7 @@ func TestBench(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench exited %d: %s\n%s", code, out, stderr.String())
 	}
-	positive := `(?:[1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)` // a CPU time an event, which a run cannot take without
+	positive := `(?:[1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)` // a CPU time an event above zero: no run takes none
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^laurel +[1-9][0-9]* +[0-9.]+ / [0-9.]+ / [0-9.]+ +[0-9.]+ / [0-9.]+ / [0-9.]+ +` + positive + ` / ` + positive + `$`),
 		regexp.MustCompile(`(?m)^redis +[1-9][0-9]* +[0-9.]+ / .* ` + positive + ` / ` + positive + `$`),
