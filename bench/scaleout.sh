@@ -152,7 +152,7 @@ rediscpu() {
 lone() { # lone scaleout|embedded: one uncapped node; prints its events a second, then the CPU µs an
   # event of the node (from laurel bench), of PostgreSQL's backends and of Redis ("-" for none)
   local port=$((BASEPORT + 1)) schema=laurel_scaleout_lone_$$ prefix="lscale$$lone:" data pg="-" rd="-"
-  local pg0 pg1 r0 r1 before=""
+  local pg0 pg1 r0 r1 n before=""
   if [ "$1" = scaleout ]; then
     fresh "$schema"
     "$bin" serve -addr 127.0.0.1:$port -postgres "$PG&search_path=$schema&application_name=laurel-scaleout" \
@@ -172,9 +172,9 @@ lone() { # lone scaleout|embedded: one uncapped node; prints its events a second
     -duration "$DURATION" -batch "$BATCH" -writers "$WRITERS" -readers 0 >"$work/lone.out" 2>&1 || true
   if [ "$1" = scaleout ]; then
     # A backend begun during the run counts from nothing; one gone before its end is missed.
-    pg1=$(cputime $(backends)) r1=$(rediscpu)
-    pg=$(awk -v a="$pg1" -v b="$pg0" -v n="$(lone_events)" 'BEGIN { printf "%.0f", (a - b) / n * 1e6 }')
-    rd=$(awk -v a="$r1" -v b="$r0" -v n="$(lone_events)" 'BEGIN { printf "%.0f", (a - b) / n * 1e6 }')
+    pg1=$(cputime $(backends)) r1=$(rediscpu) n=$(lone_events)
+    pg=$(awk -v a="$pg1" -v b="$pg0" -v n="$n" 'BEGIN { printf "%.0f", (a - b) / n * 1e6 }')
+    rd=$(awk -v a="$r1" -v b="$r0" -v n="$n" 'BEGIN { printf "%.0f", (a - b) / n * 1e6 }')
   fi
   stop_nodes
   if [ "$1" = scaleout ]; then

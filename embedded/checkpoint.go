@@ -201,6 +201,16 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 	buckets := make(map[string]*replayedBucket) // by key
 	added := 0                                  // buckets that count an event more
 	replayed := 0
+	// addToSpan adds ev to its member's aggregate in sp, an in-memory span.
+	addToSpan := func(b *board, sp *span, ev event) error {
+		_, v, ok := slotOf(b, &sp.slots, ev.member)
+		next, err := laurel.Add(b.cfg.Mode, b.cfg.Order, toAgg(aggregate(v), ok), ev.value, ev.ts, ev.seq)
+		if err != nil {
+			return err
+		}
+		b.set(e, sp, ev.member, slot(fromAgg(next)), true)
+		return nil
+	}
 	addToBucket := func(b *board, w *window, bs, be int64, ev event) error {
 		k := aggKey(b.cfg.ID, w.name, bs, ev.member)
 		rb := buckets[string(k)]
@@ -232,12 +242,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 		}
 		rb.a, rb.present, rb.asOf, rb.added = fromAgg(next), true, ev.seq, true
 		if cur := w.open[0]; cur.Bounds().Holds(bs, be) {
-			_, v, ok := slotOf(b, &cur.slots, ev.member)
-			next, err := laurel.Add(b.cfg.Mode, b.cfg.Order, toAgg(aggregate(v), ok), ev.value, ev.ts, ev.seq)
-			if err != nil {
-				return err
-			}
-			b.set(e, cur, ev.member, slot(fromAgg(next)), true)
+			return addToSpan(b, cur, ev)
 		}
 		return nil
 	}
@@ -263,12 +268,9 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 				continue
 			}
 			sp := b.spanFor(w, start, end, true)
-			_, v, ok := slotOf(b, &sp.slots, ev.member)
-			next, err := laurel.Add(b.cfg.Mode, b.cfg.Order, toAgg(aggregate(v), ok), ev.value, ev.ts, ev.seq)
-			if err != nil {
+			if err := addToSpan(b, sp, ev); err != nil {
 				return err
 			}
-			b.set(e, sp, ev.member, slot(fromAgg(next)), true)
 			h, _ := b.members.lookup(ev.member)
 			changed[touched{b, w, sp, h}] = true
 		}

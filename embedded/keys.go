@@ -102,6 +102,11 @@ func appendKey(b []byte, tag byte, parts ...string) []byte {
 // prefix returns the key prefix of everything under parts, separator included.
 func prefix(tag byte, parts ...string) []byte { return append(key(tag, parts...), 0) }
 
+// appendPrefix appends prefix(tag, parts...) to b.
+func appendPrefix(b []byte, tag byte, parts ...string) []byte {
+	return append(appendKey(b, tag, parts...), 0)
+}
+
 // upper returns the least key greater than every key beginning with p.
 func upper(p []byte) []byte {
 	u := append([]byte(nil), p...)
@@ -133,8 +138,7 @@ func spanPrefix(tag byte, board, window string, start int64) []byte {
 // writer makes one for every aggregate it stores.
 func aggKey(board, window string, start int64, member string) []byte {
 	k := make([]byte, 0, len(board)+len(window)+len(member)+11)
-	k = append(append(append(append(k, tagAgg), board...), 0), window...)
-	return append(appendTime(append(k, 0), start), member...)
+	return append(appendTime(appendPrefix(k, tagAgg, board, window), start), member...)
 }
 
 // sealedKey is a sealed event's key: its seq first, so that seals append, then its board
@@ -152,7 +156,7 @@ func eventsKey(board, member string, seq uint64) []byte {
 
 // appendEventsKey appends eventsKey(board, member, seq) to b.
 func appendEventsKey(b []byte, board, member string, seq uint64) []byte {
-	return appendU64(append(appendKey(b, tagEvents, board, member), 0), seq)
+	return appendU64(appendPrefix(b, tagEvents, board, member), seq)
 }
 
 func retractKey(board string, seq uint64) []byte { return appendU64(prefix(tagRetract, board), seq) }

@@ -273,11 +273,15 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 			return err
 		}
 		n++
-		ik := appendEventsKey(index.key(), board, ev.member, ev.seq)
-		index.add(ik, len(ik))
+		start := len(index.arena)
+		index.arena = appendEventsKey(index.arena, board, ev.member, ev.seq)
+		index.add(start, len(index.arena))
 		if ev.id != "" && ev.flags&flagRetracted == 0 {
-			ik = appendKey(ids.key(), tagID, board, ev.id)
-			ids.add(ev.appendID(ik), len(ik))
+			start = len(ids.arena)
+			ids.arena = appendKey(ids.arena, tagID, board, ev.id)
+			keyEnd := len(ids.arena)
+			ids.arena = ev.appendID(ids.arena)
+			ids.add(start, keyEnd)
 		}
 		return nil
 	})
@@ -316,7 +320,6 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 type sortedRun struct {
 	arena []byte
 	recs  []runRecord
-	start int // where the record being added begins in arena
 }
 
 // runRecord is a record of a sortedRun: its key at off, its value right after, and its
@@ -330,17 +333,10 @@ func newSortedRun(records, bytesEach int) *sortedRun {
 	return &sortedRun{arena: make([]byte, 0, records*bytesEach), recs: make([]runRecord, 0, records)}
 }
 
-// key returns the arena to append the next record's key to.
-func (r *sortedRun) key() []byte {
-	r.start = len(r.arena)
-	return r.arena
-}
-
-// add adds the record appended to the arena that key returned: its key ends at keyEnd, its
+// add adds the record just appended to the arena from start: its key ends at keyEnd, its
 // value is the rest.
-func (r *sortedRun) add(arena []byte, keyEnd int) {
-	r.arena = arena
-	r.recs = append(r.recs, runRecord{r.start, uint32(keyEnd - r.start), uint32(len(arena) - keyEnd), uint32(len(r.recs))})
+func (r *sortedRun) add(start, keyEnd int) {
+	r.recs = append(r.recs, runRecord{start, uint32(keyEnd - start), uint32(len(r.arena) - keyEnd), uint32(len(r.recs))})
 }
 
 func (r *sortedRun) keyOf(rec runRecord) []byte { return r.arena[rec.off : rec.off+int(rec.klen)] }

@@ -87,17 +87,9 @@ func runTarget(ctx context.Context, t benchTarget, c benchConfig) (benchResult, 
 		}
 		mem = after.minus(before)
 	}
-	lt, isLaurel := t.(*laurelTarget)
-	var before serverLatencies
-	if isLaurel {
-		var err error
-		if before, err = lt.serverLatencies(ctx); err != nil {
-			return benchResult{}, err
-		}
-	}
-	cpu0, err := t.cpu(ctx)
+	before, err := t.server(ctx)
 	if err != nil {
-		return benchResult{}, fmt.Errorf("cpu: %w", err)
+		return benchResult{}, fmt.Errorf("server: %w", err)
 	}
 	own0 := ownCPU()
 	r, err := measure(ctx, t, c)
@@ -105,18 +97,11 @@ func runTarget(ctx context.Context, t benchTarget, c benchConfig) (benchResult, 
 		return benchResult{}, err
 	}
 	r.benchCPU = ownCPU() - own0
-	cpu1, err := t.cpu(ctx)
+	after, err := t.server(ctx)
 	if err != nil {
-		return benchResult{}, fmt.Errorf("cpu: %w", err)
+		return benchResult{}, fmt.Errorf("server: %w", err)
 	}
-	r.serverCPU = cpu1 - cpu0
-	if isLaurel {
-		after, err := lt.serverLatencies(ctx)
-		if err != nil {
-			return benchResult{}, err
-		}
-		r.server = after.minus(before)
-	}
+	r.serverCPU, r.server = after.cpu-before.cpu, after.latencies.minus(before.latencies)
 	r.mem = mem
 	return r, nil
 }
@@ -155,8 +140,14 @@ type benchTarget interface {
 	reader(ctx context.Context) func() error
 	// memory returns what the system holds in memory now.
 	memory(ctx context.Context) (footprint, error)
-	// cpu returns the CPU time the server has used so far, all its threads, user and system.
-	cpu(ctx context.Context) (time.Duration, error)
+	// server returns what the server says of itself so far.
+	server(ctx context.Context) (serverView, error)
+}
+
+// serverView is what a server says of itself, read before and after a run.
+type serverView struct {
+	cpu       time.Duration   // the CPU time it has used, all its threads, user and system
+	latencies serverLatencies // laurel's request histograms (none for Redis)
 }
 
 // footprint is what a system holds in memory, read before the preload and after it: the

@@ -163,26 +163,21 @@ func (h histogram) quantile(q float64) string {
 	return "?"
 }
 
-// cpu reads the CPU time of laurel's process from its metrics.
-func (t *laurelTarget) cpu(ctx context.Context) (time.Duration, error) {
+// server reads, from laurel's metrics, its process's CPU time and its request histograms of
+// successful writes and top-100 reads.
+func (t *laurelTarget) server(ctx context.Context) (serverView, error) {
 	metrics, err := t.call(ctx, "GET", "/metrics", nil)
 	if err != nil {
-		return 0, err
+		return serverView{}, err
 	}
 	s, err := statLine(metrics, "process_cpu_seconds_total ")
-	return time.Duration(s * float64(time.Second)), err
-}
-
-// serverLatencies reads laurel's request histograms of successful writes and top-100 reads.
-func (t *laurelTarget) serverLatencies(ctx context.Context) (serverLatencies, error) {
-	metrics, err := t.call(ctx, "GET", "/metrics", nil)
-	if err != nil {
-		return serverLatencies{}, err
-	}
-	return serverLatencies{
-		writes: parseHistogram(metrics, `route="POST /v1/boards/{board}/events",status="200"`),
-		reads:  parseHistogram(metrics, `route="GET /v1/boards/{board}/entries",status="200"`),
-	}, nil
+	return serverView{
+		cpu: time.Duration(s * float64(time.Second)),
+		latencies: serverLatencies{
+			writes: parseHistogram(metrics, `route="POST /v1/boards/{board}/events",status="200"`),
+			reads:  parseHistogram(metrics, `route="GET /v1/boards/{board}/entries",status="200"`),
+		},
+	}, err
 }
 
 // parseHistogram reads the buckets of laurel_http_request_duration_seconds with labels.

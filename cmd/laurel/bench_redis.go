@@ -76,18 +76,18 @@ func (t *redisTarget) memory(ctx context.Context) (footprint, error) {
 	return footprint{data: data, all: int64(all), entries: entries}, nil
 }
 
-// cpu reads the CPU time of the Redis server from INFO.
-func (t *redisTarget) cpu(ctx context.Context) (time.Duration, error) {
+// server reads the CPU time of the Redis server from INFO.
+func (t *redisTarget) server(ctx context.Context) (serverView, error) {
 	info, err := t.client.Do(ctx, t.client.B().Info().Section("cpu").Build()).ToString()
 	if err != nil {
-		return 0, err
+		return serverView{}, err
 	}
 	sys, err := statLine([]byte(info), "used_cpu_sys:")
 	if err != nil {
-		return 0, err
+		return serverView{}, err
 	}
 	user, err := statLine([]byte(info), "used_cpu_user:")
-	return time.Duration((sys + user) * float64(time.Second)), err
+	return serverView{cpu: time.Duration((sys + user) * float64(time.Second))}, err
 }
 
 // nameKey is the hash that holds member's name.
