@@ -307,20 +307,28 @@ func BenchmarkReadsUnderWrites(b *testing.B) {
 
 // BenchmarkRestart reports how long Open takes to recover -restart-members members × four
 // windows (2.5M: 10M entries).
-var restartMembers = flag.Int("restart-members", 2_500_000, "members for BenchmarkRestart")
+var (
+	restartMembers = flag.Int("restart-members", 2_500_000, "members for BenchmarkRestart")
+	restartDir     = flag.String("restart-dir", "", "BenchmarkRestart's store: loaded there unless an earlier run left one, and kept (empty: a temporary one)")
+)
 
 func BenchmarkRestart(b *testing.B) {
-	dir := b.TempDir()
+	dir := *restartDir
+	if dir == "" {
+		dir = b.TempDir()
+	}
 	c := &laureltest.Clock{}
 	c.Set(laurel.FormatTime(time.Now().UnixMilli()))
-	e, err := embedded.Open(dir, embedded.Options{Now: c.Now})
-	if err != nil {
-		b.Fatal(err)
-	}
-	putBoard(b, e, "bench", benchSpec)
-	loadBoard(b, e, "bench", *restartMembers, c.Now())
-	if err := e.Close(); err != nil {
-		b.Fatal(err)
+	if m, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*")); len(m) == 0 {
+		e, err := embedded.Open(dir, embedded.Options{Now: c.Now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		putBoard(b, e, "bench", benchSpec)
+		loadBoard(b, e, "bench", *restartMembers, c.Now())
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ResetTimer()
 	for range b.N {

@@ -70,3 +70,13 @@ func LogRecord(now int64, events [][5]string, points map[uint64]string) []byte {
 	}
 	return appendLogRecord(nil, now, logged, ps, []byte("batch"))
 }
+
+// Members is a board's member table (memory.go), alone.
+type Members struct{ m *members }
+
+func NewMembers() Members { return Members{newMembers()} }
+
+func (m Members) Intern(id string) uint32         { return m.m.intern(id) }
+func (m Members) Lookup(id string) (uint32, bool) { return m.m.lookup(id) }
+func (m Members) Name(h uint32) string            { return m.m.name(h) }
+func (m Members) Count() int                      { return m.m.count() }

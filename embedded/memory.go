@@ -15,15 +15,23 @@ import (
 // back in one byte arena, found through an open-addressing table of handles: about 4 bytes
 // of offset and 5 to 10 of table per member beyond its bytes, where a map[string]uint32 and a
 // []string would take some 60, and nothing for the garbage collector to trace.
+//
+// A table entry is handle+1 in its low bits and, in the bits the table's size leaves free
+// above it, the top bits of the id's hash: a probe compares ids only when those match, so a
+// lookup reads one other id's bytes about never, instead of one for each entry its probe
+// passes (recovery's scans intern millions of new ids, each passing several).
 type members struct {
-	arena []byte   // every id, back to back; only ever appended to
-	offs  []uint32 // handle h's id is arena[offs[h]:offs[h+1]]
-	table []uint32 // handle+1 by hash, 0 for an empty slot; len is a power of two
-	seed  maphash.Seed
+	arena   []byte   // every id, back to back; only ever appended to
+	offs    []uint32 // handle h's id is arena[offs[h]:offs[h+1]]
+	table   []uint32 // handle+1 | tag, by hash; 0 for an empty slot; len is a power of two
+	tagMask uint32   // the bits of an entry that hold the tag
+	seed    maphash.Seed
 }
 
 func newMembers() *members {
-	return &members{offs: []uint32{0}, table: make([]uint32, 16), seed: maphash.MakeSeed()}
+	m := &members{offs: []uint32{0}, seed: maphash.MakeSeed()}
+	m.resize(16)
+	return m
 }
 
 func (m *members) count() int { return len(m.offs) - 1 }
@@ -40,36 +48,38 @@ func (m *members) name(h uint32) string {
 }
 
 // find returns the table slot of id: the one holding its handle, or the empty one where it
-// would go.
-func (m *members) find(id string) (i int, h uint32, ok bool) {
+// would go, and the entry's tag.
+func (m *members) find(id string) (i int, h uint32, tag uint32, ok bool) {
+	hash := maphash.String(m.seed, id)
+	tag = uint32(hash>>32) & m.tagMask
 	mask := len(m.table) - 1
-	for i = int(maphash.String(m.seed, id)) & mask; ; i = (i + 1) & mask {
+	for i = int(hash) & mask; ; i = (i + 1) & mask {
 		v := m.table[i]
 		if v == 0 {
-			return i, 0, false
+			return i, 0, tag, false
 		}
-		if m.name(v-1) == id {
-			return i, v - 1, true
+		if v&m.tagMask == tag && m.name(v&^m.tagMask-1) == id {
+			return i, v&^m.tagMask - 1, tag, true
 		}
 	}
 }
 
 func (m *members) lookup(id string) (uint32, bool) {
-	_, h, ok := m.find(id)
+	_, h, _, ok := m.find(id)
 	return h, ok
 }
 
 func (m *members) intern(id string) uint32 {
-	i, h, ok := m.find(id)
+	i, h, tag, ok := m.find(id)
 	if ok {
 		return h
 	}
 	h = uint32(m.count())
 	m.arena = append(m.arena, id...)
 	m.offs = append(m.offs, uint32(len(m.arena)))
-	m.table[i] = h + 1
+	m.table[i] = h + 1 | tag
 	if 4*m.count() > 3*len(m.table) {
-		m.grow()
+		m.resize(2 * len(m.table))
 	}
 	return h
 }
@@ -84,20 +94,20 @@ func (m *members) internAt(id string, hint uint32) uint32 {
 	return m.intern(id)
 }
 
-func (m *members) grow() {
-	t := make([]uint32, 2*len(m.table))
-	mask := len(t) - 1
-	for _, v := range m.table {
-		if v == 0 {
-			continue
-		}
-		i := int(maphash.String(m.seed, m.name(v-1))) & mask
-		for t[i] != 0 {
+// resize makes the table n slots (a power of two above the handles) and puts every handle
+// back in it. The tag takes the bits above those handle+1 can need in a table of n.
+func (m *members) resize(n int) {
+	m.table = make([]uint32, n)
+	m.tagMask = ^uint32(0) << bits.Len(uint(n-1))
+	mask := n - 1
+	for h := range m.count() {
+		hash := maphash.String(m.seed, m.name(uint32(h)))
+		i := int(hash) & mask
+		for m.table[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t[i] = v
+		m.table[i] = uint32(h) + 1 | uint32(hash>>32)&m.tagMask
 	}
-	m.table = t
 }
 
 // tie orders members whose score and reached_at are equal: by their ids' bytes.
@@ -177,6 +187,17 @@ func (s *slots) set(h uint32, v slot, handles int) {
 		s.n++
 	}
 	*p = v
+}
+
+// reserve lays an empty span out for n entries: in chunks when set would switch to them by
+// n, else in a map made for n. Recovery, which knows n before it sets any, spares the map
+// that set fills and drops on the way to chunks.
+func (s *slots) reserve(n, handles int) {
+	if n > denseAbove && 5*n > 2*handles {
+		s.cover(max(handles, 1))
+		return
+	}
+	s.sparse = make(map[uint32]slot, n)
 }
 
 // cover adds chunks until the first n handles have slots.

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -64,10 +67,11 @@ func (e *Store) recover() error {
 		return err
 	}
 	now := e.now()
+	var gathered []handleSlot // recoverWindow's, kept from one window to the next
 	for _, cfg := range cfgs {
 		b := newBoard(cfg)
 		for _, w := range b.windows {
-			if err := e.recoverWindow(b, w, now, asOf); err != nil {
+			if err := e.recoverWindow(b, w, now, asOf, &gathered); err != nil {
 				return err
 			}
 		}
@@ -93,7 +97,7 @@ func (e *Store) recover() error {
 	return nil
 }
 
-func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]uint64) error {
+func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]uint64, gathered *[]handleSlot) error {
 	id := b.cfg.ID
 	if v, ok, err := get(e.db, key(tagWindow, id, w.name)); err != nil {
 		return err
@@ -138,11 +142,23 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 	}
 	// The aggregates of open periods, one period after another, each in member order. Their
 	// trees are built once replay has added what they lack (buildTrees).
+	// A span's entries are gathered first, so that its slots are laid out once for all of
+	// them (slots.reserve).
 	ap := prefix(tagAgg, id, w.name)
 	var sp *span
 	var hint uint32
+	fill := func() {
+		if sp != nil {
+			sp.slots.reserve(len(*gathered), b.members.count())
+			for _, g := range *gathered {
+				sp.slots.set(g.h, g.v, b.members.count())
+			}
+		}
+		*gathered = (*gathered)[:0]
+	}
 	err := scanPrefix(e.db, ap, func(k, v []byte) error {
 		if s := readTime(k[len(ap):]); sp == nil || s != sp.start {
+			fill()
 			end := int64(0)
 			if w.w.IsCalendar() {
 				end = b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(s)).End.UnixMilli()
@@ -165,10 +181,17 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 		member := unsafe.String(&k[len(ap)+8], len(k)-len(ap)-8)
 		h := b.members.internAt(member, hint)
 		hint = h + 1
-		sp.slots.set(h, slot(a), b.members.count())
+		*gathered = append(*gathered, handleSlot{h, slot(a)})
 		return nil
 	})
+	fill()
 	return err
+}
+
+// handleSlot is a member's aggregate in a span, as recovery reads it.
+type handleSlot struct {
+	h uint32
+	v slot
 }
 
 // recoverRolling builds a rolling window's current span from its stored buckets, merging
@@ -203,6 +226,7 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, er
 		return nil, err
 	}
 	sp := &span{start: start, end: end}
+	sp.slots.reserve(countFunc(aggs, laurel.Agg.Present), b.members.count())
 	for h, a := range aggs {
 		if a.Present() {
 			sp.slots.set(uint32(h), slot(fromAgg(a)), b.members.count())
@@ -212,25 +236,40 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, er
 }
 
 // buildTrees builds the tree of each span recovered without one, from its slots: hidden
-// members have aggregates but no place in trees.
+// members have aggregates but no place in trees. Spans are built side by side, one a core:
+// sorting their keys is most of it, and nothing else runs while Open recovers.
 func (e *Store) buildTrees() {
-	var keys []rank.Key
-	for _, b := range e.boards {
-		for _, w := range b.windows {
-			for _, sp := range w.open {
-				if sp.tree != nil {
-					continue
-				}
-				keys = keys[:0]
-				sp.slots.each(func(h uint32, v slot) {
-					if len(e.hidden) == 0 || !e.hidden[b.members.name(h)] {
+	type todo struct {
+		b  *board
+		sp *span
+	}
+	work := make(chan todo)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			var keys []rank.Key
+			for t := range work {
+				keys = slices.Grow(keys[:0], t.sp.slots.n)
+				t.sp.slots.each(func(h uint32, v slot) {
+					if len(e.hidden) == 0 || !e.hidden[t.b.members.name(h)] {
 						keys = append(keys, treeKey(h, v))
 					}
 				})
-				sp.tree = loadTree(b, sp, keys)
+				t.sp.tree = loadTree(t.b, t.sp, keys)
+			}
+		})
+	}
+	for _, b := range e.boards {
+		for _, w := range b.windows {
+			for _, sp := range w.open {
+				if sp.tree == nil {
+					work <- todo{b, sp}
+				}
 			}
 		}
 	}
+	close(work)
+	wg.Wait()
 }
 
 // errEarlierVersion is Open's answer on a store whose events an earlier version keyed by
@@ -254,4 +293,15 @@ func refuseEarlierVersion(db *pebble.DB) error {
 		}
 	}
 	return nil
+}
+
+// countFunc returns how many elements of s satisfy f.
+func countFunc[T any](s []T, f func(T) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
+		}
+	}
+	return n
 }
