@@ -15,13 +15,22 @@ import (
 // The store is written far more than it is read (reads are of ids, old buckets and closed
 // periods; ranks are in memory), and Pebble's flushes keep every version of a key, so a
 // hot member's aggregate rewritten by each checkpoint reaches L0 each time: compactions were
-// a third of the CPU. Level 0 is allowed twice Pebble's default files before it is compacted,
-// and the base level four times its default bytes: fewer, larger compactions that meet more
-// versions of a key and drop them (docs/benchmarks.md, "Compactions").
+// a third of the CPU. The base level holds four times Pebble's default bytes, and level 0
+// many more files (below): fewer, larger compactions that meet more versions of a key and
+// drop them (docs/benchmarks.md, "Compactions").
 //
 // Pebble reserves the memory of its memtables (the active one and one being flushed) out of
 // the block cache: a cache no larger than two memtables caches nothing at all, and every read
 // goes to the file. So the cache is sized cacheSize beyond them.
+//
+// Each seal ingests its member index and ids as files whose keys fall among those of every
+// seal before (keyed by member and by id), so they land in level 0, and each compaction of
+// level 0 rewrites all the earlier seals' index and ids with them: at 1M members a quarter of
+// the server's CPU. Level 0 is compacted at 32 sublevels (stopping writes at 128), so that a
+// compaction takes in four times as many seals for each rewrite of what is below. And a new
+// store writes tables of rows (Pebble's v4 format), not its newer columns, which cost more to
+// write per key than our point reads and scans gain from them (docs/benchmarks.md, "Level 0
+// and the seals' index"). A store made by an earlier version keeps its format.
 func openStore(dir string, opts Options) (*pebble.DB, *pebble.Options, error) {
 	o := &pebble.Options{
 		CacheSize:          opts.CacheSize + 2*opts.MemTableSize,
@@ -34,9 +43,10 @@ func openStore(dir string, opts Options) (*pebble.DB, *pebble.Options, error) {
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	o.L0CompactionThreshold = 8
+	o.FormatMajorVersion = pebble.FormatFlushableIngestExcises // Pebble never lowers a store's format
+	o.L0CompactionThreshold = 32
 	o.L0CompactionFileThreshold = 1000
-	o.L0StopWritesThreshold = 32
+	o.L0StopWritesThreshold = 128
 	o.LBaseMaxBytes = 256 << 20
 	o.EnsureDefaults()
 	db, err := pebble.Open(dir, o)
