@@ -1,11 +1,17 @@
 package embedded_test
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // TestMembers: the member table gives each id one handle, in the order ids first came, and
@@ -51,5 +57,69 @@ func TestMembers(t *testing.T) {
 	}
 	if m.Count() != n {
 		t.Fatalf("lookups changed the count: %d", m.Count())
+	}
+}
+
+// TestRestartFindsMembersOfEveryWindow: Open recovers a board's first window alone, interning
+// its members, and the others side by side, finding theirs among those; a member that only a
+// later window holds is interned after them. Here the first window (today) holds a tenth of
+// the members that the week and the last seven days hold: every member keeps its score and
+// rank in every window across a restart.
+func TestRestartFindsMembersOfEveryWindow(t *testing.T) {
+	ctx := context.Background()
+	c := laureltest.NewClock("2026-11-17T12:00:00Z") // a Tuesday: Friday is in the same week
+	dir := t.TempDir()
+	windows := []string{"day", "week", "last7d"}
+	type standing struct {
+		rank         int
+		score, since int64
+	}
+	read := func(e *embedded.Store) map[string]standing {
+		got := make(map[string]standing)
+		for _, w := range windows {
+			for i := range 200 {
+				m := fmt.Sprintf("m%03d", i)
+				r, err := e.Member(ctx, laurel.Query{Board: "b", Window: w}, m)
+				if laurel.ErrorCode(err) == laurel.ENotFound {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[w+" "+m] = standing{r.Entry.Rank, r.Entry.Score, r.Entry.ReachedAt}
+			}
+		}
+		return got
+	}
+	e, err := embedded.Open(dir, embedded.Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: windows, LateLimit: ptr("1h")}) // Tuesday's day closes
+	for i := range 200 {
+		if i%10 == 0 {
+			continue // today's
+		}
+		submit(t, e, laurel.Event{Board: "b", Member: fmt.Sprintf("m%03d", i), Value: int64(i%7 + 1)})
+	}
+	c.Advance(3 * 24 * time.Hour)
+	for i := 0; i < 200; i += 10 {
+		submit(t, e, laurel.Event{Board: "b", Member: fmt.Sprintf("m%03d", i), Value: int64(i%5 + 1)})
+	}
+	before := read(e)
+	if n := len(before); n != 20+200+200 {
+		t.Fatalf("%d entries before the restart, want 420", n)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := read(testStore(t, dir, c))
+	if !maps.Equal(before, after) {
+		for k, v := range before {
+			if after[k] != v {
+				t.Errorf("%s: %+v before the restart, %+v after", k, v, after[k])
+			}
+		}
+		t.Fatalf("%d entries before, %d after", len(before), len(after))
 	}
 }

@@ -3,9 +3,11 @@ package embedded
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -67,13 +69,10 @@ func (e *Store) recover() error {
 		return err
 	}
 	now := e.now()
-	var gathered []handleSlot // recoverWindow's, kept from one window to the next
 	for _, cfg := range cfgs {
 		b := newBoard(cfg)
-		for _, w := range b.windows {
-			if err := e.recoverWindow(b, w, now, asOf, &gathered); err != nil {
-				return err
-			}
+		if err := e.recoverWindows(b, now, asOf); err != nil {
+			return err
 		}
 		e.boards[cfg.ID] = b
 	}
@@ -97,7 +96,65 @@ func (e *Store) recover() error {
 	return nil
 }
 
-func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]uint64, gathered *[]handleSlot) error {
+// recoverWindows recovers a board's windows: the first (all, if the board has it) alone,
+// interning its members, then the others side by side, one a core, each finding its members
+// among those and noting the few it does not find, which are interned once they are done.
+// Scanning the stored aggregates is most of an open, and nothing else runs meanwhile.
+func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64) error {
+	if len(b.windows) == 0 {
+		return nil
+	}
+	first := max(slices.IndexFunc(b.windows, func(w *window) bool { return w.w.Kind == laurel.WindowAll }), 0)
+	var gathered []handleSlot
+	if err := e.recoverWindow(b, b.windows[first], now, asOf, &gathered, nil); err != nil {
+		return err
+	}
+	type result struct {
+		asOf   map[string]uint64
+		missed []missedEntry
+		err    error
+	}
+	results := make([]result, len(b.windows))
+	turns := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, w := range b.windows {
+		if i == first {
+			continue
+		}
+		r := &results[i]
+		r.asOf = make(map[string]uint64)
+		wg.Go(func() {
+			turns <- struct{}{}
+			defer func() { <-turns }()
+			var gathered []handleSlot
+			r.err = e.recoverWindow(b, w, now, r.asOf, &gathered, &r.missed)
+		})
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.err != nil {
+			return r.err
+		}
+		maps.Copy(asOf, r.asOf)
+		for _, m := range r.missed {
+			m.sp.slots.set(b.members.intern(m.member), m.v, b.members.count())
+		}
+	}
+	return nil
+}
+
+// missedEntry is an aggregate whose member a window recovered alongside others did not find
+// interned (recoverWindows).
+type missedEntry struct {
+	sp     *span
+	member string
+	v      slot
+}
+
+// recoverWindow recovers one window of b. With missed nil it interns the members it reads;
+// else it only finds them, as other windows are recovered alongside, and adds those not
+// interned yet to missed, for the caller to set once they are.
+func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]uint64, gathered *[]handleSlot, missed *[]missedEntry) error {
 	id := b.cfg.ID
 	if v, ok, err := get(e.db, key(tagWindow, id, w.name)); err != nil {
 		return err
@@ -133,7 +190,7 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 
 	if w.w.IsRolling() {
 		s, en := b.cfg.Calendar().Span(w.w, time.UnixMilli(now))
-		sp, err := e.recoverRolling(b, w, s.UnixMilli(), en.UnixMilli())
+		sp, err := e.recoverRolling(b, w, s.UnixMilli(), en.UnixMilli(), missed)
 		w.open = []*span{sp}
 		return err
 	}
@@ -179,7 +236,11 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 		}
 		// The id is valid only during the call: intern copies it into its arena.
 		member := unsafe.String(&k[len(ap)+8], len(k)-len(ap)-8)
-		h := b.members.internAt(member, hint)
+		h, ok := handleOf(b, member, hint, missed == nil)
+		if !ok {
+			*missed = append(*missed, missedEntry{sp, strings.Clone(member), slot(a)})
+			return nil
+		}
 		hint = h + 1
 		*gathered = append(*gathered, handleSlot{h, slot(a)})
 		return nil
@@ -197,10 +258,11 @@ type handleSlot struct {
 // recoverRolling builds a rolling window's current span from its stored buckets, merging
 // them per member in a slice indexed by handle: each bucket is scanned in member order. Its
 // tree is built once replay has added what the span lacks (buildTrees).
-func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, error) {
+func (e *Store) recoverRolling(b *board, w *window, start, end int64, missed *[]missedEntry) (*span, error) {
 	id := b.cfg.ID
 	p := prefix(tagAgg, id, w.name)
 	aggs := make([]laurel.Agg, b.members.count())
+	var others map[string]laurel.Agg // of members not interned yet, when missed is not nil
 	bucket := int64(noTime)
 	var hint uint32
 	err := scan(e.db, spanPrefix(tagAgg, id, w.name, start), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
@@ -211,7 +273,17 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, er
 		if err != nil {
 			return err
 		}
-		h := b.members.internAt(unsafe.String(&k[len(p)+8], len(k)-len(p)-8), hint)
+		member := unsafe.String(&k[len(p)+8], len(k)-len(p)-8)
+		h, ok := handleOf(b, member, hint, missed == nil)
+		if !ok {
+			if others == nil {
+				others = make(map[string]laurel.Agg)
+			}
+			if c, err := laurel.Merge(b.cfg.Mode, b.cfg.Order, others[member], toAgg(a, true)); err == nil {
+				others[strings.Clone(member)] = c
+			}
+			return nil
+		}
 		hint = h + 1
 		for int(h) >= len(aggs) {
 			aggs = append(aggs, laurel.Agg{})
@@ -232,7 +304,23 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64) (*span, er
 			sp.slots.set(uint32(h), slot(fromAgg(a)), b.members.count())
 		}
 	}
+	for member, a := range others {
+		*missed = append(*missed, missedEntry{sp, member, slot(fromAgg(a))})
+	}
 	return sp, nil
+}
+
+// handleOf returns member's handle in b, interning it when intern is set; else it only finds
+// it, ok false when it is not interned. hint is its handle when members come in the order
+// they were interned.
+func handleOf(b *board, member string, hint uint32, intern bool) (h uint32, ok bool) {
+	if intern {
+		return b.members.internAt(member, hint), true
+	}
+	if int(hint) < b.members.count() && b.members.name(hint) == member {
+		return hint, true
+	}
+	return b.members.lookup(member)
 }
 
 // buildTrees builds the tree of each span recovered without one, from its slots: hidden
