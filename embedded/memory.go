@@ -21,11 +21,10 @@ import (
 // lookup reads one other id's bytes about never, instead of one for each entry its probe
 // passes (recovery's scans intern millions of new ids, each passing several).
 type members struct {
-	arena   []byte   // every id, back to back; only ever appended to
-	offs    []uint32 // handle h's id is arena[offs[h]:offs[h+1]]
-	table   []uint32 // handle+1 | tag, by hash; 0 for an empty slot; len is a power of two
-	tagMask uint32   // the bits of an entry that hold the tag
-	seed    maphash.Seed
+	arena []byte   // every id, back to back; only ever appended to
+	offs  []uint32 // handle h's id is arena[offs[h]:offs[h+1]]
+	table []uint32 // handle+1 | tag, by hash; 0 for an empty slot; len is a power of two
+	seed  maphash.Seed
 }
 
 func newMembers() *members {
@@ -35,6 +34,10 @@ func newMembers() *members {
 }
 
 func (m *members) count() int { return len(m.offs) - 1 }
+
+// tagMask is the bits of a table entry that hold the tag: those above what handle+1 can need
+// in a table of its size.
+func (m *members) tagMask() uint32 { return ^uint32(0) << bits.Len(uint(len(m.table)-1)) }
 
 // name returns the id of handle h. The string shares the arena's bytes, which are never
 // written again once appended (a growing arena is copied, and the old array stays as long
@@ -51,15 +54,16 @@ func (m *members) name(h uint32) string {
 // would go, and the entry's tag.
 func (m *members) find(id string) (i int, h uint32, tag uint32, ok bool) {
 	hash := maphash.String(m.seed, id)
-	tag = uint32(hash>>32) & m.tagMask
+	tags := m.tagMask()
+	tag = uint32(hash>>32) & tags
 	mask := len(m.table) - 1
 	for i = int(hash) & mask; ; i = (i + 1) & mask {
 		v := m.table[i]
 		if v == 0 {
 			return i, 0, tag, false
 		}
-		if v&m.tagMask == tag && m.name(v&^m.tagMask-1) == id {
-			return i, v&^m.tagMask - 1, tag, true
+		if v&tags == tag && m.name(v&^tags-1) == id {
+			return i, v&^tags - 1, tag, true
 		}
 	}
 }
@@ -84,12 +88,19 @@ func (m *members) intern(id string) uint32 {
 	return h
 }
 
-// internAt is intern for ids arriving in the order they were first interned in, as the
-// scans of recovery do (each scans one window in member order): when hint is id's handle it
-// costs one comparison.
-func (m *members) internAt(id string, hint uint32) uint32 {
+// lookupAt and internAt are lookup and intern for ids arriving in the order they were first
+// interned in, as the scans of recovery do (each scans one window in member order): when
+// hint is id's handle they cost one comparison.
+func (m *members) lookupAt(id string, hint uint32) (uint32, bool) {
 	if int(hint) < m.count() && m.name(hint) == id {
-		return hint
+		return hint, true
+	}
+	return m.lookup(id)
+}
+
+func (m *members) internAt(id string, hint uint32) uint32 {
+	if h, ok := m.lookupAt(id, hint); ok {
+		return h
 	}
 	return m.intern(id)
 }
@@ -98,15 +109,14 @@ func (m *members) internAt(id string, hint uint32) uint32 {
 // back in it. The tag takes the bits above those handle+1 can need in a table of n.
 func (m *members) resize(n int) {
 	m.table = make([]uint32, n)
-	m.tagMask = ^uint32(0) << bits.Len(uint(n-1))
-	mask := n - 1
+	tags, mask := m.tagMask(), n-1
 	for h := range m.count() {
 		hash := maphash.String(m.seed, m.name(uint32(h)))
 		i := int(hash) & mask
 		for m.table[i] != 0 {
 			i = (i + 1) & mask
 		}
-		m.table[i] = uint32(h) + 1 | uint32(hash>>32)&m.tagMask
+		m.table[i] = uint32(h) + 1 | uint32(hash>>32)&tags
 	}
 }
 
@@ -189,15 +199,24 @@ func (s *slots) set(h uint32, v slot, handles int) {
 	*p = v
 }
 
-// reserve lays an empty span out for n entries: in chunks when set would switch to them by
-// n, else in a map made for n. Recovery, which knows n before it sets any, spares the map
-// that set fills and drops on the way to chunks.
-func (s *slots) reserve(n, handles int) {
-	if n > denseAbove && 5*n > 2*handles {
+// load sets the entries of an empty span, laid out once for their number: in chunks when set
+// would switch to them by then, else in a map made to size. Recovery, which reads a span's
+// entries before it sets any, thus spares the map that set fills and drops on the way.
+func (s *slots) load(entries []handleSlot, handles int) {
+	if n := len(entries); n > denseAbove && 5*n > 2*handles {
 		s.cover(max(handles, 1))
-		return
+	} else {
+		s.sparse = make(map[uint32]slot, n)
 	}
-	s.sparse = make(map[uint32]slot, n)
+	for _, e := range entries {
+		s.set(e.h, e.v, handles)
+	}
+}
+
+// handleSlot is a member's aggregate in a span, as recovery reads it.
+type handleSlot struct {
+	h uint32
+	v slot
 }
 
 // cover adds chunks until the first n handles have slots.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -105,42 +106,39 @@ func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64) erro
 		return nil
 	}
 	first := max(slices.IndexFunc(b.windows, func(w *window) bool { return w.w.Kind == laurel.WindowAll }), 0)
-	var gathered []handleSlot
-	if err := e.recoverWindow(b, b.windows[first], now, asOf, &gathered, nil); err != nil {
+	if err := e.recoverWindow(b, b.windows[first], now, &windowScan{intern: true, asOf: asOf}); err != nil {
 		return err
 	}
-	type result struct {
-		asOf   map[string]uint64
-		missed []missedEntry
-		err    error
-	}
-	results := make([]result, len(b.windows))
-	turns := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, w := range b.windows {
-		if i == first {
-			continue
+	rest := slices.Delete(slices.Clone(b.windows), first, first+1)
+	var scans []*windowScan
+	onCores(len(rest), func() func(int) {
+		sc := &windowScan{asOf: make(map[string]uint64)}
+		scans = append(scans, sc)
+		return func(i int) {
+			if sc.err == nil {
+				sc.err = e.recoverWindow(b, rest[i], now, sc)
+			}
 		}
-		r := &results[i]
-		r.asOf = make(map[string]uint64)
-		wg.Go(func() {
-			turns <- struct{}{}
-			defer func() { <-turns }()
-			var gathered []handleSlot
-			r.err = e.recoverWindow(b, w, now, r.asOf, &gathered, &r.missed)
-		})
-	}
-	wg.Wait()
-	for _, r := range results {
-		if r.err != nil {
-			return r.err
+	})
+	for _, sc := range scans {
+		if sc.err != nil {
+			return sc.err
 		}
-		maps.Copy(asOf, r.asOf)
-		for _, m := range r.missed {
+		maps.Copy(asOf, sc.asOf)
+		for _, m := range sc.missed {
 			m.sp.slots.set(b.members.intern(m.member), m.v, b.members.count())
 		}
 	}
 	return nil
+}
+
+// windowScan is what the recovery of windows carries from one window to the next.
+type windowScan struct {
+	intern   bool              // intern the members read; else find them, noting in missed those not yet interned
+	asOf     map[string]uint64 // the aggregates that count events from where replay starts (recover)
+	gathered []handleSlot      // a span's entries, read before they are set (slots.load)
+	missed   []missedEntry
+	err      error
 }
 
 // missedEntry is an aggregate whose member a window recovered alongside others did not find
@@ -151,10 +149,38 @@ type missedEntry struct {
 	v      slot
 }
 
-// recoverWindow recovers one window of b. With missed nil it interns the members it reads;
-// else it only finds them, as other windows are recovered alongside, and adds those not
-// interned yet to missed, for the caller to set once they are.
-func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]uint64, gathered *[]handleSlot, missed *[]missedEntry) error {
+// handle returns member's handle in b, ok false when the scan only finds members and b has
+// not interned it yet. hint is its handle when members come in the order they were interned.
+func (sc *windowScan) handle(b *board, member string, hint uint32) (h uint32, ok bool) {
+	if sc.intern {
+		return b.members.internAt(member, hint), true
+	}
+	return b.members.lookupAt(member, hint)
+}
+
+// onCores calls work(i) for each i below n, on up to one goroutine a core, and returns when
+// all are done. Each goroutine takes its work function from newWorker, called in turn on the
+// caller's goroutine before any runs, so that it can keep state of its own between items.
+func onCores(n int, newWorker func() func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		work := newWorker()
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				work(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// recoverWindow recovers one window of b, through sc.
+func (e *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) error {
 	id := b.cfg.ID
 	if v, ok, err := get(e.db, key(tagWindow, id, w.name)); err != nil {
 		return err
@@ -190,7 +216,7 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 
 	if w.w.IsRolling() {
 		s, en := b.cfg.Calendar().Span(w.w, time.UnixMilli(now))
-		sp, err := e.recoverRolling(b, w, s.UnixMilli(), en.UnixMilli(), missed)
+		sp, err := e.recoverRolling(b, w, s.UnixMilli(), en.UnixMilli(), sc)
 		w.open = []*span{sp}
 		return err
 	}
@@ -198,20 +224,16 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 		initWindow(b, w, now)
 	}
 	// The aggregates of open periods, one period after another, each in member order. Their
-	// trees are built once replay has added what they lack (buildTrees).
-	// A span's entries are gathered first, so that its slots are laid out once for all of
-	// them (slots.reserve).
+	// trees are built once replay has added what they lack (buildTrees). A span's entries
+	// are gathered first, so that its slots are laid out once for all of them (slots.load).
 	ap := prefix(tagAgg, id, w.name)
 	var sp *span
 	var hint uint32
 	fill := func() {
 		if sp != nil {
-			sp.slots.reserve(len(*gathered), b.members.count())
-			for _, g := range *gathered {
-				sp.slots.set(g.h, g.v, b.members.count())
-			}
+			sp.slots.load(sc.gathered, b.members.count())
 		}
-		*gathered = (*gathered)[:0]
+		sc.gathered = sc.gathered[:0]
 	}
 	err := scanPrefix(e.db, ap, func(k, v []byte) error {
 		if s := readTime(k[len(ap):]); sp == nil || s != sp.start {
@@ -232,37 +254,31 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, asOf map[string]ui
 			return err
 		}
 		if seq > 0 && seq >= e.cp.replayFrom {
-			asOf[string(k)] = seq
+			sc.asOf[string(k)] = seq
 		}
 		// The id is valid only during the call: intern copies it into its arena.
 		member := unsafe.String(&k[len(ap)+8], len(k)-len(ap)-8)
-		h, ok := handleOf(b, member, hint, missed == nil)
+		h, ok := sc.handle(b, member, hint)
 		if !ok {
-			*missed = append(*missed, missedEntry{sp, strings.Clone(member), slot(a)})
+			sc.missed = append(sc.missed, missedEntry{sp, strings.Clone(member), slot(a)})
 			return nil
 		}
 		hint = h + 1
-		*gathered = append(*gathered, handleSlot{h, slot(a)})
+		sc.gathered = append(sc.gathered, handleSlot{h, slot(a)})
 		return nil
 	})
 	fill()
 	return err
 }
 
-// handleSlot is a member's aggregate in a span, as recovery reads it.
-type handleSlot struct {
-	h uint32
-	v slot
-}
-
 // recoverRolling builds a rolling window's current span from its stored buckets, merging
 // them per member in a slice indexed by handle: each bucket is scanned in member order. Its
 // tree is built once replay has added what the span lacks (buildTrees).
-func (e *Store) recoverRolling(b *board, w *window, start, end int64, missed *[]missedEntry) (*span, error) {
+func (e *Store) recoverRolling(b *board, w *window, start, end int64, sc *windowScan) (*span, error) {
 	id := b.cfg.ID
 	p := prefix(tagAgg, id, w.name)
 	aggs := make([]laurel.Agg, b.members.count())
-	var others map[string]laurel.Agg // of members not interned yet, when missed is not nil
+	var others map[string]laurel.Agg // of members not interned yet (windowScan.missed)
 	bucket := int64(noTime)
 	var hint uint32
 	err := scan(e.db, spanPrefix(tagAgg, id, w.name, start), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
@@ -274,7 +290,7 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64, missed *[]
 			return err
 		}
 		member := unsafe.String(&k[len(p)+8], len(k)-len(p)-8)
-		h, ok := handleOf(b, member, hint, missed == nil)
+		h, ok := sc.handle(b, member, hint)
 		if !ok {
 			if others == nil {
 				others = make(map[string]laurel.Agg)
@@ -298,66 +314,50 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64, missed *[]
 		return nil, err
 	}
 	sp := &span{start: start, end: end}
-	sp.slots.reserve(countFunc(aggs, laurel.Agg.Present), b.members.count())
+	sc.gathered = sc.gathered[:0]
 	for h, a := range aggs {
 		if a.Present() {
-			sp.slots.set(uint32(h), slot(fromAgg(a)), b.members.count())
+			sc.gathered = append(sc.gathered, handleSlot{uint32(h), slot(fromAgg(a))})
 		}
 	}
+	sp.slots.load(sc.gathered, b.members.count())
 	for member, a := range others {
-		*missed = append(*missed, missedEntry{sp, member, slot(fromAgg(a))})
+		sc.missed = append(sc.missed, missedEntry{sp, member, slot(fromAgg(a))})
 	}
 	return sp, nil
-}
-
-// handleOf returns member's handle in b, interning it when intern is set; else it only finds
-// it, ok false when it is not interned. hint is its handle when members come in the order
-// they were interned.
-func handleOf(b *board, member string, hint uint32, intern bool) (h uint32, ok bool) {
-	if intern {
-		return b.members.internAt(member, hint), true
-	}
-	if int(hint) < b.members.count() && b.members.name(hint) == member {
-		return hint, true
-	}
-	return b.members.lookup(member)
 }
 
 // buildTrees builds the tree of each span recovered without one, from its slots: hidden
 // members have aggregates but no place in trees. Spans are built side by side, one a core:
 // sorting their keys is most of it, and nothing else runs while Open recovers.
 func (e *Store) buildTrees() {
-	type todo struct {
+	type spanOf struct {
 		b  *board
 		sp *span
 	}
-	work := make(chan todo)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			var keys []rank.Key
-			for t := range work {
-				keys = slices.Grow(keys[:0], t.sp.slots.n)
-				t.sp.slots.each(func(h uint32, v slot) {
-					if len(e.hidden) == 0 || !e.hidden[t.b.members.name(h)] {
-						keys = append(keys, treeKey(h, v))
-					}
-				})
-				t.sp.tree = loadTree(t.b, t.sp, keys)
-			}
-		})
-	}
+	var todo []spanOf
 	for _, b := range e.boards {
 		for _, w := range b.windows {
 			for _, sp := range w.open {
 				if sp.tree == nil {
-					work <- todo{b, sp}
+					todo = append(todo, spanOf{b, sp})
 				}
 			}
 		}
 	}
-	close(work)
-	wg.Wait()
+	onCores(len(todo), func() func(int) {
+		var keys []rank.Key
+		return func(i int) {
+			b, sp := todo[i].b, todo[i].sp
+			keys = slices.Grow(keys[:0], sp.slots.n)
+			sp.slots.each(func(h uint32, v slot) {
+				if len(e.hidden) == 0 || !e.hidden[b.members.name(h)] {
+					keys = append(keys, treeKey(h, v))
+				}
+			})
+			sp.tree = loadTree(b, sp, keys)
+		}
+	})
 }
 
 // errEarlierVersion is Open's answer on a store whose events an earlier version keyed by
@@ -381,15 +381,4 @@ func refuseEarlierVersion(db *pebble.DB) error {
 		}
 	}
 	return nil
-}
-
-// countFunc returns how many elements of s satisfy f.
-func countFunc[T any](s []T, f func(T) bool) int {
-	n := 0
-	for _, v := range s {
-		if f(v) {
-			n++
-		}
-	}
-	return n
 }
