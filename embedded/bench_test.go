@@ -86,7 +86,7 @@ func BenchmarkMemory(b *testing.B) {
 		c := &laureltest.Clock{}
 		c.Set(laurel.FormatTime(time.Now().UnixMilli()))
 		before, rssBefore := heapInUse(), rss()
-		e, err := embedded.Open(b.TempDir(), embedded.Options{Now: c.Now})
+		e, err := embedded.Open(b.TempDir(), embedded.Options{Now: c.Now, CheckpointLag: *benchLag})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -43,6 +43,8 @@ type bucket struct {
 	start int64
 	slots slots
 	dirty bitset // handles whose aggregate the store does not hold yet (checkpoint.go)
+	// cpTarget names the bucket in the checkpoint queue's entries while any does.
+	cpTarget uint32
 }
 
 // reachBucket makes the bucket of w at start the newest in memory when it is later than the

@@ -14,11 +14,11 @@ import (
 // closed period holds as many ranks as it says.
 //
 // It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
-// that the two can be compared.
+// that the two can be compared, and checks that the checkpoint queue then names nothing.
 func (e *Store) Check() error {
 	err := e.do(context.Background(), &op{exclusive: true, run: func(tx *txn) error {
 		e.checkpoint(tx, true)
-		return nil
+		return e.checkQueueEmpty()
 	}})
 	if err != nil {
 		return err
@@ -32,6 +32,33 @@ func (e *Store) Check() error {
 		for _, w := range b.windows {
 			if err := e.checkWindow(b, w); err != nil {
 				return fmt.Errorf("board %s window %s: %w", b.cfg.ID, w.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkQueueEmpty verifies, once every dirty aggregate is checkpointed, that nothing of the
+// queue is left: no run, no target in use, no span or bucket that says it is one.
+func (e *Store) checkQueueEmpty() error {
+	cp := &e.cp
+	if _, ok := cp.queue.oldest(); ok || len(cp.runs) > cp.runsHead {
+		return fmt.Errorf("checkpoint queue: entries or runs left after a full checkpoint")
+	}
+	if len(cp.free) != len(cp.targets) {
+		return fmt.Errorf("checkpoint queue: %d targets, %d free", len(cp.targets), len(cp.free))
+	}
+	for _, b := range e.boards {
+		for _, w := range b.windows {
+			for _, sp := range w.open {
+				if sp.cpTarget != 0 {
+					return fmt.Errorf("board %s window %s: span %d still a checkpoint target", b.cfg.ID, w.name, sp.start)
+				}
+			}
+			for _, bk := range append([]*bucket{w.newest}, w.retired...) {
+				if bk != nil && bk.cpTarget != 0 {
+					return fmt.Errorf("board %s window %s: bucket %d still a checkpoint target", b.cfg.ID, w.name, bk.start)
+				}
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"math"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/laurel/laurel"
@@ -25,21 +26,38 @@ import (
 // buckets that do not count it yet. That is at most CheckpointLag events and the rest of
 // their groups, read from the store where they were sealed since, then from the log.
 
-// dirtyEntry is an aggregate in memory that the store does not hold yet: of an open span, or
-// of a rolling window's newest bucket.
+// dirtyEntry is an aggregate in memory that the store does not hold yet: member h's in an
+// open span or a rolling window's newest bucket, named by its target in checkpoints. Eight
+// bytes: the queue holds some five for each event of the last CheckpointLag.
 type dirtyEntry struct {
-	b   *board
-	w   *window
-	sp  *span   // or nil, and
-	bk  *bucket // the bucket
-	h   uint32
-	seq uint64 // the first sequence number of the group that changed it first
+	target uint32 // index in checkpoints.targets, plus one
+	h      uint32
+}
+
+// dirtyTarget is a span or a bucket that entries of the queue are in, and how many.
+type dirtyTarget struct {
+	b    *board
+	w    *window
+	sp   *span   // or nil, and
+	bk   *bucket // the bucket
+	refs int
+}
+
+// seqRun is a run of entries of the queue, in a row, whose first change was in a group whose
+// first sequence number is seq: a group's entries share it, so it is kept once a run.
+type seqRun struct {
+	seq uint64
+	n   int
 }
 
 // checkpoints is the writer's account of what the store does not hold yet.
 type checkpoints struct {
 	queue      dirtyQueue
-	replayFrom uint64 // as stored
+	runs       []seqRun // the queue's, oldest first, from runsHead on
+	runsHead   int
+	targets    []dirtyTarget
+	free       []uint32 // targets no entry names, to use again
+	replayFrom uint64   // as stored
 }
 
 // dirtyQueue holds dirty entries oldest first, in chunks of a fixed size: entries leave from
@@ -53,8 +71,8 @@ type dirtyQueue struct {
 }
 
 const (
-	dirtyChunk     = 1024 // entries of a chunk: 48 KiB
-	maxSpareChunks = 4    // a checkpoint empties a few at once (a group of 2048 events dirties some 3000 entries)
+	dirtyChunk     = 4096 // entries of a chunk: 32 KiB
+	maxSpareChunks = 2    // a checkpoint empties a few at once (a group of 2048 events dirties some 3000 entries)
 )
 
 func (q *dirtyQueue) push(d dirtyEntry) {
@@ -82,7 +100,6 @@ func (q *dirtyQueue) oldest() (dirtyEntry, bool) {
 // pop takes the oldest entry out.
 func (q *dirtyQueue) pop() {
 	first := q.chunks[0]
-	first[q.head] = dirtyEntry{} // what is gone must not keep its board alive
 	if q.head++; q.head == len(first) {
 		q.chunks[0], q.chunks, q.head = nil, q.chunks[1:], 0
 		if len(q.spare) < maxSpareChunks {
@@ -97,13 +114,69 @@ func (q *dirtyQueue) pop() {
 // markDirty notes that the aggregate of handle h in sp (or bk) changed in a group whose first
 // sequence number is seq and is not stored yet. The writer calls it, under the write lock.
 func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, seq uint64) {
-	d := dirtyEntry{b, w, sp, bk, h, seq}
-	_, _, dirty := d.entry()
+	var dirty *bitset
+	var target *uint32
+	if sp != nil {
+		dirty, target = &sp.dirty, &sp.cpTarget
+	} else {
+		dirty, target = &bk.dirty, &bk.cpTarget
+	}
 	if dirty.has(h) {
 		return
 	}
 	dirty.add(h)
-	e.cp.queue.push(d)
+	cp := &e.cp
+	if *target == 0 {
+		t := dirtyTarget{b: b, w: w, sp: sp, bk: bk}
+		if n := len(cp.free); n > 0 {
+			*target, cp.free = cp.free[n-1], cp.free[:n-1]
+			cp.targets[*target-1] = t
+		} else {
+			cp.targets = append(cp.targets, t)
+			*target = uint32(len(cp.targets))
+		}
+	}
+	cp.targets[*target-1].refs++
+	cp.queue.push(dirtyEntry{*target, h})
+	if n := len(cp.runs); n > cp.runsHead && cp.runs[n-1].seq == seq {
+		cp.runs[n-1].n++
+	} else {
+		cp.runs = append(cp.runs, seqRun{seq, 1})
+	}
+}
+
+// oldest returns the oldest dirty entry and the sequence number of its run; false when there
+// is none.
+func (cp *checkpoints) oldest() (dirtyEntry, uint64, bool) {
+	d, ok := cp.queue.oldest()
+	if !ok {
+		return d, 0, false
+	}
+	return d, cp.runs[cp.runsHead].seq, true
+}
+
+// pop takes the oldest entry, d, out, and forgets its target once no entry names it: what is
+// gone must not keep its span or board alive.
+func (cp *checkpoints) pop(d dirtyEntry) {
+	cp.queue.pop()
+	if r := &cp.runs[cp.runsHead]; r.n > 1 {
+		r.n--
+	} else if cp.runsHead++; cp.runsHead == len(cp.runs) {
+		cp.runs, cp.runsHead = cp.runs[:0], 0
+	} else if cp.runsHead >= 64 && 2*cp.runsHead >= len(cp.runs) {
+		cp.runs = cp.runs[:copy(cp.runs, cp.runs[cp.runsHead:])]
+		cp.runsHead = 0
+	}
+	t := &cp.targets[d.target-1]
+	if t.refs--; t.refs == 0 {
+		if t.sp != nil {
+			t.sp.cpTarget = 0
+		} else {
+			t.bk.cpTarget = 0
+		}
+		*t = dirtyTarget{}
+		cp.free = append(cp.free, d.target)
+	}
 }
 
 // checkpoint stages, first in a new group's batch, the aggregates dirty for at least
@@ -112,25 +185,26 @@ func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, s
 // later in the batch, and win.
 func (e *Store) checkpoint(tx *txn, all bool) {
 	for {
-		d, ok := e.cp.queue.oldest()
-		if !ok || !all && d.seq+uint64(e.opts.CheckpointLag) > e.seq {
+		d, seq, ok := e.cp.oldest()
+		if !ok || !all && seq+uint64(e.opts.CheckpointLag) > e.seq {
 			break
 		}
-		e.cp.queue.pop()
-		start, slots, dirty := d.entry()
+		t := e.cp.targets[d.target-1]
+		e.cp.pop(d)
+		start, slots, dirty := t.entry()
 		if !dirty.has(d.h) {
 			continue // stored since: its bucket stopped being the newest (retireBucket)
 		}
 		dirty.remove(d.h)
-		if !e.stillOpen(d) {
+		if !e.stillOpen(t) {
 			continue // its period closed, or its window or board went: nothing to store
 		}
 		v, ok := slots.get(d.h)
-		tx.setAgg(aggKey(d.b.cfg.ID, d.w.name, start, d.b.members.name(d.h)), aggregate(v), ok, e.seq)
+		tx.setAgg(aggKey(t.b.cfg.ID, t.w.name, start, t.b.members.name(d.h)), aggregate(v), ok, e.seq)
 	}
 	from := e.seq + 1
-	if d, ok := e.cp.queue.oldest(); ok {
-		from = d.seq
+	if _, seq, ok := e.cp.oldest(); ok {
+		from = seq
 	}
 	if from == e.cp.replayFrom || len(e.recent.list) == 0 {
 		return // nothing new; with nothing in the log, where replay starts does not matter
@@ -139,28 +213,129 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 	tx.onCommit(nil, func() { e.cp.replayFrom = from })
 }
 
-// entry returns where d's aggregate is in memory: its span's or bucket's start, slots and
+// entry returns where t's entries are in memory: its span's or bucket's start, slots and
 // dirty set.
-func (d *dirtyEntry) entry() (int64, *slots, *bitset) {
-	if d.sp != nil {
-		return d.sp.start, &d.sp.slots, &d.sp.dirty
+func (t *dirtyTarget) entry() (int64, *slots, *bitset) {
+	if t.sp != nil {
+		return t.sp.start, &t.sp.slots, &t.sp.dirty
 	}
-	return d.bk.start, &d.bk.slots, &d.bk.dirty
+	return t.bk.start, &t.bk.slots, &t.bk.dirty
 }
 
-// stillOpen reports whether d's span is still an open span of its window (its bucket the
-// newest), of a board the store still has (a board deleted, or deleted and made again, is
-// another board).
-func (e *Store) stillOpen(d dirtyEntry) bool {
-	if e.boards[d.b.cfg.ID] != d.b {
+// replayedBucket is a rolling window's bucket aggregate of a member as replay reads and
+// changes it.
+type replayedBucket struct {
+	a       aggregate
+	present bool
+	asOf    uint64
+	added   bool
+}
+
+// replayedEvents returns the events that replay goes through, in sequence: those sealed from
+// the number from on, less those retracted, then those in the log.
+func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
+	sealed, err := e.sealedThrough()
+	if err != nil {
+		return nil, err
+	}
+	var events []loggedEvent
+	if from <= sealed {
+		// The retractions of these events, read by range, board by board: a point read
+		// each was most of a replay.
+		retracted := make(map[uint64]bool)
+		for id := range e.boards {
+			err := scan(e.db, retractKey(id, from), retractKey(id, sealed+1), func(k, _ []byte) error {
+				retracted[readU64(k[len(k)-8:])] = true
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		err := scan(e.db, sealedKey(from, ""), sealedKey(sealed+1, ""), func(k, v []byte) error {
+			board, ev, _, err := decodeSealed(readU64(k[1:]), v)
+			if err == nil && !retracted[ev.seq] {
+				events = append(events, loggedEvent{board, ev})
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i := range e.recent.list {
+		if e.recent.list[i].seq >= from {
+			board, ev := e.recent.at(int32(i))
+			events = append(events, loggedEvent{board, ev}) // add leaves out those retracted
+		}
+	}
+	return events, nil
+}
+
+// readBuckets reads into buckets the stored bucket aggregate of every member and bucket of a
+// rolling window that events fall in, in key order through one iterator: read one by one in
+// event order, they were a point read each, most of what replay cost. A bucket stored without
+// a number counts every event through bucketsAsOf.
+func (e *Store) readBuckets(events []loggedEvent, buckets map[string]*replayedBucket, bucketsAsOf uint64) error {
+	var keys []string
+	for _, be := range events {
+		b := e.boards[be.board]
+		if b == nil {
+			continue
+		}
+		for _, w := range b.windows {
+			if w.w.IsRolling() {
+				start, _, _ := b.cfg.Calendar().SpanOf(w.w, be.ts)
+				k := string(aggKey(b.cfg.ID, w.name, start, be.member))
+				if buckets[k] == nil {
+					buckets[k] = &replayedBucket{}
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	pr, err := newPointReader(e.db)
+	if err != nil {
+		return err
+	}
+	defer pr.close()
+	for _, k := range keys {
+		v, ok, err := pr.get([]byte(k))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		rb := buckets[k]
+		rb.present = true
+		if rb.a, rb.asOf, err = decodeAggAsOf(v); err != nil {
+			return err
+		}
+		if len(v) == 16 {
+			rb.asOf = bucketsAsOf
+		}
+	}
+	return nil
+}
+
+// stillOpen reports whether t is still an open span of its window (or its bucket the newest),
+// of a board the store still has (a board deleted, or deleted and made again, is another
+// board).
+func (e *Store) stillOpen(t dirtyTarget) bool {
+	if e.boards[t.b.cfg.ID] != t.b {
 		return false
 	}
-	for _, w := range d.b.windows {
-		if w == d.w {
-			if d.bk != nil {
-				return w.newest == d.bk
+	for _, w := range t.b.windows {
+		if w == t.w {
+			if t.bk != nil {
+				return w.newest == t.bk
 			}
-			return w.span(d.sp.start) == d.sp
+			return w.span(t.sp.start) == t.sp
 		}
 	}
 	return false
@@ -191,12 +366,6 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 		sp *span
 		h  uint32
 	}
-	type replayedBucket struct {
-		a       aggregate
-		present bool
-		asOf    uint64
-		added   bool
-	}
 	changed := make(map[touched]bool)
 	buckets := make(map[string]*replayedBucket) // by key
 	added := 0                                  // buckets that count an event more
@@ -213,23 +382,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 	}
 	addToBucket := func(b *board, w *window, bs, be int64, ev event) error {
 		k := aggKey(b.cfg.ID, w.name, bs, ev.member)
-		rb := buckets[string(k)]
-		if rb == nil {
-			v, ok, err := get(e.db, k)
-			if err != nil {
-				return err
-			}
-			rb = &replayedBucket{present: ok}
-			if ok {
-				if rb.a, rb.asOf, err = decodeAggAsOf(v); err != nil {
-					return err
-				}
-				if len(v) == 16 {
-					rb.asOf = bucketsAsOf
-				}
-			}
-			buckets[string(k)] = rb
-		}
+		rb := buckets[string(k)] // read before (readBuckets)
 		if rb.asOf >= ev.seq {
 			return nil
 		}
@@ -276,30 +429,16 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 		}
 		return nil
 	}
-	sealed, err := e.sealedThrough()
+	events, err := e.replayedEvents(from)
 	if err != nil {
 		return 0, err
 	}
-	if from <= sealed {
-		err := scan(e.db, sealedKey(from, ""), sealedKey(sealed+1, ""), func(k, v []byte) error {
-			board, ev, _, err := decodeSealed(readU64(k[1:]), v)
-			if err != nil {
-				return err
-			}
-			if _, retracted, err := get(e.db, retractKey(board, ev.seq)); err != nil || retracted {
-				return err
-			}
-			return add(board, ev)
-		})
-		if err != nil {
-			return 0, err
-		}
+	if err := e.readBuckets(events, buckets, bucketsAsOf); err != nil {
+		return 0, err
 	}
-	for i := range e.recent.list {
-		if e.recent.list[i].seq >= from {
-			if err := add(e.recent.at(int32(i))); err != nil {
-				return 0, err
-			}
+	for _, be := range events {
+		if err := add(be.board, be.event); err != nil {
+			return 0, err
 		}
 	}
 	batch := e.db.NewBatch()

@@ -273,6 +273,7 @@ type span struct {
 	slots      slots
 	tree       *rank.Tree
 	dirty      bitset // handles whose aggregate the store does not hold yet (checkpoint.go)
+	cpTarget   uint32 // names the span in the checkpoint queue's entries while any does
 }
 
 // bitset is a set of handles, a bit each.
