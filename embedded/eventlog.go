@@ -328,6 +328,7 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	o := opts
 	o.MemTableSize = opts.LogMemTableSize
 	o.CacheSize = 1 << 20
+	o.Logger = opts.Logger.With("db", "log") // Pebble's messages of the log, told from the store's
 	db, _, err := openStore(opts.FS.PathJoin(dir, "log"), o)
 	return db, err
 }

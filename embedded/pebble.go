@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +49,14 @@ func openStore(dir string, opts Options) (*pebble.DB, *pebble.Options, error) {
 	o.L0CompactionFileThreshold = 1000
 	o.L0StopWritesThreshold = 128
 	o.LBaseMaxBytes = 256 << 20
+	if opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		// Flushes, compactions, ingestions and files made and deleted, each with its sizes
+		// and duration: what an operator needs to see why a store's disk or CPU is busy
+		// (how level 0 came to be compacted at 32 sublevels). Off unless asked for: some
+		// of the messages are built with the store's locks held.
+		l := pebble.MakeLoggingEventListener(o.Logger)
+		o.EventListener = &l
+	}
 	o.EnsureDefaults()
 	db, err := pebble.Open(dir, o)
 	return db, o, err
