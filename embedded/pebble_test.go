@@ -1,15 +1,14 @@
 package embedded_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // TestPebbleEventsAtDebugLevel: at debug level the store logs what Pebble does with its files
@@ -18,7 +17,7 @@ import (
 func TestPebbleEventsAtDebugLevel(t *testing.T) {
 	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
 		t.Run(level.String(), func(t *testing.T) {
-			var out lockedBuffer
+			var out laureltest.Buffer
 			logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: level}))
 			e, err := embedded.Open(t.TempDir(), embedded.Options{Logger: logger, SealEvents: 10})
 			if err != nil {
@@ -41,21 +40,4 @@ func TestPebbleEventsAtDebugLevel(t *testing.T) {
 			}
 		})
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
