@@ -40,11 +40,9 @@ type window struct {
 
 // bucket is a rolling window's bucket in memory: every member's aggregate in it.
 type bucket struct {
-	start int64
-	slots slots
-	dirty bitset // handles whose aggregate the store does not hold yet (checkpoint.go)
-	// cpTarget names the bucket in the checkpoint queue's entries while any does.
-	cpTarget uint32
+	start      int64
+	slots      slots
+	dirtyMarks // checkpoint.go
 }
 
 // reachBucket makes the bucket of w at start the newest in memory when it is later than the

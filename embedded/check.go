@@ -51,12 +51,12 @@ func (e *Store) checkQueueEmpty() error {
 	for _, b := range e.boards {
 		for _, w := range b.windows {
 			for _, sp := range w.open {
-				if sp.cpTarget != 0 {
+				if sp.target != 0 {
 					return fmt.Errorf("board %s window %s: span %d still a checkpoint target", b.cfg.ID, w.name, sp.start)
 				}
 			}
-			for _, bk := range append([]*bucket{w.newest}, w.retired...) {
-				if bk != nil && bk.cpTarget != 0 {
+			for _, bk := range w.inMemory() {
+				if bk.target != 0 {
 					return fmt.Errorf("board %s window %s: bucket %d still a checkpoint target", b.cfg.ID, w.name, bk.start)
 				}
 			}

@@ -34,13 +34,21 @@ type dirtyEntry struct {
 	h      uint32
 }
 
+// dirtyMarks is what a span or a rolling window's bucket keeps of its aggregates that the
+// store does not hold yet.
+type dirtyMarks struct {
+	dirty  bitset // their handles
+	target uint32 // while entries of the queue name it: its index in checkpoints.targets, plus one
+}
+
 // dirtyTarget is a span or a bucket that entries of the queue are in, and how many.
 type dirtyTarget struct {
-	b    *board
-	w    *window
-	sp   *span   // or nil, and
-	bk   *bucket // the bucket
-	refs int
+	b     *board
+	w     *window
+	sp    *span   // or nil, and
+	bk    *bucket // the bucket
+	marks *dirtyMarks
+	refs  int
 }
 
 // seqRun is a run of entries of the queue, in a row, whose first change was in a group whose
@@ -114,30 +122,29 @@ func (q *dirtyQueue) pop() {
 // markDirty notes that the aggregate of handle h in sp (or bk) changed in a group whose first
 // sequence number is seq and is not stored yet. The writer calls it, under the write lock.
 func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, seq uint64) {
-	var dirty *bitset
-	var target *uint32
+	var marks *dirtyMarks
 	if sp != nil {
-		dirty, target = &sp.dirty, &sp.cpTarget
+		marks = &sp.dirtyMarks
 	} else {
-		dirty, target = &bk.dirty, &bk.cpTarget
+		marks = &bk.dirtyMarks
 	}
-	if dirty.has(h) {
+	if marks.dirty.has(h) {
 		return
 	}
-	dirty.add(h)
+	marks.dirty.add(h)
 	cp := &e.cp
-	if *target == 0 {
-		t := dirtyTarget{b: b, w: w, sp: sp, bk: bk}
+	if marks.target == 0 {
+		t := dirtyTarget{b: b, w: w, sp: sp, bk: bk, marks: marks}
 		if n := len(cp.free); n > 0 {
-			*target, cp.free = cp.free[n-1], cp.free[:n-1]
-			cp.targets[*target-1] = t
+			marks.target, cp.free = cp.free[n-1], cp.free[:n-1]
+			cp.targets[marks.target-1] = t
 		} else {
 			cp.targets = append(cp.targets, t)
-			*target = uint32(len(cp.targets))
+			marks.target = uint32(len(cp.targets))
 		}
 	}
-	cp.targets[*target-1].refs++
-	cp.queue.push(dirtyEntry{*target, h})
+	cp.targets[marks.target-1].refs++
+	cp.queue.push(dirtyEntry{marks.target, h})
 	if n := len(cp.runs); n > cp.runsHead && cp.runs[n-1].seq == seq {
 		cp.runs[n-1].n++
 	} else {
@@ -169,11 +176,7 @@ func (cp *checkpoints) pop(d dirtyEntry) {
 	}
 	t := &cp.targets[d.target-1]
 	if t.refs--; t.refs == 0 {
-		if t.sp != nil {
-			t.sp.cpTarget = 0
-		} else {
-			t.bk.cpTarget = 0
-		}
+		t.marks.target = 0
 		*t = dirtyTarget{}
 		cp.free = append(cp.free, d.target)
 	}
@@ -191,14 +194,14 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 		}
 		t := e.cp.targets[d.target-1]
 		e.cp.pop(d)
-		start, slots, dirty := t.entry()
-		if !dirty.has(d.h) {
+		if !t.marks.dirty.has(d.h) {
 			continue // stored since: its bucket stopped being the newest (retireBucket)
 		}
-		dirty.remove(d.h)
+		t.marks.dirty.remove(d.h)
 		if !e.stillOpen(t) {
 			continue // its period closed, or its window or board went: nothing to store
 		}
+		start, slots := t.entry()
 		v, ok := slots.get(d.h)
 		tx.setAgg(aggKey(t.b.cfg.ID, t.w.name, start, t.b.members.name(d.h)), aggregate(v), ok, e.seq)
 	}
@@ -213,13 +216,12 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 	tx.onCommit(nil, func() { e.cp.replayFrom = from })
 }
 
-// entry returns where t's entries are in memory: its span's or bucket's start, slots and
-// dirty set.
-func (t *dirtyTarget) entry() (int64, *slots, *bitset) {
+// entry returns where t's aggregates are in memory: its span's or bucket's start and slots.
+func (t *dirtyTarget) entry() (int64, *slots) {
 	if t.sp != nil {
-		return t.sp.start, &t.sp.slots, &t.sp.dirty
+		return t.sp.start, &t.sp.slots
 	}
-	return t.bk.start, &t.bk.slots, &t.bk.dirty
+	return t.bk.start, &t.bk.slots
 }
 
 // replayedBucket is a rolling window's bucket aggregate of a member as replay reads and
@@ -232,7 +234,7 @@ type replayedBucket struct {
 }
 
 // replayedEvents returns the events that replay goes through, in sequence: those sealed from
-// the number from on, less those retracted, then those in the log.
+// the number from on, then those in the log, less those retracted.
 func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
 	sealed, err := e.sealedThrough()
 	if err != nil {
@@ -254,7 +256,7 @@ func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
 		}
 		err := scan(e.db, sealedKey(from, ""), sealedKey(sealed+1, ""), func(k, v []byte) error {
 			board, ev, _, err := decodeSealed(readU64(k[1:]), v)
-			if err == nil && !retracted[ev.seq] {
+			if err == nil && ev.flags&flagRetracted == 0 && !retracted[ev.seq] {
 				events = append(events, loggedEvent{board, ev})
 			}
 			return err
@@ -265,8 +267,9 @@ func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
 	}
 	for i := range e.recent.list {
 		if e.recent.list[i].seq >= from {
-			board, ev := e.recent.at(int32(i))
-			events = append(events, loggedEvent{board, ev}) // add leaves out those retracted
+			if board, ev := e.recent.at(int32(i)); ev.flags&flagRetracted == 0 {
+				events = append(events, loggedEvent{board, ev})
+			}
 		}
 	}
 	return events, nil
@@ -401,7 +404,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 	}
 	add := func(board string, ev event) error {
 		b := e.boards[board]
-		if b == nil || ev.flags&flagRetracted != 0 {
+		if b == nil {
 			return nil
 		}
 		replayed++

@@ -272,8 +272,7 @@ type span struct {
 	start, end int64 // unix ms; zero for all
 	slots      slots
 	tree       *rank.Tree
-	dirty      bitset // handles whose aggregate the store does not hold yet (checkpoint.go)
-	cpTarget   uint32 // names the span in the checkpoint queue's entries while any does
+	dirtyMarks // checkpoint.go
 }
 
 // bitset is a set of handles, a bit each.
