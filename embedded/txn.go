@@ -385,8 +385,9 @@ func (tx *txn) storedAgg(k []byte) (aggregate, bool, error) {
 }
 
 // idGet reads the counted event with id through the overlay: the group's, then the events
-// since the last seal and those being sealed, then the ids of sealed events (which the
-// filter answers for, mostly).
+// since the last seal and those being sealed, then the ids of sealed events. The filter
+// answers first for all but the overlay: it holds every id staged (idSet) or read back from
+// the log at Open as well as those stored, so an id it has never seen is in none of them.
 func (tx *txn) idGet(board, id string) (event, bool, error) {
 	k := key(tagID, board, id)
 	for t := tx; t != nil; t = t.parent {
@@ -394,13 +395,13 @@ func (tx *txn) idGet(board, id string) (event, bool, error) {
 			return v.ev, v.present, nil
 		}
 	}
+	if tx.e.ids.absent(k) {
+		return event{}, false, nil
+	}
 	for _, r := range []*recentEvents{tx.e.recent, tx.e.sealing} {
 		if ev, ok := r.byID(board, id); ok {
 			return ev, true, nil
 		}
-	}
-	if tx.e.ids.absent(k) {
-		return event{}, false, nil
 	}
 	r, err := tx.storeReader()
 	if err != nil {
