@@ -20,9 +20,11 @@ import (
 // never answers "surely not" for a key the store holds; a "maybe" costs the read it saves
 // otherwise, about one new id in a hundred.
 //
-// Open starts it empty and not ready, with every id the writer stores added as it goes, and
-// scans the ids already stored in the background: until the scan ends, every id is read from
-// the store, as before. Memory: 12 bits an id (1.5 bytes), for as many ids as the store holds.
+// Open starts it empty and not ready, adds the ids of the events in the log, and scans the
+// ids already stored in the background; the writer adds each id it stages. So it also answers
+// for the events not sealed yet, and the id check asks it before searching them (txn.idGet).
+// Until the scan ends, every id is searched for and read from the store, as before. Memory:
+// 12 bits an id (1.5 bytes), for as many ids as the store holds.
 type idFilter struct {
 	seed maphash.Seed
 
