@@ -22,7 +22,7 @@ func (tx *txn) profileGet(member string) (*profile, error) {
 			return p, nil
 		}
 	}
-	v, ok, err := get(tx.e.db, key(tagProfile, member))
+	v, ok, err := tx.storeGet(key(tagProfile, member))
 	if err != nil || !ok {
 		return nil, err
 	}

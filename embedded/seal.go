@@ -224,8 +224,7 @@ func (e *Store) seal(tx *txn, ops []*op) {
 		// Nothing of the operation is stored; the store goes on (the disk may be full).
 		e.log.Warn("sealing events for an erasure failed", "err", err)
 		answerOps(laurel.Errorf(laurel.EUnavailable, "the store could not erase from disk now (is the disk full?); nothing was changed; try again later"), ops)
-		tx.release()
-		tx.batch.Close()
+		tx.discard()
 		return
 	}
 	tx.points = nil

@@ -526,8 +526,7 @@ func (e *Store) runGroup(group []*op) {
 // the store then applies the batch without one (Open applies it again if a crash took it).
 // Other commits sync the store's batch itself.
 func (e *Store) commit(tx *txn, ops []*op) {
-	defer tx.release()
-	defer tx.batch.Close()
+	defer tx.discard()
 	if tx.seq != e.seq {
 		// The last sequence number taken, once per group.
 		tx.set([]byte{tagSeq}, appendU64(nil, tx.seq))
@@ -691,13 +690,13 @@ func (e *Store) advance(now int64) error {
 			// the first board, there are none left to stage).
 			e.stageHistory(tx)
 			if err := e.advanceBoard(tx, b); err != nil {
-				tx.batch.Close()
+				tx.discard()
 				return err
 			}
 		}
 	}
 	if len(tx.after) == 0 && tx.batch.Empty() {
-		tx.batch.Close()
+		tx.discard()
 		return nil
 	}
 	e.commit(tx, nil)

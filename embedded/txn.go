@@ -47,7 +47,7 @@ type txn struct {
 	historyPoints int
 	// sizeHint is how many aggregates the overlay is made for.
 	sizeHint int
-	reader   *pointReader // the group's, made by storeReader; closed by release
+	reader   *pointReader // the group's, made by storeGet; closed by release
 }
 
 // memKey names a member's aggregate in memory as a write stages it: in an in-memory span of
@@ -133,6 +133,12 @@ func (tx *txn) release() {
 		tx.reader.close()
 		tx.reader = nil
 	}
+}
+
+// discard ends a txn that is not committed, or whose commit is done.
+func (tx *txn) discard() {
+	tx.release()
+	tx.batch.Close()
 }
 
 // spareOverlays keeps the overlays of txns done with, emptied: a group's is made for all its
@@ -376,7 +382,7 @@ func (tx *txn) bucketSet(b *board, w *window, start int64, h uint32, member stri
 
 // storedAgg reads a stored aggregate as committed: a write's own are in its overlay.
 func (tx *txn) storedAgg(k []byte) (aggregate, bool, error) {
-	v, ok, err := get(tx.e.db, k)
+	v, ok, err := tx.storeGet(k)
 	if err != nil || !ok {
 		return aggregate{}, false, err
 	}
@@ -403,11 +409,7 @@ func (tx *txn) idGet(board, id string) (event, bool, error) {
 			return ev, true, nil
 		}
 	}
-	r, err := tx.storeReader()
-	if err != nil {
-		return event{}, false, err
-	}
-	v, ok, err := r.get(k)
+	v, ok, err := tx.storeGet(k)
 	if err != nil || !ok {
 		return event{}, false, err
 	}
@@ -415,25 +417,26 @@ func (tx *txn) idGet(board, id string) (event, bool, error) {
 	return ev, err == nil, err
 }
 
-// storeReader returns the group's reader of single keys in the store, made at its first
-// use. About one new id in a hundred passes the filter, and a Pebble Get of it cost some
-// 60 µs at 1M members (an iterator built over every level, with level 0 tens of files
-// deep), in the writer; a group's reader is built once and seeks. The store does not
-// change under it while the group stages: the last group's batch is applied before the next
-// begins, and the ids a seal stores meanwhile are read from the events being sealed until
-// the writer ends the seal, between groups.
-func (tx *txn) storeReader() (*pointReader, error) {
+// storeGet reads key k in the store as committed before the group, through the group's
+// reader, made at its first read and closed by release; the value is valid until the next
+// read. The writer's reads of the store (ids the filter lets through, about one new id in a
+// hundred; older buckets; profiles) were a Pebble Get each, which builds an iterator over
+// every level: some 60 µs at 1M members, with level 0 tens of files deep. The store does not
+// change under the reader while the group stages: the last group's batch is applied before
+// the next begins, and the ids a seal stores meanwhile are read from the events being sealed
+// until the writer ends the seal, between groups.
+func (tx *txn) storeGet(k []byte) ([]byte, bool, error) {
 	for tx.parent != nil {
 		tx = tx.parent
 	}
 	if tx.reader == nil {
 		r, err := newPointReader(tx.e.db)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		tx.reader = r
 	}
-	return tx.reader, nil
+	return tx.reader.get(k)
 }
 
 // idSet notes in the overlay that id names ev (present) or no event. The ids of sealed events
