@@ -28,6 +28,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.batch, "batch", 100, "events per request (Redis: commands per pipeline)")
 	fs.IntVar(&c.writers, "writers", 16, "concurrent writers")
 	fs.IntVar(&c.readers, "readers", 2, "concurrent readers of the top 100")
+	fs.Float64Var(&c.readRate, "read-rate", 0, "top-100 reads per second of each reader, paced (0: each reads again as soon as answered)")
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "how long to write and read, per system")
 	fs.Float64Var(&c.zipf, "zipf", 1.1, "Zipf exponent (> 1) of member activity: higher is more skewed")
 	fs.BoolVar(&c.preload, "preload", true, "first give every member one event and a name, so all of them are ranked")
@@ -38,8 +39,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if c.members < 1 || c.batch < 1 || c.batch > 1000 || c.writers < 1 || c.readers < 0 || c.zipf <= 1 || c.duration <= 0 || c.rate < 0 {
-		return usageError{fmt.Errorf("need -members ≥ 1, -batch 1…1000, -writers ≥ 1, -readers ≥ 0, -zipf > 1, -duration > 0, -rate ≥ 0")}
+	if c.members < 1 || c.batch < 1 || c.batch > 1000 || c.writers < 1 || c.readers < 0 || c.zipf <= 1 || c.duration <= 0 || c.rate < 0 || c.readRate < 0 {
+		return usageError{fmt.Errorf("need -members ≥ 1, -batch 1…1000, -writers ≥ 1, -readers ≥ 0, -zipf > 1, -duration > 0, -rate ≥ 0, -read-rate ≥ 0")}
 	}
 	c.key = firstKey("LAUREL_ADMIN_KEY")
 	c.run = strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -120,7 +121,7 @@ type benchConfig struct {
 	members, batch                int
 	writers, readers              int
 	duration                      time.Duration
-	zipf, rate                    float64
+	zipf, rate, readRate          float64
 	preload                       bool
 	names                         bool // laurel: every event carries its member's name
 	mirror                        bool // Redis: an id and a sorted set per window, not one set
@@ -316,7 +317,19 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 			case <-ctx.Done():
 			}
 			var lat []time.Duration
-			for ctx.Err() == nil {
+			begin := time.Now()
+			for n := 0; ctx.Err() == nil; n++ {
+				if c.readRate > 0 {
+					// Read k is due at begin + k/rate; a reader behind reads at once.
+					due := begin.Add(time.Duration(float64(n) / c.readRate * float64(time.Second)))
+					select {
+					case <-time.After(time.Until(due)):
+					case <-ctx.Done():
+					}
+					if ctx.Err() != nil {
+						break
+					}
+				}
 				t0 := time.Now()
 				if err := top100(); err != nil {
 					if ctx.Err() == nil {
@@ -353,16 +366,21 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 	if c.rate > 0 {
 		pace = fmt.Sprintf("paced at %.0f events/s", c.rate)
 	}
+	readPace := "each as fast as answered"
+	if c.readRate > 0 {
+		readPace = fmt.Sprintf("each paced at %.0f a second", c.readRate)
+	}
 	redis := "one sorted set"
 	if c.mirror {
 		redis = "an id and a sorted set per window (-redis-mirror)"
 	}
-	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d (%s), readers %d, %s each, zipf %.2f; Redis: %s\n\n",
-		c.members, c.windows, c.batch, c.writers, pace, c.readers, c.duration, c.zipf, redis)
-	fmt.Fprintf(w, "%-8s %12s %28s %28s %22s\n", "system", "events/s", "write ms p50/p99/p999", "top-100 ms p50/p99/p999", "CPU µs/event srv/gen")
+	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d (%s), readers %d (%s), %s each, zipf %.2f; Redis: %s\n\n",
+		c.members, c.windows, c.batch, c.writers, pace, c.readers, readPace, c.duration, c.zipf, redis)
+	fmt.Fprintf(w, "%-8s %12s %28s %10s %28s %22s\n", "system", "events/s", "write ms p50/p99/p999", "reads/s", "top-100 ms p50/p99/p999", "CPU µs/event srv/gen")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%-8s %12.0f %28s %28s %22s\n", r.name, r.rate(),
+		fmt.Fprintf(w, "%-8s %12.0f %28s %10.0f %28s %22s\n", r.name, r.rate(),
 			ms(quantile(r.writes, .5))+" / "+ms(quantile(r.writes, .99))+" / "+ms(quantile(r.writes, .999)),
+			float64(len(r.reads))/r.took.Seconds(),
 			ms(quantile(r.reads, .5))+" / "+ms(quantile(r.reads, .99))+" / "+ms(quantile(r.reads, .999)),
 			fmt.Sprintf("%.2f / %.2f", r.cpuPerEvent(r.serverCPU), r.cpuPerEvent(r.benchCPU)))
 	}

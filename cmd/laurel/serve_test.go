@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -228,7 +229,7 @@ func TestBench(t *testing.T) {
 	}
 	positive := `(?:[1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)` // a CPU time an event above zero: no run takes none
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^laurel +[1-9][0-9]* +[0-9.]+ / [0-9.]+ / [0-9.]+ +[0-9.]+ / [0-9.]+ / [0-9.]+ +` + positive + ` / ` + positive + `$`),
+		regexp.MustCompile(`(?m)^laurel +[1-9][0-9]* +[0-9.]+ / [0-9.]+ / [0-9.]+ +[1-9][0-9]* +[0-9.]+ / [0-9.]+ / [0-9.]+ +` + positive + ` / ` + positive + `$`),
 		regexp.MustCompile(`(?m)^redis +[1-9][0-9]* +[0-9.]+ / .* ` + positive + ` / ` + positive + `$`),
 		regexp.MustCompile(`laurel / redis: server CPU an event ` + positive + ` \(events/s the server's CPU alone allows: ` + positive + `\)`),
 		regexp.MustCompile(`laurel / redis: events/s [0-9.]+, write p99 [0-9.]+, top-100 p99 [0-9.]+`),
@@ -248,6 +249,37 @@ func TestBench(t *testing.T) {
 	all, _ := cur["all"].(map[string]any)
 	if code != http.StatusOK || all["total"] != float64(300) {
 		t.Fatalf("board after bench: %d %v; want 300 members in all", code, body)
+	}
+}
+
+// TestBenchReadRate checks that -read-rate paces each reader: over one second at 5 reads a
+// second, one reader reads about 5 times, where unpaced it reads as often as it is answered.
+func TestBenchReadRate(t *testing.T) {
+	base, stop := startServe(t, t.TempDir(), nil)
+	defer stop()
+	readsPerSecond := func(extra ...string) float64 {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"bench", "-url", base, "-board", "benchpaced", "-members", "200", "-batch", "10",
+			"-writers", "2", "-readers", "1", "-duration", "1s"}, extra...)
+		if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+			t.Fatalf("bench %v exited %d: %s\n%s", extra, code, stdout.String(), stderr.String())
+		}
+		m := regexp.MustCompile(`(?m)^laurel +[0-9]+ +[0-9.]+ / [0-9.]+ / [0-9.]+ +([0-9]+) `).FindStringSubmatch(stdout.String())
+		if m == nil {
+			t.Fatalf("no reads/s in the report:\n%s", stdout.String())
+		}
+		if !strings.Contains(stdout.String(), "readers 1 (each paced at 5 a second)") && len(extra) > 0 {
+			t.Errorf("the report does not say how the readers were paced:\n%s", stdout.String())
+		}
+		n, _ := strconv.ParseFloat(m[1], 64)
+		return n
+	}
+	if got := readsPerSecond("-read-rate", "5"); got < 1 || got > 7 {
+		t.Errorf("paced at 5 a second, the reader read %v a second", got)
+	}
+	if got := readsPerSecond(); got <= 20 {
+		t.Errorf("unpaced, the reader read only %v a second", got)
 	}
 }
 
