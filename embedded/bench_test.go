@@ -175,7 +175,7 @@ func benchIngest(b *testing.B, batch int) {
 	e := sharedEngine(b)
 	ref := rawFsyncRate(b, shared.dir, time.Second)
 	const writers = 64
-	var next, written atomic.Int64
+	var next atomic.Int64
 	commits0, ops0, sync0, bytes0 := shared.commits.Load(), shared.ops.Load(), shared.syncNanos.Load(), shared.bytes.Load()
 	store0, log0 := e.WrittenBytes()
 	cpu0 := cpuTime()
@@ -187,7 +187,11 @@ func benchIngest(b *testing.B, batch int) {
 		go func() {
 			defer wg.Done()
 			member := members(rand.New(rand.NewPCG(uint64(w), 7)), *benchMembers)
-			for next.Add(int64(batch)) <= int64(b.N) {
+			for {
+				taken := next.Add(int64(batch)) // the events written once this batch is
+				if taken > int64(b.N) {
+					break
+				}
 				evs := make([]laurel.Event, batch)
 				for i := range evs {
 					evs[i] = laurel.Event{Board: "bench", Member: memberName(member()), Value: 1,
@@ -200,7 +204,7 @@ func benchIngest(b *testing.B, batch int) {
 				// Time moves, a millisecond every 100 events, as a server's clock does under
 				// this load: on a clock that stood still every event after the preload tied
 				// on time, and the trees ordered the ties by comparing member ids.
-				if n := written.Add(int64(batch)); n/100 > (n-int64(batch))/100 {
+				if taken/100 > (taken-int64(batch))/100 {
 					shared.c.Advance(time.Millisecond)
 				}
 			}

@@ -277,15 +277,8 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 			var lat []time.Duration
 			events := 0
 			for n := 0; ctx.Err() == nil; n++ {
-				if c.rate > 0 {
-					due := start.Add(time.Duration(float64(batches.Add(1)-1) * float64(c.batch) / c.rate * float64(time.Second)))
-					select {
-					case <-time.After(time.Until(due)):
-					case <-ctx.Done():
-					}
-					if ctx.Err() != nil {
-						break
-					}
+				if c.rate > 0 && !waitUntil(ctx, paced(start, batches.Add(1)-1, c.rate/float64(c.batch))) {
+					break
 				}
 				for i := range ms {
 					ms[i] = int(z.Uint64())
@@ -319,16 +312,8 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 			var lat []time.Duration
 			begin := time.Now()
 			for n := 0; ctx.Err() == nil; n++ {
-				if c.readRate > 0 {
-					// Read k is due at begin + k/rate; a reader behind reads at once.
-					due := begin.Add(time.Duration(float64(n) / c.readRate * float64(time.Second)))
-					select {
-					case <-time.After(time.Until(due)):
-					case <-ctx.Done():
-					}
-					if ctx.Err() != nil {
-						break
-					}
+				if c.readRate > 0 && !waitUntil(ctx, paced(begin, int64(n), c.readRate)) {
+					break
 				}
 				t0 := time.Now()
 				if err := top100(); err != nil {
@@ -348,6 +333,21 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 	res.took = time.Since(start)
 	bar.Finish()
 	return res, failed
+}
+
+// paced returns when the k-th of a series at perSecond a second, from start, is due: one
+// that falls behind goes at once.
+func paced(start time.Time, k int64, perSecond float64) time.Time {
+	return start.Add(time.Duration(float64(k) / perSecond * float64(time.Second)))
+}
+
+// waitUntil waits until due, and reports whether ctx is still live.
+func waitUntil(ctx context.Context, due time.Time) bool {
+	select {
+	case <-time.After(time.Until(due)):
+	case <-ctx.Done():
+	}
+	return ctx.Err() == nil
 }
 
 func quantile(lat []time.Duration, q float64) time.Duration {
