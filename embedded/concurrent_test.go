@@ -38,17 +38,7 @@ func TestConcurrentWritersCountOnce(t *testing.T) {
 		dups    int
 		wg      sync.WaitGroup
 	)
-	ticking := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-ticking:
-				return
-			case <-time.After(time.Millisecond):
-				clock.Advance(20 * time.Second)
-			}
-		}
-	}()
+	stopClock := clock.Run(20 * time.Second)
 	for g := range writers {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(s, uint64(g+1)))
@@ -85,7 +75,7 @@ func TestConcurrentWritersCountOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	close(ticking)
+	stopClock()
 	if dups == 0 {
 		t.Fatal("no id came twice: the writers did not share ids")
 	}

@@ -60,18 +60,7 @@ func powerLossRound(t *testing.T, rng *rand.Rand, round int) {
 	crashAt := int64(5 + rng.IntN(60))
 	clock := laureltest.NewClock("2026-10-25T00:30:00Z") // 02:30 CEST
 	clock.Advance(time.Duration(rng.IntN(40)) * time.Minute)
-	ticking := make(chan struct{})
-	defer close(ticking)
-	go func() {
-		for {
-			select {
-			case <-ticking:
-				return
-			case <-time.After(time.Millisecond):
-				clock.Advance(30 * time.Second)
-			}
-		}
-	}()
+	defer clock.Run(30 * time.Second)()
 	began := clock.Now()
 	lag := 1 + rng.IntN(500)  // aggregates are written behind the events: replay covers the rest
 	seal := 1 + rng.IntN(400) // the events since a seal are in the log: recovery reads them back

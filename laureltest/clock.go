@@ -32,3 +32,20 @@ func (c *Clock) Set(t string) {
 
 // Advance moves the clock by d (backwards when negative).
 func (c *Clock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+
+// Run moves the clock by step every millisecond of real time, so that periods close and
+// buckets move while a test's writers run, until stop is called.
+func (c *Clock) Run(step time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+				c.Advance(step)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
