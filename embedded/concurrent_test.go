@@ -14,21 +14,23 @@ import (
 	"github.com/laurel/laurel/laureltest"
 )
 
-// TestConcurrentWritersCountOnce: pairs of writers that send the same events with ids at about
-// the same time, to shared members, on a clock that closes hours and moves rolling buckets
-// meanwhile: a group often holds both copies of an id, or the group just before it the first. Every event reported applied counts once in
-// all and in last7d (the second copy of an id, the same event, is a duplicate), and
-// a restart finds the same scores.
+// TestConcurrentWritersCountOnce: pairs of writers send the same events with ids at about the
+// same time, to shared members, on a clock that closes an hour and moves rolling buckets
+// meanwhile; a group often holds both copies of an id, or the group just before it the first.
+// Every id is applied once, the scores in all and last7d count each applied event once, and a
+// restart finds the same scores.
 func TestConcurrentWritersCountOnce(t *testing.T) {
 	s := seed(t)
 	rng := rand.New(rand.NewPCG(s, 0))
 	ctx := context.Background()
-	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
+	clock := laureltest.NewClock("2026-11-22T10:50:00Z") // 20 s a millisecond: 11:00 comes within the run
 	dir := t.TempDir()
 	e, err := embedded.Open(dir, embedded.Options{Now: clock.Now, CheckpointLag: 1 + rng.IntN(300), SealEvents: 1 + rng.IntN(500)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	first := e
+	t.Cleanup(func() { first.Close() }) // when the test stops early; a second Close does nothing
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "hour", "day", "last7d"}})
 	const members, writers = 12, 8
 	var (
@@ -79,7 +81,7 @@ func TestConcurrentWritersCountOnce(t *testing.T) {
 	if dups == 0 {
 		t.Fatal("no id came twice: the writers did not share ids")
 	}
-	t.Logf("%d events were duplicates", dups)
+	t.Logf("%d events were duplicates; the clock ran to %s", dups, time.UnixMilli(clock.Now()).UTC().Format("15:04"))
 	check := func(when string) {
 		t.Helper()
 		for m := range members {
