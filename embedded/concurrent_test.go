@@ -29,8 +29,7 @@ func TestConcurrentWritersCountOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := e
-	t.Cleanup(func() { first.Close() }) // when the test stops early; a second Close does nothing
+	t.Cleanup(func() { e.Close() }) // when the test stops early; a second Close does nothing
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "hour", "day", "last7d"}})
 	const members, writers = 12, 8
 	var (
@@ -82,7 +81,7 @@ func TestConcurrentWritersCountOnce(t *testing.T) {
 		t.Fatal("no id came twice: the writers did not share ids")
 	}
 	t.Logf("%d events were duplicates; the clock ran to %s", dups, time.UnixMilli(clock.Now()).UTC().Format("15:04"))
-	check := func(when string) {
+	check := func(e *embedded.Store, when string) {
 		t.Helper()
 		for m := range members {
 			name := "m" + strconv.Itoa(m)
@@ -97,13 +96,12 @@ func TestConcurrentWritersCountOnce(t *testing.T) {
 			}
 		}
 	}
-	check("live")
+	check(e, "live")
 	if err := e.Check(); err != nil {
 		t.Error(err)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e = testStoreWith(t, dir, embedded.Options{Now: clock.Now})
-	check("after a restart")
+	check(testStoreWith(t, dir, embedded.Options{Now: clock.Now}), "after a restart")
 }

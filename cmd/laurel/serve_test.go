@@ -269,7 +269,7 @@ func TestBenchReadRate(t *testing.T) {
 		if m == nil {
 			t.Fatalf("no reads/s in the report:\n%s", stdout.String())
 		}
-		if !strings.Contains(stdout.String(), "readers 1 (each paced at 5 a second)") && len(extra) > 0 {
+		if paced := len(extra) > 0; paced && !strings.Contains(stdout.String(), "readers 1 (each paced at 5 a second)") {
 			t.Errorf("the report does not say how the readers were paced:\n%s", stdout.String())
 		}
 		n, _ := strconv.ParseFloat(m[1], 64)
