@@ -29,7 +29,7 @@ func (e *Store) advanceBoard(tx *txn, b *board) error {
 			closed := slices.Clone(w.closed)
 			for _, sp := range closing {
 				cp := e.freeze(tx, b, w, sp.start, sp.end, spanEntries(b, sp))
-				tx.delRange(spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start), spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start+1))
+				tx.dropSpans(spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start))
 				closed = slices.Insert(closed, 0, cp)
 			}
 			tx.onCommit(b, func() { w.open = slices.Clone(w.open[n:]) })

@@ -43,6 +43,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 			}
 			w := cur.newWindow(lw)
 			initWindow(cur, w, tx.now)
+			tx.dropSpans(prefix(tagAgg, id, w.name)) // a window of that name before, if any
 			if err := e.buildWindow(tx, cur, &cfg, w); err != nil {
 				return err
 			}
@@ -156,6 +157,7 @@ func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 			return err
 		}
 		tx.erase = &erasure{boards: map[string]bool{id: true}}
+		tx.dropSpans(prefix(tagAgg, id))
 		for _, tag := range boardTags {
 			if tag == tagBoard {
 				tx.del(key(tagBoard, id))

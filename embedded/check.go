@@ -3,23 +3,29 @@ package embedded
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/laurel/laurel"
 )
 
 // Check verifies that memory and the store agree, for tests: every span's tree is sound and
 // holds exactly its members not hidden; each open calendar period and all hold the aggregates
-// the store holds, hidden members' included; each rolling window's span holds the merge of
-// its stored buckets, and its newest bucket the stored one; each
-// closed period holds as many ranks as it says.
+// the checkpoint file holds, hidden members' included, and the file holds no others; each
+// rolling window's span holds the merge of its stored buckets, and its newest bucket the
+// stored one; each closed period holds as many ranks as it says.
 //
 // It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
 // that the two can be compared, and checks that the checkpoint queue then names nothing.
 func (e *Store) Check() error {
+	var last uint64
 	err := e.do(context.Background(), &op{exclusive: true, run: func(tx *txn) error {
 		e.checkpoint(tx, true)
 		return e.checkQueueEmpty()
-	}})
+	}, finish: func() { last = e.cpNo }})
+	if err != nil {
+		return err
+	}
+	spans, err := e.checkpointedSpans(last)
 	if err != nil {
 		return err
 	}
@@ -30,9 +36,14 @@ func (e *Store) Check() error {
 	}
 	for _, b := range e.boards {
 		for _, w := range b.windows {
-			if err := e.checkWindow(b, w); err != nil {
+			if err := e.checkWindow(b, w, spans); err != nil {
 				return fmt.Errorf("board %s window %s: %w", b.cfg.ID, w.name, err)
 			}
+		}
+	}
+	for k, entries := range spans {
+		if len(entries) > 0 {
+			return fmt.Errorf("the checkpoint file holds %d aggregates of span %q, which memory does not have", len(entries), k)
 		}
 	}
 	return nil
@@ -65,7 +76,38 @@ func (e *Store) checkQueueEmpty() error {
 	return nil
 }
 
-func (e *Store) checkWindow(b *board, w *window) error {
+// checkpointedSpans reads the checkpoint file through frame last: the aggregates it holds,
+// by span (spanPrefix) and member.
+func (e *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg, error) {
+	spans := make(map[string]map[string]laurel.Agg)
+	_, _, err := readCheckpoints(e.opts.FS, e.dir, last, func(r *cpRecord) error {
+		k, err := parseAggKey(r.key)
+		if err != nil {
+			return err
+		}
+		if r.kind == cpDrop {
+			for sp := range spans {
+				if strings.HasPrefix(sp, string(r.key)) {
+					delete(spans, sp)
+				}
+			}
+			return nil
+		}
+		sp := string(r.key[:len(r.key)-len(k.member)])
+		if spans[sp] == nil {
+			spans[sp] = make(map[string]laurel.Agg)
+		}
+		if r.kind == cpSet {
+			spans[sp][string(k.member)] = toAgg(r.a, true)
+		} else {
+			delete(spans[sp], string(k.member))
+		}
+		return nil
+	})
+	return spans, err
+}
+
+func (e *Store) checkWindow(b *board, w *window, spans map[string]map[string]laurel.Agg) error {
 	for _, sp := range w.open {
 		if err := sp.tree.Check(); err != nil {
 			return err
@@ -79,15 +121,9 @@ func (e *Store) checkWindow(b *board, w *window) error {
 				return err
 			}
 		} else {
-			p := spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start)
-			err := scanPrefix(e.snap, p, func(k, v []byte) error {
-				a, err := decodeAgg(v)
-				want[string(k[len(p):])] = toAgg(a, true)
-				return err
-			})
-			if err != nil {
-				return err
-			}
+			k := string(spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start))
+			want = spans[k]
+			delete(spans, k) // checked
 		}
 		if len(want) != sp.slots.n {
 			return fmt.Errorf("span %d: %d members in memory, %d in the store", sp.start, sp.slots.n, len(want))

@@ -203,7 +203,12 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 		}
 		start, slots := t.entry()
 		v, ok := slots.get(d.h)
-		tx.setAgg(aggKey(t.b.cfg.ID, t.w.name, start, t.b.members.name(d.h)), aggregate(v), ok, e.seq)
+		k := aggKey(t.b.cfg.ID, t.w.name, start, t.b.members.name(d.h))
+		if t.sp != nil {
+			tx.spanAgg(k, aggregate(v), ok, e.seq)
+		} else {
+			tx.setAgg(k, aggregate(v), ok, e.seq)
+		}
 	}
 	from := e.seq + 1
 	if _, seq, ok := e.cp.oldest(); ok {
@@ -362,7 +367,10 @@ func frozenSince(w *window, start int64) bool {
 // bucket that a rolling window's current span holds is added to that span too, as a submit
 // adds it (the span was built at open from the buckets as stored). It then stores every
 // aggregate it changed, and that replay starts after them, in one commit.
-func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) (int, error) {
+//
+// When the store held aggregates of open periods or all (legacy), or the checkpoint file ends
+// with frames no commit made durable (tail), it writes the file whole instead.
+func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, legacy, tail bool) (int, error) {
 	type touched struct {
 		b  *board
 		w  *window
@@ -453,12 +461,33 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64) 
 			return 0, err
 		}
 	}
-	if len(changed) == 0 && added == 0 && batch.Empty() {
+	if len(changed) == 0 && added == 0 && batch.Empty() && !legacy && !tail {
 		return replayed, nil
 	}
-	for t := range changed {
-		v, _ := t.sp.slots.get(t.h)
-		if err := batch.Set(aggKey(t.b.cfg.ID, t.w.name, t.sp.start, t.b.members.name(t.h)), encodeAggAsOf(aggregate(v), e.seq), nil); err != nil {
+	if legacy || tail {
+		// Memory now counts every event: the checkpoint file is written whole from it, and
+		// the store's aggregates of open periods and all, which it holds since, go.
+		if err := e.rewriteCheckpoints(); err != nil {
+			return 0, err
+		}
+		if legacy {
+			for _, b := range e.boards {
+				for _, w := range b.windows {
+					if p := prefix(tagAgg, b.cfg.ID, w.name); !w.w.IsRolling() {
+						if err := batch.DeleteRange(p, upper(p), nil); err != nil {
+							return 0, err
+						}
+					}
+				}
+			}
+		}
+	} else if len(changed) > 0 {
+		var recs []byte
+		for t := range changed {
+			v, _ := t.sp.slots.get(t.h)
+			recs = appendCPSet(recs, aggKey(t.b.cfg.ID, t.w.name, t.sp.start, t.b.members.name(t.h)), aggregate(v), e.seq)
+		}
+		if err := e.appendCheckpoints(recs, batch); err != nil {
 			return 0, err
 		}
 	}

@@ -39,7 +39,9 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 	clock := laureltest.NewClock("2026-10-24T22:00:00Z")
 	lag := 1 + rng.IntN(30)
 	seal := 1 + rng.IntN(60) // seals, and deletions that seal, among the commits
-	opts := embedded.Options{FS: noLinkFS{fs}, Now: clock.Now, CheckpointLag: lag, SealEvents: seal, OnCommit: func(int, int, time.Duration) {
+	// The checkpoint file is written whole again each time it triples from a few KiB.
+	rewriteMin := int64(256 + rng.IntN(4096))
+	opts := embedded.Options{FS: noLinkFS{fs}, Now: clock.Now, CheckpointLag: lag, SealEvents: seal, CheckpointFileMin: rewriteMin, OnCommit: func(int, int, time.Duration) {
 		mu.Lock()
 		clones = append(clones, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
 		mu.Unlock()
@@ -108,21 +110,82 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("lag %d, %d commits", lag, len(clones))
+	t.Logf("lag %d, checkpoint file rewritten from %d bytes, %d commits", lag, rewriteMin, len(clones))
 	for i, clone := range clones {
+		// Every other crash also finds the checkpoint file as the next commit left it
+		// before its own durable write: with a frame that no durable commit names, whole or
+		// cut short, or written whole again. Nothing of that frame may count, then or after
+		// the commits that follow take its number.
+		torn := ""
+		if i%2 == 1 && i+1 < len(clones) {
+			torn = tearCheckpointFile(t, clone, clones[i+1], rng)
+		}
 		opts.FS, opts.OnCommit = clone, nil
 		r, err := embedded.Open("/db", opts)
 		if err != nil {
-			t.Fatalf("crash after commit %d: %v", i+1, err)
+			t.Fatalf("crash after commit %d%s: %v", i+1, torn, err)
 		}
-		if err := aggsAgreeWithEvents(r, clock.Now()); err != nil {
-			t.Fatalf("crash after commit %d (lag %d): %v", i+1, lag, err)
+		check := func(when string) {
+			t.Helper()
+			if err := aggsAgreeWithEvents(r, clock.Now()); err != nil {
+				t.Fatalf("crash after commit %d%s (lag %d)%s: %v", i+1, torn, lag, when, err)
+			}
+			if err := r.Check(); err != nil {
+				t.Fatalf("crash after commit %d%s%s: %v", i+1, torn, when, err)
+			}
 		}
-		if err := r.Check(); err != nil {
-			t.Fatalf("crash after commit %d: %v", i+1, err)
+		check("")
+		if torn != "" {
+			for j := range 3 {
+				ev := laurel.Event{Board: "sum", Member: members[rng.IntN(len(members))], Value: int64(1 + j)}
+				if _, err := r.Submit(ctx, []laurel.Event{ev}, laurel.SubmitOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.Close()
+			if r, err = embedded.Open("/db", opts); err != nil {
+				t.Fatalf("crash after commit %d%s, three commits and a restart: %v", i+1, torn, err)
+			}
+			check(", three commits and a restart")
 		}
 		r.Close()
 	}
+}
+
+// tearCheckpointFile puts into crashed the checkpoint file of next, a crash one commit later:
+// whole, or, when next's extends crashed's, cut at a random length past it. It says which.
+func tearCheckpointFile(t *testing.T, crashed, next *vfs.MemFS, rng *rand.Rand) string {
+	t.Helper()
+	read := func(fs *vfs.MemFS) []byte {
+		f, err := fs.Open("/db/checkpoints")
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		b, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	was, b := read(crashed), read(next)
+	what := ", with the next commit's checkpoint file"
+	if len(b) > len(was) && bytes.Equal(b[:len(was)], was) {
+		b = b[:len(was)+rng.IntN(len(b)-len(was)+1)]
+		what = fmt.Sprintf(", with the next commit's checkpoint file cut at %d of its %d new bytes", len(b)-len(was), len(read(next))-len(was))
+	}
+	f, err := crashed.Create("/db/checkpoints", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return what
 }
 
 func cut(s string) (string, string, bool) {

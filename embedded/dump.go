@@ -31,6 +31,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	// its point, and every aggregate is as memory holds it.
 	var snap, logSnap *pebble.Snapshot
 	var recent *recentEvents
+	var spans map[string][]exportedSpan
 	err := e.do(ctx, &op{
 		exclusive: true,
 		run: func(tx *txn) error {
@@ -41,6 +42,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 		finish: func() {
 			snap, logSnap = e.db.NewSnapshot(), e.logDB.NewSnapshot()
 			recent = e.recent.clone()
+			spans = e.exportedSpans()
 			e.exports.Add(1)
 		},
 	})
@@ -54,7 +56,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	if err != nil {
 		return err
 	}
-	x := &exporter{ctx: ctx, stop: e.stop, r: snap, recent: recent, points: newLogPoints(logSnap), w: w}
+	x := &exporter{ctx: ctx, stop: e.stop, r: snap, recent: recent, points: newLogPoints(logSnap), spans: spans, w: w}
 	if err := x.run(); err != nil {
 		return fmt.Errorf("embedded: export: %w", err)
 	}
@@ -67,7 +69,42 @@ type exporter struct {
 	r      pebble.Reader
 	recent *recentEvents // the events since the last seal, as of r
 	points *logPoints    // their history points, from the log as of r
+	spans  map[string][]exportedSpan
 	w      *laurel.DumpWriter
+}
+
+// exportedSpan is an open period's or all's aggregates as of an export's snapshot, by
+// aggKey of board and window: memory holds them, not the snapshot (cpfile.go).
+type exportedSpan struct {
+	start   int64
+	entries []exportedAgg
+}
+
+type exportedAgg struct {
+	member string // shares the board's arena (members.name)
+	a      aggregate
+}
+
+// exportedSpans copies the aggregates of every open period and all, under the read lock.
+func (e *Store) exportedSpans() map[string][]exportedSpan {
+	spans := make(map[string][]exportedSpan)
+	for _, b := range e.boards {
+		for _, w := range b.windows {
+			if w.w.IsRolling() {
+				continue
+			}
+			var list []exportedSpan
+			for _, sp := range w.open {
+				xs := exportedSpan{start: sp.start, entries: make([]exportedAgg, 0, sp.slots.n)}
+				sp.slots.each(func(h uint32, v slot) {
+					xs.entries = append(xs.entries, exportedAgg{b.members.name(h), aggregate(v)})
+				})
+				list = append(list, xs)
+			}
+			spans[string(prefix(tagAgg, b.cfg.ID, w.name))] = list
+		}
+	}
+	return spans
 }
 
 // write adds a record, unless the export was cancelled or the store is closing.
@@ -128,6 +165,36 @@ func (x *exporter) run() error {
 	return nil
 }
 
+// aggregates writes the aggregates of a window's open spans (or a rolling window's buckets),
+// each span's by member.
+func (x *exporter) aggregates(id string, w laurel.Window) error {
+	name := w.String()
+	write := func(start int64, member string, a aggregate) error {
+		return x.write(laurel.DumpRecord{Agg: &laurel.DumpAgg{
+			Board: id, Window: name, Start: start, Member: member, Score: a.score, At: a.at,
+		}})
+	}
+	if !w.IsRolling() {
+		for _, sp := range x.spans[string(prefix(tagAgg, id, name))] {
+			slices.SortFunc(sp.entries, func(a, b exportedAgg) int { return cmp.Compare(a.member, b.member) })
+			for _, ea := range sp.entries {
+				if err := write(sp.start, ea.member, ea.a); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	p := prefix(tagAgg, id, name)
+	return scanPrefix(x.r, p, func(k, v []byte) error {
+		a, err := decodeAgg(v)
+		if err != nil || len(k) < len(p)+8 {
+			return errCorrupt
+		}
+		return write(readTime(k[len(p):]), string(k[len(p)+8:]), a)
+	})
+}
+
 // board writes a board's records: the board, its events by seq, the aggregates of its open
 // spans, its closed periods oldest first each with its entries by rank, and its history by
 // member and seq.
@@ -156,18 +223,7 @@ func (x *exporter) board(cfg *laurel.Board) error {
 		return err
 	}
 	for _, w := range cfg.Windows {
-		name := w.String()
-		p := prefix(tagAgg, id, name)
-		err := scanPrefix(x.r, p, func(k, v []byte) error {
-			a, err := decodeAgg(v)
-			if err != nil || len(k) < len(p)+8 {
-				return errCorrupt
-			}
-			return x.write(laurel.DumpRecord{Agg: &laurel.DumpAgg{
-				Board: id, Window: name, Start: readTime(k[len(p):]), Member: string(k[len(p)+8:]), Score: a.score, At: a.at,
-			}})
-		})
-		if err != nil {
+		if err := x.aggregates(id, w); err != nil {
 			return err
 		}
 	}

@@ -22,9 +22,14 @@ import (
 //	T board 0 seq                    → (empty): the event seq is retracted
 //	V                                → the last sequence number sealed
 //	G                                → the number of the last log record the store applied
-//	A board 0 window 0 start member  → aggregate of the member in a period or bucket: score, at,
-//	                                   and the last sequence number it counts (checkpoint.go);
-//	                                   closed periods' and imported ones have none
+//	A board 0 window 0 start member  → aggregate of the member in a rolling window's bucket:
+//	                                   score, at, and the last sequence number it counts
+//	                                   (checkpoint.go); imported ones have none. Those of open
+//	                                   periods and all are in the checkpoint file (cpfile.go),
+//	                                   keyed alike; earlier versions and imports put them here,
+//	                                   and Open moves them there.
+//	F                                → the number of the last frame of the checkpoint file
+//	                                   that a commit made durable (cpfile.go)
 //	W board 0 window                 → closed-through, dropped-before (after a config change)
 //	C board 0 window 0 start         → closed period: id, end, total, removed ranks
 //	R board 0 window 0 start rank    → frozen entry: score, at, member
@@ -65,7 +70,8 @@ const (
 	tagRecord   = 'O'
 	// tagBucketsAsOf: through which sequence number a bucket stored without one counts
 	// every event (checkpoint.go, replay).
-	tagBucketsAsOf = 'Q'
+	tagBucketsAsOf  = 'Q'
+	tagCheckpointNo = 'F'
 
 	tagLog = 'L' // in the log
 

@@ -70,12 +70,19 @@ func (e *Store) recover() error {
 		return err
 	}
 	now := e.now()
+	legacy := false // aggregates of open periods or all in the store (earlier versions, imports)
 	for _, cfg := range cfgs {
 		b := newBoard(cfg)
-		if err := e.recoverWindows(b, now, asOf); err != nil {
+		stored, err := e.recoverWindows(b, now, asOf)
+		if err != nil {
 			return err
 		}
+		legacy = legacy || stored
 		e.boards[cfg.ID] = b
+	}
+	tail, err := e.recoverCheckpoints(asOf)
+	if err != nil {
+		return fmt.Errorf("reading the checkpoint file: %w", err)
 	}
 	if err := e.recoverRecent(records); err != nil {
 		return fmt.Errorf("reading the log: %w", err)
@@ -83,7 +90,7 @@ func (e *Store) recover() error {
 	if e.sealedTo, err = e.sealedThrough(); err != nil {
 		return err
 	}
-	n, err := e.replay(e.cp.replayFrom, asOf, bucketsAsOf)
+	n, err := e.replay(e.cp.replayFrom, asOf, bucketsAsOf, legacy, tail)
 	if err != nil {
 		return fmt.Errorf("replaying the log: %w", err)
 	}
@@ -100,15 +107,18 @@ func (e *Store) recover() error {
 // recoverWindows recovers a board's windows: the first (all, if the board has it) alone,
 // interning its members, then the others side by side, one a core, each finding its members
 // among those and noting the few it does not find, which are interned once they are done.
-// Scanning the stored aggregates is most of an open, and nothing else runs meanwhile.
-func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64) error {
+// Scanning the stored aggregates is most of an open, and nothing else runs meanwhile. It
+// reports whether the store held aggregates of open periods or all.
+func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64) (stored bool, err error) {
 	if len(b.windows) == 0 {
-		return nil
+		return false, nil
 	}
 	first := max(slices.IndexFunc(b.windows, func(w *window) bool { return w.w.Kind == laurel.WindowAll }), 0)
-	if err := e.recoverWindow(b, b.windows[first], now, &windowScan{intern: true, asOf: asOf}); err != nil {
-		return err
+	sc := &windowScan{intern: true, asOf: asOf}
+	if err := e.recoverWindow(b, b.windows[first], now, sc); err != nil {
+		return false, err
 	}
+	stored = sc.stored
 	rest := slices.Delete(slices.Clone(b.windows), first, first+1)
 	var scans []*windowScan
 	onCores(len(rest), func() func(int) {
@@ -122,14 +132,15 @@ func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64) erro
 	})
 	for _, sc := range scans {
 		if sc.err != nil {
-			return sc.err
+			return false, sc.err
 		}
+		stored = stored || sc.stored
 		maps.Copy(asOf, sc.asOf)
 		for _, m := range sc.missed {
 			m.sp.slots.set(b.members.intern(m.member), m.v, b.members.count())
 		}
 	}
-	return nil
+	return stored, nil
 }
 
 // windowScan is what the recovery of windows carries from one window to the next.
@@ -138,6 +149,7 @@ type windowScan struct {
 	asOf     map[string]uint64 // the aggregates that count events from where replay starts (recover)
 	gathered []handleSlot      // a span's entries, read before they are set (slots.load)
 	missed   []missedEntry
+	stored   bool // it read aggregates of open periods or all
 	err      error
 }
 
@@ -253,6 +265,7 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) er
 		if err != nil {
 			return err
 		}
+		sc.stored = true
 		if seq > 0 && seq >= e.cp.replayFrom {
 			sc.asOf[string(k)] = seq
 		}

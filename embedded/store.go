@@ -75,6 +75,10 @@ type Options struct {
 	// submit may stay in memory only before it is written (checkpoint.go): the most events
 	// Open replays after a crash, beyond the rest of their groups. Zero is 16384.
 	CheckpointLag int
+	// CheckpointFileMin is the size (bytes) from which the checkpoint file is written whole
+	// again from memory, once it is also three times as large as when last written whole
+	// (cpfile.go). Zero is 64 MiB.
+	CheckpointFileMin int64
 	// SealEvents is how many events the log holds before they are sealed into the store
 	// (eventlog.go): what Open reads back from the log, and what memory indexes beyond the
 	// store. Zero is 65536.
@@ -114,6 +118,8 @@ type Store struct {
 
 	seq     uint64        // the last event sequence number; the writer's
 	cp      checkpoints   // what the store does not hold yet; the writer's
+	cpf     cpFile        // the checkpoint file (cpfile.go); the writer's
+	cpNo    uint64        // the number of its last frame a commit made durable
 	history []pointRecord // history points waiting for the next commit; the writer's
 	recent  *recentEvents // the events since the last seal (eventlog.go)
 	sealing *recentEvents // the events of the seal in progress, or nil (seal.go)
@@ -255,6 +261,9 @@ func (o Options) withDefaults() Options {
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = 10 * time.Second
 	}
+	if o.CheckpointFileMin == 0 {
+		o.CheckpointFileMin = 64 << 20
+	}
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
@@ -288,6 +297,9 @@ func (e *Store) Close() error {
 		err = e.db.Close()
 		if lerr := e.logDB.Close(); err == nil {
 			err = lerr
+		}
+		if cerr := e.cpf.close(); err == nil {
+			err = cerr
 		}
 	})
 	return err
@@ -519,6 +531,7 @@ func (e *Store) runGroup(group []*op) {
 	}
 	e.commit(tx, staged)
 	e.maybeSeal()
+	e.maybeRewriteCheckpoints(now)
 }
 
 // commit makes tx durable, applies it to memory and answers ops. A commit that logs (events,
@@ -527,6 +540,10 @@ func (e *Store) runGroup(group []*op) {
 // Other commits sync the store's batch itself.
 func (e *Store) commit(tx *txn, ops []*op) {
 	defer tx.discard()
+	if err := e.writeCheckpoints(tx); err != nil {
+		e.failOps(fmt.Errorf("embedded: commit: the checkpoint file: %w", err), ops)
+		return
+	}
 	if tx.seq != e.seq {
 		// The last sequence number taken, once per group.
 		tx.set([]byte{tagSeq}, appendU64(nil, tx.seq))

@@ -34,6 +34,12 @@ type txn struct {
 	touched map[*board]bool
 	global  bool // a change beyond single boards: a profile, a hidden mark, a deleted board
 
+	// cpRecs are the records of the checkpoint file the commit appends (cpfile.go): the
+	// aggregates of open periods and all it stores, and what it drops of them.
+	cpRecs []byte
+	// rewrite has the commit write the checkpoint file whole from memory first.
+	rewrite bool
+
 	logged []loggedEvent // the events applied, for the group's log record (eventlog.go)
 	points []pointRecord // history points of earlier groups, for the log
 	erase  *erasure      // what the operation erases: the commit seals without it (seal.go)
@@ -112,6 +118,7 @@ func (tx *txn) mergeInto(p *txn) {
 	p.seq = tx.seq
 	p.after = append(p.after, tx.after...)
 	p.breaks = append(p.breaks, len(p.after))
+	p.cpRecs = append(p.cpRecs, tx.cpRecs...)
 	p.logged = append(p.logged, tx.logged...)
 	p.points = append(p.points, tx.points...)
 	if tx.erase != nil {
@@ -317,7 +324,7 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member 
 	}
 	deferred, first := tx.deferAggs, e.seq+1
 	if !deferred {
-		tx.setAgg(aggKey(b.cfg.ID, w.name, start, member), aggregate(v), present, tx.seq)
+		tx.spanAgg(aggKey(b.cfg.ID, w.name, start, member), aggregate(v), present, tx.seq)
 	}
 	tx.onCommit(b, func() {
 		sp := b.spanFor(w, start, end, present)
@@ -340,6 +347,20 @@ func (tx *txn) setAgg(k []byte, a aggregate, present bool, asOf uint64) {
 		tx.del(k)
 	}
 }
+
+// spanAgg stages, in the checkpoint file, an aggregate of an open period or all that counts
+// every event up to the sequence number asOf, or its removal.
+func (tx *txn) spanAgg(k []byte, a aggregate, present bool, asOf uint64) {
+	if present {
+		tx.cpRecs = appendCPSet(tx.cpRecs, k, a, asOf)
+	} else {
+		tx.cpRecs = appendCPKey(tx.cpRecs, cpDel, k)
+	}
+}
+
+// dropSpans stages, in the checkpoint file, the removal of every aggregate of open periods
+// and all under the key prefix p: a board's, a window's or a period's.
+func (tx *txn) dropSpans(p []byte) { tx.cpRecs = appendCPKey(tx.cpRecs, cpDrop, p) }
 
 // bucketGet reads a rolling window's bucket aggregate of member h (known: the member has a
 // handle) through the overlay: from memory for the newest bucket, where events fall (and
