@@ -207,14 +207,8 @@ func readCheckpoints(fs vfs.FS, dir string, last uint64, fn func(r *cpRecord) er
 }
 
 // writeCheckpoints writes the checkpoint file's part of tx's commit, before the commit's
-// own durable write: the file whole again when tx asks, then tx's records in a frame,
-// synced, whose number tx's batch stores.
+// own durable write: tx's records in a frame, synced, whose number tx's batch stores.
 func (e *Store) writeCheckpoints(tx *txn) error {
-	if tx.rewrite {
-		if err := e.rewriteCheckpoints(); err != nil {
-			return err
-		}
-	}
 	if len(tx.cpRecs) == 0 {
 		return nil
 	}
@@ -238,72 +232,166 @@ func (e *Store) appendCheckpoints(recs []byte, batch *pebble.Batch) error {
 	return nil
 }
 
-// maybeRewriteCheckpoints writes the checkpoint file whole again once it has grown
-// cpRewriteRatio times, in a commit of its own that first checkpoints everything dirty:
-// replay then starts after it, so that what Open notes of the rewritten aggregates stays
-// small (recover's asOf).
+// maybeRewriteCheckpoints starts writing the checkpoint file whole again once it has grown
+// cpRewriteRatio times. A commit of its own first checkpoints everything dirty, so that replay
+// starts after it and what Open notes of the rewritten aggregates stays small (recover's
+// asOf); then memory's aggregates are copied, and written out by another goroutine while the
+// writer goes on appending to the file (finishRewrite ends it).
 func (e *Store) maybeRewriteCheckpoints(now int64) {
-	if e.broken() || e.cpf.size < e.cpf.rewriteAt {
+	if e.broken() || e.rewriting != nil || e.cpf.size < e.cpf.rewriteAt {
 		return
 	}
 	tx := e.newTxn(now)
 	e.checkpoint(tx, true)
-	tx.rewrite = true
 	e.commit(tx, nil)
+	if e.broken() {
+		return
+	}
+	rw, err := e.startRewrite()
+	if err != nil {
+		e.rewriteFailed(err)
+		return
+	}
+	e.rewriting = rw
+	go func() { rw.done <- rw.write() }()
 }
 
-// rewriteCheckpoints writes every aggregate of open periods and all, as memory holds them
-// (counting every event up to e.seq), into a new file that is then renamed over the
-// checkpoint file. Its frames take the number of the last durable one: they count nothing
-// that is not durable. A crash before the rename leaves the file as it was.
-func (e *Store) rewriteCheckpoints() error {
+// cpRewrite is a rewrite of the checkpoint file: memory's aggregates of open periods and all
+// as of one commit, the one whose frame is number n, going to a new file; the frames the
+// writer appends after from meanwhile are copied after them once they are written.
+type cpRewrite struct {
+	fs    vfs.FS
+	f     vfs.File // the new file, under cpTempName
+	n     uint64
+	asOf  uint64 // the last sequence number memory counted
+	from  int64
+	spans []spanCopy
+	size  int64
+	done  chan error
+}
+
+// spanCopy is an open period's or all's aggregates, copied, with what names its members.
+type spanCopy struct {
+	prefix []byte // spanPrefix(tagAgg, ...)
+	names  members
+	slots  slots
+}
+
+// startRewrite copies memory's aggregates of open periods and all, and makes the new file.
+func (e *Store) startRewrite() (*cpRewrite, error) {
 	fs := e.opts.FS
-	tmp := fs.PathJoin(e.dir, cpTempName)
-	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	f, err := fs.Create(fs.PathJoin(e.dir, cpTempName), vfs.WriteCategoryUnspecified)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c := cpFile{f: f}
-	var p, k []byte
+	rw := &cpRewrite{fs: fs, f: f, n: e.cpNo, asOf: e.seq, from: e.cpf.size, done: make(chan error, 1)}
 	for _, b := range e.boards {
 		for _, w := range b.windows {
 			if w.w.IsRolling() {
 				continue
 			}
 			for _, sp := range w.open {
-				k = spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start)
-				kn := len(k)
-				sp.slots.each(func(h uint32, v slot) {
-					k = append(k[:kn], b.members.name(h)...)
-					p = appendCPSet(p, k, aggregate(v), e.seq)
-					if len(p) >= cpFrameMax && err == nil {
-						err = c.appendFrame(e.cpNo, p)
-						p = p[:0]
-					}
-				})
+				// The member table's slices only grow, and what they hold is never written
+				// again: a copy of their headers names every member of the span.
+				rw.spans = append(rw.spans, spanCopy{spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start), *b.members, sp.slots.clone()})
 			}
 		}
 	}
+	return rw, nil
+}
+
+// write writes the copied aggregates into the new file, each counting every event up to
+// rw.asOf, in frames numbered rw.n: they count nothing that is not durable. It touches
+// nothing the writer uses.
+func (rw *cpRewrite) write() error {
+	c := cpFile{f: rw.f}
+	var p, k []byte
+	var err error
+	for i := range rw.spans {
+		sc := &rw.spans[i]
+		k = append(k[:0], sc.prefix...)
+		sc.slots.each(func(h uint32, v slot) {
+			k = append(k[:len(sc.prefix)], sc.names.name(h)...)
+			p = appendCPSet(p, k, aggregate(v), rw.asOf)
+			if len(p) >= cpFrameMax && err == nil {
+				err = c.appendFrame(rw.n, p)
+				p = p[:0]
+			}
+		})
+		rw.spans[i] = spanCopy{} // done with: the copy goes as it is written
+	}
 	if err == nil && len(p) > 0 {
-		err = c.appendFrame(e.cpNo, p)
+		err = c.appendFrame(rw.n, p)
 	}
 	if err == nil {
-		err = f.Sync()
+		err = rw.f.Sync()
 	}
+	rw.size = c.size
+	return err
+}
+
+// finishRewrite ends the rewrite once its goroutine is done: the frames appended since it
+// began are copied after what it wrote, and the new file, synced, is renamed over the old.
+// A crash before the rename leaves the old file, whole; the new one is removed at Open.
+func (e *Store) finishRewrite(err error) {
+	rw := e.rewriting
+	e.rewriting = nil
 	if err == nil {
-		err = fs.Rename(tmp, fs.PathJoin(e.dir, cpFileName))
-	}
-	if err == nil {
-		err = syncDir(fs, e.dir)
+		err = e.switchFile(rw)
 	}
 	if err != nil {
-		f.Close()
+		rw.f.Close()
+		e.rewriteFailed(err)
+	}
+}
+
+// switchFile copies the frames appended to the checkpoint file after rw.from into rw's file,
+// then puts that file in its place.
+func (e *Store) switchFile(rw *cpRewrite) error {
+	fs := e.opts.FS
+	tail := make([]byte, e.cpf.size-rw.from)
+	if _, err := e.cpf.f.ReadAt(tail, rw.from); err != nil && (err != io.EOF || len(tail) > 0) {
+		return err
+	}
+	if _, err := rw.f.WriteAt(tail, rw.size); err != nil {
+		return err
+	}
+	if err := rw.f.Sync(); err != nil {
+		return err
+	}
+	if err := fs.Rename(fs.PathJoin(e.dir, cpTempName), fs.PathJoin(e.dir, cpFileName)); err != nil {
+		return err
+	}
+	if err := syncDir(fs, e.dir); err != nil {
 		return err
 	}
 	e.cpf.close()
-	c.rewriteAt = e.rewriteAt(c.size)
-	e.cpf = c
+	size := rw.size + int64(len(tail))
+	e.cpf = cpFile{f: rw.f, size: size, rewriteAt: e.rewriteAt(rw.size)}
 	return nil
+}
+
+// rewriteFailed notes a rewrite that did not finish: the file it was to replace is whole, so
+// nothing is lost; the next is tried once the file has grown as much again.
+func (e *Store) rewriteFailed(err error) {
+	e.log.Warn("writing the checkpoint file whole again; it keeps growing until the next try", "err", err)
+	e.opts.FS.Remove(e.opts.FS.PathJoin(e.dir, cpTempName))
+	e.cpf.rewriteAt = 2 * e.cpf.size
+}
+
+// rewriteCheckpoints writes the checkpoint file whole again at once, as Open does once replay
+// is done.
+func (e *Store) rewriteCheckpoints() error {
+	rw, err := e.startRewrite()
+	if err == nil {
+		if err = rw.write(); err == nil {
+			err = e.switchFile(rw)
+		}
+		if err != nil {
+			rw.f.Close()
+		}
+	}
+	return err
 }
 
 // rewriteAt is the size past which a checkpoint file written whole at size is written again.
@@ -335,6 +423,10 @@ func (e *Store) recoverCheckpoints(asOf map[string]uint64) (rewrite bool, err er
 		e.cpNo = readU64(v)
 	}
 	fs := e.opts.FS
+	// A rewrite that a crash cut short.
+	if err := fs.Remove(fs.PathJoin(e.dir, cpTempName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
 	ap := &cpApplier{e: e, asOf: asOf}
 	size, tail, err := readCheckpoints(fs, e.dir, e.cpNo, func(r *cpRecord) error {
 		return ap.apply(r)
@@ -366,6 +458,7 @@ type cpApplier struct {
 	w          *window
 	boardID    []byte
 	windowName []byte
+	hint       uint32 // the handle after the last record's: a span's come in handle order when written whole
 }
 
 func (ap *cpApplier) apply(r *cpRecord) error {
@@ -415,7 +508,9 @@ func (ap *cpApplier) apply(r *cpRecord) error {
 		sp = b.spanFor(w, k.start, end, true)
 	}
 	sp.tree = nil
-	sp.slots.set(b.members.intern(member), slot(r.a), b.members.count())
+	h := b.members.internAt(member, ap.hint)
+	ap.hint = h + 1
+	sp.slots.set(h, slot(r.a), b.members.count())
 	if r.asOf >= ap.e.cp.replayFrom && r.asOf > 0 {
 		ap.asOf[string(r.key)] = r.asOf
 	} else if len(ap.asOf) > 0 {
@@ -481,4 +576,12 @@ func parseAggKey(key []byte) (k aggKeyParts, err error) {
 	}
 	k.start, k.hasStart, k.member = readTime(rest), true, rest[8:]
 	return k, nil
+}
+
+// rewriteDone is the rewrite in progress's done; nil, which never answers, when none is.
+func (e *Store) rewriteDone() <-chan error {
+	if e.rewriting == nil {
+		return nil
+	}
+	return e.rewriting.done
 }

@@ -3,6 +3,7 @@ package embedded
 import (
 	"hash/maphash"
 	"iter"
+	"maps"
 	"math/bits"
 	"strings"
 	"unsafe"
@@ -246,6 +247,19 @@ func (s *slots) del(h uint32) {
 		delete(s.sparse, h)
 		s.n--
 	}
+}
+
+// clone returns a copy of s that shares nothing with it.
+func (s *slots) clone() slots {
+	c := slots{n: s.n, sparse: maps.Clone(s.sparse)}
+	if s.dense != nil {
+		c.dense = make([]*chunk, len(s.dense))
+		for i, ch := range s.dense {
+			c.dense[i] = new(chunk)
+			*c.dense[i] = *ch
+		}
+	}
+	return c
 }
 
 // each calls fn for every entry, in no particular order.

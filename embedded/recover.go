@@ -73,7 +73,7 @@ func (e *Store) recover() error {
 	legacy := false // aggregates of open periods or all in the store (earlier versions, imports)
 	for _, cfg := range cfgs {
 		b := newBoard(cfg)
-		stored, err := e.recoverWindows(b, now, asOf)
+		stored, err := e.recoverWindows(b, now, asOf, false)
 		if err != nil {
 			return err
 		}
@@ -83,6 +83,13 @@ func (e *Store) recover() error {
 	tail, err := e.recoverCheckpoints(asOf)
 	if err != nil {
 		return fmt.Errorf("reading the checkpoint file: %w", err)
+	}
+	// Rolling windows last: their buckets' members are then nearly all interned, found in
+	// member order (windowScan.handle).
+	for _, b := range e.boards {
+		if _, err := e.recoverWindows(b, now, asOf, true); err != nil {
+			return err
+		}
 	}
 	if err := e.recoverRecent(records); err != nil {
 		return fmt.Errorf("reading the log: %w", err)
@@ -108,21 +115,26 @@ func (e *Store) recover() error {
 // interning its members, then the others side by side, one a core, each finding its members
 // among those and noting the few it does not find, which are interned once they are done.
 // Scanning the stored aggregates is most of an open, and nothing else runs meanwhile. It
+// recovers every window but the rolling windows' spans, or (rolling set) those alone, and
 // reports whether the store held aggregates of open periods or all.
-func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64) (stored bool, err error) {
-	if len(b.windows) == 0 {
+func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, rolling bool) (stored bool, err error) {
+	windows := b.windows
+	if rolling {
+		windows = slices.DeleteFunc(slices.Clone(windows), func(w *window) bool { return !w.w.IsRolling() })
+	}
+	if len(windows) == 0 {
 		return false, nil
 	}
-	first := max(slices.IndexFunc(b.windows, func(w *window) bool { return w.w.Kind == laurel.WindowAll }), 0)
-	sc := &windowScan{intern: true, asOf: asOf}
-	if err := e.recoverWindow(b, b.windows[first], now, sc); err != nil {
+	first := max(slices.IndexFunc(windows, func(w *window) bool { return w.w.Kind == laurel.WindowAll }), 0)
+	sc := &windowScan{intern: true, rolling: rolling, asOf: asOf}
+	if err := e.recoverWindow(b, windows[first], now, sc); err != nil {
 		return false, err
 	}
 	stored = sc.stored
-	rest := slices.Delete(slices.Clone(b.windows), first, first+1)
+	rest := slices.Delete(slices.Clone(windows), first, first+1)
 	var scans []*windowScan
 	onCores(len(rest), func() func(int) {
-		sc := &windowScan{asOf: make(map[string]uint64)}
+		sc := &windowScan{rolling: rolling, asOf: make(map[string]uint64)}
 		scans = append(scans, sc)
 		return func(i int) {
 			if sc.err == nil {
@@ -146,6 +158,7 @@ func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64) (sto
 // windowScan is what the recovery of windows carries from one window to the next.
 type windowScan struct {
 	intern   bool              // intern the members read; else find them, noting in missed those not yet interned
+	rolling  bool              // recover rolling windows' spans alone (recoverWindows)
 	asOf     map[string]uint64 // the aggregates that count events from where replay starts (recover)
 	gathered []handleSlot      // a span's entries, read before they are set (slots.load)
 	missed   []missedEntry
@@ -193,6 +206,12 @@ func onCores(n int, newWorker func() func(i int)) {
 
 // recoverWindow recovers one window of b, through sc.
 func (e *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) error {
+	if sc.rolling {
+		s, en := b.cfg.Calendar().Span(w.w, time.UnixMilli(now))
+		sp, err := e.recoverRolling(b, w, s.UnixMilli(), en.UnixMilli(), sc)
+		w.open = []*span{sp}
+		return err
+	}
 	id := b.cfg.ID
 	if v, ok, err := get(e.db, key(tagWindow, id, w.name)); err != nil {
 		return err
@@ -227,10 +246,7 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) er
 	w.dropAt = dropTime(&b.cfg, w.w, w.closed, w.marks)
 
 	if w.w.IsRolling() {
-		s, en := b.cfg.Calendar().Span(w.w, time.UnixMilli(now))
-		sp, err := e.recoverRolling(b, w, s.UnixMilli(), en.UnixMilli(), sc)
-		w.open = []*span{sp}
-		return err
+		return nil // its span once the checkpoint file has interned the members (recover)
 	}
 	if w.w.Kind == laurel.WindowAll {
 		initWindow(b, w, now)

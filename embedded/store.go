@@ -116,13 +116,16 @@ type Store struct {
 	ids      *idFilter     // which event ids the store surely does not hold (idfilter.go)
 	loading  sync.WaitGroup
 
-	seq     uint64        // the last event sequence number; the writer's
-	cp      checkpoints   // what the store does not hold yet; the writer's
-	cpf     cpFile        // the checkpoint file (cpfile.go); the writer's
-	cpNo    uint64        // the number of its last frame a commit made durable
-	history []pointRecord // history points waiting for the next commit; the writer's
-	recent  *recentEvents // the events since the last seal (eventlog.go)
-	sealing *recentEvents // the events of the seal in progress, or nil (seal.go)
+	seq  uint64      // the last event sequence number; the writer's
+	cp   checkpoints // what the store does not hold yet; the writer's
+	cpf  cpFile      // the checkpoint file (cpfile.go); the writer's
+	cpNo uint64      // the number of its last frame a commit made durable
+	// rewriting is the rewrite of the checkpoint file in progress; nil when none is. Its
+	// done answers once it is written. The writer's.
+	rewriting *cpRewrite
+	history   []pointRecord // history points waiting for the next commit; the writer's
+	recent    *recentEvents // the events since the last seal (eventlog.go)
+	sealing   *recentEvents // the events of the seal in progress, or nil (seal.go)
 	// sealedTo is the last sequence number of the last seal that ended: the store may hold
 	// later ones already, still read from sealing until the writer ends the seal.
 	sealedTo uint64
@@ -384,9 +387,15 @@ func (e *Store) loop() {
 		case err := <-e.sealDone:
 			e.finishSeal(err)
 			continue
+		case err := <-e.rewriteDone():
+			e.finishRewrite(err)
+			continue
 		case <-timer.C:
 		case <-e.stop:
 			e.waitSeal() // what it cannot seal stays in the log
+			if e.rewriting != nil {
+				e.finishRewrite(<-e.rewriting.done)
+			}
 			// Finish what was queued before the stop; do answers anything queued later.
 			if group = e.gather(nil); len(group) > 0 {
 				e.runGroup(group)

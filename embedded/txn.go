@@ -37,8 +37,6 @@ type txn struct {
 	// cpRecs are the records of the checkpoint file the commit appends (cpfile.go): the
 	// aggregates of open periods and all it stores, and what it drops of them.
 	cpRecs []byte
-	// rewrite has the commit write the checkpoint file whole from memory first.
-	rewrite bool
 
 	logged []loggedEvent // the events applied, for the group's log record (eventlog.go)
 	points []pointRecord // history points of earlier groups, for the log
