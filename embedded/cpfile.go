@@ -241,6 +241,11 @@ func (e *Store) maybeRewriteCheckpoints(now int64) {
 	if e.broken() || e.rewriting != nil || e.cpf.size < e.cpf.rewriteAt {
 		return
 	}
+	// The new file is about as large as the old one was when last written whole; until the
+	// disk has room for it beyond the reserve, the old one grows.
+	if !e.disk.room(uint64(e.cpf.rewriteAt / cpRewriteRatio)) {
+		return
+	}
 	tx := e.newTxn(now)
 	e.checkpoint(tx, true)
 	e.commit(tx, nil)
