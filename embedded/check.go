@@ -17,17 +17,19 @@ import (
 // It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
 // that the two can be compared, and checks that the checkpoint queue then names nothing.
 func (e *Store) Check() error {
-	var last uint64
+	// The checkpoint file is read by the writer, right after the commit: it appends to it,
+	// and renames another over it, only between groups.
+	var spans map[string]map[string]laurel.Agg
+	var readErr error
 	err := e.do(context.Background(), &op{exclusive: true, run: func(tx *txn) error {
 		e.checkpoint(tx, true)
 		return e.checkQueueEmpty()
-	}, finish: func() { last = e.cpNo }})
+	}, finish: func() { spans, readErr = e.checkpointedSpans(e.cpNo) }})
 	if err != nil {
 		return err
 	}
-	spans, err := e.checkpointedSpans(last)
-	if err != nil {
-		return err
+	if readErr != nil {
+		return readErr
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()

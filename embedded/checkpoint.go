@@ -11,15 +11,16 @@ import (
 // Checkpointed aggregates.
 //
 // Open calendar periods and all are whole in memory (each span's slots), and so is each
-// rolling window's newest bucket, where nearly every event falls; so a submit does not write
-// their aggregates to Pebble: its group's events go to the log (eventlog.go). The writer
-// writes an aggregate a submit changed later, once for all the events that change it
-// meanwhile: when it has been dirty for CheckpointLag events, or when its bucket stops being
-// the newest (retireBucket). It stores with the aggregate the last sequence number the
-// aggregate counts, and stores the first sequence number that replay must start from (below
-// it, every event is counted in every stored aggregate). Every other change of an aggregate
-// (a retraction, a deletion, a window built, an older bucket) is written at once, with its
-// number too.
+// rolling window's newest bucket, where nearly every event falls; so a submit does not store
+// their aggregates: its group's events go to the log (eventlog.go). The writer stores an
+// aggregate a submit changed later, once for all the events that change it meanwhile: when it
+// has been dirty for CheckpointLag events, or when its bucket stops being the newest
+// (retireBucket). Those of open periods and all go to the checkpoint file (cpfile.go), the
+// buckets' to Pebble. It stores with the aggregate the last sequence number the aggregate
+// counts, and stores the first sequence number that replay must start from (below it, every
+// event is counted in every stored aggregate). Every other change of an aggregate (a
+// retraction, a deletion, a window built, an older bucket) is stored at once, with its number
+// too.
 //
 // Open recovers the stored aggregates and then replays the log from that number: each event
 // still there and not retracted is added, in sequence, to the open periods, all and the

@@ -39,7 +39,7 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 	clock := laureltest.NewClock("2026-10-24T22:00:00Z")
 	lag := 1 + rng.IntN(30)
 	seal := 1 + rng.IntN(60) // seals, and deletions that seal, among the commits
-	// The checkpoint file is written whole again each time it triples from a few KiB.
+	// The checkpoint file is written whole again each time it doubles from a few KiB.
 	rewriteMin := int64(256 + rng.IntN(4096))
 	opts := embedded.Options{FS: noLinkFS{fs}, Now: clock.Now, CheckpointLag: lag, SealEvents: seal, CheckpointFileMin: rewriteMin, OnCommit: func(int, int, time.Duration) {
 		mu.Lock()

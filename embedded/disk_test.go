@@ -49,7 +49,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	dir := filepath.Join(disk, "store")
 	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
-	// The checkpoint file is written whole again each time it triples from 256 KiB: its
+	// The checkpoint file is written whole again each time it doubles from 256 KiB: its
 	// rewrites, which need room for a second copy, take part as the disk fills.
 	opts := embedded.Options{Now: clock.Now, MemTableSize: 1 << 20, CacheSize: 1 << 20, MinFreeDisk: 8 << 20, CheckpointFileMin: 256 << 10}
 	e, err := embedded.Open(dir, opts)

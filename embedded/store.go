@@ -76,7 +76,7 @@ type Options struct {
 	// Open replays after a crash, beyond the rest of their groups. Zero is 16384.
 	CheckpointLag int
 	// CheckpointFileMin is the size (bytes) from which the checkpoint file is written whole
-	// again from memory, once it is also three times as large as when last written whole
+	// again from memory, once it is also twice as large as when last written whole
 	// (cpfile.go). Zero is 64 MiB.
 	CheckpointFileMin int64
 	// SealEvents is how many events the log holds before they are sealed into the store

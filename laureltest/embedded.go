@@ -19,7 +19,7 @@ func EmbeddedTarget(t testing.TB) Target {
 		Open: func(_ testing.TB, now func() int64) (laurel.Service, error) {
 			// A seal every 97 events: the store's two homes of events (the log, and the
 			// store once sealed) both take part in every scenario; so do the checkpoint
-			// file's appends and its rewrites, each time it triples from 4 KiB.
+			// file's appends and its rewrites, each time it doubles from 4 KiB.
 			return embedded.Open(dir, embedded.Options{Now: now, SealEvents: 97, CheckpointFileMin: 4096})
 		},
 		Close:  func(s laurel.Service) error { return s.(*embedded.Store).Close() },

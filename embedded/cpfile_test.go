@@ -1,0 +1,128 @@
+package embedded_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
+)
+
+// TestCheckpointRewriteFails: while the checkpoint file's rewrites fail (a disk that is full
+// for a while), writes go on and are acknowledged, the old file keeps growing,
+// and nothing is lost; once writes succeed again the next rewrite shrinks the file; after a
+// restart the store holds every acknowledged event.
+func TestCheckpointRewriteFails(t *testing.T) {
+	ctx := context.Background()
+	fs := &rewriteFaultFS{FS: vfs.NewMem()}
+	fs.fail.Store(true)
+	clock := laureltest.NewClock("2026-11-28T10:00:00Z")
+	opts := embedded.Options{FS: fs, Now: clock.Now, CheckpointLag: 50, CheckpointFileMin: 8 << 10}
+	e, err := embedded.Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day", "hour"}})
+	want := make(map[string]int64)
+	submit := func(rounds int) {
+		t.Helper()
+		for i := range rounds {
+			evs := make([]laurel.Event, 20)
+			for j := range evs {
+				m := fmt.Sprintf("m%03d", (i*7+j*13)%200)
+				evs[j] = laurel.Event{Board: "b", Member: m, Value: int64(1 + j%5)}
+				want[m] += evs[j].Value
+			}
+			if _, err := e.Submit(ctx, evs, laurel.SubmitOptions{}); err != nil {
+				t.Fatalf("a write while the rewrite fails: %v", err)
+			}
+		}
+	}
+	size := func() int64 {
+		t.Helper()
+		info, err := fs.Stat("/db/checkpoints")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Size()
+	}
+	submit(300)
+	if fs.failed.Load() == 0 {
+		t.Fatal("no rewrite was tried: the test does not test what it says")
+	}
+	grown := size()
+	t.Logf("%d rewrites failed; the file grew to %d bytes", fs.failed.Load(), grown)
+	if err := e.Check(); err != nil {
+		t.Fatalf("after rewrites that failed: %v", err)
+	}
+	fs.fail.Store(false)
+	laureltest.Within(t, 10*time.Second, "a rewrite once writes succeed shrinks the file", func() bool {
+		submit(20)
+		return size() < grown
+	})
+	if err := e.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = embedded.Open("/db", opts); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Check(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 1000, laurel.ScoreRange{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Entries) != len(want) {
+		t.Fatalf("%d members after a restart, want %d", len(p.Entries), len(want))
+	}
+	for _, en := range p.Entries {
+		if en.Score != want[en.Member] {
+			t.Fatalf("member %s: %d after a restart, want %d", en.Member, en.Score, want[en.Member])
+		}
+	}
+}
+
+// rewriteFaultFS fails, while fail is set, the first write to each new checkpoint file (a
+// rewrite's), after writing half of it: a disk that filled up during the write.
+type rewriteFaultFS struct {
+	vfs.FS
+	fail   atomic.Bool
+	failed atomic.Int64
+}
+
+func (fs *rewriteFaultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil || !strings.HasSuffix(name, "checkpoints.new") {
+		return f, err
+	}
+	return &rewriteFaultFile{File: f, fs: fs}, nil
+}
+
+type rewriteFaultFile struct {
+	vfs.File
+	fs      *rewriteFaultFS
+	written bool
+}
+
+func (f *rewriteFaultFile) WriteAt(p []byte, off int64) (int, error) {
+	if !f.written && f.fs.fail.Load() {
+		f.written = true
+		f.fs.failed.Add(1)
+		n, _ := f.File.WriteAt(p[:len(p)/2], off)
+		return n, syscall.ENOSPC
+	}
+	f.written = true
+	return f.File.WriteAt(p, off)
+}

@@ -1,0 +1,181 @@
+package embedded
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Recovery of the checkpoint file (cpfile.go): its records applied to memory at Open.
+
+// recoverCheckpoints applies the checkpoint file to the spans recovered from the store (those
+// of stores written before it, or imported), noting in asOf the aggregates that count events
+// from where replay starts. It then opens the file for appending: written whole again first
+// when it ends with frames no durable commit names, since a later frame must not land among
+// their bytes.
+func (e *Store) recoverCheckpoints(asOf map[string]uint64) (tail bool, err error) {
+	if v, ok, err := get(e.db, []byte{tagCheckpointNo}); err != nil {
+		return false, err
+	} else if ok {
+		e.cpNo = readU64(v)
+	}
+	fs := e.opts.FS
+	// A rewrite that a crash cut short.
+	if err := fs.Remove(fs.PathJoin(e.dir, cpTempName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	ap := &cpApplier{e: e, asOf: asOf}
+	size, tail, err := readCheckpoints(fs, e.dir, e.cpNo, ap.apply)
+	if err != nil {
+		return false, err
+	}
+	f, err := fs.OpenReadWrite(fs.PathJoin(e.dir, cpFileName), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return false, err
+	}
+	if err := syncDir(fs, e.dir); err != nil { // the file's name, if it was made just now
+		f.Close()
+		return false, err
+	}
+	e.cpf = cpFile{f: f, size: size, rewriteAt: e.rewriteAt(size)}
+	return tail, nil
+}
+
+// cpApplier applies the records of the checkpoint file to memory, as recovery reads them. A
+// span it changes has its tree built once replay is done (buildTrees). What a record says of a
+// board or window the store no longer has, or of a period closed since, is past.
+type cpApplier struct {
+	e    *Store
+	asOf map[string]uint64
+	// the board and window of the record before, and their ids: records come a span at a
+	// time in a rewritten file, and in runs of one board in others.
+	b          *board
+	w          *window
+	boardID    []byte
+	windowName []byte
+	hint       uint32 // the handle after the last record's: a span's come in handle order when written whole
+}
+
+func (ap *cpApplier) apply(r *cpRecord) error {
+	k, err := parseAggKey(r.key)
+	if err != nil {
+		return err
+	}
+	if ap.b == nil || !bytes.Equal(k.board, ap.boardID) {
+		ap.b, ap.w, ap.windowName = ap.e.boards[string(k.board)], nil, nil
+		ap.boardID = append(ap.boardID[:0], k.board...)
+	}
+	b := ap.b
+	if b == nil {
+		return nil
+	}
+	if r.kind == cpDrop {
+		ap.drop(r.key, k)
+		return nil
+	}
+	if !k.hasStart {
+		return errCorrupt
+	}
+	if ap.w == nil || !bytes.Equal(k.window, ap.windowName) {
+		ap.w = b.window(string(k.window))
+		ap.windowName = append(ap.windowName[:0], k.window...)
+	}
+	w := ap.w
+	if w == nil || w.w.IsRolling() || w.w.IsCalendar() && frozenSince(w, k.start) {
+		return nil
+	}
+	member := unsafe.String(unsafe.SliceData(k.member), len(k.member)) // intern copies it
+	if r.kind == cpDel {
+		if sp := w.span(k.start); sp != nil {
+			if h, ok := b.members.lookup(member); ok {
+				sp.slots.del(h)
+			}
+		}
+		delete(ap.asOf, string(r.key))
+		return nil
+	}
+	sp := w.span(k.start)
+	if sp == nil {
+		end := int64(0)
+		if w.w.IsCalendar() {
+			end = b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(k.start)).End.UnixMilli()
+		}
+		sp = b.spanFor(w, k.start, end, true)
+	}
+	sp.tree = nil
+	h := b.members.internAt(member, ap.hint)
+	ap.hint = h + 1
+	sp.slots.set(h, slot(r.a), b.members.count())
+	if r.asOf >= ap.e.cp.replayFrom && r.asOf > 0 {
+		ap.asOf[string(r.key)] = r.asOf
+	} else if len(ap.asOf) > 0 {
+		delete(ap.asOf, string(r.key))
+	}
+	return nil
+}
+
+// drop applies a record that drops the aggregates under prefix p.
+func (ap *cpApplier) drop(p []byte, k aggKeyParts) {
+	for _, w := range ap.b.windows {
+		if w.w.IsRolling() || k.hasWindow && w.name != string(k.window) {
+			continue
+		}
+		switch {
+		case k.hasStart && w.w.IsCalendar():
+			if i := slices.IndexFunc(w.open, func(sp *span) bool { return sp.start == k.start }); i >= 0 {
+				w.open = slices.Delete(w.open, i, i+1)
+			}
+		case w.w.IsCalendar():
+			w.open = nil
+		default:
+			w.open = []*span{{}}
+		}
+	}
+	prefix := string(p)
+	for s := range ap.asOf {
+		if strings.HasPrefix(s, prefix) {
+			delete(ap.asOf, s)
+		}
+	}
+}
+
+// aggKeyParts is an aggregate's key split, or a prefix of one that ends after a board, a
+// window or a start. The parts share the key's bytes.
+type aggKeyParts struct {
+	board, window, member []byte
+	start                 int64
+	hasWindow, hasStart   bool
+}
+
+func parseAggKey(key []byte) (k aggKeyParts, err error) {
+	if len(key) < 2 || key[0] != tagAgg {
+		return k, errCorrupt
+	}
+	rest := key[1:]
+	i := bytes.IndexByte(rest, 0)
+	if i < 0 {
+		return k, errCorrupt
+	}
+	k.board, rest = rest[:i], rest[i+1:]
+	if len(rest) == 0 {
+		return k, nil
+	}
+	if i = bytes.IndexByte(rest, 0); i < 0 {
+		return k, errCorrupt
+	}
+	k.window, k.hasWindow, rest = rest[:i], true, rest[i+1:]
+	if len(rest) == 0 {
+		return k, nil
+	}
+	if len(rest) < 8 {
+		return k, errCorrupt
+	}
+	k.start, k.hasStart, k.member = readTime(rest), true, rest[8:]
+	return k, nil
+}

@@ -1,0 +1,193 @@
+package embedded
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// The checkpoint file's rewrite (cpfile.go): memory's aggregates of open periods and all,
+// copied at a commit and written by another goroutine into a new file, which the writer then
+// completes with the frames appended meanwhile and renames over the file.
+
+// maybeRewriteCheckpoints starts writing the checkpoint file whole again once it has grown
+// cpRewriteRatio times. A commit of its own first checkpoints everything dirty, so that replay
+// starts after it and what Open notes of the rewritten aggregates stays small (recover's
+// asOf); then memory's aggregates are copied, and written out by another goroutine while the
+// writer goes on appending to the file (finishRewrite ends it).
+func (e *Store) maybeRewriteCheckpoints(now int64) {
+	if e.broken() || e.rewriting != nil || e.cpf.size < e.cpf.rewriteAt {
+		return
+	}
+	// The new file is about as large as the old one was when last written whole; until the
+	// disk has room for it beyond the reserve, the old one grows.
+	if !e.disk.room(uint64(e.cpf.rewriteAt / cpRewriteRatio)) {
+		return
+	}
+	tx := e.newTxn(now)
+	e.checkpoint(tx, true)
+	e.commit(tx, nil)
+	if e.broken() {
+		return
+	}
+	rw, err := e.startRewrite()
+	if err != nil {
+		e.rewriteFailed(err)
+		return
+	}
+	e.rewriting = rw
+	go func() { rw.done <- rw.write() }()
+}
+
+// cpRewrite is a rewrite of the checkpoint file: memory's aggregates of open periods and all
+// as of one commit, the one whose frame is number n, going to a new file; the frames the
+// writer appends after from meanwhile are copied after them once they are written.
+type cpRewrite struct {
+	f     vfs.File // the new file, under cpTempName
+	n     uint64
+	asOf  uint64 // the last sequence number memory counted
+	from  int64
+	spans []spanCopy
+	size  int64
+	done  chan error
+}
+
+// spanCopy is an open period's or all's aggregates, copied, with what names its members.
+type spanCopy struct {
+	prefix []byte // spanPrefix(tagAgg, ...)
+	names  members
+	slots  slots
+}
+
+// startRewrite copies memory's aggregates of open periods and all, and makes the new file.
+func (e *Store) startRewrite() (*cpRewrite, error) {
+	fs := e.opts.FS
+	f, err := fs.Create(fs.PathJoin(e.dir, cpTempName), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return nil, err
+	}
+	rw := &cpRewrite{f: f, n: e.cpNo, asOf: e.seq, from: e.cpf.size, done: make(chan error, 1)}
+	for _, b := range e.boards {
+		for _, w := range b.windows {
+			if w.w.IsRolling() {
+				continue
+			}
+			for _, sp := range w.open {
+				// The member table's slices only grow, and what they hold is never written
+				// again: a copy of their headers names every member of the span.
+				rw.spans = append(rw.spans, spanCopy{spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start), *b.members, sp.slots.clone()})
+			}
+		}
+	}
+	return rw, nil
+}
+
+// write writes the copied aggregates into the new file, each counting every event up to
+// rw.asOf, in frames numbered rw.n: they count nothing that is not durable. It touches
+// nothing the writer uses.
+func (rw *cpRewrite) write() error {
+	c := cpFile{f: rw.f}
+	var p, k []byte
+	var err error
+	for i := range rw.spans {
+		sc := &rw.spans[i]
+		k = append(k[:0], sc.prefix...)
+		sc.slots.each(func(h uint32, v slot) {
+			k = append(k[:len(sc.prefix)], sc.names.name(h)...)
+			p = appendCPSet(p, k, aggregate(v), rw.asOf)
+			if len(p) >= cpFrameMax && err == nil {
+				err = c.appendFrame(rw.n, p)
+				p = p[:0]
+			}
+		})
+		rw.spans[i] = spanCopy{} // done with: the copy goes as it is written
+	}
+	if err == nil && len(p) > 0 {
+		err = c.appendFrame(rw.n, p)
+	}
+	if err == nil {
+		err = rw.f.Sync()
+	}
+	rw.size = c.size
+	return err
+}
+
+// finishRewrite ends the rewrite once its goroutine is done: the frames appended since it
+// began are copied after what it wrote, and the new file, synced, is renamed over the old.
+// A crash before the rename leaves the old file, whole; the new one is removed at Open.
+func (e *Store) finishRewrite(err error) {
+	rw := e.rewriting
+	e.rewriting = nil
+	if err == nil {
+		err = e.switchFile(rw)
+	}
+	if err != nil && e.cpf.f != rw.f {
+		rw.f.Close()
+		e.rewriteFailed(err)
+	}
+}
+
+// switchFile copies the frames appended to the checkpoint file after rw.from into rw's file,
+// then puts that file in its place. Once the rename is done the writer appends to the new
+// file; if the rename's sync then fails, the name may still be the old file's after a crash,
+// without what is appended next: the store fails, and acknowledges nothing more.
+func (e *Store) switchFile(rw *cpRewrite) error {
+	fs := e.opts.FS
+	tail := make([]byte, e.cpf.size-rw.from)
+	if _, err := e.cpf.f.ReadAt(tail, rw.from); err != nil && (err != io.EOF || len(tail) > 0) {
+		return err
+	}
+	if _, err := rw.f.WriteAt(tail, rw.size); err != nil {
+		return err
+	}
+	if err := rw.f.Sync(); err != nil {
+		return err
+	}
+	if err := fs.Rename(fs.PathJoin(e.dir, cpTempName), fs.PathJoin(e.dir, cpFileName)); err != nil {
+		return err
+	}
+	e.cpf.close()
+	e.cpf = cpFile{f: rw.f, size: rw.size + int64(len(tail)), rewriteAt: e.rewriteAt(rw.size)}
+	if err := syncDir(fs, e.dir); err != nil {
+		e.fail(fmt.Errorf("embedded: the checkpoint file, written whole again: %w", err))
+		return err
+	}
+	return nil
+}
+
+// rewriteFailed notes a rewrite that did not finish: the file it was to replace is whole, so
+// nothing is lost; the next is tried once the file has grown as much again.
+func (e *Store) rewriteFailed(err error) {
+	e.log.Warn("writing the checkpoint file whole again; it keeps growing until the next try", "err", err)
+	e.opts.FS.Remove(e.opts.FS.PathJoin(e.dir, cpTempName))
+	e.cpf.rewriteAt = 2 * e.cpf.size
+}
+
+// rewriteCheckpoints writes the checkpoint file whole again at once, as Open does once replay
+// is done.
+func (e *Store) rewriteCheckpoints() error {
+	rw, err := e.startRewrite()
+	if err == nil {
+		if err = rw.write(); err == nil {
+			err = e.switchFile(rw)
+		}
+		if err != nil && e.cpf.f != rw.f {
+			rw.f.Close()
+		}
+	}
+	return err
+}
+
+// rewriteAt is the size past which a checkpoint file written whole at size is written again.
+func (e *Store) rewriteAt(size int64) int64 {
+	return max(e.opts.CheckpointFileMin, cpRewriteRatio*size)
+}
+
+// rewriteDone is the rewrite in progress's done; nil, which never answers, when none is.
+func (e *Store) rewriteDone() <-chan error {
+	if e.rewriting == nil {
+		return nil
+	}
+	return e.rewriting.done
+}
