@@ -478,6 +478,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 						if err := batch.DeleteRange(p, upper(p), nil); err != nil {
 							return 0, err
 						}
+						e.moved = append(e.moved, [2][]byte{p, upper(p)})
 					}
 				}
 			}

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"slices"
@@ -178,4 +179,29 @@ func parseAggKey(key []byte) (k aggKeyParts, err error) {
 	}
 	k.start, k.hasStart, k.member = readTime(rest), true, rest[8:]
 	return k, nil
+}
+
+// compactMoved compacts the ranges whose aggregates Open moved to the checkpoint file, so
+// that their deleted records leave the disk, and the scans of later opens, now rather than
+// whenever writes reach them. It runs beside the writer, and stops with the store.
+func (e *Store) compactMoved() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-e.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	start := time.Now()
+	for _, r := range e.moved {
+		if err := e.db.Compact(ctx, r[0], r[1], false); err != nil {
+			if ctx.Err() == nil {
+				e.log.Warn("compacting the aggregates moved to the checkpoint file", "err", err)
+			}
+			return
+		}
+	}
+	e.log.Info("compacted the aggregates moved to the checkpoint file", "ranges", len(e.moved), "took", time.Since(start))
 }

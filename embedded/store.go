@@ -123,6 +123,9 @@ type Store struct {
 	// rewriting is the rewrite of the checkpoint file in progress; nil when none is. Its
 	// done answers once it is written. The writer's.
 	rewriting *cpRewrite
+	// moved are the key ranges of aggregates that Open moved from the store to the
+	// checkpoint file (a store written before it, or imported), compacted away once it serves.
+	moved [][2][]byte
 	history   []pointRecord // history points waiting for the next commit; the writer's
 	recent    *recentEvents // the events since the last seal (eventlog.go)
 	sealing   *recentEvents // the events of the seal in progress, or nil (seal.go)
@@ -225,6 +228,9 @@ func Open(dir string, opts Options) (*Store, error) {
 			e.log.Info("event id filter ready", "bytes", e.ids.bytes(), "took", time.Since(start))
 		}
 	})
+	if len(e.moved) > 0 {
+		e.loading.Go(e.compactMoved)
+	}
 	go e.loop()
 	return e, nil
 }
