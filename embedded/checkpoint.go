@@ -204,11 +204,10 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 		}
 		start, slots := t.entry()
 		v, ok := slots.get(d.h)
-		k := aggKey(t.b.cfg.ID, t.w.name, start, t.b.members.name(d.h))
-		if t.sp != nil {
-			tx.spanAgg(k, aggregate(v), ok, e.seq)
+		if member := t.b.members.name(d.h); t.sp != nil {
+			tx.spanAgg(t.b.cfg.ID, t.w.name, start, member, aggregate(v), ok, e.seq)
 		} else {
-			tx.setAgg(k, aggregate(v), ok, e.seq)
+			tx.setAgg(aggKey(t.b.cfg.ID, t.w.name, start, member), aggregate(v), ok, e.seq)
 		}
 	}
 	from := e.seq + 1
@@ -487,7 +486,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 		var recs []byte
 		for t := range changed {
 			v, _ := t.sp.slots.get(t.h)
-			recs = appendCPSet(recs, aggKey(t.b.cfg.ID, t.w.name, t.sp.start, t.b.members.name(t.h)), aggregate(v), e.seq)
+			recs = appendCPAgg(recs, t.b.cfg.ID, t.w.name, t.sp.start, t.b.members.name(t.h), aggregate(v), true, e.seq)
 		}
 		if err := e.appendCheckpoints(recs, batch); err != nil {
 			return 0, err

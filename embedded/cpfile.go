@@ -54,16 +54,35 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 func appendCPSet(b, k []byte, a aggregate, asOf uint64) []byte {
 	b = append(b, cpSet)
 	b = binary.AppendUvarint(b, uint64(len(k)))
-	b = append(b, k...)
-	b = appendU64(appendU64(b, uint64(a.score)), uint64(a.at))
-	return appendU64(b, asOf)
+	return appendCPValue(append(b, k...), a, asOf)
 }
 
-// appendCPKey appends a record of kind cpDel or cpDrop for k.
-func appendCPKey(b []byte, kind byte, k []byte) []byte {
+// appendCPAgg appends to b the record that sets (present) or removes member's aggregate in
+// the span of board's window at start, its key (aggKey) written in place: the writer appends
+// one for each aggregate a checkpoint stores, and made a key apart for each before.
+func appendCPAgg(b []byte, board, window string, start int64, member string, a aggregate, present bool, asOf uint64) []byte {
+	kind := byte(cpDel)
+	if present {
+		kind = cpSet
+	}
 	b = append(b, kind)
-	b = binary.AppendUvarint(b, uint64(len(k)))
-	return append(b, k...)
+	b = binary.AppendUvarint(b, uint64(len(board)+len(window)+len(member)+11))
+	b = append(appendTime(appendPrefix(b, tagAgg, board, window), start), member...)
+	if !present {
+		return b
+	}
+	return appendCPValue(b, a, asOf)
+}
+
+func appendCPValue(b []byte, a aggregate, asOf uint64) []byte {
+	return appendU64(appendU64(appendU64(b, uint64(a.score)), uint64(a.at)), asOf)
+}
+
+// appendCPDrop appends the record that drops every aggregate under the key prefix p.
+func appendCPDrop(b, p []byte) []byte {
+	b = append(b, cpDrop)
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	return append(b, p...)
 }
 
 // cpRecord is a decoded record; key and the aggregate's bytes are valid until the next.

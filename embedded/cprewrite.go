@@ -55,9 +55,30 @@ type cpRewrite struct {
 
 // spanCopy is an open period's or all's aggregates, copied, with what names its members.
 type spanCopy struct {
-	prefix []byte // spanPrefix(tagAgg, ...)
-	names  members
-	slots  slots
+	board, window string
+	start         int64
+	names         members
+	slots         slots
+}
+
+// copySpans copies the aggregates of every open period and all, each window's spans by
+// start: for a rewrite, and for an export, which then read them while the writer goes on. It
+// runs on the writer's goroutine or under the read lock. The member table's slices only
+// grow, and what they hold is never written again: a copy of their headers names every
+// member of the span.
+func (e *Store) copySpans() []spanCopy {
+	var spans []spanCopy
+	for _, b := range e.boards {
+		for _, w := range b.windows {
+			if w.w.IsRolling() {
+				continue
+			}
+			for _, sp := range w.open {
+				spans = append(spans, spanCopy{b.cfg.ID, w.name, sp.start, *b.members, sp.slots.clone()})
+			}
+		}
+	}
+	return spans
 }
 
 // startRewrite copies memory's aggregates of open periods and all, and makes the new file.
@@ -67,20 +88,7 @@ func (e *Store) startRewrite() (*cpRewrite, error) {
 	if err != nil {
 		return nil, err
 	}
-	rw := &cpRewrite{f: f, n: e.cpNo, asOf: e.seq, from: e.cpf.size, done: make(chan error, 1)}
-	for _, b := range e.boards {
-		for _, w := range b.windows {
-			if w.w.IsRolling() {
-				continue
-			}
-			for _, sp := range w.open {
-				// The member table's slices only grow, and what they hold is never written
-				// again: a copy of their headers names every member of the span.
-				rw.spans = append(rw.spans, spanCopy{spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start), *b.members, sp.slots.clone()})
-			}
-		}
-	}
-	return rw, nil
+	return &cpRewrite{f: f, n: e.cpNo, asOf: e.seq, from: e.cpf.size, spans: e.copySpans(), done: make(chan error, 1)}, nil
 }
 
 // write writes the copied aggregates into the new file, each counting every event up to
@@ -92,9 +100,10 @@ func (rw *cpRewrite) write() error {
 	var err error
 	for i := range rw.spans {
 		sc := &rw.spans[i]
-		k = append(k[:0], sc.prefix...)
+		k = appendTime(appendPrefix(k[:0], tagAgg, sc.board, sc.window), sc.start)
+		kn := len(k)
 		sc.slots.each(func(h uint32, v slot) {
-			k = append(k[:len(sc.prefix)], sc.names.name(h)...)
+			k = append(k[:kn], sc.names.name(h)...)
 			p = appendCPSet(p, k, aggregate(v), rw.asOf)
 			if len(p) >= cpFrameMax && err == nil {
 				err = c.appendFrame(rw.n, p)

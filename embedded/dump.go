@@ -31,7 +31,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	// its point, and every aggregate is as memory holds it.
 	var snap, logSnap *pebble.Snapshot
 	var recent *recentEvents
-	var spans map[string][]exportedSpan
+	var spans []spanCopy
 	err := e.do(ctx, &op{
 		exclusive: true,
 		run: func(tx *txn) error {
@@ -42,7 +42,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 		finish: func() {
 			snap, logSnap = e.db.NewSnapshot(), e.logDB.NewSnapshot()
 			recent = e.recent.clone()
-			spans = e.exportedSpans()
+			spans = e.copySpans()
 			e.exports.Add(1)
 		},
 	})
@@ -69,42 +69,8 @@ type exporter struct {
 	r      pebble.Reader
 	recent *recentEvents // the events since the last seal, as of r
 	points *logPoints    // their history points, from the log as of r
-	spans  map[string][]exportedSpan
+	spans  []spanCopy    // the aggregates of open periods and all, as of r: memory holds them (cpfile.go)
 	w      *laurel.DumpWriter
-}
-
-// exportedSpan is an open period's or all's aggregates as of an export's snapshot, by
-// aggKey of board and window: memory holds them, not the snapshot (cpfile.go).
-type exportedSpan struct {
-	start   int64
-	entries []exportedAgg
-}
-
-type exportedAgg struct {
-	member string // shares the board's arena (members.name)
-	a      aggregate
-}
-
-// exportedSpans copies the aggregates of every open period and all, under the read lock.
-func (e *Store) exportedSpans() map[string][]exportedSpan {
-	spans := make(map[string][]exportedSpan)
-	for _, b := range e.boards {
-		for _, w := range b.windows {
-			if w.w.IsRolling() {
-				continue
-			}
-			var list []exportedSpan
-			for _, sp := range w.open {
-				xs := exportedSpan{start: sp.start, entries: make([]exportedAgg, 0, sp.slots.n)}
-				sp.slots.each(func(h uint32, v slot) {
-					xs.entries = append(xs.entries, exportedAgg{b.members.name(h), aggregate(v)})
-				})
-				list = append(list, xs)
-			}
-			spans[string(prefix(tagAgg, b.cfg.ID, w.name))] = list
-		}
-	}
-	return spans
 }
 
 // write adds a record, unless the export was cancelled or the store is closing.
@@ -175,10 +141,19 @@ func (x *exporter) aggregates(id string, w laurel.Window) error {
 		}})
 	}
 	if !w.IsRolling() {
-		for _, sp := range x.spans[string(prefix(tagAgg, id, name))] {
-			slices.SortFunc(sp.entries, func(a, b exportedAgg) int { return cmp.Compare(a.member, b.member) })
-			for _, ea := range sp.entries {
-				if err := write(sp.start, ea.member, ea.a); err != nil {
+		type entry struct {
+			member string
+			a      aggregate
+		}
+		for _, sc := range x.spans {
+			if sc.board != id || sc.window != name {
+				continue
+			}
+			entries := make([]entry, 0, sc.slots.n)
+			sc.slots.each(func(h uint32, v slot) { entries = append(entries, entry{sc.names.name(h), aggregate(v)}) })
+			slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.member, b.member) })
+			for _, en := range entries {
+				if err := write(sc.start, en.member, en.a); err != nil {
 					return err
 				}
 			}

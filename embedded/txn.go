@@ -322,7 +322,7 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member 
 	}
 	deferred, first := tx.deferAggs, e.seq+1
 	if !deferred {
-		tx.spanAgg(aggKey(b.cfg.ID, w.name, start, member), aggregate(v), present, tx.seq)
+		tx.spanAgg(b.cfg.ID, w.name, start, member, aggregate(v), present, tx.seq)
 	}
 	tx.onCommit(b, func() {
 		sp := b.spanFor(w, start, end, present)
@@ -348,17 +348,13 @@ func (tx *txn) setAgg(k []byte, a aggregate, present bool, asOf uint64) {
 
 // spanAgg stages, in the checkpoint file, an aggregate of an open period or all that counts
 // every event up to the sequence number asOf, or its removal.
-func (tx *txn) spanAgg(k []byte, a aggregate, present bool, asOf uint64) {
-	if present {
-		tx.cpRecs = appendCPSet(tx.cpRecs, k, a, asOf)
-	} else {
-		tx.cpRecs = appendCPKey(tx.cpRecs, cpDel, k)
-	}
+func (tx *txn) spanAgg(board, window string, start int64, member string, a aggregate, present bool, asOf uint64) {
+	tx.cpRecs = appendCPAgg(tx.cpRecs, board, window, start, member, a, present, asOf)
 }
 
 // dropSpans stages, in the checkpoint file, the removal of every aggregate of open periods
 // and all under the key prefix p: a board's, a window's or a period's.
-func (tx *txn) dropSpans(p []byte) { tx.cpRecs = appendCPKey(tx.cpRecs, cpDrop, p) }
+func (tx *txn) dropSpans(p []byte) { tx.cpRecs = appendCPDrop(tx.cpRecs, p) }
 
 // bucketGet reads a rolling window's bucket aggregate of member h (known: the member has a
 // handle) through the overlay: from memory for the newest bucket, where events fall (and
