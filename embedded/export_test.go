@@ -80,3 +80,37 @@ func (m Members) Intern(id string) uint32         { return m.m.intern(id) }
 func (m Members) Lookup(id string) (uint32, bool) { return m.m.lookup(id) }
 func (m Members) Name(h uint32) string            { return m.m.name(h) }
 func (m Members) Count() int                      { return m.m.count() }
+
+// Slots is a span's aggregates by handle (memory.go), alone.
+type Slots struct{ s *slots }
+
+func NewSlots() Slots { return Slots{&slots{}} }
+
+// Set stores member h's score and time; handles is the board's count of members.
+func (s Slots) Set(h uint32, score, at int64, handles int) { s.s.set(h, slot{score, at}, handles) }
+
+func (s Slots) Get(h uint32) (score, at int64, ok bool) {
+	v, ok := s.s.get(h)
+	return v.score, v.at, ok
+}
+
+func (s Slots) Del(h uint32) { s.s.del(h) }
+func (s Slots) Len() int     { return s.s.n }
+func (s Slots) Clone() Slots { c := s.s.clone(); return Slots{&c} }
+
+func (s Slots) Each(fn func(h uint32, score, at int64)) {
+	s.s.each(func(h uint32, v slot) { fn(h, v.score, v.at) })
+}
+
+// Chunks counts the chunks that hold times as offsets (narrow) and whole (wide); none while
+// the entries are in a map.
+func (s Slots) Chunks() (narrow, wide int) {
+	for _, c := range s.s.dense {
+		if c.near != nil {
+			narrow++
+		} else {
+			wide++
+		}
+	}
+	return narrow, wide
+}

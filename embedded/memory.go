@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"maps"
+	"math"
 	"math/bits"
 	"strings"
 	"unsafe"
@@ -128,45 +129,155 @@ func (m *members) tie(a, b uint32) int { return strings.Compare(m.name(a), m.nam
 type slot struct{ score, at int64 }
 
 // slots maps handles to aggregates. A span that holds a fair share of the board's members
-// keeps them in chunks indexed by handle (16 bytes an entry, no hashing); a small one in a
-// map.
+// keeps them in chunks indexed by handle (12 or 16 bytes an entry, no hashing); a small one in
+// a map.
 type slots struct {
-	dense  []*chunk // nil: sparse; a chunk's at == noTime marks a handle with no entry
+	dense  []chunk // nil: sparse
 	sparse map[uint32]slot
 	n      int
 }
 
-// A chunk holds the slots of 4096 consecutive handles (64 KiB). Chunks, not one slice: a
-// slice of millions of slots grows by copying itself and keeps up to a quarter of it unused
-// (append's growth), where chunks are added as handles come and waste less than one.
-type chunk [1 << chunkBits]slot
+// A chunk holds the aggregates of 4096 consecutive handles. Chunks, not one slice: a slice of
+// millions of entries grows by copying itself and keeps up to a quarter of it unused (append's
+// growth), where chunks are added as handles come and waste less than one.
+//
+// Most spans last days (a day, a week, a month, a rolling window and its buckets), and so do
+// the times of their entries. A chunk starts narrow: 12 bytes an entry, the score and the time
+// as an offset of 32 bits from the chunk's base (up to 49 days; 48 KiB a chunk). The first
+// time its times spread wider (all, a year, a late event far from the others) it turns wide
+// for good: 16 bytes an entry, the time whole (64 KiB).
+type chunk struct {
+	base int64
+	near *[chunkLen]nearSlot // nil once wide
+	far  *[chunkLen]slot     // when wide; at == noTime: no entry
+}
 
-const chunkBits = 12
+// nearSlot is an entry of a narrow chunk: the score's low and high halves, then the time's
+// offset from the chunk's base (noOffset: no entry). A struct of an int64 and a uint32 would
+// take 16 bytes.
+type nearSlot [3]uint32
 
-func newChunk() *chunk {
-	c := new(chunk)
-	for i := range c {
-		c[i].at = noTime
+const (
+	chunkBits = 12
+	chunkLen  = 1 << chunkBits
+	noOffset  = math.MaxUint32
+)
+
+func newChunk() chunk {
+	c := chunk{near: new([chunkLen]nearSlot)}
+	for i := range c.near {
+		c.near[i][2] = noOffset
 	}
 	return c
 }
 
-// denseAbove is the size from which a span may switch to chunks: a map entry costs about 40
-// bytes, two and a half slots, so chunks pay once 40% of the handles have entries.
-const denseAbove = 4096
-
-// slot returns h's slot in the chunks, nil when no chunk covers it yet.
-func (s *slots) slot(h uint32) *slot {
-	if c := int(h >> chunkBits); c < len(s.dense) {
-		return &s.dense[c][h&(1<<chunkBits-1)]
+func (c *chunk) get(i int) (slot, bool) {
+	if c.near != nil {
+		e := &c.near[i]
+		if e[2] == noOffset {
+			return slot{}, false
+		}
+		return slot{int64(uint64(e[0]) | uint64(e[1])<<32), c.base + int64(e[2])}, true
 	}
-	return nil
+	v := c.far[i]
+	return v, v.at != noTime
 }
+
+// set stores v at i and reports whether i had no entry.
+func (c *chunk) set(i int, v slot) bool {
+	if c.near != nil && !c.fits(v.at) {
+		c.refit(v.at)
+	}
+	if c.near != nil {
+		e := &c.near[i]
+		added := e[2] == noOffset
+		*e = nearSlot{uint32(v.score), uint32(uint64(v.score) >> 32), uint32(v.at - c.base)}
+		return added
+	}
+	added := c.far[i].at == noTime
+	c.far[i] = v
+	return added
+}
+
+// del removes the entry at i and reports whether there was one.
+func (c *chunk) del(i int) bool {
+	if c.near != nil {
+		had := c.near[i][2] != noOffset
+		c.near[i][2] = noOffset
+		return had
+	}
+	had := c.far[i].at != noTime
+	c.far[i].at = noTime
+	return had
+}
+
+// fits reports whether a narrow chunk can hold the time at.
+func (c *chunk) fits(at int64) bool {
+	return at >= c.base && uint64(at)-uint64(c.base) < noOffset
+}
+
+// refit makes a narrow chunk able to hold the time at, which it cannot yet: it moves the base
+// so that its times and at lie in the middle of the offsets' range, or widens the chunk when
+// they spread too far for it. Times are rarely so far from the chunk's others that it moves
+// (once in some 24 days for a span whose times move with the clock), never twice for one.
+func (c *chunk) refit(at int64) {
+	lo, hi := at, at
+	for i := range c.near {
+		if off := c.near[i][2]; off != noOffset {
+			t := c.base + int64(off)
+			lo, hi = min(lo, t), max(hi, t)
+		}
+	}
+	spread := uint64(hi) - uint64(lo)
+	if spread >= noOffset {
+		far := new([chunkLen]slot)
+		for i := range far {
+			v, ok := c.get(i)
+			if !ok {
+				v.at = noTime
+			}
+			far[i] = v
+		}
+		c.near, c.far = nil, far
+		return
+	}
+	base := lo - int64(min((noOffset-1-spread)/2, uint64(lo)^1<<63)) // not below MinInt64
+	for i := range c.near {
+		if off := c.near[i][2]; off != noOffset {
+			c.near[i][2] = uint32(c.base + int64(off) - base)
+		}
+	}
+	c.base = base
+}
+
+func (c *chunk) clone() chunk {
+	d := chunk{base: c.base}
+	if c.near != nil {
+		d.near = new([chunkLen]nearSlot)
+		*d.near = *c.near
+	} else {
+		d.far = new([chunkLen]slot)
+		*d.far = *c.far
+	}
+	return d
+}
+
+// chunkOf returns the chunk of h and h's place in it; nil when no chunk covers h yet.
+func (s *slots) chunkOf(h uint32) (*chunk, int) {
+	if c := int(h >> chunkBits); c < len(s.dense) {
+		return &s.dense[c], int(h & (chunkLen - 1))
+	}
+	return nil, 0
+}
+
+// denseAbove is the size from which a span may switch to chunks: a map entry costs about 40
+// bytes, three narrow entries, so chunks pay once 40% of the handles have entries.
+const denseAbove = 4096
 
 func (s *slots) get(h uint32) (slot, bool) {
 	if s.dense != nil {
-		if p := s.slot(h); p != nil && p.at != noTime {
-			return *p, true
+		if c, i := s.chunkOf(h); c != nil {
+			return c.get(i)
 		}
 		return slot{}, false
 	}
@@ -189,15 +300,14 @@ func (s *slots) set(h uint32, v slot, handles int) {
 		}
 		return
 	}
-	p := s.slot(h)
-	if p == nil {
+	c, i := s.chunkOf(h)
+	if c == nil {
 		s.cover(int(h) + 1)
-		p = s.slot(h)
+		c, i = s.chunkOf(h)
 	}
-	if p.at == noTime {
+	if c.set(i, v) {
 		s.n++
 	}
-	*p = v
 }
 
 // load sets the entries of an empty span, laid out once for their number: in chunks when set
@@ -230,15 +340,15 @@ func (s *slots) cover(n int) {
 func (s *slots) densify(handles int) {
 	s.cover(max(handles, 1))
 	for h, v := range s.sparse {
-		*s.slot(h) = v
+		c, i := s.chunkOf(h)
+		c.set(i, v)
 	}
 	s.sparse = nil
 }
 
 func (s *slots) del(h uint32) {
 	if s.dense != nil {
-		if p := s.slot(h); p != nil && p.at != noTime {
-			p.at = noTime
+		if c, i := s.chunkOf(h); c != nil && c.del(i) {
 			s.n--
 		}
 		return
@@ -253,10 +363,9 @@ func (s *slots) del(h uint32) {
 func (s *slots) clone() slots {
 	c := slots{n: s.n, sparse: maps.Clone(s.sparse)}
 	if s.dense != nil {
-		c.dense = make([]*chunk, len(s.dense))
-		for i, ch := range s.dense {
-			c.dense[i] = new(chunk)
-			*c.dense[i] = *ch
+		c.dense = make([]chunk, len(s.dense))
+		for i := range s.dense {
+			c.dense[i] = s.dense[i].clone()
 		}
 	}
 	return c
@@ -265,9 +374,10 @@ func (s *slots) clone() slots {
 // each calls fn for every entry, in no particular order.
 func (s *slots) each(fn func(h uint32, v slot)) {
 	if s.dense != nil {
-		for c, ch := range s.dense {
-			for i, v := range ch {
-				if v.at != noTime {
+		for c := range s.dense {
+			ch := &s.dense[c]
+			for i := range chunkLen {
+				if v, ok := ch.get(i); ok {
 					fn(uint32(c<<chunkBits|i), v)
 				}
 			}

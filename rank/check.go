@@ -92,7 +92,7 @@ func (c *checker) inner(n *inner, height int, lo, hi *Key, root bool) int {
 		if c.err != nil {
 			return 0
 		}
-		if got != n.counts[i] {
+		if got != int(n.counts[i]) {
 			return c.fail("count %d for a child holding %d keys", n.counts[i], got)
 		}
 		size += got

@@ -10,6 +10,9 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 	if len(keys) == 0 {
 		return t, nil
 	}
+	if len(keys) > MaxLen {
+		return nil, fmt.Errorf("rank: Load: %d keys, more than a tree holds (%d)", len(keys), MaxLen)
+	}
 	for i := 1; i < len(keys); i++ {
 		if !t.keyLess(t.stored(keys[i-1]), t.stored(keys[i])) {
 			return nil, fmt.Errorf("rank: Load: key %d (%+v) does not rank after key %d (%+v)", i, keys[i], i-1, keys[i-1])
@@ -19,7 +22,7 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 
 	leaves := make([]*leaf, groups(len(keys), fanout))
 	lower := make([]Key, len(leaves))
-	counts := make([]int, len(leaves))
+	counts := make([]int32, len(leaves))
 	start := 0
 	for g := range leaves {
 		end := groupEnd(len(keys), len(leaves), g)
@@ -32,7 +35,7 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 			l.prev = leaves[g-1]
 			leaves[g-1].next = l
 		}
-		leaves[g], lower[g], counts[g] = l, t.key(&l.keys, 0), l.n
+		leaves[g], lower[g], counts[g] = l, t.key(&l.keys, 0), int32(l.n)
 		start = end
 	}
 	t.first, t.last = leaves[0], leaves[len(leaves)-1]

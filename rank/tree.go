@@ -2,10 +2,10 @@
 // of each child's subtree, so that the rank of a key and the key at a rank each take one
 // descent from the root, O(log n).
 //
-// Keys are small values stored inline in the nodes, up to 75 to a leaf, column by column, with
+// Keys are small values stored inline in the nodes, up to 82 to a leaf, column by column, with
 // no pointer per entry for the garbage collector to trace. A tree whose owner keeps its
 // members' times (Options.TimeOf) stores none in its leaves: a key takes 12 bytes, a leaf one
-// 1024-byte allocation; otherwise 20 bytes.
+// 1024-byte allocation; otherwise 20 bytes. A tree holds at most MaxLen keys.
 //
 // A Tree is not safe for concurrent use. Its read methods (Len, Has, Rank, At, Search, Seek,
 // CursorAt and iteration with a Cursor) do not modify it, so any number of goroutines may read
@@ -62,7 +62,7 @@ type inner struct {
 	n      int
 	keys   keys
 	times  [fanout]int64 // the keys' times: keys.at points here
-	counts [fanout]int
+	counts [fanout]int32 // a tree holds fewer than 2^31 keys (Insert)
 	inners [fanout]*inner
 	leaves [fanout]*leaf
 }
@@ -127,16 +127,16 @@ func (t *Tree) before(p *path) int {
 	for _, s := range p.steps[:p.depth] {
 		if s.i <= s.n.n/2 {
 			for _, c := range s.n.counts[:s.i] {
-				sum += c
+				sum += int(c)
 			}
 		} else {
 			left := total
 			for _, c := range s.n.counts[s.i:s.n.n] {
-				left -= c
+				left -= int(c)
 			}
 			sum += left
 		}
-		total = s.n.counts[s.i]
+		total = int(s.n.counts[s.i])
 	}
 	return sum
 }
@@ -199,21 +199,21 @@ func (t *Tree) leafAt(i int) (*leaf, int) {
 	for h := t.height; ; h-- {
 		var c int
 		if i < total/2 {
-			for c = 0; i >= n.counts[c]; c++ {
-				i -= n.counts[c]
+			for c = 0; i >= int(n.counts[c]); c++ {
+				i -= int(n.counts[c])
 			}
 		} else {
 			// From the right end, for positions in the upper half: fewer counts to read.
 			rest := total - i // keys from position i to the end of n
-			for c = n.n - 1; rest > n.counts[c]; c-- {
-				rest -= n.counts[c]
+			for c = n.n - 1; rest > int(n.counts[c]); c-- {
+				rest -= int(n.counts[c])
 			}
-			i = n.counts[c] - rest
+			i = int(n.counts[c]) - rest
 		}
 		if h == 1 {
 			return n.leaves[c], i
 		}
-		n, total = n.inners[c], n.counts[c]
+		n, total = n.inners[c], int(n.counts[c])
 	}
 }
 
@@ -224,6 +224,9 @@ func (t *Tree) Insert(k Key) bool {
 	l, i, found := t.descend(k, &p)
 	if found {
 		return false
+	}
+	if t.len == MaxLen {
+		panic("rank: Insert into a tree of MaxLen keys")
 	}
 	t.len++
 	for _, s := range p.steps[:p.depth] {
@@ -304,18 +307,18 @@ func (t *Tree) splitLeaf(l *leaf, i int, k Key, p *path) {
 	l.n = keep
 
 	if p.depth == 0 {
-		t.growRoot(t.key(&r.keys, 0), l.n, r.n)
+		t.growRoot(t.key(&r.keys, 0), int32(l.n), int32(r.n))
 		t.root.leaves[0], t.root.leaves[1] = l, r
 		return
 	}
 	s := p.steps[p.depth-1]
-	s.n.counts[s.i] = l.n
-	t.addChild(p, p.depth-1, t.key(&r.keys, 0), r.n, nil, r)
+	s.n.counts[s.i] = int32(l.n)
+	t.addChild(p, p.depth-1, t.key(&r.keys, 0), int32(r.n), nil, r)
 }
 
 // addChild inserts a child right of the one the route took at level d, with its lower bound
 // sep and its count, splitting that node and its ancestors when they are full.
-func (t *Tree) addChild(p *path, d int, sep Key, count int, in *inner, lf *leaf) {
+func (t *Tree) addChild(p *path, d int, sep Key, count int32, in *inner, lf *leaf) {
 	for {
 		n, at := p.steps[d].n, p.steps[d].i+1
 		if n.n < fanout {
@@ -349,7 +352,7 @@ func (t *Tree) addChild(p *path, d int, sep Key, count int, in *inner, lf *leaf)
 
 // growRoot puts a new root with two children above the current one; the caller sets the
 // children.
-func (t *Tree) growRoot(sep Key, left, right int) {
+func (t *Tree) growRoot(sep Key, left, right int32) {
 	t.root = newInner()
 	t.root.n = 2
 	t.root.keys.set(1, sep)
@@ -359,7 +362,7 @@ func (t *Tree) growRoot(sep Key, left, right int) {
 }
 
 // insertAt puts a child at index i of n, which has room for it.
-func (n *inner) insertAt(i int, sep Key, count int, in *inner, lf *leaf) {
+func (n *inner) insertAt(i int, sep Key, count int32, in *inner, lf *leaf) {
 	n.keys.insertKey(i, n.n, sep)
 	copy(n.counts[i+1:n.n+1], n.counts[i:n.n])
 	copy(n.inners[i+1:n.n+1], n.inners[i:n.n])
@@ -391,8 +394,8 @@ func moveChildren(dst *inner, at int, src *inner, from, to int) int {
 }
 
 // total returns the number of keys under n.
-func (n *inner) total() int {
-	sum := 0
+func (n *inner) total() int32 {
+	var sum int32
 	for _, c := range n.counts[:n.n] {
 		sum += c
 	}
