@@ -117,19 +117,14 @@ func (c Calendar) ParsePeriod(w Window, id string) (Period, error) {
 }
 
 // SpanOf returns the span of w that holds an event at ts (unix ms), where the event is
-// aggregated: its calendar period (with the period's id), its rolling bucket, or all's
-// (0, 0, "all"). It panics if w is not valid.
-func (c Calendar) SpanOf(w Window, ts int64) (start, end int64, id string) {
-	t := time.UnixMilli(ts)
-	switch {
-	case w.IsCalendar():
-		p := c.PeriodAt(w, t)
-		return p.Start.UnixMilli(), p.End.UnixMilli(), p.ID
-	case w.IsRolling():
-		s, e := c.Bucket(w, t)
-		return s.UnixMilli(), e.UnixMilli(), ""
+// aggregated: its calendar period, its rolling bucket, or all's (0, 0). It does not allocate:
+// a write asks it for every event and window. It panics if w is not valid.
+func (c Calendar) SpanOf(w Window, ts int64) (start, end int64) {
+	if w.Kind == WindowAll {
+		return 0, 0
 	}
-	return 0, 0, "all"
+	_, s, e := c.locate(bucketUnit(w, "SpanOf"), time.UnixMilli(ts).Unix())
+	return s * 1000, e * 1000
 }
 
 // NextPeriod returns the period of the calendar window w that follows p: it begins at p.End.

@@ -666,6 +666,9 @@ func TestCalendarRandomInstants(t *testing.T) {
 				t.Fatalf("%s %s: PeriodAt(%v) = %s, behind the clock", zone, w, at.In(loc), calendarFmtPeriod(p))
 			}
 			tr.checkPeriod(t, p)
+			if s, e := cal.SpanOf(w, at.UnixMilli()); s != p.Start.UnixMilli() || e != p.End.UnixMilli() {
+				t.Fatalf("%s %s: SpanOf(%v) = [%d, %d), PeriodAt %s", zone, w, at, s, e, calendarFmtPeriod(p))
+			}
 			next, prev := cal.NextPeriod(w, p), cal.PrevPeriod(w, p)
 			if !next.Start.Equal(p.End) || !prev.End.Equal(p.Start) || next.ID <= p.ID || prev.ID >= p.ID {
 				t.Fatalf("%s %s: around %s: %s, %s", zone, w, calendarFmtPeriod(p), calendarFmtPeriod(prev), calendarFmtPeriod(next))
@@ -673,14 +676,22 @@ func TestCalendarRandomInstants(t *testing.T) {
 			tr.checkPeriod(t, next)
 			tr.checkPeriod(t, prev)
 			if rng.IntN(10) == 0 {
-				calendarCheckSpan(t, cal, laurel.Window{Kind: laurel.WindowLastDays, N: 1 + rng.IntN(laurel.MaxLastDays)}, at)
-				calendarCheckSpan(t, cal, laurel.Window{Kind: laurel.WindowLastHours, N: 1 + rng.IntN(laurel.MaxLastHours)}, at)
+				for _, w := range []laurel.Window{
+					{Kind: laurel.WindowLastDays, N: 1 + rng.IntN(laurel.MaxLastDays)},
+					{Kind: laurel.WindowLastHours, N: 1 + rng.IntN(laurel.MaxLastHours)},
+				} {
+					calendarCheckSpan(t, cal, w, at)
+					bs, be := cal.Bucket(w, at)
+					if s, e := cal.SpanOf(w, at.UnixMilli()); s != bs.UnixMilli() || e != be.UnixMilli() {
+						t.Fatalf("%s %s: SpanOf(%v) = [%d, %d), Bucket [%v, %v)", zone, w, at, s, e, bs, be)
+					}
+				}
 			}
 		}
 	}
 }
 
-// Bucket runs on every event: it must not allocate.
+// Bucket and SpanOf run on every event, SpanOf for every window: they must not allocate.
 func TestBucketDoesNotAllocate(t *testing.T) {
 	cal := laurel.Calendar{Loc: calendarZone(t, "America/New_York"), WeekStart: time.Monday}
 	for _, at := range []time.Time{time.Now(), calendarInstant(t, "2026-11-01T01:30:00-05:00"), calendarInstant(t, "2026-03-08T03:30:00-04:00")} {
@@ -688,6 +699,12 @@ func TestBucketDoesNotAllocate(t *testing.T) {
 			w := calendarWindow(t, name)
 			if n := testing.AllocsPerRun(100, func() { cal.Bucket(w, at) }); n != 0 {
 				t.Errorf("Bucket(%s, %v): %v allocations", name, at, n)
+			}
+		}
+		for _, name := range []string{"hour", "day", "week", "month", "year", "all", "last7d"} {
+			w := calendarWindow(t, name)
+			if n := testing.AllocsPerRun(100, func() { cal.SpanOf(w, at.UnixMilli()) }); n != 0 {
+				t.Errorf("SpanOf(%s, %v): %v allocations", name, at, n)
 			}
 		}
 	}

@@ -1,5 +1,7 @@
 package laurel
 
+import "time"
+
 // Staging turns an event, or the retraction of one, into the changes of a member's
 // aggregates in every window of its board, the same way in every store. A store supplies
 // the aggregates it holds through Aggregates, within one write; the rules below decide which
@@ -47,7 +49,7 @@ func StageEvent(b *Board, aggs Aggregates, member string, value, ts int64, seq u
 	}
 	for i, w := range b.Windows {
 		m, current := aggs.Window(i)
-		start, end, id := cal.SpanOf(w, ts)
+		start, end := cal.SpanOf(w, ts)
 		bucket := AggSpan{Span: Span{start, end}}
 		err := func() error {
 			switch {
@@ -76,6 +78,7 @@ func StageEvent(b *Board, aggs Aggregates, member string, value, ts int64, seq u
 				}
 				return add(i, merged, combined)
 			case w.IsCalendar() && m.PeriodClosed(b, bucket.Span, now):
+				id := cal.PeriodAt(w, time.UnixMilli(ts)).ID
 				return Errorf(ETooLate, "falls in period %s of window %s, which is closed", id, w)
 			}
 			cur, err := aggs.Agg(i, bucket, member)
@@ -99,7 +102,7 @@ func Recompute(b *Board, aggs Aggregates, member string, ts int64, events []Coun
 	cal := b.Calendar()
 	for i, w := range b.Windows {
 		m, current := aggs.Window(i)
-		start, end, _ := cal.SpanOf(w, ts)
+		start, end := cal.SpanOf(w, ts)
 		sp := Span{start, end}
 		if w.IsCalendar() && m.PeriodClosed(b, sp, now) {
 			continue
@@ -156,7 +159,7 @@ func BuildWindow(b *Board, w Window, m Marks, current Span, events []Counted, no
 	var out []SpanAgg
 	seen := make(map[int64]bool)
 	for _, ev := range events {
-		start, end, _ := cal.SpanOf(w, ev.TS)
+		start, end := cal.SpanOf(w, ev.TS)
 		if seen[start] {
 			continue
 		}
@@ -188,7 +191,7 @@ func Erase(b *Board, aggs Aggregates, member string, times []int64, now int64) e
 	for i, w := range b.Windows {
 		m, current := aggs.Window(i)
 		for _, ts := range times {
-			start, end, _ := cal.SpanOf(w, ts)
+			start, end := cal.SpanOf(w, ts)
 			sp := Span{start, end}
 			if w.IsCalendar() && m.PeriodClosed(b, sp, now) {
 				continue

@@ -143,7 +143,7 @@ func TestStaging(t *testing.T) {
 		for w, win := range b.Windows {
 			for _, member := range members {
 				for _, ev := range events {
-					start, end, _ := cal.SpanOf(win, ev.ts)
+					start, end := cal.SpanOf(win, ev.ts)
 					check(w, laurel.AggSpan{Span: laurel.Span{Start: start, End: end}}, member, func(ts int64) bool {
 						return win.Kind == laurel.WindowAll || ts >= start && ts < end
 					})

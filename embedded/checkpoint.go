@@ -293,7 +293,7 @@ func (e *Store) readBuckets(events []loggedEvent, buckets map[string]*replayedBu
 		}
 		for _, w := range b.windows {
 			if w.w.IsRolling() {
-				start, _, _ := b.cfg.Calendar().SpanOf(w.w, be.ts)
+				start, _ := b.cfg.Calendar().SpanOf(w.w, be.ts)
 				k := string(aggKey(b.cfg.ID, w.name, start, be.member))
 				if buckets[k] == nil {
 					buckets[k] = &replayedBucket{}
@@ -418,7 +418,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 		replayed++
 		cal := b.cfg.Calendar()
 		for _, w := range b.windows {
-			start, end, _ := cal.SpanOf(w.w, ev.ts)
+			start, end := cal.SpanOf(w.w, ev.ts)
 			if w.w.IsRolling() {
 				if err := addToBucket(b, w, start, end, ev); err != nil {
 					return err

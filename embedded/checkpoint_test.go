@@ -259,7 +259,7 @@ func aggsAgreeWithEvents(s *embedded.Store, now int64) error {
 			}
 			seen := make(map[int64]bool)
 			for _, ev := range evs {
-				start, end, _ := cal.SpanOf(w, ev.TS)
+				start, end := cal.SpanOf(w, ev.TS)
 				if seen[start] || closed[[3]string{k[0], w.String(), fmt.Sprint(start)}] {
 					continue
 				}

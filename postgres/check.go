@@ -191,7 +191,7 @@ func (e *Store) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggVa
 			ws := &st.Windows[i]
 			spans := make(map[int64]int64)
 			for _, ev := range mine {
-				start, end, _ := cal.SpanOf(ws.w, ev.ts)
+				start, end := cal.SpanOf(ws.w, ev.ts)
 				if ws.w.IsCalendar() && !ws.openAt(start) {
 					continue
 				}

@@ -389,7 +389,7 @@ func (s *step) prefetchEvents(events []laurel.Event) error {
 		cal := b.st.cfg.Calendar()
 		for j := range b.st.Windows {
 			ws := &b.st.Windows[j]
-			start, _, _ := cal.SpanOf(ws.w, ts)
+			start, _ := cal.SpanOf(ws.w, ts)
 			n.keys = append(n.keys, aggKey{ws.Name, start, ev.Member})
 			if ws.w.IsRolling() {
 				n.keys = append(n.keys, aggKey{ws.Name, currentSpan, ev.Member})

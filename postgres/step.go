@@ -93,7 +93,7 @@ type shardStep struct {
 func (b *boardStep) addRead(ws *windowState, member string, now int64) {
 	var span int64 = currentSpan
 	if !ws.w.IsRolling() {
-		span, _, _ = b.st.cfg.Calendar().SpanOf(ws.w, now)
+		span, _ = b.st.cfg.Calendar().SpanOf(ws.w, now)
 	}
 	set, _ := ws.indexSet(span)
 	b.reads = append(b.reads, laurel.IndexRead{Set: set, Member: member})
