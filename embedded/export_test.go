@@ -1,6 +1,9 @@
 package embedded
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
 	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -113,4 +116,36 @@ func (s Slots) Chunks() (narrow, wide int) {
 		}
 	}
 	return narrow, wide
+}
+
+// WholeIDRecords rewrites the id records of the closed store in dir as versions before
+// 2026-11-28 wrote them: the event's sequence number, value, time, flags and member, rather
+// than its sequence number alone.
+func WholeIDRecords(dir string) (int, error) {
+	db, _, err := openStore(dir, Options{}.withDefaults())
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	batch := db.NewBatch()
+	defer batch.Close()
+	n := 0
+	err = scanPrefix(db, []byte{tagID}, func(k, v []byte) error {
+		board, _, _ := bytes.Cut(k[1:], []byte{0})
+		sv, ok, err := get(db, sealedKey(binary.BigEndian.Uint64(v), string(board)))
+		if err != nil || !ok {
+			return cmp.Or(err, errCorrupt)
+		}
+		_, ev, _, err := decodeSealed(binary.BigEndian.Uint64(v), sv)
+		if err != nil {
+			return err
+		}
+		whole := appendU64(appendU64(appendU64(nil, ev.seq), uint64(ev.value)), uint64(ev.ts))
+		n++
+		return batch.Set(k, append(append(whole, ev.flags), ev.member...), nil)
+	})
+	if err == nil {
+		err = batch.Commit(pebble.Sync)
+	}
+	return n, err
 }

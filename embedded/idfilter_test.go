@@ -52,11 +52,13 @@ func TestIDFilter(t *testing.T) {
 // filter has scanned them, a retracted one may be used again, and new ones apply.
 func TestIDsAfterRestart(t *testing.T) {
 	for _, seal := range []int{0, 2000} { // 2000: a third of the events are still in the log at the restart
-		t.Run(fmt.Sprintf("seal=%d", seal), func(t *testing.T) { idsAfterRestart(t, seal) })
+		t.Run(fmt.Sprintf("seal=%d", seal), func(t *testing.T) { idsAfterRestart(t, seal, false) })
 	}
+	// A store whose sealed ids an earlier version wrote, each with its event whole.
+	t.Run("whole-records", func(t *testing.T) { idsAfterRestart(t, 2000, true) })
 }
 
-func idsAfterRestart(t *testing.T, seal int) {
+func idsAfterRestart(t *testing.T, seal int, whole bool) {
 	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	dir := t.TempDir()
 	open := func() *embedded.Store {
@@ -75,6 +77,11 @@ func idsAfterRestart(t *testing.T, seal int) {
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if whole {
+		if n, err := embedded.WholeIDRecords(dir); err != nil || n < 1000 {
+			t.Fatalf("rewriting the id records: %d, %v", n, err)
+		}
 	}
 	e = open()
 	deadline := time.Now().Add(10 * time.Second)

@@ -18,7 +18,8 @@ import (
 //	0xF0 seq board                   → a sealed event: board, member, value, ts, flags, id,
 //	                                   and its history point (events.go, "Where events live")
 //	N board 0 member 0 seq           → (empty): the member has the sealed event seq
-//	I board 0 id                     → id of a sealed event: seq, value, ts, flags, member
+//	I board 0 id                     → id of a sealed event: its seq (earlier versions: seq,
+//	                                   value, ts, flags, member)
 //	T board 0 seq                    → (empty): the event seq is retracted
 //	V                                → the last sequence number sealed
 //	G                                → the number of the last log record the store applied
@@ -296,22 +297,24 @@ func readBytes(b []byte) ([]byte, []byte, bool) {
 	return b[k : k+int(n)], b[k+int(n):], true
 }
 
-// encodeID is the id record: where the event is and what it said, to tell a retry from a
-// conflict with one read.
-func (ev *event) encodeID() []byte { return ev.appendID(make([]byte, 0, 25+len(ev.member))) }
+// encodeID is the id record of a sealed event: its sequence number, which finds the sealed
+// event (seal.go) and what it said, to tell a retry from a conflict. A record of 8 bytes
+// rather than the event's fields again (25 bytes and the member's id, as stores written
+// before 2026-11-28 hold, which decodeID reads too): the ids are the store's largest index,
+// and compactions rewrite it level after level.
+func (ev *event) encodeID() []byte { return ev.appendID(make([]byte, 0, 8)) }
 
 // appendID appends the event's id record to b.
-func (ev *event) appendID(b []byte) []byte {
-	b = appendU64(b, ev.seq)
-	b = appendU64(b, uint64(ev.value))
-	b = appendU64(b, uint64(ev.ts))
-	b = append(b, ev.flags)
-	return append(b, ev.member...)
-}
+func (ev *event) appendID(b []byte) []byte { return appendU64(b, ev.seq) }
 
-func decodeID(b []byte, id string) (event, error) {
-	if len(b) < 25 {
-		return event{}, errCorrupt
+// decodeID decodes an id record: the event whole (whole) from a record of an earlier version,
+// else only its sequence number.
+func decodeID(b []byte, id string) (ev event, whole bool, err error) {
+	switch {
+	case len(b) == 8:
+		return event{seq: binary.BigEndian.Uint64(b), id: id}, false, nil
+	case len(b) < 25:
+		return event{}, false, errCorrupt
 	}
 	return event{
 		seq:    binary.BigEndian.Uint64(b),
@@ -320,7 +323,7 @@ func decodeID(b []byte, id string) (event, error) {
 		flags:  b[24],
 		member: string(b[25:]),
 		id:     id,
-	}, nil
+	}, true, nil
 }
 
 // frozen is one entry of a closed period.

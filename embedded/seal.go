@@ -262,9 +262,9 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 		return 0, err
 	}
 	// Arenas sized for short board, member and id names: a member index record is 11 bytes
-	// and the names, an id record 27 and the names and its id.
+	// and the names, an id record 10 and the board's and its id.
 	index := newSortedRun(len(r.list), 32)
-	ids := newSortedRun(len(r.list), 64)
+	ids := newSortedRun(len(r.list), 48)
 	n := 0
 	var k, v []byte // the table copies them: one buffer each serves every event
 	err = e.eachSealed(r, extra, erase, func(board string, ev *event, point []byte) error {

@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"cmp"
+	"fmt"
 	"maps"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -428,7 +430,16 @@ func (tx *txn) idGet(board, id string) (event, bool, error) {
 	if err != nil || !ok {
 		return event{}, false, err
 	}
-	ev, err := decodeID(v, id)
+	ev, whole, err := decodeID(v, id)
+	if err != nil || whole {
+		return ev, err == nil, err
+	}
+	// The record names the sealed event, which holds the rest: stored by the same seal or
+	// import, and deleted only with it.
+	if v, ok, err = tx.storeGet(sealedKey(ev.seq, board)); err != nil || !ok {
+		return event{}, false, cmp.Or(err, fmt.Errorf("embedded: the id %q of board %q names event %d, which the store does not hold: %w", id, board, ev.seq, errCorrupt))
+	}
+	_, ev, _, err = decodeSealed(ev.seq, v)
 	return ev, err == nil, err
 }
 
