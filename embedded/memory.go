@@ -218,8 +218,8 @@ func (c *chunk) fits(at int64) bool {
 
 // refit makes a narrow chunk able to hold the time at, which it cannot yet: it moves the base
 // so that its times and at lie in the middle of the offsets' range, or widens the chunk when
-// they spread too far for it. Times are rarely so far from the chunk's others that it moves
-// (once in some 24 days for a span whose times move with the clock), never twice for one.
+// they spread too far for it. A scan of the chunk, rare: a span whose times follow the clock
+// moves its chunks' bases about once in 24 days.
 func (c *chunk) refit(at int64) {
 	lo, hi := at, at
 	for i := range c.near {
