@@ -149,3 +149,19 @@ func WholeIDRecords(dir string) (int, error) {
 	}
 	return n, err
 }
+
+// SpanChunks counts the chunks of the current span of a board's window that hold times as
+// offsets (narrow) and whole (wide).
+func (e *Store) SpanChunks(board, window string) (narrow, wide int) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	b := e.boards[board]
+	for _, w := range b.windows {
+		if w.name == window {
+			if sp := e.currentSpan(b, w, e.now()); sp != nil {
+				return Slots{&sp.slots}.Chunks()
+			}
+		}
+	}
+	return 0, 0
+}

@@ -1,13 +1,17 @@
 package embedded_test
 
 import (
+	"context"
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
 )
 
 var slotsSeed = flag.Uint64("slots-seed", 0, "seed of TestSlots (0: from the clock)")
@@ -110,4 +114,112 @@ func checkSlots(t *testing.T, s embedded.Slots, model map[uint32][2]int64) {
 	if seen != len(model) {
 		t.Fatalf("each gave %d entries, want %d", seen, len(model))
 	}
+}
+
+// TestDenseSpansOverMonths: a board of 5000 members, each ranked in spans held in chunks,
+// written to 600 times a day for 100 days. Every window's scores and reached_at stay exact, live
+// and after a restart: all's chunks, whose times come to spread over more than 49 days,
+// turn wide; a month's stay narrow, their bases moved as the month goes on.
+func TestDenseSpansOverMonths(t *testing.T) {
+	c := laureltest.NewClock("2026-01-01T12:00:00Z")
+	dir := t.TempDir()
+	e := testStoreWith(t, dir, embedded.Options{Now: c.Now})
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "month", "last7d"}})
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+
+	type point struct{ ts, value int64 }
+	const members = 5000
+	history := make([][]point, members) // each member's events, in order
+	send := func(evs []laurel.Event) {
+		for len(evs) > 0 {
+			n := min(len(evs), 500)
+			submit(t, e, evs[:n]...)
+			evs = evs[n:]
+		}
+	}
+	var evs []laurel.Event
+	for m := range members {
+		evs = append(evs, laurel.Event{Board: "b", Member: fmt.Sprintf("m%04d", m), Value: 1, TS: c.Now(), HasTS: true})
+		history[m] = append(history[m], point{c.Now(), 1})
+	}
+	send(evs)
+
+	// want gives each member's score and reached_at over the events in [from, to).
+	want := func(from, to int64) map[string][2]int64 {
+		out := map[string][2]int64{}
+		for m, h := range history {
+			var score, at int64
+			seen := false
+			for _, p := range h {
+				if p.ts >= from && p.ts < to {
+					score, at, seen = score+p.value, p.ts, true
+				}
+			}
+			if seen {
+				out[fmt.Sprintf("m%04d", m)] = [2]int64{score, at}
+			}
+		}
+		return out
+	}
+	day := int64(24 * time.Hour / time.Millisecond)
+	check := func(when string) {
+		t.Helper()
+		now := c.Now()
+		month := time.UnixMilli(now).UTC()
+		monthStart := time.Date(month.Year(), month.Month(), 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+		dayStart := now - now%day
+		for window, w := range map[string]map[string][2]int64{
+			"all":    want(math.MinInt64, math.MaxInt64),
+			"month":  want(monthStart, math.MaxInt64),
+			"last7d": want(dayStart-6*day, math.MaxInt64),
+		} {
+			var entries []laurel.Entry
+			for offset := 0; offset <= members; offset += 1000 {
+				page, err := e.Page(context.Background(), laurel.Query{Board: "b", Window: window}, offset, 1000, laurel.ScoreRange{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries = append(entries, page.Entries...)
+			}
+			if len(entries) != len(w) {
+				t.Fatalf("%s, %s: %d entries, want %d", when, window, len(entries), len(w))
+			}
+			for _, en := range entries {
+				if got := [2]int64{en.Score, en.ReachedAt}; got != w[en.Member] {
+					t.Fatalf("%s, %s: %s has (score, reached_at) %v, want %v", when, window, en.Member, got, w[en.Member])
+				}
+			}
+		}
+	}
+
+	for d := 1; d <= 100; d++ {
+		c.Advance(24 * time.Hour)
+		evs = evs[:0]
+		for k := range 600 {
+			m := rng.IntN(members)
+			ts := c.Now() - 12*int64(time.Hour/time.Millisecond) + int64(k)*1000 // in order, within the day
+			v := int64(1 + rng.IntN(5))
+			evs = append(evs, laurel.Event{Board: "b", Member: fmt.Sprintf("m%04d", m), Value: v, TS: ts, HasTS: true})
+			history[m] = append(history[m], point{ts, v})
+		}
+		send(evs)
+		if d%25 == 0 {
+			check(fmt.Sprintf("day %d", d))
+		}
+		if d == 58 { // February's last day: its span holds most members, its times 27 days apart
+			if narrow, wide := e.SpanChunks("b", "month"); wide != 0 || narrow == 0 {
+				t.Errorf("February's chunks: %d narrow, %d wide; want all narrow", narrow, wide)
+			}
+		}
+	}
+	if _, wide := e.SpanChunks("b", "all"); wide == 0 {
+		t.Error("all's times spread over 100 days, and no chunk of it is wide")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = testStoreWith(t, dir, embedded.Options{Now: c.Now})
+	check("after a restart")
 }
