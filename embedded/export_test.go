@@ -3,7 +3,6 @@ package embedded
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -132,11 +131,12 @@ func WholeIDRecords(dir string) (int, error) {
 	n := 0
 	err = scanPrefix(db, []byte{tagID}, func(k, v []byte) error {
 		board, _, _ := bytes.Cut(k[1:], []byte{0})
-		sv, ok, err := get(db, sealedKey(binary.BigEndian.Uint64(v), string(board)))
+		seq := readU64(v)
+		sv, ok, err := get(db, sealedKey(seq, string(board)))
 		if err != nil || !ok {
 			return cmp.Or(err, errCorrupt)
 		}
-		_, ev, _, err := decodeSealed(binary.BigEndian.Uint64(v), sv)
+		_, ev, _, err := decodeSealed(seq, sv)
 		if err != nil {
 			return err
 		}
@@ -156,12 +156,8 @@ func (e *Store) SpanChunks(board, window string) (narrow, wide int) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	b := e.boards[board]
-	for _, w := range b.windows {
-		if w.name == window {
-			if sp := e.currentSpan(b, w, e.now()); sp != nil {
-				return Slots{&sp.slots}.Chunks()
-			}
-		}
+	if sp := e.currentSpan(b, b.window(window), e.now()); sp != nil {
+		return Slots{&sp.slots}.Chunks()
 	}
 	return 0, 0
 }

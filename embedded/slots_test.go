@@ -132,6 +132,10 @@ func TestDenseSpansOverMonths(t *testing.T) {
 	type point struct{ ts, value int64 }
 	const members = 5000
 	history := make([][]point, members) // each member's events, in order
+	names := make([]string, members)
+	for m := range names {
+		names[m] = fmt.Sprintf("m%04d", m)
+	}
 	send := func(evs []laurel.Event) {
 		for len(evs) > 0 {
 			n := min(len(evs), 500)
@@ -141,7 +145,7 @@ func TestDenseSpansOverMonths(t *testing.T) {
 	}
 	var evs []laurel.Event
 	for m := range members {
-		evs = append(evs, laurel.Event{Board: "b", Member: fmt.Sprintf("m%04d", m), Value: 1, TS: c.Now(), HasTS: true})
+		evs = append(evs, laurel.Event{Board: "b", Member: names[m], Value: 1, TS: c.Now(), HasTS: true})
 		history[m] = append(history[m], point{c.Now(), 1})
 	}
 	send(evs)
@@ -158,7 +162,7 @@ func TestDenseSpansOverMonths(t *testing.T) {
 				}
 			}
 			if seen {
-				out[fmt.Sprintf("m%04d", m)] = [2]int64{score, at}
+				out[names[m]] = [2]int64{score, at}
 			}
 		}
 		return out
@@ -201,7 +205,7 @@ func TestDenseSpansOverMonths(t *testing.T) {
 			m := rng.IntN(members)
 			ts := c.Now() - 12*int64(time.Hour/time.Millisecond) + int64(k)*1000 // in order, within the day
 			v := int64(1 + rng.IntN(5))
-			evs = append(evs, laurel.Event{Board: "b", Member: fmt.Sprintf("m%04d", m), Value: v, TS: ts, HasTS: true})
+			evs = append(evs, laurel.Event{Board: "b", Member: names[m], Value: v, TS: ts, HasTS: true})
 			history[m] = append(history[m], point{ts, v})
 		}
 		send(evs)
