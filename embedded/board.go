@@ -237,15 +237,22 @@ func (b *board) setHandle(e *Store, sp *span, h uint32, member string, v slot, p
 	// A span recovered at Open has no tree until replay is done (buildTrees).
 	ranked := sp.tree != nil && e.ranked(member)
 	old, had := sp.slots.get(h)
+	placed := false
 	if had && ranked {
-		sp.tree.Delete(treeKey(h, old))
+		if present {
+			// Most changes move a key past a few neighbours in its leaf: one descent.
+			placed, _ = sp.tree.Replace(treeKey(h, old), treeKey(h, v))
+		} else {
+			sp.tree.Delete(treeKey(h, old))
+		}
 	}
 	if !present {
 		sp.slots.del(h)
 		return
 	}
+	// The tree asks the slots for times: the new one is set once the old key is gone.
 	sp.slots.set(h, v, b.members.count())
-	if ranked {
+	if ranked && !placed {
 		sp.tree.Insert(treeKey(h, v))
 	}
 }

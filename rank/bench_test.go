@@ -89,6 +89,7 @@ func (f *fixture) fresh(count int) []rank.Key {
 type index interface {
 	insert(rank.Key)
 	delete(rank.Key)
+	replace(old, new rank.Key) // a score change: Replace, then Insert when it did not place new
 	rank(rank.Key) int
 	at(r int) rank.Key
 	iterate(from, count int) int
@@ -98,6 +99,11 @@ type ours struct{ t *rank.Tree }
 
 func (o ours) insert(k rank.Key) { o.t.Insert(k) }
 func (o ours) delete(k rank.Key) { o.t.Delete(k) }
+func (o ours) replace(old, k rank.Key) {
+	if placed, _ := o.t.Replace(old, k); !placed {
+		o.t.Insert(k)
+	}
+}
 func (o ours) rank(k rank.Key) int {
 	r, _ := o.t.Rank(k)
 	return r
@@ -128,10 +134,22 @@ func (o timed) insert(k rank.Key) {
 	o.t.Insert(k)
 }
 
+func (o timed) replace(old, k rank.Key) {
+	placed, _ := o.t.Replace(old, k)
+	o.times[k.Member] = k.At
+	if !placed {
+		o.t.Insert(k)
+	}
+}
+
 type ref struct{ t *btree.BTreeG[rank.Key] }
 
 func (o ref) insert(k rank.Key) { o.t.Set(k) }
 func (o ref) delete(k rank.Key) { o.t.Delete(k) }
+func (o ref) replace(old, k rank.Key) {
+	o.t.Delete(old)
+	o.t.Set(k)
+}
 
 // rank is the best rank-of the reference offers: a binary search over GetAt.
 func (o ref) rank(k rank.Key) int {
@@ -208,8 +226,9 @@ func benchOps(b *testing.B, n int, impl string) {
 	b.Run("delete", func(b *testing.B) {
 		rounds(b, func(count int) []rank.Key { return pick(f, count) }, ix.delete, ix.insert)
 	})
-	b.Run("update", func(b *testing.B) {
-		// A score change in sum mode: a member gains a few points, later.
+	// A score change in sum mode: a member gains a few points, later. update deletes and
+	// inserts; replace tries the move within a leaf first, as the store does.
+	change := func(b *testing.B, move func(old, new rank.Key)) {
 		b.StopTimer()
 		for done := 0; done < b.N; done += round {
 			idx := distinct(f, min(round, b.N-done))
@@ -219,8 +238,7 @@ func benchOps(b *testing.B, n int, impl string) {
 				k := f.keys[i]
 				old[j] = k
 				nk := rank.Key{Score: k.Score + 1 + int64(i%10), At: k.At + 1000, Member: k.Member}
-				ix.delete(k)
-				ix.insert(nk)
+				move(k, nk)
 				f.keys[i] = nk
 			}
 			b.StopTimer()
@@ -230,7 +248,14 @@ func benchOps(b *testing.B, n int, impl string) {
 				f.keys[i] = old[j]
 			}
 		}
+	}
+	b.Run("update", func(b *testing.B) {
+		change(b, func(old, k rank.Key) {
+			ix.delete(old)
+			ix.insert(k)
+		})
 	})
+	b.Run("replace", func(b *testing.B) { change(b, ix.replace) })
 	keys := pick(f, 1<<16)
 	ranks := make([]int, 1<<16)
 	for i := range ranks {

@@ -25,7 +25,7 @@ func FuzzTree(f *testing.F) {
 			for i := 0; i+3 <= len(data); i += 3 {
 				v := uint16(data[i+1]) | uint16(data[i+2])<<8
 				k := rank.Key{Score: int64(v%37) - 18, At: int64(v / 37 % 3), Member: uint32(v % 601)}
-				switch data[i] % 6 {
+				switch data[i] % 7 {
 				case 0, 1:
 					if times != nil {
 						if _, ok := times[k.Member]; ok {
@@ -58,6 +58,28 @@ func FuzzTree(f *testing.F) {
 				case 5:
 					if c, want := tr.Search(k.Score, k.At), o.search(k.Score, k.At)+1; c.Rank() != want {
 						t.Fatalf("Search(%d, %d).Rank() = %d, want %d", k.Score, k.At, c.Rank(), want)
+					}
+				case 6:
+					// A key present moves to k's score and time, as a member's score changes.
+					if len(o.keys) == 0 {
+						continue
+					}
+					old := o.keys[int(v)%len(o.keys)]
+					k.Member = old.Member
+					if _, clash := o.find(k); clash && k != old {
+						continue
+					}
+					o.delete(old)
+					o.insert(k)
+					placed, found := tr.Replace(old, k)
+					if !found {
+						t.Fatalf("Replace(%+v, %+v) did not find the old key", old, k)
+					}
+					if times != nil {
+						times[k.Member] = k.At
+					}
+					if !placed && !tr.Insert(k) {
+						t.Fatalf("Insert(%+v) after Replace = false", k)
 					}
 				}
 			}

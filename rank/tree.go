@@ -410,6 +410,12 @@ func (t *Tree) Delete(k Key) bool {
 	if !found {
 		return false
 	}
+	t.deleteAt(l, i, &p)
+	return true
+}
+
+// deleteAt removes key i of the leaf l, which p leads to.
+func (t *Tree) deleteAt(l *leaf, i int, p *path) {
 	t.len--
 	for _, s := range p.steps[:p.depth] {
 		s.n.counts[s.i]--
@@ -417,9 +423,47 @@ func (t *Tree) Delete(k Key) bool {
 	copyKeys(&l.keys, i, &l.keys, i+1, l.n)
 	l.n--
 	if l.n < minFill && p.depth > 0 {
-		t.rebalanceLeaf(l, &p)
+		t.rebalanceLeaf(l, p)
 	}
-	return true
+}
+
+// Replace removes old and, when new falls strictly between two other keys of old's leaf,
+// puts new in its place there, reporting placed. That is what most score changes of an
+// active member are: a small step past a few neighbours. The move then costs one descent
+// and a shift within the leaf, and no count or bound above the leaf changes. Otherwise old
+// is only deleted, as by Delete, and the caller inserts new: in a tree with TimeOf, after
+// changing the member's time, which must be old's during the call. found reports whether
+// old was there; when it was not, nothing changes. new must not be in the tree, unless it
+// equals old.
+func (t *Tree) Replace(old, new Key) (placed, found bool) {
+	old, new = t.stored(old), t.stored(new)
+	var p path
+	l, i, found := t.descend(old, &p)
+	if !found {
+		return false, false
+	}
+	j, clash := t.leafFind(&l.keys, l.n, new) // old is still at i, with its own time
+	switch {
+	case clash && j == i: // new equals old
+		return true, true
+	case !clash:
+		rest := j // new's place among the leaf's keys other than old
+		if j > i {
+			rest--
+		}
+		if p.depth == 0 || rest > 0 && rest < l.n-1 {
+			if j > i {
+				copyKeys(&l.keys, i, &l.keys, i+1, j)
+				l.keys.set(j-1, new)
+			} else {
+				copyKeys(&l.keys, j+1, &l.keys, j, i)
+				l.keys.set(j, new)
+			}
+			return true, true
+		}
+	}
+	t.deleteAt(l, i, &p)
+	return false, true
 }
 
 // Update replaces old by new, as Delete then Insert, and reports whether old was there; when
@@ -429,14 +473,11 @@ func (t *Tree) Update(old, new Key) bool {
 	if t.timeOf != nil && old.At != new.At {
 		panic("rank: Update cannot change a key's time in a tree with TimeOf: Delete, change the time, Insert")
 	}
-	if old == new {
-		return t.Has(old)
+	placed, found := t.Replace(old, new)
+	if found && !placed {
+		t.Insert(new)
 	}
-	if !t.Delete(old) {
-		return false
-	}
-	t.Insert(new)
-	return true
+	return found
 }
 
 // rebalanceLeaf refills the underfull leaf l from a sibling, or merges it with one.

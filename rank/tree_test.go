@@ -170,6 +170,9 @@ func TestRandomAgainstOracle(t *testing.T) {
 					t.Fatalf("after a phase with %d keys: %v", tr.Len(), err)
 				}
 			}
+			if h.times != nil && (h.placed == 0 || h.notPlaced == 0) {
+				t.Fatalf("Replace placed %d keys within their leaf and left %d to Insert: want both ways tried", h.placed, h.notPlaced)
+			}
 			// Load the final contents in bulk and compare the two trees in full.
 			loaded, err := rank.Load(opts, o.keys)
 			if err != nil {
@@ -189,6 +192,8 @@ type harness struct {
 	o     *oracle
 	ops   int
 	times map[uint32]int64 // with TimeOf: each member's time, the tree holding one key per member
+	// Replace's answers: placed within a leaf, or deleted for the caller to insert.
+	placed, notPlaced int
 }
 
 func (h *harness) randomKey() rank.Key {
@@ -197,6 +202,26 @@ func (h *harness) randomKey() rank.Key {
 		score = []int64{math.MinInt64, math.MaxInt64, 0}[h.rng.IntN(3)]
 	}
 	return rank.Key{Score: score, At: int64(h.rng.IntN(4)), Member: uint32(h.rng.IntN(5000))}
+}
+
+// nearKey returns old's member with a score a step or two from old's, as an active member's
+// score moves, and any time.
+func (h *harness) nearKey(old rank.Key) rank.Key {
+	k := old
+	if d := int64(h.rng.IntN(5) - 2); k.Score > math.MinInt64+2 && k.Score < math.MaxInt64-2 {
+		k.Score += d
+	}
+	k.At = int64(h.rng.IntN(4))
+	return k
+}
+
+// countPlaced counts Replace's answers, which the test asserts that it saw both of.
+func (h *harness) countPlaced(placed bool) {
+	if placed {
+		h.placed++
+	} else {
+		h.notPlaced++
+	}
 }
 
 // existing returns a key in the tree, or a random one when it is empty.
@@ -224,23 +249,41 @@ func (h *harness) step(insertPct int) {
 			t.Fatalf("op %d: Insert(%+v) = %v, want %v", h.ops, k, got, want)
 		}
 	case op < insertPct && h.times != nil:
-		// A member's score and time change: Delete with the old time, Insert with the new.
+		// A member's score and time change: Delete with the old time, Insert with the new;
+		// or Replace, then the new time, then Insert unless Replace placed it.
 		old, k := h.existing(), h.randomKey()
 		k.Member = old.Member
+		if h.rng.IntN(2) == 0 {
+			k = h.nearKey(old)
+		}
 		want := h.o.delete(old)
-		if got := h.tr.Delete(old); got != want {
-			t.Fatalf("op %d: Delete(%+v) = %v, want %v", h.ops, old, got, want)
+		placed := false
+		if h.rng.IntN(3) == 0 {
+			if got := h.tr.Delete(old); got != want {
+				t.Fatalf("op %d: Delete(%+v) = %v, want %v", h.ops, old, got, want)
+			}
+		} else {
+			var found bool
+			placed, found = h.tr.Replace(old, k)
+			if found != want {
+				t.Fatalf("op %d: Replace(%+v, %+v) found %v, want %v", h.ops, old, k, found, want)
+			}
+			h.countPlaced(placed)
 		}
 		if want {
 			h.times[k.Member] = k.At
 			h.o.insert(k)
-			if !h.tr.Insert(k) {
+			if !placed && !h.tr.Insert(k) {
 				t.Fatalf("op %d: Insert(%+v) of a member just deleted = false", h.ops, k)
 			}
 		}
 	case op < insertPct:
-		// Update an existing key to a new one, as a score change does.
+		// Update an existing key to a new one, as a score change does: often a small step,
+		// which Replace makes within a leaf.
 		old, k := h.existing(), h.randomKey()
+		if h.rng.IntN(2) == 0 {
+			k = h.nearKey(old)
+		}
 		_, clash := h.o.find(k)
 		if clash && k != old {
 			return
