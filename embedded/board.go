@@ -16,6 +16,8 @@ type board struct {
 	members  *members
 	windows  []*window // in the order of cfg.Windows
 	deadline int64     // the next instant advanceBoard has work; noTime: never
+	// windowsMade counts the windows made for the board, to put each on a lane (newWindow).
+	windowsMade int
 }
 
 // window is what memory holds of one window of a board.
@@ -36,6 +38,9 @@ type window struct {
 	// retired are buckets that were the newest, kept whole in memory until the store shows
 	// what submits changed of them (retireBucket).
 	retired []*bucket
+	// lane is the lane a group's changes to this window are applied on (lanes.go); it never
+	// changes, so two changes to one window are never made at once.
+	lane uint8
 }
 
 // bucket is a rolling window's bucket in memory: every member's aggregate in it.
@@ -164,9 +169,10 @@ func newBoard(cfg laurel.Board) *board {
 	return b
 }
 
-// newWindow makes a window of b.
+// newWindow makes a window of b, on the lane after the last window made's.
 func (b *board) newWindow(w laurel.Window) *window {
-	return &window{w: w, name: w.String(), marks: laurel.NoMarks, dropAt: noTime}
+	b.windowsMade++
+	return &window{w: w, name: w.String(), marks: laurel.NoMarks, dropAt: noTime, lane: uint8(b.windowsMade % lanes)}
 }
 
 // treeOptions are the options of sp's tree: its keys' times are those of sp's aggregates.

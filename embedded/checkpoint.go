@@ -218,7 +218,7 @@ func (e *Store) checkpoint(tx *txn, all bool) {
 		return // nothing new; with nothing in the log, where replay starts does not matter
 	}
 	tx.set([]byte{tagReplay}, appendU64(nil, from))
-	tx.onCommit(nil, func() { e.cp.replayFrom = from })
+	tx.onCommitFree(nil, func() { e.cp.replayFrom = from })
 }
 
 // entry returns where t's aggregates are in memory: its span's or bucket's start and slots.

@@ -94,7 +94,7 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 		tx.idSet(b.cfg.ID, ev, true)
 	}
 	boardID := b.cfg.ID
-	tx.onCommit(b, func() { e.recent.add(boardID, ev) })
+	tx.onCommitFree(b, func() { e.recent.add(boardID, ev) })
 	if in.Name != nil {
 		if err := e.stageProfile(tx, in.Member, laurel.ProfileSpec{Name: in.Name}); err != nil {
 			return "", 0, 0, err
@@ -138,7 +138,7 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 		tx.del(key(tagID, boardID, id))
 		if _, ok := e.recent.index(ev.seq); ok {
 			seq := ev.seq
-			tx.onCommit(b, func() { e.recent.retract(seq) })
+			tx.onCommitFree(b, func() { e.recent.retract(seq) })
 		}
 		rest, err := e.memberEvents(e.db, boardID, ev.member, false)
 		if err != nil {

@@ -188,7 +188,7 @@ func (e *Store) stageHistory(tx *txn) {
 	tx.points = append(tx.points, points...)
 	tx.historyPoints += len(points)
 	e.history = e.history[:0]
-	tx.onCommit(nil, func() {
+	tx.onCommitFree(nil, func() {
 		for _, p := range points {
 			e.recent.setPoint(p.seq, e.logNo) // the record the commit just wrote
 		}

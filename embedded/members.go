@@ -63,7 +63,7 @@ func (e *Store) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) er
 		return err
 	}
 	tx.set(key(tagProfile, member), v)
-	tx.onCommit(nil, func() { e.profiles.put(member, &p) })
+	tx.onCommitFree(nil, func() { e.profiles.put(member, &p) })
 	return nil
 }
 

@@ -111,10 +111,14 @@ type Store struct {
 
 	profiles *profileCache
 	spare    spareOverlays // the writer's overlays, emptied, for its next txns
-	tops     sync.Map      // topKey → *topView: the published tops (top.go)
-	topGen   atomic.Uint64 // bumped by a change beyond single boards: older views are void
-	ids      *idFilter     // which event ids the store surely does not hold (idfilter.go)
-	loading  sync.WaitGroup
+	// helper applies half of a group's window changes beside the writer, which notes the
+	// checkpoint marks each lane leaves in laneNotes (lanes.go). Started at the first use.
+	helper    *laneHelper
+	laneNotes [lanes][]dirtyNote
+	tops      sync.Map      // topKey → *topView: the published tops (top.go)
+	topGen    atomic.Uint64 // bumped by a change beyond single boards: older views are void
+	ids       *idFilter     // which event ids the store surely does not hold (idfilter.go)
+	loading   sync.WaitGroup
 
 	seq  uint64      // the last event sequence number; the writer's
 	cp   checkpoints // what the store does not hold yet; the writer's
@@ -293,6 +297,9 @@ func (e *Store) Close() error {
 			err = fmt.Errorf("embedded: the writer did not stop within %v (a commit is stalled: is the disk full?); what was acknowledged is durable", e.opts.CloseTimeout)
 			e.log.Error("closing the store", "err", err)
 			return
+		}
+		if e.helper != nil {
+			e.helper.stop() // the writer, its only user, has stopped
 		}
 		e.recMu.Lock()
 		e.recClosed = true
@@ -661,15 +668,16 @@ func (e *Store) apply(tx *txn, applied <-chan error, beside func()) error {
 		e.snap = e.db.NewSnapshot()
 	}
 	e.snapBehind = applied != nil
-	done, slice := 0, 0
+	from := 0
 	for _, end := range append(tx.breaks, len(tx.after)) {
-		for ; done < end; done++ {
-			tx.after[done]()
+		if end-from < applySlice && end < len(tx.after) {
+			continue
 		}
-		if done-slice >= applySlice && done < len(tx.after) {
+		e.applySlice(tx.after[from:end])
+		from = end
+		if end < len(tx.after) {
 			e.mu.Unlock()
 			e.mu.Lock()
-			slice = done
 		}
 	}
 	if applied != nil {

@@ -23,7 +23,7 @@ type txn struct {
 	profiles map[string]*profile
 	seq      uint64
 
-	after []func()
+	after []change // lanes.go
 	// deferAggs is set by submits: the aggregates of open periods and all that they change
 	// are written later, by a checkpoint (checkpoint.go).
 	deferAggs bool
@@ -211,9 +211,19 @@ func mergeMap[K comparable, V any](dst, src map[K]V) map[K]V {
 	return dst
 }
 
-// onCommit queues a change to memory for when the group is durable.
-func (tx *txn) onCommit(b *board, f func()) {
-	tx.after = append(tx.after, f)
+// onCommit queues a change to memory for when the group is durable, made in order.
+func (tx *txn) onCommit(b *board, f func()) { tx.queue(b, change{f, changeOrdered}) }
+
+// onCommitFree queues a change that touches no window's spans or buckets (lanes.go).
+func (tx *txn) onCommitFree(b *board, f func()) { tx.queue(b, change{f, changeFree}) }
+
+// onCommitLane queues a change that touches w alone, on w's lane (lanes.go).
+func (tx *txn) onCommitLane(b *board, w *window, f func()) {
+	tx.queue(b, change{f, changeLane + int8(w.lane)})
+}
+
+func (tx *txn) queue(b *board, c change) {
+	tx.after = append(tx.after, c)
 	if b != nil {
 		tx.touched[b] = true
 	} else {
@@ -319,21 +329,21 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member 
 	tx.put(memKeyOf(w, start, h), v, present)
 	e := tx.e
 	if w.w.IsRolling() {
-		tx.onCommit(b, func() { b.setHandle(e, w.span(rollingSpan), h, member, v, present) })
+		tx.onCommitLane(b, w, func() { b.setHandle(e, w.span(rollingSpan), h, member, v, present) })
 		return
 	}
 	deferred, first := tx.deferAggs, e.seq+1
 	if !deferred {
 		tx.spanAgg(b.cfg.ID, w.name, start, member, aggregate(v), present, tx.seq)
 	}
-	tx.onCommit(b, func() {
+	tx.onCommitLane(b, w, func() {
 		sp := b.spanFor(w, start, end, present)
 		if sp == nil {
 			return
 		}
 		b.setHandle(e, sp, h, member, v, present)
 		if deferred {
-			e.markDirty(b, w, sp, nil, h, first)
+			e.noteDirty(b, w, sp, nil, h, first)
 		}
 	})
 }
@@ -389,10 +399,10 @@ func (tx *txn) bucketSet(b *board, w *window, start int64, h uint32, member stri
 	} else {
 		tx.setAgg(aggKey(b.cfg.ID, w.name, start, member), a, present, tx.seq)
 	}
-	tx.onCommit(b, func() {
+	tx.onCommitLane(b, w, func() {
 		w.setBucket(start, h, slot(a), present, b.members.count())
 		if deferred && w.newest == nb {
-			e.markDirty(b, w, nil, nb, h, first)
+			e.noteDirty(b, w, nil, nb, h, first)
 		}
 	})
 }

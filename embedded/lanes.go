@@ -1,0 +1,119 @@
+package embedded
+
+// A group's changes to memory are applied on two lanes at once where they can be: most of
+// them are a member's entry in one window, and the windows of a board share nothing that
+// such a change writes (each has its own spans, trees, buckets and dirty marks), so the
+// writer makes the changes of half of the windows while a helper makes the others'.
+
+// A change is one change to memory that a group makes once it is durable. Its kind says what
+// it may run beside:
+//   - changeOrdered (the zero value): anything; a slice that holds one is applied in order,
+//     on the writer alone.
+//   - changeFree: touches no window's spans or buckets (the recent events, the history
+//     points, a profile): it may run after the window changes of its slice.
+//   - changeLane+l: an entry of a window on lane l, that touches that window alone; the
+//     checkpoint marks it leaves are noted on the lane (laneNotes) and made by the writer.
+type change struct {
+	f    func()
+	kind int8
+}
+
+const (
+	changeOrdered int8 = iota
+	changeFree
+	changeLane // + the window's lane
+)
+
+// lanes is how many lanes a group is applied on: the writer's and a helper's.
+const lanes = 2
+
+// dirtyNote is a markDirty to make once a slice's window changes are done.
+type dirtyNote struct {
+	b   *board
+	w   *window
+	sp  *span
+	bk  *bucket
+	h   uint32
+	seq uint64
+}
+
+// laneHelper runs the changes of lane 1 of a slice while the writer runs lane 0's.
+type laneHelper struct {
+	work chan []change
+	done chan struct{}
+}
+
+func startLaneHelper() *laneHelper {
+	l := &laneHelper{work: make(chan []change), done: make(chan struct{})}
+	go func() {
+		for cs := range l.work {
+			runLane(cs, changeLane+1)
+			l.done <- struct{}{}
+		}
+	}()
+	return l
+}
+
+func (l *laneHelper) stop() { close(l.work) }
+
+// runLane runs the changes of cs of kind.
+func runLane(cs []change, kind int8) {
+	for _, c := range cs {
+		if c.kind == kind {
+			c.f()
+		}
+	}
+}
+
+// noteDirty notes on w's lane an aggregate for the checkpoint queue (markDirty): the queue is
+// shared by every window, so the writer adds to it once the lanes are done.
+func (e *Store) noteDirty(b *board, w *window, sp *span, bk *bucket, h uint32, seq uint64) {
+	e.laneNotes[w.lane] = append(e.laneNotes[w.lane], dirtyNote{b, w, sp, bk, h, seq})
+}
+
+// markNoted makes the markDirty calls noted on the lanes, and empties them.
+func (e *Store) markNoted() {
+	for l := range e.laneNotes {
+		for _, n := range e.laneNotes[l] {
+			e.markDirty(n.b, n.w, n.sp, n.bk, n.h, n.seq)
+		}
+		clear(e.laneNotes[l])
+		e.laneNotes[l] = e.laneNotes[l][:0]
+	}
+}
+
+// applySlice applies the changes cs, all of whole operations: on both lanes at once when
+// none of them is ordered and each lane has some, else in order on the writer.
+func (e *Store) applySlice(cs []change) {
+	var ordered bool
+	var perLane [lanes]int
+	for _, c := range cs {
+		switch {
+		case c.kind == changeOrdered:
+			ordered = true
+		case c.kind >= changeLane:
+			perLane[c.kind-changeLane]++
+		}
+	}
+	if ordered || perLane[0] == 0 || perLane[1] == 0 {
+		for _, c := range cs {
+			c.f()
+			if c.kind >= changeLane {
+				e.markNoted() // where markDirty was made before lanes
+			}
+		}
+		return
+	}
+	if e.helper == nil {
+		e.helper = startLaneHelper()
+	}
+	e.helper.work <- cs
+	runLane(cs, changeLane)
+	<-e.helper.done
+	for _, c := range cs {
+		if c.kind == changeFree {
+			c.f()
+		}
+	}
+	e.markNoted()
+}
