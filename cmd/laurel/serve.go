@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -74,6 +75,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed; by default the descriptor limit (%d here) less %d for the store's files and %d spare", budget.limit, budget.storeFiles, spareDescriptors))
 	hookEvery := fs.Duration("webhook-interval", time.Second, "how often webhooks look for periods closed and send the deliveries due")
 	hookTimeout := fs.Duration("webhook-timeout", 10*time.Second, "longest a webhook's receiver may take to answer a delivery; an attempt is leased for three times as long")
+	procs := fs.Int("procs", 0, "processors (GOMAXPROCS) laurel runs on; 0: on the embedded store one more than the cores (or the container's CPU limit), so that reads are taken at once while writes keep the cores busy, on the scale-out store as many; the GOMAXPROCS environment variable, when set, decides instead")
 	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 4 memtables of the store and 2 of its log, at least 64; -1: no guard")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -92,6 +94,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *maxConns < 1 {
 		return usageError{fmt.Errorf("-max-conns must be at least 1")}
+	}
+	if *procs < 0 {
+		return usageError{fmt.Errorf("-procs must be 0 (the default) or a number of processors")}
 	}
 	if *minFree < -1 {
 		return usageError{fmt.Errorf("-min-free must be -1 (no guard), 0 (the default) or a number of MiB")}
@@ -139,6 +144,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if exposed {
 		log.Warn("the key file can be read by other users than its owner", "config", *config)
 	}
+	log.Info("processors", "gomaxprocs", setProcs(*procs, scale.on()), "cores", runtime.NumCPU())
 
 	cfg := lhttp.Config{
 		Keys:           acc.keys,
