@@ -131,15 +131,11 @@ func WholeIDRecords(dir string) (int, error) {
 	n := 0
 	err = scanPrefix(db, []byte{tagID}, func(k, v []byte) error {
 		board, _, _ := bytes.Cut(k[1:], []byte{0})
-		seq := readU64(v)
-		sv, ok, err := get(db, sealedKey(seq, string(board)))
+		se, ok, err := readSealed(db, string(board), readU64(v))
 		if err != nil || !ok {
 			return cmp.Or(err, errCorrupt)
 		}
-		_, ev, _, err := decodeSealed(seq, sv)
-		if err != nil {
-			return err
-		}
+		ev := se.event
 		whole := appendU64(appendU64(appendU64(nil, ev.seq), uint64(ev.value)), uint64(ev.ts))
 		n++
 		return batch.Set(k, append(append(whole, ev.flags), ev.member...), nil)

@@ -47,7 +47,7 @@ func startLaneHelper() *laneHelper {
 	l := &laneHelper{work: make(chan []change), done: make(chan struct{})}
 	go func() {
 		for cs := range l.work {
-			runLane(cs, changeLane+1)
+			runKind(cs, changeLane+1)
 			l.done <- struct{}{}
 		}
 	}()
@@ -56,8 +56,8 @@ func startLaneHelper() *laneHelper {
 
 func (l *laneHelper) stop() { close(l.work) }
 
-// runLane runs the changes of cs of kind.
-func runLane(cs []change, kind int8) {
+// runKind runs the changes of cs of kind, in order.
+func runKind(cs []change, kind int8) {
 	for _, c := range cs {
 		if c.kind == kind {
 			c.f()
@@ -108,12 +108,8 @@ func (e *Store) applySlice(cs []change) {
 		e.helper = startLaneHelper()
 	}
 	e.helper.work <- cs
-	runLane(cs, changeLane)
+	runKind(cs, changeLane)
 	<-e.helper.done
-	for _, c := range cs {
-		if c.kind == changeFree {
-			c.f()
-		}
-	}
+	runKind(cs, changeFree)
 	e.markNoted()
 }

@@ -447,18 +447,17 @@ func (t *Tree) Replace(old, new Key) (placed, found bool) {
 	case clash && j == i: // new equals old
 		return true, true
 	case !clash:
-		rest := j // new's place among the leaf's keys other than old
+		to := j // new's place once old is out
 		if j > i {
-			rest--
+			to--
 		}
-		if p.depth == 0 || rest > 0 && rest < l.n-1 {
-			if j > i {
-				copyKeys(&l.keys, i, &l.keys, i+1, j)
-				l.keys.set(j-1, new)
+		if p.depth == 0 || to > 0 && to < l.n-1 {
+			if to > i {
+				copyKeys(&l.keys, i, &l.keys, i+1, to+1)
 			} else {
-				copyKeys(&l.keys, j+1, &l.keys, j, i)
-				l.keys.set(j, new)
+				copyKeys(&l.keys, to+1, &l.keys, to, i)
 			}
+			l.keys.set(to, new)
 			return true, true
 		}
 	}
