@@ -136,7 +136,13 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*S
 	// A write holds its boards' locks on its session. If the machine of a store dies
 	// holding them, the server must notice the dead connection in seconds, not after the
 	// system's two hours of TCP keepalive.
-	for k, v := range map[string]string{"tcp_keepalives_idle": "15", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3"} {
+	//
+	// A prepared statement is planned once per connection, not at each run: left to choose,
+	// PostgreSQL plans the write path's statements anew at every run, as their array
+	// arguments make a plan for the arguments look cheaper than the generic one (10% of its
+	// CPU under single-event writes, docs/benchmarks.md). TestKeyLookupPlans checks that the
+	// generic plans probe the indexes.
+	for k, v := range map[string]string{"plan_cache_mode": "force_generic_plan", "tcp_keepalives_idle": "15", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3"} {
 		if _, ok := cfg.ConnConfig.RuntimeParams[k]; !ok {
 			cfg.ConnConfig.RuntimeParams[k] = v
 		}
