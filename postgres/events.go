@@ -2,11 +2,11 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -650,11 +650,24 @@ type historyRow struct {
 	points        []historyPoint
 }
 
+// encodePoints writes points (one per window) as a JSON object, window → [score, rank], in
+// the order of the windows' names as encoding/json would; by hand, as a step writes one for
+// each of its events. Window names (all, day, last7d…) need no escapes.
 func encodePoints(points []historyPoint) string {
-	m := make(map[string][2]int64, len(points))
-	for _, p := range points {
-		m[p.window] = [2]int64{p.score, int64(p.rank)}
+	points = slices.SortedFunc(slices.Values(points), func(a, b historyPoint) int { return strings.Compare(a.window, b.window) })
+	v := make([]byte, 0, 32*len(points)+2)
+	v = append(v, '{')
+	for i, p := range points {
+		if i > 0 {
+			v = append(v, ',')
+		}
+		v = append(v, '"')
+		v = append(v, p.window...)
+		v = append(v, `":[`...)
+		v = strconv.AppendInt(v, p.score, 10)
+		v = append(v, ',')
+		v = strconv.AppendInt(v, int64(p.rank), 10)
+		v = append(v, ']')
 	}
-	v, _ := json.Marshal(m)
-	return string(v)
+	return string(append(v, '}'))
 }

@@ -31,3 +31,12 @@ func Queued(e *Store) int {
 	}
 	return n
 }
+
+// EncodePoints encodes the history points of one event: windows[i] at scores[i], ranks[i].
+func EncodePoints(windows []string, scores []int64, ranks []int) string {
+	points := make([]historyPoint, len(windows))
+	for i := range windows {
+		points[i] = historyPoint{windows[i], scores[i], ranks[i]}
+	}
+	return encodePoints(points)
+}

@@ -111,6 +111,19 @@ func decodeState(id string, v []byte) (*state, error) {
 	return st, nil
 }
 
+// clone returns a copy of st that a step may change: a step changes its windows' spans and
+// marks, and replaces its configuration, never changing one in place, so the configuration
+// is shared.
+func (st *state) clone() *state {
+	c := *st
+	c.Windows = slices.Clone(st.Windows)
+	for i := range c.Windows {
+		ws := &c.Windows[i]
+		ws.Open, ws.Closed = slices.Clone(ws.Open), slices.Clone(ws.Closed)
+	}
+	return &c
+}
+
 // window returns the board's window with that name, or nil.
 func (st *state) window(name string) *windowState {
 	for i := range st.Windows {

@@ -455,13 +455,13 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 				rows.Close()
 				return err
 			}
-			st, err := decodeState(id, raw)
+			st, err := s.e.states.parse(id, raw)
 			if err != nil {
 				rows.Close()
 				return fmt.Errorf("postgres: board %s: %w", id, err)
 			}
 			b := s.boards[id]
-			b.st, b.version, b.exists = st, version, true
+			b.st, b.version, b.exists = st.clone(), version, true
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
