@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
 )
 
 // recordHistory stores the history points of a step's events once the index has given their
-// standings: after the step's commit and its locks, in a transaction of its own that does not
-// wait for its fsync, so that a write does not wait twice for the disk. A crash of
+// standings: after the step's commit and its locks, in a transaction of its own (one
+// statement) that does not wait for its fsync, so that a write does not wait twice for the disk. A crash of
 // PostgreSQL, or of the node between the two transactions, can lose the points of the last
 // moments, never the events themselves. (The embedded store no longer loses any: it journals
 // each group's events and recomputes their points at start; the same would serve here.) A
@@ -27,12 +26,7 @@ func (s *step) recordHistory(rows []historyRow) error {
 	for _, r := range rows {
 		boards, members, seqs, times, points = append(boards, r.board), append(members, r.member), append(seqs, r.seq), append(times, r.ts), append(points, encodePoints(r.points))
 	}
-	var batch pgx.Batch
-	batch.Queue("BEGIN")
-	batch.Queue("SET LOCAL synchronous_commit TO off")
-	batch.Queue(insertHistorySQL, boards, members, seqs, times, points)
-	batch.Queue("COMMIT")
-	if err := s.conn.SendBatch(context.WithoutCancel(s.ctx), &batch).Close(); err != nil {
+	if _, err := s.conn.Exec(context.WithoutCancel(s.ctx), insertHistorySQL, boards, members, seqs, times, points); err != nil {
 		return fmt.Errorf("postgres: record history: %w", err)
 	}
 	return nil

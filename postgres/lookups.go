@@ -35,8 +35,10 @@ const readFrozenSQL = `SELECT f.rank, k.member, f.score, f.at FROM unnest($4::te
 		WHERE board = $1 AND win = $2 AND span = $3 AND member = k.member OFFSET 0) f`
 
 // insertHistorySQL records history points of events that are still counted, and holds their
-// rows against a retraction until it commits (history.go).
+// rows against a retraction until it commits (history.go). Run alone, it is its own
+// transaction, and its set_config makes that transaction's commit not wait for the disk.
 const insertHistorySQL = `INSERT INTO laurel_history (board, member, seq, ts, points)
 	SELECT k.* FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS k(board, member, seq, ts, points)
 	CROSS JOIN LATERAL (SELECT FROM laurel_events
-		WHERE board = k.board AND seq = k.seq AND NOT retracted OFFSET 0 FOR SHARE) e`
+		WHERE board = k.board AND seq = k.seq AND NOT retracted OFFSET 0 FOR SHARE) e
+	WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL`
