@@ -145,6 +145,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("the key file can be read by other users than its owner", "config", *config)
 	}
 	log.Info("processors", "gomaxprocs", setProcs(*procs, scale.on()), "cores", runtime.NumCPU())
+	log.Info("garbage collection", "gogc", setGC(scale.on()))
 
 	cfg := lhttp.Config{
 		Keys:           acc.keys,

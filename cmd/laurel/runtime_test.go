@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -27,5 +28,26 @@ func TestProcs(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "5")
 	if got := setProcs(0, false); got != 5 {
 		t.Fatalf("setProcs(0) with GOMAXPROCS set = %d, want it left at 5", got)
+	}
+}
+
+// TestGC: a scale-out node collects garbage at scaleOutGCPercent, the embedded store at Go's
+// default, and an operator's GOGC decides over both.
+func TestGC(t *testing.T) {
+	was := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(was) })
+	t.Setenv("GOGC", "")
+	percent := func() int { p := debug.SetGCPercent(0); debug.SetGCPercent(p); return p }
+	if got := setGC(true); got != "400" || percent() != 400 {
+		t.Fatalf("setGC on the scale-out store = %s (GC percent %d), want 400", got, percent())
+	}
+	if got := setGC(false); got != "100" || percent() != 100 {
+		t.Fatalf("setGC on the embedded store = %s (GC percent %d), want 100", got, percent())
+	}
+	// GOGC was applied by the runtime at start; setGC leaves it.
+	t.Setenv("GOGC", "250")
+	debug.SetGCPercent(250)
+	if got := setGC(true); got != "250" || percent() != 250 {
+		t.Fatalf("setGC with GOGC=250 = %s (GC percent %d), want it left at 250", got, percent())
 	}
 }
