@@ -158,9 +158,42 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		stale = nil
 		return nil
 	}
+	// count counts in shard i, which the step does not write, the entries the step left in
+	// the others, beside their steps, rather than after them (standings): the shard is the
+	// same either way. What it fails to count, standings counts.
+	count := func(i int) {
+		var keys []laurel.IndexKey
+		var at []int
+		for j, ks := range reads {
+			if j == i {
+				continue
+			}
+			for _, k := range ks {
+				if x := b.expect[k]; x.Member != "" {
+					keys, at = append(keys, x), append(at, k)
+				}
+			}
+		}
+		if len(keys) == 0 {
+			return
+		}
+		counts, err := idx.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, keys)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for j, k := range at {
+			b.before[k] += counts[j]
+			b.counted[[2]int{k, i}] = true
+		}
+	}
 	apply := func(i int) error {
 		sh := b.shards[i]
-		if !sh.ranked && len(reads[i]) == 0 {
+		if sh == nil || !sh.ranked && len(reads[i]) == 0 {
+			if !b.stateChanged {
+				count(i)
+			}
 			return nil
 		}
 		u := laurel.IndexUpdate{After: sh.version, Version: sh.version, Quiet: i != teller}
@@ -189,7 +222,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	// A change of state reaches shard 0, which records it, last: a read of the new state
 	// then finds every shard at its stamp.
 	var others []int
-	for i := range b.shards {
+	for i := range n {
 		if i != 0 || !b.stateChanged {
 			others = append(others, i)
 		}
