@@ -315,11 +315,11 @@ func (p *pacing) pause(ctx context.Context) (bool, error) {
 }
 
 // standings turns the ranks the shards read back, each within its shard, into ranks in the
-// whole board: each other shard counts the entries that rank before the member's. The steps
-// of applyIndex counted them for the entries they knew, as the step left them; standings
-// counts the rest (those of shards the step did not write, and entries the step did not know
-// or that changed since), once the step's locks are gone, so that the shards' next writes
-// need not wait for it: the ranks may then count the writes of other shards that came
+// whole board: each other shard counts the entries that rank before the member's. applyIndex
+// counted them for the entries the step left, in every shard (beside its steps); standings
+// counts the rest (entries the step did not know or that changed since, and what a count
+// beside the steps failed to), once the step's locks are gone, so that the shards' next
+// writes need not wait for it: the ranks may then count the writes of other shards that came
 // meanwhile, as a read does.
 func (s *step) standings(ctx context.Context, b *boardStep) error {
 	if b.st == nil || b.st.shards() == 1 || len(b.read) == 0 {
