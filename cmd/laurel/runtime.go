@@ -13,14 +13,18 @@ import (
 // CPU limit, or the GOMAXPROCS environment variable.
 var goDefaultProcs = runtime.GOMAXPROCS(0)
 
+// spareProcs is how many processors more than the cores the embedded store runs on: its writer
+// and the writer's helper each keep one busy under a saturating write load, and with one more
+// besides, one is often idle in the network poller, so a request that arrives meanwhile is
+// read at once rather than at the runtime's next look at the network, up to 10 ms later
+// (docs/benchmarks.md, "One processor more than the cores" and "Two processors more").
+const spareProcs = 2
+
 // setProcs sets how many processors laurel's goroutines run on and returns it: n when it is
-// positive; else, unless the GOMAXPROCS environment variable chose, one more than the Go
-// runtime's default on the embedded store, and that default on the scale-out store. With a
-// processor more than the cores, one is often idle in the network poller, so a request that
-// arrives while the embedded store's writes keep the cores busy is read at once rather than
-// at the runtime's next look at the network, up to 10 ms later. A scale-out node, which waits
-// on the network rather than computing, only spent more CPU an event that way
-// (docs/benchmarks.md, "One processor more than the cores").
+// positive; else, unless the GOMAXPROCS environment variable chose, spareProcs more than the
+// Go runtime's default on the embedded store, and that default on the scale-out store. A
+// scale-out node, which waits on the network rather than computing, only spent more CPU an
+// event with processors to spare.
 func setProcs(n int, scaleOut bool) int {
 	switch {
 	case n > 0:
@@ -29,7 +33,7 @@ func setProcs(n int, scaleOut bool) int {
 	case scaleOut:
 		runtime.GOMAXPROCS(goDefaultProcs)
 	default:
-		runtime.GOMAXPROCS(goDefaultProcs + 1)
+		runtime.GOMAXPROCS(goDefaultProcs + spareProcs)
 	}
 	return runtime.GOMAXPROCS(0)
 }

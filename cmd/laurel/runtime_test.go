@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestProcs: serve on the embedded store runs on one processor more than Go's default unless
+// TestProcs: serve on the embedded store runs on two processors more than Go's default unless
 // told otherwise, on the scale-out store on Go's default, and starting it again (as the tests
 // do in one process) does not add another.
 func TestProcs(t *testing.T) {
@@ -14,8 +14,8 @@ func TestProcs(t *testing.T) {
 	t.Cleanup(func() { runtime.GOMAXPROCS(was) })
 	t.Setenv("GOMAXPROCS", "")
 	for range 2 {
-		if got := setProcs(0, false); got != goDefaultProcs+1 {
-			t.Fatalf("setProcs(0) on the embedded store = %d, want Go's default %d + 1", got, goDefaultProcs)
+		if got := setProcs(0, false); got != goDefaultProcs+2 {
+			t.Fatalf("setProcs(0) on the embedded store = %d, want Go's default %d + 2", got, goDefaultProcs)
 		}
 	}
 	if got := setProcs(0, true); got != goDefaultProcs {
