@@ -46,6 +46,29 @@ func (s *step) changes(b *boardStep, i int) []laurel.IndexChange {
 	return out
 }
 
+// expected returns the entry that read k of the board's step expects, as the step left it,
+// and whether there is one.
+func (b *boardStep) expected(k int) (laurel.IndexKey, bool) {
+	x := b.expect[k]
+	return x, x.Member != ""
+}
+
+// countsIn returns what shard i counts of the reads of the other shards (by shard, as
+// readsByShard gives them): the entries that entry picks, and the reads they are for.
+func countsIn(reads map[int][]int, i int, entry func(k int) (laurel.IndexKey, bool)) (keys []laurel.IndexKey, at []int) {
+	for j, ks := range reads {
+		if j == i {
+			continue
+		}
+		for _, k := range ks {
+			if x, ok := entry(k); ok {
+				keys, at = append(keys, x), append(at, k)
+			}
+		}
+	}
+	return keys, at
+}
+
 // readsByShard returns, for each of n shards, the indexes in b.reads of its members' reads.
 func (b *boardStep) readsByShard(n int) map[int][]int {
 	reads := make(map[int][]int)
@@ -99,16 +122,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			u.Read = append(u.Read, b.reads[k])
 		}
 		var counts []int
-		for j, ks := range reads {
-			if j == i {
-				continue
-			}
-			for _, k := range ks {
-				if x := b.expect[k]; x.Member != "" {
-					u.Count, counts = append(u.Count, x), append(counts, k)
-				}
-			}
-		}
+		u.Count, counts = countsIn(reads, i, b.expected)
 		got, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
 		if err != nil {
 			return err
@@ -162,18 +176,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	// the others, beside their steps, rather than after them (standings): the shard is the
 	// same either way. What it fails to count, standings counts.
 	count := func(i int) {
-		var keys []laurel.IndexKey
-		var at []int
-		for j, ks := range reads {
-			if j == i {
-				continue
-			}
-			for _, k := range ks {
-				if x := b.expect[k]; x.Member != "" {
-					keys, at = append(keys, x), append(at, k)
-				}
-			}
-		}
+		keys, at := countsIn(reads, i, b.expected)
 		if len(keys) == 0 {
 			return
 		}
@@ -342,19 +345,10 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 	}
 	var mu sync.Mutex
 	err := eachShard(shards, func(i int) error {
-		var keys []laurel.IndexKey
-		var at []int
-		for j, ks := range reads {
-			if j == i {
-				continue
-			}
-			for _, k := range ks {
-				if en := b.read[k]; en.Rank > 0 && !b.counted[[2]int{k, i}] {
-					keys = append(keys, laurel.IndexKey{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member})
-					at = append(at, k)
-				}
-			}
-		}
+		keys, at := countsIn(reads, i, func(k int) (laurel.IndexKey, bool) {
+			en := b.read[k]
+			return laurel.IndexKey{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member}, en.Rank > 0 && !b.counted[[2]int{k, i}]
+		})
 		if len(keys) == 0 {
 			return nil
 		}
