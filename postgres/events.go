@@ -652,9 +652,10 @@ type historyRow struct {
 
 // encodePoints writes points (one per window) as a JSON object, window → [score, rank], in
 // the order of the windows' names as encoding/json would; by hand, as a step writes one for
-// each of its events. Window names (all, day, last7d…) need no escapes.
+// each of its events. It sorts points in place. Window names (all, day, last7d…) need no
+// escapes.
 func encodePoints(points []historyPoint) string {
-	points = slices.SortedFunc(slices.Values(points), func(a, b historyPoint) int { return strings.Compare(a.window, b.window) })
+	slices.SortFunc(points, func(a, b historyPoint) int { return strings.Compare(a.window, b.window) })
 	v := make([]byte, 0, 32*len(points)+2)
 	v = append(v, '{')
 	for i, p := range points {
