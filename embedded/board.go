@@ -82,31 +82,44 @@ func (e *Store) reachBucket(tx *txn, b *board, w *window, start int64) {
 
 // retireBucket stages what the store does not hold yet of nb, which stops being w's newest
 // bucket, since only the newest one's aggregates are written behind (checkpoint.go): those
-// committed, as of e.seq, in the group's batch; then those the txns of tx's chain have
-// staged to be written behind, each in its own txn's batch, so that an operation that fails
-// leaves none of its own. Until the group's commit is in the store's snapshot, nb stays in
-// memory, retired, for reads (eachBucket) and writes (setBucket) of it.
+// committed, as of e.seq, in the group's batch; then those the group has staged to be
+// written behind, in its batch, and those the operation tx has, in its own, so that an
+// operation that fails leaves none of its own. For a key the operation wrote, the group's
+// value is the one its undo log keeps. Until the group's commit is in the store's snapshot,
+// nb stays in memory, retired, for reads (eachBucket) and writes (setBucket) of it.
 func (e *Store) retireBucket(tx *txn, b *board, w *window, nb *bucket) {
-	var chain []*txn
-	for t := tx; t != nil; t = t.parent {
-		chain = append(chain, t)
-	}
-	root := chain[len(chain)-1]
+	root := tx.group()
 	for h := range nb.dirty.all() {
 		v, ok := nb.slots.get(h)
 		root.setAgg(aggKey(b.cfg.ID, w.name, nb.start, b.members.name(h)), aggregate(v), ok, e.seq)
 	}
 	nb.dirty = nil
-	for i := len(chain) - 1; i >= 0; i-- {
-		t := chain[i]
-		if !t.deferredBuckets {
+	in := func(k memKey) bool { return k.bucket && k.w == w && k.start == nb.start }
+	before := make(map[memKey]memUndo) // what the operation replaced, as the group has it
+	for _, u := range tx.memUndo {
+		if _, seen := before[u.k]; !seen && in(u.k) {
+			before[u.k] = u
+		}
+	}
+	stage := func(t *txn, k memKey, v memVal) {
+		if t.deferredBuckets {
+			t.setAgg(aggKey(b.cfg.ID, w.name, nb.start, b.members.name(k.h)), aggregate(v.v), v.present, t.seq)
+		}
+	}
+	for k, v := range root.mem {
+		if !in(k) {
 			continue
 		}
-		for k, v := range t.mem {
-			if k.bucket && k.w == w && k.start == nb.start {
-				t.setAgg(aggKey(b.cfg.ID, w.name, nb.start, b.members.name(k.h)), aggregate(v.v), v.present, t.seq)
-			}
+		u, mine := before[k]
+		switch {
+		case !mine:
+			stage(root, k, v)
+		case u.had:
+			stage(root, k, u.old)
 		}
+	}
+	for k := range before {
+		stage(tx, k, root.mem[k])
 	}
 	root.published = append(root.published, func() {
 		w.retired = slices.DeleteFunc(w.retired, func(r *bucket) bool { return r == nb })

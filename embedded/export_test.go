@@ -157,3 +157,6 @@ func (e *Store) SpanChunks(board, window string) (narrow, wide int) {
 	}
 	return 0, 0
 }
+
+// Queued is how many operations wait for the writer.
+func (e *Store) Queued() int { return len(e.ops) }

@@ -532,9 +532,10 @@ func (e *Store) runGroup(group []*op) {
 			e.stageHistory(tx)
 			e.checkpoint(tx, false)
 		}
-		child := tx.child(max(o.weight, 1))
+		child := tx.child()
 		if err := o.run(child); err != nil {
 			o.err = err
+			child.undo()
 			child.batch.Close()
 		} else {
 			child.mergeInto(tx)

@@ -3,7 +3,9 @@ package embedded_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -291,4 +293,97 @@ func TestBatchesAppearWhole(t *testing.T) {
 		default:
 		}
 	}
+}
+
+// An operation that fails after staging some of its writes leaves nothing of them to the
+// operations committed with it: not its aggregates, not its ids, not what it staged of a
+// rolling bucket it retired; one that succeeds keeps what it staged of one. Each group is made
+// by holding the writer in a commit while its submits queue.
+func TestFailedOperationInGroup(t *testing.T) {
+	c := laureltest.NewClock("2026-11-16T12:00:00Z")
+	dir := t.TempDir()
+	var armed atomic.Bool
+	var held, hold chan struct{}
+	opts := embedded.Options{Now: c.Now, OnCommit: func(int, int, time.Duration) {
+		if armed.CompareAndSwap(true, false) {
+			close(held)
+			<-hold
+		}
+	}}
+	e := testStoreWith(t, dir, opts)
+	ctx := context.Background()
+	// group runs the submits as one group and returns their errors' codes.
+	group := func(submits ...[]laurel.Event) []string {
+		held, hold = make(chan struct{}), make(chan struct{})
+		armed.Store(true)
+		go e.Submit(ctx, []laurel.Event{{Board: "other", Member: "y", Value: 1}}, laurel.SubmitOptions{})
+		<-held
+		errs := make([]chan error, len(submits))
+		for i, evs := range submits {
+			errs[i] = make(chan error, 1)
+			go func() {
+				_, err := e.Submit(ctx, evs, laurel.SubmitOptions{})
+				errs[i] <- err
+			}()
+			for start := time.Now(); e.Queued() < i+1; time.Sleep(time.Millisecond) {
+				if time.Since(start) > 10*time.Second {
+					t.Fatalf("submit %d never queued", i)
+				}
+			}
+		}
+		close(hold)
+		codes := make([]string, len(submits))
+		for i := range errs {
+			codes[i] = laurel.ErrorCode(<-errs[i])
+		}
+		return codes
+	}
+	check := func(when string, score int64) {
+		t.Helper()
+		for _, w := range []string{"all", "last7d"} {
+			m, err := e.Member(ctx, laurel.Query{Board: "r", Window: w}, "x")
+			if err != nil || m.Entry.Score != score {
+				t.Fatalf("%s: x in %s: %+v, %v; want a score of %d", when, w, m.Entry, err, score)
+			}
+			if _, err := e.Member(ctx, laurel.Query{Board: "r", Window: w}, "z"); laurel.ErrorCode(err) != laurel.ENotFound {
+				t.Fatalf("%s: z in %s: %v, want not found", when, w, err)
+			}
+		}
+	}
+	restart := func() {
+		e.Close()
+		e = testStoreWith(t, dir, opts)
+	}
+	putBoard(t, e, "r", laurel.BoardSpec{Windows: []string{"all", "last7d"}, LateLimit: ptr("7d")})
+	putBoard(t, e, "other", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, e, laurel.Event{Board: "r", Member: "x", Value: 1, ID: "first"})
+
+	// b stages three events, the second of which starts today's bucket, and fails on its
+	// fourth; c reuses b's first id and adds to the member b changed.
+	yesterday := c.Now()
+	c.Advance(time.Duration(day) * time.Millisecond)
+	codes := group([]laurel.Event{{Board: "r", Member: "x", Value: 2, TS: yesterday, HasTS: true, ID: "a"}},
+		[]laurel.Event{{Board: "r", Member: "x", Value: 4, TS: yesterday, HasTS: true, ID: "b"},
+			{Board: "r", Member: "x", Value: 8, ID: "b2"},
+			{Board: "r", Member: "z", Value: 32, ID: "b3"},
+			{Board: "r", Member: "x", Value: 99, ID: "a"}}, // a conflict: a counted 2
+		[]laurel.Event{{Board: "r", Member: "x", Value: 16, ID: "b"}})
+	if !slices.Equal(codes, []string{"", laurel.EConflict, ""}) {
+		t.Fatalf("the submits' errors: %q", codes)
+	}
+	check("after the group", 1+2+16)
+	restart()
+	check("after a restart", 1+2+16)
+
+	// d starts today's bucket after adding to yesterday's, which a wrote to before it.
+	yesterday = c.Now()
+	c.Advance(time.Duration(day) * time.Millisecond)
+	codes = group([]laurel.Event{{Board: "r", Member: "x", Value: 32, TS: yesterday, HasTS: true}},
+		[]laurel.Event{{Board: "r", Member: "x", Value: 64, TS: yesterday, HasTS: true}, {Board: "r", Member: "x", Value: 128}})
+	if !slices.Equal(codes, []string{"", ""}) {
+		t.Fatalf("the submits' errors: %q", codes)
+	}
+	check("after the second group", 19+32+64+128)
+	restart()
+	check("after a second restart", 19+32+64+128)
 }
