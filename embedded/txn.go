@@ -372,8 +372,10 @@ func (tx *txn) entryGet(w *window, start int64, h uint32) (slot, bool) {
 // holds a rolling window's buckets, not its current span; for a calendar window or all it
 // gets the aggregate at once, or behind the events when a submit changed it (checkpoint.go).
 func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member string, v slot, present bool) {
-	if _, had := tx.entryGet(w, start, h); !had && !present {
-		return
+	if !present {
+		if _, had := tx.entryGet(w, start, h); !had {
+			return
+		}
 	}
 	tx.put(memKeyOf(w, start, h), v, present)
 	e := tx.e
