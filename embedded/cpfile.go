@@ -143,6 +143,14 @@ func (c *cpFile) appendFrame(n uint64, payload []byte) error {
 	return nil
 }
 
+// appendSynced appends a frame and syncs the file.
+func (c *cpFile) appendSynced(n uint64, payload []byte) error {
+	if err := c.appendFrame(n, payload); err != nil {
+		return err
+	}
+	return c.f.Sync()
+}
+
 func appendFrame(b []byte, n uint64, payload []byte) []byte {
 	b = appendU64(b, n)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
@@ -221,30 +229,64 @@ func readCheckpoints(fs vfs.FS, dir string, last uint64, fn func(r *cpRecord) er
 	}
 }
 
+// startCheckpoints begins writing the records tx holds so far (a checkpoint's, staged first in
+// a group) as the checkpoint file's next frame, synced, on another goroutine: the writer
+// stages the group's operations meanwhile, and its commit waits for the frame
+// (writeCheckpoints). Its fsync had been a fifth of the time the writer spent off its CPU.
+// Nothing else touches the file until then: a rewrite starts and ends between groups.
+func (e *Store) startCheckpoints(tx *txn) {
+	if len(tx.cpRecs) == 0 || tx.cpFrame != nil {
+		return
+	}
+	f := &cpFrameWrite{n: e.cpNo + 1, recs: len(tx.cpRecs), done: make(chan error, 1)}
+	recs := tx.cpRecs[:f.recs] // later records go after: never over these
+	go func() { f.done <- e.cpf.appendSynced(f.n, recs) }()
+	tx.cpFrame = f
+}
+
+// cpFrameWrite is a frame of the checkpoint file being written by startCheckpoints: number n,
+// holding the first recs bytes of its txn's records.
+type cpFrameWrite struct {
+	n    uint64
+	recs int
+	done chan error
+}
+
 // writeCheckpoints writes the checkpoint file's part of tx's commit, before the commit's
-// own durable write: tx's records in a frame, synced, whose number tx's batch stores.
+// own durable write: tx's records in frames, synced, the last of whose numbers tx's batch
+// stores. A frame begun by startCheckpoints holds the first of them.
 func (e *Store) writeCheckpoints(tx *txn) error {
-	if len(tx.cpRecs) == 0 {
+	recs := tx.cpRecs
+	if f := tx.cpFrame; f != nil {
+		tx.cpFrame = nil
+		if err := <-f.done; err != nil {
+			return err
+		}
+		e.cpNo = f.n
+		recs = recs[f.recs:]
+		if len(recs) == 0 {
+			return setCheckpointNo(tx.batch, f.n)
+		}
+	}
+	if len(recs) == 0 {
 		return nil
 	}
-	return e.appendCheckpoints(tx.cpRecs, tx.batch)
+	return e.appendCheckpoints(recs, tx.batch)
 }
 
 // appendCheckpoints appends recs to the checkpoint file as its next frame, synced, and stages
 // the frame's number in the batch that makes it count.
 func (e *Store) appendCheckpoints(recs []byte, batch *pebble.Batch) error {
 	n := e.cpNo + 1
-	if err := e.cpf.appendFrame(n, recs); err != nil {
-		return err
-	}
-	if err := e.cpf.f.Sync(); err != nil {
-		return err
-	}
-	if err := batch.Set([]byte{tagCheckpointNo}, appendU64(nil, n), nil); err != nil {
+	if err := e.cpf.appendSynced(n, recs); err != nil {
 		return err
 	}
 	e.cpNo = n
-	return nil
+	return setCheckpointNo(batch, n)
+}
+
+func setCheckpointNo(batch *pebble.Batch, n uint64) error {
+	return batch.Set([]byte{tagCheckpointNo}, appendU64(nil, n), nil)
 }
 
 func syncDir(fs vfs.FS, dir string) error {

@@ -496,6 +496,7 @@ func (e *Store) runGroup(group []*op) {
 	if !e.broken() {
 		e.stageHistory(tx)
 		e.checkpoint(tx, false)
+		e.startCheckpoints(tx)
 	}
 	full := e.disk.full()
 	var staged []*op
@@ -531,6 +532,7 @@ func (e *Store) runGroup(group []*op) {
 			// checkpoint writes, so that the operation's own writes win.
 			e.stageHistory(tx)
 			e.checkpoint(tx, false)
+			e.startCheckpoints(tx)
 		}
 		child := tx.child()
 		if err := o.run(child); err != nil {

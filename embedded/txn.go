@@ -46,7 +46,8 @@ type txn struct {
 
 	// cpRecs are the records of the checkpoint file the commit appends (cpfile.go): the
 	// aggregates of open periods and all it stores, and what it drops of them.
-	cpRecs []byte
+	cpRecs  []byte
+	cpFrame *cpFrameWrite // the first of cpRecs, being written (startCheckpoints)
 
 	logged []loggedEvent // the events applied, for the group's log record (eventlog.go)
 	points []pointRecord // history points of earlier groups, for the log
