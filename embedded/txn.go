@@ -14,8 +14,8 @@ import (
 // the group's only if the operation succeeds. The overlay is the group's alone: an operation
 // writes into it and keeps an undo log of what it replaced, which a failure plays back.
 // (Each operation had an overlay of its own, copied into the group's when it succeeded: the
-// copies, the second lookup of every read and the clearing of the operation's maps took a
-// fifth of the writer's time.)
+// copies, the second lookup of every read and the clearing of the operation's maps took
+// nearly a quarter of the writer's time.)
 type txn struct {
 	e      *Store
 	now    int64
