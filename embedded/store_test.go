@@ -318,6 +318,7 @@ func TestFailedOperationInGroup(t *testing.T) {
 		armed.Store(true)
 		go e.Submit(ctx, []laurel.Event{{Board: "other", Member: "y", Value: 1}}, laurel.SubmitOptions{})
 		<-held
+		queued := e.Queued() // the other submit, should the writer be held in a commit before its
 		errs := make([]chan error, len(submits))
 		for i, evs := range submits {
 			errs[i] = make(chan error, 1)
@@ -325,7 +326,7 @@ func TestFailedOperationInGroup(t *testing.T) {
 				_, err := e.Submit(ctx, evs, laurel.SubmitOptions{})
 				errs[i] <- err
 			}()
-			for start := time.Now(); e.Queued() < i+1; time.Sleep(time.Millisecond) {
+			for start := time.Now(); e.Queued() < queued+i+1; time.Sleep(time.Millisecond) {
 				if time.Since(start) > 10*time.Second {
 					t.Fatalf("submit %d never queued", i)
 				}
