@@ -95,7 +95,7 @@ func (e *Store) retireBucket(tx *txn, b *board, w *window, nb *bucket) {
 	}
 	nb.dirty = nil
 	in := func(k memKey) bool { return k.bucket && k.w == w && k.start == nb.start }
-	before := make(map[memKey]memUndo) // what the operation replaced, as the group has it
+	before := make(map[memKey]undoEntry[memKey, memVal]) // what the operation replaced, as the group has it
 	for _, u := range tx.memUndo {
 		if _, seen := before[u.k]; !seen && in(u.k) {
 			before[u.k] = u

@@ -494,9 +494,7 @@ func (e *Store) runGroup(group []*op) {
 		tx.sizeHint += max(o.weight, 1) * overlayPerEvent
 	}
 	if !e.broken() {
-		e.stageHistory(tx)
-		e.checkpoint(tx, false)
-		e.startCheckpoints(tx)
+		e.stageFirst(tx)
 	}
 	full := e.disk.full()
 	var staged []*op
@@ -528,11 +526,8 @@ func (e *Store) runGroup(group []*op) {
 				continue
 			}
 			// The points of the events just committed go first in the batch, so that a
-			// retraction or deletion in it removes them too; so do the aggregates that a
-			// checkpoint writes, so that the operation's own writes win.
-			e.stageHistory(tx)
-			e.checkpoint(tx, false)
-			e.startCheckpoints(tx)
+			// retraction or deletion in it removes them too.
+			e.stageFirst(tx)
 		}
 		child := tx.child()
 		if err := o.run(child); err != nil {
@@ -557,6 +552,15 @@ func (e *Store) runGroup(group []*op) {
 	e.commit(tx, staged)
 	e.maybeSeal()
 	e.maybeRewriteCheckpoints(now)
+}
+
+// stageFirst stages what a group's txn holds before its operations: the history points
+// pending and the aggregates a checkpoint writes, so that the operations' own writes win,
+// and starts writing the checkpoint's frame while they stage.
+func (e *Store) stageFirst(tx *txn) {
+	e.stageHistory(tx)
+	e.checkpoint(tx, false)
+	e.startCheckpoints(tx)
 }
 
 // commit makes tx durable, applies it to memory and answers ops. A commit that logs (events,

@@ -28,8 +28,8 @@ type txn struct {
 	seq      uint64
 	// memUndo and idsUndo are an operation's undo log: what its writes replaced in the
 	// group's overlay, oldest first.
-	memUndo []memUndo
-	idsUndo []idsUndo
+	memUndo []undoEntry[memKey, memVal]
+	idsUndo []undoEntry[string, idVal]
 
 	after []change // lanes.go
 	// deferAggs is set by submits: the aggregates of open periods and all that they change
@@ -93,16 +93,32 @@ type idVal struct {
 	present bool
 }
 
-type memUndo struct {
-	k   memKey
-	old memVal
+// undoEntry is what an operation's write replaced in its group's overlay: old, or nothing.
+type undoEntry[K comparable, V any] struct {
+	k   K
+	old V
 	had bool
 }
 
-type idsUndo struct {
-	k   string
-	old idVal
-	had bool
+// stageIn sets k to v in an overlay, noting first in log (when it is an operation's) what it
+// replaces.
+func stageIn[K comparable, V any](m map[K]V, log *[]undoEntry[K, V], k K, v V) {
+	if log != nil {
+		old, had := m[k]
+		*log = append(*log, undoEntry[K, V]{k, old, had})
+	}
+	m[k] = v
+}
+
+// playBack undoes log's writes in m, last first.
+func playBack[K comparable, V any](m map[K]V, log []undoEntry[K, V]) {
+	for i := len(log) - 1; i >= 0; i-- {
+		if u := log[i]; u.had {
+			m[u.k] = u.old
+		} else {
+			delete(m, u.k)
+		}
+	}
 }
 
 const rollingSpan = 0
@@ -115,6 +131,15 @@ func (e *Store) newTxn(now int64) *txn {
 func (tx *txn) child() *txn {
 	return &txn{e: tx.e, now: tx.now, parent: tx, batch: tx.e.db.NewBatch(), seq: tx.seq, touched: make(map[*board]bool),
 		memUndo: tx.e.spare.memUndo[:0], idsUndo: tx.e.spare.idsUndo[:0]}
+}
+
+// undoLog returns log, one of tx's undo logs, when tx is an operation's; nil when it is a
+// group's, which keeps none.
+func undoLog[E any](tx *txn, log *[]E) *[]E {
+	if tx.parent == nil {
+		return nil
+	}
+	return log
 }
 
 // group returns the txn of tx's group: tx, or its parent.
@@ -155,20 +180,8 @@ func (tx *txn) mergeInto(p *txn) {
 // undo takes an operation that failed out of its group's overlay, last write first.
 func (tx *txn) undo() {
 	g := tx.group()
-	for i := len(tx.memUndo) - 1; i >= 0; i-- {
-		if u := tx.memUndo[i]; u.had {
-			g.mem[u.k] = u.old
-		} else {
-			delete(g.mem, u.k)
-		}
-	}
-	for i := len(tx.idsUndo) - 1; i >= 0; i-- {
-		if u := tx.idsUndo[i]; u.had {
-			g.ids[u.k] = u.old
-		} else {
-			delete(g.ids, u.k)
-		}
-	}
+	playBack(g.mem, tx.memUndo)
+	playBack(g.ids, tx.idsUndo)
 	tx.memUndo, tx.idsUndo = tx.memUndo[:0], tx.idsUndo[:0]
 }
 
@@ -200,8 +213,8 @@ func (tx *txn) discard() {
 type spareOverlays struct {
 	mem     []map[memKey]memVal
 	ids     []map[string]idVal
-	memUndo []memUndo
-	idsUndo []idsUndo
+	memUndo []undoEntry[memKey, memVal]
+	idsUndo []undoEntry[string, idVal]
 }
 
 func (s *spareOverlays) memMap(hint int) map[memKey]memVal { return take(&s.mem, hint) }
@@ -215,7 +228,7 @@ func (s *spareOverlays) put(mem map[memKey]memVal, ids map[string]idVal) {
 
 // keepUndo keeps an operation's undo logs, unless they grew past what four groups of the
 // most events write.
-func (s *spareOverlays) keepUndo(mem []memUndo, ids []idsUndo) {
+func (s *spareOverlays) keepUndo(mem []undoEntry[memKey, memVal], ids []undoEntry[string, idVal]) {
 	if cap(mem) <= spareEntries {
 		s.memUndo = mem[:0]
 	}
@@ -348,11 +361,7 @@ func (tx *txn) put(k memKey, v slot, present bool) {
 	if g.mem == nil {
 		g.mem = g.e.spare.memMap(g.sizeHint)
 	}
-	if tx != g {
-		old, had := g.mem[k]
-		tx.memUndo = append(tx.memUndo, memUndo{k, old, had})
-	}
-	g.mem[k] = memVal{v, present}
+	stageIn(g.mem, undoLog(tx, &tx.memUndo), k, memVal{v, present})
 }
 
 // entryGet reads member h's aggregate in the in-memory span of w at start (a rolling
@@ -533,12 +542,7 @@ func (tx *txn) idSet(board string, ev event, present bool) {
 	if g.ids == nil {
 		g.ids = g.e.spare.idsMap(g.sizeHint / overlayPerEvent)
 	}
-	sk := string(k)
-	if tx != g {
-		old, had := g.ids[sk]
-		tx.idsUndo = append(tx.idsUndo, idsUndo{sk, old, had})
-	}
-	g.ids[sk] = idVal{ev, present}
+	stageIn(g.ids, undoLog(tx, &tx.idsUndo), string(k), idVal{ev, present})
 	if present {
 		tx.e.ids.add(k)
 	}

@@ -69,6 +69,31 @@ func countsIn(reads map[int][]int, i int, entry func(k int) (laurel.IndexKey, bo
 	return keys, at
 }
 
+// countBefore counts in shard i the entries before keys, those of the reads at (countsIn),
+// and tallies them.
+func (s *step) countBefore(ctx context.Context, b *boardStep, i int, keys []laurel.IndexKey, at []int, mu *sync.Mutex) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, keys)
+	if err != nil {
+		return err
+	}
+	b.tally(mu, i, at, counts)
+	return nil
+}
+
+// tally adds to each read at at what shard i counts before its entry, counts[j] for at[j],
+// and notes that i has counted it; under mu, as shards answer at once.
+func (b *boardStep) tally(mu *sync.Mutex, i int, at, counts []int) {
+	mu.Lock()
+	defer mu.Unlock()
+	for j, k := range at {
+		b.before[k] += counts[j]
+		b.counted[[2]int{k, i}] = true
+	}
+}
+
 // readsByShard returns, for each of n shards, the indexes in b.reads of its members' reads.
 func (b *boardStep) readsByShard(n int) map[int][]int {
 	reads := make(map[int][]int)
@@ -130,12 +155,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		for j, k := range reads[i] {
 			b.read[k] = got.Read[j]
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		for j, k := range counts {
-			b.before[k] += got.Before[j]
-			b.counted[[2]int{k, i}] = true
-		}
+		b.tally(&mu, i, counts, got.Before)
 		return nil
 	}
 	// A shard whose step the index still refuses once the steps before it have had their
@@ -175,27 +195,15 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	// count counts in shard i, which the step does not write, the entries the step left in
 	// the others, beside their steps, rather than after them (standings): the shard is the
 	// same either way. What it fails to count, standings counts.
-	count := func(i int) {
-		keys, at := countsIn(reads, i, b.expected)
-		if len(keys) == 0 {
-			return
-		}
-		counts, err := idx.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, keys)
-		if err != nil {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for j, k := range at {
-			b.before[k] += counts[j]
-			b.counted[[2]int{k, i}] = true
-		}
-	}
 	apply := func(i int) error {
 		sh := b.shards[i]
 		if sh == nil || !sh.ranked && len(reads[i]) == 0 {
 			if !b.stateChanged {
-				count(i)
+				// Counted here, beside the other shards' steps, rather than after them
+				// (standings): the shard is the same either way. What this fails to
+				// count, standings counts.
+				keys, at := countsIn(reads, i, b.expected)
+				s.countBefore(ctx, b, i, keys, at, &mu)
 			}
 			return nil
 		}
@@ -343,26 +351,17 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 	for i := range shards {
 		shards[i] = i
 	}
-	var mu sync.Mutex
-	err := eachShard(shards, func(i int) error {
-		keys, at := countsIn(reads, i, func(k int) (laurel.IndexKey, bool) {
+	// Each shard's entries to count are picked before any shard answers, which notes what it
+	// counted.
+	keys, at := make([][]laurel.IndexKey, n), make([][]int, n)
+	for i := range n {
+		keys[i], at[i] = countsIn(reads, i, func(k int) (laurel.IndexKey, bool) {
 			en := b.read[k]
 			return laurel.IndexKey{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member}, en.Rank > 0 && !b.counted[[2]int{k, i}]
 		})
-		if len(keys) == 0 {
-			return nil
-		}
-		counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, keys)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for j, k := range at {
-			b.before[k] += counts[j]
-		}
-		return nil
-	})
+	}
+	var mu sync.Mutex
+	err := eachShard(shards, func(i int) error { return s.countBefore(ctx, b, i, keys[i], at[i], &mu) })
 	if err != nil {
 		return fmt.Errorf("postgres: index board %s: counting ranks: %w", b.id, err)
 	}
