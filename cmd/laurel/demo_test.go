@@ -97,15 +97,24 @@ func TestDemo(t *testing.T) {
 	}
 
 	// The players score through the API: the server counts their events, as the admin
-	// console's ingest figure shows.
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if m := regexp.MustCompile(`(?m)^laurel_events_applied_total (\S+)$`).FindSubmatch(metrics); m == nil || string(m[1]) == "0" {
-		t.Errorf("/metrics counts no applied events while the demo plays: %q", m)
+	// console's ingest figure shows. A handler counts its events once the store has answered
+	// it, so a reader may see a score a moment before the count: look again for a while.
+	applied := regexp.MustCompile(`(?m)^laurel_events_applied_total (\S+)$`)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := applied.FindSubmatch(metrics)
+		if m != nil && string(m[1]) != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("/metrics counts no applied events while the demo plays: %q", m)
+			break
+		}
 	}
 
 	// The page a newcomer opens is there.
