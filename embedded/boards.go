@@ -148,10 +148,13 @@ func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 		// The sealed events, found through the member index, then every table by the
 		// board's prefix; the events since the last seal are left out of the seal that
 		// commits this.
-		p := prefix(tagEvents, id)
-		err := scanPrefix(e.db, p, func(k, _ []byte) error {
-			tx.del(sealedKey(readU64(k[len(k)-8:]), id))
-			return nil
+		var seqs []uint64
+		err := scanPrefix(e.db, prefix(tagEvents, id), func(k, v []byte) (err error) {
+			seqs, err = indexedSeqs(seqs[:0], k, v)
+			for _, seq := range seqs {
+				tx.del(sealedKey(seq, id))
+			}
+			return err
 		})
 		if err != nil {
 			return err

@@ -12,7 +12,8 @@ import (
 // holds exactly its members not hidden; each open calendar period and all hold the aggregates
 // the checkpoint file holds, hidden members' included, and the file holds no others; each
 // rolling window's span holds the merge of its stored buckets, and its newest bucket the
-// stored one; each closed period holds as many ranks as it says.
+// stored one; each closed period holds as many ranks as it says; the member index lists each
+// sealed event once, and nothing else.
 //
 // It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
 // that the two can be compared, and checks that the checkpoint queue then names nothing.
@@ -47,6 +48,66 @@ func (e *Store) Check() error {
 		if len(entries) > 0 {
 			return fmt.Errorf("the checkpoint file holds %d aggregates of span %q, which memory does not have", len(entries), k)
 		}
+	}
+	return e.checkMemberIndex()
+}
+
+// checkMemberIndex verifies that the member index and the sealed events agree, through the
+// last seal the snapshot holds whole (a seal running may have ingested its files and not yet
+// recorded itself): each sealed event is of a board the store has, and listed once, by its
+// board and member's record; each number listed is such an event.
+func (e *Store) checkMemberIndex() error {
+	v, ok, err := get(e.snap, []byte{tagSealedTo})
+	if err != nil || !ok {
+		return err
+	}
+	sealedTo := readU64(v)
+	type sealedEvent struct {
+		seq   uint64
+		board string
+	}
+	members := make(map[sealedEvent]string)
+	err = scanPrefix(e.snap, []byte{tagSealed}, func(k, v []byte) error {
+		seq := readU64(k[1:9])
+		if seq > sealedTo {
+			return nil
+		}
+		board, ev, _, err := decodeSealed(seq, v)
+		if err != nil {
+			return err
+		}
+		if e.boards[board] == nil {
+			return fmt.Errorf("sealed event %d is of board %q, which the store does not have", seq, board)
+		}
+		members[sealedEvent{seq, board}] = ev.member
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var seqs []uint64
+	err = scanPrefix(e.snap, []byte{tagEvents}, func(k, v []byte) (err error) {
+		board, rest, _ := strings.Cut(string(k[1:]), "\x00")
+		member := rest[:len(rest)-9]
+		if seqs, err = indexedSeqs(seqs[:0], k, v); err != nil {
+			return err
+		}
+		for _, seq := range seqs {
+			if seq > sealedTo {
+				continue
+			}
+			if m, ok := members[sealedEvent{seq, board}]; !ok || m != member {
+				return fmt.Errorf("the member index lists event %d of board %q for member %q; the sealed events have it for %q", seq, board, member, m)
+			}
+			delete(members, sealedEvent{seq, board})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for ev, member := range members {
+		return fmt.Errorf("sealed event %d of board %q, member %q, is not in the member index (and %d more)", ev.seq, ev.board, member, len(members)-1)
 	}
 	return nil
 }

@@ -161,15 +161,19 @@ type storedEvent struct {
 // the read lock.
 func (e *Store) memberEvents(r pebble.Reader, boardID, member string, all bool) ([]storedEvent, error) {
 	var out []storedEvent
-	p := prefix(tagEvents, boardID, member)
-	err := scanPrefix(r, p, func(k, _ []byte) error {
-		seq := readU64(k[len(p):])
-		ev, ok, err := readSealed(r, boardID, seq)
-		if err != nil || !ok {
+	var seqs []uint64
+	err := scanPrefix(r, prefix(tagEvents, boardID, member), func(k, v []byte) (err error) {
+		if seqs, err = indexedSeqs(seqs[:0], k, v); err != nil {
 			return err
 		}
-		if all || ev.flags&flagRetracted == 0 {
-			out = append(out, ev)
+		for _, seq := range seqs {
+			ev, ok, err := readSealed(r, boardID, seq)
+			if err != nil {
+				return err
+			}
+			if ok && (all || ev.flags&flagRetracted == 0) {
+				out = append(out, ev)
+			}
 		}
 		return nil
 	})
@@ -254,18 +258,27 @@ func eachMemberEvents(r pebble.Reader, recent *recentEvents, lp *logPoints, boar
 		return err
 	}
 	p := prefix(tagEvents, boardID)
-	err := scanPrefix(r, p, func(k, _ []byte) error {
+	var seqs []uint64
+	err := scanPrefix(r, p, func(k, v []byte) (err error) {
 		if m := k[len(p) : len(k)-9]; string(m) != member {
 			if err := flush(); err != nil {
 				return err
 			}
 			member = string(m)
 		}
-		ev, ok, err := readSealed(r, boardID, readU64(k[len(k)-8:]))
-		if err == nil && ok && (all || ev.flags&flagRetracted == 0) {
-			events = append(events, ev)
+		if seqs, err = indexedSeqs(seqs[:0], k, v); err != nil {
+			return err
 		}
-		return err
+		for _, seq := range seqs {
+			ev, ok, err := readSealed(r, boardID, seq)
+			if err != nil {
+				return err
+			}
+			if ok && (all || ev.flags&flagRetracted == 0) {
+				events = append(events, ev)
+			}
+		}
+		return nil
 	})
 	if err == nil {
 		err = flush()

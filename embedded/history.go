@@ -250,20 +250,25 @@ func (e *Store) History(ctx context.Context, boardID, window, member string, lim
 		return nil, err
 	}
 	defer it.Close()
+	var seqs []uint64
 	for valid := it.Last(); valid; valid = it.Prev() {
-		seq := readU64(it.Key()[len(p):])
-		if seq > e.sealedTo {
-			continue // being sealed: read from sealing above
-		}
-		ev, ok, err := readSealed(e.snap, rd.b.cfg.ID, seq)
-		if err != nil {
+		if seqs, err = indexedSeqs(seqs[:0], it.Key(), it.Value()); err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
-		}
-		if more, err := add(ev); err != nil || !more {
-			return points, err
+		for _, seq := range slices.Backward(seqs) {
+			if seq > e.sealedTo {
+				continue // being sealed: read from sealing above
+			}
+			ev, ok, err := readSealed(e.snap, rd.b.cfg.ID, seq)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			if more, err := add(ev); err != nil || !more {
+				return points, err
+			}
 		}
 	}
 	return points, it.Error()

@@ -17,7 +17,10 @@ import (
 //	S                                → the last event sequence number
 //	0xF0 seq board                   → a sealed event: board, member, value, ts, flags, id,
 //	                                   and its history point (events.go, "Where events live")
-//	N board 0 member 0 seq           → (empty): the member has the sealed event seq
+//	N board 0 member 0 seq           → the member's later events in the same seal: their
+//	                                   seqs, each as the uvarint difference from the one
+//	                                   before (empty for none; an import writes one record
+//	                                   an event, as earlier versions did)
 //	I board 0 id                     → id of a sealed event: its seq (earlier versions: seq,
 //	                                   value, ts, flags, member)
 //	T board 0 seq                    → (empty): the event seq is retracted
@@ -164,6 +167,23 @@ func eventsKey(board, member string, seq uint64) []byte {
 // appendEventsKey appends eventsKey(board, member, seq) to b.
 func appendEventsKey(b []byte, board, member string, seq uint64) []byte {
 	return appendU64(appendPrefix(b, tagEvents, board, member), seq)
+}
+
+// indexedSeqs appends to seqs, in order, the sequence numbers of a member index record: its
+// key's, then those its value lists.
+func indexedSeqs(seqs []uint64, k, v []byte) ([]uint64, error) {
+	seq := readU64(k[len(k)-8:])
+	seqs = append(seqs, seq)
+	for len(v) > 0 {
+		d, n := binary.Uvarint(v)
+		if n <= 0 || d == 0 {
+			return seqs, errCorrupt
+		}
+		seq += d
+		seqs = append(seqs, seq)
+		v = v[n:]
+	}
+	return seqs, nil
 }
 
 func retractKey(board string, seq uint64) []byte { return appendU64(prefix(tagRetract, board), seq) }
