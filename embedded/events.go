@@ -161,21 +161,9 @@ type storedEvent struct {
 // the read lock.
 func (e *Store) memberEvents(r pebble.Reader, boardID, member string, all bool) ([]storedEvent, error) {
 	var out []storedEvent
-	var seqs []uint64
 	err := scanPrefix(r, prefix(tagEvents, boardID, member), func(k, v []byte) (err error) {
-		if seqs, err = indexedSeqs(seqs[:0], k, v); err != nil {
-			return err
-		}
-		for _, seq := range seqs {
-			ev, ok, err := readSealed(r, boardID, seq)
-			if err != nil {
-				return err
-			}
-			if ok && (all || ev.flags&flagRetracted == 0) {
-				out = append(out, ev)
-			}
-		}
-		return nil
+		out, err = appendListed(out, r, boardID, k, v, all)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -183,6 +171,25 @@ func (e *Store) memberEvents(r pebble.Reader, boardID, member string, all bool) 
 	for _, i := range e.recent.member(boardID, member) {
 		if _, ev := e.recent.at(i); all || ev.flags&flagRetracted == 0 {
 			out = append(out, storedEvent{ev, nil}) // points are read from the log where needed
+		}
+	}
+	return out, nil
+}
+
+// appendListed appends to out the sealed events, as r holds them, that a record (k, v) of a
+// board's member index lists; the retracted ones too when all is set.
+func appendListed(out []storedEvent, r pebble.Reader, boardID string, k, v []byte, all bool) ([]storedEvent, error) {
+	seqs, err := indexedSeqs(nil, k, v)
+	if err != nil {
+		return out, err
+	}
+	for _, seq := range seqs {
+		ev, ok, err := readSealed(r, boardID, seq)
+		if err != nil {
+			return out, err
+		}
+		if ok && (all || ev.flags&flagRetracted == 0) {
+			out = append(out, ev)
 		}
 	}
 	return out, nil
@@ -258,7 +265,6 @@ func eachMemberEvents(r pebble.Reader, recent *recentEvents, lp *logPoints, boar
 		return err
 	}
 	p := prefix(tagEvents, boardID)
-	var seqs []uint64
 	err := scanPrefix(r, p, func(k, v []byte) (err error) {
 		if m := k[len(p) : len(k)-9]; string(m) != member {
 			if err := flush(); err != nil {
@@ -266,19 +272,8 @@ func eachMemberEvents(r pebble.Reader, recent *recentEvents, lp *logPoints, boar
 			}
 			member = string(m)
 		}
-		if seqs, err = indexedSeqs(seqs[:0], k, v); err != nil {
-			return err
-		}
-		for _, seq := range seqs {
-			ev, ok, err := readSealed(r, boardID, seq)
-			if err != nil {
-				return err
-			}
-			if ok && (all || ev.flags&flagRetracted == 0) {
-				events = append(events, ev)
-			}
-		}
-		return nil
+		events, err = appendListed(events, r, boardID, k, v, all)
+		return err
 	})
 	if err == nil {
 		err = flush()
