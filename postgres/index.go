@@ -192,9 +192,8 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		stale = nil
 		return nil
 	}
-	// count counts in shard i, which the step does not write, the entries the step left in
-	// the others, beside their steps, rather than after them (standings): the shard is the
-	// same either way. What it fails to count, standings counts.
+	// apply takes shard i's step, or, in a shard the step neither writes nor reads, counts
+	// the entries the step left in the others.
 	apply := func(i int) error {
 		sh := b.shards[i]
 		if sh == nil || !sh.ranked && len(reads[i]) == 0 {
@@ -203,7 +202,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 				// (standings): the shard is the same either way. What this fails to
 				// count, standings counts.
 				keys, at := countsIn(reads, i, b.expected)
-				s.countBefore(ctx, b, i, keys, at, &mu)
+				_ = s.countBefore(ctx, b, i, keys, at, &mu)
 			}
 			return nil
 		}
