@@ -161,6 +161,7 @@ func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 		}
 		tx.erase = &erasure{boards: map[string]bool{id: true}}
 		tx.dropSpans(prefix(tagAgg, id))
+		tx.delBoardIDs(id)
 		for _, tag := range boardTags {
 			if tag == tagBoard {
 				tx.del(key(tagBoard, id))

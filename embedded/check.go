@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/laurel/laurel"
@@ -13,7 +14,7 @@ import (
 // the checkpoint file holds, hidden members' included, and the file holds no others; each
 // rolling window's span holds the merge of its stored buckets, and its newest bucket the
 // stored one; each closed period holds as many ranks as it says; the member index lists each
-// sealed event once, and nothing else.
+// sealed event once, and nothing else; so do the ids (checkIDs).
 //
 // It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
 // that the two can be compared, and checks that the checkpoint queue then names nothing.
@@ -25,7 +26,11 @@ func (e *Store) Check() error {
 	err := e.do(context.Background(), &op{exclusive: true, run: func(tx *txn) error {
 		e.checkpoint(tx, true)
 		return e.checkQueueEmpty()
-	}, finish: func() { spans, readErr = e.checkpointedSpans(e.cpNo) }})
+	}, finish: func() {
+		if spans, readErr = e.checkpointedSpans(e.cpNo); readErr == nil {
+			readErr = e.checkIDs()
+		}
+	}})
 	if err != nil {
 		return err
 	}
@@ -238,6 +243,85 @@ func (e *Store) checkWindow(b *board, w *window, spans map[string]map[string]lau
 		if n+len(cp.removed) != int(cp.total) {
 			return fmt.Errorf("closed period %s: %d ranks stored, %d removed, total %d", cp.id, n, len(cp.removed), cp.total)
 		}
+	}
+	return nil
+}
+
+// checkIDs verifies, in the writer, that the id records and the sealed events through the
+// last seal that ended agree: each such event with an id, neither retracted nor erased, has
+// one record, which names it, in the run that covers it or under I; each record of a run
+// names such an event; the runs are listed in order and do not overlap (idruns.go).
+func (e *Store) checkIDs() error {
+	type boardID struct{ board, id string }
+	for i := 1; i < len(e.idRuns); i++ {
+		if e.idRuns[i].first <= e.idRuns[i-1].last {
+			return fmt.Errorf("id runs %+v and %+v overlap", e.idRuns[i-1], e.idRuns[i])
+		}
+	}
+	retracted := make(map[string]bool)
+	err := scanPrefix(e.db, []byte{tagRetract}, func(k, _ []byte) error {
+		retracted[string(k)] = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	want := make(map[boardID]uint64)
+	err = scanPrefix(e.db, []byte{tagSealed}, func(k, v []byte) error {
+		seq := readU64(k[1:9])
+		if seq > e.sealedTo {
+			return nil
+		}
+		board, ev, _, err := decodeSealed(seq, v)
+		if err != nil || ev.id == "" || ev.flags&flagRetracted != 0 || retracted[string(retractKey(board, seq))] {
+			return err
+		}
+		if other, ok := want[boardID{board, ev.id}]; ok {
+			return fmt.Errorf("sealed events %d and %d of board %q both hold id %q", other, seq, board, ev.id)
+		}
+		want[boardID{board, ev.id}] = seq
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	found := func(where, board, id string, seq uint64) error {
+		if s, ok := want[boardID{board, id}]; !ok || s != seq {
+			return fmt.Errorf("the id %q of board %q (%s) names event %d; the sealed events have it for %d", id, board, where, seq, s)
+		}
+		delete(want, boardID{board, id})
+		return nil
+	}
+	err = scanPrefix(e.db, []byte{tagIDRun}, func(k, v []byte) error {
+		r, err := readIDRun(k)
+		if err != nil || r.first > e.sealedTo { // a seal under way
+			return err
+		}
+		if !slices.Contains(e.idRuns, r) {
+			return fmt.Errorf("the store holds ids of run %+v, which is not listed", r)
+		}
+		board, id, _ := strings.Cut(string(k[idRunPrefixLen:]), "\x00")
+		if len(v) != 8 || !r.covers(readU64(v)) {
+			return fmt.Errorf("the id %q of board %q in run %+v: record %x: %w", id, board, r, v, errCorrupt)
+		}
+		return found(fmt.Sprintf("run %+v", r), board, id, readU64(v))
+	})
+	if err != nil {
+		return err
+	}
+	err = scanPrefix(e.db, []byte{tagID}, func(k, v []byte) error {
+		board, id, _ := strings.Cut(string(k[1:]), "\x00")
+		ev, _, err := decodeID(v, id)
+		if err != nil || ev.seq > e.sealedTo {
+			return err
+		}
+		return found("under I", board, id, ev.seq)
+	})
+	if err != nil {
+		return err
+	}
+	for k, seq := range want {
+		return fmt.Errorf("sealed event %d of board %q has id %q, which no id record names (and %d more)", seq, k.board, k.id, len(want)-1)
 	}
 	return nil
 }

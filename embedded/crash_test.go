@@ -240,6 +240,9 @@ func verifyCrash(t *testing.T, dir string, inc int, st *crashState) {
 		t.Fatalf("incarnation %d: open after the kill: %v", inc, err)
 	}
 	defer func() {
+		if err := e.Check(); err != nil {
+			t.Errorf("incarnation %d: after the checks: %v", inc, err)
+		}
 		if err := e.Close(); err != nil {
 			t.Errorf("incarnation %d: close: %v", inc, err)
 		}
@@ -415,8 +418,9 @@ func crashChild(inc, dir, seedText string) {
 		die(2, "bad environment: dir %q seed %q", dir, seedText)
 	}
 	ctx := context.Background()
-	// Seals every few thousand events, so that kills land before, during and after them.
-	opts := embedded.Options{SealEvents: 3000 + int(seed%5000)}
+	// Seals a few times a second, and runs of their ids merged two to four at a time, so that
+	// kills land in seals and in merges too.
+	opts := embedded.Options{SealEvents: 1000 + int(seed%3000), IDRunFanout: 2 + int(seed/7%3)}
 	var failAfter time.Duration // counted from ready, as the parent's kill is
 	fs := newFaultFS()
 	if after := os.Getenv("LAUREL_CRASH_EIO_AFTER"); after != "" {

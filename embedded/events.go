@@ -133,9 +133,7 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 		ev.flags |= flagRetracted
 		tx.set(retractKey(boardID, ev.seq), nil)
 		tx.idSet(boardID, ev, false)
-		// The id's record goes even for an event since the last seal: a seal cut short may
-		// have written one.
-		tx.del(key(tagID, boardID, id))
+		tx.delID(boardID, id, ev.seq)
 		if _, ok := e.recent.index(ev.seq); ok {
 			seq := ev.seq
 			tx.onCommitFree(b, func() { e.recent.retract(seq) })

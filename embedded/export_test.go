@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -118,8 +119,8 @@ func (s Slots) Chunks() (narrow, wide int) {
 }
 
 // WholeIDRecords rewrites the id records of the closed store in dir as versions before
-// 2026-11-28 wrote them: the event's sequence number, value, time, flags and member, rather
-// than its sequence number alone.
+// 2026-11-28 wrote them: under I, not in runs, each the event's sequence number, value, time,
+// flags and member, rather than its sequence number alone.
 func WholeIDRecords(dir string) (int, error) {
 	db, _, err := openStore(dir, Options{}.withDefaults())
 	if err != nil {
@@ -129,7 +130,8 @@ func WholeIDRecords(dir string) (int, error) {
 	batch := db.NewBatch()
 	defer batch.Close()
 	n := 0
-	err = scanPrefix(db, []byte{tagID}, func(k, v []byte) error {
+	err = scanPrefix(db, []byte{tagIDRun}, func(k, v []byte) error {
+		k = idKeyOfRun(nil, k)
 		board, _, _ := bytes.Cut(k[1:], []byte{0})
 		se, ok, err := readSealed(db, string(board), readU64(v))
 		if err != nil || !ok {
@@ -140,6 +142,9 @@ func WholeIDRecords(dir string) (int, error) {
 		n++
 		return batch.Set(k, append(append(whole, ev.flags), ev.member...), nil)
 	})
+	if err == nil {
+		err = batch.DeleteRange([]byte{tagIDRun}, []byte{tagIDRun + 1}, nil)
+	}
 	if err == nil {
 		err = batch.Commit(pebble.Sync)
 	}
@@ -160,3 +165,18 @@ func (e *Store) SpanChunks(board, window string) (narrow, wide int) {
 
 // Queued is how many operations wait for the writer.
 func (e *Store) Queued() int { return len(e.ops) }
+
+// IDRunTiers waits for the merges of id runs under way, and those they lead to, then returns
+// the tier of each run listed, oldest first.
+func (e *Store) IDRunTiers(ctx context.Context) ([]int, error) {
+	var tiers []int
+	err := e.do(ctx, &op{exclusive: true, run: func(*txn) error { return nil }, finish: func() {
+		for e.idMerging != nil {
+			e.finishIDMerge(<-e.idMerging.done)
+		}
+		for _, r := range e.idRuns {
+			tiers = append(tiers, int(r.tier))
+		}
+	}})
+	return tiers, err
+}

@@ -95,30 +95,38 @@ func (f *idFilter) bytes() int {
 	return n
 }
 
-// load adds every id record db holds, in batches, then makes the filter ready. It stops early,
+// load adds every id record db holds, in batches, then makes the filter ready: those under I
+// as they are, those of runs by the key they would have under I (idruns.go). It stops early,
 // leaving the filter not ready, when stop is closed or the scan fails (the store is closing):
 // the filter then only ever answers "maybe".
 func (f *idFilter) load(db *pebble.DB, stop <-chan struct{}) error {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagID}, UpperBound: []byte{tagID + 1}})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
 	batch := make([]uint64, 0, 4096)
-	for it.First(); it.Valid(); it.Next() {
-		batch = append(batch, maphash.Bytes(f.seed, it.Key()))
-		if len(batch) == cap(batch) {
-			f.addHashes(batch)
-			batch = batch[:0]
-			select {
-			case <-stop:
-				return nil
-			default:
+	var buf []byte
+	for _, tag := range []byte{tagID, tagIDRun} {
+		it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tag}, UpperBound: []byte{tag + 1}})
+		if err != nil {
+			return err
+		}
+		for it.First(); it.Valid(); it.Next() {
+			k := it.Key()
+			if tag == tagIDRun {
+				buf = idKeyOfRun(buf[:0], k)
+				k = buf
+			}
+			batch = append(batch, maphash.Bytes(f.seed, k))
+			if len(batch) == cap(batch) {
+				f.addHashes(batch)
+				batch = batch[:0]
+				select {
+				case <-stop:
+					return it.Close()
+				default:
+				}
 			}
 		}
-	}
-	if err := it.Error(); err != nil {
-		return err
+		if err := cmpErr(it.Error(), it.Close()); err != nil {
+			return err
+		}
 	}
 	f.addHashes(batch)
 	f.ready.Store(true)

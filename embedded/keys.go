@@ -21,8 +21,11 @@ import (
 //	                                   seqs, each as the uvarint difference from the one
 //	                                   before (empty for none; an import writes one record
 //	                                   an event, as earlier versions did)
-//	I board 0 id                     → id of a sealed event: its seq (earlier versions: seq,
-//	                                   value, ts, flags, member)
+//	Y first last tier board 0 id     → id of a sealed event: its seq, in the run of the ids of
+//	                                   the events first..last (idruns.go)
+//	I board 0 id                     → the same, as imports and earlier versions wrote it
+//	                                   (versions before 2026-11-28: seq, value, ts, flags,
+//	                                   member)
 //	T board 0 seq                    → (empty): the event seq is retracted
 //	V                                → the last sequence number sealed
 //	G                                → the number of the last log record the store applied
@@ -61,6 +64,7 @@ const (
 	tagSealed   = 0xF0
 	tagEvents   = 'N'
 	tagID       = 'I'
+	tagIDRun    = 'Y'
 	tagRetract  = 'T'
 	tagSealedTo = 'V'
 	tagApplied  = 'G'

@@ -227,7 +227,7 @@ func (e *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 	for _, ev := range events {
 		if ev.id != "" && ev.flags&flagRetracted == 0 {
 			tx.idSet(id, ev.event, false)
-			tx.del(key(tagID, id, ev.id))
+			tx.delID(id, ev.id, ev.seq)
 		}
 		if _, recent := e.recent.index(ev.seq); !recent {
 			tx.del(sealedKey(ev.seq, id))

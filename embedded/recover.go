@@ -97,6 +97,9 @@ func (e *Store) recover() error {
 	if e.sealedTo, err = e.sealedThrough(); err != nil {
 		return err
 	}
+	if err := e.loadIDRuns(); err != nil {
+		return fmt.Errorf("listing the runs of ids: %w", err)
+	}
 	n, err := e.replay(e.cp.replayFrom, asOf, bucketsAsOf, legacy, tail)
 	if err != nil {
 		return fmt.Errorf("replaying the log: %w", err)

@@ -187,12 +187,14 @@ func (e *Store) finishSeal(err error) {
 		return
 	}
 	last := e.sealing.list[len(e.sealing.list)-1].seq
+	e.idRuns = append(e.idRuns, e.sealing.idRun(last))
 	e.mu.Lock()
 	e.snap.Close()
 	e.snap = e.db.NewSnapshot()
 	e.sealing, e.sealedTo = nil, last
 	e.mu.Unlock()
 	e.dropLog(e.sealingLog)
+	e.maybeMergeIDs()
 }
 
 // waitSeal waits for the seal in progress, if any, and ends it; a seal that failed before is
@@ -229,6 +231,10 @@ func (e *Store) seal(tx *txn, ops []*op) {
 		return
 	}
 	tx.points = nil
+	if len(e.recent.list) > 0 {
+		run := e.recent.idRun(last)
+		tx.onCommit(nil, func() { e.idRuns = append(e.idRuns, run) })
+	}
 	tx.onCommit(nil, func() { e.recent, e.sealedTo = newRecentEvents(e.opts.SealEvents), last })
 	logged := e.logNo // the seal's commit logs nothing
 	tx.afterCommit = func() { e.dropLog(logged) }
@@ -263,11 +269,12 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 		return 0, err
 	}
 	// Arenas sized for short board, member and id names: a member index record is 11 bytes
-	// and the names, an id record 10 and the board's and its id. The index is written a
-	// record a member (writeSorted).
+	// and the names, an id record 27 and the board's and its id (idruns.go). The index is
+	// written a record a member (writeSorted).
 	index := newSortedRun(len(r.list), 32)
 	index.bySeq = true
-	ids := newSortedRun(len(r.list), 48)
+	ids := newSortedRun(len(r.list), 64)
+	run := r.idRun(last)
 	n := 0
 	var k, v []byte // the table copies them: one buffer each serves every event
 	err = e.eachSealed(r, extra, erase, func(board string, ev *event, point []byte) error {
@@ -281,7 +288,7 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 		index.add(start, len(index.arena))
 		if ev.id != "" && ev.flags&flagRetracted == 0 {
 			start = len(ids.arena)
-			ids.arena = appendKey(ids.arena, tagID, board, ev.id)
+			ids.arena = run.appendKey(ids.arena, board, ev.id)
 			keyEnd := len(ids.arena)
 			ids.arena = ev.appendID(ids.arena)
 			ids.add(start, keyEnd)

@@ -83,6 +83,10 @@ type Options struct {
 	// (eventlog.go): what Open reads back from the log, and what memory indexes beyond the
 	// store. Zero is 65536.
 	SealEvents int
+	// IDRunFanout is how many runs of sealed events' ids of one tier are merged into one of
+	// the next (idruns.go): a lookup the id filter lets through reads up to IDRunFanout-1
+	// runs a tier, and an id is written once a tier. Zero is 8.
+	IDRunFanout int
 	// LogMemTableSize is the memtable of the log (bytes). Zero is half MemTableSize.
 	LogMemTableSize int64
 }
@@ -146,7 +150,13 @@ type Store struct {
 	sealRetry              time.Time // when a seal the disk had no room for is tried again
 	// sealDone answers once the seal in progress is done; nil when none is. The writer's.
 	sealDone chan error
-	pending  atomic.Int64 // history points not yet readable: queued, or staged in a commit not yet visible
+	// idRuns are the runs of the sealed events' ids, oldest first; idMerging is the merge of
+	// some of them under way, or nil; idDeletes counts the deletions of ids staged, which
+	// void a merge under way (idruns.go). The writer's.
+	idRuns    []idRun
+	idMerging *idMerge
+	idDeletes uint64
+	pending   atomic.Int64 // history points not yet readable: queued, or staged in a commit not yet visible
 
 	// exports counts the exports reading their own snapshots of the store, which must be
 	// closed before it is. Only the writer adds to it.
@@ -258,6 +268,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxGroup == 0 {
 		o.MaxGroup = 2048
+	}
+	if o.IDRunFanout < 2 {
+		o.IDRunFanout = 8
 	}
 	if o.LogMemTableSize == 0 {
 		o.LogMemTableSize = o.MemTableSize / 2
@@ -403,9 +416,15 @@ func (e *Store) loop() {
 		case err := <-e.rewriteDone():
 			e.finishRewrite(err)
 			continue
+		case err := <-e.idMergeDone():
+			e.finishIDMerge(err)
+			continue
 		case <-timer.C:
 		case <-e.stop:
 			e.waitSeal() // what it cannot seal stays in the log
+			if e.idMerging != nil {
+				e.finishIDMerge(<-e.idMerging.done)
+			}
 			if e.rewriting != nil {
 				e.finishRewrite(<-e.rewriting.done)
 			}
@@ -542,6 +561,7 @@ func (e *Store) runGroup(group []*op) {
 		if o.exclusive {
 			if o.seals && o.err == nil {
 				e.seal(tx, staged)
+				e.maybeMergeIDs()
 			} else {
 				e.commit(tx, staged)
 			}

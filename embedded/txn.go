@@ -495,7 +495,7 @@ func (tx *txn) idGet(board, id string) (event, bool, error) {
 			return ev, true, nil
 		}
 	}
-	v, ok, err := tx.storeGet(k)
+	v, ok, err := tx.storedID(board, id)
 	if err != nil || !ok {
 		return event{}, false, err
 	}

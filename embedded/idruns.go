@@ -1,0 +1,298 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// The ids of sealed events live in runs of our own, not in one table that Pebble compacts.
+//
+// Event ids are the client's, so every seal's ids fall among all the earlier seals' ids: kept
+// under one key prefix (I board id), each seal's file landed in level 0 and each compaction
+// of level 0 rewrote every id stored so far with it. Over five minutes of ingest that was two
+// thirds of Pebble's compactions (docs/benchmarks.md, "The ids in runs of their own").
+//
+// So each seal writes its ids under a prefix of their own, the run's: the first and last
+// sequence numbers it seals and its tier (0). Its keys fall among no other file's, so Pebble
+// puts the file in its last level and never compacts it. When IDRunFanout runs of one tier
+// (Options) follow one another, a goroutine merges them into one run of the next tier, which the
+// writer puts in their place with one atomic ingestion that excises them (finishIDMerge):
+// an id is written once a tier, as in a tiered LSM, and there are at most IDRunFanout-1 runs
+// a tier. A lookup that the id filter lets through (about one new id in a hundred, and the
+// retries) reads each run, newest first, through the bloom filters of their tables.
+//
+//	Y first last tier board 0 id → the event's seq
+//
+// Ids that an import or an earlier version stored are under I, and read there as before.
+
+// idRunPrefixLen is the length of a run's key prefix: the tag, first, last and tier.
+const idRunPrefixLen = 1 + 8 + 8 + 1
+
+// idRun is a run of ids: those of the sealed events with first ≤ seq ≤ last, less the
+// retracted and erased ones.
+type idRun struct {
+	first, last uint64
+	tier        uint8
+}
+
+func (r idRun) prefix() []byte { return r.appendPrefix(make([]byte, 0, idRunPrefixLen)) }
+
+func (r idRun) appendPrefix(b []byte) []byte {
+	return append(appendU64(appendU64(append(b, tagIDRun), r.first), r.last), r.tier)
+}
+
+// appendKey appends the key of board's id in the run to b.
+func (r idRun) appendKey(b []byte, board, id string) []byte {
+	b = append(r.appendPrefix(b), board...)
+	return append(append(b, 0), id...)
+}
+
+// span is the run's key range.
+func (r idRun) span() pebble.KeyRange {
+	p := r.prefix()
+	return pebble.KeyRange{Start: p, End: upper(p)}
+}
+
+func (r idRun) covers(seq uint64) bool { return r.first <= seq && seq <= r.last }
+
+// readIDRun reads the run of a key of the table.
+func readIDRun(k []byte) (idRun, error) {
+	if len(k) < idRunPrefixLen || k[0] != tagIDRun {
+		return idRun{}, fmt.Errorf("embedded: id run key %q: %w", k, errCorrupt)
+	}
+	return idRun{first: readU64(k[1:9]), last: readU64(k[9:17]), tier: k[17]}, nil
+}
+
+// idKeyOfRun returns the I key of a run's key, appended to b: what the id filter knows.
+func idKeyOfRun(b, k []byte) []byte { return append(append(b, tagID), k[idRunPrefixLen:]...) }
+
+// loadIDRuns lists the runs the store holds, one seek each, and excises those past the last
+// seal (a crash cut it short after its files were ingested: its events are in the log, and
+// the next seal writes them again).
+func (e *Store) loadIDRuns() error {
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagIDRun}, UpperBound: []byte{tagIDRun + 1}})
+	if err != nil {
+		return err
+	}
+	var runs []idRun
+	for valid := it.First(); valid; valid = it.SeekGE(runs[len(runs)-1].span().End) {
+		r, err := readIDRun(it.Key())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		runs = append(runs, r)
+	}
+	if err := cmpErr(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	for len(runs) > 0 && runs[len(runs)-1].last > e.sealedTo {
+		if err := e.db.Excise(context.Background(), runs[len(runs)-1].span()); err != nil {
+			return err
+		}
+		runs = runs[:len(runs)-1]
+	}
+	e.idRuns = runs
+	return nil
+}
+
+func cmpErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idRun is the run of the ids of r's events sealed through last.
+func (r *recentEvents) idRun(last uint64) idRun {
+	first := last
+	if len(r.list) > 0 {
+		first = r.list[0].seq
+	}
+	return idRun{first: first, last: last}
+}
+
+// storedID reads the id record of board's id among the sealed events: in the runs, newest
+// first, then among those stored under I.
+func (tx *txn) storedID(board, id string) ([]byte, bool, error) {
+	var k []byte
+	for _, r := range slices.Backward(tx.e.idRuns) {
+		k = r.appendKey(k[:0], board, id)
+		if v, ok, err := tx.storeGet(k); err != nil || ok {
+			return v, ok, err
+		}
+	}
+	return tx.storeGet(key(tagID, board, id))
+}
+
+// delID stages the removal of the id record of board's sealed event seq: from its run, and
+// from I, where an import or an earlier version may have put it. A merge of the run under
+// way is then dropped: it read the record.
+func (tx *txn) delID(board, id string, seq uint64) {
+	e := tx.e
+	i, ok := slices.BinarySearchFunc(e.idRuns, seq, func(r idRun, seq uint64) int {
+		switch {
+		case r.last < seq:
+			return -1
+		case r.first > seq:
+			return 1
+		}
+		return 0
+	})
+	if ok {
+		tx.del(e.idRuns[i].appendKey(nil, board, id))
+		e.idDeletes++
+	}
+	tx.del(key(tagID, board, id))
+}
+
+// delBoardIDs stages the removal of a board's ids from every run.
+func (tx *txn) delBoardIDs(board string) {
+	for _, r := range tx.e.idRuns {
+		p := append(r.appendPrefix(nil), board...)
+		p = append(p, 0)
+		tx.delRange(p, upper(p))
+	}
+	tx.e.idDeletes++
+}
+
+// idMerge is a merge of runs in progress: written by a goroutine of its own from a snapshot,
+// put in place by the writer.
+type idMerge struct {
+	runs    []idRun // oldest first, consecutive in the store's list
+	out     idRun
+	path    string
+	deletes uint64 // the store's idDeletes when it began
+	snap    *pebble.Snapshot
+	ids     int // the records written
+	start   time.Time
+	done    chan error
+}
+
+// mergeableIDRuns returns the oldest fanout consecutive runs of one tier, if any. Merging
+// them keeps the list's tiers falling from the oldest run to the newest, as a counter's
+// digits: the run before them is of a higher tier, else they would not be the oldest.
+func mergeableIDRuns(runs []idRun, fanout int) []idRun {
+	for i := 0; i+fanout <= len(runs); i++ {
+		group := runs[i : i+fanout]
+		if !slices.ContainsFunc(group, func(r idRun) bool { return r.tier != group[0].tier }) {
+			return group
+		}
+	}
+	return nil
+}
+
+// maybeMergeIDs starts a merge when Options.IDRunFanout runs of one tier follow one another and none
+// is under way. The writer calls it once a commit is applied, so that the merge's snapshot
+// holds every deletion of an id staged before (idDeletes counts those staged after).
+func (e *Store) maybeMergeIDs() {
+	if e.broken() || e.idMerging != nil {
+		return
+	}
+	runs := mergeableIDRuns(e.idRuns, e.opts.IDRunFanout)
+	if runs == nil {
+		return
+	}
+	out := idRun{first: runs[0].first, last: runs[len(runs)-1].last, tier: runs[0].tier + 1}
+	m := &idMerge{
+		runs: slices.Clone(runs), out: out, deletes: e.idDeletes, snap: e.db.NewSnapshot(), start: time.Now(), done: make(chan error, 1),
+		path: e.opts.FS.PathJoin(e.dir, fmt.Sprintf("sealing-ids-%016x-%016x.sst", out.first, out.last)),
+	}
+	e.idMerging = m
+	go func() { m.done <- e.writeIDMerge(m) }()
+}
+
+func (e *Store) idMergeDone() <-chan error {
+	if e.idMerging == nil {
+		return nil
+	}
+	return e.idMerging.done
+}
+
+// writeIDMerge writes the merge of m's runs to its file: their records in id order under the
+// new run's prefix. Ids are unique among the records of a board (a retracted id's record goes
+// before the id is used again), but should two runs hold one, the newer's is kept.
+func (e *Store) writeIDMerge(m *idMerge) (err error) {
+	defer m.snap.Close()
+	its := make([]*pebble.Iterator, 0, len(m.runs))
+	defer func() {
+		for _, it := range its {
+			err = cmpErr(err, it.Close())
+		}
+	}()
+	for _, r := range m.runs {
+		sp := r.span()
+		it, err := m.snap.NewIter(&pebble.IterOptions{LowerBound: sp.Start, UpperBound: sp.End})
+		if err != nil {
+			return err
+		}
+		its = append(its, it)
+		it.First()
+	}
+	w, err := e.newTable(m.path)
+	if err != nil {
+		return err
+	}
+	k := m.out.prefix()
+	for err == nil {
+		best := -1
+		for i, it := range its {
+			if it.Valid() && (best < 0 || bytes.Compare(it.Key()[idRunPrefixLen:], its[best].Key()[idRunPrefixLen:]) <= 0) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		k = append(k[:idRunPrefixLen], its[best].Key()[idRunPrefixLen:]...)
+		if err = w.Set(k, its[best].Value()); err != nil {
+			break
+		}
+		m.ids++
+		for _, it := range its {
+			if it.Valid() && bytes.Equal(it.Key()[idRunPrefixLen:], k[idRunPrefixLen:]) {
+				it.Next()
+			}
+		}
+	}
+	for _, it := range its {
+		err = cmpErr(err, it.Error())
+	}
+	return cmpErr(err, w.Close())
+}
+
+// finishIDMerge puts a merge written in place of its runs, in the writer, between groups: one
+// ingestion of its file that excises their key ranges, atomic in Pebble. A merge that read a
+// record deleted since is dropped, as is one that failed (the disk may be full): its runs
+// stay, and are merged again after the next seal.
+func (e *Store) finishIDMerge(err error) {
+	m := e.idMerging
+	e.idMerging = nil
+	defer e.opts.FS.Remove(m.path)
+	if err == nil && e.idDeletes != m.deletes {
+		return
+	}
+	if err == nil {
+		span := pebble.KeyRange{Start: m.runs[0].span().Start, End: m.runs[len(m.runs)-1].span().End}
+		if m.ids > 0 {
+			_, err = e.db.IngestAndExcise(context.Background(), []string{m.path}, nil, nil, span)
+		} else {
+			err = e.db.Excise(context.Background(), span)
+		}
+	}
+	if err != nil {
+		e.log.Warn("merging the ids of sealed events failed; their runs stay as they are", "runs", len(m.runs), "err", err)
+		return
+	}
+	i := slices.Index(e.idRuns, m.runs[0])
+	e.idRuns = slices.Replace(e.idRuns, i, i+len(m.runs), m.out)
+	e.log.Debug("merged the ids of sealed events", "runs", len(m.runs), "ids", m.ids, "tier", m.out.tier, "took", time.Since(m.start))
+	e.maybeMergeIDs()
+}

@@ -1,0 +1,148 @@
+package embedded_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
+)
+
+// TestIDRuns: the ids of sealed events stay exact while their runs are merged tier after
+// tier (idruns.go) and after a restart: each id stored is a duplicate when sent again and a
+// conflict when sent with another value; a retracted id, or one of a deleted member, is gone
+// from its run, merged or not, and may be used again. Check, at cleanup, verifies that each
+// sealed event has its one id record.
+func TestIDRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seed(t), 3))
+	const fanout = 3
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
+	dir := t.TempDir()
+	open := func() *embedded.Store {
+		return testStoreWith(t, dir, embedded.Options{Now: c.Now, SealEvents: 10, IDRunFanout: fanout})
+	}
+	e := open()
+	ctx := context.Background()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day"}})
+	// Until a merge of the third tier: a seal takes 10 events or more (what the log holds
+	// once the seal before is done), a merge 3 runs.
+	const most = 20_000
+	events := make(map[string]laurel.Event) // by id: those stored
+	gone := map[string]bool{}               // retracted, or of a deleted member
+	var tiers []int
+	for i, next := 0, 500; !slices.Contains(tiers, 3); {
+		if i >= next {
+			if i >= most {
+				t.Fatalf("no run of tier 3 after %d events in seals of 10 or more: %v", i, tiers)
+			}
+			var err error
+			if tiers, err = e.IDRunTiers(ctx); err != nil {
+				t.Fatal(err)
+			}
+			next += 500
+			continue
+		}
+		batch := make([]laurel.Event, 1+rng.IntN(50))
+		for j := range batch {
+			batch[j] = laurel.Event{Board: "b", Member: fmt.Sprintf("m%d", rng.IntN(40)), Value: int64(1 + rng.IntN(9)), ID: fmt.Sprintf("e%d", i)}
+			events[batch[j].ID] = batch[j]
+			i++
+		}
+		submit(t, e, batch...)
+		if rng.IntN(8) == 0 { // a retraction, of an event sealed long ago or not
+			id := fmt.Sprintf("e%d", rng.IntN(i))
+			if !gone[id] {
+				if err := e.Retract(ctx, "b", id); err != nil {
+					t.Fatalf("retracting %s: %v", id, err)
+				}
+				gone[id] = true
+			}
+		}
+		if i > 500 && !gone["member:m7"] { // a deleted member's ids go with its events
+			if err := e.DeleteMember(ctx, "m7"); err != nil {
+				t.Fatal(err)
+			}
+			gone["member:m7"] = true
+			for id, ev := range events {
+				if ev.Member == "m7" {
+					gone[id] = true
+				}
+			}
+		}
+	}
+	t.Logf("%d events; runs by tier, oldest first: %v", len(events), tiers)
+	perTier := map[int]int{}
+	for i, tier := range tiers {
+		perTier[tier]++
+		if i > 0 && tier > tiers[i-1] {
+			t.Errorf("run %d is of tier %d, above the run before it (%d): %v", i, tier, tiers[i-1], tiers)
+		}
+	}
+	for tier, k := range perTier {
+		if k >= fanout {
+			t.Errorf("%d runs of tier %d left unmerged: %v", k, tier, tiers)
+		}
+	}
+	// Every event is sent again, in batches; then one in ten alone with another value (a
+	// conflict fails its whole submit).
+	check := func(e *embedded.Store) {
+		t.Helper()
+		var batch []laurel.Event
+		send := func() {
+			res := submit(t, e, batch...)
+			for i, ev := range batch {
+				want := laurel.StatusDuplicate
+				if gone[ev.ID] {
+					want = laurel.StatusApplied
+				}
+				if res[i].Status != want {
+					t.Fatalf("event %s sent again: %s, want %s", ev.ID, res[i].Status, want)
+				}
+			}
+			for _, ev := range batch {
+				delete(gone, ev.ID) // stored now, if it was not
+			}
+			batch = batch[:0]
+		}
+		for _, ev := range events {
+			if batch = append(batch, ev); len(batch) == 200 {
+				send()
+			}
+		}
+		send()
+		for id, ev := range events {
+			if rng.IntN(10) == 0 {
+				ev.Value += 100
+				if _, err := e.Submit(ctx, []laurel.Event{ev}, laurel.SubmitOptions{}); laurel.ErrorCode(err) != laurel.EConflict {
+					t.Fatalf("event %s sent again with another value: %v, want a conflict", id, err)
+				}
+			}
+		}
+	}
+	check(e)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = open()
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.IDFilterReady() {
+		if time.Now().After(deadline) {
+			t.Fatal("the id filter did not finish its scan in 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for id := range events { // retract some again, after the restart
+		if rng.IntN(20) == 0 {
+			if err := e.Retract(ctx, "b", id); err != nil {
+				t.Fatalf("retracting %s after the restart: %v", id, err)
+			}
+			gone[id] = true
+		}
+	}
+	check(e)
+}
