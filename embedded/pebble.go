@@ -24,10 +24,10 @@ import (
 // the block cache: a cache no larger than two memtables caches nothing at all, and every read
 // goes to the file. So the cache is sized cacheSize beyond them.
 //
-// Each seal ingests its member index and ids as files whose keys fall among those of every
-// seal before (keyed by member and by id), so they land in level 0, and each compaction of
-// level 0 rewrites all the earlier seals' index and ids with them: at 1M members a quarter of
-// the server's CPU. Level 0 is compacted at 32 sublevels (stopping writes at 128), so that a
+// Each seal ingests its member index as a file whose keys fall among those of every seal
+// before (keyed by member), so it lands in level 0, and each compaction of level 0 rewrites
+// all the earlier seals' index with it (so it did the ids, until they went into runs of their
+// own: idruns.go): at 1M members a quarter of the server's CPU. Level 0 is compacted at 32 sublevels (stopping writes at 128), so that a
 // compaction takes in four times as many seals for each rewrite of what is below. And a new
 // store writes tables of rows (Pebble's v4 format), not its newer columns, which cost more to
 // write per key than our point reads and scans gain from them (docs/benchmarks.md, "Level 0
