@@ -193,7 +193,7 @@ func mergeableIDRuns(runs []idRun, fanout int) []idRun {
 // is under way. The writer calls it once a commit is applied, so that the merge's snapshot
 // holds every deletion of an id staged before (idDeletes counts those staged after).
 func (e *Store) maybeMergeIDs() {
-	if e.broken() || e.idMerging != nil {
+	if e.broken() || e.idMerging != nil || e.stopping() {
 		return
 	}
 	runs := mergeableIDRuns(e.idRuns, e.opts.IDRunFanout)
@@ -207,6 +207,17 @@ func (e *Store) maybeMergeIDs() {
 	}
 	e.idMerging = m
 	go func() { m.done <- e.writeIDMerge(m) }()
+}
+
+// stopping reports whether Close has begun: the writer finishes the merge under way, and
+// starts none.
+func (e *Store) stopping() bool {
+	select {
+	case <-e.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 func (e *Store) idMergeDone() <-chan error {

@@ -146,3 +146,26 @@ func TestIDRuns(t *testing.T) {
 	}
 	check(e)
 }
+
+// TestCloseWhileMerging: Close finishes the merge of id runs under way and starts no other,
+// so nothing reads the store once it is closed; the runs are sound when it opens again.
+func TestCloseWhileMerging(t *testing.T) {
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
+	dir := t.TempDir()
+	for round := range 6 {
+		e := testStoreWith(t, dir, embedded.Options{Now: c.Now, SealEvents: 5, IDRunFanout: 2})
+		if round == 0 {
+			putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+		}
+		for i := range 60 {
+			var batch []laurel.Event
+			for j := range 10 {
+				batch = append(batch, laurel.Event{Board: "b", Member: fmt.Sprintf("m%d", j), Value: 1, ID: fmt.Sprintf("r%d-%d-%d", round, i, j)})
+			}
+			submit(t, e, batch...)
+		}
+		if err := e.Close(); err != nil { // with seals and merges under way
+			t.Fatal(err)
+		}
+	}
+}
