@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"hash/maphash"
 	"math/bits"
 	"sync"
@@ -124,7 +125,7 @@ func (f *idFilter) load(db *pebble.DB, stop <-chan struct{}) error {
 				}
 			}
 		}
-		if err := cmpErr(it.Error(), it.Close()); err != nil {
+		if err := cmp.Or(it.Error(), it.Close()); err != nil {
 			return err
 		}
 	}

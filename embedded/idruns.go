@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -19,12 +20,12 @@ import (
 //
 // So each seal writes its ids under a prefix of their own, the run's: the first and last
 // sequence numbers it seals and its tier (0). Its keys fall among no other file's, so Pebble
-// puts the file in its last level and never compacts it. When IDRunFanout runs of one tier
-// (Options) follow one another, a goroutine merges them into one run of the next tier, which the
-// writer puts in their place with one atomic ingestion that excises them (finishIDMerge):
-// an id is written once a tier, as in a tiered LSM, and there are at most IDRunFanout-1 runs
-// a tier. A lookup that the id filter lets through (about one new id in a hundred, and the
-// retries) reads each run, newest first, through the bloom filters of their tables.
+// puts the file in its last level and never compacts it. When Options.IDRunFanout runs of
+// one tier follow one another, a goroutine merges them into one run of the next tier, which
+// the writer puts in their place with one atomic ingestion that excises them
+// (finishIDMerge): an id is written once a tier, as in a tiered LSM, and there are at most
+// IDRunFanout-1 runs a tier. A lookup that the id filter lets through (about one new id in a
+// hundred, and the retries) reads each run, newest first, through its table's Bloom filter.
 //
 //	Y first last tier board 0 id → the event's seq
 //
@@ -88,7 +89,7 @@ func (e *Store) loadIDRuns() error {
 		}
 		runs = append(runs, r)
 	}
-	if err := cmpErr(it.Error(), it.Close()); err != nil {
+	if err := cmp.Or(it.Error(), it.Close()); err != nil {
 		return err
 	}
 	for len(runs) > 0 && runs[len(runs)-1].last > e.sealedTo {
@@ -98,15 +99,6 @@ func (e *Store) loadIDRuns() error {
 		runs = runs[:len(runs)-1]
 	}
 	e.idRuns = runs
-	return nil
-}
-
-func cmpErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -189,9 +181,9 @@ func mergeableIDRuns(runs []idRun, fanout int) []idRun {
 	return nil
 }
 
-// maybeMergeIDs starts a merge when Options.IDRunFanout runs of one tier follow one another and none
-// is under way. The writer calls it once a commit is applied, so that the merge's snapshot
-// holds every deletion of an id staged before (idDeletes counts those staged after).
+// maybeMergeIDs starts a merge when Options.IDRunFanout runs of one tier follow one another
+// and none is under way. The writer calls it once a commit is applied, so that the merge's
+// snapshot holds every deletion of an id staged before (idDeletes counts those staged after).
 func (e *Store) maybeMergeIDs() {
 	if e.broken() || e.idMerging != nil || e.stopping() {
 		return
@@ -235,7 +227,7 @@ func (e *Store) writeIDMerge(m *idMerge) (err error) {
 	its := make([]*pebble.Iterator, 0, len(m.runs))
 	defer func() {
 		for _, it := range its {
-			err = cmpErr(err, it.Close())
+			err = cmp.Or(err, it.Close())
 		}
 	}()
 	for _, r := range m.runs {
@@ -274,9 +266,9 @@ func (e *Store) writeIDMerge(m *idMerge) (err error) {
 		}
 	}
 	for _, it := range its {
-		err = cmpErr(err, it.Error())
+		err = cmp.Or(err, it.Error())
 	}
-	return cmpErr(err, w.Close())
+	return cmp.Or(err, w.Close())
 }
 
 // finishIDMerge puts a merge written in place of its runs, in the writer, between groups: one
