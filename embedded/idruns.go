@@ -113,11 +113,28 @@ func (r *recentEvents) idRun(last uint64) idRun {
 
 // storedID reads the id record of board's id among the sealed events: in the runs, newest
 // first, then among those stored under I.
+//
+// Each run is read through a reader of its own, bounded to it, that the group keeps: one
+// reader for all of them moved from one table to the next at every lookup, and built each
+// table's iterator again, some 2 µs a run (a tenth of the writer's time at 20 runs). The runs
+// do not change while a group stages: seals and merges end between groups.
 func (tx *txn) storedID(board, id string) ([]byte, bool, error) {
+	g, runs := tx.group(), tx.e.idRuns
+	if len(g.idReaders) < len(runs) {
+		g.idReaders = make([]*pointReader, len(runs))
+	}
 	var k []byte
-	for _, r := range slices.Backward(tx.e.idRuns) {
+	for i, r := range slices.Backward(runs) {
+		if g.idReaders[i] == nil {
+			sp := r.span()
+			it, err := tx.e.db.NewIter(&pebble.IterOptions{LowerBound: sp.Start, UpperBound: sp.End, UseL6Filters: true})
+			if err != nil {
+				return nil, false, err
+			}
+			g.idReaders[i] = &pointReader{it}
+		}
 		k = r.appendKey(k[:0], board, id)
-		if v, ok, err := tx.storeGet(k); err != nil || ok {
+		if v, ok, err := g.idReaders[i].get(k); err != nil || ok {
 			return v, ok, err
 		}
 	}

@@ -63,6 +63,9 @@ type txn struct {
 	// sizeHint is how many aggregates the overlay is made for.
 	sizeHint int
 	reader   *pointReader // the group's, made by storeGet; closed by release
+	// idReaders are the group's readers of each run of ids, made by storedID as it needs
+	// them; closed by release.
+	idReaders []*pointReader
 }
 
 // memKey names a member's aggregate in memory as a write stages it: in an in-memory span of
@@ -195,6 +198,12 @@ func (tx *txn) release() {
 		tx.e.spare.keepUndo(tx.memUndo, tx.idsUndo)
 	}
 	tx.mem, tx.ids, tx.memUndo, tx.idsUndo = nil, nil, nil, nil
+	for _, r := range tx.idReaders {
+		if r != nil {
+			r.close()
+		}
+	}
+	tx.idReaders = nil
 	if tx.reader != nil {
 		tx.reader.close()
 		tx.reader = nil
