@@ -116,8 +116,10 @@ func (r *recentEvents) idRun(last uint64) idRun {
 //
 // Each run is read through a reader of its own, bounded to it, that the group keeps: one
 // reader for all of them moved from one table to the next at every lookup, and built each
-// table's iterator again, some 2 µs a run (a tenth of the writer's time at 20 runs). The runs
-// do not change while a group stages: seals and merges end between groups.
+// table's iterator again. Not through the table's Bloom filter, which Pebble's iterators skip
+// in the last level unless asked: a merged run's is one block of megabytes, which the block
+// cache does not keep (docs/benchmarks.md, "What the lookups cost the writer"). The runs do
+// not change while a group stages: seals and merges end between groups.
 func (tx *txn) storedID(board, id string) ([]byte, bool, error) {
 	g, runs := tx.group(), tx.e.idRuns
 	if len(g.idReaders) < len(runs) {
@@ -127,7 +129,7 @@ func (tx *txn) storedID(board, id string) ([]byte, bool, error) {
 	for i, r := range slices.Backward(runs) {
 		if g.idReaders[i] == nil {
 			sp := r.span()
-			it, err := tx.e.db.NewIter(&pebble.IterOptions{LowerBound: sp.Start, UpperBound: sp.End, UseL6Filters: true})
+			it, err := tx.e.db.NewIter(&pebble.IterOptions{LowerBound: sp.Start, UpperBound: sp.End})
 			if err != nil {
 				return nil, false, err
 			}
