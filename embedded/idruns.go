@@ -25,7 +25,7 @@ import (
 // the writer puts in their place with one atomic ingestion that excises them
 // (finishIDMerge): an id is written once a tier, as in a tiered LSM, and there are at most
 // IDRunFanout-1 runs a tier. A lookup that the id filter lets through (about one new id in a
-// hundred, and the retries) reads each run, newest first, through its table's Bloom filter.
+// hundred, and the retries) reads each run, newest first: a seek in its table.
 //
 //	Y first last tier board 0 id → the event's seq
 //
