@@ -122,7 +122,8 @@ func (r *recentEvents) idRun(last uint64) idRun {
 // not change while a group stages: seals and merges end between groups.
 func (tx *txn) storedID(board, id string) ([]byte, bool, error) {
 	g, runs := tx.group(), tx.e.idRuns
-	if len(g.idReaders) < len(runs) {
+	if len(g.idReaders) != len(runs) { // the first lookup of the group
+		g.closeIDReaders()
 		g.idReaders = make([]*pointReader, len(runs))
 	}
 	var k []byte
@@ -141,6 +142,16 @@ func (tx *txn) storedID(board, id string) ([]byte, bool, error) {
 		}
 	}
 	return tx.storeGet(key(tagID, board, id))
+}
+
+// closeIDReaders closes the readers of runs that storedID made.
+func (tx *txn) closeIDReaders() {
+	for _, r := range tx.idReaders {
+		if r != nil {
+			r.close()
+		}
+	}
+	tx.idReaders = nil
 }
 
 // delID stages the removal of the id record of board's sealed event seq: from its run, and

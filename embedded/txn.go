@@ -198,12 +198,7 @@ func (tx *txn) release() {
 		tx.e.spare.keepUndo(tx.memUndo, tx.idsUndo)
 	}
 	tx.mem, tx.ids, tx.memUndo, tx.idsUndo = nil, nil, nil, nil
-	for _, r := range tx.idReaders {
-		if r != nil {
-			r.close()
-		}
-	}
-	tx.idReaders = nil
+	tx.closeIDReaders()
 	if tx.reader != nil {
 		tx.reader.close()
 		tx.reader = nil
