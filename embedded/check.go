@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -14,7 +15,7 @@ import (
 // the checkpoint file holds, hidden members' included, and the file holds no others; each
 // rolling window's span holds the merge of its stored buckets, and its newest bucket the
 // stored one; each closed period holds as many ranks as it says; the member index lists each
-// sealed event once, and nothing else; so do the ids (checkIDs).
+// sealed event once, and nothing else; so do the ids (checkSealed).
 //
 // It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
 // that the two can be compared, and checks that the checkpoint queue then names nothing.
@@ -28,7 +29,7 @@ func (e *Store) Check() error {
 		return e.checkQueueEmpty()
 	}, finish: func() {
 		if spans, readErr = e.checkpointedSpans(e.cpNo); readErr == nil {
-			readErr = e.checkIDs()
+			readErr = e.checkSealed()
 		}
 	}})
 	if err != nil {
@@ -54,27 +55,32 @@ func (e *Store) Check() error {
 			return fmt.Errorf("the checkpoint file holds %d aggregates of span %q, which memory does not have", len(entries), k)
 		}
 	}
-	return e.checkMemberIndex()
+	return nil
 }
 
-// checkMemberIndex verifies that the member index and the sealed events agree, through the
-// last seal the snapshot holds whole (a seal running may have ingested its files and not yet
-// recorded itself): each sealed event is of a board the store has, and listed once, by its
-// board and member's record; each number listed is such an event.
-func (e *Store) checkMemberIndex() error {
-	v, ok, err := get(e.snap, []byte{tagSealedTo})
-	if err != nil || !ok {
+// sealedRef names a sealed event: sequence numbers are a board's after an import.
+type sealedRef struct {
+	seq   uint64
+	board string
+}
+
+// checkSealed verifies, in the writer, that the sealed events through the last seal that
+// ended are of boards the store has, and that the member index and the ids agree with them,
+// reading them once for both (a seal under way may have ingested its files already).
+func (e *Store) checkSealed() error {
+	retracted := make(map[string]bool)
+	err := scanPrefix(e.db, []byte{tagRetract}, func(k, _ []byte) error {
+		retracted[string(k)] = true
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	sealedTo := readU64(v)
-	type sealedEvent struct {
-		seq   uint64
-		board string
-	}
-	members := make(map[sealedEvent]string)
-	err = scanPrefix(e.snap, []byte{tagSealed}, func(k, v []byte) error {
+	members := make(map[sealedRef]string)
+	ids := make(map[boardID]uint64) // of the events neither retracted nor erased
+	err = scanPrefix(e.db, []byte{tagSealed}, func(k, v []byte) error {
 		seq := readU64(k[1:9])
-		if seq > sealedTo {
+		if seq > e.sealedTo {
 			return nil
 		}
 		board, ev, _, err := decodeSealed(seq, v)
@@ -84,27 +90,41 @@ func (e *Store) checkMemberIndex() error {
 		if e.boards[board] == nil {
 			return fmt.Errorf("sealed event %d is of board %q, which the store does not have", seq, board)
 		}
-		members[sealedEvent{seq, board}] = ev.member
+		members[sealedRef{seq, board}] = ev.member
+		if ev.id == "" || ev.flags&flagRetracted != 0 || retracted[string(retractKey(board, seq))] {
+			return nil
+		}
+		if other, ok := ids[boardID{board, ev.id}]; ok {
+			return fmt.Errorf("sealed events %d and %d of board %q both hold id %q", other, seq, board, ev.id)
+		}
+		ids[boardID{board, ev.id}] = seq
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	return cmp.Or(e.checkMemberIndex(members), e.checkIDs(ids))
+}
+
+// checkMemberIndex verifies that the member index lists each sealed event of members once,
+// by its board and member's record, and that each number listed is such an event; it
+// empties members.
+func (e *Store) checkMemberIndex(members map[sealedRef]string) error {
 	var seqs []uint64
-	err = scanPrefix(e.snap, []byte{tagEvents}, func(k, v []byte) (err error) {
+	err := scanPrefix(e.db, []byte{tagEvents}, func(k, v []byte) (err error) {
 		board, rest, _ := strings.Cut(string(k[1:]), "\x00")
 		member := rest[:len(rest)-9]
 		if seqs, err = indexedSeqs(seqs[:0], k, v); err != nil {
 			return err
 		}
 		for _, seq := range seqs {
-			if seq > sealedTo {
+			if seq > e.sealedTo {
 				continue
 			}
-			if m, ok := members[sealedEvent{seq, board}]; !ok || m != member {
+			if m, ok := members[sealedRef{seq, board}]; !ok || m != member {
 				return fmt.Errorf("the member index lists event %d of board %q for member %q; the sealed events have it for %q", seq, board, member, m)
 			}
-			delete(members, sealedEvent{seq, board})
+			delete(members, sealedRef{seq, board})
 		}
 		return nil
 	})
@@ -247,43 +267,17 @@ func (e *Store) checkWindow(b *board, w *window, spans map[string]map[string]lau
 	return nil
 }
 
-// checkIDs verifies, in the writer, that the id records and the sealed events through the
-// last seal that ended agree: each such event with an id, neither retracted nor erased, has
-// one record, which names it, in the run that covers it or under I; each record of a run
-// names such an event; the runs are listed in order and do not overlap (idruns.go).
-func (e *Store) checkIDs() error {
-	type boardID struct{ board, id string }
+// boardID names an event by its board and id.
+type boardID struct{ board, id string }
+
+// checkIDs verifies that the id records name the sealed events of want, each once, in the
+// run that covers it or under I, and nothing else; and that the runs are listed in order and
+// do not overlap (idruns.go). It empties want.
+func (e *Store) checkIDs(want map[boardID]uint64) error {
 	for i := 1; i < len(e.idRuns); i++ {
 		if e.idRuns[i].first <= e.idRuns[i-1].last {
 			return fmt.Errorf("id runs %+v and %+v overlap", e.idRuns[i-1], e.idRuns[i])
 		}
-	}
-	retracted := make(map[string]bool)
-	err := scanPrefix(e.db, []byte{tagRetract}, func(k, _ []byte) error {
-		retracted[string(k)] = true
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	want := make(map[boardID]uint64)
-	err = scanPrefix(e.db, []byte{tagSealed}, func(k, v []byte) error {
-		seq := readU64(k[1:9])
-		if seq > e.sealedTo {
-			return nil
-		}
-		board, ev, _, err := decodeSealed(seq, v)
-		if err != nil || ev.id == "" || ev.flags&flagRetracted != 0 || retracted[string(retractKey(board, seq))] {
-			return err
-		}
-		if other, ok := want[boardID{board, ev.id}]; ok {
-			return fmt.Errorf("sealed events %d and %d of board %q both hold id %q", other, seq, board, ev.id)
-		}
-		want[boardID{board, ev.id}] = seq
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	found := func(where, board, id string, seq uint64) error {
 		if s, ok := want[boardID{board, id}]; !ok || s != seq {
@@ -292,7 +286,7 @@ func (e *Store) checkIDs() error {
 		delete(want, boardID{board, id})
 		return nil
 	}
-	err = scanPrefix(e.db, []byte{tagIDRun}, func(k, v []byte) error {
+	err := scanPrefix(e.db, []byte{tagIDRun}, func(k, v []byte) error {
 		r, err := readIDRun(k)
 		if err != nil || r.first > e.sealedTo { // a seal under way
 			return err
