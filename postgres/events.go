@@ -216,7 +216,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		if len(done) == 0 {
 			return errNothing
 		}
-		s.ops = len(done)
+		s.ops, s.submit = len(done), true
 		s.unlocked = hand
 		for _, t := range targets {
 			if b := s.boards[t.board]; b.st != nil {

@@ -1,5 +1,7 @@
 package postgres
 
+import "fmt"
+
 // KeyLookup is a statement that finds a write's rows by key (lookups.go), with arguments of
 // its types, and the columns of Table whose index it must probe.
 type KeyLookup struct {
@@ -39,4 +41,18 @@ func EncodePoints(windows []string, scores []int64, ranks []int) string {
 		points[i] = historyPoint{windows[i], scores[i], ranks[i]}
 	}
 	return encodePoints(points)
+}
+
+// CachedAggregates counts the aggregates e keeps from its submits.
+func CachedAggregates(e *Store) int {
+	e.aggs.mu.Lock()
+	defer e.aggs.mu.Unlock()
+	n := 0
+	for _, sa := range e.aggs.shards {
+		n += len(sa.aggs)
+	}
+	if n != e.aggs.entries {
+		panic(fmt.Sprintf("the aggregate cache counts %d entries and holds %d", e.aggs.entries, n))
+	}
+	return n
 }

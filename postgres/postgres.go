@@ -64,7 +64,15 @@ type Options struct {
 	// Shards is how many shards the boards created (or imported) get; zero is
 	// DefaultShards. Reshard changes a board's.
 	Shards int
+	// CachedAggregates caps the aggregates the store keeps in memory from its own submits, so
+	// that its next submits to the same shards need not read them (aggcache.go); zero is
+	// DefaultCachedAggregates, negative keeps none.
+	CachedAggregates int
 }
+
+// DefaultCachedAggregates is how many aggregates a store keeps when Options do not say:
+// about 170 MB, at some 160 bytes an entry (key, value, map slot and the member's string).
+const DefaultCachedAggregates = 1 << 20
 
 // DefaultShards is the shard count of a board when Options do not say (docs/decisions.md,
 // "Sharded boards"): enough for four nodes to write one board at once, few enough that a read
@@ -90,6 +98,7 @@ type Store struct {
 		m  map[string]lagging // by board, from the last maintenance pass
 	}
 	submits submits
+	aggs    aggCache
 
 	watchers laurel.Watchers
 	unsub    func()
@@ -153,6 +162,10 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*S
 	}
 	e := &Store{pool: pool, index: index, now: opts.Now, log: opts.Logger, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
 	e.Reads = laurel.Reads{Reader: e}
+	e.aggs.max = max(opts.CachedAggregates, 0)
+	if opts.CachedAggregates == 0 {
+		e.aggs.max = DefaultCachedAggregates
+	}
 	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&e.ns); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)

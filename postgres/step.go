@@ -28,9 +28,13 @@ type step struct {
 	names  map[string]string     // profile names the commit writes
 	// storedNames are the names the store holds of the members whose events carry one.
 	storedNames map[string]string
-	global      bool           // a change that may show on any board: subscribers hear of it
-	ops         int            // the operations the step carries (a group's submits), for metrics
-	after       []func() error // run once the step is in the index and its locks are gone
+	global      bool // a change that may show on any board: subscribers hear of it
+	ops         int  // the operations the step carries (a group's submits), for metrics
+	// stamp marks the rows of the shards the step holds as left by it (aggcache.go); submit
+	// says that the step is a group of submits, whose aggregates the node keeps.
+	stamp  int64
+	submit bool
+	after  []func() error // run once the step is in the index and its locks are gone
 	// unlocked, when set, is called once the committed step's locks are gone, before after
 	// (and, for an early step, before the index takes it).
 	unlocked func()
@@ -82,6 +86,7 @@ type boardStep struct {
 // shardStep is what a step does to one shard of a board it locked.
 type shardStep struct {
 	version int64 // in the store when the step began, then after it
+	stamp   int64 // of the step that last changed the shard, in the store when the step began
 	seq     int64 // the last event sequence number the shard gave
 	loaded  int64 // seq when the step began
 	made    bool  // the shard's row is made in the step
@@ -312,7 +317,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	}()
 	// One round trip begins the transaction, takes the locks, in the order of the array (a
 	// function scan keeps it), tries the others, and reads the rows of the boards and shards.
-	s := &step{e: e, ctx: ctx, conn: conn, tx: conn, now: e.now(), early: early, boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
+	s := &step{e: e, ctx: ctx, conn: conn, tx: conn, now: e.now(), stamp: newStamp(), early: early, boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
 	var batch pgx.Batch
 	batch.Queue("BEGIN")
 	batch.Queue("SELECT "+lock+"(k) FROM unnest($1::bigint[]) AS k", keys)
@@ -362,6 +367,11 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 		return err
 	}
 	committed = true
+	if s.submit {
+		e.aggs.keep(s.boards, s.stamp)
+	} else {
+		e.aggs.drop(s.boards)
+	}
 	if e.opts.OnCommit != nil {
 		e.opts.OnCommit(max(s.ops, 1), time.Since(start))
 	}
@@ -440,7 +450,7 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 		}
 	}
 	batch.Queue("SELECT id, state, version FROM laurel_boards WHERE id = ANY($1)", ids)
-	batch.Queue(`SELECT s.board, s.shard, s.version, s.seq FROM unnest($1::text[], $2::int[]) AS k(board, shard)
+	batch.Queue(`SELECT s.board, s.shard, s.version, s.stamp, s.seq FROM unnest($1::text[], $2::int[]) AS k(board, shard)
 		JOIN laurel_shards s ON s.board = k.board AND s.shard = k.shard`, boards, shards)
 	return func(br pgx.BatchResults) error {
 		rows, err := br.Query()
@@ -486,12 +496,12 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 		for rows.Next() {
 			var id string
 			var i int32
-			var version, seq int64
-			if err := rows.Scan(&id, &i, &version, &seq); err != nil {
+			var version, stamp, seq int64
+			if err := rows.Scan(&id, &i, &version, &stamp, &seq); err != nil {
 				return err
 			}
 			sh := s.boards[id].shards[int(i)]
-			sh.version, sh.seq, sh.loaded = version, seq, seq
+			sh.version, sh.stamp, sh.seq, sh.loaded = version, stamp, seq, seq
 			found++
 		}
 		if err := rows.Err(); err != nil {
@@ -547,6 +557,9 @@ func (s *step) get(b *boardStep, k aggKey) (aggVal, error) {
 	if v, ok := b.aggs[k]; ok {
 		return v, nil
 	}
+	if s.submit && len(s.e.aggs.fill(b, []aggKey{k})) == 0 {
+		return b.aggs[k], nil
+	}
 	var v aggVal
 	err := s.tx.QueryRow(s.ctx, "SELECT score, at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
 		b.id, k.win, k.span, k.member).Scan(&v.score, &v.at)
@@ -599,6 +612,10 @@ func (s *step) prefetch(b *boardStep, keys []aggKey) error {
 func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
 	var wins, members []string
 	var spans []int64
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k aggKey) bool { _, ok := b.aggs[k]; return ok })
+	if s.submit {
+		keys = s.e.aggs.fill(b, keys)
+	}
 	for _, k := range keys {
 		if _, ok := b.aggs[k]; ok {
 			continue
@@ -731,26 +748,27 @@ func (s *step) commit() error {
 		} else if b.stateChanged {
 			batch.Queue("UPDATE laurel_boards SET state = $2, version = $3 WHERE id = $1", b.id, b.st.encode(), b.version)
 		}
-		var made, changed []int32
-		var madeV, madeSeq, changedV, changedSeq []int64
+		// Every shard held is stamped, changed or not: its aggregates may have changed
+		// without a step of its sets in the index (aggcache.go).
+		var made, held []int32
+		var madeV, madeSeq, heldV, heldSeq []int64
 		for i, sh := range b.shards {
-			switch {
-			case sh.made:
+			if sh.made {
 				made, madeV, madeSeq = append(made, int32(i)), append(madeV, sh.version), append(madeSeq, sh.seq)
-			case sh.ranked || sh.seq != sh.loaded:
-				changed, changedV, changedSeq = append(changed, int32(i)), append(changedV, sh.version), append(changedSeq, sh.seq)
+			} else {
+				held, heldV, heldSeq = append(held, int32(i)), append(heldV, sh.version), append(heldSeq, sh.seq)
 			}
 		}
 		if len(made) > 0 {
 			batch.Queue("DELETE FROM laurel_shards WHERE board = $1", b.id)
-			batch.Queue(`INSERT INTO laurel_shards (board, shard, version, seq)
-				SELECT $1, k.shard, k.version, k.seq FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS k(shard, version, seq)`,
-				b.id, made, madeV, madeSeq)
+			batch.Queue(`INSERT INTO laurel_shards (board, shard, version, stamp, seq)
+				SELECT $1, k.shard, k.version, $5, k.seq FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS k(shard, version, seq)`,
+				b.id, made, madeV, madeSeq, s.stamp)
 		}
-		if len(changed) > 0 {
-			batch.Queue(`UPDATE laurel_shards s SET version = k.version, seq = k.seq
+		if len(held) > 0 {
+			batch.Queue(`UPDATE laurel_shards s SET version = k.version, stamp = $5, seq = k.seq
 				FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS k(shard, version, seq)
-				WHERE s.board = $1 AND s.shard = k.shard`, b.id, changed, changedV, changedSeq)
+				WHERE s.board = $1 AND s.shard = k.shard`, b.id, held, heldV, heldSeq, s.stamp)
 		}
 	}
 	writes := batch.Len()

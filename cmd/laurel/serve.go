@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -53,6 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	data := fs.String("data", "./laurel-data", "directory of the embedded store (created if missing)")
 	scale := scaleOutFlags(fs)
 	maintenance := fs.Duration("maintenance", time.Second, "scale-out: how often to catch up every board and check its index (each pass reads every board's row and index state)")
+	cachedAggs := fs.Int("cached-aggregates", postgres.DefaultCachedAggregates, "scale-out: how many aggregates a node keeps from its own writes, so that its next writes to the same shards need not read them (0: none)")
 	shards := fs.Int("shards", postgres.DefaultShards, "scale-out: how many shards the members of each board created are split into, each written in parallel (laurel rebuild -shards changes a board's)")
 	rate := fs.Float64("rate-limit", 0, "requests per second allowed per key; 0: no limit")
 	burst := fs.Int("rate-burst", 0, "requests a key may send at once above its rate; 0: the rate")
@@ -106,6 +108,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *maintenance <= 0 {
 		return usageError{fmt.Errorf("-maintenance must be positive")}
+	}
+	if *cachedAggs < 0 {
+		return usageError{fmt.Errorf("-cached-aggregates must be 0 or more")}
 	}
 	if *shards < 1 || *shards > postgres.MaxShards {
 		return usageError{fmt.Errorf("-shards must be 1 to %d", postgres.MaxShards)}
@@ -189,7 +194,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv.hookEvery, srv.hookTimeout = *hookEvery, *hookTimeout
 	if scale.on() {
-		err = srv.openScaleOut(ctx, scale, postgres.Options{Maintenance: *maintenance, Shards: *shards})
+		err = srv.openScaleOut(ctx, scale, postgres.Options{Maintenance: *maintenance, Shards: *shards, CachedAggregates: cmp.Or(*cachedAggs, -1)})
 	} else {
 		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20, MaxOpenFiles: budget.storeFiles, CheckpointLag: *lag, SealEvents: *sealEvents})
 	}

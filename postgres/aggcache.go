@@ -1,0 +1,154 @@
+package postgres
+
+import (
+	"math/rand/v2"
+	"sync"
+
+	"github.com/laurel/laurel"
+)
+
+// aggCache keeps the aggregates a node's submits read and wrote, by board and shard, so that
+// its next submit to the same shards reads them from memory instead of PostgreSQL.
+//
+// Every committed step writes a stamp of its own (a random number) into the rows of the
+// shards it holds (step.commit). After a submit's commit, the node keeps the aggregates of
+// each shard it held under that step's stamp. A later step finds the stamp it loads with the
+// shard's locks equal to the kept one only if no other step — of another node, or another
+// kind of this node's (a retraction, a deletion, an import, a board-wide step) — has
+// committed to the shard since: then every kept aggregate is what the store holds, absent
+// ones included. Any other stamp makes the shard's kept aggregates useless, and they are
+// dropped at the next submit's commit.
+type aggCache struct {
+	mu      sync.Mutex
+	max     int // entries kept in all; 0 keeps none
+	entries int
+	shards  map[shardRef]*shardAggs
+}
+
+type shardRef struct {
+	board string
+	shard int
+}
+
+type shardAggs struct {
+	stamp int64 // of the step that left the shard as these aggregates say
+	aggs  map[aggKey]aggVal
+}
+
+// newStamp returns a stamp for a step: random, so that no two steps of any nodes share one,
+// and never 0, the stamp of rows no step has stamped.
+func newStamp() int64 {
+	for {
+		if v := rand.Int64(); v != 0 {
+			return v
+		}
+	}
+}
+
+// fill sets in b the aggregates of keys it keeps for the shards as b loaded them, and returns
+// the keys it does not have. A step of a whole board takes none: it may have changed
+// aggregates by statements of its own (advance.go) before it reads.
+func (c *aggCache) fill(b *boardStep, keys []aggKey) []aggKey {
+	if c.max == 0 || len(keys) == 0 || b.whole {
+		return keys
+	}
+	n := b.st.shards()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	miss := keys[:0:0]
+	for _, k := range keys {
+		i := laurel.ShardOf(k.member, n)
+		sa, sh := c.shards[shardRef{b.id, i}], b.shards[i]
+		if sa != nil && sh != nil && sa.stamp == sh.stamp {
+			if v, ok := sa.aggs[k]; ok {
+				b.aggs[k] = v
+				continue
+			}
+		}
+		miss = append(miss, k)
+	}
+	return miss
+}
+
+// keep records, after the commit of a submit stamped stamp, the aggregates of the boards'
+// shards it held: those kept under the stamps it loaded, and what it read and wrote.
+func (c *aggCache) keep(boards map[string]*boardStep, stamp int64) {
+	if c.max == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shards == nil {
+		c.shards = make(map[shardRef]*shardAggs)
+	}
+	for _, b := range boards {
+		if b.st == nil || b.deleted || b.whole || b.rebuild {
+			c.dropBoard(b)
+			continue
+		}
+		n := b.st.shards()
+		for i, sh := range b.shards {
+			ref := shardRef{b.id, i}
+			sa := c.shards[ref]
+			if sa == nil || sa.stamp != sh.stamp {
+				if sa != nil {
+					c.entries -= len(sa.aggs)
+				}
+				sa = &shardAggs{aggs: make(map[aggKey]aggVal)}
+				c.shards[ref] = sa
+			}
+			sa.stamp = stamp
+		}
+		for k, v := range b.aggs {
+			sa := c.shards[shardRef{b.id, laurel.ShardOf(k.member, n)}]
+			if sa == nil { // not a shard the step held: none of its writes
+				continue
+			}
+			if _, had := sa.aggs[k]; !had {
+				c.entries++
+			}
+			sa.aggs[k] = v
+		}
+	}
+	c.evict()
+}
+
+// drop forgets what the cache keeps of the boards: a step that is not a submit changed them.
+func (c *aggCache) drop(boards map[string]*boardStep) {
+	if c.max == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range boards {
+		c.dropBoard(b)
+	}
+}
+
+func (c *aggCache) dropBoard(b *boardStep) {
+	for ref, sa := range c.shards {
+		if ref.board == b.id {
+			c.entries -= len(sa.aggs)
+			delete(c.shards, ref)
+		}
+	}
+}
+
+// evict drops entries, in the maps' own (random) order, until the cache holds at most max.
+func (c *aggCache) evict() {
+	for ref, sa := range c.shards {
+		if c.entries <= c.max {
+			return
+		}
+		for k := range sa.aggs {
+			if c.entries <= c.max {
+				break
+			}
+			delete(sa.aggs, k)
+			c.entries--
+		}
+		if len(sa.aggs) == 0 {
+			delete(c.shards, ref)
+		}
+	}
+}
