@@ -103,7 +103,25 @@ func (e *Store) checkSealed() error {
 	if err != nil {
 		return err
 	}
-	return cmp.Or(e.checkMemberIndex(members), e.checkIDs(ids))
+	return cmp.Or(e.checkMemberIndex(members), e.checkIDs(ids), e.checkUnsealedIDs())
+}
+
+// checkUnsealedIDs verifies that the id filter holds the ids of the events not sealed.
+func (e *Store) checkUnsealedIDs() error {
+	for _, r := range []*recentEvents{e.recent, e.sealing} {
+		if r == nil {
+			continue
+		}
+		for i := range r.list {
+			if r.list[i].idh == 0 {
+				continue
+			}
+			if board, ev := r.at(int32(i)); e.ids.absent(key(tagID, board, ev.id)) {
+				return fmt.Errorf("the id filter calls the id %q of board %q (event %d, not sealed) surely absent", ev.id, board, ev.seq)
+			}
+		}
+	}
+	return nil
 }
 
 // checkMemberIndex verifies that the member index lists each sealed event of members once,
@@ -280,6 +298,9 @@ func (e *Store) checkIDs(want map[boardID]uint64) error {
 		}
 	}
 	found := func(where, board, id string, seq uint64) error {
+		if e.ids.absent(key(tagID, board, id)) {
+			return fmt.Errorf("the id filter calls the id %q of board %q (%s) surely absent", id, board, where)
+		}
 		if s, ok := want[boardID{board, id}]; !ok || s != seq {
 			return fmt.Errorf("the id %q of board %q (%s) names event %d; the sealed events have it for %d", id, board, where, seq, s)
 		}

@@ -18,12 +18,16 @@ func (e *Store) IDFilterReady() bool { return e.ids.ready.Load() }
 // IDFilter is the store's event id filter, alone.
 type IDFilter struct{ f *idFilter }
 
-// NewIDFilter returns an empty, ready filter.
-func NewIDFilter() IDFilter {
-	f := newIDFilter()
-	f.ready.Store(true)
-	return IDFilter{f}
-}
+// NewIDFilter returns an empty filter, not ready: as Open makes it, before its scan of the
+// stored ids.
+func NewIDFilter() IDFilter { return IDFilter{newIDFilter(0)} }
+
+// Ready ends the scan: the filter answers from now on.
+func (f IDFilter) Ready() { f.f.ready.Store(true) }
+
+// IDFilterMaybe reports whether the store's id filter lets the id of board through to a
+// lookup (it is not ready, or it may hold the id).
+func (e *Store) IDFilterMaybe(board, id string) bool { return !e.ids.absent(key(tagID, board, id)) }
 
 func (f IDFilter) Add(k []byte)         { f.f.add(k) }
 func (f IDFilter) Absent(k []byte) bool { return f.f.absent(k) }
@@ -179,4 +183,18 @@ func (e *Store) IDRunTiers(ctx context.Context) ([]int, error) {
 		}
 	}})
 	return tiers, err
+}
+
+// WithIDFilterFirst sets the capacity of the id filter's first Bloom filter, so that a test
+// grows and rebuilds it with few ids.
+func WithIDFilterFirst(o Options, n int) Options {
+	o.idFilterFirst = n
+	return o
+}
+
+// IDFilterRebuilds counts the rebuilds of the store's id filter so far.
+func (e *Store) IDFilterRebuilds() int {
+	e.ids.mu.Lock()
+	defer e.ids.mu.Unlock()
+	return e.ids.rebuilt
 }

@@ -303,15 +303,18 @@ func (e *Store) writeIDMerge(m *idMerge) (err error) {
 
 // finishIDMerge puts a merge written in place of its runs, in the writer, between groups: one
 // ingestion of its file that excises their key ranges, atomic in Pebble. A merge that read a
-// record deleted since is dropped, as is one that failed (the disk may be full): its runs
-// stay, and are merged again after the next seal.
+// record deleted since is dropped and started again, from a snapshot that holds the deletion;
+// one that failed (the disk may be full) is dropped, its runs staying as they are until the
+// merge after the next seal.
 func (e *Store) finishIDMerge(err error) {
 	m := e.idMerging
 	e.idMerging = nil
-	defer e.opts.FS.Remove(m.path)
 	if err == nil && e.idDeletes != m.deletes {
+		e.opts.FS.Remove(m.path) // before the merge started again writes it anew
+		e.maybeMergeIDs()        // at once: the commits of those deletions are applied
 		return
 	}
+	defer e.opts.FS.Remove(m.path)
 	if err == nil {
 		span := pebble.KeyRange{Start: m.runs[0].span().Start, End: m.runs[len(m.runs)-1].span().End}
 		if m.ids > 0 {

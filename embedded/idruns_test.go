@@ -24,7 +24,8 @@ func TestIDRuns(t *testing.T) {
 	c := laureltest.NewClock("2026-11-22T10:00:00Z")
 	dir := t.TempDir()
 	open := func() *embedded.Store {
-		return testStoreWith(t, dir, embedded.Options{Now: c.Now, SealEvents: 10, IDRunFanout: fanout})
+		// An id filter that starts small, so that it is rebuilt again and again (idfilter.go).
+		return testStoreWith(t, dir, embedded.WithIDFilterFirst(embedded.Options{Now: c.Now, SealEvents: 10, IDRunFanout: fanout}, 64))
 	}
 	e := open()
 	ctx := context.Background()
@@ -34,6 +35,7 @@ func TestIDRuns(t *testing.T) {
 	const most = 20_000
 	events := make(map[string]laurel.Event) // by id: those stored
 	gone := map[string]bool{}               // retracted, or of a deleted member
+	var sent []string                       // the ids, in the order sent
 	var tiers []int
 	for i, next := 0, 500; !slices.Contains(tiers, 3); {
 		if i >= next {
@@ -51,9 +53,26 @@ func TestIDRuns(t *testing.T) {
 		for j := range batch {
 			batch[j] = laurel.Event{Board: "b", Member: fmt.Sprintf("m%d", rng.IntN(40)), Value: int64(1 + rng.IntN(9)), ID: fmt.Sprintf("e%d", i)}
 			events[batch[j].ID] = batch[j]
+			sent = append(sent, batch[j].ID)
 			i++
 		}
 		submit(t, e, batch...)
+		if rng.IntN(4) == 0 && len(sent) > 0 { // some sent again, maybe while the id filter is rebuilt
+			var again []laurel.Event
+			for range 10 {
+				if id := sent[rng.IntN(len(sent))]; !gone[id] && !slices.ContainsFunc(again, func(ev laurel.Event) bool { return ev.ID == id }) {
+					again = append(again, events[id])
+				}
+			}
+			if len(again) == 0 {
+				continue
+			}
+			for k, res := range submit(t, e, again...) {
+				if res.Status != laurel.StatusDuplicate {
+					t.Fatalf("event %s sent again after %d events: %s, want a duplicate", again[k].ID, i, res.Status)
+				}
+			}
+		}
 		if rng.IntN(8) == 0 { // a retraction, of an event sealed long ago or not
 			id := fmt.Sprintf("e%d", rng.IntN(i))
 			if !gone[id] {
@@ -94,6 +113,9 @@ func TestIDRuns(t *testing.T) {
 		t.Helper()
 		var batch []laurel.Event
 		send := func() {
+			if len(batch) == 0 {
+				return
+			}
 			res := submit(t, e, batch...)
 			for i, ev := range batch {
 				want := laurel.StatusDuplicate
@@ -125,6 +147,22 @@ func TestIDRuns(t *testing.T) {
 		}
 	}
 	check(e)
+	if n := e.IDFilterRebuilds(); n < 3 {
+		t.Errorf("the id filter was rebuilt %d times, want 3 or more", n)
+	}
+	// Rebuilt, it lets few unseen ids through to a lookup: one filter half full at most, and
+	// the small stages that take new ids until the next rebuild.
+	maybe := 0
+	const unseen = 20_000
+	for k := range unseen {
+		if e.IDFilterMaybe("b", fmt.Sprintf("x%d", k)) {
+			maybe++
+		}
+	}
+	t.Logf("the id filter, rebuilt %d times, lets %.2f%% of unseen ids through", e.IDFilterRebuilds(), 100*float64(maybe)/unseen)
+	if maybe > unseen/50 {
+		t.Errorf("the id filter lets %d of %d unseen ids through, want at most 2%%", maybe, unseen)
+	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +183,9 @@ func TestIDRuns(t *testing.T) {
 		}
 	}
 	check(e)
+	if e.IDFilterRebuilds() == 0 {
+		t.Error("the id filter, loaded in stages at Open, was not rebuilt into one")
+	}
 }
 
 // TestCloseWhileMerging: Close finishes the merge of id runs under way and starts no other,

@@ -87,6 +87,8 @@ type Options struct {
 	// the next (idruns.go): a lookup the id filter lets through reads up to IDRunFanout-1
 	// runs a tier, and an id is written once a tier. Zero is 8.
 	IDRunFanout int
+
+	idFilterFirst int // the id filter's first capacity; zero is bloomFirst (tests set less)
 	// LogMemTableSize is the memtable of the log (bytes). Zero is half MemTableSize.
 	LogMemTableSize int64
 }
@@ -206,7 +208,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		db: db, pebbleOpts: pebbleOpts, logDB: logDB, dir: dir, opts: opts, now: opts.Now, log: opts.Logger,
 		recent: newRecentEvents(opts.SealEvents),
 		boards: make(map[string]*board), hidden: make(map[string]bool), profiles: newProfileCache(opts.ProfileCache),
-		ids: newIDFilter(),
+		ids: newIDFilter(opts.idFilterFirst),
 		ops: make(chan *op, 4096), stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	e.Reads = laurel.Reads{Reader: e}
@@ -572,6 +574,7 @@ func (e *Store) runGroup(group []*op) {
 	e.commit(tx, staged)
 	e.maybeSeal()
 	e.maybeRewriteCheckpoints(now)
+	e.rebuildIDs()
 }
 
 // stageFirst stages what a group's txn holds before its operations: the history points
