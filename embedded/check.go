@@ -108,20 +108,12 @@ func (e *Store) checkSealed() error {
 
 // checkUnsealedIDs verifies that the id filter holds the ids of the events not sealed.
 func (e *Store) checkUnsealedIDs() error {
-	for _, r := range []*recentEvents{e.recent, e.sealing} {
-		if r == nil {
-			continue
+	return e.eachUnsealedID(func(k []byte, board string, ev event) error {
+		if e.ids.absent(k) {
+			return fmt.Errorf("the id filter calls the id %q of board %q (event %d, not sealed) surely absent", ev.id, board, ev.seq)
 		}
-		for i := range r.list {
-			if r.list[i].idh == 0 {
-				continue
-			}
-			if board, ev := r.at(int32(i)); e.ids.absent(key(tagID, board, ev.id)) {
-				return fmt.Errorf("the id filter calls the id %q of board %q (event %d, not sealed) surely absent", ev.id, board, ev.seq)
-			}
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // checkMemberIndex verifies that the member index lists each sealed event of members once,

@@ -227,18 +227,10 @@ func (e *Store) rebuildIDs() {
 	f.next = next
 	f.mu.Unlock()
 	var hs []uint64
-	for _, r := range []*recentEvents{e.recent, e.sealing} {
-		if r == nil {
-			continue
-		}
-		for i := range r.list {
-			if r.list[i].idh == 0 {
-				continue
-			}
-			board, ev := r.at(int32(i))
-			hs = append(hs, maphash.Bytes(f.seed, key(tagID, board, ev.id)))
-		}
-	}
+	e.eachUnsealedID(func(k []byte, _ string, _ event) error {
+		hs = append(hs, maphash.Bytes(f.seed, k))
+		return nil
+	})
 	f.addHashesTo(hs, next)
 	its, err := idIters(e.db)
 	start := time.Now()
@@ -261,6 +253,27 @@ func (e *Store) rebuildIDs() {
 		f.rebuilt++
 		e.log.Debug("rebuilt the event id filter", "ids", next.n, "bytes", 8*len(next.words), "took", time.Since(start))
 	})
+}
+
+// eachUnsealedID calls fn, in the writer, with the key of the id record of each event not
+// sealed yet that has an id (those since the last seal, and those being sealed), until fn
+// fails.
+func (e *Store) eachUnsealedID(fn func(k []byte, board string, ev event) error) error {
+	for _, r := range []*recentEvents{e.recent, e.sealing} {
+		if r == nil {
+			continue
+		}
+		for i := range r.list {
+			if r.list[i].idh == 0 {
+				continue
+			}
+			board, ev := r.at(int32(i))
+			if err := fn(key(tagID, board, ev.id), board, ev); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // blockedBloom is a blocked Bloom filter: each key sets bloomProbes bits of one 512-bit block,
