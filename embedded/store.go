@@ -87,10 +87,10 @@ type Options struct {
 	// the next (idruns.go): a lookup the id filter lets through reads up to IDRunFanout-1
 	// runs a tier, and an id is written once a tier. Zero is 8.
 	IDRunFanout int
-
-	idFilterFirst int // the id filter's first capacity; zero is bloomFirst (tests set less)
 	// LogMemTableSize is the memtable of the log (bytes). Zero is half MemTableSize.
 	LogMemTableSize int64
+
+	idFilterFirst int // the id filter's first capacity; zero is bloomFirst (tests set less)
 }
 
 // Store is laurel's Service on the embedded store. Its methods are safe for concurrent use.
