@@ -12,12 +12,15 @@ import (
 //
 // Every committed step writes a stamp of its own (a random number) into the rows of the
 // shards it holds (step.commit). After a submit's commit, the node keeps the aggregates of
-// each shard it held under that step's stamp. A later step finds the stamp it loads with the
-// shard's locks equal to the kept one only if no other step — of another node, or another
-// kind of this node's (a retraction, a deletion, an import, a board-wide step) — has
-// committed to the shard since: then every kept aggregate is what the store holds, absent
-// ones included. Any other stamp makes the shard's kept aggregates useless, and they are
-// dropped at the next submit's commit.
+// each shard it held under that step's stamp, with the shard's version and last event number.
+// A later step finds the stamp it loads with the shard's locks equal to the kept one only if
+// no other step — of another node, or another kind of this node's (a retraction, a deletion,
+// an import, a board-wide step) — has committed to the shard since: then every kept aggregate
+// is what the store holds, absent ones included. Any other stamp makes the shard's kept
+// aggregates useless, and they are dropped at the next submit's commit. The version and event
+// number are compared too, for nodes of a version before stamps, which leave the stamp as it
+// is: their submits move the event number, and their other changes of ranked aggregates the
+// version (docs/operations.md still asks not to mix them).
 type aggCache struct {
 	mu      sync.Mutex
 	max     int // entries kept in all; 0 keeps none
@@ -31,9 +34,13 @@ type shardRef struct {
 }
 
 type shardAggs struct {
-	stamp int64 // of the step that left the shard as these aggregates say
-	aggs  map[aggKey]aggVal
+	mark shardMark // the shard's row as the step that left it as these aggregates say wrote it
+	aggs map[aggKey]aggVal
 }
+
+// shardMark is what a shard's row says of the last step that committed to it: its stamp, the
+// shard's version and its last event number.
+type shardMark struct{ stamp, version, seq int64 }
 
 // newStamp returns a stamp for a step: random, so that no two steps of any nodes share one,
 // and never 0, the stamp of rows no step has stamped.
@@ -59,7 +66,7 @@ func (c *aggCache) fill(b *boardStep, keys []aggKey) []aggKey {
 	for _, k := range keys {
 		i := laurel.ShardOf(k.member, n)
 		sa, sh := c.shards[shardRef{b.id, i}], b.shards[i]
-		if sa != nil && sh != nil && sa.stamp == sh.stamp {
+		if sa != nil && sh != nil && sa.mark == sh.found {
 			if v, ok := sa.aggs[k]; ok {
 				b.aggs[k] = v
 				continue
@@ -90,14 +97,14 @@ func (c *aggCache) keep(boards map[string]*boardStep, stamp int64) {
 		for i, sh := range b.shards {
 			ref := shardRef{b.id, i}
 			sa := c.shards[ref]
-			if sa == nil || sa.stamp != sh.stamp {
+			if sa == nil || sa.mark != sh.found {
 				if sa != nil {
 					c.entries -= len(sa.aggs)
 				}
 				sa = &shardAggs{aggs: make(map[aggKey]aggVal)}
 				c.shards[ref] = sa
 			}
-			sa.stamp = stamp
+			sa.mark = shardMark{stamp, sh.version, sh.seq}
 		}
 		for k, v := range b.aggs {
 			sa := c.shards[shardRef{b.id, laurel.ShardOf(k.member, n)}]

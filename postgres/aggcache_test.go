@@ -16,15 +16,20 @@ import (
 func TestCachedAggregates(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
 	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
-	open := func(cached int) *postgres.Store {
-		e, err := postgres.Open(context.Background(), store.DSN, store.Index, postgres.Options{Now: now, Maintenance: -1, Shards: 2, CachedAggregates: cached})
+	open := func(cached int, older bool) *postgres.Store {
+		opts := postgres.Options{Now: now, Maintenance: -1, Shards: 2, CachedAggregates: cached}
+		if older {
+			opts = postgres.WithoutStamps(opts)
+		}
+		e, err := postgres.Open(context.Background(), store.DSN, store.Index, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { e.Close() })
 		return e
 	}
-	a, b, small := open(0), open(0), open(3)
+	// old writes as a version before stamps did: it leaves the shards' stamps as they are.
+	a, b, small, old := open(0, false), open(0, false), open(3, false), open(0, true)
 	putBoard(t, a, "b", laurel.BoardSpec{Windows: []string{"all", "day"}})
 	// score sends an event and returns the member's score in "all" right after it.
 	n := 0
@@ -49,6 +54,8 @@ func TestCachedAggregates(t *testing.T) {
 		{a, 8, 15},
 		{small, 16, 31},
 		{a, 32, 63},
+		{old, 64, 127}, // a's stamp stays, but not the shard's event number
+		{a, 128, 255},
 	}
 	for i, st := range steps {
 		if got := score(st.node, "m", st.value); got != st.want {
@@ -67,7 +74,7 @@ func TestCachedAggregates(t *testing.T) {
 		node        *postgres.Store
 		member      string
 		value, want int64
-	}{{a, x, 1, 1}, {b, x, 2, 3}, {a, "m", 1, 64}, {a, x, 4, 7}} {
+	}{{a, x, 1, 1}, {b, x, 2, 3}, {a, "m", 1, 256}, {a, x, 4, 7}} {
 		if got := score(st.node, st.member, st.value); got != st.want {
 			t.Fatalf("step %d: %s has %d after adding %d, want %d", i, st.member, got, st.value, st.want)
 		}
@@ -80,8 +87,8 @@ func TestCachedAggregates(t *testing.T) {
 	if err := a.Retract(ctx, "b", "e6"); err != nil { // m's 32
 		t.Fatal(err)
 	}
-	if got := score(a, "m", 64); got != 96 {
-		t.Fatalf("after the retraction of 32 and 64 more, m has %d, want 96", got)
+	if got := score(a, "m", 64); got != 288 {
+		t.Fatalf("after the retraction of 32 and 64 more, m has %d, want 288", got)
 	}
 	// A member deleted by another node.
 	if err := b.DeleteMember(ctx, "m"); err != nil {

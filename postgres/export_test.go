@@ -56,3 +56,10 @@ func CachedAggregates(e *Store) int {
 	}
 	return n
 }
+
+// WithoutStamps makes a store commit as a version before stamps did: it leaves the shards'
+// stamps as they are.
+func WithoutStamps(o Options) Options {
+	o.noStamps = true
+	return o
+}

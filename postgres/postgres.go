@@ -68,6 +68,8 @@ type Options struct {
 	// that its next submits to the same shards need not read them (aggcache.go); zero is
 	// DefaultCachedAggregates, negative keeps none.
 	CachedAggregates int
+
+	noStamps bool // commit as a version before stamps did (tests)
 }
 
 // DefaultCachedAggregates is how many aggregates a store keeps when Options do not say:

@@ -85,12 +85,11 @@ type boardStep struct {
 
 // shardStep is what a step does to one shard of a board it locked.
 type shardStep struct {
-	version int64 // in the store when the step began, then after it
-	stamp   int64 // of the step that last changed the shard, in the store when the step began
-	seq     int64 // the last event sequence number the shard gave
-	loaded  int64 // seq when the step began
-	made    bool  // the shard's row is made in the step
-	ranked  bool  // the shard's sets change: its index takes a step
+	version int64     // in the store when the step began, then after it
+	seq     int64     // the last event sequence number the shard gave
+	found   shardMark // the shard's row when the step began
+	made    bool      // the shard's row is made in the step
+	ranked  bool      // the shard's sets change: its index takes a step
 }
 
 // addRead asks for member's standing in the current span of ws at now, once the step is in
@@ -501,7 +500,7 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 				return err
 			}
 			sh := s.boards[id].shards[int(i)]
-			sh.version, sh.stamp, sh.seq, sh.loaded = version, stamp, seq, seq
+			sh.version, sh.seq, sh.found = version, seq, shardMark{stamp, version, seq}
 			found++
 		}
 		if err := rows.Err(); err != nil {
@@ -759,16 +758,20 @@ func (s *step) commit() error {
 				held, heldV, heldSeq = append(held, int32(i)), append(heldV, sh.version), append(heldSeq, sh.seq)
 			}
 		}
+		var stamp any = s.stamp
+		if s.e.opts.noStamps {
+			stamp = nil // as a version before stamps: the row keeps the one it has
+		}
 		if len(made) > 0 {
 			batch.Queue("DELETE FROM laurel_shards WHERE board = $1", b.id)
 			batch.Queue(`INSERT INTO laurel_shards (board, shard, version, stamp, seq)
-				SELECT $1, k.shard, k.version, $5, k.seq FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS k(shard, version, seq)`,
-				b.id, made, madeV, madeSeq, s.stamp)
+				SELECT $1, k.shard, k.version, coalesce($5::bigint, 0), k.seq FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS k(shard, version, seq)`,
+				b.id, made, madeV, madeSeq, stamp)
 		}
 		if len(held) > 0 {
-			batch.Queue(`UPDATE laurel_shards s SET version = k.version, stamp = $5, seq = k.seq
+			batch.Queue(`UPDATE laurel_shards s SET version = k.version, stamp = coalesce($5::bigint, s.stamp), seq = k.seq
 				FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS k(shard, version, seq)
-				WHERE s.board = $1 AND s.shard = k.shard`, b.id, held, heldV, heldSeq, s.stamp)
+				WHERE s.board = $1 AND s.shard = k.shard`, b.id, held, heldV, heldSeq, stamp)
 		}
 	}
 	writes := batch.Len()
