@@ -34,7 +34,7 @@ type shardRef struct {
 }
 
 type shardAggs struct {
-	mark shardMark // the shard's row as the step that left it as these aggregates say wrote it
+	mark shardMark // the shard's row, as the step that left these aggregates wrote it
 	aggs map[aggKey]aggVal
 }
 
