@@ -60,13 +60,18 @@ func (f *idFilter) add(k []byte) {
 	f.mu.Unlock()
 }
 
-// addHashes adds keys by their hashes, under one lock (the background scan's batches).
-func (f *idFilter) addHashes(hs []uint64) {
+// addHashes adds keys by their hashes, under one lock (a scan's batches): to the filter's
+// Bloom filters, or only to into when it is set (a rebuild's).
+func (f *idFilter) addHashes(hs []uint64, into *blockedBloom) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	for _, h := range hs {
-		f.addHash(h)
+		if into != nil {
+			into.add(h)
+		} else {
+			f.addHash(h)
+		}
 	}
-	f.mu.Unlock()
 }
 
 func (f *idFilter) addHash(h uint64) {
@@ -175,7 +180,7 @@ func (f *idFilter) scan(its []*pebble.Iterator, into *blockedBloom, stop <-chan 
 			}
 			batch = append(batch, maphash.Bytes(f.seed, k))
 			if len(batch) == cap(batch) {
-				f.addHashesTo(batch, into)
+				f.addHashes(batch, into)
 				batch = batch[:0]
 				select {
 				case <-stop:
@@ -188,21 +193,8 @@ func (f *idFilter) scan(its []*pebble.Iterator, into *blockedBloom, stop <-chan 
 			return false, err
 		}
 	}
-	f.addHashesTo(batch, into)
+	f.addHashes(batch, into)
 	return true, nil
-}
-
-// addHashesTo adds keys by their hashes, under one lock: to into alone when it is set.
-func (f *idFilter) addHashesTo(hs []uint64, into *blockedBloom) {
-	if into == nil {
-		f.addHashes(hs)
-		return
-	}
-	f.mu.Lock()
-	for _, h := range hs {
-		into.add(h)
-	}
-	f.mu.Unlock()
 }
 
 // rebuildIDs starts, in the writer between groups, the rebuild of the id filter into one Bloom
@@ -231,7 +223,7 @@ func (e *Store) rebuildIDs() {
 		hs = append(hs, maphash.Bytes(f.seed, k))
 		return nil
 	})
-	f.addHashesTo(hs, next)
+	f.addHashes(hs, next)
 	its, err := idIters(e.db)
 	start := time.Now()
 	e.loading.Go(func() {

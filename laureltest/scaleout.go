@@ -160,7 +160,13 @@ func (s *ScaleOutStore) Keys(t testing.TB) []string {
 // it); it is closed when the test ends.
 func (s *ScaleOutStore) Open(t testing.TB, now func() int64) *postgres.Store {
 	t.Helper()
-	e, err := postgres.Open(context.Background(), s.DSN, s.Index, postgres.Options{Now: now, Maintenance: -1})
+	return s.OpenWith(t, postgres.Options{Now: now, Maintenance: -1})
+}
+
+// OpenWith opens a store on s with opts, closed when t ends.
+func (s *ScaleOutStore) OpenWith(t testing.TB, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	e, err := postgres.Open(context.Background(), s.DSN, s.Index, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func newStamp() int64 {
 }
 
 // fill sets in b the aggregates of keys it keeps for the shards as b loaded them, and returns
-// the keys it does not have. A step of a whole board takes none: it may have changed
+// the keys neither b nor it has. A step of a whole board takes none: it may have changed
 // aggregates by statements of its own (advance.go) before it reads.
 func (c *aggCache) fill(b *boardStep, keys []aggKey) []aggKey {
 	if c.max == 0 || len(keys) == 0 || b.whole {
@@ -64,6 +64,9 @@ func (c *aggCache) fill(b *boardStep, keys []aggKey) []aggKey {
 	defer c.mu.Unlock()
 	miss := keys[:0:0]
 	for _, k := range keys {
+		if _, ok := b.aggs[k]; ok {
+			continue
+		}
 		i := laurel.ShardOf(k.member, n)
 		sa, sh := c.shards[shardRef{b.id, i}], b.shards[i]
 		if sa != nil && sh != nil && sa.mark == sh.found {
@@ -111,7 +114,11 @@ func (c *aggCache) keep(boards map[string]*boardStep, stamp int64) {
 			if sa == nil { // not a shard the step held: none of its writes
 				continue
 			}
-			if _, had := sa.aggs[k]; !had {
+			old, had := sa.aggs[k]
+			if had && old == v { // filled from here, and unchanged
+				continue
+			}
+			if !had {
 				c.entries++
 			}
 			sa.aggs[k] = v

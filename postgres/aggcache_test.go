@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -21,12 +20,7 @@ func TestCachedAggregates(t *testing.T) {
 		if older {
 			opts = postgres.WithoutStamps(opts)
 		}
-		e, err := postgres.Open(context.Background(), store.DSN, store.Index, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
-		return e
+		return store.OpenWith(t, opts)
 	}
 	// old writes as a version before stamps did: it leaves the shards' stamps as they are.
 	a, b, small, old := open(0, false), open(0, false), open(3, false), open(0, true)

@@ -556,7 +556,7 @@ func (s *step) get(b *boardStep, k aggKey) (aggVal, error) {
 	if v, ok := b.aggs[k]; ok {
 		return v, nil
 	}
-	if s.submit && len(s.e.aggs.fill(b, []aggKey{k})) == 0 {
+	if len(s.cached(b, []aggKey{k})) == 0 {
 		return b.aggs[k], nil
 	}
 	var v aggVal
@@ -571,6 +571,15 @@ func (s *step) get(b *boardStep, k aggKey) (aggVal, error) {
 	}
 	b.aggs[k] = v
 	return v, nil
+}
+
+// cached sets in b, for a step of submits, the aggregates of keys that the node kept from its
+// own (aggcache.go), and returns the others.
+func (s *step) cached(b *boardStep, keys []aggKey) []aggKey {
+	if !s.submit {
+		return keys
+	}
+	return s.e.aggs.fill(b, keys)
 }
 
 // reads are reads of a step that share one round trip: each queued query comes with what
@@ -611,11 +620,7 @@ func (s *step) prefetch(b *boardStep, keys []aggKey) error {
 func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
 	var wins, members []string
 	var spans []int64
-	keys = slices.DeleteFunc(slices.Clone(keys), func(k aggKey) bool { _, ok := b.aggs[k]; return ok })
-	if s.submit {
-		keys = s.e.aggs.fill(b, keys)
-	}
-	for _, k := range keys {
+	for _, k := range s.cached(b, keys) {
 		if _, ok := b.aggs[k]; ok {
 			continue
 		}
