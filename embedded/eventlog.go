@@ -234,7 +234,7 @@ func appendLogRecord(b []byte, now int64, events []loggedEvent, points []pointRe
 	b = binary.AppendUvarint(b, uint64(len(points)))
 	for _, p := range points {
 		b = binary.AppendUvarint(b, p.seq)
-		b = appendString(b, string(p.point))
+		b = appendString(b, p.point)
 	}
 	return append(b, batch...)
 }

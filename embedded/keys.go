@@ -303,7 +303,7 @@ func skipEvent(b []byte) ([]byte, bool) {
 	return b, ok
 }
 
-func appendString(b []byte, s string) []byte {
+func appendString[S ~string | ~[]byte](b []byte, s S) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 

@@ -14,8 +14,62 @@ package embedded
 //   - changeLane+l: an entry of a window on lane l, that touches that window alone; the
 //     checkpoint marks it leaves are noted on the lane (laneNotes) and made by the writer.
 type change struct {
-	f    func()
+	f    func() // nil: set is the change
 	kind int8
+	set  entryChange
+}
+
+// run makes the change.
+func (c *change) run(e *Store) {
+	if c.f != nil {
+		c.f()
+		return
+	}
+	c.set.run(e)
+}
+
+// entryChange sets a member's entry in a window, the change a write makes most, some five an
+// event: a change of its own, not a closure, so that it costs no allocation.
+type entryChange struct {
+	b          *board
+	w          *window
+	start, end int64   // the span's (toSpan), the bucket's start (toBucket)
+	nb         *bucket // toBucket: the newest bucket as the change was staged
+	member     string
+	v          slot
+	first      uint64 // with deferred: the first sequence number of the group
+	h          uint32
+	to         int8 // toSpan, toRollingSpan or toBucket
+	present    bool
+	deferred   bool // written behind: noted for the checkpoint queue
+}
+
+const (
+	toSpan        int8 = iota // an in-memory span of a calendar window or all
+	toRollingSpan             // a rolling window's current span
+	toBucket                  // a rolling window's bucket
+)
+
+func (s *entryChange) run(e *Store) {
+	b, w := s.b, s.w
+	switch s.to {
+	case toRollingSpan:
+		b.setHandle(e, w.span(rollingSpan), s.h, s.member, s.v, s.present)
+	case toSpan:
+		sp := b.spanFor(w, s.start, s.end, s.present)
+		if sp == nil {
+			return
+		}
+		b.setHandle(e, sp, s.h, s.member, s.v, s.present)
+		if s.deferred {
+			e.noteDirty(b, w, sp, nil, s.h, s.first)
+		}
+	case toBucket:
+		w.setBucket(s.start, s.h, s.v, s.present, b.members.count())
+		if s.deferred && w.newest == s.nb {
+			e.noteDirty(b, w, nil, s.nb, s.h, s.first)
+		}
+	}
 }
 
 const (
@@ -39,15 +93,16 @@ type dirtyNote struct {
 
 // laneHelper runs the changes of lane 1 of a slice while the writer runs lane 0's.
 type laneHelper struct {
+	e    *Store
 	work chan []change
 	done chan struct{}
 }
 
-func startLaneHelper() *laneHelper {
-	l := &laneHelper{work: make(chan []change), done: make(chan struct{})}
+func startLaneHelper(e *Store) *laneHelper {
+	l := &laneHelper{e: e, work: make(chan []change), done: make(chan struct{})}
 	go func() {
 		for cs := range l.work {
-			runKind(cs, changeLane+1)
+			runKind(e, cs, changeLane+1)
 			l.done <- struct{}{}
 		}
 	}()
@@ -57,10 +112,10 @@ func startLaneHelper() *laneHelper {
 func (l *laneHelper) stop() { close(l.work) }
 
 // runKind runs the changes of cs of kind, in order.
-func runKind(cs []change, kind int8) {
-	for _, c := range cs {
-		if c.kind == kind {
-			c.f()
+func runKind(e *Store, cs []change, kind int8) {
+	for i := range cs {
+		if c := &cs[i]; c.kind == kind {
+			c.run(e)
 		}
 	}
 }
@@ -87,17 +142,18 @@ func (e *Store) markNoted() {
 func (e *Store) applySlice(cs []change) {
 	var ordered bool
 	var perLane [lanes]int
-	for _, c := range cs {
-		switch {
-		case c.kind == changeOrdered:
+	for i := range cs {
+		switch k := cs[i].kind; {
+		case k == changeOrdered:
 			ordered = true
-		case c.kind >= changeLane:
-			perLane[c.kind-changeLane]++
+		case k >= changeLane:
+			perLane[k-changeLane]++
 		}
 	}
 	if ordered || perLane[0] == 0 || perLane[1] == 0 {
-		for _, c := range cs {
-			c.f()
+		for i := range cs {
+			c := &cs[i]
+			c.run(e)
 			if c.kind >= changeLane {
 				e.markNoted() // where markDirty was made before lanes
 			}
@@ -105,11 +161,11 @@ func (e *Store) applySlice(cs []change) {
 		return
 	}
 	if e.helper == nil {
-		e.helper = startLaneHelper()
+		e.helper = startLaneHelper(e)
 	}
 	e.helper.work <- cs
-	runKind(cs, changeLane)
+	runKind(e, cs, changeLane)
 	<-e.helper.done
-	runKind(cs, changeFree)
+	runKind(e, cs, changeFree)
 	e.markNoted()
 }

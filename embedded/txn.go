@@ -66,6 +66,8 @@ type txn struct {
 	// idReaders are the group's readers of each run of ids, made by storedID as it needs
 	// them; closed by release.
 	idReaders []*pointReader
+	// from is where the group's lists ended when this operation's txn began (child).
+	from listEnds
 }
 
 // memKey names a member's aggregate in memory as a write stages it: in an in-memory span of
@@ -127,13 +129,25 @@ func playBack[K comparable, V any](m map[K]V, log []undoEntry[K, V]) {
 const rollingSpan = 0
 
 func (e *Store) newTxn(now int64) *txn {
-	return &txn{e: e, now: now, batch: e.db.NewBatch(), seq: e.seq, touched: make(map[*board]bool)}
+	tx := &txn{e: e, now: now, batch: e.db.NewBatch(), seq: e.seq, touched: make(map[*board]bool)}
+	e.spare.takeLists(tx)
+	return tx
 }
 
-// child returns the txn of an operation in tx's group.
+// child returns the txn of an operation in tx's group. It appends its changes, checkpoint
+// records and events to the group's own lists, past their ends: merging it only moves the
+// ends, and a failure leaves them where they were (what it appended is written over).
 func (tx *txn) child() *txn {
 	return &txn{e: tx.e, now: tx.now, parent: tx, batch: tx.e.db.NewBatch(), seq: tx.seq, touched: make(map[*board]bool),
-		memUndo: tx.e.spare.memUndo[:0], idsUndo: tx.e.spare.idsUndo[:0]}
+		memUndo: tx.e.spare.memUndo[:0], idsUndo: tx.e.spare.idsUndo[:0],
+		after: tx.after, cpRecs: tx.cpRecs, logged: tx.logged, points: tx.points, from: tx.ends()}
+}
+
+// listEnds are where a txn's lists end.
+type listEnds struct{ after, cpRecs, logged, points int }
+
+func (tx *txn) ends() listEnds {
+	return listEnds{len(tx.after), len(tx.cpRecs), len(tx.logged), len(tx.points)}
 }
 
 // undoLog returns log, one of tx's undo logs, when tx is an operation's; nil when it is a
@@ -165,11 +179,11 @@ func (tx *txn) mergeInto(p *txn) {
 	}
 	p.profiles = mergeMap(p.profiles, tx.profiles)
 	p.seq = tx.seq
-	p.after = append(p.after, tx.after...)
+	if p.ends() != tx.from {
+		panic("embedded: a group's lists changed while an operation staged into them")
+	}
+	p.after, p.cpRecs, p.logged, p.points = tx.after, tx.cpRecs, tx.logged, tx.points
 	p.breaks = append(p.breaks, len(p.after))
-	p.cpRecs = append(p.cpRecs, tx.cpRecs...)
-	p.logged = append(p.logged, tx.logged...)
-	p.points = append(p.points, tx.points...)
 	if tx.erase != nil {
 		p.erase = tx.erase
 	}
@@ -194,6 +208,7 @@ func (tx *txn) undo() {
 func (tx *txn) release() {
 	if tx.parent == nil {
 		tx.e.spare.put(tx.mem, tx.ids)
+		tx.e.spare.keepLists(tx)
 	} else {
 		tx.e.spare.keepUndo(tx.memUndo, tx.idsUndo)
 	}
@@ -219,6 +234,7 @@ type spareOverlays struct {
 	ids     []map[string]idVal
 	memUndo []undoEntry[memKey, memVal]
 	idsUndo []undoEntry[string, idVal]
+	lists   spareLists
 }
 
 func (s *spareOverlays) memMap(hint int) map[memKey]memVal { return take(&s.mem, hint) }
@@ -239,6 +255,35 @@ func (s *spareOverlays) keepUndo(mem []undoEntry[memKey, memVal], ids []undoEntr
 	if cap(ids) <= spareEntries {
 		s.idsUndo = ids[:0]
 	}
+}
+
+// spareLists are a group's lists, emptied, for the next group: grown anew from nothing for
+// each group and each operation, and copied from one into the other, they were a quarter of
+// the bytes the writer allocated.
+type spareLists struct {
+	after  []change
+	breaks []int
+	cpRecs []byte
+	logged []loggedEvent
+}
+
+func (s *spareOverlays) takeLists(tx *txn) {
+	l := &s.lists
+	tx.after, tx.breaks, tx.cpRecs, tx.logged = l.after, l.breaks, l.cpRecs, l.logged
+	*l = spareLists{}
+}
+
+// keepLists keeps a group's lists once it is done with, unless they grew past what four
+// groups of the most events hold, or a checkpoint's frame may still be reading its records.
+func (s *spareOverlays) keepLists(tx *txn) {
+	if tx.cpFrame != nil || cap(tx.after) > spareEntries || cap(tx.logged) > 4*2048 || cap(tx.cpRecs) > maxLogBuffer {
+		return
+	}
+	// What the changes and events hold is garbage now, as is what failed operations left past
+	// the ends.
+	clear(tx.after[:cap(tx.after)])
+	clear(tx.logged[:cap(tx.logged)])
+	s.lists = spareLists{tx.after[:0], tx.breaks[:0], tx.cpRecs[:0], tx.logged[:0]}
 }
 
 // spareMaps is how many maps of a kind spareOverlays keeps, and spareEntries the most
@@ -277,15 +322,10 @@ func mergeMap[K comparable, V any](dst, src map[K]V) map[K]V {
 }
 
 // onCommit queues a change to memory for when the group is durable, made in order.
-func (tx *txn) onCommit(b *board, f func()) { tx.queue(b, change{f, changeOrdered}) }
+func (tx *txn) onCommit(b *board, f func()) { tx.queue(b, change{f: f, kind: changeOrdered}) }
 
 // onCommitFree queues a change that touches no window's spans or buckets (lanes.go).
-func (tx *txn) onCommitFree(b *board, f func()) { tx.queue(b, change{f, changeFree}) }
-
-// onCommitLane queues a change that touches w alone, on w's lane (lanes.go).
-func (tx *txn) onCommitLane(b *board, w *window, f func()) {
-	tx.queue(b, change{f, changeLane + int8(w.lane)})
-}
+func (tx *txn) onCommitFree(b *board, f func()) { tx.queue(b, change{f: f, kind: changeFree}) }
 
 func (tx *txn) queue(b *board, c change) {
 	tx.after = append(tx.after, c)
@@ -392,25 +432,16 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member 
 		}
 	}
 	tx.put(memKeyOf(w, start, h), v, present)
-	e := tx.e
+	set := entryChange{b: b, w: w, start: start, end: end, member: member, v: v, h: h, present: present}
 	if w.w.IsRolling() {
-		tx.onCommitLane(b, w, func() { b.setHandle(e, w.span(rollingSpan), h, member, v, present) })
-		return
-	}
-	deferred, first := tx.deferAggs, e.seq+1
-	if !deferred {
-		tx.spanAgg(b.cfg.ID, w.name, start, member, aggregate(v), present, tx.seq)
-	}
-	tx.onCommitLane(b, w, func() {
-		sp := b.spanFor(w, start, end, present)
-		if sp == nil {
-			return
+		set.to = toRollingSpan
+	} else {
+		set.to, set.deferred, set.first = toSpan, tx.deferAggs, tx.e.seq+1
+		if !set.deferred {
+			tx.spanAgg(b.cfg.ID, w.name, start, member, aggregate(v), present, tx.seq)
 		}
-		b.setHandle(e, sp, h, member, v, present)
-		if deferred {
-			e.noteDirty(b, w, sp, nil, h, first)
-		}
-	})
+	}
+	tx.queue(b, change{kind: changeLane + int8(w.lane), set: set})
 }
 
 // setAgg stages a stored aggregate that counts every event up to the sequence number asOf,
@@ -464,12 +495,8 @@ func (tx *txn) bucketSet(b *board, w *window, start int64, h uint32, member stri
 	} else {
 		tx.setAgg(aggKey(b.cfg.ID, w.name, start, member), a, present, tx.seq)
 	}
-	tx.onCommitLane(b, w, func() {
-		w.setBucket(start, h, slot(a), present, b.members.count())
-		if deferred && w.newest == nb {
-			e.noteDirty(b, w, nil, nb, h, first)
-		}
-	})
+	tx.queue(b, change{kind: changeLane + int8(w.lane), set: entryChange{to: toBucket, b: b, w: w, start: start,
+		member: member, v: slot(a), h: h, present: present, deferred: deferred, first: first, nb: nb}})
 }
 
 // storedAgg reads a stored aggregate as committed: a write's own are in its overlay.
