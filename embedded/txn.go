@@ -200,6 +200,9 @@ func (tx *txn) undo() {
 	playBack(g.mem, tx.memUndo)
 	playBack(g.ids, tx.idsUndo)
 	tx.memUndo, tx.idsUndo = tx.memUndo[:0], tx.idsUndo[:0]
+	// What it appended past the group's ends holds nothing of use, only pointers.
+	clear(tx.after[len(g.after):])
+	clear(tx.logged[len(g.logged):])
 }
 
 // release gives the txn's overlay, emptied, for the next groups once the group is committed,
@@ -279,10 +282,8 @@ func (s *spareOverlays) keepLists(tx *txn) {
 	if tx.cpFrame != nil || cap(tx.after) > spareEntries || cap(tx.logged) > 4*2048 || cap(tx.cpRecs) > maxLogBuffer {
 		return
 	}
-	// What the changes and events hold is garbage now, as is what failed operations left past
-	// the ends.
-	clear(tx.after[:cap(tx.after)])
-	clear(tx.logged[:cap(tx.logged)])
+	clear(tx.after) // what the changes and events hold is garbage now
+	clear(tx.logged)
 	s.lists = spareLists{tx.after[:0], tx.breaks[:0], tx.cpRecs[:0], tx.logged[:0]}
 }
 
