@@ -198,3 +198,21 @@ func (e *Store) IDFilterRebuilds() int {
 	defer e.ids.mu.Unlock()
 	return e.ids.rebuilt
 }
+
+// SortRun sorts records (key, value) as a seal does before writing them to a table, and
+// returns them in that order.
+func SortRun(records [][2][]byte) [][2][]byte {
+	r := newSortedRun(len(records), 16)
+	for _, kv := range records {
+		start := len(r.arena)
+		r.arena = append(r.arena, kv[0]...)
+		keyEnd := len(r.arena)
+		r.arena = append(r.arena, kv[1]...)
+		r.add(start, keyEnd)
+	}
+	var out [][2][]byte
+	for _, rec := range r.sort() {
+		out = append(out, [2][]byte{r.keyOf(rec), r.valueOf(rec)})
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"unsafe"
 )
 
 // The store's keyspace. Every key begins with a one-byte table tag; board ids, window names,
@@ -259,6 +260,17 @@ func appendEvent(b []byte, board string, ev *event) []byte {
 
 // readEvent decodes what appendEvent wrote, and returns the rest of b.
 func readEvent(b []byte, ev *event) (board string, rest []byte, err error) {
+	return decodeEvent(b, ev, readString)
+}
+
+// viewEvent is readEvent with strings that share b, for a caller that keeps none of them
+// past b's life, and b's bytes never change: the seal, which decodes every event of the
+// memory's arena once and copies what it writes.
+func viewEvent(b []byte, ev *event) (board string, rest []byte, err error) {
+	return decodeEvent(b, ev, viewString)
+}
+
+func decodeEvent(b []byte, ev *event, readString func([]byte) (string, []byte, bool)) (board string, rest []byte, err error) {
 	var ok bool
 	if board, b, ok = readString(b); !ok {
 		return "", nil, errCorrupt
@@ -310,6 +322,12 @@ func appendString[S ~string | ~[]byte](b []byte, s S) []byte {
 func readString(b []byte) (string, []byte, bool) {
 	s, rest, ok := readBytes(b)
 	return string(s), rest, ok
+}
+
+// viewString is readString without a copy: its result shares b.
+func viewString(b []byte) (string, []byte, bool) {
+	s, rest, ok := readBytes(b)
+	return unsafe.String(unsafe.SliceData(s), len(s)), rest, ok
 }
 
 // readBytes is readString without a copy: its result shares b.

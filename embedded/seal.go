@@ -151,7 +151,7 @@ func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure,
 		pending[seq] = arena[len(arena)-len(point) : len(arena) : len(arena)]
 	}
 	for i := range r.list {
-		board, ev := r.at(int32(i))
+		board, ev := r.view(int32(i)) // fn copies what it keeps
 		// Points are logged in the order of their events: this one's record, or an
 		// earlier one, is next.
 		for want := r.list[i].point; want > read && valid; valid = it.Next() {
@@ -326,7 +326,7 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 
 // sortedRun is the records of a file a seal writes, in the order they come: their keys and
 // values back to back in one arena, each record where its own are. A seal of 65536 events
-// holds two, so they are kept small: a record takes 24 bytes and no allocation of its own.
+// holds two, so they are kept small: a record takes 32 bytes and no allocation of its own.
 type sortedRun struct {
 	arena []byte
 	recs  []runRecord
@@ -340,6 +340,7 @@ type sortedRun struct {
 type runRecord struct {
 	off            int
 	klen, vlen, at uint32
+	head           uint64 // set by writeSorted: 8 bytes of the key past what every key shares
 }
 
 func newSortedRun(records, bytesEach int) *sortedRun {
@@ -349,7 +350,7 @@ func newSortedRun(records, bytesEach int) *sortedRun {
 // add adds the record just appended to the arena from start: its key ends at keyEnd, its
 // value is the rest.
 func (r *sortedRun) add(start, keyEnd int) {
-	r.recs = append(r.recs, runRecord{start, uint32(keyEnd - start), uint32(len(r.arena) - keyEnd), uint32(len(r.recs))})
+	r.recs = append(r.recs, runRecord{start, uint32(keyEnd - start), uint32(len(r.arena) - keyEnd), uint32(len(r.recs)), 0})
 }
 
 func (r *sortedRun) keyOf(rec runRecord) []byte { return r.arena[rec.off : rec.off+int(rec.klen)] }
@@ -357,6 +358,39 @@ func (r *sortedRun) keyOf(rec runRecord) []byte { return r.arena[rec.off : rec.o
 func (r *sortedRun) valueOf(rec runRecord) []byte {
 	k := rec.off + int(rec.klen)
 	return r.arena[k : k+int(rec.vlen)]
+}
+
+// sort sorts the records by key and, between equal keys, by place (so an unstable sort
+// serves, with a fraction of a stable sort's comparisons), and returns them. The keys
+// share a prefix (their tag and board): the 8 bytes after it, compared as a number held in
+// the record itself, order most pairs without reading the arena.
+func (r *sortedRun) sort() []runRecord {
+	recs := r.recs
+	shared := 0
+	if len(recs) > 0 {
+		first := r.keyOf(recs[0])
+		shared = len(first)
+		for _, rec := range recs[1:] {
+			k := r.keyOf(rec)
+			n := 0
+			for n < shared && n < len(k) && k[n] == first[n] {
+				n++
+			}
+			shared = n
+		}
+	}
+	for i := range recs {
+		var head [8]byte
+		copy(head[:], r.keyOf(recs[i])[shared:])
+		recs[i].head = binary.BigEndian.Uint64(head[:])
+	}
+	slices.SortFunc(recs, func(a, b runRecord) int {
+		if c := cmp.Compare(a.head, b.head); c != 0 {
+			return c
+		}
+		return cmp.Or(bytes.Compare(r.keyOf(a)[shared:], r.keyOf(b)[shared:]), cmp.Compare(a.at, b.at))
+	})
+	return recs
 }
 
 // newTable creates a table file at path for the store to ingest.
@@ -369,8 +403,7 @@ func (e *Store) newTable(path string) (*sstable.Writer, error) {
 }
 
 // writeSorted writes run's records to a table at path in key order; of records with one
-// key, the last one. Their places order equal keys, so an unstable sort serves, with a
-// fraction of a stable sort's comparisons.
+// key, the last one (sort).
 //
 // A run by seq writes the records whose keys differ in their sequence number alone as one:
 // the first key, its value the later numbers (keys.go). A member's events in a seal then
@@ -378,10 +411,7 @@ func (e *Store) newTable(path string) (*sstable.Writer, error) {
 // quarter as many, and the member index was two thirds of what each compaction of level 0
 // rewrote (docs/benchmarks.md, "A member's events in a seal, one record").
 func (e *Store) writeSorted(path string, run *sortedRun) error {
-	recs := run.recs
-	slices.SortFunc(recs, func(a, b runRecord) int {
-		return cmp.Or(bytes.Compare(run.keyOf(a), run.keyOf(b)), cmp.Compare(a.at, b.at))
-	})
+	recs := run.sort()
 	w, err := e.newTable(path)
 	if err != nil {
 		return err

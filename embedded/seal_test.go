@@ -1,0 +1,39 @@
+package embedded_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/laurel/laurel/embedded"
+)
+
+// TestSortRun: a seal's records go to a table in the order of their keys' bytes, equal keys
+// in the order they came (the table keeps the last). The sort compares 8 bytes past the keys'
+// shared prefix as a number first; keys that differ only after them, or in length within
+// them, or in zero bytes, must still sort as bytes do.
+func TestSortRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seed(t), 5))
+	for round := range 200 {
+		prefix := []byte("N\x00board\x00")[:rng.IntN(9)]
+		alphabet := []byte{0, 1, 'a', 'b', 0xff}
+		var records [][2][]byte
+		for i := range 1 + rng.IntN(300) {
+			k := slices.Clone(prefix)
+			for range rng.IntN(14) {
+				k = append(k, alphabet[rng.IntN(len(alphabet))])
+			}
+			if len(records) > 0 && rng.IntN(8) == 0 { // a key again
+				k = slices.Clone(records[rng.IntN(len(records))][0])
+			}
+			records = append(records, [2][]byte{k, {byte(i), byte(i >> 8)}})
+		}
+		want := slices.Clone(records)
+		slices.SortStableFunc(want, func(a, b [2][]byte) int { return bytes.Compare(a[0], b[0]) })
+		got := embedded.SortRun(records)
+		if !slices.EqualFunc(got, want, func(a, b [2][]byte) bool { return bytes.Equal(a[0], b[0]) && bytes.Equal(a[1], b[1]) }) {
+			t.Fatalf("round %d: sorted\n%q\nwant\n%q", round, got, want)
+		}
+	}
+}
