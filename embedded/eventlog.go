@@ -78,15 +78,20 @@ func (r *recentEvents) add(board string, ev event) {
 }
 
 // at decodes event i, flagged retracted when it was since.
-func (r *recentEvents) at(i int32) (board string, ev event) { return r.decode(i, readEvent) }
+func (r *recentEvents) at(i int32) (board string, ev event) { return r.decode(i, false) }
 
 // view is at with strings that share the arena, which is never written over: for a caller
 // that keeps none of them (viewEvent).
-func (r *recentEvents) view(i int32) (board string, ev event) { return r.decode(i, viewEvent) }
+func (r *recentEvents) view(i int32) (board string, ev event) { return r.decode(i, true) }
 
-func (r *recentEvents) decode(i int32, read func([]byte, *event) (string, []byte, error)) (board string, ev event) {
+func (r *recentEvents) decode(i int32, view bool) (board string, ev event) {
 	re := &r.list[i]
-	board, _, err := read(r.arena[re.off:], &ev)
+	var err error
+	if view {
+		board, _, err = viewEvent(r.arena[re.off:], &ev)
+	} else {
+		board, _, err = readEvent(r.arena[re.off:], &ev)
+	}
 	if err != nil {
 		panic("embedded: decoding an event encoded in memory: " + err.Error())
 	}

@@ -93,8 +93,9 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 	if ev.id != "" {
 		tx.idSet(b.cfg.ID, ev, true)
 	}
-	boardID := b.cfg.ID
-	tx.onCommitFree(b, func() { e.recent.add(boardID, ev) })
+	// Memory's index of recent events takes it from the group's list (not a closure: one
+	// allocation an event less).
+	tx.queue(b, change{kind: changeFree, set: entryChange{to: toRecent, logged: &tx.logged[len(tx.logged)-1]}})
 	if in.Name != nil {
 		if err := e.stageProfile(tx, in.Member, laurel.ProfileSpec{Name: in.Name}); err != nil {
 			return "", 0, 0, err

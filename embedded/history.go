@@ -70,7 +70,20 @@ func (e *Store) recoverHistory() error {
 
 // encodeHistory encodes the event's time and the member's standing per window.
 func encodeHistory(ts int64, names []string, standings []laurel.Standing) []byte {
-	b := appendU64(make([]byte, 0, 8+len(names)*20), uint64(ts))
+	return appendHistory(make([]byte, 0, historySize(names)), ts, names, standings)
+}
+
+// historySize is the length of a history record of the windows names.
+func historySize(names []string) int {
+	n := 8
+	for _, name := range names {
+		n += 1 + len(name) + 12
+	}
+	return n
+}
+
+func appendHistory(b []byte, ts int64, names []string, standings []laurel.Standing) []byte {
+	b = appendU64(b, uint64(ts))
 	for i, name := range names {
 		b = append(b, byte(len(name)))
 		b = append(b, name...)
@@ -140,10 +153,29 @@ func (e *Store) recordHistory(b *board, spans []*span, member string, seq uint64
 		}
 	}
 	if seq != 0 {
-		e.history = append(e.history, pointRecord{seq, encodeHistory(ts, names, standings)})
+		point := appendHistory(e.pointChunks.take(historySize(names)), ts, names, standings)
+		e.history = append(e.history, pointRecord{seq, point})
 		e.pending.Add(1)
 	}
 	return entries
+}
+
+// chunks hands out byte slices cut from chunks of pointChunk bytes that are never grown: a
+// full chunk stays with the slices cut from it, and a new one is begun, so that many small
+// slices kept a while (history points) cost an allocation a chunk rather than one each.
+type chunks struct{ b []byte }
+
+// pointChunk is the size of the chunks history points are kept in.
+const pointChunk = 256 << 10
+
+// take returns an empty slice with room for n bytes, which later takes never write over.
+func (c *chunks) take(n int) []byte {
+	if cap(c.b)-len(c.b) < n {
+		c.b = make([]byte, 0, max(pointChunk, n))
+	}
+	start := len(c.b)
+	c.b = c.b[:start+n]
+	return c.b[start : start : start+n]
 }
 
 // standings appends to names and standings the member's standing in each window of b where

@@ -37,7 +37,8 @@ type entryChange struct {
 	nb         *bucket // toBucket: the newest bucket as the change was staged
 	member     string
 	v          slot
-	first      uint64 // with deferred: the first sequence number of the group
+	first      uint64       // with deferred: the first sequence number of the group
+	logged     *loggedEvent // toRecent: the event, in its group's list
 	h          uint32
 	to         int8 // toSpan, toRollingSpan or toBucket
 	present    bool
@@ -48,6 +49,7 @@ const (
 	toSpan        int8 = iota // an in-memory span of a calendar window or all
 	toRollingSpan             // a rolling window's current span
 	toBucket                  // a rolling window's bucket
+	toRecent                  // not an entry: an event applied, to memory's recent events
 )
 
 func (s *entryChange) run(e *Store) {
@@ -69,6 +71,8 @@ func (s *entryChange) run(e *Store) {
 		if s.deferred && w.newest == s.nb {
 			e.noteDirty(b, w, nil, s.nb, s.h, s.first)
 		}
+	case toRecent:
+		e.recent.add(s.logged.board, s.logged.event)
 	}
 }
 

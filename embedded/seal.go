@@ -140,18 +140,12 @@ func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure,
 	defer it.Close()
 	valid := it.First()
 	var read uint64 // the last record read
-	var arena []byte
-	keep := func(seq uint64, point []byte) {
-		// The points are copied into chunks that are never grown: a full chunk stays with
-		// the points taken from it, and a new one is begun, so no point is copied twice.
-		if len(arena)+len(point) > cap(arena) {
-			arena = make([]byte, 0, max(pointChunk, len(point)))
-		}
-		arena = append(arena, point...)
-		pending[seq] = arena[len(arena)-len(point) : len(arena) : len(arena)]
-	}
+	var arena chunks // no point is copied twice
+	keep := func(seq uint64, point []byte) { pending[seq] = append(arena.take(len(point)), point...) }
+	var ev event // one for all: fn's pointer to it makes it escape
 	for i := range r.list {
-		board, ev := r.view(int32(i)) // fn copies what it keeps
+		var board string
+		board, ev = r.view(int32(i)) // fn copies what it keeps
 		// Points are logged in the order of their events: this one's record, or an
 		// earlier one, is next.
 		for want := r.list[i].point; want > read && valid; valid = it.Next() {
@@ -171,9 +165,6 @@ func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure,
 	}
 	return it.Error()
 }
-
-// pointChunk is the size of the chunks eachSealed copies the history points it reads into.
-const pointChunk = 256 << 10
 
 // finishSeal ends the seal in progress, in the writer: readers see the sealed events in the
 // store from now on, and the log's sealed records go.

@@ -13,7 +13,11 @@ type staged struct {
 	known  bool
 }
 
-func newStaged(tx *txn, b *board) *staged { return &staged{tx: tx, b: b} }
+// newStaged returns tx's staged, for b: one an operation, not one an event.
+func newStaged(tx *txn, b *board) *staged {
+	tx.aggs = staged{tx: tx, b: b}
+	return &tx.aggs
+}
 
 // handle is txn.handle, remembered for the member the domain names next.
 func (s *staged) handle(member string, create bool) (uint32, bool) {

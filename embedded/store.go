@@ -137,8 +137,10 @@ type Store struct {
 	// checkpoint file (a store written before it, or imported), compacted away once it serves.
 	moved   [][2][]byte
 	history []pointRecord // history points waiting for the next commit; the writer's
-	recent  *recentEvents // the events since the last seal (eventlog.go)
-	sealing *recentEvents // the events of the seal in progress, or nil (seal.go)
+	// pointChunks holds the history points' bytes; the writer's.
+	pointChunks chunks
+	recent      *recentEvents // the events since the last seal (eventlog.go)
+	sealing     *recentEvents // the events of the seal in progress, or nil (seal.go)
 	// sealedTo is the last sequence number of the last seal that ended: the store may hold
 	// later ones already, still read from sealing until the writer ends the seal.
 	sealedTo uint64

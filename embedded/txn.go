@@ -68,6 +68,10 @@ type txn struct {
 	idReaders []*pointReader
 	// from is where the group's lists ended when this operation's txn began (child).
 	from listEnds
+	// keyBuf is the group's buffer for the key of an id it looks up or stages.
+	keyBuf []byte
+	// aggs is what an operation's txn gives the domain's rules to stage through (staging.go).
+	aggs staged
 }
 
 // memKey names a member's aggregate in memory as a write stages it: in an in-memory span of
@@ -515,8 +519,10 @@ func (tx *txn) storedAgg(k []byte) (aggregate, bool, error) {
 // answers first for all but the overlay: it holds every id staged (idSet) or read back from
 // the log at Open as well as those stored, so an id it has never seen is in none of them.
 func (tx *txn) idGet(board, id string) (event, bool, error) {
-	k := key(tagID, board, id)
-	if v, ok := tx.group().ids[string(k)]; ok {
+	g := tx.group()
+	g.keyBuf = appendKey(g.keyBuf[:0], tagID, board, id)
+	k := g.keyBuf
+	if v, ok := g.ids[string(k)]; ok {
 		return v.ev, v.present, nil
 	}
 	if tx.e.ids.absent(k) {
@@ -569,13 +575,13 @@ func (tx *txn) storeGet(k []byte) ([]byte, bool, error) {
 // idSet notes in the overlay that id names ev (present) or no event. The ids of sealed events
 // are stored by the seal; a retraction or deletion removes a sealed one itself.
 func (tx *txn) idSet(board string, ev event, present bool) {
-	k := key(tagID, board, ev.id)
 	g := tx.group()
+	g.keyBuf = appendKey(g.keyBuf[:0], tagID, board, ev.id)
 	if g.ids == nil {
 		g.ids = g.e.spare.idsMap(g.sizeHint / overlayPerEvent)
 	}
-	stageIn(g.ids, undoLog(tx, &tx.idsUndo), string(k), idVal{ev, present})
+	stageIn(g.ids, undoLog(tx, &tx.idsUndo), string(g.keyBuf), idVal{ev, present})
 	if present {
-		tx.e.ids.add(k)
+		tx.e.ids.add(g.keyBuf)
 	}
 }
