@@ -51,9 +51,16 @@ type recentEvents struct {
 	seed  maphash.Seed
 }
 
+// newRecentEvents makes the index for a seal's capacity of events, its list and arena made
+// that large at once: grown step by step, they were the largest part of the bytes the
+// writer allocated (docs/benchmarks.md, "Fewer allocations an event").
 func newRecentEvents(capacity int) *recentEvents {
-	return &recentEvents{ids: newBlockedBloom(max(capacity, 1024)), seed: maphash.MakeSeed()}
+	return &recentEvents{ids: newBlockedBloom(max(capacity, 1024)), seed: maphash.MakeSeed(),
+		list: make([]recentEvent, 0, capacity), arena: make([]byte, 0, capacity*recentEventBytes)}
 }
+
+// recentEventBytes is about what an event takes in the arena with short names and an id.
+const recentEventBytes = 64
 
 func (r *recentEvents) hash(board, s string) uint64 {
 	var h maphash.Hash
