@@ -28,8 +28,9 @@ func (c *change) run(e *Store) {
 	c.set.run(e)
 }
 
-// entryChange sets a member's entry in a window, the change a write makes most, some five an
-// event: a change of its own, not a closure, so that it costs no allocation.
+// entryChange is a change made without a closure, which cost an allocation each: a member's
+// entry set in a window, the change a write makes most (some five an event), or an applied
+// event added to memory's recent events.
 type entryChange struct {
 	b          *board
 	w          *window
@@ -97,13 +98,12 @@ type dirtyNote struct {
 
 // laneHelper runs the changes of lane 1 of a slice while the writer runs lane 0's.
 type laneHelper struct {
-	e    *Store
 	work chan []change
 	done chan struct{}
 }
 
 func startLaneHelper(e *Store) *laneHelper {
-	l := &laneHelper{e: e, work: make(chan []change), done: make(chan struct{})}
+	l := &laneHelper{work: make(chan []change), done: make(chan struct{})}
 	go func() {
 		for cs := range l.work {
 			runKind(e, cs, changeLane+1)

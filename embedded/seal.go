@@ -139,7 +139,7 @@ func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure,
 	}
 	defer it.Close()
 	valid := it.First()
-	var read uint64 // the last record read
+	var read uint64  // the last record read
 	var arena chunks // no point is copied twice
 	keep := func(seq uint64, point []byte) { pending[seq] = append(arena.take(len(point)), point...) }
 	var ev event // one for all: fn's pointer to it makes it escape
@@ -331,7 +331,7 @@ type sortedRun struct {
 type runRecord struct {
 	off            int
 	klen, vlen, at uint32
-	head           uint64 // set by writeSorted: 8 bytes of the key past what every key shares
+	head           uint64 // set by sort: 8 bytes of the key past what every key of the run shares
 }
 
 func newSortedRun(records, bytesEach int) *sortedRun {
