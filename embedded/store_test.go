@@ -387,4 +387,15 @@ func TestFailedOperationInGroup(t *testing.T) {
 	check("after the second group", 19+32+64+128)
 	restart()
 	check("after a second restart", 19+32+64+128)
+
+	// f adds to the member e added to, then fails, the last in its group to change x: memory
+	// holds e's change whole and nothing of f's.
+	codes = group([]laurel.Event{{Board: "r", Member: "x", Value: 256}},
+		[]laurel.Event{{Board: "r", Member: "x", Value: 512}, {Board: "r", Member: "x", Value: 99, ID: "a"}})
+	if !slices.Equal(codes, []string{"", laurel.EConflict}) {
+		t.Fatalf("the submits' errors: %q", codes)
+	}
+	check("after the third group", 243+256)
+	restart()
+	check("after a third restart", 243+256)
 }
