@@ -56,6 +56,13 @@ func (b *boardStep) expected(k int) (laurel.IndexKey, bool) {
 // countsIn returns what shard i counts of the reads of the other shards (by shard, as
 // readsByShard gives them): the entries that entry picks, and the reads they are for.
 func countsIn(reads map[int][]int, i int, entry func(k int) (laurel.IndexKey, bool)) (keys []laurel.IndexKey, at []int) {
+	n := 0
+	for j, ks := range reads {
+		if j != i {
+			n += len(ks)
+		}
+	}
+	keys, at = make([]laurel.IndexKey, 0, n), make([]int, 0, n)
 	for j, ks := range reads {
 		if j == i {
 			continue
@@ -90,7 +97,7 @@ func (b *boardStep) tally(mu *sync.Mutex, i int, at, counts []int) {
 	defer mu.Unlock()
 	for j, k := range at {
 		b.before[k] += counts[j]
-		b.counted[[2]int{k, i}] = true
+		b.counted[k*b.st.shards()+i] = true
 	}
 }
 
@@ -135,7 +142,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	}
 	// send gives shard i its update, with the shard's reads and the other shards' entries to
 	// count, and takes the ranks and counts read back.
-	b.expect, b.before, b.counted = make([]laurel.IndexKey, len(b.reads)), make([]int, len(b.reads)), make(map[[2]int]bool)
+	b.expect, b.before, b.counted = make([]laurel.IndexKey, len(b.reads)), make([]int, len(b.reads)), make([]bool, len(b.reads)*n)
 	for k, r := range b.reads {
 		if v := b.aggs[b.readKeys[k]]; v.present {
 			b.expect[k] = laurel.IndexKey{Set: r.Set, Score: v.score, At: v.at, Member: r.Member}
@@ -341,9 +348,7 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 		// Counted for an entry other than the one read back: count again.
 		if x := b.expect[k]; en.Rank > 0 && (en.Score != x.Score || en.At != x.At) {
 			b.before[k] = 0
-			for i := range n {
-				delete(b.counted, [2]int{k, i})
-			}
+			clear(b.counted[k*n : (k+1)*n])
 		}
 	}
 	shards := make([]int, n)
@@ -356,7 +361,7 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 	for i := range n {
 		keys[i], at[i] = countsIn(reads, i, func(k int) (laurel.IndexKey, bool) {
 			en := b.read[k]
-			return laurel.IndexKey{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member}, en.Rank > 0 && !b.counted[[2]int{k, i}]
+			return laurel.IndexKey{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member}, en.Rank > 0 && !b.counted[k*n+i]
 		})
 	}
 	var mu sync.Mutex

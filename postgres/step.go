@@ -75,11 +75,11 @@ type boardStep struct {
 	// The ranks of reads in the whole board: readKeys are the aggregates they read, and
 	// expect their entries as the step left them (Member "": none), so that the other shards'
 	// steps count what ranks before them (applyIndex); before sums those counts, and counted
-	// says which shards made them (by read and shard).
+	// says which shards made them (of n shards, shard i for read k at k*n+i).
 	readKeys []aggKey
 	expect   []laurel.IndexKey
 	before   []int
-	counted  map[[2]int]bool
+	counted  []bool
 	undo     *undoLog // while a request is staged: how to take it back
 }
 
