@@ -81,6 +81,8 @@ type boardStep struct {
 	before   []int
 	counted  []bool
 	undo     *undoLog // while a request is staged: how to take it back
+	// spareUndo is the last request's undo log, for the next one (begin).
+	spareUndo *undoLog
 }
 
 // shardStep is what a step does to one shard of a board it locked.
@@ -140,21 +142,30 @@ type openedSpan struct {
 	start int64
 }
 
-// begin starts recording what the next request changes.
+// begin starts recording what the next request changes, in the undo log the request before
+// used, emptied: made anew for each request, its maps grew again each time.
 func (s *step) begin() {
 	for _, b := range s.boards {
-		seqs := make(map[int]int64, len(b.shards))
-		for i, sh := range b.shards {
-			seqs[i] = sh.seq
+		u := b.spareUndo
+		if u == nil {
+			u = &undoLog{aggs: make(map[aggKey]undoAgg), ids: make(map[string]undoID), seqs: make(map[int]int64, len(b.shards))}
 		}
-		b.undo = &undoLog{aggs: make(map[aggKey]undoAgg), ids: make(map[string]undoID), events: len(b.events), seqs: seqs, stateChanged: b.stateChanged}
+		b.spareUndo = nil
+		clear(u.aggs)
+		clear(u.ids)
+		clear(u.seqs)
+		for i, sh := range b.shards {
+			u.seqs[i] = sh.seq
+		}
+		u.events, u.stateChanged, u.opened = len(b.events), b.stateChanged, u.opened[:0]
+		b.undo = u
 	}
 }
 
 // keep accepts what the request changed.
 func (s *step) keep() {
 	for _, b := range s.boards {
-		b.undo = nil
+		b.undo, b.spareUndo = nil, b.undo
 	}
 }
 
@@ -165,7 +176,7 @@ func (s *step) rollback() {
 		if u == nil {
 			continue
 		}
-		b.undo = nil
+		b.undo, b.spareUndo = nil, u
 		for k, old := range u.aggs {
 			if old.had {
 				b.aggs[k] = old.v
