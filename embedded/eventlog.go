@@ -88,17 +88,12 @@ func (r *recentEvents) add(board string, ev event) {
 func (r *recentEvents) at(i int32) (board string, ev event) { return r.decode(i, false) }
 
 // view is at with strings that share the arena, which is never written over: for a caller
-// that keeps none of them (viewEvent).
+// that keeps none of them (decodeEvent).
 func (r *recentEvents) view(i int32) (board string, ev event) { return r.decode(i, true) }
 
 func (r *recentEvents) decode(i int32, view bool) (board string, ev event) {
 	re := &r.list[i]
-	var err error
-	if view {
-		board, _, err = viewEvent(r.arena[re.off:], &ev)
-	} else {
-		board, _, err = readEvent(r.arena[re.off:], &ev)
-	}
+	board, _, err := decodeEvent(r.arena[re.off:], &ev, view)
 	if err != nil {
 		panic("embedded: decoding an event encoded in memory: " + err.Error())
 	}

@@ -249,8 +249,9 @@ func (e *Store) rebuildIDs() {
 
 // eachUnsealedID calls fn, in the writer, with the key of the id record of each event not
 // sealed yet that has an id (those since the last seal, and those being sealed), until fn
-// fails.
+// fails. The key, the board and the event's strings are valid only during the call.
 func (e *Store) eachUnsealedID(fn func(k []byte, board string, ev event) error) error {
+	var k []byte
 	for _, r := range []*recentEvents{e.recent, e.sealing} {
 		if r == nil {
 			continue
@@ -259,8 +260,9 @@ func (e *Store) eachUnsealedID(fn func(k []byte, board string, ev event) error) 
 			if r.list[i].idh == 0 {
 				continue
 			}
-			board, ev := r.at(int32(i))
-			if err := fn(key(tagID, board, ev.id), board, ev); err != nil {
+			board, ev := r.view(int32(i))
+			k = appendKey(k[:0], tagID, board, ev.id)
+			if err := fn(k, board, ev); err != nil {
 				return err
 			}
 		}

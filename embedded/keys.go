@@ -260,22 +260,22 @@ func appendEvent(b []byte, board string, ev *event) []byte {
 
 // readEvent decodes what appendEvent wrote, and returns the rest of b.
 func readEvent(b []byte, ev *event) (board string, rest []byte, err error) {
-	return decodeEvent(b, ev, readString)
+	return decodeEvent(b, ev, false)
 }
 
-// viewEvent is readEvent with strings that share b, for a caller that keeps none of them
-// past b's life, and b's bytes never change: the seal, which decodes every event of the
-// memory's arena once and copies what it writes.
-func viewEvent(b []byte, ev *event) (board string, rest []byte, err error) {
-	return decodeEvent(b, ev, viewString)
-}
-
-func decodeEvent(b []byte, ev *event, readString func([]byte) (string, []byte, bool)) (board string, rest []byte, err error) {
+// decodeEvent is readEvent; with view, its strings share b (viewString), for a caller that
+// keeps none of them past b's life, where b's bytes never change: memory's arena of recent
+// events, decoded whole by a seal and by a rebuild of the id filter.
+func decodeEvent(b []byte, ev *event, view bool) (board string, rest []byte, err error) {
+	str := readString
+	if view {
+		str = viewString
+	}
 	var ok bool
-	if board, b, ok = readString(b); !ok {
+	if board, b, ok = str(b); !ok {
 		return "", nil, errCorrupt
 	}
-	if ev.member, b, ok = readString(b); !ok {
+	if ev.member, b, ok = str(b); !ok {
 		return "", nil, errCorrupt
 	}
 	var n int
@@ -287,7 +287,7 @@ func decodeEvent(b []byte, ev *event, readString func([]byte) (string, []byte, b
 		return "", nil, errCorrupt
 	}
 	ev.flags, b = b[n], b[n+1:]
-	if ev.id, b, ok = readString(b); !ok {
+	if ev.id, b, ok = str(b); !ok {
 		return "", nil, errCorrupt
 	}
 	return board, b, nil

@@ -283,7 +283,7 @@ func (s *spareOverlays) takeLists(tx *txn) {
 // keepLists keeps a group's lists once it is done with, unless they grew past what four
 // groups of the most events hold, or a checkpoint's frame may still be reading its records.
 func (s *spareOverlays) keepLists(tx *txn) {
-	if tx.cpFrame != nil || cap(tx.after) > spareEntries || cap(tx.logged) > 4*2048 || cap(tx.cpRecs) > maxLogBuffer {
+	if tx.cpFrame != nil || cap(tx.after) > spareEntries || cap(tx.logged) > spareEvents || cap(tx.cpRecs) > maxLogBuffer {
 		return
 	}
 	clear(tx.after) // what the changes and events hold is garbage now
@@ -291,11 +291,13 @@ func (s *spareOverlays) keepLists(tx *txn) {
 	s.lists = spareLists{tx.after[:0], tx.breaks[:0], tx.cpRecs[:0], tx.logged[:0]}
 }
 
-// spareMaps is how many maps of a kind spareOverlays keeps, and spareEntries the most
-// entries a map it keeps may have held (a map does not shrink): four groups of the most events.
+// spareMaps is how many maps of a kind spareOverlays keeps; spareEvents is four groups of the
+// most events, and spareEntries the most entries a map or list it keeps may have held (a map
+// does not shrink) for that many.
 const (
 	spareMaps    = 4
-	spareEntries = 4 * 2048 * overlayPerEvent
+	spareEvents  = 4 * 2048
+	spareEntries = spareEvents * overlayPerEvent
 )
 
 func take[K comparable, V any](spare *[]map[K]V, hint int) map[K]V {

@@ -95,9 +95,10 @@ func (s *step) countBefore(ctx context.Context, b *boardStep, i int, keys []laur
 func (b *boardStep) tally(mu *sync.Mutex, i int, at, counts []int) {
 	mu.Lock()
 	defer mu.Unlock()
+	n := b.st.shards()
 	for j, k := range at {
 		b.before[k] += counts[j]
-		b.counted[k*b.st.shards()+i] = true
+		b.counted[k*n+i] = true
 	}
 }
 
