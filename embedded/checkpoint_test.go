@@ -21,10 +21,15 @@ import (
 // commit in turn (the file system as it was synced then) of a random history: submits with and
 // without ids, retractions, deletions of members and of a board, hidden members, a window
 // added, periods closing as the clock runs, checkpoints every few events. Each recovered store must hold, in every open
-// period, bucket and all, exactly the aggregate of the member's surviving events.
+// period, bucket and all, exactly the aggregate of the member's surviving events. With -short
+// (CI's race detector, which makes each open some ten times slower) one round of three.
 func TestReplayAfterCrash(t *testing.T) {
 	s := seed(t)
-	for round := range 3 {
+	rounds := 3
+	if testing.Short() {
+		rounds = 1
+	}
+	for round := range rounds {
 		replayRound(t, rand.New(rand.NewPCG(s, uint64(round))))
 	}
 }
