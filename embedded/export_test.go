@@ -199,9 +199,11 @@ func (e *Store) IDFilterRebuilds() int {
 	return e.ids.rebuilt
 }
 
-// SortRun sorts records (key, value) as a seal does before writing them to a table, and
-// returns them in that order.
-func SortRun(records [][2][]byte) [][2][]byte {
+// SortedRun is the records (key, value) of a file a seal writes.
+type SortedRun struct{ r *sortedRun }
+
+// NewSortedRun holds records as a seal does before writing them to a table.
+func NewSortedRun(records [][2][]byte) SortedRun {
 	r := newSortedRun(len(records), 16)
 	for _, kv := range records {
 		start := len(r.arena)
@@ -210,9 +212,17 @@ func SortRun(records [][2][]byte) [][2][]byte {
 		r.arena = append(r.arena, kv[1]...)
 		r.add(start, keyEnd)
 	}
+	return SortedRun{r}
+}
+
+// Sort sorts the run as a seal does, and returns its records in that order.
+func (s SortedRun) Sort() [][2][]byte {
 	var out [][2][]byte
-	for _, rec := range r.sort() {
-		out = append(out, [2][]byte{r.keyOf(rec), r.valueOf(rec)})
+	for _, rec := range s.r.sort() {
+		out = append(out, [2][]byte{s.r.keyOf(rec), s.r.valueOf(rec)})
 	}
 	return out
 }
+
+// SortOnly sorts the run as a seal does, and nothing more.
+func (s SortedRun) SortOnly() { s.r.sort() }
