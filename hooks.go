@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -20,8 +21,9 @@ import (
 // The outbox. A delivery is made once per (hook, board, window, period, part) as a record
 // holding its whole body, before any attempt: what is due is never recomputed, so a restart,
 // a crash or another node neither loses nor changes it. Each (hook, board, window) keeps a
-// cursor, the start of the newest period whose deliveries are made, so a period is made once
-// even after its deliveries are pruned. Making a delivery and moving the cursor are swaps: two
+// cursor, the start of the newest period whose deliveries are made (from the hook's first
+// pass on: of the newest closed before the hook, when none is made yet), so a period is made
+// once even after its deliveries are pruned. Making a delivery and moving the cursor are swaps: two
 // nodes doing both make it once. An attempt first claims the delivery for a lease, so nodes
 // do not send it together; one that dies mid-attempt leaves the lease to expire, and the
 // delivery is sent again (at least once: receivers dedupe by the delivery id).
@@ -480,7 +482,11 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, 
 		return 0, err
 	}
 	made := 0
+	before := int64(math.MinInt64)               // the start of the newest period closed before the hook
 	for _, p := range slices.Backward(periods) { // oldest first: the cursor only moves on
+		if p.Closed && cur == nil && p.End < from {
+			before = p.Start
+		}
 		if !p.Closed || (cur == nil && p.End < from) || (cur != nil && p.Start <= from) {
 			continue
 		}
@@ -495,7 +501,14 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, 
 		}
 		cur = next
 	}
-	return made, nil
+	if cur == nil {
+		// The first pass fixes which periods closed before the hook: a period closes after
+		// every older one, so any that closes later starts after them, even one that a
+		// shorter late_limit closes at once (whose end the formula above would put before
+		// the hook).
+		_, err = hs.Records.SwapRecord(ctx, recCursor, key, nil, []byte(strconv.FormatInt(before, 10)))
+	}
+	return made, err
 }
 
 // make makes the deliveries of one closed period, unless they are made already.

@@ -81,3 +81,53 @@ func TestCollectLooksAgainWhenAPeriodMayHaveClosed(t *testing.T) {
 	collect(1, 4)
 	collect(0, 4)
 }
+
+// TestHookHearsPeriodsALateLimitCloses: a hook is told of the periods that close after it is
+// created, including one still open then that a shorter late_limit closes at once, though its
+// end lies before the hook; and not of one closed before the hook.
+func TestHookHearsPeriodsALateLimitCloses(t *testing.T) {
+	clock := &testClock{}
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	spec := laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("24h"),
+		Rewards: laurel.Rewards{{Window: "day", Ranks: []int{1, 1}, Reward: json.RawMessage(`{}`)}}}
+	clock.Set("2026-10-31T12:00:00Z")
+	if _, _, err := s.PutBoard(ctx, "b", spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []string{"2026-10-31T12:00:00Z", "2026-11-01T12:00:00Z"} {
+		clock.Set(at)
+		if _, err := s.Submit(ctx, []laurel.Event{{Board: "b", Member: "ann", Value: 1}}, laurel.SubmitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Set("2026-11-02T10:00:00Z") // October 31 has closed; November 1 closes at midnight
+	hs := &laurel.Hooks{Records: s, Service: s, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
+	if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
+		t.Fatal(err)
+	}
+	collect := func(want int) {
+		t.Helper()
+		if made, err := hs.Collect(ctx); err != nil || made != want {
+			t.Fatalf("Collect at %s: made %d, %v; want %d", laurel.FormatTime(clock.Now()), made, err, want)
+		}
+	}
+	collect(0)
+	clock.Advance(time.Second)
+	spec.LateLimit = ptr("1s")
+	if _, _, err := s.PutBoard(ctx, "b", spec); err != nil { // November 1 closes now
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute) // Collect reads the boards again
+	collect(1)
+	if _, err := hs.Delivery(ctx, "h", "h:b:day:2026-11-01:1"); err != nil {
+		t.Errorf("November 1, closed after the hook: %v", err)
+	}
+	if _, err := hs.Delivery(ctx, "h", "h:b:day:2026-10-31:1"); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Errorf("October 31, closed before the hook: %v, want not found", err)
+	}
+}
