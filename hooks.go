@@ -261,7 +261,7 @@ func (hs *Hooks) Hook(ctx context.Context, id string) (Hook, error) {
 func (hs *Hooks) hook(ctx context.Context, id string) ([]byte, *Hook, error) {
 	raw, err := hs.Records.Record(ctx, recHook, id)
 	if ErrorCode(err) == ENotFound {
-		return nil, nil, Errorf(ENotFound, "no hook %q", id)
+		return nil, nil, FieldErrorf(ENotFound, "hook", "no hook %q", id)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -331,11 +331,11 @@ func (hs *Hooks) Deliveries(ctx context.Context, hook, state, after string, limi
 // Delivery returns the delivery id of hook.
 func (hs *Hooks) Delivery(ctx context.Context, hook, id string) (Delivery, error) {
 	if !strings.HasPrefix(id, hook+":") || ValidateRecordKey(id) != nil {
-		return Delivery{}, Errorf(ENotFound, "hook %q has no delivery %q", hook, id)
+		return Delivery{}, FieldErrorf(ENotFound, "delivery", "hook %q has no delivery %q", hook, id)
 	}
 	d, err := hs.delivery(ctx, id)
 	if ErrorCode(err) == ENotFound {
-		return Delivery{}, Errorf(ENotFound, "hook %q has no delivery %q", hook, id)
+		return Delivery{}, FieldErrorf(ENotFound, "delivery", "hook %q has no delivery %q", hook, id)
 	}
 	return d, err
 }

@@ -84,7 +84,8 @@ func TestCollectLooksAgainWhenAPeriodMayHaveClosed(t *testing.T) {
 
 // TestHookHearsPeriodsALateLimitCloses: a hook is told of the periods that close after it is
 // created, including one still open then that a shorter late_limit closes at once, though its
-// end lies before the hook; and not of one closed before the hook.
+// end lies before the hook; and not of one closed before the hook. A delivery or a hook that
+// is not there is not found, naming which (the API's field).
 func TestHookHearsPeriodsALateLimitCloses(t *testing.T) {
 	clock := &testClock{}
 	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
@@ -127,7 +128,10 @@ func TestHookHearsPeriodsALateLimitCloses(t *testing.T) {
 	if _, err := hs.Delivery(ctx, "h", "h:b:day:2026-11-01:1"); err != nil {
 		t.Errorf("November 1, closed after the hook: %v", err)
 	}
-	if _, err := hs.Delivery(ctx, "h", "h:b:day:2026-10-31:1"); laurel.ErrorCode(err) != laurel.ENotFound {
-		t.Errorf("October 31, closed before the hook: %v, want not found", err)
+	if _, err := hs.Delivery(ctx, "h", "h:b:day:2026-10-31:1"); laurel.ErrorCode(err) != laurel.ENotFound || err.(*laurel.Error).Field != "delivery" {
+		t.Errorf("October 31, closed before the hook: %v, want not found, of the delivery", err)
+	}
+	if _, err := hs.Hook(ctx, "nohook"); laurel.ErrorCode(err) != laurel.ENotFound || err.(*laurel.Error).Field != "hook" {
+		t.Errorf("a hook that is not there: %v, want not found, of the hook", err)
 	}
 }
