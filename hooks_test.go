@@ -36,20 +36,26 @@ func (c *countingPeriods) Periods(ctx context.Context, board, window string) ([]
 	return c.Store.Periods(ctx, board, window)
 }
 
+// openRewarded opens an embedded store on clock, closed when the test ends, and returns the
+// spec of a board whose days close late_limit after they end and reward their first.
+func openRewarded(t *testing.T, clock *testClock, lateLimit string) (*embedded.Store, laurel.BoardSpec) {
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr(lateLimit),
+		Rewards: laurel.Rewards{{Window: "day", Ranks: []int{1, 1}, Reward: json.RawMessage(`{}`)}}}
+}
+
 // TestCollectLooksAgainWhenAPeriodMayHaveClosed: Collect reads a window's periods again only
 // once a period of it may have closed (its close instant, or a minute on), and still makes a
 // period's deliveries at the instant it closes.
 func TestCollectLooksAgainWhenAPeriodMayHaveClosed(t *testing.T) {
 	clock := &testClock{}
 	clock.Set("2026-11-02T10:00:00Z")
-	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, spec := openRewarded(t, clock, "1h")
 	ctx := context.Background()
-	spec := laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("1h"),
-		Rewards: laurel.Rewards{{Window: "day", Ranks: []int{1, 1}, Reward: json.RawMessage(`{}`)}}}
 	if _, _, err := s.PutBoard(ctx, "b", spec); err != nil {
 		t.Fatal(err)
 	}
@@ -88,14 +94,8 @@ func TestCollectLooksAgainWhenAPeriodMayHaveClosed(t *testing.T) {
 // is not there is not found, naming which (the API's field).
 func TestHookHearsPeriodsALateLimitCloses(t *testing.T) {
 	clock := &testClock{}
-	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, spec := openRewarded(t, clock, "24h")
 	ctx := context.Background()
-	spec := laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("24h"),
-		Rewards: laurel.Rewards{{Window: "day", Ranks: []int{1, 1}, Reward: json.RawMessage(`{}`)}}}
 	clock.Set("2026-10-31T12:00:00Z")
 	if _, _, err := s.PutBoard(ctx, "b", spec); err != nil {
 		t.Fatal(err)
