@@ -67,6 +67,11 @@ func newMetrics(svc laurel.Service) *metrics {
 			Help: "Webhook delivery attempts by this node, by the delivery's state after them: delivered, pending (to retry) or failed (no attempt left).",
 		}, []string{"state"}),
 	}
+	// Each state's series is there from the start, at 0, so that an alert on failed
+	// attempts has a series to watch before the first attempt.
+	for _, state := range []string{laurel.DeliveryDelivered, laurel.DeliveryPending, laurel.DeliveryFailed} {
+		m.hookAttempts.WithLabelValues(state)
+	}
 	m.reg.MustRegister(m.requests, m.latency, m.commitOps, m.commitSeconds, m.eventsApplied, m.eventsDuplicate,
 		m.streams, m.streamsDropped, m.hookAttempts,
 		&entriesCollector{svc: svc},

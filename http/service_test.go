@@ -225,6 +225,9 @@ func TestMetrics(t *testing.T) {
 		`laurel_board_entries{board="b"} 2`,
 		`laurel_store_commit_ops_sum 7`,
 		`laurel_store_commit_duration_seconds_count 1`,
+		// before any webhook attempt, so that an alert on failed ones has a series
+		`laurel_webhook_attempts_total{state="failed"} 0`,
+		`laurel_webhook_attempts_total{state="delivered"} 0`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %s", want)
