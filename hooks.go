@@ -23,10 +23,10 @@ import (
 // a crash or another node neither loses nor changes it. Each (hook, board, window) keeps a
 // cursor, the start of the newest period whose deliveries are made (from the hook's first
 // pass on: of the newest closed before the hook, when none is made yet), so a period is made
-// once even after its deliveries are pruned. Making a delivery and moving the cursor are swaps: two
-// nodes doing both make it once. An attempt first claims the delivery for a lease, so nodes
-// do not send it together; one that dies mid-attempt leaves the lease to expire, and the
-// delivery is sent again (at least once: receivers dedupe by the delivery id).
+// once even after its deliveries are pruned. Making a delivery and moving the cursor are
+// swaps: two nodes doing both make it once. An attempt first claims the delivery for a
+// lease, so nodes do not send it together; one that dies mid-attempt leaves the lease to
+// expire, and the delivery is sent again (at least once: receivers dedupe by the delivery id).
 
 // Hook is a webhook: an URL that the results of closed periods are posted to.
 type Hook struct {
@@ -484,10 +484,13 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, 
 	made := 0
 	before := int64(math.MinInt64)               // the start of the newest period closed before the hook
 	for _, p := range slices.Backward(periods) { // oldest first: the cursor only moves on
-		if p.Closed && cur == nil && p.End < from {
+		switch {
+		case !p.Closed:
+			continue
+		case cur == nil && p.End < from:
 			before = p.Start
-		}
-		if !p.Closed || (cur == nil && p.End < from) || (cur != nil && p.Start <= from) {
+			continue
+		case cur != nil && p.Start <= from:
 			continue
 		}
 		n, err := hs.make(ctx, h, b.ID, window, p.ID, results)

@@ -149,11 +149,12 @@ func (s *step) begin() {
 		u := b.spareUndo
 		if u == nil {
 			u = &undoLog{aggs: make(map[aggKey]undoAgg), ids: make(map[string]undoID), seqs: make(map[int]int64, len(b.shards))}
+		} else {
+			b.spareUndo = nil
+			clear(u.aggs)
+			clear(u.ids)
+			clear(u.seqs)
 		}
-		b.spareUndo = nil
-		clear(u.aggs)
-		clear(u.ids)
-		clear(u.seqs)
 		for i, sh := range b.shards {
 			u.seqs[i] = sh.seq
 		}
