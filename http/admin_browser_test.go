@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/laurel/laurel"
 	lhttp "github.com/laurel/laurel/http"
 )
 
@@ -145,6 +146,104 @@ func TestBrowserAdmin(t *testing.T) {
 		tab.wait(`document.getElementById('member-msg')?.textContent === 'Erased everywhere.' && document.getElementById('member-none')`)
 		e.do("GET", "/v1/members/m30", nil).isError(t, 404, "not_found", "member")
 		e.do("GET", "/v1/boards/arena/members/m30", nil).isError(t, 404, "not_found", "member")
+	})
+
+	t.Run("Webhooks", func(t *testing.T) {
+		ctx := context.Background()
+		// The dispatcher's rules over the server's store, as serve runs them; one attempt
+		// before a delivery fails, so that the test makes a failed one in one step.
+		hs := &laurel.Hooks{Records: e.store, Service: laurel.NewCompetitions(e.store, e.store, e.clock.Now),
+			Encode: lhttp.EncodeDelivery, Now: e.clock.Now, MaxAttempts: 1}
+		e.do("PUT", "/v1/boards/cup", map[string]any{"windows": []string{"all", "day"},
+			"rewards": []map[string]any{{"window": "day", "ranks": []int{1, 1}, "reward": map[string]any{"chest": "gold"}}}}).must(t, 201)
+		e.do("POST", "/v1/boards/cup/events", map[string]any{"events": []map[string]any{{"member": "m01", "value": 5}, {"member": "m02", "value": 3}}}).must(t, 200)
+		tab := signedIn(t, browser, e, adminKey)
+		tab.wait(`document.getElementById('hook-form') && document.getElementById('admin-hooks')`)
+
+		// Checked in the page: nothing is sent.
+		tab.submit("hook-form", map[string]string{"hook-id": "Bad Id", "hook-url": "ftp://game.example", "hook-secret": "short"})
+		tab.wait(`['id', 'url', 'secret'].every((f) => document.getElementById('hook-' + f + '-error').textContent !== '')`)
+		if n := len(e.do("GET", "/v1/hooks", nil).must(t, 200).get("hooks").([]any)); n != 0 {
+			t.Fatalf("%d hooks after a refused form", n)
+		}
+		// Checked by the server: its answer shows at the field it names.
+		tab.click("#hook-secret-new")
+		secret := evalJS[string](tab, `document.getElementById('hook-secret').value`)
+		if len(secret) != 64 {
+			t.Fatalf("a generated secret of %d characters: %q", len(secret), secret)
+		}
+		tab.submit("hook-form", map[string]string{"hook-id": "game", "hook-url": "http://127.0.0.1:9/results", "hook-boards": "cup, Not A Board"})
+		tab.wait(`document.getElementById('hook-boards-error').textContent.includes('must match')`)
+		e.do("GET", "/v1/hooks/game", nil).isError(t, 404, "not_found", "hook")
+
+		tab.submit("hook-form", map[string]string{"hook-boards": "cup"})
+		tab.wait(`document.getElementById('hook-form-msg').textContent.startsWith('Created webhook game')`)
+		tab.wait(`document.querySelector('#admin-hooks tr[data-hook="game"]')`)
+		if hk := e.do("GET", "/v1/hooks/game", nil).must(t, 200); fmt.Sprintf("%v %v", hk.get("url"), hk.get("boards")) != "http://127.0.0.1:9/results [cup]" {
+			t.Fatalf("the hook created: %s", hk.raw)
+		}
+		if hk, err := hs.Hook(ctx, "game"); err != nil || hk.Secret != secret {
+			t.Fatalf("the hook's secret is %q (%v), the page generated %q", hk.Secret, err, secret)
+		}
+		// An edit that leaves the secret empty keeps it; no boards is every board.
+		tab.click(`#admin-hooks tr[data-hook="game"] button.edit`)
+		tab.wait(`document.getElementById('hook-form-title').textContent === 'Edit webhook game' && document.getElementById('hook-id').disabled`)
+		tab.submit("hook-form", map[string]string{"hook-boards": ""})
+		tab.wait(`document.getElementById('hook-form-msg').textContent === 'Saved webhook game.'`)
+		tab.wait(`document.querySelector('#admin-hooks tr[data-hook="game"] td:nth-child(3)').textContent === 'every board'`)
+		if hk, err := hs.Hook(ctx, "game"); err != nil || hk.Secret != secret || len(hk.Boards) != 0 {
+			t.Fatalf("the hook edited: %+v (%v); want the secret kept and every board", hk, err)
+		}
+
+		// The day closes; its delivery is made and its one attempt fails.
+		e.clock.Advance(48 * time.Hour)
+		if made, err := hs.Collect(ctx); err != nil || made != 1 {
+			t.Fatalf("collect made %d deliveries (%v), want the day's one", made, err)
+		}
+		claimed, err := hs.Claim(ctx, 10, time.Minute)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claimed %d deliveries (%v)", len(claimed), err)
+		}
+		d, err := hs.Finish(ctx, claimed[0], 502, "the receiver answered 502 Bad Gateway")
+		if err != nil || d.State != laurel.DeliveryFailed {
+			t.Fatalf("after a failed attempt: %+v (%v)", d, err)
+		}
+		row := fmt.Sprintf(`#admin-deliveries tr[data-delivery=%q]`, d.ID)
+		tab.click(`#admin-hooks tr[data-hook="game"] button.show-deliveries`)
+		tab.wait(fmt.Sprintf(`document.querySelector('%s')?.dataset.state === 'failed'`, row))
+		if got := evalJS[string](tab, fmt.Sprintf(`document.querySelector('%s').textContent`, row)); !strings.Contains(got, "cup · Today") ||
+			!strings.Contains(got, d.Period) || !strings.Contains(got, "502") || !strings.Contains(got, "Bad Gateway") {
+			t.Errorf("the delivery's row: %q", got)
+		}
+		// One state at a time.
+		pick := func(state string) {
+			evalJS[chromedp.Void](tab, fmt.Sprintf(`(() => { const s = document.getElementById('delivery-state'); s.value = %q; s.dispatchEvent(new Event('change')); })()`, state))
+		}
+		pick("pending")
+		tab.wait(`document.getElementById('deliveries-msg').textContent.startsWith('No pending deliveries') && !document.querySelector('#admin-deliveries tr')`)
+		pick("failed")
+		tab.wait(fmt.Sprintf(`document.querySelector('%s')`, row))
+		// Its body, as the receiver gets it.
+		tab.click(row + " button.body")
+		tab.wait(`document.querySelector('#admin-deliveries tr.delivery-body pre')`)
+		var body map[string]any
+		if err := json.Unmarshal([]byte(evalJS[string](tab, `document.querySelector('#admin-deliveries tr.delivery-body pre').textContent`)), &body); err != nil ||
+			body["type"] != "period.results" || body["delivery"] != d.ID || fmt.Sprint(body["rewarded"]) != "1" {
+			t.Errorf("the body shown: %v (%v)", body, err)
+		}
+		// A replay makes it pending again, with a fresh count.
+		tab.click(row + " button.replay")
+		tab.wait(fmt.Sprintf(`document.querySelector('%s')?.dataset.state === 'pending' && !document.querySelector('#admin-deliveries tr.delivery-body')`, row))
+		if got := e.do("GET", "/v1/hooks/game/deliveries/"+d.ID, nil).must(t, 200); got.get("state") != "pending" || got.get("attempts") != 0.0 {
+			t.Fatalf("after a replay in the page: %s", got.raw)
+		}
+
+		// Delete takes a second click, and closes its deliveries.
+		tab.click(`#admin-hooks tr[data-hook="game"] button.danger`)
+		e.do("GET", "/v1/hooks/game", nil).must(t, 200)
+		tab.click(`#admin-hooks tr[data-hook="game"] button.danger`)
+		tab.wait(`!document.querySelector('#admin-hooks tr[data-hook="game"]') && document.getElementById('hook-deliveries').hidden`)
+		e.do("GET", "/v1/hooks/game", nil).isError(t, 404, "not_found", "hook")
 	})
 
 	t.Run("Health", func(t *testing.T) {

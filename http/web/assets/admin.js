@@ -74,7 +74,7 @@
         h('div', null, h('h1', { text: 'Admin' }),
           h('p', { class: 'sub', text: who.open ? 'No key is configured: this server is open to anyone who can reach it.' : 'Signed in with an admin key.' })),
         signOut),
-      healthSection(), boardsSection(), membersSection());
+      healthSection(), boardsSection(), hooksSection(), membersSection());
     app.setAttribute('aria-busy', 'false');
   }
 
@@ -257,11 +257,13 @@
     { name: 'metadata', label: 'Metadata', hint: 'a JSON object; its "unit" ("ms", "pts") follows the scores on the page', json: true },
   ];
 
-  function boardForm(saved) {
+  // formFields builds a form's fields, their ids prefix + name ('board-week-start'), each with
+  // its hint and a place for its error.
+  function formFields(prefix, fields) {
     const inputs = {};
     const errors = {};
-    const rows = FIELDS.map((f) => {
-      const id = 'board-' + f.name.replace('_', '-');
+    const rows = fields.map((f) => {
+      const id = prefix + f.name.replace('_', '-');
       const input = f.options
         ? h('select', { id, name: f.name }, f.options.map(([v, t]) => h('option', { value: v, text: t })))
         : f.json ? h('textarea', { id, name: f.name, rows: 2, spellcheck: 'false' })
@@ -272,6 +274,18 @@
       return h('div', { class: 'field', 'data-field': f.name }, h('label', { for: id, text: f.label }), input,
         f.hint ? h('small', { text: f.hint }) : null, errors[f.name]);
     });
+    // serverError shows the server's answer under the field it names ('boards[2]' is the
+    // field boards), or in msg.
+    const serverError = (err, msg) => {
+      const name = err.field && err.field.split(/[.[]/)[0];
+      if (name && errors[name]) say(errors[name], err.message);
+      else say(msg, err.message);
+    };
+    return { rows, inputs, errors, serverError };
+  }
+
+  function boardForm(saved) {
+    const { rows, inputs, errors, serverError } = formFields('board-', FIELDS);
     const heading = h('h3', { id: 'board-form-title' });
     const msg = h('p', { class: 'form-msg', id: 'board-form-msg', role: 'status', hidden: true });
     const submit = h('button', { type: 'submit', id: 'board-save' });
@@ -344,10 +358,7 @@
       try {
         b = await call('PUT', '/v1/boards/' + enc(s.id), { body: s.body });
       } catch (err) {
-        // The server's own checks come back with the field they concern.
-        const name = err.field && err.field.split(/[.[]/)[0];
-        if (name && errors[name]) say(errors[name], err.message);
-        else say(msg, err.message);
+        serverError(err, msg); // the server's own checks come back with the field they concern
         return;
       } finally {
         submit.disabled = false;
@@ -380,6 +391,225 @@
     });
     return b;
   }
+
+  // ---- webhooks ----
+
+  // The fields of a hook (docs/api.md, "Webhooks"): its secret is never shown back, so an
+  // edit that leaves it empty keeps it.
+  const HOOK_FIELDS = [
+    { name: 'id', label: 'Id', hint: 'a-z, 0-9, _ . - ; up to 64', create: true },
+    { name: 'url', label: 'URL', hint: 'http or https: where each closed period\'s results are posted' },
+    { name: 'secret', label: 'Secret', hint: '16–256 bytes; signs each delivery; never shown again (empty when editing: kept)' },
+    { name: 'boards', label: 'Boards', hint: 'the boards it hears of; empty: every board', list: true },
+  ];
+  const DELIVERY_PAGE = 50;
+
+  function hooksSection() {
+    const list = h('tbody', { id: 'admin-hooks' });
+    const listMsg = h('p', { class: 'notice', hidden: true });
+    const deliveries = deliveriesPanel();
+    const form = hookForm(refresh);
+    async function refresh() {
+      let hooks;
+      try {
+        ({ hooks } = await call('GET', '/v1/hooks'));
+      } catch (err) {
+        say(listMsg, err.message);
+        return;
+      }
+      say(listMsg, hooks.length ? '' : 'No webhooks: create one below to have each closed period\'s results posted to your server.');
+      list.replaceChildren(...hooks.map((hk) => {
+        const del = confirmButton('Delete', `Delete webhook ${hk.id} and its deliveries?`, async () => {
+          try {
+            await call('DELETE', '/v1/hooks/' + enc(hk.id));
+          } catch (err) {
+            say(listMsg, err.message);
+          }
+          deliveries.close(hk.id);
+          refresh();
+        });
+        return h('tr', { 'data-hook': hk.id },
+          h('td', null, h('b', { text: hk.id }), h('small', { text: 'since ' + when(hk.created_at) })),
+          h('td', { class: 'url', text: hk.url }),
+          h('td', { text: hk.boards.length ? hk.boards.join(', ') : 'every board' }),
+          h('td', null, h('div', { class: 'actions' },
+            h('button', { type: 'button', class: 'show-deliveries', text: 'Deliveries', onclick: () => deliveries.show(hk.id) }),
+            h('button', { type: 'button', class: 'edit', text: 'Edit', onclick: () => form.edit(hk) }), del)));
+      }));
+    }
+    refresh();
+    return h('section', { class: 'admin-section' }, h('h2', { text: 'Webhooks' }),
+      h('p', { class: 'sub', text: 'Each closed period of a window with rewards is posted, signed, to every hook that hears of its board, until it answers 2xx.' }),
+      listMsg,
+      h('table', { class: 'admin-table' },
+        h('thead', null, h('tr', null, ['Hook', 'URL', 'Boards', ''].map((t) => h('th', { text: t })))), list),
+      deliveries.el, form.el);
+  }
+
+  function hookForm(saved) {
+    const { rows, inputs, errors, serverError } = formFields('hook-', HOOK_FIELDS);
+    const generate = h('button', { type: 'button', id: 'hook-secret-new', text: 'Generate', onclick: () => {
+      const bytes = crypto.getRandomValues(new Uint8Array(32));
+      inputs.secret.value = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+      say(errors.secret, '');
+    } });
+    inputs.secret.after(generate);
+    const heading = h('h3', { id: 'hook-form-title' });
+    const msg = h('p', { class: 'form-msg', id: 'hook-form-msg', role: 'status', hidden: true });
+    const submit = h('button', { type: 'submit', id: 'hook-save' });
+    const cancel = h('button', { type: 'button', text: 'New webhook', onclick: () => reset() });
+    const form = h('form', { class: 'board-form', id: 'hook-form', novalidate: true }, heading, h('div', { class: 'fields' }, rows), h('div', { class: 'form-actions' }, submit, cancel), msg);
+    let editing = null;
+
+    function reset(hk) {
+      editing = hk || null;
+      heading.textContent = hk ? `Edit webhook ${hk.id}` : 'New webhook';
+      submit.textContent = hk ? 'Save' : 'Create';
+      inputs.id.value = hk ? hk.id : '';
+      inputs.id.disabled = !!hk;
+      inputs.url.value = hk ? hk.url : '';
+      inputs.secret.value = '';
+      inputs.boards.value = hk ? hk.boards.join(', ') : '';
+      for (const f of HOOK_FIELDS) say(errors[f.name], '');
+      say(msg, '');
+    }
+
+    // spec reads the form into a hook spec, or shows what is wrong with it and returns null.
+    function spec() {
+      let ok = true;
+      const bad = (name, text) => { say(errors[name], text); ok = false; };
+      const id = editing ? editing.id : inputs.id.value.trim();
+      if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(id)) bad('id', 'Lower-case letters, digits, _ . - ; up to 64, starting with a letter or digit.');
+      const url = inputs.url.value.trim();
+      if (!/^https?:\/\/[^/?#]/i.test(url)) bad('url', 'An http or https URL, such as https://game.example/laurel/results.');
+      const body = { url, boards: inputs.boards.value.split(/[\s,]+/).filter(Boolean) };
+      const secret = inputs.secret.value;
+      if (secret !== '' || !editing) {
+        const n = new TextEncoder().encode(secret).length;
+        if (n < 16 || n > 256) bad('secret', `16 to 256 bytes (this is ${n}); Generate makes one.`);
+        body.secret = secret;
+      }
+      return ok ? { id, body } : null;
+    }
+
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      say(msg, '');
+      const s = spec();
+      if (!s) return;
+      submit.disabled = true;
+      let hk;
+      try {
+        hk = await call('PUT', '/v1/hooks/' + enc(s.id), { body: s.body });
+      } catch (err) {
+        serverError(err, msg);
+        return;
+      } finally {
+        submit.disabled = false;
+      }
+      const created = !editing;
+      reset(hk);
+      say(msg, created ? `Created webhook ${hk.id}: give its secret to the receiver now, it is not shown again.` : `Saved webhook ${hk.id}.`);
+      saved();
+    });
+    reset();
+    return { el: form, edit: (hk) => { reset(hk); form.scrollIntoView({ block: 'nearest' }); inputs.url.focus(); } };
+  }
+
+  // deliveriesPanel shows one hook's deliveries, newest period last, a state at a time, each
+  // with its body on demand and a replay.
+  function deliveriesPanel() {
+    const title = h('h3', { id: 'deliveries-title' });
+    const state = h('select', { id: 'delivery-state', 'aria-label': 'State' },
+      [['', 'every state'], ['pending', 'pending'], ['failed', 'failed'], ['delivered', 'delivered']].map(([v, t]) => h('option', { value: v, text: t })));
+    const rows = h('tbody', { id: 'admin-deliveries' });
+    const msg = h('p', { class: 'notice', id: 'deliveries-msg', hidden: true });
+    const more = h('button', { type: 'button', id: 'deliveries-more', text: 'More', hidden: true });
+    const close = h('button', { type: 'button', text: 'Close', onclick: () => show(null) });
+    const el = h('div', { class: 'board-form deliveries', id: 'hook-deliveries', hidden: true },
+      h('div', { class: 'member-head' }, title, h('div', { class: 'actions' }, state, close)), msg,
+      h('table', { class: 'admin-table' },
+        h('thead', null, h('tr', null, ['Period', 'State', 'Attempts', 'Last answer', ''].map((t) => h('th', { text: t })))), rows),
+      more);
+    let hook = null;
+    let last = '';
+
+    async function show(id) {
+      hook = id;
+      el.hidden = !id;
+      if (!id) return;
+      title.textContent = `Deliveries of ${id}`;
+      rows.replaceChildren();
+      last = '';
+      await page();
+      el.scrollIntoView({ block: 'nearest' });
+    }
+
+    // page reads the next page of the hook's deliveries after the last one shown.
+    async function page() {
+      const id = hook;
+      let ds;
+      try {
+        ({ deliveries: ds } = await call('GET', `/v1/hooks/${enc(id)}/deliveries`, { params: { state: state.value, after: last, limit: DELIVERY_PAGE } }));
+      } catch (err) {
+        say(msg, err.message);
+        return;
+      }
+      if (id !== hook) return; // another hook was chosen meanwhile
+      say(msg, !last && !ds.length ? `No ${state.value ? state.value + ' ' : ''}deliveries yet: a hook is told of periods that close after it is made.` : '');
+      rows.append(...ds.map(row));
+      if (ds.length) last = ds[ds.length - 1].id;
+      more.hidden = ds.length < DELIVERY_PAGE;
+    }
+
+    function row(d) {
+      const tr = h('tr', { 'data-delivery': d.id, 'data-state': d.state },
+        h('td', null, h('b', { text: `${d.board} · ${windowLabel(d.window)}` }),
+          h('small', { text: `${d.period}${d.parts > 1 ? ` · part ${d.part} of ${d.parts}` : ''}` })),
+        h('td', null, h('span', { class: 'badge state', text: d.state }),
+          h('small', { text: d.state === 'pending' ? 'next ' + when(d.next_attempt_at) : d.delivered_at ? when(d.delivered_at) : 'made ' + when(d.created_at) })),
+        h('td', { class: 'num', text: num.format(d.attempts) }),
+        h('td', null, d.last_status ? h('b', { text: String(d.last_status) }) : null, d.last_error ? h('small', { class: 'last-error', text: d.last_error }) : null),
+        h('td', null, h('div', { class: 'actions' },
+          h('button', { type: 'button', class: 'body', text: 'Body', onclick: () => body(d, tr) }),
+          h('button', { type: 'button', class: 'replay', text: 'Replay', onclick: () => replay(d, tr) }))));
+      return tr;
+    }
+
+    // body shows, under the delivery's row, what it posts (or hides it again).
+    async function body(d, tr) {
+      const open = tr.nextElementSibling && tr.nextElementSibling.classList.contains('delivery-body') ? tr.nextElementSibling : null;
+      if (open) return open.remove();
+      let full;
+      try {
+        full = await call('GET', `/v1/hooks/${enc(d.hook)}/deliveries/${enc(d.id)}`);
+      } catch (err) {
+        say(msg, err.message);
+        return;
+      }
+      tr.after(h('tr', { class: 'delivery-body' }, h('td', { colspan: 5 }, h('pre', { class: 'meta', text: JSON.stringify(full.body, null, 2) }))));
+    }
+
+    async function replay(d, tr) {
+      let again;
+      try {
+        again = await call('POST', `/v1/hooks/${enc(d.hook)}/deliveries/${enc(d.id)}/replay`);
+      } catch (err) {
+        say(msg, err.message);
+        return;
+      }
+      const open = tr.nextElementSibling && tr.nextElementSibling.classList.contains('delivery-body');
+      if (open) tr.nextElementSibling.remove();
+      tr.replaceWith(row(again));
+      say(msg, `Delivery ${d.id} is pending again.`);
+    }
+
+    state.addEventListener('change', () => show(hook));
+    more.addEventListener('click', page);
+    return { el, show, close: (id) => { if (hook === id) show(null); } };
+  }
+
+  const when = (s) => (s ? new Date(s).toLocaleString() : '–');
 
   // ---- members ----
 
