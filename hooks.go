@@ -469,8 +469,12 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, 
 	if err != nil && ErrorCode(err) != ENotFound {
 		return 0, err
 	}
-	// Without a cursor, the periods closed before the hook existed are not its business.
+	// Without a cursor, the periods closed before the hook existed are not its business. A
+	// board made after the hook has none such: a period closes only while its board exists.
 	from := h.CreatedAt - b.LateLimit.Milliseconds()
+	if b.CreatedAt >= h.CreatedAt {
+		from = math.MinInt64
+	}
 	if cur != nil {
 		from, err = strconv.ParseInt(string(cur), 10, 64)
 		if err != nil {

@@ -134,4 +134,23 @@ func TestHookHearsPeriodsALateLimitCloses(t *testing.T) {
 	if _, err := hs.Hook(ctx, "nohook"); laurel.ErrorCode(err) != laurel.ENotFound || err.(*laurel.Error).Field != "hook" {
 		t.Errorf("a hook that is not there: %v, want not found, of the hook", err)
 	}
+
+	// A board made after the hook, with an event of the day before, whose late_limit then
+	// shortens before Collect first sees the board: that day closed after the hook was made.
+	spec.LateLimit = ptr("24h")
+	if _, _, err := s.PutBoard(ctx, "c", spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(ctx, []laurel.Event{{Board: "c", Member: "ann", Value: 1, TS: clock.Now() - 12*time.Hour.Milliseconds(), HasTS: true}}, laurel.SubmitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	spec.LateLimit = ptr("1s")
+	if _, _, err := s.PutBoard(ctx, "c", spec); err != nil { // November 1 closes now
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	collect(1)
+	if _, err := hs.Delivery(ctx, "h", "h:c:day:2026-11-01:1"); err != nil {
+		t.Errorf("November 1 of a board made after the hook, closed after it: %v", err)
+	}
 }
