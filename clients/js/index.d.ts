@@ -166,7 +166,7 @@ export interface Event {
   value: number;
   /** RFC 3339; default: when laurel receives the event. */
   ts?: string;
-  /** Makes the event idempotent and retractable. The client fills it in when it retries. */
+  /** Makes the event idempotent and retractable (this client cannot retract "." or ".."). With retries on (the default), the client gives an event without one a random id before its first attempt. */
   id?: string;
   name?: string;
 }
@@ -369,8 +369,9 @@ export interface ClientOptions {
   key?: string;
   /** Retries after 503, 429 or a network failure (default 3; 0: none). */
   retries?: number;
-  /** The longest wait before a retry, in ms (default 10000). */
+  /** The longest wait before a retry, in ms (default 10000), the server's Retry-After included. */
   maxDelay?: number;
+  /** The fetch to use (default globalThis.fetch). */
   fetch?: typeof globalThis.fetch;
 }
 
@@ -386,6 +387,8 @@ export declare class Laurel {
   url: string;
   key?: string;
   retries: number;
+  maxDelay: number;
+  fetch: typeof globalThis.fetch;
 
   healthz(opts?: CallOptions): Promise<Status>;
   readyz(opts?: CallOptions): Promise<Status>;
@@ -410,7 +413,7 @@ export declare class Laurel {
   /** A closed period's rewarded members in rank order; 409 conflict while it may still change. */
   getResults(board: string, period: string, opts?: CallOptions & { window?: string; offset?: number; limit?: number }): Promise<Results>;
 
-  /** Joins the run of a tournament taking events now (201 when it joined, 200 when it was in). */
+  /** Joins the run of a tournament taking events now; the same Entrant whether it joined now or was in already. */
   joinTournament(board: string, member: string, opts?: CallOptions): Promise<Entrant>;
   getEntry(board: string, member: string, opts?: CallOptions): Promise<Entrant>;
   /** A member's cohort in the period read (now by default). */
@@ -434,8 +437,12 @@ export declare class Laurel {
   unhideMember(member: string, opts?: CallOptions): Promise<Hidden>;
   whoami(opts?: CallOptions): Promise<Whoami>;
 
-  /** The live top page: the current Page, then each change; reconnects by itself. */
-  streamPage(board: string, opts?: CallOptions & { window?: string; limit?: number }): AsyncGenerator<Page, void, void>;
+  /**
+   * The live top page: the current Page, then each change. Reconnects by itself: after the
+   * server's Retry-After, backing off while connections yield no page, and when nothing (not
+   * even the server's ping every 15 s) arrives for idleTimeout ms (default 45000).
+   */
+  streamPage(board: string, opts?: When & CallOptions & { limit?: number; metadata?: boolean; idleTimeout?: number }): AsyncGenerator<Page, void, void>;
 }
 
 /** Signs a member token (HS256 JWT) for one member and some boards, as a game's own server does; pass it as `key` to a client. */

@@ -1,5 +1,5 @@
 // A client of laurel's HTTP API (docs/api.md in laurel's repository). ESM, no dependencies
-// beyond the platform's fetch: node 18+, browsers, Deno, Bun.
+// beyond the platform's fetch and Web Crypto: node 20+, browsers, Deno, Bun.
 //
 // Method names are the API's operationIds (GET /openapi.json), so that the two can be checked
 // against each other. Every call returns the decoded JSON answer, or throws a LaurelError
@@ -20,6 +20,27 @@ export class LaurelError extends Error {
 // Answers worth trying again: the server or its store cannot serve now, or this client sent
 // too much. Anything else would fail the same way again.
 const retryable = (err) => err.code === "unavailable" || err.code === "rate_limited";
+
+// codeOf is the API's code for an answer that is not the API's JSON (a proxy's page, say),
+// from its status (docs/api.md, "Errors"): a gateway's 502 or 504 is unavailable, as laurel's
+// own 503 is.
+const codeOf = (status) => ({ 400: "invalid_argument", 401: "unauthenticated", 403: "permission_denied", 404: "not_found",
+  405: "method_not_allowed", 409: "conflict", 413: "payload_too_large", 429: "rate_limited", 500: "internal" })[status] ??
+  (status >= 500 ? "unavailable" : "invalid_argument");
+
+// errorOf reads an answer that is not 2xx into a LaurelError.
+async function errorOf(res) {
+  const text = await res.text();
+  let e = {};
+  try {
+    e = JSON.parse(text).error ?? {};
+  } catch {
+    // not the API's error: a proxy's page, say
+  }
+  const after = res.headers.get("retry-after");
+  return new LaurelError(res.status, e.code ?? codeOf(res.status), e.message ?? `laurel: ${res.status} ${text.slice(0, 200)}`,
+    e.field, after === null || after === "" || isNaN(Number(after)) ? undefined : Number(after));
+}
 
 const sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
@@ -54,9 +75,18 @@ export class Laurel {
     this.fetch = (...args) => fetch(...args);
   }
 
+  // wait is how long to wait before try number attempt+1 after err: the server's Retry-After
+  // or an exponential backoff, both capped at maxDelay.
+  wait(err, attempt) {
+    if (err?.retryAfter !== undefined) return Math.min(this.maxDelay, err.retryAfter * 1000);
+    return Math.min(this.maxDelay, 100 * 2 ** Math.min(attempt, 16) * (0.5 + Math.random()));
+  }
+
   // request sends one call, again after retryable failures, waiting as the server's
-  // Retry-After says (or backing off), and returns the decoded answer (undefined for 204).
-  async request(method, path, { query, body, signal } = {}) {
+  // Retry-After says (or backing off), and returns the decoded answer (undefined for 204; the
+  // text itself with raw).
+  async request(method, path, { query, body, signal, raw } = {}) {
+    checkPath(path);
     let url = this.url + path;
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query ?? {})) {
@@ -69,16 +99,15 @@ export class Laurel {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.once(method, url, headers, payload, signal);
+        return await this.once(method, url, headers, payload, signal, raw);
       } catch (err) {
         if (!(err instanceof LaurelError) || !retryable(err) || attempt >= this.retries || signal?.aborted) throw err;
-        const backoff = Math.min(this.maxDelay, 100 * 2 ** attempt * (0.5 + Math.random()));
-        await sleep(err.retryAfter !== undefined ? Math.min(this.maxDelay, err.retryAfter * 1000) : backoff, signal);
+        await sleep(this.wait(err, attempt), signal);
       }
     }
   }
 
-  async once(method, url, headers, payload, signal) {
+  async once(method, url, headers, payload, signal, raw) {
     let res;
     try {
       res = await this.fetch(url, { method, headers, body: payload, signal });
@@ -86,18 +115,11 @@ export class Laurel {
       if (signal?.aborted) throw err;
       throw new LaurelError(0, "unavailable", `laurel: cannot reach ${this.url}: ${err.message}`);
     }
+    if (!res.ok) throw await errorOf(res);
     if (res.status === 204) return undefined;
     const text = await res.text();
-    if (res.ok) return text === "" ? undefined : JSON.parse(text);
-    let e = {};
-    try {
-      e = JSON.parse(text).error ?? {};
-    } catch {
-      // not the API's error: a proxy's page, say
-    }
-    const after = res.headers.get("retry-after");
-    throw new LaurelError(res.status, e.code ?? (res.status >= 500 ? "unavailable" : "invalid_argument"),
-      e.message ?? `laurel: ${res.status} ${text.slice(0, 200)}`, e.field, after === null ? undefined : Number(after));
+    if (raw) return text;
+    return text === "" ? undefined : JSON.parse(text);
   }
 
   // Service
@@ -105,10 +127,7 @@ export class Laurel {
   healthz(opts) { return this.request("GET", "/healthz", opts); }
   readyz(opts) { return this.request("GET", "/readyz", opts); }
   openapi(opts) { return this.request("GET", "/openapi.json", opts); }
-  async metrics({ signal } = {}) {
-    const res = await this.fetch(this.url + "/metrics", { signal });
-    return res.text();
-  }
+  metrics(opts) { return this.request("GET", "/metrics", { ...opts, raw: true }); }
 
   // Boards
 
@@ -207,55 +226,72 @@ export class Laurel {
 
   /**
    * streamPage follows a board's live top page: an async iterator of Pages, the current one
-   * first, then each change. It reconnects by itself (after the server's Retry-After, or
-   * backing off) until signal aborts or the loop breaks.
+   * first, then each change. It takes the reads' window, at, period and cohort, and limit and
+   * metadata. It reconnects by itself until signal aborts or the loop breaks: after the
+   * server's Retry-After, or backing off while connections yield no page; and when nothing,
+   * not even the server's ping every 15 s, arrives for idleTimeout ms (a connection that died
+   * without closing).
    */
-  async *streamPage(board, { window, limit, signal } = {}) {
+  async *streamPage(board, { limit, metadata, signal, idleTimeout = 45_000, ...at } = {}) {
     const params = new URLSearchParams();
-    if (window) params.set("window", window);
-    if (limit) params.set("limit", String(limit));
-    const url = `${this.url}/v1/boards/${enc(board)}/stream${[...params].length ? "?" + params : ""}`;
+    for (const [k, v] of Object.entries({ ...when(at), limit, metadata: metadata ? "true" : undefined })) {
+      if (v !== undefined && v !== null && v !== "") params.set(k, String(v));
+    }
+    const path = checkPath(`/v1/boards/${enc(board)}/stream`);
+    const url = `${this.url}${path}${[...params].length ? "?" + params : ""}`;
     const headers = { accept: "text/event-stream" };
     if (this.key) headers.authorization = `Bearer ${this.key}`;
     for (let attempt = 0; !signal?.aborted; attempt++) {
-      let res;
+      // Each connection has its own signal: the caller's, or the idle timer's.
+      const conn = new AbortController();
+      const stop = () => conn.abort(signal.reason);
+      signal?.addEventListener("abort", stop, { once: true });
+      let idle;
+      const alive = () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => conn.abort(new Error("laurel: the live page went quiet")), idleTimeout);
+      };
+      let refused; // a 503 or 429, whose Retry-After says when to connect again
       try {
-        res = await this.fetch(url, { headers, signal });
-      } catch (err) {
-        if (signal?.aborted) return;
-        await sleep(Math.min(this.maxDelay, 100 * 2 ** Math.min(attempt, 10)), signal).catch(() => {});
-        continue;
-      }
-      if (!res.ok) {
-        const text = await res.text();
-        let e = {};
-        try { e = JSON.parse(text).error ?? {}; } catch { /* not JSON */ }
-        const err = new LaurelError(res.status, e.code ?? "unavailable", e.message ?? text, e.field,
-          res.headers.get("retry-after") === null ? undefined : Number(res.headers.get("retry-after")));
-        if (!retryable(err)) throw err;
-        await sleep(err.retryAfter !== undefined ? err.retryAfter * 1000 : Math.min(this.maxDelay, 100 * 2 ** Math.min(attempt, 10)), signal).catch(() => {});
-        continue;
-      }
-      attempt = 0;
-      try {
-        for await (const ev of serverEvents(res.body)) {
-          if (ev.event === "page") yield JSON.parse(ev.data);
+        alive();
+        const res = await this.fetch(url, { headers, signal: conn.signal });
+        if (res.ok) {
+          for await (const ev of serverEvents(res.body, conn.signal, alive)) {
+            if (ev.event === "page") {
+              attempt = 0;
+              clearTimeout(idle); // the caller's time with a page is not the connection's
+              yield JSON.parse(ev.data);
+              alive();
+            }
+          }
+        } else {
+          refused = await errorOf(res);
+          if (!retryable(refused)) throw refused;
         }
       } catch (err) {
         if (signal?.aborted) return;
-        // the connection broke: connect again
+        if (err instanceof LaurelError) throw err;
+        // the connection broke, or went quiet: connect again
+      } finally {
+        clearTimeout(idle);
+        signal?.removeEventListener("abort", stop);
+        conn.abort();
       }
+      if (signal?.aborted) return;
+      await sleep(this.wait(refused, attempt), signal).catch(() => {});
     }
   }
 }
 
-// serverEvents parses a text/event-stream body into {event, data} messages.
-async function* serverEvents(body) {
+// serverEvents parses a text/event-stream body into {event, data} messages, calling alive for
+// each chunk that arrives (comments, the server's pings, included), until signal aborts.
+async function* serverEvents(body, signal, alive) {
   const decoder = new TextDecoder();
   let buf = "";
   let event = "message";
   let data = [];
-  for await (const chunk of body) {
+  for await (const chunk of chunksOf(body, signal)) {
+    alive();
     buf += decoder.decode(chunk, { stream: true });
     let nl;
     while ((nl = buf.indexOf("\n")) >= 0) {
@@ -275,6 +311,35 @@ async function* serverEvents(body) {
         else if (field === "data") data.push(value);
       }
     }
+  }
+}
+
+// checkPath refuses a path with a "." or ".." segment, which fetch drops (escaped or not), so
+// that the call would reach another route or another member. It returns the path.
+function checkPath(path) {
+  const dots = path.split("/").find((seg) => seg === "." || seg === "..");
+  if (dots !== undefined) throw new LaurelError(400, "invalid_argument", `laurel: "${dots}" cannot be an id: it cannot stand in a URL's path`);
+  return path;
+}
+
+// chunksOf iterates over a streamed body until it ends or signal aborts. It reads with a
+// reader, which every ReadableStream has (not every browser's is async-iterable), and does
+// not count on the fetch to end a read when its signal aborts.
+async function* chunksOf(body, signal) {
+  const reader = body.getReader();
+  const aborted = new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+  aborted.catch(() => {});
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
   }
 }
 

@@ -202,3 +202,87 @@ test("a game client with a member token submits its own member's events and noth
   const forged = await mintMemberToken({ secret: "another-secret-of-at-least-32-bytes", kid: process.env.LAUREL_TOKEN_KID, member: "ada", boards: [board] });
   await assert.rejects(new Laurel({ url, key: forged, retries: 0 }).getEntries(board), (err) => err.status === 401 && err.code === "unauthenticated");
 });
+
+test("ids that fetch cannot put in a URL's path are refused before sending", async () => {
+  const board = await newBoard();
+  let calls = 0;
+  const counting = new Laurel({ url, key, fetch: (...args) => { calls++; return fetch(...args); } });
+  for (const call of [() => counting.getMemberEntry(board, "."), () => counting.getAround(board, ".."), () => counting.retractEvent(board, "..")]) {
+    await assert.rejects(call(), (err) => err instanceof LaurelError && err.code === "invalid_argument" && /cannot stand in a URL's path/.test(err.message));
+  }
+  assert.equal(calls, 0, "nothing was sent");
+  // Dots within an id are ids like any other.
+  await client.submitBoardEvents(board, { member: "...", value: 2, id: "../x" });
+  assert.equal((await client.getMemberEntry(board, "...")).entry.score, 2);
+  assert.equal((await client.retractEvent(board, "../x")).status, "retracted");
+  await assert.rejects(client.getMemberEntry(board, "..."), { code: "not_found" });
+});
+
+test("an answer that is not laurel's JSON gets the API's code for its status", async () => {
+  const page = (status, headers = {}) => async () => new Response("<html>proxy</html>", { status, headers });
+  await assert.rejects(new Laurel({ url, fetch: page(404) }).getBoard("x"), { status: 404, code: "not_found" });
+  await assert.rejects(new Laurel({ url, fetch: page(403) }).getBoard("x"), { status: 403, code: "permission_denied" });
+  let calls = 0;
+  const gateway = async () => { calls++; return new Response("bad gateway", { status: 502, headers: { "retry-after": "0" } }); };
+  await assert.rejects(new Laurel({ url, retries: 1, fetch: gateway }).getBoard("x"), { status: 502, code: "unavailable" });
+  assert.equal(calls, 2, "a gateway's 502 is tried again");
+  await assert.rejects(new Laurel({ url: "http://127.0.0.1:1", retries: 0 }).metrics(), { status: 0, code: "unavailable" });
+  assert.match(await client.metrics(), /^# HELP /m);
+});
+
+// A fake stream: each fetch answers 200 with the chunks that body gives it.
+const streaming = (body) => {
+  const fetches = [];
+  const fake = async (input, init) => {
+    fetches.push(String(input));
+    const stream = new ReadableStream({
+      async start(c) {
+        for (const chunk of body(fetches.length)) c.enqueue(new TextEncoder().encode(chunk));
+        if (body.close) c.close();
+      },
+    });
+    init.signal?.addEventListener("abort", () => stream.cancel().catch(() => {}));
+    return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream" } });
+  };
+  return { fetches, fake };
+};
+const pageEvent = (n) => `event: page\ndata: ${JSON.stringify({ board: "b", window: "all", total: n, entries: [] })}\n\n`;
+
+test("the live page connects again when its connection goes quiet, and takes the reads' options", async () => {
+  const { fetches, fake } = streaming((n) => [pageEvent(n)]); // one page, then silence, never closed
+  const ac = new AbortController();
+  const seen = [];
+  const timeout = setTimeout(() => ac.abort(), 5_000);
+  for await (const page of new Laurel({ url, fetch: fake }).streamPage("b", { window: "week", period: "2026-11-16", cohort: "ann", metadata: true, limit: 3, idleTimeout: 200, signal: ac.signal })) {
+    seen.push(page.total);
+    if (seen.length === 2) ac.abort();
+  }
+  clearTimeout(timeout);
+  assert.deepEqual(seen, [1, 2], "a second connection after the first went quiet");
+  const q = new URL(fetches[0]).searchParams;
+  assert.deepEqual(Object.fromEntries(q), { window: "week", period: "2026-11-16", cohort: "ann", metadata: "true", limit: "3" });
+});
+
+test("the live page backs off while its connections end without a page", async () => {
+  const empty = () => [];
+  empty.close = true;
+  const { fetches, fake } = streaming(empty);
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 1_000);
+  for await (const _ of new Laurel({ url, fetch: fake }).streamPage("b", { signal: ac.signal })) assert.fail("no page was sent");
+  // 50–150 ms, then doubling: about five connections in a second, not hundreds.
+  assert.ok(fetches.length >= 2 && fetches.length <= 8, `${fetches.length} connections in a second`);
+});
+
+test("the live page waits as Retry-After says, at most maxDelay", async () => {
+  let calls = 0;
+  const ac = new AbortController();
+  const busy = async () => {
+    if (++calls === 2) ac.abort();
+    return new Response('{"error":{"code":"unavailable","message":"busy"}}', { status: 503, headers: { "retry-after": "30" } });
+  };
+  const started = Date.now();
+  for await (const _ of new Laurel({ url, maxDelay: 100, fetch: busy }).streamPage("b", { signal: ac.signal })) assert.fail("no page");
+  assert.equal(calls, 2);
+  assert.ok(Date.now() - started < 2_000, `waited ${Date.now() - started} ms for a Retry-After of 30 s capped at 100 ms`);
+});
