@@ -254,15 +254,22 @@ func (t *Competitions) take(ctx context.Context, b *Board, r *reservation, event
 		}
 		n := *e
 		r.counted = r.counted[:0]
-		for _, i := range r.events {
-			if id := events[i].ID; id == "" || !slices.Contains(n.IDs, id) || tour.MaxAttempts == 0 {
-				r.counted = append(r.counted, i) // else a retry of a counted event
+		for k, i := range r.events {
+			id := events[i].ID
+			// A retry of a counted event, or an id again within this submit (the store finds it
+			// a duplicate), is not an attempt.
+			again := id != "" && tour.MaxAttempts != 0 && (slices.Contains(n.IDs, id) ||
+				slices.ContainsFunc(r.events[:k], func(j int) bool { return events[j].ID == id }))
+			if !again {
+				r.counted = append(r.counted, i)
 			}
 		}
 		n.Attempts += len(r.counted)
 		if tour.MaxAttempts != 0 {
 			if n.Attempts > tour.MaxAttempts {
-				return InEvent(first, FieldErrorf(EConflict, "member", "%q has used %d of its %d attempts in run %s of the tournament", r.member, e.Attempts, tour.MaxAttempts, r.run))
+				over := r.counted[max(0, tour.MaxAttempts-e.Attempts)] // the first event past the last attempt
+				return InEvent(over, FieldErrorf(EConflict, "member", "%q has used %d of its %d attempts in run %s of the tournament; this submit has %d more",
+					r.member, e.Attempts, tour.MaxAttempts, r.run, len(r.counted)))
 			}
 			n.IDs = slices.Clip(n.IDs)
 			for _, i := range r.counted {

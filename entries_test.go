@@ -40,3 +40,58 @@ func BenchmarkTournamentsSubmit(b *testing.B) {
 		})
 	}
 }
+
+// TestAnIDTwiceInASubmitIsOneAttempt: an event id sent twice in one submit is applied once
+// and found a duplicate once (as the store answers), so it takes one attempt of a run, not
+// two; a submit past the last attempt names the event that goes past it.
+func TestAnIDTwiceInASubmitIsOneAttempt(t *testing.T) {
+	clock := &testClock{}
+	clock.Set("2026-11-02T10:00:00Z")
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	tours := &laurel.Competitions{Service: s, Records: s, Now: clock.Now}
+	for _, c := range []struct {
+		max    int
+		ids    []string
+		status []string
+		used   int
+		field  string // of the error, when the submit is refused
+	}{
+		{1, []string{"z", "z"}, []string{"applied", "duplicate"}, 1, ""},
+		{2, []string{"b", "b", "b"}, []string{"applied", "duplicate", "duplicate"}, 1, ""},
+		{2, []string{"c", "d", "c", "e"}, nil, 0, "events[3].member"},
+		{1, []string{"f", "", "g"}, nil, 0, "events[1].member"},
+	} {
+		board := fmt.Sprintf("t%d", c.max*10+len(c.ids))
+		if _, _, err := tours.PutBoard(ctx, board, laurel.BoardSpec{Windows: []string{"all"}, Tournament: &laurel.TournamentSpec{MaxAttempts: &c.max}}); err != nil {
+			t.Fatal(err)
+		}
+		evs := make([]laurel.Event, len(c.ids))
+		for i, id := range c.ids {
+			evs[i] = laurel.Event{Board: board, Member: "m", Value: 1, ID: id}
+		}
+		res, err := tours.Submit(ctx, evs, laurel.SubmitOptions{})
+		if c.field != "" {
+			var e *laurel.Error
+			if !asError(err, &e) || e.Code != laurel.EConflict || e.Field != c.field {
+				t.Errorf("%v, at most %d attempts: %v; want a conflict at %s", c.ids, c.max, err, c.field)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v, at most %d attempts: %v", c.ids, c.max, err)
+		}
+		for i, want := range c.status {
+			if res[i].Status != want {
+				t.Errorf("%v: event %d %s, want %s", c.ids, i, res[i].Status, want)
+			}
+		}
+		if en, err := tours.Entrant(ctx, board, "m"); err != nil || en.Attempts != c.used {
+			t.Errorf("%v: %d attempts used (%v), want %d", c.ids, en.Attempts, err, c.used)
+		}
+	}
+}

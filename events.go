@@ -91,11 +91,13 @@ func (b *Board) bounds() string {
 	return ""
 }
 
-// Repeats reports whether ev, admitted at time ts, repeats the counted event with its id
-// (member, value, time): then it is a duplicate and changes nothing. A retry that leaves ts
-// to the server repeats it whatever the time; anything else with the same id is a conflict.
-func (ev *Event) Repeats(member string, value, at, ts int64) bool {
-	return member == ev.Member && value == ev.Value && (!ev.HasTS || at == ts)
+// Repeats reports whether ev repeats the counted event with its id (member, value, time):
+// then it is a duplicate and changes nothing. A retry that leaves ts to the server repeats it
+// whatever the time; anything else with the same id is a conflict. Stores ask it before they
+// Admit ev: a retry is a duplicate even once late_limit, a bound or a tournament's run would
+// refuse it as a new event (it was stored; an error would say it was not).
+func (ev *Event) Repeats(member string, value, at int64) bool {
+	return member == ev.Member && value == ev.Value && (!ev.HasTS || at == ev.TS)
 }
 
 // ErrIDConflict is the error of an event whose id was already used with other content.

@@ -66,21 +66,21 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 	if b == nil {
 		return "", 0, 0, laurel.ErrNoBoard(in.Board)
 	}
-	ts, err = b.cfg.Admit(in, tx.now, imported)
-	if err != nil {
-		return "", 0, 0, err
-	}
 	if in.ID != "" {
 		prev, ok, err := tx.idGet(b.cfg.ID, in.ID)
 		if err != nil {
 			return "", 0, 0, err
 		}
 		if ok {
-			if in.Repeats(prev.member, prev.value, prev.ts, ts) {
+			if in.Repeats(prev.member, prev.value, prev.ts) {
 				return laurel.StatusDuplicate, 0, 0, nil
 			}
 			return "", 0, 0, laurel.ErrIDConflict(in.ID)
 		}
+	}
+	ts, err = b.cfg.Admit(in, tx.now, imported)
+	if err != nil {
+		return "", 0, 0, err
 	}
 	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID}
 	if in.HasTS {

@@ -403,8 +403,20 @@ func (m *model) validate(evs []laurel.Event) []string {
 			add(laurel.ENotFound)
 			continue
 		}
-		if ev.Member == "" || len(ev.Member) > laurel.MaxMemberID || strings.ContainsAny(ev.Member, "/\x00\n") ||
-			len(ev.ID) > laurel.MaxEventID || b.min != nil && ev.Value < *b.min || b.max != nil && ev.Value > *b.max {
+		if ev.Member == "" || len(ev.Member) > laurel.MaxMemberID || strings.ContainsAny(ev.Member, "/\x00\n") || len(ev.ID) > laurel.MaxEventID {
+			add(laurel.EInvalid)
+		}
+		// An id the board counts decides before the board's rules of admission: a repeat is a
+		// duplicate (a retry after late_limit included), anything else a conflict.
+		if ev.ID != "" {
+			if e := b.active(ev.ID); e != nil {
+				if e.member != ev.Member || e.value != ev.Value || ev.HasTS && ev.TS != e.ts {
+					add(laurel.EConflict)
+				}
+				continue
+			}
+		}
+		if b.min != nil && ev.Value < *b.min || b.max != nil && ev.Value > *b.max {
 			add(laurel.EInvalid)
 		}
 		if ev.HasTS && ev.TS > m.now+futureSkew {
@@ -419,11 +431,6 @@ func (m *model) validate(evs []laurel.Event) []string {
 		}
 		if c := b.tournament.refuses(b, ts); c != "" {
 			add(c)
-		}
-		if ev.ID != "" {
-			if e := b.active(ev.ID); e != nil && (e.member != ev.Member || e.value != ev.Value || ev.HasTS && ev.TS != e.ts) {
-				add(laurel.EConflict)
-			}
 		}
 	}
 	return codes

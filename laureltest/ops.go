@@ -149,7 +149,7 @@ func (h *harness) genEvent(b *mBoard, used map[string]bool) laurel.Event {
 			orig := b.ids[id]
 			used[id] = true
 			ev.Member, ev.Value, ev.ID = orig.member, orig.value, id
-			if h.rng.IntN(2) == 0 && h.m.tsValid(b, orig.ts) {
+			if h.rng.IntN(2) == 0 { // its time, even one late_limit refuses now: still a duplicate
 				ev.HasTS, ev.TS = true, orig.ts
 			}
 			return ev

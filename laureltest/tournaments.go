@@ -108,8 +108,8 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 			for range 1 + rng.IntN(4) {
 				var ev laurel.Event
 				if len(usedIDs) > 0 && rng.IntN(4) == 0 {
-					ev = usedIDs[rng.IntN(len(usedIDs))]
-					if ev.Board != id || slices.ContainsFunc(evs, func(e laurel.Event) bool { return e.ID == ev.ID }) {
+					ev = usedIDs[rng.IntN(len(usedIDs))] // perhaps one of this submit's again
+					if ev.Board != id {
 						continue
 					}
 				} else {
@@ -154,12 +154,14 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 					e, added[key] = &mEntry{}, true
 					count++
 				}
-				// Each event counts, but a retry of an id counted in this run; one the store
-				// holds already (from another run) counts against the limit, then is given back.
+				// Each event counts, but a retry of an id counted in this run or sent before in
+				// this submit; one the store holds already (from another run) counts against the
+				// limit, then is given back.
 				n := &mEntry{attempts: e.attempts, ids: slices.Clone(e.ids)}
 				reserved := n.attempts
-				for _, ev := range evs {
-					if ev.Member == m && (ev.ID == "" || !slices.Contains(n.ids, ev.ID)) {
+				for k, ev := range evs {
+					again := ev.ID != "" && slices.ContainsFunc(evs[:k], func(p laurel.Event) bool { return p.ID == ev.ID })
+					if ev.Member == m && !again && (ev.ID == "" || !slices.Contains(n.ids, ev.ID)) {
 						reserved++
 						if ev.ID != "" && stored[id+":"+ev.ID] {
 							continue

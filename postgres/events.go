@@ -470,19 +470,19 @@ func (s *step) stageEvent(in *laurel.Event, imported bool) (status string, seq, 
 	if err != nil {
 		return "", 0, 0, err
 	}
-	if ts, err = b.st.cfg.Admit(in, s.now, imported); err != nil {
-		return "", 0, 0, err
-	}
 	if in.ID != "" {
 		if err := s.readIDs(b, []string{in.ID}); err != nil {
 			return "", 0, 0, err
 		}
 		if prev := b.ids[in.ID]; prev != nil {
-			if in.Repeats(prev.member, prev.value, prev.ts, ts) {
+			if in.Repeats(prev.member, prev.value, prev.ts) {
 				return laurel.StatusDuplicate, 0, 0, nil
 			}
 			return "", 0, 0, laurel.ErrIDConflict(in.ID)
 		}
+	}
+	if ts, err = b.st.cfg.Admit(in, s.now, imported); err != nil {
+		return "", 0, 0, err
 	}
 	_, sh, err := b.shardOf(in.Member)
 	if err != nil {
