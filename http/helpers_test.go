@@ -205,6 +205,9 @@ func (r response) isError(t *testing.T, status int, code, field string) response
 	if len(e) > 3 {
 		t.Fatalf("extra keys in error: %s", r.raw)
 	}
+	if code == "unavailable" && r.header.Get("Retry-After") == "" {
+		t.Fatalf("a 503 without Retry-After: %s", r.raw) // docs/api.md: it is always set
+	}
 	return r
 }
 

@@ -14,6 +14,7 @@ func Recovering() http.Handler {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 			return
 		}
+		w.Header().Set("Retry-After", "1") // as every 503 of laurel's
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: errorJSON{
 			Code: laurel.EUnavailable, Message: "recovering the store; not ready yet"}})
 	})

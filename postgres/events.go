@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,7 +33,16 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 	slices.Sort(boards)
 	req := &submitReq{ctx: ctx, events: events, opts: opts, results: make([]laurel.EventResult, len(events)), done: make(chan struct{})}
 	e.submits.add(e, strings.Join(boards, "\x00"), req)
-	<-req.done
+	select {
+	case <-req.done:
+	case <-ctx.Done():
+		// Still queued, it is withdrawn: no step will write it. A step that has it answers
+		// by the step's deadline, its requests' latest.
+		if req.state.CompareAndSwap(reqQueued, reqWithdrawn) {
+			return nil, e.unavailable("write", ctx.Err())
+		}
+		<-req.done
+	}
 	if req.err != nil {
 		return nil, req.err
 	}
@@ -57,6 +67,7 @@ type submits struct {
 }
 
 type submitReq struct {
+	state   atomic.Int32 // reqQueued, then reqTaken by a step or reqWithdrawn by its caller
 	ctx     context.Context
 	events  []laurel.Event
 	opts    laurel.SubmitOptions
@@ -70,10 +81,19 @@ type submitReq struct {
 	readAt []int // where each event's standings begin in its board's reads
 }
 
+// A request's states: a step takes a queued one, its caller withdraws one still queued when
+// its deadline passes. Once taken it stays taken (left for the next step, it is queued again
+// taken), and its step answers it.
+const (
+	reqQueued int32 = iota
+	reqTaken
+	reqWithdrawn
+)
+
 // maxGroupEvents caps the events of one step, bounding how long its locks are held.
 const maxGroupEvents = 2000
 
-// stepTimeout bounds a group's step, which no caller's context does.
+// stepTimeout bounds a group's step whose requests have no deadline.
 const stepTimeout = time.Minute
 
 // add queues req, and writes it, with what queues behind it, unless a group of its shards
@@ -126,23 +146,24 @@ func (q *submits) take(key string, budget int, first bool) []*submitReq {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	queue := q.pending[key]
+	var out []*submitReq
 	n, events := 0, 0
-	for n < len(queue) && (first && n == 0 || events+len(queue[n].events) <= budget) {
-		events += len(queue[n].events)
-		n++
+	for ; n < len(queue) && (first && len(out) == 0 || events+len(queue[n].events) <= budget); n++ {
+		r := queue[n]
+		if r.state.CompareAndSwap(reqQueued, reqTaken) || r.state.Load() == reqTaken {
+			out = append(out, r)
+			events += len(r.events)
+		} // else withdrawn: its caller answered it
 	}
 	if n == len(queue) {
 		delete(q.pending, key)
 	} else {
 		q.pending[key] = queue[n:]
 	}
-	if n == 0 && first {
+	if len(out) == 0 && first {
 		delete(q.leading, key)
 	}
-	if n == 0 {
-		return nil
-	}
-	return queue[:n:n]
+	return out
 }
 
 // submitGroup writes a group of submits in one step, with those that queued for the same
@@ -152,8 +173,9 @@ func (q *submits) take(key string, budget int, first bool) []*submitReq {
 // request that fails leaves no trace and fails alone; a step that fails fails them all.
 func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitReq, handOff func(later []*submitReq)) (done []*submitReq) {
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
-	// others' writes. A database that stops answering fails it after stepTimeout.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), stepTimeout)
+	// others' writes. A database that stops answering fails it at its requests' latest
+	// deadline, so that each is answered 503 about when it asked to be.
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(group[0].ctx), groupDeadline(group))
 	defer cancel()
 	var targets []target
 	join := func(r *submitReq, maybe bool) {
@@ -291,6 +313,26 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 	later = nil // failed with the group
 	hand()
 	return group
+}
+
+// groupDeadline is the latest deadline of the requests of a group, or stepTimeout from now
+// when one has none (nor later than that).
+func groupDeadline(group []*submitReq) time.Time {
+	limit := time.Now().Add(stepTimeout)
+	var latest time.Time
+	for _, r := range group {
+		d, ok := r.ctx.Deadline()
+		if !ok {
+			return limit
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	if latest.After(limit) {
+		return limit
+	}
+	return latest
 }
 
 // holds reports whether the step holds the shards of the events' members.

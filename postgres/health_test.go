@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -50,8 +51,22 @@ func TestRedisDown(t *testing.T) {
 		t.Fatalf("a read with Redis hung: %v after %v; want unavailable at its deadline", err, time.Since(start))
 	}
 	laureltest.Within(t, 5*time.Second, "not ready while Redis hangs", e.Failed)
+	// A write is answered about its deadline too: stored without ranks, or refused and not
+	// stored (docs/operations.md, "When things go wrong").
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	start = time.Now()
+	_, werr := e.Submit(wctx, []laurel.Event{{Board: "b", Member: "dan", Value: 1, ID: "d1"}}, laurel.SubmitOptions{})
+	cancel()
+	t.Logf("a write with Redis hung: %v after %v", werr, time.Since(start))
+	if werr != nil && laurel.ErrorCode(werr) != laurel.EUnavailable || time.Since(start) > 3*time.Second {
+		t.Fatalf("a write with Redis hung: %v after %v; want an answer within its deadline and the index's second", werr, time.Since(start))
+	}
 	r.Resume()
 	laureltest.Within(t, 10*time.Second, "ready once Redis answers again", func() bool { return !e.Failed() })
+	if res, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "dan", Value: 1, ID: "d1"}}, laurel.SubmitOptions{}); err != nil ||
+		(res[0].Status == laurel.StatusDuplicate) != (werr == nil) {
+		t.Fatalf("the write made while Redis hung, sent again: %+v, %v; stored is %v", res, err, werr == nil)
+	}
 
 	// Dead: a read fails at once.
 	r.Kill()
@@ -71,7 +86,7 @@ func TestRedisDown(t *testing.T) {
 	r.Start()
 	laureltest.Within(t, 10*time.Second, "ready once Redis is back", func() bool { return !e.Failed() })
 	p, err := page(ctx)
-	if err != nil || p.Total != 3 || p.Entries[0].Member != "carol" || p.Entries[1].Member != "bob" {
+	if err != nil || p.Total != 4 || p.Entries[0].Member != "carol" || p.Entries[1].Member != "bob" {
 		t.Fatalf("after Redis came back empty: %+v, %v", p, err)
 	}
 }
@@ -112,5 +127,60 @@ func TestPostgresDown(t *testing.T) {
 	p, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 10, laurel.ScoreRange{})
 	if err != nil || p.Total != 2 || p.Entries[0].Member != "carol" || p.Entries[1].Member != "alice" {
 		t.Fatalf("after PostgreSQL came back: %+v, %v; want carol and alice, not bob", p, err)
+	}
+}
+
+// TestPostgresHung: when PostgreSQL stops answering without closing its connections, a write
+// fails with unavailable at its deadline, and so does one queued behind it, at its own (an
+// earlier one: it is withdrawn from the queue); neither is stored. Once PostgreSQL answers
+// again the store is ready and takes them.
+func TestPostgresHung(t *testing.T) {
+	laureltest.NeedServices(t)
+	s := laureltest.NewScaleOutStore(t)
+	u, err := url.Parse(s.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := laureltest.NewProxy(t, u.Host)
+	u.Host = proxy.Addr
+	e, err := postgres.Open(ctx, u.String(), s.Index, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3, ID: "a1"})
+
+	proxy.Pause()
+	type answer struct {
+		id             string
+		err            error
+		took, deadline time.Duration
+	}
+	answers := make(chan answer, 2)
+	for i, deadline := range []time.Duration{2 * time.Second, 500 * time.Millisecond} {
+		id := fmt.Sprintf("h%d", i)
+		go func() {
+			wctx, cancel := context.WithTimeout(ctx, deadline)
+			defer cancel()
+			start := time.Now()
+			_, err := e.Submit(wctx, []laurel.Event{{Board: "b", Member: "bob", Value: 5, ID: id}}, laurel.SubmitOptions{})
+			answers <- answer{id, err, time.Since(start), deadline}
+		}()
+		time.Sleep(100 * time.Millisecond) // the second waits behind the first's step
+	}
+	for range 2 {
+		a := <-answers
+		t.Logf("write %s with PostgreSQL hung: %v after %v", a.id, a.err, a.took)
+		if laurel.ErrorCode(a.err) != laurel.EUnavailable || a.took > a.deadline+700*time.Millisecond {
+			t.Errorf("write %s with PostgreSQL hung: %v after %v; want unavailable at its deadline", a.id, a.err, a.took)
+		}
+	}
+	proxy.Resume()
+	laureltest.Within(t, 10*time.Second, "ready once PostgreSQL answers again", func() bool { return !e.Failed() })
+	// Neither was stored: sent again, both are applied, not duplicates.
+	res, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "bob", Value: 5, ID: "h0"}, {Board: "b", Member: "bob", Value: 5, ID: "h1"}}, laurel.SubmitOptions{})
+	if err != nil || res[0].Status != laurel.StatusApplied || res[1].Status != laurel.StatusApplied {
+		t.Fatalf("the refused writes sent again: %+v, %v; want both applied", res, err)
 	}
 }

@@ -390,7 +390,15 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	// later step, read or maintenance rebuilds it.
 	// So an error now would tell the caller a stored write failed (and a client that retries
 	// without ids would count it twice): it is logged, and the write succeeds.
-	ictx := context.WithoutCancel(ctx)
+	// It keeps to the step's deadline, the writes' own, or a moment more (a step that waited
+	// long for its locks would otherwise leave every index step to a rebuild): an index that
+	// does not answer by then leaves the writes answered without ranks.
+	deadline := time.Now().Add(indexGrace)
+	if d, ok := ctx.Deadline(); ok && d.After(deadline) {
+		deadline = d
+	}
+	ictx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
 	if early && s.unlocked != nil {
 		s.unlocked()
 	}
@@ -433,6 +441,9 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	}
 	return nil
 }
+
+// indexGrace is how long a committed step may still give the index, its deadline past.
+const indexGrace = time.Second
 
 // queueLoad adds to batch the reads of the rows of the boards and of the shards the step
 // locks, and returns what reads their answers and checks that the locks were taken by the
