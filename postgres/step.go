@@ -390,15 +390,15 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	// later step, read or maintenance rebuilds it.
 	// So an error now would tell the caller a stored write failed (and a client that retries
 	// without ids would count it twice): it is logged, and the write succeeds.
-	// It keeps to the step's deadline, the writes' own, or a moment more (a step that waited
+	// It keeps to the step's deadline, if it has one, or a moment more (a step that waited
 	// long for its locks would otherwise leave every index step to a rebuild): an index that
 	// does not answer by then leaves the writes answered without ranks.
-	deadline := time.Now().Add(indexGrace)
-	if d, ok := ctx.Deadline(); ok && d.After(deadline) {
-		deadline = d
+	ictx := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ictx, cancel = context.WithDeadline(ictx, later(d, time.Now().Add(indexGrace)))
+		defer cancel()
 	}
-	ictx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
-	defer cancel()
 	if early && s.unlocked != nil {
 		s.unlocked()
 	}
@@ -444,6 +444,13 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 
 // indexGrace is how long a committed step may still give the index, its deadline past.
 const indexGrace = time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
 
 // queueLoad adds to batch the reads of the rows of the boards and of the shards the step
 // locks, and returns what reads their answers and checks that the locks were taken by the
