@@ -130,12 +130,15 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 			var want string
 			plan := map[string]*mEntry{} // the entries as they would be
 			added := map[string]bool{}
-			if rerr != nil {
+			// Outside a run only retries of stored events pass: the store finds them duplicates
+			// before it asks for a run, and no entry counts them.
+			fresh := slices.ContainsFunc(evs, func(ev laurel.Event) bool { return ev.ID == "" || !stored[id+":"+ev.ID] })
+			if rerr != nil && fresh {
 				want = laurel.ErrorCode(rerr)
 			}
 			var order []string
 			for _, ev := range evs {
-				if !slices.Contains(order, ev.Member) {
+				if rerr == nil && !slices.Contains(order, ev.Member) {
 					order = append(order, ev.Member)
 				}
 			}
