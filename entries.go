@@ -206,7 +206,7 @@ func (t *Competitions) reserve(ctx context.Context, boards map[string]*Board, ev
 		}
 		run, err := b.RunAt(ts)
 		if err != nil {
-			continue // the store refuses it, with the same words
+			continue // the store refuses it, with the same words, or finds it a duplicate
 		}
 		key := ev.Board + ":" + run.ID + ":" + ev.Member
 		r := byKey[key]
