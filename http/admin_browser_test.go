@@ -118,7 +118,7 @@ func TestBrowserAdmin(t *testing.T) {
 		// Its standing in each window of each board is the API's.
 		for _, w := range []string{"all", "week", "day"} {
 			entry := e.do("GET", "/v1/boards/arena/members/m30?window="+w, nil).must(t, 200)
-			want := fmt.Sprintf("#%v · %v", entry.get("entry", "rank"), entry.get("entry", "score"))
+			want := fmt.Sprintf("#%v · %v pts", entry.get("entry", "rank"), entry.get("entry", "score")) // the board's unit
 			got := evalJS[string](tab, fmt.Sprintf(`document.querySelector('#member-boards tr[data-board="arena"] li[data-window=%q] b').textContent`, w))
 			if got != want {
 				t.Errorf("m30 in %s: %q on the page, %q from the API", w, got, want)
@@ -211,7 +211,7 @@ func TestBrowserAdmin(t *testing.T) {
 		row := fmt.Sprintf(`#admin-deliveries tr[data-delivery=%q]`, d.ID)
 		tab.click(`#admin-hooks tr[data-hook="game"] button.show-deliveries`)
 		tab.wait(fmt.Sprintf(`document.querySelector('%s')?.dataset.state === 'failed'`, row))
-		if got := evalJS[string](tab, fmt.Sprintf(`document.querySelector('%s').textContent`, row)); !strings.Contains(got, "cup · Today") ||
+		if got := evalJS[string](tab, fmt.Sprintf(`document.querySelector('%s').textContent`, row)); !strings.Contains(got, "cup · day") ||
 			!strings.Contains(got, d.Period) || !strings.Contains(got, "502") || !strings.Contains(got, "Bad Gateway") {
 			t.Errorf("the delivery's row: %q", got)
 		}
@@ -220,7 +220,7 @@ func TestBrowserAdmin(t *testing.T) {
 			evalJS[chromedp.Void](tab, fmt.Sprintf(`(() => { const s = document.getElementById('delivery-state'); s.value = %q; s.dispatchEvent(new Event('change')); })()`, state))
 		}
 		pick("pending")
-		tab.wait(`document.getElementById('deliveries-msg').textContent.startsWith('No pending deliveries') && !document.querySelector('#admin-deliveries tr')`)
+		tab.wait(`document.getElementById('deliveries-msg').textContent === 'None pending.' && !document.querySelector('#admin-deliveries tr')`)
 		pick("failed")
 		tab.wait(fmt.Sprintf(`document.querySelector('%s')`, row))
 		// Its body, as the receiver gets it.

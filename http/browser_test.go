@@ -173,7 +173,11 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		tab.wait(fmt.Sprintf(`(() => { const r = document.querySelector('#rows > li.row.me'); return r && r.dataset.member === %q })()`, target.Member))
-		want := apiRows(t, e, "/v1/boards/arena/members/"+target.Member+"/around?window=all&radius=4")
+		// A page of 10 around it: 5 before it, 4 after (the radius 5 the page asks for, cut).
+		want := apiRows(t, e, "/v1/boards/arena/members/"+target.Member+"/around?window=all&radius=5")[:10]
+		if want[5].Member != target.Member {
+			t.Fatalf("the page around %s: %+v", target.Member, want)
+		}
 		tab.waitView(fmt.Sprintf("all||%d|10|%s", want[0].Rank-1, target.Member))
 		tab.checkRows(want)
 		if want[0].Rank == 1 {
@@ -301,6 +305,52 @@ func TestBrowser(t *testing.T) {
 			}
 			t.Logf("screenshot: %s", p)
 		}
+	})
+
+	t.Run("FollowsTheMemberOffThePage", func(t *testing.T) {
+		// A board of its own: ten members, the top 5 on the page, dan selected at rank 4.
+		s := start(t, options{})
+		s.do("PUT", "/v1/boards/race", map[string]any{"windows": []string{"all"}}).must(t, 201)
+		var evs []map[string]any
+		for i, m := range []string{"ann", "ben", "cy", "dan", "eve", "fay", "gus", "hal", "ivy", "jo"} {
+			evs = append(evs, map[string]any{"member": m, "value": 100 - 5*i})
+		}
+		s.do("POST", "/v1/boards/race/events", map[string]any{"events": evs}).must(t, 200)
+		tab := newTab(t, browser)
+		tab.open(s.url + "/boards/race?limit=10&member=dan")
+		tab.wait(`document.querySelector('#member .stat b')?.textContent === '#4'`)
+		// Seven pass dan on the live top 10: it leaves the page, and its panel and pinned row
+		// follow the board, not its last place on the page.
+		for _, m := range []string{"eve", "fay", "gus", "hal", "ivy", "jo", "kim"} {
+			s.do("POST", "/v1/boards/race/events", map[string]any{"member": m, "value": 100}).must(t, 200)
+		}
+		want := s.do("GET", "/v1/boards/race/members/dan", nil).must(t, 200)
+		rank := fmt.Sprintf("#%v", want.get("entry", "rank"))
+		if rank != "#11" {
+			t.Fatalf("dan is %s from the API, want #11", rank)
+		}
+		tab.waitFor(5*time.Second, fmt.Sprintf(`document.querySelector('#member .stat b')?.textContent === %q && document.querySelector('#pinned li.row')?.dataset.rank === '11'`, rank))
+		if of := evalJS[string](tab, `document.querySelector('#member .stat small').textContent`); of != "of 11" {
+			t.Errorf("dan's panel: %s %s, want of 11", rank, of)
+		}
+	})
+
+	t.Run("ResultsOnceThePeriodCloses", func(t *testing.T) {
+		// Yesterday ended 10 hours ago and takes late events for 15: its results show once it
+		// closes, without a reload.
+		s := start(t, options{})
+		s.do("PUT", "/v1/boards/daily", map[string]any{"windows": []string{"day"}, "late_limit": "15h",
+			"rewards": []map[string]any{{"window": "day", "ranks": []int{1, 1}, "reward": map[string]any{"chest": "gold"}}}}).must(t, 201)
+		s.do("POST", "/v1/boards/daily/events", map[string]any{"member": "ann", "value": 3, "ts": "2026-11-21T20:00:00Z"}).must(t, 200)
+		tab := newTab(t, browser)
+		tab.open(s.url + "/boards/daily")
+		tab.waitView("day||0|25|")
+		tab.wait(`!document.getElementById('period').parentElement.hidden`) // the page read the periods: yesterday's is open
+		if !evalJS[bool](tab, `document.getElementById('results').hidden`) {
+			t.Fatal("results shown for a period still open")
+		}
+		s.clock.Advance(6 * time.Hour) // closed
+		tab.waitFor(10*time.Second, `!document.getElementById('results').hidden && document.querySelector('#results li[data-member="ann"] .reward')?.textContent === 'chest: gold'`)
 	})
 
 	t.Run("League", func(t *testing.T) {

@@ -4,7 +4,7 @@
 'use strict';
 (() => {
   if (location.pathname !== '/admin') return;
-  const { num, enc, h, request, setStatus, say, windowLabel, describe } = window.laurelUI;
+  const { num, enc, h, request, setStatus, say, windowLabel, describe, scoreText } = window.laurelUI;
   const app = document.getElementById('app');
   const footEl = document.getElementById('foot');
   const STORED = 'laurel.adminKey';
@@ -279,7 +279,7 @@
     const serverError = (err, msg) => {
       const name = err.field && err.field.split(/[.[]/)[0];
       if (name && errors[name]) say(errors[name], err.message);
-      else say(msg, err.message);
+      else say(msg, err.message, 'error');
     };
     return { rows, inputs, errors, serverError };
   }
@@ -556,7 +556,8 @@
         return;
       }
       if (id !== hook) return; // another hook was chosen meanwhile
-      say(msg, !last && !ds.length ? `No ${state.value ? state.value + ' ' : ''}deliveries yet: a hook is told of periods that close after it is made.` : '');
+      say(msg, last || ds.length ? '' : state.value ? `None ${state.value}.`
+        : 'No deliveries yet: a hook is told of the periods that close after it is made.');
       rows.append(...ds.map(row));
       if (ds.length) last = ds[ds.length - 1].id;
       more.hidden = ds.length < DELIVERY_PAGE;
@@ -564,7 +565,7 @@
 
     function row(d) {
       const tr = h('tr', { 'data-delivery': d.id, 'data-state': d.state },
-        h('td', null, h('b', { text: `${d.board} · ${windowLabel(d.window)}` }),
+        h('td', null, h('b', { text: `${d.board} · ${d.window}` }), // a closed period: not "This hour"
           h('small', { text: `${d.period}${d.parts > 1 ? ` · part ${d.part} of ${d.parts}` : ''}` })),
         h('td', null, h('span', { class: 'badge state', text: d.state }),
           h('small', { text: d.state === 'pending' ? 'next ' + when(d.next_attempt_at) : d.delivered_at ? when(d.delivered_at) : 'made ' + when(d.created_at) })),
@@ -647,7 +648,7 @@
         try {
           await call(method, path);
         } catch (err) {
-          say(msg, err.message);
+          say(msg, err.message, 'error');
           return;
         }
         show(member, done);
@@ -671,7 +672,7 @@
               h('td', null, h('ul', { class: 'standings' }, s.board.windows.map((w, i) => {
                 const e = s.entries[i];
                 return h('li', { 'data-window': w }, h('span', { text: windowLabel(w) }),
-                  h('b', { text: !e ? '–' : e.error ? e.error : `#${num.format(e.rank)} · ${num.format(e.score)}` }));
+                  h('b', { text: !e ? '–' : e.error ? e.error : `#${num.format(e.rank)} · ${scoreText(s.board, e.score)}` }));
               })))))))
           : h('p', { class: 'muted', id: 'member-none', text: hidden ? 'Hidden: on no ranking.' : 'On no board.' }),
         msg));

@@ -22,10 +22,17 @@
   }
 
   function explain(err) {
-    if (err.code === 'unauthenticated') return 'This server needs a key to read: open this page with ?key=<read key>.';
-    if (err.code === 'permission_denied') return 'The key of this page cannot read boards.';
+    if (err.code === 'unauthenticated') {
+      return key ? 'The server does not know the key of this page (?key=…): it may be mistyped, revoked or expired.'
+        : 'This server needs a key to read: open this page with ?key=<read key>.';
+    }
+    if (err.code === 'permission_denied') return 'The key of this page cannot read this.';
+    if (err.code === 'unavailable') return 'The server cannot answer right now; this page tries again by itself.';
     return err.message || String(err);
   }
+
+  // failed is the status line of a read that failed: offline only when nothing answered.
+  const failed = (err) => setStatus('error', err.status === 0 ? 'Offline' : 'Error');
 
   // hue gives each member a stable colour.
   function hue(s) {
@@ -108,7 +115,7 @@
       } catch (err) {
         notice.hidden = false;
         notice.textContent = explain(err);
-        setStatus('error', 'Offline');
+        failed(err);
       }
       app.setAttribute('aria-busy', 'false');
     }
@@ -254,6 +261,12 @@
       }
       if (w !== st.window) return;
       loadResults(w, periods.find((p) => p.closed));
+      // A period that ended but takes late events closes late_limit after its end: look again
+      // then, for its results and final ranks.
+      clearTimeout(st.periodsTimer);
+      const closes = periods.filter((p) => !p.closed && p.end && Date.parse(p.end) <= Date.now())
+        .map((p) => Date.parse(p.end) + lateLimitMs(st.meta.late_limit));
+      if (closes.length) st.periodsTimer = setTimeout(loadPeriods, Math.min(Math.max(0, Math.min(...closes) - Date.now()) + 1500, 2 ** 31 - 1));
       const cur = currentPeriod();
       const past = periods.filter((p) => p.id && p.id !== cur);
       if (!past.length) return;
@@ -291,6 +304,12 @@
           r.cohort ? h('small', { class: 'cohort', text: r.cohort }) : null,
           h('span', { class: 'reward', text: reward(r.reward) })))));
       results.hidden = false;
+    }
+
+    // lateLimitMs reads a board's late_limit (90s, 30m, 1h, 7d) in milliseconds.
+    function lateLimitMs(d) {
+      const m = /^(\d+)(ns|us|ms|s|m|h|d)$/.exec(d || '');
+      return m ? +m[1] * { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3, m: 6e4, h: 36e5, d: 864e5 }[m[2]] : 0;
     }
 
     function currentPeriod() {
@@ -378,7 +397,7 @@
       let page;
       try {
         if (st.around && st.member) {
-          params.radius = Math.max(1, Math.floor((st.limit - 1) / 2));
+          params.radius = Math.max(1, Math.ceil((st.limit - 1) / 2)); // then cut to the page's size
           page = await api(base + '/members/' + enc(st.member) + '/around', params);
         } else {
           page = await api(base + '/entries', { ...params, offset: st.offset, limit: st.limit });
@@ -395,10 +414,16 @@
           return;
         }
         say(notice, explain(err));
-        setStatus('error', err.status === 0 ? 'Offline' : 'Error');
+        failed(err);
         return;
       }
       if (my !== st.seq) return;
+      if (st.around && page.entries && page.entries.length > st.limit) {
+        // An even page size: the member's row, then one row fewer after it than before.
+        const at = page.entries.findIndex((e) => e.member === st.member);
+        const from = Math.max(0, Math.min(at - Math.floor(st.limit / 2), page.entries.length - st.limit));
+        page.entries = page.entries.slice(from, from + st.limit);
+      }
       const entries = page.entries || [];
       if (st.around && !st.period && !fallback && entries.some((e) => e.member === st.member && e.rank <= st.limit)) {
         // The member is on the first page: watch that one live, the member highlighted, the
@@ -453,6 +478,32 @@
       }
       const me = entries.find((e) => e.member === st.member);
       if (me) updatePanel(me);
+      else followMember();
+    }
+
+    // followMember reads the selected member's entry again when a live page changed without
+    // it, at most once a second (and once more after the last change), so that its panel and
+    // pinned row follow the board rather than show where it stood when last on the page.
+    let followAt = 0;
+    let followTimer = 0;
+    function followMember() {
+      if (!st.member || st.period || followTimer) return;
+      followTimer = setTimeout(async () => {
+        followTimer = 0;
+        followAt = Date.now();
+        const member = st.member;
+        const my = panelSeq;
+        if (!member || st.period) return;
+        try {
+          const r = await api(base + '/members/' + enc(member), { window: st.window });
+          if (my === panelSeq) updatePanel(r.entry, r.total);
+        } catch (err) {
+          if (my !== panelSeq || err.code !== 'not_found') return;
+          st.meEntry = null; // off the board now (a new period, say)
+          renderPinned();
+          panelParts.stats.replaceChildren(h('p', { class: 'muted', text: 'Not on the board here.' }));
+        }
+      }, Math.max(0, followAt + 1000 - Date.now()));
     }
 
     // moves compares ranks with the page shown before. A move stays visible for a while when
@@ -645,7 +696,10 @@
       for (const [m, el] of rowOf) el.classList.toggle('me', m === member);
       syncURL();
       refreshPanel();
+      // On a narrow screen the panel stands above the list, out of sight of the row tapped.
+      if (narrow.matches) panel.scrollIntoView({ block: 'start', behavior: reduceMotion ? 'auto' : 'smooth' });
     }
+    const narrow = matchMedia('(max-width: 52rem)'); // style.css: the panel above the list
 
     let panelSeq = 0;
     let panelScore = null;
@@ -664,7 +718,7 @@
       try {
         const me = await api(base + '/members/' + enc(member), { window: st.window, period: st.period });
         if (my !== panelSeq) return;
-        updatePanel(me.entry);
+        updatePanel(me.entry, me.total);
       } catch (err) {
         if (my !== panelSeq) return;
         panelParts.stats.replaceChildren(h('p', { class: 'muted', text: err.code === 'not_found' ? 'Not on the board here.' : explain(err) }));
@@ -743,7 +797,8 @@
       pinned.hidden = false;
     }
 
-    function updatePanel(e) {
+    // updatePanel shows a member's entry in its panel; total, the board's, when read with it.
+    function updatePanel(e, total) {
       if (!e || e.member !== st.member) return;
       st.meEntry = e;
       renderPinned();
@@ -752,7 +807,7 @@
       panelParts.id.textContent = e.name ? '@' + e.member : '';
       panelParts.avatar.replaceChildren(avatar(e.member, name));
       panelParts.stats.replaceChildren(
-        stat('Rank', '#' + num.format(e.rank), 'of ' + num.format(st.total || e.rank)),
+        stat('Rank', '#' + num.format(e.rank), 'of ' + num.format(total || st.total || e.rank)),
         stat('Score', scoreText(st.meta, e.score), ''),
         stat('Reached', e.reached_at ? day(e.reached_at) : '–', e.reached_at ? clock(e.reached_at) : ''));
       if (panelScore !== null && panelScore !== e.score) {
@@ -830,7 +885,7 @@
           setStatus('idle'); // nothing failed: the notice says it all
         } else {
           say(notice, explain(err));
-          setStatus('error', err.status === 0 ? 'Offline' : 'Error');
+          failed(err);
         }
         app.setAttribute('aria-busy', 'false');
         if (first) setTimeout(() => loadMeta(true), 10000);
@@ -840,7 +895,10 @@
       title.textContent = meta.title || meta.id;
       document.title = (meta.title || meta.id) + ' · laurel';
       sub.textContent = (meta.title ? meta.id + ' · ' : '') + describe(meta);
-      if (!meta.windows.includes(st.window)) st.window = meta.windows[0];
+      if (!meta.windows.includes(st.window)) {
+        st.window = meta.windows[0];
+        st.period = ''; // a period of the window asked for is none of this one
+      }
       if (first) {
         say(notice, '');
         start();

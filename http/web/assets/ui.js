@@ -57,10 +57,11 @@ window.laurelUI = (() => {
     statusEl.replaceChildren(state === 'idle' ? '' : h('i', { 'aria-hidden': 'true' }), text || '');
   }
 
-  // say shows text in el, or hides el when there is none.
-  function say(el, text) {
+  // say shows text in el, or hides el when there is none; kind 'error' shows it as one.
+  function say(el, text, kind) {
     el.textContent = text || '';
     el.hidden = !text;
+    el.dataset.kind = kind || '';
   }
 
   function windowLabel(w) {
