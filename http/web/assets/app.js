@@ -467,6 +467,7 @@
       renderPager();
       renderFoot(page);
       const p = page.period || {};
+      st.shownPeriod = p;
       st.endsAt = !st.period && p.id && p.id !== 'all' && p.end ? Date.parse(p.end) : 0;
       tick();
       rows.dataset.view = [st.window, st.period, st.offset, st.limit, st.around ? st.member : ''].join('|');
@@ -826,8 +827,12 @@
     async function loadHistory(my) {
       const member = st.member;
       try {
-        const { points } = await api(base + '/members/' + enc(member) + '/history', { window: st.window, limit: 200 });
+        let { points } = await api(base + '/members/' + enc(member) + '/history', { window: st.window, limit: 200 });
         if (my !== panelSeq) return;
+        // A past period's panel charts that period's points only: a point is a rank in the
+        // period its write fell in.
+        const p = st.period && st.shownPeriod;
+        if (p && p.start && p.end) points = (points || []).filter((pt) => pt.at >= p.start && pt.at < p.end);
         panelParts.chart.replaceChildren(chart(points || []));
       } catch (err) {
         if (my !== panelSeq) return;

@@ -53,6 +53,8 @@ window.laurelUI = (() => {
   }
 
   function setStatus(state, text) {
+    // Unchanged, it is left alone: a screen reader would announce the live region again.
+    if (statusEl.dataset.state === state && statusEl.textContent === (text || '')) return;
     statusEl.dataset.state = state;
     statusEl.replaceChildren(state === 'idle' ? '' : h('i', { 'aria-hidden': 'true' }), text || '');
   }
