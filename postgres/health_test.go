@@ -95,27 +95,12 @@ func TestRedisDown(t *testing.T) {
 // write fails promptly with unavailable and stores nothing; once PostgreSQL is back the store
 // is ready again, takes writes, and has every write it acknowledged.
 func TestPostgresDown(t *testing.T) {
-	laureltest.NeedServices(t)
-	s := laureltest.NewScaleOutStore(t)
-	u, err := url.Parse(s.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := laureltest.NewProxy(t, u.Host)
-	u.Host = proxy.Addr
-	e, err := postgres.Open(ctx, u.String(), s.Index, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
-	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3, ID: "a1"})
-
+	e, proxy := openBehindProxy(t)
 	proxy.Cut()
 	took := laureltest.Within(t, 5*time.Second, "not ready once PostgreSQL is cut off", e.Failed)
 	t.Logf("not ready %v after PostgreSQL was cut off", took)
 	start := time.Now()
-	_, err = e.Submit(ctx, []laurel.Event{{Board: "b", Member: "bob", Value: 5, ID: "b1"}}, laurel.SubmitOptions{})
+	_, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "bob", Value: 5, ID: "b1"}}, laurel.SubmitOptions{})
 	t.Logf("a write with PostgreSQL down: %v after %v", err, time.Since(start))
 	if laurel.ErrorCode(err) != laurel.EUnavailable || time.Since(start) > 5*time.Second {
 		t.Fatalf("a write with PostgreSQL down: %v after %v; want unavailable promptly", err, time.Since(start))
@@ -135,22 +120,7 @@ func TestPostgresDown(t *testing.T) {
 // earlier one: it is withdrawn from the queue); neither is stored. Once PostgreSQL answers
 // again the store is ready and takes them.
 func TestPostgresHung(t *testing.T) {
-	laureltest.NeedServices(t)
-	s := laureltest.NewScaleOutStore(t)
-	u, err := url.Parse(s.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := laureltest.NewProxy(t, u.Host)
-	u.Host = proxy.Addr
-	e, err := postgres.Open(ctx, u.String(), s.Index, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
-	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3, ID: "a1"})
-
+	e, proxy := openBehindProxy(t)
 	proxy.Pause()
 	type answer struct {
 		id             string
@@ -183,4 +153,26 @@ func TestPostgresHung(t *testing.T) {
 	if err != nil || res[0].Status != laurel.StatusApplied || res[1].Status != laurel.StatusApplied {
 		t.Fatalf("the refused writes sent again: %+v, %v; want both applied", res, err)
 	}
+}
+
+// openBehindProxy opens a store whose PostgreSQL is reached through a proxy the test can cut
+// or pause, with board b holding alice's event a1.
+func openBehindProxy(t *testing.T) (*postgres.Store, *laureltest.Proxy) {
+	t.Helper()
+	laureltest.NeedServices(t)
+	s := laureltest.NewScaleOutStore(t)
+	u, err := url.Parse(s.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := laureltest.NewProxy(t, u.Host)
+	u.Host = proxy.Addr
+	e, err := postgres.Open(ctx, u.String(), s.Index, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3, ID: "a1"})
+	return e, proxy
 }

@@ -201,44 +201,59 @@
 
   // ---- boards ----
 
-  function boardsSection() {
-    const list = h('tbody', { id: 'admin-boards' });
-    const listMsg = h('p', { class: 'notice', hidden: true });
-    const form = boardForm(refresh);
-    async function refresh() {
-      let boards;
+  // listed is a table of what path lists (its answer's field), a row a thing, with a note
+  // when there are none or the list cannot be read. row(thing, del) makes a thing's row; del
+  // (question, path, then) is a Delete button that asks twice, deletes path, and reads the
+  // list again. done is told the list each time it is read.
+  function listed({ id, path, field, heads, empty, row, done }) {
+    const list = h('tbody', { id });
+    const msg = h('p', { class: 'notice', hidden: true });
+    const del = (question, target, then) => confirmButton('Delete', question, async () => {
       try {
-        ({ boards } = await call('GET', '/v1/boards'));
+        await call('DELETE', target);
       } catch (err) {
-        say(listMsg, err.message);
+        say(msg, err.message, 'error');
+      }
+      if (then) then();
+      refresh();
+    });
+    async function refresh() {
+      let items;
+      try {
+        items = (await call('GET', path))[field];
+      } catch (err) {
+        say(msg, err.message, 'error');
         return;
       }
-      say(listMsg, boards.length ? '' : 'No boards yet: create one below.');
-      list.replaceChildren(...boards.map((b) => {
+      say(msg, items.length ? '' : empty);
+      list.replaceChildren(...items.map((it) => row(it, del)));
+      if (done) done(items);
+    }
+    const table = h('table', { class: 'admin-table' }, h('thead', null, h('tr', null, heads.map((t) => h('th', { text: t })))), list);
+    return { refresh, els: [msg, table] };
+  }
+
+  function boardsSection() {
+    let form;
+    const boards = listed({
+      id: 'admin-boards', path: '/v1/boards', field: 'boards', heads: ['Board', 'Windows', 'Rules', 'Entries', ''],
+      empty: 'No boards yet: create one below.',
+      row: (b, del) => {
         const first = (b.windows || [])[0];
         const total = first && b.current && b.current[first] ? b.current[first].total : 0;
-        const del = confirmButton('Delete', `Delete ${b.id} and all its events?`, async () => {
-          try {
-            await call('DELETE', '/v1/boards/' + enc(b.id));
-          } catch (err) {
-            say(listMsg, err.message);
-          }
-          refresh();
-        });
         return h('tr', { 'data-board': b.id },
           h('td', null, h('a', { href: '/boards/' + enc(b.id), text: b.id }), b.title ? h('small', { text: b.title }) : null),
           h('td', { text: (b.windows || []).map(windowLabel).join(', ') }),
           h('td', { text: describe(b) }),
           h('td', { class: 'num', text: num.format(total) + (total === 1 ? ' player' : ' players') }),
-          h('td', null, h('div', { class: 'actions' }, h('button', { type: 'button', class: 'edit', text: 'Edit', onclick: () => form.edit(b) }), del)));
-      }));
-      footEl.textContent = `${num.format(boards.length)} ${boards.length === 1 ? 'board' : 'boards'}`;
-    }
-    refresh();
-    return h('section', { class: 'admin-section' }, h('h2', { text: 'Boards' }), listMsg,
-      h('table', { class: 'admin-table' },
-        h('thead', null, h('tr', null, ['Board', 'Windows', 'Rules', 'Entries', ''].map((t) => h('th', { text: t })))), list),
-      form.el);
+          h('td', null, h('div', { class: 'actions' }, h('button', { type: 'button', class: 'edit', text: 'Edit', onclick: () => form.edit(b) }),
+            del(`Delete ${b.id} and all its events?`, '/v1/boards/' + enc(b.id)))));
+      },
+      done: (all) => { footEl.textContent = `${num.format(all.length)} ${all.length === 1 ? 'board' : 'boards'}`; },
+    });
+    form = boardForm(boards.refresh);
+    boards.refresh();
+    return h('section', { class: 'admin-section' }, h('h2', { text: 'Boards' }), boards.els, form.el);
   }
 
   // The fields of a board (docs/design.md, "Boards"): immutable ones are fixed once it exists.
@@ -405,45 +420,25 @@
   const DELIVERY_PAGE = 50;
 
   function hooksSection() {
-    const list = h('tbody', { id: 'admin-hooks' });
-    const listMsg = h('p', { class: 'notice', hidden: true });
+    let form;
     const deliveries = deliveriesPanel();
-    const form = hookForm(refresh);
-    async function refresh() {
-      let hooks;
-      try {
-        ({ hooks } = await call('GET', '/v1/hooks'));
-      } catch (err) {
-        say(listMsg, err.message);
-        return;
-      }
-      say(listMsg, hooks.length ? '' : 'No webhooks: create one below to have each closed period\'s results posted to your server.');
-      list.replaceChildren(...hooks.map((hk) => {
-        const del = confirmButton('Delete', `Delete webhook ${hk.id} and its deliveries?`, async () => {
-          try {
-            await call('DELETE', '/v1/hooks/' + enc(hk.id));
-          } catch (err) {
-            say(listMsg, err.message);
-          }
-          deliveries.close(hk.id);
-          refresh();
-        });
-        return h('tr', { 'data-hook': hk.id },
-          h('td', null, h('b', { text: hk.id }), h('small', { text: 'since ' + when(hk.created_at) })),
-          h('td', { class: 'url', text: hk.url }),
-          h('td', { text: hk.boards.length ? hk.boards.join(', ') : 'every board' }),
-          h('td', null, h('div', { class: 'actions' },
-            h('button', { type: 'button', class: 'show-deliveries', text: 'Deliveries', onclick: () => deliveries.show(hk.id) }),
-            h('button', { type: 'button', class: 'edit', text: 'Edit', onclick: () => form.edit(hk) }), del)));
-      }));
-    }
-    refresh();
+    const hooks = listed({
+      id: 'admin-hooks', path: '/v1/hooks', field: 'hooks', heads: ['Hook', 'URL', 'Boards', ''],
+      empty: 'No webhooks: create one below to have each closed period\'s results posted to your server.',
+      row: (hk, del) => h('tr', { 'data-hook': hk.id },
+        h('td', null, h('b', { text: hk.id }), h('small', { text: 'since ' + when(hk.created_at) })),
+        h('td', { class: 'url', text: hk.url }),
+        h('td', { text: hk.boards.length ? hk.boards.join(', ') : 'every board' }),
+        h('td', null, h('div', { class: 'actions' },
+          h('button', { type: 'button', class: 'show-deliveries', text: 'Deliveries', onclick: () => deliveries.show(hk.id) }),
+          h('button', { type: 'button', class: 'edit', text: 'Edit', onclick: () => form.edit(hk) }),
+          del(`Delete webhook ${hk.id} and its deliveries?`, '/v1/hooks/' + enc(hk.id), () => deliveries.close(hk.id))))),
+    });
+    form = hookForm(hooks.refresh);
+    hooks.refresh();
     return h('section', { class: 'admin-section' }, h('h2', { text: 'Webhooks' }),
       h('p', { class: 'sub', text: 'Each closed period of a window with rewards is posted, signed, to every hook that hears of its board, until it answers 2xx.' }),
-      listMsg,
-      h('table', { class: 'admin-table' },
-        h('thead', null, h('tr', null, ['Hook', 'URL', 'Boards', ''].map((t) => h('th', { text: t })))), list),
-      deliveries.el, form.el);
+      hooks.els, deliveries.el, form.el);
   }
 
   function hookForm(saved) {
