@@ -296,11 +296,30 @@
       if (name && errors[name]) say(errors[name], err.message);
       else say(msg, err.message, 'error');
     };
-    return { rows, inputs, errors, serverError };
+    // onSave sends what spec reads from form (null: it showed what is wrong) to PUT
+    // base + its id, shows the server's refusal at its field, and gives done what was saved.
+    const onSave = (form, submit, msg, spec, base, done) => form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      say(msg, '');
+      const s = spec();
+      if (!s) return;
+      submit.disabled = true;
+      let saved;
+      try {
+        saved = await call('PUT', base + enc(s.id), { body: s.body });
+      } catch (err) {
+        serverError(err, msg);
+        return;
+      } finally {
+        submit.disabled = false;
+      }
+      done(saved);
+    });
+    return { rows, inputs, errors, onSave };
   }
 
   function boardForm(saved) {
-    const { rows, inputs, errors, serverError } = formFields('board-', FIELDS);
+    const { rows, inputs, errors, onSave } = formFields('board-', FIELDS);
     const heading = h('h3', { id: 'board-form-title' });
     const msg = h('p', { class: 'form-msg', id: 'board-form-msg', role: 'status', hidden: true });
     const submit = h('button', { type: 'submit', id: 'board-save' });
@@ -363,21 +382,7 @@
       return ok ? { id, body: out } : null;
     }
 
-    form.addEventListener('submit', async (ev) => {
-      ev.preventDefault();
-      say(msg, '');
-      const s = spec();
-      if (!s) return;
-      submit.disabled = true;
-      let b;
-      try {
-        b = await call('PUT', '/v1/boards/' + enc(s.id), { body: s.body });
-      } catch (err) {
-        serverError(err, msg); // the server's own checks come back with the field they concern
-        return;
-      } finally {
-        submit.disabled = false;
-      }
+    onSave(form, submit, msg, spec, '/v1/boards/', (b) => {
       const created = !editing;
       reset(b);
       say(msg, `${created ? 'Created' : 'Saved'} board ${b.id}.`);
@@ -442,7 +447,7 @@
   }
 
   function hookForm(saved) {
-    const { rows, inputs, errors, serverError } = formFields('hook-', HOOK_FIELDS);
+    const { rows, inputs, errors, onSave } = formFields('hook-', HOOK_FIELDS);
     const generate = h('button', { type: 'button', id: 'hook-secret-new', text: 'Generate', onclick: () => {
       const bytes = crypto.getRandomValues(new Uint8Array(32));
       inputs.secret.value = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
@@ -487,21 +492,7 @@
       return ok ? { id, body } : null;
     }
 
-    form.addEventListener('submit', async (ev) => {
-      ev.preventDefault();
-      say(msg, '');
-      const s = spec();
-      if (!s) return;
-      submit.disabled = true;
-      let hk;
-      try {
-        hk = await call('PUT', '/v1/hooks/' + enc(s.id), { body: s.body });
-      } catch (err) {
-        serverError(err, msg);
-        return;
-      } finally {
-        submit.disabled = false;
-      }
+    onSave(form, submit, msg, spec, '/v1/hooks/', (hk) => {
       const created = !editing;
       reset(hk);
       say(msg, created ? `Created webhook ${hk.id}: give its secret to the receiver now, it is not shown again.` : `Saved webhook ${hk.id}.`);
