@@ -237,6 +237,28 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("BoardDeletedWhileWatched", func(t *testing.T) {
+		s := start(t, options{})
+		s.do("PUT", "/v1/boards/brief", map[string]any{"windows": []string{"all"}}).must(t, 201)
+		s.do("POST", "/v1/boards/brief/events", map[string]any{"member": "ann", "value": 1}).must(t, 200)
+		tab := newTab(t, browser)
+		tab.open(s.url + "/boards/brief")
+		tab.wait(`document.getElementById('status').dataset.state === 'live'`)
+		s.do("DELETE", "/v1/boards/brief", nil).must(t, 204)
+		tab.wait(`document.getElementById('notice').textContent.includes('There is no board “brief” any more') && document.getElementById('status').dataset.state === 'idle'`)
+		time.Sleep(1500 * time.Millisecond) // no reconnecting to a board that is gone
+		if state := evalJS[string](tab, `document.getElementById('status').dataset.state`); state != "idle" {
+			t.Errorf("the status after the board was deleted: %s", state)
+		}
+	})
+
+	t.Run("WrongKey", func(t *testing.T) {
+		k := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Read: []string{"read-key"}}}})
+		tab := newTab(t, browser)
+		tab.open(k.url + "/?key=wrong")
+		tab.wait(`document.getElementById('notice').textContent.includes('does not know the key of this page') && document.getElementById('status').dataset.state === 'error' && document.getElementById('status').textContent === 'Error'`)
+	})
+
 	t.Run("Key", func(t *testing.T) {
 		k := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"admin-key"}, Read: []string{"read-key"}}}})
 		k.key = "admin-key"

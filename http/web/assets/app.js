@@ -85,7 +85,7 @@
   async function boardsPage() {
     document.title = 'Boards · laurel';
     const cards = h('div', { class: 'cards', id: 'boards' });
-    const notice = h('p', { class: 'notice', hidden: true });
+    const notice = h('p', { class: 'notice', id: 'notice', hidden: true });
     app.replaceChildren(h('section', { class: 'intro' }, h('h1', { text: 'Leaderboards' }), h('p', { class: 'sub', text: 'Pick a board to watch it live.' })), notice, cards);
 
     // listBoards reads every board; a member token may not list them, but names its own.
@@ -379,7 +379,18 @@
         if (my !== st.seq) return;
         if (ev.data) {
           // The server's own "error" event: the board or its window is gone.
-          try { say(notice, explain(JSON.parse(ev.data).error)); } catch (err) { /* keep going */ }
+          let gone;
+          try { gone = JSON.parse(ev.data).error; } catch (err) { /* keep going */ }
+          if (gone && gone.code === 'not_found') {
+            // Deleted while watched: nothing to reconnect to.
+            es.close();
+            stop();
+            say(notice, `There is no board “${board}” any more. `);
+            notice.append(h('a', { href: withKey('/'), text: 'See all boards' }));
+            setStatus('idle');
+            return;
+          }
+          if (gone) say(notice, explain(gone));
         }
         if (es.readyState !== EventSource.CLOSED) {
           setStatus('connecting', 'Reconnecting…');
@@ -406,7 +417,7 @@
         if (my !== st.seq) return;
         if (err.status === 404 && st.around && err.code === 'not_found') {
           // Not on the board here: show the top instead.
-          say(searchMsg, `No “${st.member}” on this board ${st.period ? 'in this period' : 'in this window'}.`);
+          say(searchMsg, `No member “${st.member}” on this board ${st.period ? 'in this period' : 'in this window'} (a name is found among the players shown; elsewhere, give the member's id).`);
           st.around = false;
           st.offset = 0;
           select('');
