@@ -1,11 +1,14 @@
 package laurel_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/laurel/laurel"
 )
@@ -206,4 +209,93 @@ func TestRewards(t *testing.T) {
 	if s, _ := json.Marshal(b4.Spec()); strings.Contains(string(s), "rewards") {
 		t.Errorf("a board without rewards shows %s", s)
 	}
+}
+
+// decodeSpec decodes a PUT /v1/boards body as the server does (http/decode.go): valid UTF-8,
+// one JSON object, no unknown field, nothing after it.
+func decodeSpec(body []byte) (laurel.BoardSpec, bool) {
+	var spec laurel.BoardSpec
+	if !utf8.Valid(body) {
+		return spec, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&spec) != nil {
+		return spec, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return spec, false
+	}
+	return spec, true
+}
+
+// FuzzBoardSpec applies the board configurations the fuzzer makes up, as PUT /v1/boards
+// bodies: create reads as a new board's, update (when it decodes) as a change to that board a
+// day later. An error is invalid_argument (or conflict, for a change); a board that either
+// makes is stored as its Record in JSON and read back (BoardRecord.Board) to the same board,
+// whose Record is the same JSON: the stores keep boards so, and the API shows them so.
+func FuzzBoardSpec(f *testing.F) {
+	for _, seed := range [][2]string{
+		{`{}`, ``},
+		{`{"order": "asc", "mode": "best", "windows": ["week", "all", "last3h"], "timezone": "America/New_York", "week_start": "sunday",
+			"late_limit": "90s", "keep": 0, "min_value": -5, "title": "Fastest", "metadata": {"a": 1}}`, `{"windows": ["week", "all", "last3h", "day"], "late_limit": "1d12h"}`},
+		{`{"windows": ["day", "all"], "late_limit": "1h", "cohorts": {"window": "day", "size": 2, "tiers": ["bronze", "silver"], "promote": 1, "demote": 1},
+			"rewards": [{"window": "day", "tier": "silver", "ranks": [1, 1], "reward": {"chest": "silver"}}, {"window": "day", "tier": "bronze", "ranks": [1, 2], "reward": {}}]}`,
+			`{"cohorts": {}}`},
+		{`{"windows": ["day", "all"], "tournament": {"start": "2026-11-22T12:00:00+02:00", "window": "day", "duration": "20h", "join_required": true, "max_members": 2, "max_attempts": 2}}`,
+			`{"tournament": {"start": "2026-11-22T12:00:00.5Z", "window": "day", "duration": "1.5h"}}`},
+		{`{"windows": ["week", "month", "last7d"], "cohorts": {"window": "week", "size": 50}, "rewards": [{"window": "week", "ranks": [1, 10], "reward": {"gems": 5}}]}`, `{"order": "asc"}`},
+		{`{"late_limit": "366d", "keep": 1000, "min_value": 5, "max_value": 5, "timezone": "Asia/Kolkata", "week_start": "saturday"}`, `{"max_value": 4}`},
+		{`{"windows": []}`, `null`},
+	} {
+		f.Add([]byte(seed[0]), []byte(seed[1]))
+	}
+	const now = 1795341600000 // 2026-11-22T10:00:00Z
+	roundTrip := func(t *testing.T, b laurel.Board, how string) {
+		t.Helper()
+		raw, err := json.Marshal(b.Record())
+		if err != nil {
+			t.Fatalf("%s: Record does not encode: %v", how, err)
+		}
+		var rec laurel.BoardRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			t.Fatalf("%s: Record %s does not decode: %v", how, raw, err)
+		}
+		back, err := rec.Board(b.ID)
+		if err != nil {
+			t.Fatalf("%s: Record %s does not read back: %v", how, raw, err)
+		}
+		if !reflect.DeepEqual(b, back) {
+			t.Fatalf("%s: Record %s reads back as another board:\n%+v\n%+v", how, raw, b, back)
+		}
+		if again, _ := json.Marshal(back.Record()); !bytes.Equal(again, raw) {
+			t.Fatalf("%s: Record %s reads back to Record %s", how, raw, again)
+		}
+	}
+	f.Fuzz(func(t *testing.T, create, update []byte) {
+		spec, ok := decodeSpec(create)
+		if !ok {
+			return
+		}
+		b, err := spec.Apply("b", nil, now)
+		if err != nil {
+			if code := laurel.ErrorCode(err); code != laurel.EInvalid {
+				t.Fatalf("creating %s: %v (code %q)", create, err, code)
+			}
+			return
+		}
+		roundTrip(t, b, "created by "+string(create))
+		upd, ok := decodeSpec(update)
+		if !ok {
+			return
+		}
+		nb, err := upd.Apply("b", &b, now+24*3600*1000)
+		if err != nil {
+			if code := laurel.ErrorCode(err); code != laurel.EInvalid && code != laurel.EConflict {
+				t.Fatalf("updating %s with %s: %v (code %q)", create, update, err, code)
+			}
+			return
+		}
+		roundTrip(t, nb, "created by "+string(create)+", updated by "+string(update))
+	})
 }

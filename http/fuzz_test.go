@@ -2,12 +2,24 @@ package http_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/laurel/laurel"
 	lhttp "github.com/laurel/laurel/http"
 )
 
@@ -93,6 +105,280 @@ func FuzzRequest(f *testing.F) {
 		}
 		if after := state(); after != before {
 			t.Fatalf("%s %s %q failed (%d %s) but changed the board", r.method, target, body, w.Code, w.Body)
+		}
+	})
+}
+
+// FuzzMemberToken sends GET /v1/whoami with a member token whose header and claims the fuzzer
+// makes up (in them, "$iat" and "$exp" stand for now plus the offsets iatOff and expOff, in
+// seconds), signed by HS256 with the secret of k2 or of k1, with a stranger's, or, for sign 3,
+// header as the whole bearer. The server answers 200 or 401 unauthenticated, and a token it
+// takes is one signed with the secret its kid names, by HS256, for the audience laurel, with a
+// member (sub) laurel accepts, a scope of read or write, boards, and an issue time and an
+// expiry at most 24 h apart and not past (30 s of leeway); whoami shows that member, scope,
+// boards and expiry.
+func FuzzMemberToken(f *testing.F) {
+	secrets := map[string][]byte{"k2": currentSecret, "k1": retiredSecret}
+	e := start(f, options{cfg: lhttp.Config{
+		Keys:   lhttp.Keys{Admin: []string{"admin-key"}},
+		Tokens: lhttp.Tokens{Secrets: secrets},
+		Logger: slog.New(slog.DiscardHandler),
+	}})
+	h := e.server.Handler()
+	good := `{"sub": "ada", "aud": "laurel", "iat": "$iat", "exp": "$exp", "boards": ["b"], "scope": "write"}`
+	for _, seed := range []struct {
+		sign            uint8
+		header, payload string
+		iatOff, expOff  int64
+	}{
+		{0, `{"alg": "HS256", "typ": "JWT", "kid": "k2"}`, good, 0, 600},
+		{1, `{"alg": "HS256", "kid": "k1"}`, good, -60, 86400 - 60},
+		{2, `{"alg": "HS256", "kid": "k2"}`, good, 0, 600},
+		{0, `{"alg": "none", "kid": "k2"}`, good, 0, 600},
+		{0, `{"alg": "HS256"}`, good, 0, 600},
+		{0, `{"alg": "HS256", "kid": "k2"}`, `{"sub": "ada", "aud": ["x", "laurel"], "iat": "$iat", "exp": "$exp", "nbf": "$iat", "boards": ["b", "c"], "scope": "read"}`, 20, 40},
+		{0, `{"alg": "HS256", "kid": "k2"}`, `{"sub": "ada", "aud": "laurel", "iat": "$iat", "exp": "$exp", "boards": ["b"], "scope": "write"}`, -90000, -10},
+		{0, `{"alg": "HS256", "kid": "k2"}`, `{"sub": "a/b", "aud": "laurel", "iat": 1.5e9, "exp": 9223372036, "boards": [], "scope": "admin"}`, 0, 0},
+		{3, `eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZGEifQ.`, ``, 0, 0},
+	} {
+		f.Add(seed.sign, seed.header, seed.payload, seed.iatOff, seed.expOff)
+	}
+	f.Fuzz(func(t *testing.T, sign uint8, header, payload string, iatOff, expOff int64) {
+		now := time.Now().Unix()
+		payload = strings.ReplaceAll(payload, `"$iat"`, strconv.FormatInt(now+iatOff%(1<<40), 10))
+		payload = strings.ReplaceAll(payload, `"$exp"`, strconv.FormatInt(now+expOff%(1<<40), 10))
+		sign %= 4
+		token := header
+		if sign < 3 {
+			secret := []byte("a stranger's secret, 32 bytes or more")
+			if sign < 2 {
+				secret = secrets[[]string{"k2", "k1"}[sign]]
+			}
+			unsigned := base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + base64.RawURLEncoding.EncodeToString([]byte(payload))
+			mac := hmac.New(sha256.New, secret)
+			mac.Write([]byte(unsigned))
+			token = unsigned + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+		}
+		req := httptest.NewRequest("GET", "/v1/whoami", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if req.Header.Get("Authorization") != "Bearer "+token {
+			return // not a header a client could send
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 {
+			var out struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || w.Code != 401 || out.Error.Code != "unauthenticated" || out.Error.Message == "" {
+				t.Fatalf("sign %d %q %q: %d %s", sign, header, payload, w.Code, w.Body)
+			}
+			return
+		}
+		var who struct {
+			Scope     string   `json:"scope"`
+			Member    string   `json:"member"`
+			Boards    []string `json:"boards"`
+			ExpiresAt string   `json:"expires_at"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &who); err != nil {
+			t.Fatalf("whoami: %v: %s", err, w.Body)
+		}
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("sign %d %q %q taken (%s): %s", sign, header, payload, w.Body, fmt.Sprintf(format, args...))
+		}
+		if sign > 1 {
+			fail("not signed with a configured secret")
+		}
+		var hdr struct {
+			Alg string `json:"alg"`
+			Kid string `json:"kid"`
+		}
+		if err := json.Unmarshal([]byte(header), &hdr); err != nil || hdr.Alg != "HS256" || hdr.Kid != []string{"k2", "k1"}[sign] {
+			fail("header: %+v, %v", hdr, err)
+		}
+		var claims struct {
+			Sub    string          `json:"sub"`
+			Aud    json.RawMessage `json:"aud"`
+			Iat    json.RawMessage `json:"iat"`
+			Exp    json.RawMessage `json:"exp"`
+			Nbf    json.RawMessage `json:"nbf"`
+			Boards []string        `json:"boards"`
+			Scope  string          `json:"scope"`
+		}
+		if err := json.Unmarshal([]byte(payload), &claims); err != nil {
+			fail("claims: %v", err)
+		}
+		if err := laurel.ValidateMember("sub", claims.Sub); err != nil || who.Member != claims.Sub {
+			fail("member %q: %v", claims.Sub, err)
+		}
+		if claims.Scope != "read" && claims.Scope != "write" || who.Scope != claims.Scope {
+			fail("scope %q", claims.Scope)
+		}
+		if len(claims.Boards) == 0 || !slices.Equal(who.Boards, claims.Boards) {
+			fail("boards %q", claims.Boards)
+		}
+		var aud []string
+		if json.Unmarshal(claims.Aud, &aud) != nil {
+			var one string
+			if err := json.Unmarshal(claims.Aud, &one); err != nil {
+				fail("aud %s", claims.Aud)
+			}
+			aud = []string{one}
+		}
+		if !slices.Contains(aud, "laurel") {
+			fail("aud %s", claims.Aud)
+		}
+		seconds := func(name string, raw json.RawMessage) float64 {
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				s = string(raw)
+			}
+			x, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				fail("%s %s: %v", name, raw, err)
+			}
+			return x
+		}
+		iat, exp := seconds("iat", claims.Iat), seconds("exp", claims.Exp)
+		const leeway = 30 + 1 // and a second for truncation and the clock's tick
+		if exp-iat > 24*3600+1 {
+			fail("lives %vs", exp-iat)
+		}
+		if exp < float64(now)-leeway || iat > float64(time.Now().Unix())+leeway {
+			fail("iat %v, exp %v, now %v", iat, exp, now)
+		}
+		if claims.Nbf != nil && string(claims.Nbf) != "null" && seconds("nbf", claims.Nbf) > float64(time.Now().Unix())+leeway {
+			fail("nbf %s", claims.Nbf)
+		}
+		ms, err := laurel.ParseTime(who.ExpiresAt)
+		if err != nil || math.Abs(float64(ms)/1000-exp) > 1 {
+			fail("expires_at %q, exp %v: %v", who.ExpiresAt, exp, err)
+		}
+	})
+}
+
+// contestRoutes are the requests FuzzContestRequest varies, past fuzzRoutes: tournaments,
+// cohorts and tiers, a closed period's results, histories, boards with contests, webhooks and
+// the live stream. {x} is a path segment the fuzzer makes up.
+var contestRoutes = []struct{ method, path string }{
+	{"GET", "/v1/boards/lg/periods/{x}/results"},
+	{"GET", "/v1/boards/cup/periods/{x}/results"},
+	{"POST", "/v1/boards/cup/members/{x}/join"},
+	{"POST", "/v1/boards/lg/members/{x}/join"},
+	{"GET", "/v1/boards/cup/members/{x}/entry"},
+	{"GET", "/v1/boards/lg/members/{x}/cohort"},
+	{"GET", "/v1/boards/lg/members/{x}/tier"},
+	{"GET", "/v1/boards/lg/members/{x}/history"},
+	{"GET", "/v1/boards/cup/members/{x}/history"},
+	{"PUT", "/v1/boards/lg"},
+	{"PUT", "/v1/boards/cup"},
+	{"PUT", "/v1/hooks/{x}"},
+	{"GET", "/v1/hooks/{x}/deliveries"},
+	{"GET", "/v1/hooks/h1/deliveries/{x}"},
+	{"POST", "/v1/hooks/h1/deliveries/{x}/replay"},
+	{"DELETE", "/v1/hooks/{x}"},
+	{"GET", "/v1/boards/lg/stream"},
+	{"POST", "/v1/members/{x}/hide"},
+	{"GET", "/v1/whoami"},
+}
+
+// FuzzContestRequest is FuzzRequest over contestRoutes, on a league of tiered cohorts with a
+// closed day and a daily tournament with a run open: the server never answers 5xx, an error is
+// the API's JSON error with a known code and the status of that code, and a request that fails
+// changes nothing. A stream is sent with its request already canceled, so that it answers
+// its first page and ends.
+func FuzzContestRequest(f *testing.F) {
+	e := start(f, options{cfg: lhttp.Config{Logger: slog.New(slog.DiscardHandler)}})
+	e.do("PUT", "/v1/boards/lg", `{"windows": ["day", "all"], "late_limit": "1h",
+		"cohorts": {"window": "day", "size": 2, "tiers": ["bronze", "silver"], "promote": 1, "demote": 1},
+		"rewards": [{"window": "day", "tier": "silver", "ranks": [1, 1], "reward": {"chest": "silver"}},
+			{"window": "day", "tier": "bronze", "ranks": [1, 2], "reward": {"chest": "bronze"}}]}`).must(f, 201)
+	e.do("PUT", "/v1/boards/cup", `{"windows": ["day", "all"], "tournament": {"start": "2026-11-22T12:00:00Z", "window": "day",
+		"duration": "20h", "join_required": true, "max_members": 3, "max_attempts": 2}}`).must(f, 201)
+	e.do("POST", "/v1/boards/lg/events", `{"events": [{"member": "ann", "value": 5}, {"member": "ben", "value": 3}, {"member": "cy", "value": 4}]}`).must(f, 200)
+	e.do("PUT", "/v1/hooks/h1", `{"url": "http://127.0.0.1:1/hook", "secret": "0123456789abcdef", "boards": ["lg"]}`).must(f, 201)
+	e.clock.Advance(27 * time.Hour) // Monday 13:00: Sunday has closed, Monday's run is open
+	e.do("POST", "/v1/boards/cup/members/ada/join", nil).must(f, 201)
+	e.do("POST", "/v1/boards/cup/events", `{"member": "ada", "value": 5, "id": "a1"}`).must(f, 200)
+	e.do("POST", "/v1/boards/lg/events", `{"events": [{"member": "ann", "value": 2}, {"member": "dee", "value": 7}]}`).must(f, 200)
+	for i, seed := range []struct{ seg, query, body string }{
+		{"2026-11-22", "window=day&limit=1", ""},
+		{"2026-11-23", "window=day&offset=2147483647", ""},
+		{"bob", "", ""},
+		{"ann", "", ""},
+		{"ada", "", ""},
+		{"ann", "window=day&period=2026-11-22", ""},
+		{"ann", "", ""},
+		{"ann", "window=day&limit=5&cohort=ann", ""},
+		{"ada", "window=all&cohort=ada", ""},
+		{"", "", `{"cohorts": {"window": "day", "size": 3, "tiers": ["bronze", "silver", "gold"], "promote": 1, "demote": 1}}`},
+		{"", "", `{"tournament": {"start": "2026-11-22T12:00:00Z", "window": "day", "duration": "2d", "max_attempts": 0}}`},
+		{"h2", "", `{"url": "https://example.com/x?y=1", "secret": "0123456789abcdefg", "boards": ["lg", "cup", "lg"]}`},
+		{"h1", "state=pending&after=h1:lg:day:2026-11-22:1&limit=5", ""},
+		{"h1:lg:day:2026-11-22:1", "", ""},
+		{"h1:lg:day:2026-11-22:1", "", ""},
+		{"h9", "", ""},
+		{"", "window=day&limit=3&cohort=ann&metadata=true", ""},
+		{"ann", "", ""},
+		{"", "", ""},
+	} {
+		f.Add(uint8(i), seed.seg, seed.query, []byte(seed.body))
+	}
+	h := e.server.Handler()
+	// state is everything a request could change, read through the API.
+	state := func() string {
+		var b strings.Builder
+		for _, p := range []string{"/v1/boards", "/v1/boards/lg/entries?window=all&limit=1000", "/v1/boards/lg/entries?window=day&limit=1000",
+			"/v1/boards/cup/entries?window=day&limit=1000", "/v1/boards/lg/members/ann/cohort", "/v1/boards/lg/members/dee/cohort",
+			"/v1/boards/lg/members/ann/tier", "/v1/boards/cup/members/ada/entry", "/v1/hooks", "/v1/hooks/h1/deliveries",
+			"/v1/members/ann", "/v1/boards/lg/periods/2026-11-22/results?window=day"} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", p, nil))
+			b.WriteString(w.Body.String())
+		}
+		return b.String()
+	}
+	f.Fuzz(func(t *testing.T, route uint8, seg, query string, body []byte) {
+		r := contestRoutes[int(route)%len(contestRoutes)]
+		if seg == "" {
+			seg = "ann"
+		}
+		target := strings.ReplaceAll(r.path, "{x}", url.PathEscape(seg))
+		if query != "" {
+			target += "?" + query
+		}
+		req, err := http.NewRequest(r.method, target, bytes.NewReader(body))
+		if err != nil {
+			return // not a request a client could send
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.path, "/stream") {
+			ctx, cancel := context.WithCancel(req.Context())
+			cancel()
+			req = req.WithContext(ctx)
+		}
+		before := state()
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code >= 500 {
+			t.Fatalf("%s %s %q: %d %s", r.method, target, body, w.Code, w.Body)
+		}
+		if w.Code < 400 {
+			return
+		}
+		var out struct {
+			Error struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || out.Error.Message == "" {
+			t.Fatalf("%s %s %q: %d %q is not the API's error", r.method, target, body, w.Code, w.Body)
+		}
+		if want, ok := lhttp.Statuses[out.Error.Code]; !ok || want != w.Code {
+			t.Fatalf("%s %s %q: %d with code %q", r.method, target, body, w.Code, out.Error.Code)
+		}
+		if after := state(); after != before {
+			t.Fatalf("%s %s %q failed (%d %s) but changed the state:\nbefore %s\nafter  %s", r.method, target, body, w.Code, w.Body, before, after)
 		}
 	})
 }
