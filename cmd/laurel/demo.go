@@ -122,11 +122,14 @@ func (s *simulation) setUp(ctx context.Context) error {
 			return err
 		}
 	}
-	// One play at a time and in time order, so that the rank histories tell how it went.
+	// One play at a time and in time order, so that the rank histories tell how it went. The
+	// plays span seven days and a half, within the boards' late_limit of eight, so that last
+	// week has half a day of them at least, even late on a Sunday (with seven days, then, it
+	// had minutes, and often no play: the weekly board showed no last week).
 	now := time.Now()
 	times := make([]time.Time, 400)
 	for i := range times {
-		times[i] = now.Add(-time.Duration(s.rng.Int64N(int64(7 * 24 * time.Hour))))
+		times[i] = now.Add(-time.Duration(s.rng.Int64N(int64(7*24*time.Hour + 12*time.Hour))))
 	}
 	slices.SortFunc(times, time.Time.Compare)
 	for _, ts := range times {
