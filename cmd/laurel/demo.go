@@ -102,11 +102,12 @@ type simulation struct {
 	svc   laurel.Service
 	rng   *rand.Rand
 	skill []float64
-	n     int // events sent, for ids
+	n     int              // events sent, for ids
+	now   func() time.Time // the made-up past ends here
 }
 
 func newSimulation(svc laurel.Service, seed uint64) *simulation {
-	s := &simulation{svc: svc, rng: rand.New(rand.NewPCG(seed, 0x1a0e1))}
+	s := &simulation{svc: svc, rng: rand.New(rand.NewPCG(seed, 0x1a0e1)), now: time.Now}
 	for range demoPlayers {
 		s.skill = append(s.skill, 0.3+s.rng.Float64())
 	}
@@ -126,7 +127,7 @@ func (s *simulation) setUp(ctx context.Context) error {
 	// plays span seven days and a half, within the boards' late_limit of eight, so that last
 	// week has half a day of them at least, even late on a Sunday (with seven days, then, it
 	// had minutes, and often no play: the weekly board showed no last week).
-	now := time.Now()
+	now := s.now()
 	times := make([]time.Time, 400)
 	for i := range times {
 		times[i] = now.Add(-time.Duration(s.rng.Int64N(int64(7*24*time.Hour + 12*time.Hour))))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laurel/laurel/embedded"
 	"github.com/laurel/laurel/laureltest"
 )
 
@@ -140,5 +141,35 @@ func TestDemo(t *testing.T) {
 	}
 	if s := stderr.String(); strings.Contains(s, "level=ERROR") {
 		t.Fatalf("errors logged:\n%s", s)
+	}
+}
+
+// TestDemoPastWeekLateOnASunday: the demo's made-up past reaches into last week whenever the
+// demo starts, late on a Sunday included, for every seed tried: the weekly board shows last
+// week beside this one.
+func TestDemoPastWeekLateOnASunday(t *testing.T) {
+	sunday := time.Date(2026, 11, 29, 23, 59, 0, 0, time.UTC)
+	for seed := range uint64(20) {
+		store, err := embedded.Open(t.TempDir(), embedded.Options{Now: func() int64 { return sunday.UnixMilli() }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim := newSimulation(store, seed)
+		sim.now = func() time.Time { return sunday }
+		if err := sim.setUp(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		periods, err := store.Periods(context.Background(), "weekly", "week")
+		store.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastWeek := false
+		for _, p := range periods {
+			lastWeek = lastWeek || p.ID == "2026-11-16" && p.Total > 0
+		}
+		if !lastWeek {
+			t.Fatalf("seed %d: the weekly board's periods at %s: %+v; want last week with players", seed, sunday, periods)
+		}
 	}
 }
