@@ -291,7 +291,10 @@ func (e *Store) checkIDs(want map[boardID]uint64) error {
 	}
 	found := func(where, board, id string, seq uint64) error {
 		if e.ids.absent(key(tagID, board, id)) {
-			return fmt.Errorf("the id filter calls the id %q of board %q (%s) surely absent", id, board, where)
+			// Which of two faults: a live id the filter missed, or a record that should be gone.
+			s, live := want[boardID{board, id}]
+			return fmt.Errorf("the id filter calls the id %q of board %q (%s, event %d; a sealed event holds it: %v, event %d) surely absent",
+				id, board, where, seq, live, s)
 		}
 		if s, ok := want[boardID{board, id}]; !ok || s != seq {
 			return fmt.Errorf("the id %q of board %q (%s) names event %d; the sealed events have it for %d", id, board, where, seq, s)
