@@ -3,6 +3,8 @@ package embedded_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -125,4 +127,52 @@ func (f *rewriteFaultFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	f.written = true
 	return f.File.WriteAt(p, off)
+}
+
+// TestCheckpointRewriteOfNothing: a checkpoint file written whole again when memory holds no
+// aggregate of an open period or all (its members deleted) still holds the frame the durable
+// commits name, so that the store opens again. Open rewrites the file when it ends with a
+// frame cut short, as a crash leaves it; the rewrite once wrote an empty file, and the next
+// Open refused it as corrupt.
+func TestCheckpointRewriteOfNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := embedded.Options{CheckpointLag: 1}
+	s, err := embedded.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, s, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	for i := range 3 {
+		if _, err := s.Submit(ctx, []laurel.Event{{Board: "b", Member: "ann", Value: int64(i + 1)}}, laurel.SubmitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteMember(ctx, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A frame cut short after the last: the next commit's, torn by a crash.
+	f, err := os.OpenFile(filepath.Join(dir, "checkpoints"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{0, 0, 0, 0, 0, 0, 0, 9}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for round := range 2 {
+		s, err := embedded.Open(dir, opts)
+		if err != nil {
+			t.Fatalf("open %d after the torn frame: %v", round+1, err)
+		}
+		if err := s.Check(); err != nil {
+			t.Fatalf("open %d after the torn frame: %v", round+1, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -112,7 +112,9 @@ func (rw *cpRewrite) write() error {
 		})
 		rw.spans[i] = spanCopy{} // done with: the copy goes as it is written
 	}
-	if err == nil && len(p) > 0 {
+	if err == nil && (len(p) > 0 || c.size == 0) {
+		// A frame numbered n even with no aggregate to hold: the durable commits name frame
+		// n, and a file without it is corrupt at the next Open.
 		err = c.appendFrame(rw.n, p)
 	}
 	if err == nil {
