@@ -64,49 +64,72 @@ func FuzzRequest(f *testing.F) {
 	}
 	h := e.server.Handler()
 	// state is everything a request could change, read through the API.
-	state := func() string {
+	state := stateOf(h, "/v1/boards/b", "/v1/boards/b/entries?window=all&limit=1000", "/v1/boards/b/entries?window=day&limit=1000",
+		"/v1/boards/b/entries?window=last7d&limit=1000", "/v1/members/alice", "/v1/members/alice/history?window=all")
+	f.Fuzz(func(t *testing.T, route uint8, query string, body []byte) {
+		r := fuzzRoutes[int(route)%len(fuzzRoutes)]
+		req := fuzzedRequest(r.method, r.path, query, body)
+		if req == nil {
+			return // not a request a client could send
+		}
+		serveChecked(t, h, req, body, state)
+	})
+}
+
+// fuzzedRequest is a request of JSON body to path with query, or nil when no client could send
+// it.
+func fuzzedRequest(method, path, query string, body []byte) *http.Request {
+	if query != "" {
+		path += "?" + query
+	}
+	req, err := http.NewRequest(method, path, bytes.NewReader(body))
+	if err != nil {
+		return nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// stateOf reads what paths answer through h, one string: what a request could change.
+func stateOf(h http.Handler, paths ...string) func() string {
+	return func() string {
 		var b strings.Builder
-		for _, p := range []string{"/v1/boards/b", "/v1/boards/b/entries?window=all&limit=1000", "/v1/boards/b/entries?window=day&limit=1000",
-			"/v1/boards/b/entries?window=last7d&limit=1000", "/v1/members/alice", "/v1/members/alice/history?window=all"} {
+		for _, p := range paths {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest("GET", p, nil))
 			b.WriteString(w.Body.String())
 		}
 		return b.String()
 	}
-	f.Fuzz(func(t *testing.T, route uint8, query string, body []byte) {
-		r := fuzzRoutes[int(route)%len(fuzzRoutes)]
-		target := r.path
-		if query != "" {
-			target += "?" + query
-		}
-		req, err := http.NewRequest(r.method, target, bytes.NewReader(body))
-		if err != nil {
-			return // not a request a client could send
-		}
-		req.Header.Set("Content-Type", "application/json")
-		before := state()
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code >= 500 {
-			t.Fatalf("%s %s %q: %d %s", r.method, target, body, w.Code, w.Body)
-		}
-		if w.Code < 400 {
-			return
-		}
-		var out struct {
-			Error struct{ Code, Message string }
-		}
-		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || out.Error.Message == "" {
-			t.Fatalf("%s %s %q: %d %q is not the API's error", r.method, target, body, w.Code, w.Body)
-		}
-		if want, ok := lhttp.Statuses[out.Error.Code]; !ok || want != w.Code {
-			t.Fatalf("%s %s %q: %d with code %q", r.method, target, body, w.Code, out.Error.Code)
-		}
-		if after := state(); after != before {
-			t.Fatalf("%s %s %q failed (%d %s) but changed the board", r.method, target, body, w.Code, w.Body)
-		}
-	})
+}
+
+// serveChecked serves a fuzzed request and checks what every request must get: no 5xx; an
+// error that is the API's JSON, with a known code answered with that code's status; and a
+// request that fails changes nothing that state reads.
+func serveChecked(t *testing.T, h http.Handler, req *http.Request, body []byte, state func() string) {
+	t.Helper()
+	what := fmt.Sprintf("%s %s %q", req.Method, req.URL, body)
+	before := state()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code >= 500 {
+		t.Fatalf("%s: %d %s", what, w.Code, w.Body)
+	}
+	if w.Code < 400 {
+		return
+	}
+	var out struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || out.Error.Message == "" {
+		t.Fatalf("%s: %d %q is not the API's error", what, w.Code, w.Body)
+	}
+	if want, ok := lhttp.Statuses[out.Error.Code]; !ok || want != w.Code {
+		t.Fatalf("%s: %d with code %q", what, w.Code, out.Error.Code)
+	}
+	if after := state(); after != before {
+		t.Fatalf("%s failed (%d %s) but changed the state:\nbefore %s\nafter  %s", what, w.Code, w.Body, before, after)
+	}
 }
 
 // FuzzMemberToken sends GET /v1/whoami with a member token whose header and claims the fuzzer
@@ -328,57 +351,24 @@ func FuzzContestRequest(f *testing.F) {
 	}
 	h := e.server.Handler()
 	// state is everything a request could change, read through the API.
-	state := func() string {
-		var b strings.Builder
-		for _, p := range []string{"/v1/boards", "/v1/boards/lg/entries?window=all&limit=1000", "/v1/boards/lg/entries?window=day&limit=1000",
-			"/v1/boards/cup/entries?window=day&limit=1000", "/v1/boards/lg/members/ann/cohort", "/v1/boards/lg/members/dee/cohort",
-			"/v1/boards/lg/members/ann/tier", "/v1/boards/cup/members/ada/entry", "/v1/hooks", "/v1/hooks/h1/deliveries",
-			"/v1/members/ann", "/v1/boards/lg/periods/2026-11-22/results?window=day"} {
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, httptest.NewRequest("GET", p, nil))
-			b.WriteString(w.Body.String())
-		}
-		return b.String()
-	}
+	state := stateOf(h, "/v1/boards", "/v1/boards/lg/entries?window=all&limit=1000", "/v1/boards/lg/entries?window=day&limit=1000",
+		"/v1/boards/cup/entries?window=day&limit=1000", "/v1/boards/lg/members/ann/cohort", "/v1/boards/lg/members/dee/cohort",
+		"/v1/boards/lg/members/ann/tier", "/v1/boards/cup/members/ada/entry", "/v1/hooks", "/v1/hooks/h1/deliveries",
+		"/v1/members/ann", "/v1/boards/lg/periods/2026-11-22/results?window=day")
 	f.Fuzz(func(t *testing.T, route uint8, seg, query string, body []byte) {
 		r := contestRoutes[int(route)%len(contestRoutes)]
 		if seg == "" {
 			seg = "ann"
 		}
-		target := strings.ReplaceAll(r.path, "{x}", url.PathEscape(seg))
-		if query != "" {
-			target += "?" + query
-		}
-		req, err := http.NewRequest(r.method, target, bytes.NewReader(body))
-		if err != nil {
+		req := fuzzedRequest(r.method, strings.ReplaceAll(r.path, "{x}", url.PathEscape(seg)), query, body)
+		if req == nil {
 			return // not a request a client could send
 		}
-		req.Header.Set("Content-Type", "application/json")
 		if strings.HasSuffix(r.path, "/stream") {
 			ctx, cancel := context.WithCancel(req.Context())
 			cancel()
 			req = req.WithContext(ctx)
 		}
-		before := state()
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code >= 500 {
-			t.Fatalf("%s %s %q: %d %s", r.method, target, body, w.Code, w.Body)
-		}
-		if w.Code < 400 {
-			return
-		}
-		var out struct {
-			Error struct{ Code, Message string }
-		}
-		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || out.Error.Message == "" {
-			t.Fatalf("%s %s %q: %d %q is not the API's error", r.method, target, body, w.Code, w.Body)
-		}
-		if want, ok := lhttp.Statuses[out.Error.Code]; !ok || want != w.Code {
-			t.Fatalf("%s %s %q: %d with code %q", r.method, target, body, w.Code, out.Error.Code)
-		}
-		if after := state(); after != before {
-			t.Fatalf("%s %s %q failed (%d %s) but changed the state:\nbefore %s\nafter  %s", r.method, target, body, w.Code, w.Body, before, after)
-		}
+		serveChecked(t, h, req, body, state)
 	})
 }
