@@ -325,9 +325,7 @@ func groupDeadline(group []*submitReq) time.Time {
 		if !ok {
 			return limit
 		}
-		if d.After(latest) {
-			latest = d
-		}
+		latest = later(latest, d)
 	}
 	if latest.After(limit) {
 		return limit

@@ -445,6 +445,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 // indexGrace is how long a committed step may still give the index, its deadline past.
 const indexGrace = time.Second
 
+// later is the later of two instants.
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a

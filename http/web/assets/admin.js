@@ -272,9 +272,10 @@
     { name: 'metadata', label: 'Metadata', hint: 'a JSON object; its "unit" ("ms", "pts") follows the scores on the page', json: true },
   ];
 
-  // formFields builds a form's fields, their ids prefix + name ('board-week-start'), each with
-  // its hint and a place for its error.
-  function formFields(prefix, fields) {
+  // editForm builds a form that creates or edits a thing: its heading, its fields (ids prefix
+  // + name, 'board-week-start'), each with its hint and a place for its error, its Save button,
+  // a button labelled fresh that empties it (onFresh), and a line for its outcome.
+  function editForm(prefix, fields, fresh, onFresh) {
     const inputs = {};
     const errors = {};
     const rows = fields.map((f) => {
@@ -289,16 +290,21 @@
       return h('div', { class: 'field', 'data-field': f.name }, h('label', { for: id, text: f.label }), input,
         f.hint ? h('small', { text: f.hint }) : null, errors[f.name]);
     });
+    const heading = h('h3', { id: prefix + 'form-title' });
+    const msg = h('p', { class: 'form-msg', id: prefix + 'form-msg', role: 'status', hidden: true });
+    const submit = h('button', { type: 'submit', id: prefix + 'save' });
+    const form = h('form', { class: 'board-form', id: prefix + 'form', novalidate: true }, heading, h('div', { class: 'fields' }, rows),
+      h('div', { class: 'form-actions' }, submit, h('button', { type: 'button', text: fresh, onclick: onFresh })), msg);
     // serverError shows the server's answer under the field it names ('boards[2]' is the
     // field boards), or in msg.
-    const serverError = (err, msg) => {
+    const serverError = (err) => {
       const name = err.field && err.field.split(/[.[]/)[0];
       if (name && errors[name]) say(errors[name], err.message);
       else say(msg, err.message, 'error');
     };
-    // onSave sends what spec reads from form (null: it showed what is wrong) to PUT
+    // onSave sends what spec reads from the form (null: it showed what is wrong) to PUT
     // base + its id, shows the server's refusal at its field, and gives done what was saved.
-    const onSave = (form, submit, msg, spec, base, done) => form.addEventListener('submit', async (ev) => {
+    const onSave = (spec, base, done) => form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       say(msg, '');
       const s = spec();
@@ -308,23 +314,18 @@
       try {
         saved = await call('PUT', base + enc(s.id), { body: s.body });
       } catch (err) {
-        serverError(err, msg);
+        serverError(err);
         return;
       } finally {
         submit.disabled = false;
       }
       done(saved);
     });
-    return { rows, inputs, errors, onSave };
+    return { form, heading, msg, submit, inputs, errors, onSave };
   }
 
   function boardForm(saved) {
-    const { rows, inputs, errors, onSave } = formFields('board-', FIELDS);
-    const heading = h('h3', { id: 'board-form-title' });
-    const msg = h('p', { class: 'form-msg', id: 'board-form-msg', role: 'status', hidden: true });
-    const submit = h('button', { type: 'submit', id: 'board-save' });
-    const cancel = h('button', { type: 'button', text: 'New board', onclick: () => reset() });
-    const form = h('form', { class: 'board-form', id: 'board-form', novalidate: true }, heading, h('div', { class: 'fields' }, rows), h('div', { class: 'form-actions' }, submit, cancel), msg);
+    const { form, heading, msg, submit, inputs, errors, onSave } = editForm('board-', FIELDS, 'New board', () => reset());
     let editing = null;
 
     function reset(b) {
@@ -382,7 +383,7 @@
       return ok ? { id, body: out } : null;
     }
 
-    onSave(form, submit, msg, spec, '/v1/boards/', (b) => {
+    onSave(spec, '/v1/boards/', (b) => {
       const created = !editing;
       reset(b);
       say(msg, `${created ? 'Created' : 'Saved'} board ${b.id}.`);
@@ -447,18 +448,13 @@
   }
 
   function hookForm(saved) {
-    const { rows, inputs, errors, onSave } = formFields('hook-', HOOK_FIELDS);
+    const { form, heading, msg, submit, inputs, errors, onSave } = editForm('hook-', HOOK_FIELDS, 'New webhook', () => reset());
     const generate = h('button', { type: 'button', id: 'hook-secret-new', text: 'Generate', onclick: () => {
       const bytes = crypto.getRandomValues(new Uint8Array(32));
       inputs.secret.value = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
       say(errors.secret, '');
     } });
     inputs.secret.after(generate);
-    const heading = h('h3', { id: 'hook-form-title' });
-    const msg = h('p', { class: 'form-msg', id: 'hook-form-msg', role: 'status', hidden: true });
-    const submit = h('button', { type: 'submit', id: 'hook-save' });
-    const cancel = h('button', { type: 'button', text: 'New webhook', onclick: () => reset() });
-    const form = h('form', { class: 'board-form', id: 'hook-form', novalidate: true }, heading, h('div', { class: 'fields' }, rows), h('div', { class: 'form-actions' }, submit, cancel), msg);
     let editing = null;
 
     function reset(hk) {
@@ -492,7 +488,7 @@
       return ok ? { id, body } : null;
     }
 
-    onSave(form, submit, msg, spec, '/v1/hooks/', (hk) => {
+    onSave(spec, '/v1/hooks/', (hk) => {
       const created = !editing;
       reset(hk);
       say(msg, created ? `Created webhook ${hk.id}: give its secret to the receiver now, it is not shown again.` : `Saved webhook ${hk.id}.`);
