@@ -46,7 +46,7 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 	seal := 1 + rng.IntN(60) // seals, and deletions that seal, among the commits
 	// The checkpoint file is written whole again each time it doubles from a few KiB.
 	rewriteMin := int64(256 + rng.IntN(4096))
-	opts := embedded.Options{FS: noLinkFS{fs}, Now: clock.Now, CheckpointLag: lag, SealEvents: seal, CheckpointFileMin: rewriteMin, OnCommit: func(int, int, time.Duration) {
+	opts := embedded.Options{FS: cloneSafeFS{fs}, Now: clock.Now, CheckpointLag: lag, SealEvents: seal, CheckpointFileMin: rewriteMin, OnCommit: func(int, int, time.Duration) {
 		mu.Lock()
 		clones = append(clones, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
 		mu.Unlock()
@@ -314,7 +314,7 @@ func TestBucketRetiredWithinASubmit(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	var clones []*vfs.MemFS
 	clock := laureltest.NewClock("2026-10-24T21:50:00Z")
-	opts := embedded.Options{FS: noLinkFS{fs}, Now: clock.Now, CheckpointLag: 1000, OnCommit: func(int, int, time.Duration) {
+	opts := embedded.Options{FS: cloneSafeFS{fs}, Now: clock.Now, CheckpointLag: 1000, OnCommit: func(int, int, time.Duration) {
 		clones = append(clones, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
 	}}
 	e, err := embedded.Open("/db", opts)

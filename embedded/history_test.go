@@ -251,7 +251,7 @@ func TestHistorySurvivesACrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	var crashed atomic.Pointer[vfs.MemFS]
 	var commits atomic.Int32
-	opts := embedded.Options{Now: c.Now, FS: fs, OnCommit: func(int, int, time.Duration) {
+	opts := embedded.Options{Now: c.Now, FS: cloneSafeFS{fs}, OnCommit: func(int, int, time.Duration) {
 		// The commits: the board, the first events, then the second (the one the crash follows).
 		if commits.Add(1) == 3 {
 			crashed.Store(fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))

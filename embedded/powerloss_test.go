@@ -64,7 +64,7 @@ func powerLossRound(t *testing.T, rng *rand.Rand, round int) {
 	began := clock.Now()
 	lag := 1 + rng.IntN(500)  // aggregates are written behind the events: replay covers the rest
 	seal := 1 + rng.IntN(400) // the events since a seal are in the log: recovery reads them back
-	e, err := embedded.Open("/db", embedded.Options{FS: noLinkFS{fs}, Now: clock.Now, CheckpointLag: lag, SealEvents: seal, OnCommit: func(ops, bytes int, took time.Duration) {
+	e, err := embedded.Open("/db", embedded.Options{FS: cloneSafeFS{fs}, Now: clock.Now, CheckpointLag: lag, SealEvents: seal, OnCommit: func(ops, bytes int, took time.Duration) {
 		if atBoundary && commits.Add(1) == crashAt {
 			crash()
 		}
@@ -205,12 +205,70 @@ func seed(t *testing.T) uint64 {
 	return s
 }
 
-// noLinkFS is a file system whose hard links fail, so that Pebble copies the file a seal
-// ingests instead. Tests that clone a crashable vfs.MemFS while seals run need it: MemFS.Link
-// read-locks the clone lock twice, and a CrashClone waiting between the two deadlocks both
-// (a bug of the test file system alone: the operating system's has no such lock).
-type noLinkFS struct{ vfs.FS }
+// cloneSafeFS is a crashable vfs.MemFS that a CrashClone can copy while the store runs.
+// Two of MemFS's operations read-lock its clone lock twice, so that a CrashClone waiting
+// between the two locks deadlocks both (a bug of the test file system alone: the operating
+// system's has no such lock): Link, which Pebble uses to ingest a seal's file, and
+// ReuseForWrite, by which it recycles an old WAL file. Here links fail, so Pebble copies the
+// file instead, and a WAL file is made anew rather than recycled.
+type cloneSafeFS struct{ vfs.FS }
 
-func (noLinkFS) Link(oldname, newname string) error {
+func (cloneSafeFS) Link(oldname, newname string) error {
 	return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: errors.ErrUnsupported}
+}
+
+func (fs cloneSafeFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	if err := fs.Remove(oldname); err != nil {
+		return nil, err
+	}
+	return fs.Create(newname, category)
+}
+
+// TestCloneSafeFS: Pebble recycling WAL files while crash clones are taken, as the crash
+// tests do, never deadlocks (one run of TestReplayAfterCrash hung so on MemFS itself).
+func TestCloneSafeFS(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	fs := cloneSafeFS{mem}
+	if err := fs.MkdirAll("/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fs.Create("/d/0", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	const reuses = 50_000
+	reused := make(chan error, 1)
+	go func() {
+		for i := range reuses {
+			f, err := fs.ReuseForWrite(fmt.Sprintf("/d/%d", i), fmt.Sprintf("/d/%d", i+1), vfs.WriteCategoryUnspecified)
+			if err != nil {
+				reused <- err
+				return
+			}
+			f.Close()
+		}
+		reused <- nil
+	}()
+	var stop atomic.Bool
+	cloning := make(chan struct{})
+	go func() {
+		defer close(cloning)
+		for i := 0; i < 5_000 && !stop.Load(); i++ {
+			mem.CrashClone(vfs.CrashCloneCfg{})
+		}
+	}()
+	select {
+	case err := <-reused:
+		stop.Store(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%d WAL files recycled while crash clones were taken: not done after 20 s, deadlocked", reuses)
+	}
+	<-cloning
+	if _, err := fs.Stat(fmt.Sprintf("/d/%d", reuses)); err != nil {
+		t.Fatalf("the last recycled file: %v", err)
+	}
 }
