@@ -1,6 +1,10 @@
 package http
 
-import "time"
+import (
+	"net/http"
+	"net/netip"
+	"time"
+)
 
 // Limiter exposes the rate limiter to its test.
 type Limiter struct{ l *limiter }
@@ -17,3 +21,8 @@ const MaxBuckets = maxBuckets
 
 // Statuses are the HTTP statuses of the error codes.
 var Statuses = statuses
+
+// ClientIP is the address a server trusting the proxies of trusted counts r against.
+func ClientIP(trusted []netip.Prefix, r *http.Request) string {
+	return (&Server{cfg: Config{TrustedProxies: trusted}}).clientIP(r)
+}
