@@ -33,6 +33,12 @@ import (
 // write per key than our point reads and scans gain from them (docs/benchmarks.md, "Level 0
 // and the seals' index"). A store made by an earlier version keeps its format.
 func openStore(dir string, opts Options) (*pebble.DB, *pebble.Options, error) {
+	if opts.Existing {
+		// Looked for before Open, which would make the directory and its lock file.
+		if desc, err := pebble.Peek(dir, opts.FS); err != nil || !desc.Exists {
+			return nil, nil, errors.New("no laurel store there")
+		}
+	}
 	o := &pebble.Options{
 		CacheSize:          opts.CacheSize + 2*opts.MemTableSize,
 		MemTableSize:       uint64(opts.MemTableSize),

@@ -50,6 +50,9 @@ type Options struct {
 	Logger *slog.Logger
 	// FS is the file system of the store; nil is the operating system's.
 	FS vfs.FS
+	// Existing refuses a directory that holds no store, rather than making one there (an
+	// export names a store to read: a mistyped directory is an error, not an empty dump).
+	Existing bool
 	// CacheSize and MemTableSize size Pebble's block cache and memtable (bytes); zero picks
 	// 32 and 64 MiB. Pebble holds up to two memtables at once.
 	CacheSize, MemTableSize int64

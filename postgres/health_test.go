@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,4 +176,27 @@ func openBehindProxy(t *testing.T) (*postgres.Store, *laureltest.Proxy) {
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
 	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3, ID: "a1"})
 	return e, proxy
+}
+
+// TestNoSuchSchema: a search_path that names no schema that exists is refused with a message
+// that says so (it was "cannot scan NULL into *string"), and nothing is made in PostgreSQL.
+func TestNoSuchSchema(t *testing.T) {
+	laureltest.NeedServices(t)
+	s := laureltest.NewScaleOutStore(t)
+	u, err := url.Parse(s.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	missing := q.Get("search_path") + "_missing"
+	q.Set("search_path", missing)
+	u.RawQuery = q.Encode()
+	e, err := postgres.Open(ctx, u.String(), s.Index, postgres.Options{Maintenance: -1})
+	if err == nil {
+		e.Close()
+		t.Fatal("opened a store whose search_path names no schema")
+	}
+	if !strings.Contains(err.Error(), "no schema of the search_path ("+missing+") exists; create it first") {
+		t.Fatalf("search_path %s, no such schema: %v", missing, err)
+	}
 }

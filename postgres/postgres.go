@@ -168,10 +168,16 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*S
 	if opts.CachedAggregates == 0 {
 		e.aggs.max = DefaultCachedAggregates
 	}
-	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&e.ns); err != nil {
+	var ns *string // NULL when no schema of the search_path exists
+	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&ns); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
+	if ns == nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: no schema of the search_path (%s) exists; create it first (CREATE SCHEMA …)", cfg.ConnConfig.RuntimeParams["search_path"])
+	}
+	e.ns = *ns
 	if err := migrate(ctx, pool, e.ns); err != nil {
 		pool.Close()
 		return nil, err

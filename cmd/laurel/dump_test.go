@@ -125,7 +125,7 @@ func TestExportImportFlags(t *testing.T) {
 	}{
 		{[]string{"export"}, 2, "give the store"},
 		{[]string{"export", "-data", "x", "-postgres", "p", "-redis", "r"}, 2, "not both"},
-		{[]string{"export", "-data", filepath.Join(t.TempDir(), "missing")}, 1, "no such file"},
+		{[]string{"export", "-data", filepath.Join(t.TempDir(), "missing")}, 1, "no laurel store there"},
 		{[]string{"import", "-data", t.TempDir(), "-i", notADump}, 1, "not a laurel dump"},
 		{[]string{"import", "-postgres", "p"}, 2, "-postgres and -redis go together"},
 	} {
@@ -178,5 +178,38 @@ func TestImportRefusesATruncatedDump(t *testing.T) {
 	// The whole dump imports.
 	if err := runImport(context.Background(), so, bytes.NewReader(whole), &stderr); err != nil {
 		t.Fatalf("import of the whole dump: %v", err)
+	}
+}
+
+// TestDataBeatsTheEnvironment: in a shell that exports the scale-out store's variables,
+// `-data DIR` given on the command line picks the embedded store in DIR, for serve and for
+// export (export refused it as "not both", and serve went on the scale-out store); and export
+// of a directory that holds no store says so, making nothing there.
+func TestDataBeatsTheEnvironment(t *testing.T) {
+	env := map[string]string{"LAUREL_POSTGRES": "postgres://laurel@127.0.0.1:1/nowhere", "LAUREL_REDIS": "127.0.0.1:1"}
+	data := t.TempDir()
+	base, stop := startServe(t, data, env)
+	if code, body := do(t, "PUT", base+"/v1/boards/solvers", `{"windows": ["all"]}`); code != http.StatusCreated {
+		t.Fatalf("create a board: %d %v", code, body)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	dump := filepath.Join(t.TempDir(), "dump.jsonl")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"export", "-data", data, "-o", dump}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("export -data with $LAUREL_POSTGRES and $LAUREL_REDIS set: exit %d, %s", code, stderr.String())
+	}
+	if b, err := os.ReadFile(dump); err != nil || !strings.Contains(string(b), `"solvers"`) {
+		t.Fatalf("the dump: %v, %q; want the board solvers", err, b)
+	}
+	empty := t.TempDir()
+	stderr.Reset()
+	if code := run(context.Background(), []string{"export", "-data", empty, "-o", filepath.Join(t.TempDir(), "d.jsonl")}, io.Discard, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "no laurel store there") {
+		t.Fatalf("export of an empty directory: exit %d, %s; want 1 and no store there", code, stderr.String())
+	}
+	if left, _ := os.ReadDir(empty); len(left) != 0 {
+		t.Fatalf("export of an empty directory left %d files in it", len(left))
 	}
 }

@@ -23,6 +23,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	so.givenData(fs)
 	if err := oneStore(*data, so); err != nil {
 		return err
 	}
@@ -32,10 +33,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var err error
 	if *data != "" {
-		if _, statErr := os.Stat(*data); statErr != nil {
-			return fmt.Errorf("-data: %w", statErr)
-		}
-		store, err = embedded.Open(*data, embedded.Options{})
+		store, err = embedded.Open(*data, embedded.Options{Existing: true})
 	} else {
 		store, err = so.open(ctx, postgres.Options{Maintenance: -1})
 	}

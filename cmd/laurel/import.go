@@ -23,6 +23,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	so.givenData(fs)
 	if err := oneStore(*data, so); err != nil {
 		return err
 	}

@@ -30,6 +30,18 @@ func scaleOutFlags(fs *flag.FlagSet) scaleOut {
 	}
 }
 
+// givenData drops the scale-out store that the environment names when -data is on fs's
+// command line and neither -postgres nor -redis is: a flag given beats a default, so that
+// `laurel export -data DIR` works in a shell that exports $LAUREL_POSTGRES and $LAUREL_REDIS,
+// and `laurel serve -data DIR` serves DIR there. Called once fs is parsed.
+func (s scaleOut) givenData(fs *flag.FlagSet) {
+	given := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["data"] && !given["postgres"] && !given["redis"] {
+		*s.postgres, *s.redis = "", ""
+	}
+}
+
 func (s scaleOut) on() bool { return *s.postgres != "" || *s.redis != "" }
 
 func (s scaleOut) check() error {

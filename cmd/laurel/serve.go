@@ -77,11 +77,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed; by default the descriptor limit (%d here) less %d for the store's files and %d spare", budget.limit, budget.storeFiles, spareDescriptors))
 	hookEvery := fs.Duration("webhook-interval", time.Second, "how often webhooks look for periods closed and send the deliveries due")
 	hookTimeout := fs.Duration("webhook-timeout", 10*time.Second, "longest a webhook's receiver may take to answer a delivery; an attempt is leased for three times as long")
-	procs := fs.Int("procs", 0, fmt.Sprintf("processors (GOMAXPROCS) laurel runs on; 0: on the embedded store %d more than the cores (or the container's CPU limit), so that reads are taken at once while writes keep the cores busy, on the scale-out store as many; the GOMAXPROCS environment variable, when set, decides instead", spareProcs))
+	procs := fs.Int("procs", 0, fmt.Sprintf("processors (GOMAXPROCS) laurel runs on; 0: on the embedded store %d more than the cores (or the container's CPU limit), so that reads are taken at once while writes keep the cores busy, on the scale-out store as many; the GOMAXPROCS environment variable, when set, decides instead of that default", spareProcs))
 	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 4 memtables of the store and 2 of its log, at least 64; -1: no guard")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	scale.givenData(fs)
 	if *cache < 1 || *memtable < 1 {
 		return usageError{fmt.Errorf("-cache and -memtable must be at least 1 (MiB)")}
 	}
