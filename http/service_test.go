@@ -67,6 +67,17 @@ func TestKeys(t *testing.T) {
 	e.doKey("adm1", "DELETE", "/v1/boards/b", nil).must(t, 204)
 }
 
+// TestProfileOutlivesTheRequestTimeout: a CPU profile lasts the seconds it asks for, not
+// -request-timeout (it was cut to the timeout and answered 200 all the same).
+func TestProfileOutlivesTheRequestTimeout(t *testing.T) {
+	e := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"adm"}}, RequestTimeout: 200 * time.Millisecond}})
+	start := time.Now()
+	e.doKey("adm", "GET", "/debug/pprof/profile?seconds=1", nil).must(t, 200)
+	if took := time.Since(start); took < time.Second {
+		t.Fatalf("a profile of 1 s answered after %v: cut by the request timeout of 200 ms", took)
+	}
+}
+
 func TestPublicRead(t *testing.T) {
 	e := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"adm"}}, PublicRead: true}})
 	e.doKey("adm", "PUT", "/v1/boards/b", `{}`).must(t, 201)
