@@ -308,17 +308,21 @@ func (d *DumpReader) end(line []byte, r DumpRecord, sum []byte) error {
 }
 
 // VerifyDump reads a whole dump and checks it — every record in its place, the count and
-// the checksum of its trailer — storing nothing.
-func VerifyDump(r io.Reader) error {
+// checksum of its trailer — and returns the ids of its boards, in the order it holds them.
+func VerifyDump(r io.Reader) (boards []string, err error) {
 	d, err := NewDumpReader(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for {
-		if _, err := d.Next(); err == io.EOF {
-			return nil
+		rec, err := d.Next()
+		if err == io.EOF {
+			return boards, nil
 		} else if err != nil {
-			return err
+			return nil, err
+		}
+		if rec.Board != nil {
+			boards = append(boards, rec.Board.ID)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,7 +69,7 @@ func TestDumpTrailer(t *testing.T) {
 
 	refused := func(what string, b []byte) {
 		t.Helper()
-		err := laurel.VerifyDump(bytes.NewReader(b))
+		_, err := laurel.VerifyDump(bytes.NewReader(b))
 		if err == nil || laurel.ErrorCode(err) != laurel.EInvalid {
 			t.Fatalf("%s: %v, want invalid_argument", what, err)
 		}
@@ -88,7 +89,10 @@ func TestDumpTrailer(t *testing.T) {
 	refused("a space in the trailer", bytes.Replace(bytes.Clone(dump), []byte(`{"end":`), []byte(`{"end": `), 1))
 	refused("a record after the trailer", append(bytes.Clone(dump), `{"hidden":"x"}`+"\n"...))
 	refused("two trailers", append(bytes.Clone(dump), dump[bytes.LastIndexByte(dump[:len(dump)-1], '\n')+1:]...))
-	err = laurel.VerifyDump(bytes.NewReader(dump[:bytes.LastIndexByte(dump[:len(dump)-1], '\n')+1]))
+	if boards, err := laurel.VerifyDump(bytes.NewReader(dump)); err != nil || !slices.Equal(boards, []string{"b"}) {
+		t.Fatalf("the whole dump: boards %q, %v; want b", boards, err)
+	}
+	_, err = laurel.VerifyDump(bytes.NewReader(dump[:bytes.LastIndexByte(dump[:len(dump)-1], '\n')+1]))
 	if err == nil || !strings.Contains(err.Error(), "without its trailer") {
 		t.Fatalf("no trailer: %v", err)
 	}

@@ -50,12 +50,20 @@ func TestExportImport(t *testing.T) {
 		!strings.Contains(stderr.String(), "imported") {
 		t.Fatalf("import into the scale-out store: exit %d, %s", code, stderr.String())
 	}
+	// Imported again, over a profile changed since: refused before anything is stored.
+	base, stop = startServe(t, t.TempDir(), nil, so...)
+	if code, body := do(t, "PUT", base+"/v1/members/alice", `{"name": "Alicia"}`); code != http.StatusOK {
+		t.Fatalf("rename alice: %d %v", code, body)
+	}
 	stderr.Reset()
 	if code := run(context.Background(), append([]string{"import", "-i", dump}, so...), io.Discard, &stderr); code != 1 ||
-		!strings.Contains(stderr.String(), `board "solvers" exists already`) {
+		!strings.Contains(stderr.String(), `board "solvers" exists already; nothing was imported`) {
 		t.Fatalf("import again: exit %d, %s; want 1 and the board named", code, stderr.String())
 	}
-	base, stop = startServe(t, t.TempDir(), nil, so...)
+	if code, body := do(t, "GET", base+"/v1/members/alice", ""); code != http.StatusOK || body["name"] != "Alicia" {
+		t.Fatalf("alice after the refused import: %d %s; want the name Alicia, not the dump's", code, show(body))
+	}
+	do(t, "PUT", base+"/v1/members/alice", `{"name": "Alice"}`)
 	checkMoved(t, base)
 	if code, body := do(t, "POST", base+"/v1/boards/solvers/events", `{"member": "carol", "value": 1}`); code != http.StatusOK {
 		t.Fatalf("submit after the move: %d %v", code, body)

@@ -55,7 +55,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	}
 	// Two passes over the dump: the check, then the import.
 	check := newProgress(stderr, "checking the dump", size, true)
-	err = laurel.VerifyDump(io.TeeReader(f, check))
+	boards, err := laurel.VerifyDump(io.TeeReader(f, check))
 	check.Finish()
 	if err != nil {
 		return fmt.Errorf("%s: %w; nothing was imported", *in, err)
@@ -74,7 +74,9 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	} else {
 		var e *scaleOutStore
 		if e, err = so.open(ctx, postgres.Options{Maintenance: -1}); err == nil {
-			err = e.Import(ctx, d)
+			if err = noneExists(ctx, e, boards); err == nil {
+				err = e.Import(ctx, d)
+			}
 			e.Close()
 		}
 	}
@@ -82,5 +84,21 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 		return err
 	}
 	fmt.Fprintf(stderr, "imported %d records in %s\n", d.Records(), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// noneExists checks, before a dump is imported into a store in use, that the store has none
+// of its boards: else the profiles and boards before the first that exists would be stored
+// before the import failed. (The import checks each board again, under its lock.)
+func noneExists(ctx context.Context, e laurel.Service, boards []string) error {
+	for _, id := range boards {
+		_, err := e.Board(ctx, id)
+		if err == nil {
+			return fmt.Errorf("board %q exists already; nothing was imported", id)
+		}
+		if laurel.ErrorCode(err) != laurel.ENotFound {
+			return err
+		}
+	}
 	return nil
 }
