@@ -5,8 +5,8 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
