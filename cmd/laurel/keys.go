@@ -40,11 +40,21 @@ func serveKeys(path string) (a access, exposed bool, err error) {
 		name string
 		into *[]string
 	}{{"LAUREL_ADMIN_KEY", &a.keys.Admin}, {"LAUREL_WRITE_KEY", &a.keys.Write}, {"LAUREL_READ_KEY", &a.keys.Read}} {
-		if *env.into, err = keyList(os.Getenv(env.name)); err != nil {
+		v := os.Getenv(env.name)
+		if *env.into, err = keyList(v); err == nil && len(*env.into) == 0 && v != "" {
+			err = fmt.Errorf("%q names no key", v) // not left open by a stray comma
+		}
+		if err != nil {
 			return a, false, fmt.Errorf("%s: %w", env.name, err)
 		}
 	}
-	a.publicRead = os.Getenv("LAUREL_PUBLIC_READ") == "true"
+	switch v := os.Getenv("LAUREL_PUBLIC_READ"); v {
+	case "true":
+		a.publicRead = true
+	case "false", "":
+	default:
+		return a, false, fmt.Errorf("LAUREL_PUBLIC_READ: %q: want true or false", v)
+	}
 	if a.tokenSecrets, err = tokenSecretList(os.Getenv("LAUREL_TOKEN_SECRETS")); err != nil {
 		return a, false, fmt.Errorf("LAUREL_TOKEN_SECRETS: %w", err)
 	}

@@ -125,6 +125,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *addrRate < -1 || *addrBurst < 0 {
 		return usageError{fmt.Errorf("-address-rate-limit must be -1 (the default), 0 (no limit) or a rate, and -address-rate-burst not negative")}
 	}
+	if *hookEvery <= 0 || *hookTimeout <= 0 {
+		return usageError{fmt.Errorf("-webhook-interval and -webhook-timeout must be positive")}
+	}
+	if *tokenLife <= 0 {
+		return usageError{fmt.Errorf("-token-max-lifetime must be positive")}
+	}
+	if *tokenAudience == "" {
+		return usageError{fmt.Errorf("-token-audience must not be empty")}
+	}
 	trusted, err := parseProxies(*proxies)
 	if err != nil {
 		return usageError{fmt.Errorf("-trusted-proxies: %w", err)}
@@ -185,9 +194,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if tc, err = tlsConfig(*tlsCert, *tlsKey, log); err != nil {
 			return usageError{err}
 		}
-	}
-	if *hookEvery <= 0 || *hookTimeout <= 0 {
-		return usageError{fmt.Errorf("-webhook-interval and -webhook-timeout must be positive")}
 	}
 	srv, err := listen(*addr, cfg, tc, *maxConns, log)
 	if err != nil {

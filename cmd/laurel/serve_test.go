@@ -339,12 +339,16 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"-cors-origins", "https://game.example/"}, `-cors-origins: "https://game.example/" is not an origin`},
 		{[]string{"-cors-origins", "https://a.example,game.example"}, `-cors-origins: "game.example" is not an origin`},
 		{[]string{"-cors-origins", "ftp://game.example"}, `-cors-origins: "ftp://game.example" is not an origin`},
+		{[]string{"-webhook-interval", "0s"}, "-webhook-interval and -webhook-timeout must be positive"},
+		{[]string{"-token-max-lifetime", "0s"}, "-token-max-lifetime must be positive"},
+		{[]string{"-token-max-lifetime", "-1h"}, "-token-max-lifetime must be positive"},
+		{[]string{"-token-audience", ""}, "-token-audience must not be empty"},
 	} {
 		var stderr bytes.Buffer
 		dir := t.TempDir()
 		args := append([]string{"serve", "-data", dir}, tc.args...)
-		if code := run(context.Background(), args, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("serve %v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		if code := run(context.Background(), args, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("serve %v: exit %d, stderr %q; want 2 and one line, %q", tc.args, code, stderr.String(), tc.want)
 		}
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("serve %v: the data directory was opened", tc.args)
@@ -383,11 +387,22 @@ func TestServeLimitsAddressesByDefault(t *testing.T) {
 
 // TestServeRefusesBadEnvironmentKeys: a key in the environment that a client could not send
 // stops serve before it listens, naming the variable.
+// So does a variable that is set but names no key (it left the API open), and a
+// LAUREL_PUBLIC_READ that is neither true nor false (it was taken as false).
 func TestServeRefusesBadEnvironmentKeys(t *testing.T) {
-	t.Setenv("LAUREL_WRITE_KEY", "good, bad key")
-	var stderr bytes.Buffer
-	if code := run(context.Background(), []string{"serve", "-data", t.TempDir()}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "LAUREL_WRITE_KEY: a key must be printable ASCII without spaces or commas") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	for _, c := range []struct{ name, value, want string }{
+		{"LAUREL_WRITE_KEY", "good, bad key", "LAUREL_WRITE_KEY: a key must be printable ASCII without spaces or commas"},
+		{"LAUREL_ADMIN_KEY", ",", `LAUREL_ADMIN_KEY: "," names no key`},
+		{"LAUREL_READ_KEY", " ", `LAUREL_READ_KEY: " " names no key`},
+		{"LAUREL_PUBLIC_READ", "TRUE", `LAUREL_PUBLIC_READ: "TRUE": want true or false`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(c.name, c.value)
+			var stderr bytes.Buffer
+			if code := run(context.Background(), []string{"serve", "-data", t.TempDir()}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("%s=%q: exit %d, stderr %q; want 2 and %q", c.name, c.value, code, stderr.String(), c.want)
+			}
+		})
 	}
 }
 
