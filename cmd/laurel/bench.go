@@ -370,11 +370,14 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 	if c.readRate > 0 {
 		readPace = fmt.Sprintf("each paced at %.0f a second", c.readRate)
 	}
-	redis := "one sorted set"
-	if c.mirror {
-		redis = "an id and a sorted set per window (-redis-mirror)"
+	redis := ""
+	if len(rs) > 1 {
+		redis = "; Redis: one sorted set"
+		if c.mirror {
+			redis = "; Redis: an id and a sorted set per window (-redis-mirror)"
+		}
 	}
-	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d (%s), readers %d (%s), %s each, zipf %.2f; Redis: %s\n\n",
+	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d (%s), readers %d (%s), %s each, zipf %.2f%s\n\n",
 		c.members, c.windows, c.batch, c.writers, pace, c.readers, readPace, c.duration, c.zipf, redis)
 	fmt.Fprintf(w, "%-8s %12s %28s %10s %28s %22s\n", "system", "events/s", "write ms p50/p99/p999", "reads/s", "top-100 ms p50/p99/p999", "CPU µs/event srv/gen")
 	for _, r := range rs {
@@ -395,8 +398,12 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 			data, all := r.mem.perEntry()
 			fmt.Fprintf(w, "%-8s %16.1f %16.1f %12d\n", r.name, data, all, r.mem.entries)
 		}
-		fmt.Fprintf(w, "(data: laurel's live heap, everything it keeps for the board and names; Redis's sorted set.\n"+
-			" all: laurel's resident set; Redis's used_memory, names included)\n")
+		if len(rs) > 1 {
+			fmt.Fprintf(w, "(data: laurel's live heap, everything it keeps for the board and names; Redis's sorted set.\n"+
+				" all: laurel's resident set; Redis's used_memory, names included)\n")
+		} else {
+			fmt.Fprintf(w, "(data: laurel's live heap, everything it keeps for the board and names; all: its resident set)\n")
+		}
 	}
 	if len(rs) == 2 {
 		l, r := rs[0], rs[1]

@@ -63,7 +63,11 @@ func check(resp *http.Response, req *http.Request) error {
 		return nil
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	return fmt.Errorf("%s %s: %s: %s", req.Method, req.URL.RequestURI(), resp.Status, bytes.TrimSpace(data))
+	hint := ""
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		hint = " (laurel bench sends the first key of $LAUREL_ADMIN_KEY: it needs an admin key)"
+	}
+	return fmt.Errorf("%s %s: %s: %s%s", req.Method, req.URL.RequestURI(), resp.Status, bytes.TrimSpace(data), hint)
 }
 
 // call sends body and returns the answer.

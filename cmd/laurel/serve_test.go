@@ -252,6 +252,21 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// TestBenchNeedsAnAdminKey: against a server with keys, bench without an admin key in
+// $LAUREL_ADMIN_KEY fails saying where its key comes from.
+func TestBenchNeedsAnAdminKey(t *testing.T) {
+	base, stop := startServe(t, t.TempDir(), map[string]string{"LAUREL_ADMIN_KEY": "adm", "LAUREL_WRITE_KEY": "wri"})
+	defer stop()
+	for _, key := range []string{"", "wri"} {
+		t.Setenv("LAUREL_ADMIN_KEY", key)
+		var stderr bytes.Buffer
+		if code := run(context.Background(), []string{"bench", "-url", base, "-members", "10", "-duration", "1s"}, io.Discard, &stderr); code != 1 ||
+			!strings.Contains(stderr.String(), "laurel bench sends the first key of $LAUREL_ADMIN_KEY: it needs an admin key") {
+			t.Errorf("bench with LAUREL_ADMIN_KEY=%q against a keyed server: exit %d, %s", key, code, stderr.String())
+		}
+	}
+}
+
 // TestBenchReadRate checks that -read-rate paces each reader: over one second at 5 reads a
 // second, one reader reads about 5 times, where unpaced it reads as often as it is answered.
 func TestBenchReadRate(t *testing.T) {
@@ -268,6 +283,9 @@ func TestBenchReadRate(t *testing.T) {
 		m := regexp.MustCompile(`(?m)^laurel +[0-9]+ +[0-9.]+ / [0-9.]+ / [0-9.]+ +([0-9]+) `).FindStringSubmatch(stdout.String())
 		if m == nil {
 			t.Fatalf("no reads/s in the report:\n%s", stdout.String())
+		}
+		if strings.Contains(stdout.String(), "Redis") {
+			t.Errorf("without -redis, the report speaks of Redis:\n%s", stdout.String())
 		}
 		if paced := len(extra) > 0; paced && !strings.Contains(stdout.String(), "readers 1 (each paced at 5 a second)") {
 			t.Errorf("the report does not say how the readers were paced:\n%s", stdout.String())
