@@ -138,9 +138,9 @@ func (s *simulation) setUp(ctx context.Context) error {
 			return err
 		}
 	}
-	// The week is in: the lap board now takes laps an hour late at most, which closes its past
+	// The week is in: the lap board now takes laps a minute late at most, which closes its past
 	// days, and rewards each day's three fastest — the page shows yesterday's results.
-	_, _, err := s.svc.PutBoard(ctx, "laps", laurel.BoardSpec{LateLimit: ptr("1h"), Rewards: laurel.Rewards{
+	_, _, err := s.svc.PutBoard(ctx, "laps", laurel.BoardSpec{LateLimit: ptr("1m"), Rewards: laurel.Rewards{
 		{Window: "day", Ranks: []int{1, 1}, Reward: []byte(`{"trophy": "gold"}`)},
 		{Window: "day", Ranks: []int{2, 3}, Reward: []byte(`{"trophy": "silver"}`)}}})
 	return err

@@ -173,3 +173,33 @@ func TestDemoPastWeekLateOnASunday(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoYesterdayClosedEarlyInTheDay: started half an hour into a day, the demo's lap board
+// has yesterday closed and rewarded, as the README says (with a late_limit of an hour it
+// stayed open until one o'clock, and its results answered 409).
+func TestDemoYesterdayClosedEarlyInTheDay(t *testing.T) {
+	early := time.Date(2026, 11, 30, 0, 30, 0, 0, time.UTC)
+	store, err := embedded.Open(t.TempDir(), embedded.Options{Now: func() int64 { return early.UnixMilli() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sim := newSimulation(store, 1)
+	sim.now = func() time.Time { return early }
+	if err := sim.setUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	periods, err := store.Periods(context.Background(), "laps", "day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range periods {
+		if p.ID == "2026-11-29" {
+			if !p.Closed {
+				t.Fatalf("at %s, yesterday on the lap board: %+v; want it closed", early, p)
+			}
+			return
+		}
+	}
+	t.Fatalf("at %s, the lap board's days: %+v; want yesterday", early, periods)
+}
