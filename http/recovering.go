@@ -6,9 +6,10 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// Recovering answers as laurel does while its store recovers, before a Server exists: /healthz
-// is 200 (the process runs), everything else 503 unavailable, /readyz included.
-func Recovering() http.Handler {
+// Recovering answers as laurel does while its store recovers, or waits for its backends,
+// before a Server exists: /healthz is 200 (the process runs), everything else 503
+// unavailable, /readyz included, saying why.
+func Recovering(why string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -16,6 +17,6 @@ func Recovering() http.Handler {
 		}
 		w.Header().Set("Retry-After", "1") // as every 503 of laurel's
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: errorJSON{
-			Code: laurel.EUnavailable, Message: "recovering the store; not ready yet"}})
+			Code: laurel.EUnavailable, Message: why + "; not ready yet"}})
 	})
 }

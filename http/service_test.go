@@ -209,12 +209,14 @@ func TestRecovering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: lhttp.Recovering()}
+	srv := &http.Server{Handler: lhttp.Recovering("waiting for PostgreSQL and Redis")}
 	go srv.Serve(ln)
 	defer srv.Close()
 	e := &env{t: t, url: "http://" + ln.Addr().String()}
 	e.do("GET", "/healthz", nil).must(t, 200)
-	e.do("GET", "/readyz", nil).isError(t, 503, "unavailable", "")
+	if msg := e.do("GET", "/readyz", nil).isError(t, 503, "unavailable", "").get("error", "message"); msg != "waiting for PostgreSQL and Redis; not ready yet" {
+		t.Errorf("/readyz while recovering says %q", msg)
+	}
 	e.do("GET", "/v1/boards", nil).isError(t, 503, "unavailable", "")
 }
 

@@ -83,18 +83,21 @@ func (t Tokens) verifyToken(raw string, now time.Time) (*grant, error) {
 					return s, nil
 				}
 			}
-			return nil, errors.New("the token names no key (kid), and several are configured")
+			return nil, tokenKeyError("the token names no key (kid), and several are configured")
 		}
 		s, ok := t.Secrets[kid]
 		if !ok {
-			return nil, fmt.Errorf("unknown key id %q", kid)
+			return nil, tokenKeyError(fmt.Sprintf("unknown key id %q", kid))
 		}
 		return s, nil
 	}, jwt.WithValidMethods([]string{"HS256"}), jwt.WithAudience(aud), jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(), jwt.WithLeeway(30*time.Second), jwt.WithTimeFunc(func() time.Time { return now }))
+	var keyErr tokenKeyError
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return nil, errors.New("the token has expired")
+	case errors.As(err, &keyErr):
+		return nil, keyErr // without the library's "token is unverifiable: error while executing keyfunc"
 	case err != nil:
 		return nil, err
 	case claims.Subject == "":
@@ -113,6 +116,11 @@ func (t Tokens) verifyToken(raw string, now time.Time) (*grant, error) {
 	}
 	return &grant{member: claims.Subject, boards: claims.Boards, write: claims.Scope == "write", expires: claims.ExpiresAt.Time}, nil
 }
+
+// tokenKeyError is why no secret checks a token's signature.
+type tokenKeyError string
+
+func (e tokenKeyError) Error() string { return string(e) }
 
 // tokenRoutes are the routes a member token may use, and the scope each takes: reads of a
 // board, and submits. Profiles, retractions, listings and administration take a key.

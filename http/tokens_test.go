@@ -94,6 +94,13 @@ func TestMemberTokens(t *testing.T) {
 			e.doKey(tc.token, tc.method, tc.path, tc.body).isError(t, tc.status, tc.code, tc.field)
 		})
 	}
+	// Why a token has no secret to check it is said plainly, not in the JWT library's words.
+	for kid, want := range map[string]string{"k9": `invalid member token: unknown key id "k9"`, "": "invalid member token: the token names no key (kid), and several are configured"} {
+		r := e.doKey(mint(t, kid, currentSecret, claimsFor("ada", "solvers")), "GET", "/v1/boards/solvers/entries", nil).isError(t, 401, "unauthenticated", "")
+		if got := r.get("error", "message"); got != want {
+			t.Errorf("kid %q: message %q, want %q", kid, got, want)
+		}
+	}
 	// Nothing refused was stored: bob still has 7, ada her 6, and "other" no one.
 	if got := e.do("GET", "/v1/boards/solvers/members/bob", nil).must(t, 200).get("entry", "score"); got != float64(7) {
 		t.Errorf("bob's score %v, want 7", got)

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -174,6 +176,10 @@ func parseKeysFile(data []byte) (keysFile, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&kf); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) { // not in the words of Go's structs
+			return kf, fmt.Errorf("%s: a JSON %s where the field takes %s", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type.Kind()))
+		}
 		return kf, err
 	}
 	if dec.More() {
@@ -204,4 +210,17 @@ func parseKeysFile(data []byte) (keysFile, error) {
 		}
 	}
 	return kf, nil
+}
+
+// jsonKind names what a keys file's field takes, in JSON's words.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list of strings"
+	case reflect.Map:
+		return "an object of strings"
+	}
+	return "a string"
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/postgres"
 )
 
@@ -52,6 +53,9 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		if err == nil {
 			err = e.Rebuild(ctx, id)
+		}
+		if laurel.ErrorCode(err) == laurel.ENotFound {
+			return fmt.Errorf("no board %q", id)
 		}
 		if err != nil {
 			return fmt.Errorf("board %s: %w", id, err)

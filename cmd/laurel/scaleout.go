@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	lhttp "github.com/laurel/laurel/http"
 	"github.com/laurel/laurel/postgres"
 	"github.com/laurel/laurel/redis"
 	"github.com/redis/rueidis"
@@ -97,6 +98,8 @@ func (s *server) openScaleOut(ctx context.Context, so scaleOut, opts postgres.Op
 	var store *scaleOutStore
 	last := ""
 	opts.Logger, opts.OnCommit = s.log, s.observeCommit
+	waiting := lhttp.Recovering("waiting for PostgreSQL and Redis")
+	s.handler.Store(&waiting)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
 		var err error
 		store, err = so.open(ctx, opts)

@@ -71,6 +71,11 @@ func TestServeScaleOut(t *testing.T) {
 		!strings.Contains(stdout.String(), "split 1 board(s) into 3 shards") || !strings.Contains(stdout.String(), "the index matches the store") {
 		t.Fatalf("rebuild -shards: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
+	stderr.Reset()
+	if code := run(context.Background(), append([]string{"rebuild", "-board", "nope"}, args...), io.Discard, &stderr); code != 1 ||
+		!strings.HasSuffix(stderr.String(), "laurel rebuild: no board \"nope\"\n") {
+		t.Fatalf("rebuild of a board that does not exist: exit %d, %q", code, stderr.String())
+	}
 	c, stopC := startServe(t, t.TempDir(), nil, args...)
 	defer stopC()
 	code, body := do(t, "GET", c+"/v1/boards/solvers/members/alice?window=all", "")
@@ -89,8 +94,8 @@ func TestServeScaleOutFollowsItsBackends(t *testing.T) {
 	s := launchServe(t, t.TempDir(), nil, "-postgres", store.DSN, "-redis", r.Addr, "-redis-prefix", store.Prefix, "-maintenance", "100ms")
 	defer s.stop()
 	time.Sleep(300 * time.Millisecond)
-	if code := readyz(s.url); code != http.StatusServiceUnavailable {
-		t.Fatalf("/readyz before Redis is up: %d, want 503", code)
+	if code, body := do(t, "GET", s.url+"/readyz", ""); code != http.StatusServiceUnavailable || !strings.Contains(show(body), "waiting for PostgreSQL and Redis; not ready yet") {
+		t.Fatalf("/readyz before Redis is up: %d %s, want 503 saying it waits for its backends", code, show(body))
 	}
 	r.Start()
 	took := laureltest.Within(t, 15*time.Second, "ready once Redis is up; log:\n"+s.log.String(), func() bool { return readyz(s.url) == http.StatusOK })

@@ -302,7 +302,7 @@ func listen(addr string, cfg lhttp.Config, tc *tls.Config, maxConns int, log *sl
 	}
 	ln = lhttp.LimitListener(ln, maxConns, log)
 	s := &server{log: log, cfg: cfg, served: make(chan error, 1), url: scheme + ln.Addr().String()}
-	recovering := lhttp.Recovering()
+	recovering := lhttp.Recovering("recovering the store")
 	s.handler.Store(&recovering)
 	s.http = &http.Server{
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*s.handler.Load()).ServeHTTP(w, r) }),
