@@ -26,7 +26,7 @@ func TestRun(t *testing.T) {
 		{[]string{"serve", "-memtable", "0"}, 2, "", "-cache and -memtable must be at least 1 (MiB)"},
 		{[]string{"serve", "-checkpoint-lag", "0"}, 2, "", "-checkpoint-lag must be at least 1"},
 		{[]string{"serve", "-seal-events", "0"}, 2, "", "-seal-events must be at least 1"},
-		{[]string{"serve", "-log-level", "loud"}, 2, "", "-log-level"},
+		{[]string{"serve", "-log-level", "loud"}, 2, "", `-log-level: "loud": want debug, info, warn or error`},
 		{[]string{"bench", "-duration", "-1s", "-url", "http://127.0.0.1:1"}, 2, "", "-duration > 0"},
 		{[]string{"bench", "-rate", "-3", "-url", "http://127.0.0.1:1"}, 2, "", "-rate ≥ 0"},
 		{[]string{"bench", "-zipf", "1", "-url", "http://127.0.0.1:1"}, 2, "", "-zipf > 1"},

@@ -147,7 +147,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
-		return usageError{fmt.Errorf("-log-level: %v", err)}
+		return usageError{fmt.Errorf("-log-level: %q: want debug, info, warn or error", *level)}
 	}
 	// Repeated warnings and errors (a failing store answers every request with one) are
 	// summarised every 10 s after the first 5.
