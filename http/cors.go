@@ -3,6 +3,8 @@ package http
 import (
 	"net/http"
 	"slices"
+
+	"github.com/laurel/laurel"
 )
 
 // A game's web client calls laurel from its own origin, with a member token in the
@@ -14,27 +16,29 @@ import (
 // corsMaxAge is how long (s) a browser may keep a preflight's answer.
 const corsMaxAge = "600"
 
-// cors adds the CORS headers an allowed origin needs, and answers its preflight requests
-// itself; it reports whether it answered.
+// cors adds the CORS headers an allowed origin needs, and answers preflight requests itself,
+// those of other origins with 403; it reports whether it answered.
 func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	origins := s.cfg.CORSOrigins
-	if len(origins) == 0 {
-		return false
-	}
+	origin := r.Header.Get("Origin")
+	preflight := r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != ""
 	h := w.Header()
 	anyOrigin := slices.Contains(origins, "*")
-	if !anyOrigin {
+	if len(origins) > 0 && !anyOrigin {
 		h.Add("Vary", "Origin") // the answer depends on who asks: caches must keep them apart
 	}
-	origin := r.Header.Get("Origin")
 	if origin == "" || !(anyOrigin || slices.Contains(origins, origin)) {
+		if preflight { // refused plainly, rather than 405 for a method no route takes
+			s.writeError(w, r, laurel.Errorf(laurel.EPermissionDenied, "requests from origin %q are not allowed (-cors-origins)", origin))
+			return true
+		}
 		return false
 	}
 	if anyOrigin {
 		origin = "*" // no cookies are used: a key or token travels in the header
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
-	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+	if preflight {
 		h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
 		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
 		h.Set("Access-Control-Max-Age", corsMaxAge)
