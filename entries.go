@@ -266,10 +266,11 @@ func (t *Competitions) take(ctx context.Context, b *Board, r *reservation, event
 		}
 		n.Attempts += len(r.counted)
 		if tour.MaxAttempts != 0 {
-			if n.Attempts > tour.MaxAttempts {
+			// Retries alone are never refused, even past a limit lowered since they counted.
+			if len(r.counted) > 0 && n.Attempts > tour.MaxAttempts {
 				over := r.counted[max(0, tour.MaxAttempts-e.Attempts)] // the first event past the last attempt
-				return InEvent(over, FieldErrorf(EConflict, "member", "%q has used %d of its %d attempts in run %s of the tournament; this submit has %d more",
-					r.member, e.Attempts, tour.MaxAttempts, r.run, len(r.counted)))
+				return InEvent(over, FieldErrorf(EConflict, "member", "%q has used %d attempts in run %s of the tournament, which allows %d; this submit has %d more",
+					r.member, e.Attempts, r.run, tour.MaxAttempts, len(r.counted)))
 			}
 			n.IDs = slices.Clip(n.IDs)
 			for _, i := range r.counted {

@@ -95,3 +95,39 @@ func TestAnIDTwiceInASubmitIsOneAttempt(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterMaxAttemptsLowered: once max_attempts is lowered below what a member has used,
+// a retry of an event the run counted is still a duplicate (it panicked: no event of the
+// submit was counted, and the refusal looked for the first one past the last attempt), and a
+// new one is refused.
+func TestRetryAfterMaxAttemptsLowered(t *testing.T) {
+	clock := &testClock{}
+	clock.Set("2026-11-02T10:00:00Z")
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	tours := &laurel.Competitions{Service: s, Records: s, Now: clock.Now}
+	two, one := 2, 1
+	if _, _, err := tours.PutBoard(ctx, "t", laurel.BoardSpec{Windows: []string{"all"}, Tournament: &laurel.TournamentSpec{MaxAttempts: &two}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b"} {
+		if _, err := tours.Submit(ctx, []laurel.Event{{Board: "t", Member: "u", Value: 1, ID: id}}, laurel.SubmitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := tours.PutBoard(ctx, "t", laurel.BoardSpec{Tournament: &laurel.TournamentSpec{MaxAttempts: &one}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tours.Submit(ctx, []laurel.Event{{Board: "t", Member: "u", Value: 1, ID: "b"}}, laurel.SubmitOptions{})
+	if err != nil || res[0].Status != laurel.StatusDuplicate {
+		t.Fatalf("a retry of a counted event after max_attempts went from 2 to 1: %+v, %v; want a duplicate", res, err)
+	}
+	var e *laurel.Error
+	if _, err := tours.Submit(ctx, []laurel.Event{{Board: "t", Member: "u", Value: 1, ID: "c"}}, laurel.SubmitOptions{}); !asError(err, &e) || e.Code != laurel.EConflict || e.Field != "events[0].member" {
+		t.Fatalf("a new event past the lowered limit: %v; want a conflict at events[0].member", err)
+	}
+}

@@ -101,11 +101,30 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 				runCount[id+":"+run.ID]++
 			}
 			check(op, "join "+id+" "+m)
+		case r < 39: // max_attempts changed, below what members have used as well
+			id := []string{"cup", "club"}[rng.IntN(2)]
+			spec := boards[id].Tournament.Spec()
+			spec.MaxAttempts = ptr(1 + rng.IntN(4))
+			boards[id] = mustPutBoard(t, tours, id, laurel.BoardSpec{Tournament: spec})
+			stats["max_attempts"]++
+			check(op, fmt.Sprintf("max_attempts of %s to %d", id, *spec.MaxAttempts))
 		default: // a submit of 1 to 4 events on one board by 1 or 2 members, some retries
 			id := []string{"cup", "club"}[rng.IntN(2)]
 			b := boards[id]
 			var evs []laurel.Event
-			for range 1 + rng.IntN(4) {
+			if run, rerr := b.RunAt(clock.Now()); rerr == nil && rng.IntN(4) == 0 {
+				// A retry alone of an event this run counted, perhaps past a lowered max_attempts.
+				var counted []laurel.Event
+				for _, ev := range usedIDs {
+					if e := entries[id+":"+run.ID+":"+ev.Member]; ev.Board == id && e != nil && slices.Contains(e.ids, ev.ID) {
+						counted = append(counted, ev)
+					}
+				}
+				if len(counted) > 0 {
+					evs = []laurel.Event{counted[rng.IntN(len(counted))]}
+				}
+			}
+			for range (1 + rng.IntN(4)) * min(1, 1-len(evs)) {
 				var ev laurel.Event
 				if len(usedIDs) > 0 && rng.IntN(4) == 0 {
 					ev = usedIDs[rng.IntN(len(usedIDs))] // perhaps one of this submit's again
@@ -175,7 +194,7 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 						}
 					}
 				}
-				if reserved > b.Tournament.MaxAttempts {
+				if reserved > e.attempts && reserved > b.Tournament.MaxAttempts { // retries alone pass
 					want = laurel.EConflict
 				}
 				plan[key] = n
