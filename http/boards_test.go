@@ -83,6 +83,21 @@ func TestBoards(t *testing.T) {
 	if r.header.Get("Allow") == "" {
 		t.Fatal("405 without Allow")
 	}
+	// A path that a cleaning would change is not redirected to the cleaned one, another
+	// resource (an empty member id before /around named the member "around"): 404.
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/v1/boards/solvers/members//around"},
+		{"GET", "/v1/boards/solvers/members/./around"},
+		{"GET", "/v1/boards/solvers/members/../entries"},
+		{"GET", "/v1/boards//entries"},
+		{"POST", "/v1/members//hide"},
+	} {
+		if r := e.do(c.method, c.path, nil).isError(t, 404, "not_found", ""); r.header.Get("Location") != "" {
+			t.Errorf("%s %s: redirected to %s", c.method, c.path, r.header.Get("Location"))
+		}
+	}
+	// An id "." escaped reaches its route.
+	e.do("GET", "/v1/boards/solvers/members/%2E", nil).isError(t, 404, "not_found", "member")
 }
 
 func TestBoardCurrentTotals(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -197,6 +198,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cors(w, r) {
 		return // a preflight, answered
 	}
+	if seg, ok := uncleanSegment(r.URL.EscapedPath()); ok {
+		// The mux would redirect to the path cleaned, which names another resource (an empty
+		// member id before "/around" reads the member "around").
+		writeErrorJSON(w, http.StatusNotFound, errorJSON{Code: laurel.ENotFound,
+			Message: fmt.Sprintf("no such endpoint: %s %s: the path has a segment %q (escape a . or .. id as %%2E)", r.Method, r.URL.EscapedPath(), seg)})
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		// Let the mux decide between 404 and 405 (and its Allow header), then answer in JSON.
 		rec := &statusRecorder{header: http.Header{}}
@@ -219,6 +227,18 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// uncleanSegment returns the first segment of an escaped path that a cleaning would remove:
+// an empty one (a trailing slash aside), "." or "..".
+func uncleanSegment(p string) (string, bool) {
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i, seg := range segs {
+		if seg == "." || seg == ".." || seg == "" && i < len(segs)-1 {
+			return seg, true
+		}
+	}
+	return "", false
 }
 
 // allowed lists the methods of an Allow header, for a person to read.
