@@ -240,10 +240,52 @@ func (hs *Hooks) Put(ctx context.Context, id string, spec HookSpec) (Hook, bool,
 		if err != nil {
 			return Hook{}, false, err
 		}
-		if ok, err := hs.Records.SwapRecord(ctx, recHook, id, raw, v); err != nil || ok {
+		ok, err := hs.Records.SwapRecord(ctx, recHook, id, raw, v)
+		if err == nil && ok && raw == nil {
+			err = hs.fixCursors(ctx, h)
+		}
+		if err != nil || ok {
 			return h, raw == nil, err
 		}
 	}
+}
+
+// fixCursors records, for a hook just made, the newest period closed so far in each calendar
+// window of every board: what closed before the hook is not its business, however the boards'
+// late_limit changes later (reckoned from the late_limit of the day, a close that a longer
+// one then moves past the hook's making would count). Boards and windows made later have no
+// cursor, and all their periods close after the hook.
+func (hs *Hooks) fixCursors(ctx context.Context, h Hook) error {
+	boards, err := hs.Service.Boards(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range boards {
+		for _, w := range b.Windows {
+			if !w.IsCalendar() {
+				continue
+			}
+			periods, err := hs.Service.Periods(ctx, b.ID, w.String())
+			if ErrorCode(err) == ENotFound { // deleted meanwhile
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			newest, late := int64(math.MinInt64), b.LateLimit.Milliseconds()
+			for _, p := range periods {
+				// One that closes at the hook's very instant counts as closing after it.
+				if p.Closed && p.End+late != h.CreatedAt {
+					newest = max(newest, p.Start)
+				}
+			}
+			key := h.ID + ":" + b.ID + ":" + w.String()
+			if _, err := hs.Records.SwapRecord(ctx, recCursor, key, nil, []byte(strconv.FormatInt(newest, 10))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Hook returns the hook id.
@@ -469,8 +511,9 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, 
 	if err != nil && ErrorCode(err) != ENotFound {
 		return 0, err
 	}
-	// Without a cursor, the periods closed before the hook existed are not its business. A
-	// board made after the hook has none such: a period closes only while its board exists.
+	// Without a cursor (one the hook's making did not fix: a hook of an earlier version), the
+	// periods closed before the hook existed are not its business. A board made after the
+	// hook has none such: a period closes only while its board exists.
 	from := h.CreatedAt - b.LateLimit.Milliseconds()
 	if b.CreatedAt >= h.CreatedAt {
 		from = math.MinInt64
@@ -495,6 +538,8 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, 
 			before = p.Start
 			continue
 		case cur != nil && p.Start <= from:
+			continue
+		case p.Total == 0: // no one in it: no results to tell
 			continue
 		}
 		n, err := hs.make(ctx, h, b.ID, window, p.ID, results)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync/atomic"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,6 +68,7 @@ func TestCollectLooksAgainWhenAPeriodMayHaveClosed(t *testing.T) {
 	if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
 		t.Fatal(err)
 	}
+	store.n = 0 // the hook's making read them once, to fix where it starts
 	collect := func(want, reads int) {
 		t.Helper()
 		made, err := hs.Collect(ctx)
@@ -153,4 +155,64 @@ func TestHookHearsPeriodsALateLimitCloses(t *testing.T) {
 	if _, err := hs.Delivery(ctx, "h", "h:c:day:2026-11-01:1"); err != nil {
 		t.Errorf("November 1 of a board made after the hook, closed after it: %v", err)
 	}
+}
+
+// TestHookNotToldOfWhatClosedBeforeIt: a period that closed before the hook was made is not
+// its business even once a longer late_limit puts that close after the hook's making (it
+// was reckoned from the late_limit of the day); and a period that closes holding no one
+// (its one event retracted) makes no delivery: it has no results to tell.
+func TestHookNotToldOfWhatClosedBeforeIt(t *testing.T) {
+	clock := &testClock{}
+	clock.Set("2026-11-02T10:00:00Z")
+	s, spec := openRewarded(t, clock, "720h")
+	ctx := context.Background()
+	if _, _, err := s.PutBoard(ctx, "g", spec); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Duration(24 * time.Hour).Milliseconds()
+	evs := []laurel.Event{
+		{Board: "g", Member: "ann", Value: 1, TS: clock.Now() - 3*day, HasTS: true},           // October 30
+		{Board: "g", Member: "ben", Value: 1, TS: clock.Now() - 2*day, HasTS: true, ID: "e1"}, // October 31, retracted
+		{Board: "g", Member: "cy", Value: 1, TS: clock.Now() - day, HasTS: true},              // November 1
+	}
+	if _, err := s.Submit(ctx, evs, laurel.SubmitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Retract(ctx, "g", "e1"); err != nil {
+		t.Fatal(err)
+	}
+	// October 30 closes (58 h past its end), and stays closed when late_limit grows back.
+	spec.LateLimit = ptr("50h")
+	if _, _, err := s.PutBoard(ctx, "g", spec); err != nil {
+		t.Fatal(err)
+	}
+	spec.LateLimit = ptr("720h")
+	if _, _, err := s.PutBoard(ctx, "g", spec); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	hs := &laurel.Hooks{Records: s, Service: s, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
+	if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
+		t.Fatal(err)
+	}
+	collect := func(want ...string) {
+		t.Helper()
+		made, err := hs.Collect(ctx)
+		ds, derr := hs.Deliveries(ctx, "h", "", "", 10)
+		var got []string
+		for _, d := range ds {
+			got = append(got, d.Period)
+		}
+		if err != nil || derr != nil || made != len(want) || !slices.Equal(got, want) {
+			t.Fatalf("Collect at %s: made %d, %v, %v; deliveries of %q, want %q", laurel.FormatTime(clock.Now()), made, err, derr, got, want)
+		}
+	}
+	collect() // October 30 closed before the hook
+	clock.Advance(time.Second)
+	spec.LateLimit = ptr("1s") // October 31 and November 1 close now, after the hook
+	if _, _, err := s.PutBoard(ctx, "g", spec); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute) // Collect reads the boards again
+	collect("2026-11-01")      // October 31 holds no one
 }
