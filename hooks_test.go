@@ -3,8 +3,8 @@ package laurel_test
 import (
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
