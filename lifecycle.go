@@ -265,6 +265,11 @@ func PeriodList[O, C Spanned](b *Board, w Window, cur PeriodInfo, open []O, clos
 		}
 		p := b.CurrentPeriod(w, sp.Start)
 		p.Total = openTotal(i)
+		if p.Total == 0 && sp.Start != cur.Start {
+			// Emptied (its events retracted, its members erased): a store may keep its span
+			// until it restarts, or drop it; listed, the answer would differ between them.
+			continue
+		}
 		out = append(out, p)
 	}
 	if !listedCur {

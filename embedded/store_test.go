@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -398,4 +399,63 @@ func TestFailedOperationInGroup(t *testing.T) {
 	check("after the third group", 243+256)
 	restart()
 	check("after a third restart", 243+256)
+}
+
+// TestPeriodsOfEmptiedSpans: periods emptied by retractions are listed alike before and after
+// a restart: an open one that is not the current one not at all (memory kept its span until
+// the restart and listed it with total 0, where a restarted store, and the scale-out store,
+// did not list it).
+func TestPeriodsOfEmptiedSpans(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := laureltest.NewClock("2026-11-22T10:30:00Z")
+	e, err := embedded.Open(dir, embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, e, "p", laurel.BoardSpec{Windows: []string{"hour", "day", "all"}, LateLimit: ptr("720h")})
+	hour := time.Hour.Milliseconds()
+	submit(t, e,
+		laurel.Event{Board: "p", Member: "x", Value: 1, TS: clock.Now() - 8*24*hour, HasTS: true, ID: "old"},  // November 14
+		laurel.Event{Board: "p", Member: "y", Value: 1, TS: clock.Now() - 50*hour, HasTS: true, ID: "closes"}, // November 20
+		laurel.Event{Board: "p", Member: "z", Value: 1, TS: clock.Now() - 26*hour, HasTS: true, ID: "open"},   // November 21
+		laurel.Event{Board: "p", Member: "z", Value: 1, TS: clock.Now() - 25*hour, HasTS: true})
+	if err := e.Retract(ctx, "p", "old"); err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, e, "p", laurel.BoardSpec{LateLimit: ptr("30h")}) // November 14 and 20 close
+	for _, id := range []string{"closes", "open"} {
+		if err := e.Retract(ctx, "p", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(e *embedded.Store, window string) string {
+		t.Helper()
+		ps, err := e.Periods(ctx, "p", window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for i, p := range ps {
+			if i > 0 && !p.Closed && p.Total == 0 {
+				t.Errorf("%s: the open period %s is listed with no one in it", window, p.ID)
+			}
+			fmt.Fprintf(&b, "%s closed %v total %d; ", p.ID, p.Closed, p.Total)
+		}
+		return b.String()
+	}
+	before := map[string]string{"hour": list(e, "hour"), "day": list(e, "day")}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = embedded.Open(dir, embedded.Options{Now: clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for window, was := range before {
+		if now := list(e, window); now != was {
+			t.Errorf("%s periods before a restart: %s\nafter: %s", window, was, now)
+		}
+	}
+	t.Logf("day: %s", before["day"])
 }
