@@ -1,6 +1,7 @@
 package embedded_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -174,5 +175,87 @@ func TestCheckpointRewriteOfNothing(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// appendFaultFS fails, while fail is set, every write to the checkpoint file: a disk filled
+// from elsewhere faster than the store's reserve guard sees it.
+type appendFaultFS struct {
+	vfs.FS
+	fail atomic.Bool
+}
+
+func (fs *appendFaultFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, o ...vfs.OpenOption) (vfs.File, error) {
+	f, err := fs.FS.OpenReadWrite(name, c, o...)
+	if err != nil || !strings.Contains(name, "checkpoints") {
+		return f, err
+	}
+	return &appendFaultFile{File: f, fs: fs}, nil
+}
+
+func (fs *appendFaultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil || !strings.Contains(name, "checkpoints") {
+		return f, err
+	}
+	return &appendFaultFile{File: f, fs: fs}, nil
+}
+
+type appendFaultFile struct {
+	vfs.File
+	fs *appendFaultFS
+}
+
+func (f *appendFaultFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.fs.fail.Load() {
+		return 0, syscall.ENOSPC
+	}
+	return f.File.WriteAt(p, off)
+}
+
+// TestCommitOnAFullDisk: a commit that finds the disk full (its checkpoint frame cannot be
+// written) is answered unavailable, saying so, as is every write after it (it was a 500, an
+// internal error); nothing of it is stored, and what was acknowledged before is there after a
+// restart.
+func TestCommitOnAFullDisk(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs := &appendFaultFS{FS: vfs.Default}
+	opts := embedded.Options{FS: fs, CheckpointLag: 1, MinFreeDisk: -1}
+	s, err := embedded.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, s, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, s, laurel.Event{Board: "b", Member: "ann", Value: 1, ID: "kept"})
+	fs.fail.Store(true)
+	// The first commit that writes a checkpoint frame fails; the writes after it are refused.
+	refused := ""
+	for i := range 10 {
+		id := fmt.Sprintf("w%d", i)
+		_, err := s.Submit(ctx, []laurel.Event{{Board: "b", Member: "ann", Value: 10, ID: id}}, laurel.SubmitOptions{})
+		if err == nil && refused == "" {
+			continue
+		}
+		if laurel.ErrorCode(err) != laurel.EUnavailable || !strings.Contains(err.Error(), "disk filled up") {
+			t.Fatalf("write %s with the disk full: %v; want unavailable, saying the disk filled up", id, err)
+		}
+		refused = cmp.Or(refused, id)
+	}
+	if refused == "" {
+		t.Fatal("no write failed with the checkpoint file unwritable")
+	}
+	if !s.Failed() {
+		t.Fatal("the store failed and does not say so")
+	}
+	fs.fail.Store(false)
+	s.Close()
+	if s, err = embedded.Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res := submit(t, s, laurel.Event{Board: "b", Member: "ann", Value: 1, ID: "kept"}, laurel.Event{Board: "b", Member: "ann", Value: 10, ID: refused})
+	if res[0].Status != laurel.StatusDuplicate || res[1].Status != laurel.StatusApplied {
+		t.Fatalf("after a restart: %+v; want the acknowledged event a duplicate, the refused one applied", res)
 	}
 }

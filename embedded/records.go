@@ -70,7 +70,7 @@ func (e *Store) SwapRecord(ctx context.Context, kind, key string, old, new []byt
 	case e.recClosed:
 		return false, errClosed
 	case e.broken():
-		return false, *e.failed.Load()
+		return false, e.failedError()
 	case e.disk.full():
 		return false, e.disk.refusal()
 	}

@@ -5,9 +5,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -503,7 +505,16 @@ func removeSealing(fs vfs.FS, dir string) error {
 // failOps answers ops with err, after the store failed with it.
 func (e *Store) failOps(err error, ops []*op) {
 	e.fail(err)
-	answerOps(err, ops)
+	answerOps(e.failedError(), ops)
+}
+
+// failedError is what a write gets once the store has failed (its cause is in the log):
+// unavailable, since nothing of it was stored, nor will be until a restart.
+func (e *Store) failedError() error {
+	if err := e.failed.Load(); err != nil && errors.Is(*err, syscall.ENOSPC) {
+		return laurel.Errorf(laurel.EUnavailable, "the store's disk filled up faster than its reserve could be kept; nothing was stored; free space and restart laurel")
+	}
+	return laurel.Errorf(laurel.EUnavailable, "the store failed; nothing was stored; see the server log")
 }
 
 // answerOps answers ops with err, but those that failed on their own already.

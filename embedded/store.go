@@ -529,7 +529,7 @@ func (e *Store) runGroup(group []*op) {
 			continue // withdrawn: its caller was answered
 		}
 		if e.broken() {
-			o.err = laurel.Errorf(laurel.EUnavailable, "the store failed; see the server log")
+			o.err = e.failedError()
 			close(o.done)
 			continue
 		}
