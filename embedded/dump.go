@@ -307,7 +307,7 @@ const importBatch = 10_000
 // and an import cut short by a crash leaves it marked for Open to refuse.
 func Import(dir string, r *laurel.DumpReader, opts Options) error {
 	opts = opts.withDefaults()
-	db, _, err := openStore(dir, opts)
+	db, _, err := openStore(dir, opts, storeOpenFiles(opts.MaxOpenFiles))
 	if err != nil {
 		return fmt.Errorf("embedded: import into %s: %w", dir, err)
 	}

@@ -343,7 +343,7 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 	o.Existing = false // a store of an earlier version has none yet
 	o.CacheSize = 1 << 20
 	o.Logger = opts.Logger.With("db", "log") // Pebble's messages of the log, told from the store's
-	db, _, err := openStore(opts.FS.PathJoin(dir, "log"), o)
+	db, _, err := openStore(opts.FS.PathJoin(dir, "log"), o, logOpenFiles)
 	return db, err
 }
 

@@ -126,7 +126,7 @@ func (s Slots) Chunks() (narrow, wide int) {
 // 2026-11-28 wrote them: under I, not in runs, each the event's sequence number, value, time,
 // flags and member, rather than its sequence number alone.
 func WholeIDRecords(dir string) (int, error) {
-	db, _, err := openStore(dir, Options{}.withDefaults())
+	db, _, err := openStore(dir, Options{}.withDefaults(), 0)
 	if err != nil {
 		return 0, err
 	}

@@ -32,7 +32,26 @@ import (
 // store writes tables of rows (Pebble's v4 format), not its newer columns, which cost more to
 // write per key than our point reads and scans gain from them (docs/benchmarks.md, "Level 0
 // and the seals' index"). A store made by an earlier version keeps its format.
-func openStore(dir string, opts Options) (*pebble.DB, *pebble.Options, error) {
+// logOpenFiles is what the log's Pebble may keep open (openLog): the least Pebble works with,
+// 64 tables and 10 other files; its tables are few, emptied by every seal.
+const logOpenFiles = 74
+
+// MinOpenFiles is the fewest files the store keeps open, its log's and its own: a smaller
+// Options.MaxOpenFiles is exceeded.
+const MinOpenFiles = 2 * logOpenFiles
+
+// storeOpenFiles is what the store's own Pebble may keep open of Options.MaxOpenFiles, the
+// budget of both: the rest once the log has its share (each used to take the whole budget).
+func storeOpenFiles(budget int) int {
+	if budget <= 0 {
+		return 0 // Pebble's default
+	}
+	return max(budget-logOpenFiles, logOpenFiles)
+}
+
+// openStore opens a Pebble store in dir with opts, keeping at most maxOpenFiles open (zero:
+// Pebble's default).
+func openStore(dir string, opts Options, maxOpenFiles int) (*pebble.DB, *pebble.Options, error) {
 	if opts.Existing {
 		// Looked for before Open, which would make the directory and its lock file.
 		if desc, err := pebble.Peek(dir, opts.FS); err != nil || !desc.Exists {
@@ -45,7 +64,7 @@ func openStore(dir string, opts Options) (*pebble.DB, *pebble.Options, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		FS:                 opts.FS,
 		Logger:             pebbleLogger{opts.Logger},
-		MaxOpenFiles:       opts.MaxOpenFiles,
+		MaxOpenFiles:       maxOpenFiles,
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)

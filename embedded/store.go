@@ -69,7 +69,9 @@ type Options struct {
 	// keeps room to flush and compact (disk.go); zero is 4 memtables and 2 of the log's, at least 64 MiB,
 	// below zero turns the guard off.
 	MinFreeDisk int64
-	// MaxOpenFiles bounds the files Pebble keeps open; zero is Pebble's default (1000).
+	// MaxOpenFiles bounds the files Pebble keeps open, for the store and its log together (the
+	// log takes 74 of them; the store at least as many); zero is Pebble's default (1000) for
+	// the store.
 	MaxOpenFiles int
 	// CloseTimeout bounds how long Close waits for a commit in progress (a stalled disk);
 	// zero is 10 s. What was acknowledged is durable either way.
@@ -194,7 +196,7 @@ var (
 // before returning: the store it returns serves complete ranks from the first call.
 func Open(dir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	db, pebbleOpts, err := openStore(dir, opts)
+	db, pebbleOpts, err := openStore(dir, opts, storeOpenFiles(opts.MaxOpenFiles))
 	if err != nil {
 		return nil, heldError(opts.FS, dir, err)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"syscall"
+
+	"github.com/laurel/laurel/embedded"
 )
 
 // descriptorBudget splits the process's file descriptor limit between the embedded store's
@@ -18,7 +20,7 @@ type descriptorBudget struct {
 const spareDescriptors = 64
 
 func budgetOf(limit int) descriptorBudget {
-	store := min(1000, limit/2)
+	store := max(min(1000, limit/2), embedded.MinOpenFiles)
 	return descriptorBudget{limit: limit, storeFiles: store, conns: max(limit-store-spareDescriptors, 1)}
 }
 
