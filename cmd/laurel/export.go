@@ -33,7 +33,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var err error
 	if *data != "" {
-		store, err = embedded.Open(*data, embedded.Options{Existing: true})
+		store, err = embedded.Open(*data, embedded.Options{Existing: true, MinFreeDisk: -1}) // it writes little: no reserve kept
 	} else {
 		store, err = so.open(ctx, postgres.Options{Maintenance: -1})
 	}
