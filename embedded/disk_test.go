@@ -1,8 +1,11 @@
 package embedded_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,5 +275,27 @@ func TestStalledDisk(t *testing.T) {
 	}
 	if p, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 10, laurel.ScoreRange{}); err != nil || p.Total != 2 || p.Entries[0].Member != "bob" {
 		t.Fatalf("after the disk answered: %+v, %v; want bob and alice, not carol", p, err)
+	}
+}
+
+// TestPebbleErrorsShareTheirMessage: Pebble's errors that differ only in their details (a
+// flush retried on a full disk names a new file each time, thousands a second) are logged
+// under one message, which the server's log summarises, with the details beside it.
+func TestPebbleErrorsShareTheirMessage(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	for _, file := range []string{"000123.sst", "000124.sst"} {
+		embedded.PebbleErrorf(log, "background error: %s", fmt.Errorf("write /d/%s: no space left on device", file))
+	}
+	var msgs, details []string
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
+		var rec struct{ Msg, Detail string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		msgs, details = append(msgs, rec.Msg), append(details, rec.Detail)
+	}
+	if len(msgs) != 2 || msgs[0] != "pebble: background error" || msgs[1] != msgs[0] || !strings.Contains(details[1], "000124.sst: no space left") {
+		t.Fatalf("messages %q, details %q", msgs, details)
 	}
 }

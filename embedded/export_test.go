@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"log/slog"
 	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -226,3 +227,8 @@ func (s SortedRun) Sort() [][2][]byte {
 
 // SortOnly sorts the run as a seal does, and nothing more.
 func (s SortedRun) SortOnly() { s.r.sort() }
+
+// PebbleErrorf logs as Pebble's errors are logged to log.
+func PebbleErrorf(log *slog.Logger, format string, args ...any) {
+	pebbleLogger{log}.Errorf(format, args...)
+}

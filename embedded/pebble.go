@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -94,8 +95,12 @@ func (l pebbleLogger) Infof(format string, args ...any) {
 	l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
 }
 
+// Errorf logs an error under a message that is its format's constant part, the whole of it
+// in "detail": a failure Pebble retries (a flush on a full disk, thousands a second) differs
+// each time by a file's number, and the server's log summarises repeats by their message.
 func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
+	msg, _, _ := strings.Cut(format, "%")
+	l.log.Error("pebble: "+strings.TrimRight(msg, ": "), "detail", fmt.Sprintf(format, args...))
 }
 
 func (l pebbleLogger) Fatalf(format string, args ...any) {
