@@ -309,7 +309,7 @@ func Import(dir string, r *laurel.DumpReader, opts Options) error {
 	opts = opts.withDefaults()
 	db, _, err := openStore(dir, opts, storeOpenFiles(opts.MaxOpenFiles))
 	if err != nil {
-		return fmt.Errorf("embedded: import into %s: %w", dir, err)
+		return heldError(opts.FS, dir, err) // in use by a server, say so
 	}
 	in := &importer{db: db, r: r}
 	if err := in.checkEmpty(dir); err != nil {

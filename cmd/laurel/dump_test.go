@@ -28,9 +28,10 @@ func TestExportImport(t *testing.T) {
 	// The embedded store is locked while served: export refuses it.
 	dump := filepath.Join(t.TempDir(), "dump.jsonl")
 	var stderr bytes.Buffer
-	if code := run(context.Background(), []string{"export", "-data", data, "-o", dump}, io.Discard, &stderr); code != 1 {
-		t.Fatalf("export of a served store: exit %d, %s; want 1", code, stderr.String())
+	if code := run(context.Background(), []string{"export", "-data", data, "-o", dump}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "is in use by another laurel (process") {
+		t.Fatalf("export of a served store: exit %d, %s; want 1, saying who holds it", code, stderr.String())
 	}
+
 	if code := stop(); code != 0 {
 		t.Fatalf("serve exited %d", code)
 	}
@@ -96,6 +97,10 @@ func TestExportImport(t *testing.T) {
 	}
 	base, stop = startServe(t, fresh, nil)
 	defer stop()
+	stderr.Reset()
+	if code := run(context.Background(), []string{"import", "-data", fresh, "-i", back}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "is in use by another laurel (process") {
+		t.Fatalf("import into a served store: exit %d, %s; want 1, saying who holds it", code, stderr.String())
+	}
 	checkMoved(t, base)
 	code, body := do(t, "GET", base+"/v1/boards/solvers/entries?window=all", "")
 	if code != http.StatusOK || body["total"] != float64(3) {
