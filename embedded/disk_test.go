@@ -299,3 +299,101 @@ func TestPebbleErrorsShareTheirMessage(t *testing.T) {
 		t.Fatalf("messages %q, details %q", msgs, details)
 	}
 }
+
+// applyStallFS blocks, while stall is set, the writes of the store's own write-ahead log (not
+// its log's): the store's batch, applied once the log's record is durable, then waits in
+// Pebble, as in a write stall.
+type applyStallFS struct {
+	vfs.FS
+	mu    sync.Mutex
+	cond  *sync.Cond
+	stall bool
+}
+
+func (fs *applyStallFS) setStall(stall bool) {
+	fs.mu.Lock()
+	fs.stall = stall
+	fs.mu.Unlock()
+	fs.cond.Broadcast()
+}
+
+func (fs *applyStallFS) wait() {
+	fs.mu.Lock()
+	for fs.stall {
+		fs.cond.Wait()
+	}
+	fs.mu.Unlock()
+}
+
+func (fs *applyStallFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil || !strings.HasSuffix(name, ".log") || strings.Contains(name, string(os.PathSeparator)+"log"+string(os.PathSeparator)) {
+		return f, err
+	}
+	return applyStallFile{f, fs}, nil
+}
+
+func (fs *applyStallFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	return fs.wrap(name, f, err)
+}
+
+func (fs *applyStallFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(old, name, c)
+	return fs.wrap(name, f, err)
+}
+
+type applyStallFile struct {
+	vfs.File
+	fs *applyStallFS
+}
+
+func (f applyStallFile) Write(p []byte) (int, error) {
+	f.fs.wait()
+	return f.File.Write(p)
+}
+
+// TestStalledApply: a commit whose log record is durable but whose batch Pebble does not take
+// (a write stall in the store's own Pebble) counts as a stalled commit: after 5 s the store
+// says so (Failed) and refuses new writes at once, rather than letting each wait its whole
+// deadline while /readyz says all is well.
+func TestStalledApply(t *testing.T) {
+	fs := &applyStallFS{FS: vfs.Default}
+	fs.cond = sync.NewCond(&fs.mu)
+	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
+	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now, FS: fs, CloseTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	putBoard(t, e, "b", laurel.BoardSpec{})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 1})
+	fs.setStall(true)
+	// Batches with names, each stored in the store's batch, until Pebble's write-ahead buffers
+	// fill and a batch's apply waits.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		name := strings.Repeat("n", 120)
+		for i := range 40 {
+			evs := make([]laurel.Event, 500)
+			for j := range evs {
+				evs[j] = laurel.Event{Board: "b", Member: fmt.Sprintf("m%d-%d", i, j), Value: 1, Name: &name}
+			}
+			if _, err := e.Submit(ctx, evs, laurel.SubmitOptions{NoRanks: true}); err != nil {
+				return // refused once the store says it stalled
+			}
+		}
+	}()
+	laureltest.Within(t, 20*time.Second, "Failed once the apply stalls", e.Failed)
+	start := time.Now()
+	_, err = e.Submit(ctx, []laurel.Event{{Board: "b", Member: "dave", Value: 4}}, laurel.SubmitOptions{})
+	if laurel.ErrorCode(err) != laurel.EUnavailable || time.Since(start) > time.Second {
+		t.Fatalf("a write while the apply stalls: %v after %v; want unavailable at once", err, time.Since(start))
+	}
+	fs.setStall(false)
+	<-done
+	laureltest.Within(t, 10*time.Second, "no longer Failed once Pebble takes the batch", func() bool { return !e.Failed() })
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

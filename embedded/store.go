@@ -631,7 +631,12 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		size = tx.batch.Len()
 		err = tx.batch.Commit(pebble.Sync)
 	}
-	e.committing.Store(0)
+	if applied == nil {
+		e.committing.Store(0)
+	} else {
+		// Until Pebble takes the batch: a write stall there stalls the commit as much.
+		defer e.committing.Store(0)
+	}
 	if err != nil {
 		e.failOps(fmt.Errorf("embedded: commit: %w", err), ops)
 		return
