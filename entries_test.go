@@ -45,15 +45,8 @@ func BenchmarkTournamentsSubmit(b *testing.B) {
 // and found a duplicate once (as the store answers), so it takes one attempt of a run, not
 // two; a submit past the last attempt names the event that goes past it.
 func TestAnIDTwiceInASubmitIsOneAttempt(t *testing.T) {
-	clock := &testClock{}
-	clock.Set("2026-11-02T10:00:00Z")
-	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	ctx := context.Background()
-	tours := &laurel.Competitions{Service: s, Records: s, Now: clock.Now}
+	tours := openCompetitions(t, "2026-11-02T10:00:00Z")
 	for _, c := range []struct {
 		max    int
 		ids    []string
@@ -101,15 +94,8 @@ func TestAnIDTwiceInASubmitIsOneAttempt(t *testing.T) {
 // submit was counted, and the refusal looked for the first one past the last attempt), and a
 // new one is refused.
 func TestRetryAfterMaxAttemptsLowered(t *testing.T) {
-	clock := &testClock{}
-	clock.Set("2026-11-02T10:00:00Z")
-	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	ctx := context.Background()
-	tours := &laurel.Competitions{Service: s, Records: s, Now: clock.Now}
+	tours := openCompetitions(t, "2026-11-02T10:00:00Z")
 	two, one := 2, 1
 	if _, _, err := tours.PutBoard(ctx, "t", laurel.BoardSpec{Windows: []string{"all"}, Tournament: &laurel.TournamentSpec{MaxAttempts: &two}}); err != nil {
 		t.Fatal(err)
@@ -130,4 +116,17 @@ func TestRetryAfterMaxAttemptsLowered(t *testing.T) {
 	if _, err := tours.Submit(ctx, []laurel.Event{{Board: "t", Member: "u", Value: 1, ID: "c"}}, laurel.SubmitOptions{}); !asError(err, &e) || e.Code != laurel.EConflict || e.Field != "events[0].member" {
 		t.Fatalf("a new event past the lowered limit: %v; want a conflict at events[0].member", err)
 	}
+}
+
+// openCompetitions returns competitions over a new embedded store whose clock is at now.
+func openCompetitions(t *testing.T, now string) *laurel.Competitions {
+	t.Helper()
+	clock := &testClock{}
+	clock.Set(now)
+	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return &laurel.Competitions{Service: s, Records: s, Now: clock.Now}
 }

@@ -131,16 +131,19 @@ func TestDiskFull(t *testing.T) {
 	}
 }
 
-// faultFS is the operating system's file system, except for the syncs of the write-ahead log
+// faultFS is the operating system's file system, except for the syncs of the write-ahead logs
 // (*.log): while stall is set they block until it is cleared (a disk that stopped completing
-// writes), and once fail is set they fail with EIO (a disk that lost them).
+// writes), and once fail is set they fail with EIO (a disk that lost them). While
+// stallStore is set, the writes of the store's own write-ahead log (not its log's) block
+// too: Pebble then holds the store's batches, as in a write stall.
 type faultFS struct {
 	vfs.FS
-	mu      sync.Mutex
-	cond    *sync.Cond
-	stall   bool
-	fail    atomic.Bool
-	waiting int // syncs blocked now
+	mu         sync.Mutex
+	cond       *sync.Cond
+	stall      bool
+	stallStore bool
+	fail       atomic.Bool
+	waiting    int // syncs blocked now
 }
 
 func newFaultFS() *faultFS {
@@ -149,11 +152,24 @@ func newFaultFS() *faultFS {
 	return fs
 }
 
-func (fs *faultFS) setStall(stall bool) {
+func (fs *faultFS) setStall(stall bool) { fs.set(&fs.stall, stall) }
+
+func (fs *faultFS) setStoreStall(stall bool) { fs.set(&fs.stallStore, stall) }
+
+func (fs *faultFS) set(flag *bool, v bool) {
 	fs.mu.Lock()
-	fs.stall = stall
+	*flag = v
 	fs.mu.Unlock()
 	fs.cond.Broadcast()
+}
+
+// write is what each write of the store's own write-ahead log goes through.
+func (fs *faultFS) write() {
+	fs.mu.Lock()
+	for fs.stallStore {
+		fs.cond.Wait()
+	}
+	fs.mu.Unlock()
 }
 
 // sync is what each sync of the log goes through.
@@ -181,7 +197,8 @@ func (fs *faultFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return f, err
 	}
-	return faultFile{f, fs}, nil
+	own := !strings.Contains(name, string(os.PathSeparator)+"log"+string(os.PathSeparator))
+	return faultFile{f, fs, own}, nil
 }
 
 func (fs *faultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
@@ -196,7 +213,15 @@ func (fs *faultFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs
 
 type faultFile struct {
 	vfs.File
-	fs *faultFS
+	fs  *faultFS
+	own bool // the store's write-ahead log, not its log's
+}
+
+func (f faultFile) Write(p []byte) (int, error) {
+	if f.own {
+		f.fs.write()
+	}
+	return f.File.Write(p)
 }
 
 func (f faultFile) Sync() error {
@@ -226,15 +251,8 @@ func (f faultFile) SyncTo(n int64) (bool, error) {
 // gives up after CloseTimeout, and the write in the stalled commit completes once the disk
 // answers again.
 func TestStalledDisk(t *testing.T) {
-	fs := newFaultFS()
-	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
-	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now, FS: fs, CloseTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, fs := openFaulty(t)
 	ctx := context.Background()
-	putBoard(t, e, "b", laurel.BoardSpec{})
-	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 1})
 
 	fs.setStall(true)
 	stuck := make(chan error, 1)
@@ -245,7 +263,7 @@ func TestStalledDisk(t *testing.T) {
 	laureltest.Within(t, 5*time.Second, "the commit stalls", fs.blocked)
 	// Queued behind the stalled commit, this caller gives up before the writer takes it.
 	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	_, err = e.Submit(wctx, []laurel.Event{{Board: "b", Member: "carol", Value: 3, ID: "c1"}}, laurel.SubmitOptions{})
+	_, err := e.Submit(wctx, []laurel.Event{{Board: "b", Member: "carol", Value: 3, ID: "c1"}}, laurel.SubmitOptions{})
 	cancel()
 	if err == nil {
 		t.Fatal("a write queued behind a stalled commit succeeded")
@@ -300,56 +318,18 @@ func TestPebbleErrorsShareTheirMessage(t *testing.T) {
 	}
 }
 
-// applyStallFS blocks, while stall is set, the writes of the store's own write-ahead log (not
-// its log's): the store's batch, applied once the log's record is durable, then waits in
-// Pebble, as in a write stall.
-type applyStallFS struct {
-	vfs.FS
-	mu    sync.Mutex
-	cond  *sync.Cond
-	stall bool
-}
-
-func (fs *applyStallFS) setStall(stall bool) {
-	fs.mu.Lock()
-	fs.stall = stall
-	fs.mu.Unlock()
-	fs.cond.Broadcast()
-}
-
-func (fs *applyStallFS) wait() {
-	fs.mu.Lock()
-	for fs.stall {
-		fs.cond.Wait()
+// openFaulty opens a store on a faultFS, with board b holding alice's event.
+func openFaulty(t *testing.T) (*embedded.Store, *faultFS) {
+	t.Helper()
+	fs := newFaultFS()
+	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
+	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now, FS: fs, CloseTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
 	}
-	fs.mu.Unlock()
-}
-
-func (fs *applyStallFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
-	if err != nil || !strings.HasSuffix(name, ".log") || strings.Contains(name, string(os.PathSeparator)+"log"+string(os.PathSeparator)) {
-		return f, err
-	}
-	return applyStallFile{f, fs}, nil
-}
-
-func (fs *applyStallFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := fs.FS.Create(name, c)
-	return fs.wrap(name, f, err)
-}
-
-func (fs *applyStallFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := fs.FS.ReuseForWrite(old, name, c)
-	return fs.wrap(name, f, err)
-}
-
-type applyStallFile struct {
-	vfs.File
-	fs *applyStallFS
-}
-
-func (f applyStallFile) Write(p []byte) (int, error) {
-	f.fs.wait()
-	return f.File.Write(p)
+	putBoard(t, e, "b", laurel.BoardSpec{})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 1})
+	return e, fs
 }
 
 // TestStalledApply: a commit whose log record is durable but whose batch Pebble does not take
@@ -357,17 +337,9 @@ func (f applyStallFile) Write(p []byte) (int, error) {
 // says so (Failed) and refuses new writes at once, rather than letting each wait its whole
 // deadline while /readyz says all is well.
 func TestStalledApply(t *testing.T) {
-	fs := &applyStallFS{FS: vfs.Default}
-	fs.cond = sync.NewCond(&fs.mu)
-	clock := laureltest.NewClock("2026-11-22T10:00:00Z")
-	e, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now, FS: fs, CloseTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, fs := openFaulty(t)
 	ctx := context.Background()
-	putBoard(t, e, "b", laurel.BoardSpec{})
-	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 1})
-	fs.setStall(true)
+	fs.setStoreStall(true)
 	// Batches with names, each stored in the store's batch, until Pebble's write-ahead buffers
 	// fill and a batch's apply waits.
 	done := make(chan struct{})
@@ -386,11 +358,11 @@ func TestStalledApply(t *testing.T) {
 	}()
 	laureltest.Within(t, 20*time.Second, "Failed once the apply stalls", e.Failed)
 	start := time.Now()
-	_, err = e.Submit(ctx, []laurel.Event{{Board: "b", Member: "dave", Value: 4}}, laurel.SubmitOptions{})
+	_, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "dave", Value: 4}}, laurel.SubmitOptions{})
 	if laurel.ErrorCode(err) != laurel.EUnavailable || time.Since(start) > time.Second {
 		t.Fatalf("a write while the apply stalls: %v after %v; want unavailable at once", err, time.Since(start))
 	}
-	fs.setStall(false)
+	fs.setStoreStall(false)
 	<-done
 	laureltest.Within(t, 10*time.Second, "no longer Failed once Pebble takes the batch", func() bool { return !e.Failed() })
 	if err := e.Close(); err != nil {
