@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,30 +21,12 @@ import (
 	"github.com/laurel/laurel/laureltest"
 )
 
-// smallDisk mounts a tmpfs of size MiB for the test and returns its path; it is unmounted
-// at cleanup. Mounting takes root: without it the test is skipped, except under CI.
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%dm", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("mount a tmpfs (CI runs as root): %v: %s", err, out)
-		}
-		t.Skipf("cannot mount a tmpfs (not root?): %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir
-}
-
 // TestDiskFull fills a small disk with writes: each write is answered promptly, the first
 // that does not fit with 503 unavailable that stores nothing; the store says so (Failed),
 // reads go on, writes resume by themselves once space is freed, it closes promptly, and
 // after a restart holds every write it acknowledged.
 func TestDiskFull(t *testing.T) {
-	disk := smallDisk(t, 32)
+	disk := laureltest.SmallDisk(t, 32)
 	ballast := filepath.Join(disk, "ballast")
 	if err := os.WriteFile(ballast, make([]byte, 12<<20), 0o644); err != nil {
 		t.Fatal(err)

@@ -226,3 +226,28 @@ func TestDataBeatsTheEnvironment(t *testing.T) {
 		t.Fatalf("export of an empty directory left %d files in it", len(left))
 	}
 }
+
+// TestExportOnASmallDisk: a store on a disk with less free space than a server keeps in
+// reserve is exported all the same (export opened it with the reserve, and refused: "the disk
+// holding the store is full").
+func TestExportOnASmallDisk(t *testing.T) {
+	data := filepath.Join(laureltest.SmallDisk(t, 100), "store")
+	base, stop := startServe(t, data, nil, "-min-free", "-1")
+	if code, body := do(t, "PUT", base+"/v1/boards/solvers", `{"windows": ["all", "day"]}`); code != http.StatusCreated {
+		t.Fatalf("create a board: %d %v", code, body)
+	}
+	if code, body := do(t, "POST", base+"/v1/boards/solvers/events", `{"member": "alice", "value": 5, "id": "s-1"}`); code != http.StatusOK {
+		t.Fatalf("submit: %d %v", code, body)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	dump := filepath.Join(t.TempDir(), "dump.jsonl")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"export", "-data", data, "-o", dump}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("export of a store on a 100 MiB disk: exit %d, %s", code, stderr.String())
+	}
+	if b, err := os.ReadFile(dump); err != nil || !strings.Contains(string(b), `"s-1"`) {
+		t.Fatalf("the dump: %v, %q; want the event s-1", err, b)
+	}
+}
