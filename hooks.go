@@ -279,8 +279,7 @@ func (hs *Hooks) fixCursors(ctx context.Context, h Hook) error {
 					newest = max(newest, p.Start)
 				}
 			}
-			key := h.ID + ":" + b.ID + ":" + w.String()
-			if _, err := hs.Records.SwapRecord(ctx, recCursor, key, nil, []byte(strconv.FormatInt(newest, 10))); err != nil {
+			if _, err := hs.swapCursor(ctx, cursorKey(h.ID, b.ID, w.String()), nil, newest); err != nil {
 				return err
 			}
 		}
@@ -484,7 +483,7 @@ func (hs *Hooks) Collect(ctx context.Context) (int, error) {
 				if !w.IsCalendar() || !b.Rewards.Has(name) {
 					continue
 				}
-				key := h.ID + ":" + b.ID + ":" + name
+				key := cursorKey(h.ID, b.ID, name)
 				if la, ok := hs.lookAgain.Load(key); ok && now >= la.(lookAgain).looked && now < la.(lookAgain).next {
 					continue // nothing can have closed since (a clock set back looks again)
 				}
@@ -506,7 +505,7 @@ func (hs *Hooks) Collect(ctx context.Context) (int, error) {
 
 // collect makes the deliveries of the periods of one window closed since the hook's cursor.
 func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, results map[string]Results) (int, error) {
-	key := h.ID + ":" + b.ID + ":" + window
+	key := cursorKey(h.ID, b.ID, window)
 	cur, err := hs.Records.Record(ctx, recCursor, key)
 	if err != nil && ErrorCode(err) != ENotFound {
 		return 0, err
@@ -547,20 +546,31 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, 
 		if err != nil {
 			return made, err
 		}
-		next := []byte(strconv.FormatInt(p.Start, 10))
-		if _, err := hs.Records.SwapRecord(ctx, recCursor, key, cur, next); err != nil {
+		if cur, err = hs.swapCursor(ctx, key, cur, p.Start); err != nil {
 			return made, err
 		}
-		cur = next
 	}
 	if cur == nil {
 		// The first pass fixes which periods closed before the hook: a period closes after
 		// every older one, so any that closes later starts after them, even one that a
 		// shorter late_limit closes at once (whose end the formula above would put before
 		// the hook).
-		_, err = hs.Records.SwapRecord(ctx, recCursor, key, nil, []byte(strconv.FormatInt(before, 10)))
+		_, err = hs.swapCursor(ctx, key, nil, before)
 	}
 	return made, err
+}
+
+// cursorKey names the cursor of a hook on a board's window: the record of where its
+// deliveries stand, and the key of when Collect looks at that window again.
+func cursorKey(hook, board, window string) string { return hook + ":" + board + ":" + window }
+
+// swapCursor sets the cursor key, if it is old (nil: none yet), to the start of the newest
+// period the hook is done with, and returns the record set. A cursor set meanwhile by another
+// node is left as it is.
+func (hs *Hooks) swapCursor(ctx context.Context, key string, old []byte, start int64) ([]byte, error) {
+	v := []byte(strconv.FormatInt(start, 10))
+	_, err := hs.Records.SwapRecord(ctx, recCursor, key, old, v)
+	return v, err
 }
 
 // make makes the deliveries of one closed period, unless they are made already.

@@ -266,12 +266,13 @@ func (r *statusRecorder) Write(p []byte) (int, error) {
 // a deadline, readiness, keys, rate limit.
 func (s *Server) handle(pattern string, sc scope, h http.HandlerFunc) {
 	s.routes = append(s.routes, pattern)
+	// Streams and profiles (?seconds=N, which the server's write timeout bounds) set their
+	// own deadlines.
+	ownDeadline := pattern == streamRoute || strings.HasPrefix(pattern, debugRoutes)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		if pattern != streamRoute && !strings.HasPrefix(pattern, debugRoutes) {
+		if !ownDeadline {
 			// A store whose backend hangs must not hold the request, nor its client, forever.
-			// Streams and profiles (?seconds=N, which the server's write timeout bounds) set
-			// their own.
 			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 			defer cancel()
 			r = r.WithContext(ctx)

@@ -370,8 +370,9 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 	if c.readRate > 0 {
 		readPace = fmt.Sprintf("each paced at %.0f a second", c.readRate)
 	}
+	redisRan := len(rs) > 1
 	redis := ""
-	if len(rs) > 1 {
+	if redisRan {
 		redis = "; Redis: one sorted set"
 		if c.mirror {
 			redis = "; Redis: an id and a sorted set per window (-redis-mirror)"
@@ -398,7 +399,7 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 			data, all := r.mem.perEntry()
 			fmt.Fprintf(w, "%-8s %16.1f %16.1f %12d\n", r.name, data, all, r.mem.entries)
 		}
-		if len(rs) > 1 {
+		if redisRan {
 			fmt.Fprintf(w, "(data: laurel's live heap, everything it keeps for the board and names; Redis's sorted set.\n"+
 				" all: laurel's resident set; Redis's used_memory, names included)\n")
 		} else {

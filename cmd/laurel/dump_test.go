@@ -201,23 +201,12 @@ func TestImportRefusesATruncatedDump(t *testing.T) {
 func TestDataBeatsTheEnvironment(t *testing.T) {
 	env := map[string]string{"LAUREL_POSTGRES": "postgres://laurel@127.0.0.1:1/nowhere", "LAUREL_REDIS": "127.0.0.1:1"}
 	data := t.TempDir()
-	base, stop := startServe(t, data, env)
-	if code, body := do(t, "PUT", base+"/v1/boards/solvers", `{"windows": ["all"]}`); code != http.StatusCreated {
-		t.Fatalf("create a board: %d %v", code, body)
-	}
-	if code := stop(); code != 0 {
-		t.Fatalf("serve exited %d", code)
-	}
-	dump := filepath.Join(t.TempDir(), "dump.jsonl")
-	var stderr bytes.Buffer
-	if code := run(context.Background(), []string{"export", "-data", data, "-o", dump}, io.Discard, &stderr); code != 0 {
-		t.Fatalf("export -data with $LAUREL_POSTGRES and $LAUREL_REDIS set: exit %d, %s", code, stderr.String())
-	}
-	if b, err := os.ReadFile(dump); err != nil || !strings.Contains(string(b), `"solvers"`) {
-		t.Fatalf("the dump: %v, %q; want the board solvers", err, b)
+	servedOnce(t, data, env)
+	if b := exportOf(t, data, "export -data with $LAUREL_POSTGRES and $LAUREL_REDIS set"); !strings.Contains(b, `"solvers"`) {
+		t.Fatalf("the dump: %q; want the board solvers", b)
 	}
 	empty := t.TempDir()
-	stderr.Reset()
+	var stderr bytes.Buffer
 	if code := run(context.Background(), []string{"export", "-data", empty, "-o", filepath.Join(t.TempDir(), "d.jsonl")}, io.Discard, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "no laurel store there") {
 		t.Fatalf("export of an empty directory: exit %d, %s; want 1 and no store there", code, stderr.String())
@@ -232,7 +221,17 @@ func TestDataBeatsTheEnvironment(t *testing.T) {
 // holding the store is full").
 func TestExportOnASmallDisk(t *testing.T) {
 	data := filepath.Join(laureltest.SmallDisk(t, 100), "store")
-	base, stop := startServe(t, data, nil, "-min-free", "-1")
+	servedOnce(t, data, nil, "-min-free", "-1")
+	if b := exportOf(t, data, "export of a store on a 100 MiB disk"); !strings.Contains(b, `"s-1"`) {
+		t.Fatalf("the dump: %q; want the event s-1", b)
+	}
+}
+
+// servedOnce serves the embedded store in data (with env and args) while it gets the board
+// solvers and alice's event s-1, then stops.
+func servedOnce(t *testing.T, data string, env map[string]string, args ...string) {
+	t.Helper()
+	base, stop := startServe(t, data, env, args...)
 	if code, body := do(t, "PUT", base+"/v1/boards/solvers", `{"windows": ["all", "day"]}`); code != http.StatusCreated {
 		t.Fatalf("create a board: %d %v", code, body)
 	}
@@ -242,12 +241,19 @@ func TestExportOnASmallDisk(t *testing.T) {
 	if code := stop(); code != 0 {
 		t.Fatalf("serve exited %d", code)
 	}
+}
+
+// exportOf exports the embedded store in data and returns the dump; what says what failed.
+func exportOf(t *testing.T, data, what string) string {
+	t.Helper()
 	dump := filepath.Join(t.TempDir(), "dump.jsonl")
 	var stderr bytes.Buffer
 	if code := run(context.Background(), []string{"export", "-data", data, "-o", dump}, io.Discard, &stderr); code != 0 {
-		t.Fatalf("export of a store on a 100 MiB disk: exit %d, %s", code, stderr.String())
+		t.Fatalf("%s: exit %d, %s", what, code, stderr.String())
 	}
-	if b, err := os.ReadFile(dump); err != nil || !strings.Contains(string(b), `"s-1"`) {
-		t.Fatalf("the dump: %v, %q; want the event s-1", err, b)
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return string(b)
 }
