@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -348,5 +349,56 @@ func TestStalledApply(t *testing.T) {
 	laureltest.Within(t, 10*time.Second, "no longer Failed once Pebble takes the batch", func() bool { return !e.Failed() })
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOpenOnAFullDisk: opening a store on a disk with no space left fails at once, saying
+// so (Pebble, which writes the memtable it replays into a table before Open returns, retried
+// that flush for ever: a server started on a full disk answered "recovering" for ever, and
+// an export hung); once space is freed, the store opens with what it held.
+func TestOpenOnAFullDisk(t *testing.T) {
+	disk := laureltest.SmallDisk(t, 32)
+	dir := filepath.Join(disk, "store")
+	opts := embedded.Options{MemTableSize: 1 << 20, CacheSize: 1 << 20, MinFreeDisk: -1}
+	e, err := embedded.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 5, ID: "s-1"})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ballast := laureltest.FillDisk(t, disk)
+
+	opened := make(chan error, 1)
+	go func() {
+		e, err := embedded.Open(dir, opts)
+		if err == nil {
+			e.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		var full *embedded.DiskFullError
+		if !errors.As(err, &full) || !strings.Contains(err.Error(), "the disk holding "+dir+" is full") {
+			t.Fatalf("Open on a full disk: %v; want a DiskFullError", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Open on a full disk did not return in 20 s")
+	}
+
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	// The refused Open's flush succeeds now, and it closes what it opened, releasing the lock.
+	laureltest.Within(t, 20*time.Second, "the store opens once space is freed", func() bool {
+		e, err = embedded.Open(dir, opts)
+		return err == nil
+	})
+	defer e.Close()
+	if got, err := e.Member(context.Background(), laurel.Query{Board: "b"}, "alice"); err != nil || got.Entry.Score != 5 {
+		t.Fatalf("alice after the refused open: %+v, %v; want score 5", got, err)
 	}
 }

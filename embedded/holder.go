@@ -30,6 +30,9 @@ func noteHolder(fs vfs.FS, dir string) {
 
 // heldError explains a failure to open dir: plainly, when another laurel holds it.
 func heldError(fs vfs.FS, dir string, err error) error {
+	if errors.As(err, new(*DiskFullError)) {
+		return err // it names the directory
+	}
 	if !errors.Is(err, syscall.EAGAIN) && !strings.Contains(err.Error(), "lock held") {
 		return fmt.Errorf("embedded: open %s: %w", dir, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -84,9 +85,63 @@ func openStore(dir string, opts Options, maxOpenFiles int) (*pebble.DB, *pebble.
 		o.EventListener = &l
 	}
 	o.EnsureDefaults()
-	db, err := pebble.Open(dir, o)
+	db, err := openOrFull(dir, o)
 	return db, o, err
 }
+
+// openOrFull is pebble.Open, except on a disk that is full. Open writes the memtables it
+// replays from the write-ahead log into tables, and waits for that flush, which Pebble retries
+// for ever when the disk is full: a server started on a full disk answered "recovering" for
+// ever, and export hung ignoring SIGTERM. So a flush that finds no space while Open waits ends
+// the wait with an error. Pebble's Open goes on retrying, holding the directory's lock, until
+// the disk has room (then the store it opens is closed) or the process exits; either leaves
+// the store as after a crash.
+func openOrFull(dir string, o *pebble.Options) (*pebble.DB, error) {
+	full := make(chan error, 1)
+	background := o.EventListener.BackgroundError
+	o.EventListener.BackgroundError = func(err error) {
+		background(err)
+		if errors.Is(err, syscall.ENOSPC) {
+			select {
+			case full <- err:
+			default:
+			}
+		}
+	}
+	type opened struct {
+		db  *pebble.DB
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		db, err := pebble.Open(dir, o)
+		done <- opened{db, err}
+	}()
+	select {
+	case r := <-done:
+		return r.db, r.err
+	case err := <-full:
+		go func() {
+			if r := <-done; r.db != nil {
+				r.db.Close()
+			}
+		}()
+		return nil, &DiskFullError{Dir: dir, Err: err}
+	}
+}
+
+// DiskFullError is Open's (and Import's) answer when the disk holding the store has no room
+// for what opening it must write.
+type DiskFullError struct {
+	Dir string
+	Err error
+}
+
+func (e *DiskFullError) Error() string {
+	return fmt.Sprintf("the disk holding %s is full: opening the store writes its write-ahead log into tables, and found no space (%v); free space, then start again", e.Dir, e.Err)
+}
+
+func (e *DiskFullError) Unwrap() error { return e.Err }
 
 // pebbleLogger sends Pebble's messages to the store's log: its routine ones at debug level.
 type pebbleLogger struct{ log *slog.Logger }

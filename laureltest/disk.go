@@ -1,10 +1,12 @@
 package laureltest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -24,4 +26,38 @@ func SmallDisk(t testing.TB, size int) string {
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	return dir
+}
+
+// FillDisk writes a file into dir until the disk holding it has no space left, and returns
+// its path: removing it frees the space.
+func FillDisk(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "ballast")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for i := 0; ; i++ {
+		if i == 1<<20 {
+			t.Fatal("FillDisk: 1 TiB written, and the disk is not full")
+		}
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	// What is left is less than a chunk: fill it in halves, down to a byte (each size fits at
+	// most once or twice where twice it did not).
+	for n := len(chunk) / 2; n > 0; n /= 2 {
+		for range 4 {
+			if _, err := f.Write(chunk[:n]); err != nil {
+				break
+			}
+		}
+	}
+	return path
 }

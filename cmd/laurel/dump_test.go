@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/laurel/laurel/laureltest"
 )
@@ -256,4 +257,35 @@ func exportOf(t *testing.T, data, what string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestFullDiskAtStart: serve and export on a disk with no space left exit at once, saying so,
+// where both hung (Pebble retried for ever to write the log it replays, and serve answered
+// "recovering" all the while; export ignored SIGTERM).
+func TestFullDiskAtStart(t *testing.T) {
+	disk := laureltest.SmallDisk(t, 100)
+	// A store each: the refused open goes on holding its directory until the process exits.
+	served, exported := filepath.Join(disk, "served"), filepath.Join(disk, "exported")
+	servedOnce(t, served, nil, "-min-free", "-1")
+	servedOnce(t, exported, nil, "-min-free", "-1")
+	laureltest.FillDisk(t, disk)
+	for _, c := range []struct {
+		data string
+		args []string
+	}{
+		{served, []string{"serve", "-addr", "127.0.0.1:0", "-data", served, "-min-free", "-1"}},
+		{exported, []string{"export", "-data", exported, "-o", filepath.Join(t.TempDir(), "dump.jsonl")}},
+	} {
+		var stderr laureltest.Buffer
+		exit := make(chan int, 1)
+		go func() { exit <- run(context.Background(), c.args, io.Discard, &stderr) }()
+		select {
+		case code := <-exit:
+			if want := "laurel " + c.args[0] + ": the disk holding " + c.data + " is full"; code != 1 || !strings.Contains(stderr.String(), want) {
+				t.Errorf("%s on a full disk: exit %d, %s; want exit 1 and %q", c.args[0], code, stderr.String(), want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s on a full disk did not exit in 20 s; its log:\n%s", c.args[0], stderr.String())
+		}
+	}
 }
