@@ -3,6 +3,7 @@ package embedded_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -400,5 +401,64 @@ func TestOpenOnAFullDisk(t *testing.T) {
 	defer e.Close()
 	if got, err := e.Member(context.Background(), laurel.Query{Board: "b"}, "alice"); err != nil || got.Entry.Score != 5 {
 		t.Fatalf("alice after the refused open: %+v, %v; want score 5", got, err)
+	}
+}
+
+// TestImportOnAFillingDisk: an import that would leave the disk with less than the reserve
+// stops before, saying so, and leaves the directory to import into again (Pebble, out of
+// space for its log, panicked: the process died with "fatal commit error").
+func TestImportOnAFillingDisk(t *testing.T) {
+	src, err := embedded.Open(t.TempDir(), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, src, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	// Names that do not compress, so that the store is about as large as its dump.
+	name := func(prefix string, i int) string {
+		h := sha256.Sum256(fmt.Appendf(nil, "%s%d", prefix, i))
+		return fmt.Sprintf("%s%06d-%x", prefix, i, h[:30])
+	}
+	const n = 60_000
+	for i := 0; i < n; i += 1000 {
+		evs := make([]laurel.Event, 1000)
+		for j := range evs {
+			evs[j] = laurel.Event{Board: "b", Member: name("m", i+j), Value: 1, ID: name("e", i+j)}
+		}
+		submit(t, src, evs...)
+	}
+	dump := export(t, src)
+	src.Close()
+
+	disk := laureltest.SmallDisk(t, 48)
+	ballast := filepath.Join(disk, "ballast")
+	if err := os.WriteFile(ballast, make([]byte, 24<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(disk, "store")
+	opts := embedded.Options{MemTableSize: 1 << 20, CacheSize: 1 << 20, MinFreeDisk: 64 << 20}
+	if err := importDump(dir, dump, opts); laurel.ErrorCode(err) != laurel.EUnavailable {
+		t.Fatalf("import onto a disk with less free space than the reserve: %v; want unavailable at once", err)
+	}
+	opts.MinFreeDisk = 8 << 20
+	err = importDump(dir, dump, opts)
+	if laurel.ErrorCode(err) != laurel.EUnavailable || !strings.Contains(err.Error(), "is nearly full") {
+		t.Fatalf("import of %d MiB onto a disk with 24 MiB free, 8 kept: %v; want unavailable, the disk nearly full", len(dump)>>20, err)
+	}
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	if err := importDump(dir, dump, opts); err != nil {
+		t.Fatalf("import again once space is freed: %v", err)
+	}
+	e, err := embedded.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if got, err := e.Member(context.Background(), laurel.Query{Board: "b"}, "alice"); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("a member never submitted: %+v, %v", got, err)
+	}
+	if got, err := e.Member(context.Background(), laurel.Query{Board: "b"}, name("m", n-1)); err != nil || got.Total != n {
+		t.Fatalf("the last member imported: %+v, %v; want the board's total %d", got, err, n)
 	}
 }

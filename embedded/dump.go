@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/laurel/laurel"
 )
 
@@ -311,14 +312,16 @@ func Import(dir string, r *laurel.DumpReader, opts Options) error {
 	if err != nil {
 		return heldError(opts.FS, dir, err) // in use by a server, say so
 	}
-	in := &importer{db: db, r: r}
+	in := &importer{db: db, r: r, dir: dir, fs: opts.FS, reserve: opts.MinFreeDisk}
 	if err := in.checkEmpty(dir); err != nil {
 		db.Close()
 		return err
 	}
 	err = in.run()
 	if err != nil {
-		in.batch.Close()
+		if in.batch != nil {
+			in.batch.Close()
+		}
 		// Empty again, so that the next attempt is not refused.
 		if derr := db.DeleteRange([]byte{0}, []byte{0xff}, pebble.Sync); derr != nil {
 			opts.Logger.Error("import: erasing what was imported", "dir", dir, "err", derr)
@@ -335,11 +338,17 @@ func Import(dir string, r *laurel.DumpReader, opts Options) error {
 
 // importer writes a dump's records into a store.
 type importer struct {
-	db    *pebble.DB
-	r     *laurel.DumpReader
-	batch *pebble.Batch // indexed: event ids are looked up in it
-	n     int           // records in batch
-	seq   uint64        // the largest event seq: the store's sequence record
+	db  *pebble.DB
+	r   *laurel.DumpReader
+	dir string
+	fs  vfs.FS
+	// reserve is the free space (bytes) below which a batch is not committed (Pebble, out of
+	// space for its log, panics): as a server keeps, so that it can serve what was imported.
+	// Below zero: none.
+	reserve int64
+	batch   *pebble.Batch // indexed: event ids are looked up in it
+	n       int           // records in batch
+	seq     uint64        // the largest event seq: the store's sequence record
 
 	board   *laurel.Board // the board whose records are read
 	windows []string      // its windows' names, in order
@@ -391,6 +400,9 @@ func (in *importer) checkEmpty(dir string) error {
 }
 
 func (in *importer) run() error {
+	if err := in.room(); err != nil {
+		return err
+	}
 	in.batch = in.db.NewIndexedBatch()
 	in.set([]byte{tagImport}, nil)
 	for _, k := range []byte{tagReplay, tagBucketsAsOf} {
@@ -418,6 +430,9 @@ func (in *importer) run() error {
 			// Synced, one fsync per batch: a batch committed without one may sit in Pebble's
 			// log writer, not in the file, until a later write pushes it (TestImportCutShort
 			// waited 60 s for one, 2 runs in 400).
+			if err := in.room(); err != nil {
+				return err
+			}
 			if err := in.batch.Commit(pebble.Sync); err != nil {
 				return err
 			}
@@ -438,8 +453,23 @@ func (in *importer) run() error {
 	if err := in.batch.Delete([]byte{tagImport}, nil); err != nil {
 		return err
 	}
+	if err := in.room(); err != nil {
+		return err
+	}
 	// The write-ahead log keeps batches in order: this one durable, all are.
 	return in.batch.Commit(pebble.Sync)
+}
+
+// room refuses to go on when the disk has less free space than the reserve.
+func (in *importer) room() error {
+	if in.reserve < 0 {
+		return nil
+	}
+	u, err := in.fs.GetDiskUsage(in.dir)
+	if err != nil || u.AvailBytes >= uint64(in.reserve) {
+		return nil // a file system that cannot tell (in memory) has room
+	}
+	return laurel.Errorf(laurel.EUnavailable, "the disk holding %s is nearly full (%d MiB free, %d MiB kept in reserve for the store to flush): nothing was imported; free space, then import again", in.dir, u.AvailBytes>>20, in.reserve>>20)
 }
 
 func (in *importer) set(k, v []byte) {

@@ -89,11 +89,11 @@ func openStore(dir string, opts Options, maxOpenFiles int) (*pebble.DB, *pebble.
 	return db, o, err
 }
 
-// openOrFull is pebble.Open, except on a disk that is full. Open writes the memtables it
-// replays from the write-ahead log into tables, and waits for that flush, which Pebble retries
-// for ever when the disk is full: a server started on a full disk answered "recovering" for
-// ever, and export hung ignoring SIGTERM. So a flush that finds no space while Open waits ends
-// the wait with an error. Pebble's Open goes on retrying, holding the directory's lock, until
+// openOrFull is pebble.Open, except on a disk that is full, where it returns a DiskFullError.
+// Open writes the memtables it replays from the write-ahead log into tables, and waits for
+// that flush, which Pebble retries for ever when the disk is full: a server started on a full
+// disk answered "recovering" for ever, and export hung ignoring SIGTERM. So a flush that finds
+// no space while Open waits ends the wait. Pebble's Open goes on retrying, holding the directory's lock, until
 // the disk has room (then the store it opens is closed) or the process exits; either leaves
 // the store as after a crash.
 func openOrFull(dir string, o *pebble.Options) (*pebble.DB, error) {
@@ -114,11 +114,25 @@ func openOrFull(dir string, o *pebble.Options) (*pebble.DB, error) {
 	}
 	done := make(chan opened, 1)
 	go func() {
+		defer func() {
+			// Pebble makes a new store's first files through its logger's Fatalf, which
+			// panics: out of space, that is the disk's state, not a bug.
+			if r := recover(); r != nil {
+				msg := fmt.Sprint(r)
+				if !strings.Contains(msg, syscall.ENOSPC.Error()) {
+					panic(r)
+				}
+				done <- opened{nil, errors.New(msg)}
+			}
+		}()
 		db, err := pebble.Open(dir, o)
 		done <- opened{db, err}
 	}()
 	select {
 	case r := <-done:
+		if r.err != nil && (errors.Is(r.err, syscall.ENOSPC) || strings.Contains(r.err.Error(), syscall.ENOSPC.Error())) {
+			return nil, &DiskFullError{Dir: dir, Err: r.err}
+		}
 		return r.db, r.err
 	case err := <-full:
 		go func() {
@@ -138,7 +152,7 @@ type DiskFullError struct {
 }
 
 func (e *DiskFullError) Error() string {
-	return fmt.Sprintf("the disk holding %s is full: opening the store writes its write-ahead log into tables, and found no space (%v); free space, then start again", e.Dir, e.Err)
+	return fmt.Sprintf("the disk holding %s is full: opening the store must write to it (%v); free space, then start again", e.Dir, e.Err)
 }
 
 func (e *DiskFullError) Unwrap() error { return e.Err }

@@ -20,7 +20,12 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	data := fs.String("data", "", "a new embedded store's directory (missing or empty)")
 	so := scaleOutFlags(fs)
 	in := fs.String("i", "-", "file to read the dump from; - for standard input")
+	minFree := minFreeFlag(fs, "an import into the embedded store stops, erasing what it stored")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	minFreeDisk, err := minFree()
+	if err != nil {
 		return err
 	}
 	so.givenData(fs)
@@ -70,7 +75,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 		return err
 	}
 	if *data != "" {
-		err = embedded.Import(*data, d, embedded.Options{})
+		err = embedded.Import(*data, d, embedded.Options{MinFreeDisk: minFreeDisk})
 	} else {
 		var e *scaleOutStore
 		if e, err = so.open(ctx, postgres.Options{Maintenance: -1}); err == nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -78,7 +79,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hookEvery := fs.Duration("webhook-interval", time.Second, "how often webhooks look for periods closed and send the deliveries due")
 	hookTimeout := fs.Duration("webhook-timeout", 10*time.Second, "longest a webhook's receiver may take to answer a delivery; an attempt is leased for three times as long")
 	procs := fs.Int("procs", 0, fmt.Sprintf("processors (GOMAXPROCS) laurel runs on; 0: on the embedded store %d more than the cores (or the container's CPU limit), so that reads are taken at once while writes keep the cores busy, on the scale-out store as many; the GOMAXPROCS environment variable, when set, decides instead of that default", spareProcs))
-	minFree := fs.Int64("min-free", 0, "MiB of free disk below which writes are refused (503), so that the store keeps room to flush; 0: 4 memtables of the store and 2 of its log, at least 64; -1: no guard")
+	minFree := minFreeFlag(fs, "writes are refused (503)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -101,8 +102,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *procs < 0 {
 		return usageError{fmt.Errorf("-procs must be 0 (the default) or a number of processors")}
 	}
-	if *minFree < -1 {
-		return usageError{fmt.Errorf("-min-free must be -1 (no guard), 0 (the default) or a number of MiB")}
+	minFreeDisk, err := minFree()
+	if err != nil {
+		return err
 	}
 	if err := scale.check(); err != nil {
 		return err
@@ -203,7 +205,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if scale.on() {
 		err = srv.openScaleOut(ctx, scale, postgres.Options{Maintenance: *maintenance, Shards: *shards, CachedAggregates: cmp.Or(*cachedAggs, -1)})
 	} else {
-		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: *minFree << 20, MaxOpenFiles: budget.storeFiles, CheckpointLag: *lag, SealEvents: *sealEvents})
+		err = srv.open(*data, embedded.Options{CacheSize: *cache << 20, MemTableSize: *memtable << 20, MinFreeDisk: minFreeDisk, MaxOpenFiles: budget.storeFiles, CheckpointLag: *lag, SealEvents: *sealEvents})
 	}
 	if errors.Is(err, errStopped) {
 		return nil
@@ -259,6 +261,19 @@ func parseOrigins(list string) ([]string, error) {
 		out = append(out, item)
 	}
 	return out, nil
+}
+
+// minFreeFlag defines -min-free, the free disk (MiB) the embedded store keeps so that Pebble
+// has room to flush, for serve and import; what says what happens below it. Its result is
+// embedded.Options.MinFreeDisk.
+func minFreeFlag(fs *flag.FlagSet, what string) func() (int64, error) {
+	mib := fs.Int64("min-free", 0, "MiB of free disk below which "+what+", so that the store keeps room to flush; 0: 4 memtables of the store and 2 of its log, at least 64; -1: no guard")
+	return func() (int64, error) {
+		if *mib < -1 {
+			return 0, usageError{fmt.Errorf("-min-free must be -1 (no guard), 0 (the default) or a number of MiB")}
+		}
+		return *mib << 20, nil
+	}
 }
 
 // errStopped says serve was told to stop before its store was open.
