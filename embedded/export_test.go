@@ -230,5 +230,5 @@ func (s SortedRun) SortOnly() { s.r.sort() }
 
 // PebbleErrorf logs as Pebble's errors are logged to log.
 func PebbleErrorf(log *slog.Logger, format string, args ...any) {
-	pebbleLogger{log}.Errorf(format, args...)
+	pebbleLogger{log: log}.Errorf(format, args...)
 }

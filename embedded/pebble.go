@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -60,12 +61,13 @@ func openStore(dir string, opts Options, maxOpenFiles int) (*pebble.DB, *pebble.
 			return nil, nil, errors.New("no laurel store there")
 		}
 	}
+	watch := newOpenWatch()
 	o := &pebble.Options{
 		CacheSize:          opts.CacheSize + 2*opts.MemTableSize,
 		MemTableSize:       uint64(opts.MemTableSize),
 		FormatMajorVersion: pebble.FormatNewest,
 		FS:                 opts.FS,
-		Logger:             pebbleLogger{opts.Logger},
+		Logger:             pebbleLogger{opts.Logger, watch},
 		MaxOpenFiles:       maxOpenFiles,
 	}
 	for i := range o.Levels {
@@ -85,28 +87,24 @@ func openStore(dir string, opts Options, maxOpenFiles int) (*pebble.DB, *pebble.
 		o.EventListener = &l
 	}
 	o.EnsureDefaults()
-	db, err := openOrFull(dir, o)
+	db, err := openOrFull(dir, o, watch)
 	return db, o, err
 }
 
 // openOrFull is pebble.Open, except on a disk that is full, where it returns a DiskFullError.
 // Open writes the memtables it replays from the write-ahead log into tables, and waits for
 // that flush, which Pebble retries for ever when the disk is full: a server started on a full
-// disk answered "recovering" for ever, and export hung ignoring SIGTERM. So a flush that finds
-// no space while Open waits ends the wait. Pebble's Open goes on retrying, holding the directory's lock, until
-// the disk has room (then the store it opens is closed) or the process exits; either leaves
-// the store as after a crash.
-func openOrFull(dir string, o *pebble.Options) (*pebble.DB, error) {
-	full := make(chan error, 1)
+// disk answered "recovering" for ever, and export hung ignoring SIGTERM. And a write Pebble
+// cannot retry (a new MANIFEST) is fatal to it: the process crashed. So while Open runs, an
+// error of either kind that is a lack of space ends the open: a retried flush goes on
+// retrying (should space be freed, the store it opens is closed), a fatal one stops its
+// goroutine for good. Either way the directory stays locked until the process exits, which
+// the caller is expected to do; the store is as after a crash.
+func openOrFull(dir string, o *pebble.Options, w *openWatch) (*pebble.DB, error) {
 	background := o.EventListener.BackgroundError
 	o.EventListener.BackgroundError = func(err error) {
 		background(err)
-		if errors.Is(err, syscall.ENOSPC) {
-			select {
-			case full <- err:
-			default:
-			}
-		}
+		w.noSpace(err)
 	}
 	type opened struct {
 		db  *pebble.DB
@@ -114,27 +112,18 @@ func openOrFull(dir string, o *pebble.Options) (*pebble.DB, error) {
 	}
 	done := make(chan opened, 1)
 	go func() {
-		defer func() {
-			// Pebble makes a new store's first files through its logger's Fatalf, which
-			// panics: out of space, that is the disk's state, not a bug.
-			if r := recover(); r != nil {
-				msg := fmt.Sprint(r)
-				if !strings.Contains(msg, syscall.ENOSPC.Error()) {
-					panic(r)
-				}
-				done <- opened{nil, errors.New(msg)}
-			}
-		}()
 		db, err := pebble.Open(dir, o)
 		done <- opened{db, err}
 	}()
 	select {
 	case r := <-done:
-		if r.err != nil && (errors.Is(r.err, syscall.ENOSPC) || strings.Contains(r.err.Error(), syscall.ENOSPC.Error())) {
+		w.over.Store(true)
+		if r.err != nil && noSpace(r.err) {
 			return nil, &DiskFullError{Dir: dir, Err: r.err}
 		}
 		return r.db, r.err
-	case err := <-full:
+	case err := <-w.full:
+		w.over.Store(true)
 		go func() {
 			if r := <-done; r.db != nil {
 				r.db.Close()
@@ -142,6 +131,30 @@ func openOrFull(dir string, o *pebble.Options) (*pebble.DB, error) {
 		}()
 		return nil, &DiskFullError{Dir: dir, Err: err}
 	}
+}
+
+// openWatch is what openOrFull learns from Pebble's errors while it opens a store.
+type openWatch struct {
+	over atomic.Bool // Open has returned: errors are the store's again
+	full chan error  // the first lack of space met while opening
+}
+
+func newOpenWatch() *openWatch { return &openWatch{full: make(chan error, 1)} }
+
+// noSpace reports whether err, met while opening, is a lack of space, and tells openOrFull.
+func (w *openWatch) noSpace(err error) bool {
+	if w == nil || w.over.Load() || !noSpace(err) {
+		return false
+	}
+	select {
+	case w.full <- err:
+	default:
+	}
+	return true
+}
+
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), syscall.ENOSPC.Error())
 }
 
 // DiskFullError is Open's (and Import's) answer when the disk holding the store has no room
@@ -158,7 +171,10 @@ func (e *DiskFullError) Error() string {
 func (e *DiskFullError) Unwrap() error { return e.Err }
 
 // pebbleLogger sends Pebble's messages to the store's log: its routine ones at debug level.
-type pebbleLogger struct{ log *slog.Logger }
+type pebbleLogger struct {
+	log     *slog.Logger
+	opening *openWatch // nil: no open watched
+}
 
 func (l pebbleLogger) Infof(format string, args ...any) {
 	l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
@@ -172,9 +188,15 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 	l.log.Error("pebble: "+strings.TrimRight(msg, ": "), "detail", fmt.Sprintf(format, args...))
 }
 
+// Fatalf stops the goroutine: Pebble cannot go on from where it is. Out of space while a
+// store opens, it waits for the process to exit (openOrFull); otherwise it panics.
 func (l pebbleLogger) Fatalf(format string, args ...any) {
-	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
-	panic(fmt.Sprintf("pebble: "+format, args...))
+	msg := fmt.Sprintf("pebble: "+format, args...)
+	l.log.Error(msg)
+	if l.opening.noSpace(errors.New(msg)) {
+		select {}
+	}
+	panic(msg)
 }
 
 // get returns a copy of the value at k, and whether there is one.

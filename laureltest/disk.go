@@ -28,9 +28,8 @@ func SmallDisk(t testing.TB, size int) string {
 	return dir
 }
 
-// FillDisk writes a file into dir until the disk holding it has no space left, and returns
-// its path: removing it frees the space.
-func FillDisk(t testing.TB, dir string) string {
+// FillDisk writes a file into dir until the disk holding it has no space left.
+func FillDisk(t testing.TB, dir string) {
 	t.Helper()
 	path := filepath.Join(dir, "ballast")
 	f, err := os.Create(path)
@@ -59,5 +58,4 @@ func FillDisk(t testing.TB, dir string) string {
 			}
 		}
 	}
-	return path
 }

@@ -259,8 +259,8 @@ func exportOf(t *testing.T, data, what string) string {
 	return string(b)
 }
 
-// TestFullDiskAtStart: serve and export on a disk with no space left exit at once, saying so,
-// where both hung (Pebble retried for ever to write the log it replays, and serve answered
+// TestFullDiskAtStart: serve, export and import on a disk with no space left exit at once,
+// saying so, where serve and export hung (Pebble retried for ever to write the log it replays, and serve answered
 // "recovering" all the while; export ignored SIGTERM).
 func TestFullDiskAtStart(t *testing.T) {
 	disk := laureltest.SmallDisk(t, 100)
@@ -268,6 +268,10 @@ func TestFullDiskAtStart(t *testing.T) {
 	served, exported := filepath.Join(disk, "served"), filepath.Join(disk, "exported")
 	servedOnce(t, served, nil, "-min-free", "-1")
 	servedOnce(t, exported, nil, "-min-free", "-1")
+	dump := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(dump, []byte(exportOf(t, exported, "export before the disk fills")), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	laureltest.FillDisk(t, disk)
 	for _, c := range []struct {
 		data string
@@ -275,6 +279,8 @@ func TestFullDiskAtStart(t *testing.T) {
 	}{
 		{served, []string{"serve", "-addr", "127.0.0.1:0", "-data", served, "-min-free", "-1"}},
 		{exported, []string{"export", "-data", exported, "-o", filepath.Join(t.TempDir(), "dump.jsonl")}},
+		// A new store: Pebble makes its first files through a logger's Fatalf, which panicked.
+		{filepath.Join(disk, "new"), []string{"import", "-data", filepath.Join(disk, "new"), "-min-free", "-1", "-i", dump}},
 	} {
 		var stderr laureltest.Buffer
 		exit := make(chan int, 1)
