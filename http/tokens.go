@@ -158,7 +158,9 @@ func (g *grant) allows(r *http.Request) error {
 	return nil
 }
 
-// allowsEvents reports whether g may submit events: each of its own member, to its boards.
+// allowsEvents reports whether g may submit events: each of its own member, to its boards,
+// naming no one (an event's name sets its member's profile, which takes a key: else a player
+// could call themself anything the game's server would refuse).
 func (g *grant) allowsEvents(events []laurel.Event) error {
 	for i, ev := range events {
 		if ev.Member != g.member {
@@ -166,6 +168,9 @@ func (g *grant) allowsEvents(events []laurel.Event) error {
 		}
 		if !slices.Contains(g.boards, ev.Board) {
 			return laurel.InEvent(i, laurel.FieldErrorf(laurel.EPermissionDenied, "board", "this member token does not cover board %q", ev.Board))
+		}
+		if ev.Name != nil {
+			return laurel.InEvent(i, laurel.FieldErrorf(laurel.EPermissionDenied, "name", "a member token cannot set a name: profiles take a key"))
 		}
 	}
 	return nil

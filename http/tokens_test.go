@@ -75,6 +75,7 @@ func TestMemberTokens(t *testing.T) {
 		{"reading a board it does not cover", ada, "GET", "/v1/boards/other/entries", nil, 403, "permission_denied", ""},
 		{"retracting", ada, "DELETE", "/v1/boards/solvers/events/a1", nil, 403, "permission_denied", ""},
 		{"setting a profile", ada, "PUT", "/v1/members/ada", map[string]any{"name": "Ada"}, 403, "permission_denied", ""},
+		{"setting a profile's name with an event", ada, "POST", "/v1/boards/solvers/events", map[string]any{"member": "ada", "value": 1, "name": "Admin — official"}, 403, "permission_denied", "name"},
 		{"administration", ada, "PUT", "/v1/boards/solvers", map[string]any{}, 403, "permission_denied", ""},
 		{"listing boards", ada, "GET", "/v1/boards", nil, 403, "permission_denied", ""},
 		{"importing", ada, "POST", "/v1/boards/solvers/events?import=true", map[string]any{"member": "ada", "value": 1}, 403, "permission_denied", "import"},
@@ -107,6 +108,9 @@ func TestMemberTokens(t *testing.T) {
 	}
 	if got := e.do("GET", "/v1/boards/solvers/members/ada", nil).must(t, 200).get("entry", "score"); got != float64(6) {
 		t.Errorf("ada's score %v, want 6", got)
+	}
+	if got := e.do("GET", "/v1/boards/solvers/members/ada", nil).must(t, 200).get("entry", "name"); got != nil {
+		t.Errorf("ada's name %v, want none", got)
 	}
 	if got := e.do("GET", "/v1/boards/other/entries", nil).must(t, 200).get("total"); got != float64(0) {
 		t.Errorf("board other holds %v members, want 0", got)
