@@ -382,11 +382,12 @@ func (s *Server) authorizeKey(w http.ResponseWriter, r *http.Request, sc scope, 
 	switch {
 	case s.cfg.Open():
 		return true
-	case sc == scopeRead && s.cfg.PublicRead:
-		return true
 	case granted == scopeNone && hasKey:
+		// Even where reads are public: a mistyped key is told, not read as no key.
 		s.writeError(w, r, laurel.Errorf(laurel.EUnauthenticated, "unknown key"))
 		return false
+	case sc == scopeRead && s.cfg.PublicRead:
+		return true
 	case granted == scopeNone:
 		s.writeError(w, r, laurel.Errorf(laurel.EUnauthenticated, "a key is required: send Authorization: Bearer <key>"))
 		return false

@@ -83,7 +83,8 @@ func TestPublicRead(t *testing.T) {
 	e.doKey("adm", "PUT", "/v1/boards/b", `{}`).must(t, 201)
 	e.doKey("", "GET", "/v1/boards/b/entries", nil).must(t, 200)
 	e.doKey("", "POST", "/v1/boards/b/lookup", `{"members": ["m"]}`).must(t, 200)
-	e.doKey("whatever", "GET", "/v1/boards", nil).must(t, 200)
+	// A key sent must be known, even where reads need none: a mistyped key is told.
+	e.doKey("whatever", "GET", "/v1/boards/b/entries", nil).isError(t, 401, "unauthenticated", "")
 	e.doKey("", "POST", "/v1/boards/b/events", `{"member": "m", "value": 1}`).isError(t, 401, "unauthenticated", "")
 	e.doKey("", "PUT", "/v1/boards/b", `{}`).isError(t, 401, "unauthenticated", "")
 }

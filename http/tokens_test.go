@@ -178,4 +178,5 @@ func TestWhoami(t *testing.T) {
 	start(t, options{}).doKey("", "GET", "/v1/whoami", nil).must(t, 200).is(t, `{"scope": "admin", "open": true}`)
 	public := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"admin-key"}}, PublicRead: true}})
 	public.doKey("", "GET", "/v1/whoami", nil).must(t, 200).is(t, `{"scope": "read"}`)
+	public.doKey("nope", "GET", "/v1/whoami", nil).isError(t, 401, "unauthenticated", "")
 }
