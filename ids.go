@@ -47,6 +47,16 @@ func ValidateMember(field, id string) error {
 // The empty id means the event has none.
 func ValidateEventID(field, id string) error { return validateText(field, id, MaxEventID) }
 
+// ValidateGivenEventID checks an event id a request gives: as ValidateEventID, and not empty
+// (an event without an id leaves it out; an empty one was taken for none, and its retries
+// counted again).
+func ValidateGivenEventID(field, id string) error {
+	if id == "" {
+		return FieldErrorf(EInvalid, field, "must not be empty: leave it out for an event without one")
+	}
+	return ValidateEventID(field, id)
+}
+
 // ValidateName checks a profile name: up to 128 bytes of UTF-8 with no control character.
 func ValidateName(field, name string) error { return validateText(field, name, MaxName) }
 
@@ -106,8 +116,5 @@ func ValidateRetract(board, id string) error {
 	if err := ValidateBoardID(board); err != nil {
 		return err
 	}
-	if id == "" {
-		return FieldErrorf(EInvalid, "id", "must not be empty")
-	}
-	return ValidateEventID("id", id)
+	return ValidateGivenEventID("id", id)
 }

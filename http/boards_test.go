@@ -172,6 +172,8 @@ func TestEvents(t *testing.T) {
 	e.do("POST", "/v1/boards/solvers/events", `{"member": "a/b", "value": 1}`).isError(t, 400, "invalid_argument", "member")
 	e.do("POST", "/v1/boards/solvers/events", `{"member": "alice", "value": 1, "ts": "yesterday"}`).isError(t, 400, "invalid_argument", "ts")
 	e.do("POST", "/v1/boards/solvers/events", `{"member": "alice", "value": 1, "ts": "2026-11-22T11:00:00Z"}`).isError(t, 400, "invalid_argument", "ts")
+	// An empty id is not "no id": it was, and its retries were counted again.
+	e.do("POST", "/v1/boards/solvers/events", `{"member": "alice", "value": 1, "id": ""}`).isError(t, 400, "invalid_argument", "id")
 	e.do("POST", "/v1/boards/solvers/events", `{"events": []}`).isError(t, 400, "invalid_argument", "events")
 	e.do("POST", "/v1/boards/solvers/events", `not json`).isError(t, 400, "invalid_argument", "")
 	e.do("POST", "/v1/boards/solvers/events", ``).isError(t, 400, "invalid_argument", "")

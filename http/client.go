@@ -243,11 +243,8 @@ func (c *Client) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 
 // Retract retracts an event: DELETE /v1/boards/{board}/events/{id}.
 func (c *Client) Retract(ctx context.Context, board, id string) error {
-	if err := laurel.ValidateBoardID(board); err != nil {
+	if err := laurel.ValidateRetract(board, id); err != nil {
 		return err
-	}
-	if id == "" {
-		return laurel.FieldErrorf(laurel.EInvalid, "id", "must not be empty")
 	}
 	_, err := c.do(ctx, http.MethodDelete, boardPath(board)+"/events/"+seg(id), nil, nil, nil)
 	return err

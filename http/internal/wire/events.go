@@ -419,8 +419,8 @@ func (d *eventsDecoder) field(a *eventFields, idx int, k []byte, depth int) bool
 			a.errs[keyID] = mustBeString(idx, "id")
 		default:
 			s := stringOf(raw, plain)
-			if laurel.ValidateEventID("", s) != nil {
-				a.errs[keyID] = laurel.ValidateEventID(fieldName(idx, "id"), s)
+			if laurel.ValidateGivenEventID("", s) != nil {
+				a.errs[keyID] = laurel.ValidateGivenEventID(fieldName(idx, "id"), s)
 				return true
 			}
 			a.ev.ID, a.errs[keyID] = s, nil

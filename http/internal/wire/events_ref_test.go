@@ -148,7 +148,7 @@ func refDecodeEvent(f string, obj map[string]json.RawMessage, board string) (lau
 			if err != nil {
 				return ev, err
 			}
-			if err := laurel.ValidateEventID(field, s); err != nil {
+			if err := laurel.ValidateGivenEventID(field, s); err != nil {
 				return ev, err
 			}
 			ev.ID = s
