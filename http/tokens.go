@@ -140,6 +140,8 @@ var tokenRoutes = map[string]scope{
 	"GET /v1/boards/{board}/periods/{period}/results": scopeRead,
 	"GET /v1/boards/{board}/members/{member}/entry":   scopeRead,
 	"POST /v1/boards/{board}/members/{member}/join":   scopeWrite,
+	"GET /v1/boards/{board}/members/{member}/cohort":  scopeRead,
+	"GET /v1/boards/{board}/members/{member}/tier":    scopeRead,
 }
 
 // allows reports whether g may use the route of r; the events of a submit are checked once

@@ -59,6 +59,17 @@ func TestMemberTokens(t *testing.T) {
 	e.doKey(ada, "GET", "/v1/boards/solvers/entries", nil).must(t, 200)
 	e.doKey(ada, "GET", "/v1/boards/solvers/members/bob", nil).must(t, 200)
 	e.doKey(ada, "GET", "/v1/boards/solvers/members/ada/history", nil).must(t, 200)
+	// A league's client shows the player their cohort and tier.
+	e.do("PUT", "/v1/boards/league", map[string]any{"windows": []string{"day"},
+		"cohorts": map[string]any{"window": "day", "size": 3, "tiers": []string{"bronze", "silver"}}}).must(t, 201)
+	e.do("POST", "/v1/boards/league/events", map[string]any{"member": "ada", "value": 2}).must(t, 200)
+	inLeague := mint(t, "k2", currentSecret, claimsFor("ada", "league"))
+	if c := e.doKey(inLeague, "GET", "/v1/boards/league/members/ada/cohort", nil).must(t, 200); c.get("members", 0) != "ada" {
+		t.Errorf("ada's cohort with her token: %s", c.raw)
+	}
+	if c := e.doKey(inLeague, "GET", "/v1/boards/league/members/ada/tier", nil).must(t, 200); c.get("tier") != "bronze" {
+		t.Errorf("ada's tier with her token: %s", c.raw)
+	}
 	// A key rotated out but still configured verifies; the retired one goes once removed.
 	e.doKey(mint(t, "k1", retiredSecret, claimsFor("ada", "solvers")), "GET", "/v1/boards/solvers/entries", nil).must(t, 200)
 
