@@ -162,7 +162,8 @@ func (g *grant) allows(r *http.Request) error {
 
 // allowsEvents reports whether g may submit events: each of its own member, to its boards,
 // naming no one (an event's name sets its member's profile, which takes a key: else a player
-// could call themself anything the game's server would refuse).
+// could call themself anything the game's server would refuse), at the server's time (a
+// player's ts could score in a period or tournament run already over, within late_limit).
 func (g *grant) allowsEvents(events []laurel.Event) error {
 	for i, ev := range events {
 		if ev.Member != g.member {
@@ -173,6 +174,9 @@ func (g *grant) allowsEvents(events []laurel.Event) error {
 		}
 		if ev.Name != nil {
 			return laurel.InEvent(i, laurel.FieldErrorf(laurel.EPermissionDenied, "name", "a member token cannot set a name: profiles take a key"))
+		}
+		if ev.HasTS {
+			return laurel.InEvent(i, laurel.FieldErrorf(laurel.EPermissionDenied, "ts", "a member token's events take the server's time: ts takes a key"))
 		}
 	}
 	return nil

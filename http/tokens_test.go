@@ -86,6 +86,7 @@ func TestMemberTokens(t *testing.T) {
 		{"reading a board it does not cover", ada, "GET", "/v1/boards/other/entries", nil, 403, "permission_denied", ""},
 		{"retracting", ada, "DELETE", "/v1/boards/solvers/events/a1", nil, 403, "permission_denied", ""},
 		{"setting a profile", ada, "PUT", "/v1/members/ada", map[string]any{"name": "Ada"}, 403, "permission_denied", ""},
+		{"choosing its events' time", ada, "POST", "/v1/events", map[string]any{"events": []map[string]any{{"board": "solvers", "member": "ada", "value": 1000, "ts": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}}}, 403, "permission_denied", "events[0].ts"},
 		{"setting a profile's name with an event", ada, "POST", "/v1/boards/solvers/events", map[string]any{"member": "ada", "value": 1, "name": "Admin — official"}, 403, "permission_denied", "name"},
 		{"administration", ada, "PUT", "/v1/boards/solvers", map[string]any{}, 403, "permission_denied", ""},
 		{"listing boards", ada, "GET", "/v1/boards", nil, 403, "permission_denied", ""},
