@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -167,6 +168,9 @@ func post(ctx context.Context, client *http.Client, h laurel.Hook, d laurel.Deli
 	req.Header.Set(HeaderSignature, Sign(h.Secret, ts, d.Body))
 	resp, err := client.Do(req)
 	if err != nil {
+		if ue, ok := err.(*url.Error); ok {
+			ue.URL = redacted(req.URL)
+		}
 		return 0, err.Error()
 	}
 	defer resp.Body.Close()
@@ -176,4 +180,16 @@ func post(ctx context.Context, client *http.Client, h laurel.Hook, d laurel.Deli
 		return resp.StatusCode, fmt.Sprintf("the receiver answered %s: %q", resp.Status, msg)
 	}
 	return resp.StatusCode, ""
+}
+
+// redacted is u as a failure may tell it (the log, a delivery's last_error): without its user
+// and password and with its query elided, where receivers put their credentials.
+func redacted(u *url.URL) string {
+	r := *u
+	r.User = nil
+	if r.RawQuery != "" {
+		r.RawQuery = "…"
+	}
+	r.Fragment, r.RawFragment = "", ""
+	return r.String()
 }

@@ -133,14 +133,14 @@ func keyList(list string) ([]string, error) {
 
 // checkKey refuses a key that a client could not send as it is in "Authorization: Bearer
 // <key>": one with spaces, control characters, commas (which separate keys) or anything
-// beyond printable ASCII.
+// beyond printable ASCII. It names the byte, never the key (a message reaches logs).
 func checkKey(k string) error {
 	if k == "" {
 		return fmt.Errorf("a key must not be empty")
 	}
 	for i := range len(k) {
 		if c := k[i]; c <= ' ' || c > '~' || c == ',' {
-			return fmt.Errorf("a key must be printable ASCII without spaces or commas (%q is not)", k[:min(len(k), i+1)]+"…")
+			return fmt.Errorf("a key must be printable ASCII without spaces or commas (byte %d of a key of %d is %q)", i+1, len(k), c)
 		}
 	}
 	return nil

@@ -410,7 +410,9 @@ func TestServeLimitsAddressesByDefault(t *testing.T) {
 // LAUREL_PUBLIC_READ that is neither true nor false (it was taken as false).
 func TestServeRefusesBadEnvironmentKeys(t *testing.T) {
 	for _, c := range []struct{ name, value, want string }{
-		{"LAUREL_WRITE_KEY", "good, bad key", "LAUREL_WRITE_KEY: a key must be printable ASCII without spaces or commas"},
+		{"LAUREL_WRITE_KEY", "good, bad key", "LAUREL_WRITE_KEY: a key must be printable ASCII without spaces or commas (byte 4 of a key of 7 is ' ')"},
+		// The message names the byte, not the key: it reaches logs.
+		{"LAUREL_ADMIN_KEY", "Zk3vQ9pL2mN8xR4tW7yB1cD6fH0jK5s\x7f", "LAUREL_ADMIN_KEY: a key must be printable ASCII without spaces or commas (byte 32 of a key of 32 is '\\x7f')"},
 		{"LAUREL_ADMIN_KEY", ",", `LAUREL_ADMIN_KEY: "," names no key`},
 		{"LAUREL_READ_KEY", " ", `LAUREL_READ_KEY: " " names no key`},
 		{"LAUREL_PUBLIC_READ", "TRUE", `LAUREL_PUBLIC_READ: "TRUE": want true or false`},
@@ -420,6 +422,9 @@ func TestServeRefusesBadEnvironmentKeys(t *testing.T) {
 			var stderr bytes.Buffer
 			if code := run(context.Background(), []string{"serve", "-data", t.TempDir()}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
 				t.Errorf("%s=%q: exit %d, stderr %q; want 2 and %q", c.name, c.value, code, stderr.String(), c.want)
+			}
+			if strings.Contains(stderr.String(), "Zk3v") {
+				t.Errorf("%s: the key is told: %s", c.name, stderr.String())
 			}
 		})
 	}
