@@ -224,7 +224,7 @@ func Plan[O, C Spanned](b *Board, res Resolved, m Marks, open []O, closed []C, n
 		return p, nil
 	}
 	if want.Start < m.KeptFrom(b, w, now) {
-		return p, FieldErrorf(ENotFound, "period", "period %s of window %s is no longer kept", res.Period.ID, res.Name)
+		return p, FieldErrorf(ENotFound, res.By, "period %s of window %s is no longer kept", res.Period.ID, res.Name)
 	}
 	for i, cp := range closed {
 		if cp.Bounds().Start == want.Start {

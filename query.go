@@ -14,6 +14,8 @@ type Resolved struct {
 	// Period is the calendar period read (by id, or the one holding At), all's one period, or
 	// a rolling window's span at At. Closed and Total are left for the store.
 	Period PeriodInfo
+	// By is the query's field that chose Period, for errors about it: "period", or "at".
+	By string
 }
 
 // Resolve checks q against the board and finds what it reads at now: the board's first
@@ -32,9 +34,9 @@ func (b *Board) Resolve(q Query, now int64) (Resolved, error) {
 			return Resolved{}, FieldErrorf(EInvalid, "window", "board %q has no window %s", b.ID, q.Window)
 		}
 	}
-	r := Resolved{Window: w, Name: w.String(), At: now}
+	r := Resolved{Window: w, Name: w.String(), At: now, By: "period"}
 	if q.HasAt {
-		r.At = q.At
+		r.At, r.By = q.At, "at"
 	}
 	cal := b.Calendar()
 	switch {

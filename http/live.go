@@ -284,7 +284,11 @@ func (s *Server) Close() { s.hub.close() }
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	q, err := query(r)
 	if err == nil && (q.HasAt || q.Period != "") {
-		err = laurel.FieldErrorf(laurel.EInvalid, "at", "a stream follows the current page; read past instants and periods from /entries")
+		field := "at"
+		if q.Period != "" {
+			field = "period"
+		}
+		err = laurel.FieldErrorf(laurel.EInvalid, field, "a stream follows the current page; read past instants and periods from /entries")
 	}
 	var limit int64
 	if err == nil {

@@ -153,7 +153,7 @@ func TestStreamBadQueries(t *testing.T) {
 	e.do("GET", "/v1/boards/g/stream?limit=101", nil).isError(t, 400, "invalid_argument", "limit")
 	e.do("GET", "/v1/boards/g/stream?limit=0", nil).isError(t, 400, "invalid_argument", "limit")
 	e.do("GET", "/v1/boards/g/stream?at=2026-11-22T10:00:00Z", nil).isError(t, 400, "invalid_argument", "at")
-	e.do("GET", "/v1/boards/g/stream?period=2026-11-16", nil).isError(t, 400, "invalid_argument", "at")
+	e.do("GET", "/v1/boards/g/stream?period=2026-11-16", nil).isError(t, 400, "invalid_argument", "period")
 }
 
 // TestStreamCoalesces: a burst of changes reaches a stream as at most ten pages a second, the

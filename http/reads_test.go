@@ -184,6 +184,8 @@ func TestClosedAndDroppedPeriods(t *testing.T) {
 	e.clock.Advance(3 * 24 * time.Hour) // two more closed: more than keep
 	e.do("GET", "/v1/boards/daily/entries?period=2026-11-22", nil).isError(t, 404, "not_found", "period")
 	e.do("GET", "/v1/boards/daily/members/a?period=2026-11-22", nil).isError(t, 404, "not_found", "period")
+	// Read at an instant, the field is the one the request gave.
+	e.do("GET", "/v1/boards/daily/members/a?at=2026-11-22T12:00:00Z", nil).isError(t, 404, "not_found", "at")
 }
 
 func TestMembers(t *testing.T) {
