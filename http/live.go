@@ -369,6 +369,12 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	for _, f := range []string{"at", "period"} {
+		if v.Has(f) {
+			s.writeError(w, r, laurel.FieldErrorf(laurel.EInvalid, f, "history holds a point per event, each of the period current at its write; read a period's standing from /members/{member}"))
+			return
+		}
+	}
 	member := r.PathValue("member")
 	history := s.svc.History
 	if c := v.Get("cohort"); c != "" {

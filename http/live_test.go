@@ -305,6 +305,9 @@ func TestHistoryHTTP(t *testing.T) {
 	e.do("GET", "/v1/boards/g/members/zed/history", nil).must(t, 200).is(t, `{"points": []}`)
 	e.do("GET", "/v1/boards/nope/members/a/history", nil).isError(t, 404, "not_found", "board")
 	e.do("GET", "/v1/boards/g/members/a/history?limit=1001", nil).isError(t, 400, "invalid_argument", "limit")
+	// It has no instant or period to read at (both were taken and ignored).
+	e.do("GET", "/v1/boards/g/members/a/history?period=2026-11-22", nil).isError(t, 400, "invalid_argument", "period")
+	e.do("GET", "/v1/boards/g/members/a/history?at=2026-11-22T10:00:00Z", nil).isError(t, 400, "invalid_argument", "at")
 	e.do("GET", "/v1/boards/g/members/a/history?window=week", nil).isError(t, 400, "invalid_argument", "window")
 
 	var raw json.RawMessage = e.do("GET", "/v1/boards/g/members/a/history", nil).raw
