@@ -121,7 +121,7 @@ const (
 
 // Delivery is one post of one part of a closed period's results to one hook.
 type Delivery struct {
-	ID          string          `json:"id"` // hook:board:window:period:part
+	ID          string          `json:"id"` // hook:board:window:period:part, then ~ and the board's making for a board made again (deliveryID)
 	Hook        string          `json:"hook"`
 	Board       string          `json:"board"`
 	Window      string          `json:"window"`
@@ -541,7 +541,7 @@ func (hs *Hooks) collect(ctx context.Context, h *Hook, b *Board, window string, 
 		case p.Total == 0: // no one in it: no results to tell
 			continue
 		}
-		n, err := hs.make(ctx, h, b.ID, window, p.ID, results)
+		n, err := hs.make(ctx, h, b, window, p.ID, results)
 		made += n
 		if err != nil {
 			return made, err
@@ -574,7 +574,8 @@ func (hs *Hooks) swapCursor(ctx context.Context, key string, old []byte, start i
 }
 
 // make makes the deliveries of one closed period, unless they are made already.
-func (hs *Hooks) make(ctx context.Context, h *Hook, board, window, period string, results map[string]Results) (int, error) {
+func (hs *Hooks) make(ctx context.Context, h *Hook, b *Board, window, period string, results map[string]Results) (int, error) {
+	board := b.ID
 	// Every hook hearing the board gets the same results: read them once a pass.
 	key := board + ":" + window + ":" + period
 	res, ok := results[key]
@@ -588,7 +589,13 @@ func (hs *Hooks) make(ctx context.Context, h *Hook, board, window, period string
 	parts := max(1, (len(res.Results)+ResultsPartSize-1)/ResultsPartSize)
 	all, now, made := res.Results, hs.now(), 0
 	for part := 1; part <= parts; part++ {
-		id := h.ID + ":" + board + ":" + window + ":" + period + ":" + strconv.Itoa(part)
+		id, exists, err := hs.deliveryID(ctx, h.ID+":"+board+":"+window+":"+period+":"+strconv.Itoa(part), b)
+		if err != nil {
+			return made, err
+		}
+		if exists {
+			continue // made already
+		}
 		res.Results = all[min(len(all), (part-1)*ResultsPartSize):min(len(all), part*ResultsPartSize)]
 		body, err := hs.Encode(ResultsPart{Delivery: id, Hook: h.ID, Part: part, Parts: parts, Results: res})
 		if err != nil {
@@ -599,9 +606,6 @@ func (hs *Hooks) make(ctx context.Context, h *Hook, board, window, period string
 		v, err := json.Marshal(d)
 		if err != nil {
 			return made, err
-		}
-		if _, err := hs.Records.Record(ctx, recDelivery, id); err == nil {
-			continue // made already
 		}
 		// The index first, then the body, then the state that makes the delivery exist: a crash
 		// before the state leaves the rest to be made again, or pruned.
@@ -620,6 +624,31 @@ func (hs *Hooks) make(ctx context.Context, h *Hook, board, window, period string
 		}
 	}
 	return made, nil
+}
+
+// deliveryID is the id of the delivery named name (hook:board:window:period:part) of board b.
+// A board deleted and made again under its id has periods of the same names, whose results
+// are not the old ones: where the old board's delivery of that name is still kept (made
+// before b was), the new one's id carries b's making, "~" and its unix ms, so that a receiver
+// applying each id once applies it too. It reports whether the delivery is made already.
+func (hs *Hooks) deliveryID(ctx context.Context, name string, b *Board) (id string, exists bool, err error) {
+	raw, err := hs.Records.Record(ctx, recDelivery, name)
+	if ErrorCode(err) == ENotFound {
+		return name, false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	d, err := decodeDelivery(raw)
+	if err != nil || d.CreatedAt >= b.CreatedAt {
+		return name, true, err
+	}
+	id = name + "~" + strconv.FormatInt(b.CreatedAt, 10)
+	_, err = hs.Records.Record(ctx, recDelivery, id)
+	if ErrorCode(err) == ENotFound {
+		return id, false, nil
+	}
+	return id, err == nil, err
 }
 
 // prune deletes the delivered and failed deliveries older than Retain, at most once an hour.
