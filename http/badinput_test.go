@@ -29,6 +29,19 @@ func TestBadInputChangesNothing(t *testing.T) {
 	e.do("POST", "/v1/boards/b/events?ranks=%", `{"member": "u", "value": 1}`).isError(t, 400, "invalid_argument", "")
 	empty(t, e)
 
+	// A route that takes no body refuses one (it was ignored: the client's fields were not
+	// what was done); an empty object, or none, is taken.
+	e.do("POST", "/v1/boards/b/events", `{"member": "u", "value": 1, "id": "e1"}`).must(t, 200)
+	e.do("DELETE", "/v1/boards/b/events/e1", `{"reason": "cheat"}`).isError(t, 400, "invalid_argument", "reason")
+	e.do("POST", "/v1/members/u/hide", `garbage`).isError(t, 400, "invalid_argument", "")
+	e.do("DELETE", "/v1/boards/b", `{"force": true}`).isError(t, 400, "invalid_argument", "force")
+	if r := e.do("GET", "/v1/boards/b/entries", nil).must(t, 200); r.body["total"] != float64(1) {
+		t.Fatalf("board b after refused bodies: %s; want u ranked", r.raw)
+	}
+	e.do("POST", "/v1/members/u/unhide", ` {} `).must(t, 200)
+	e.do("DELETE", "/v1/boards/b/events/e1", nil).must(t, 200)
+	empty(t, e)
+
 	// A wrong method says so, and which methods the path takes.
 	r := e.do("DELETE", "/v1/boards", nil).isError(t, 405, "method_not_allowed", "")
 	if allow := r.header.Get("Allow"); !strings.Contains(allow, "GET") {

@@ -172,3 +172,19 @@ type boardSpecJSON struct {
 	laurel.BoardSpec
 	Windows []string `json:"windows,omitzero"`
 }
+
+// bodiless is h on a route that takes no body: a body other than an empty object is refused
+// (invalid_argument), as a field of a body that takes it would be, rather than ignored.
+func (s *Server) bodiless(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := s.readBody(w, r)
+		if err == nil {
+			err = decodeStrict(body, &struct{}{}, true)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h(w, r)
+	}
+}
