@@ -334,8 +334,19 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ping := time.NewTicker(s.ping)
 	defer ping.Stop()
+	// A member token's stream ends when the token does: the reads after would need a new one.
+	var expired <-chan time.Time
+	if g := grantOf(r); g != nil {
+		t := time.NewTimer(time.Until(g.expires) + tokenSkew)
+		defer t.Stop()
+		expired = t.C
+	}
 	for {
 		select {
+		case <-expired:
+			body, _ := json.Marshal(errorBody{Error: errorOf(laurel.Errorf(laurel.EUnauthenticated, "the member token expired: open the stream again with a new one"))})
+			send(sse("error", body))
+			return
 		case msg := <-st.pages:
 			if !send(msg) {
 				return

@@ -64,6 +64,10 @@ func grantOf(r *http.Request) *grant {
 // looksLikeToken tells a JWT (three base64url parts) from an API key, which has no dots.
 func looksLikeToken(bearer string) bool { return strings.Count(bearer, ".") == 2 }
 
+// tokenSkew is the clock skew allowed between the game's server, which mints tokens, and
+// laurel: a token is taken that long past its exp (and before its iat).
+const tokenSkew = 30 * time.Second
+
 // verifyToken checks a member token and returns its grant; the error says why it is refused.
 func (t Tokens) verifyToken(raw string, now time.Time) (*grant, error) {
 	aud := t.Audience
@@ -91,7 +95,7 @@ func (t Tokens) verifyToken(raw string, now time.Time) (*grant, error) {
 		}
 		return s, nil
 	}, jwt.WithValidMethods([]string{"HS256"}), jwt.WithAudience(aud), jwt.WithExpirationRequired(),
-		jwt.WithIssuedAt(), jwt.WithLeeway(30*time.Second), jwt.WithTimeFunc(func() time.Time { return now }))
+		jwt.WithIssuedAt(), jwt.WithLeeway(tokenSkew), jwt.WithTimeFunc(func() time.Time { return now }))
 	var keyErr tokenKeyError
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):

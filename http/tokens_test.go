@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,4 +192,41 @@ func TestWhoami(t *testing.T) {
 	public := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"admin-key"}}, PublicRead: true}})
 	public.doKey("", "GET", "/v1/whoami", nil).must(t, 200).is(t, `{"scope": "read"}`)
 	public.doKey("nope", "GET", "/v1/whoami", nil).isError(t, 401, "unauthenticated", "")
+}
+
+// TestMemberTokenStreamEnds: a live stream opened with a member token ends when the token
+// does (its 30 s of skew included), saying why; it went on being fed.
+func TestMemberTokenStreamEnds(t *testing.T) {
+	e := start(t, options{cfg: lhttp.Config{
+		Keys:   lhttp.Keys{Admin: []string{"admin-key"}},
+		Tokens: lhttp.Tokens{Secrets: map[string][]byte{"k2": currentSecret}},
+	}})
+	e.key = "admin-key"
+	e.do("PUT", "/v1/boards/solvers", map[string]any{}).must(t, 201)
+	// Past its exp, within the skew: good for a second at most.
+	e.key = mint(t, "k2", currentSecret, with(claimsFor("ada", "solvers"), "exp", time.Now().Add(-29*time.Second).Unix()))
+	ch, res := e.openStream("/v1/boards/solvers/stream")
+	if res.StatusCode != 200 {
+		t.Fatalf("stream with a token: %d", res.StatusCode)
+	}
+	var got []string
+	timeout := time.After(10 * time.Second)
+	for done := false; !done; {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				done = true
+				break
+			}
+			got = append(got, ev.event)
+			if ev.event == "error" && !strings.Contains(ev.data, `"unauthenticated"`) {
+				t.Errorf("the stream's end: %s", ev.data)
+			}
+		case <-timeout:
+			t.Fatalf("the stream outlived its token by 10 s; events %q", got)
+		}
+	}
+	if !slices.Equal(got, []string{"page", "error"}) {
+		t.Fatalf("events %q, want a page, then the error that ends it", got)
+	}
 }
