@@ -284,6 +284,14 @@ func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, laurel.FieldErrorf(laurel.ETooLarge, "members", "must list at most %d members", laurel.MaxLookup))
 		return
 	}
+	// Each may come in the query or the body, not both: one would be read, the other not.
+	v := r.URL.Query()
+	for field, inBody := range map[string]bool{"window": in.Window != nil, "at": in.At != nil, "period": in.Period != nil} {
+		if inBody && v.Has(field) {
+			s.writeError(w, r, laurel.FieldErrorf(laurel.EInvalid, field, "give %s in the query or the body, not both", field))
+			return
+		}
+	}
 	if in.Window != nil {
 		q.Window = *in.Window
 	}

@@ -133,6 +133,9 @@ func TestReads(t *testing.T) {
 	sameMembers(t, e.do("POST", "/v1/boards/solvers/lookup", `{"members": ["dave", "bob"], "window": "week", "period": "2026-11-09"}`).must(t, 200), "dave")
 	sameMembers(t, e.do("POST", "/v1/boards/solvers/lookup", `{"members": ["dave", "bob"], "window": "week", "at": "2026-11-22T00:00:00Z"}`).must(t, 200), "bob")
 	e.do("POST", "/v1/boards/solvers/lookup", `{"members": ["a"], "window": "week", "at": "2026-11-22T00:00:00Z", "period": "2026-11-16"}`).isError(t, 400, "invalid_argument", "period")
+	// In the query or the body, not both (the body's was read, the query's not).
+	e.do("POST", "/v1/boards/solvers/lookup?window=week", `{"members": ["a"], "window": "all"}`).isError(t, 400, "invalid_argument", "window")
+	sameMembers(t, e.do("POST", "/v1/boards/solvers/lookup?window=week&period=2026-11-09", `{"members": ["dave", "bob"]}`).must(t, 200), "dave")
 	e.do("POST", "/v1/boards/solvers/lookup", `{"members": ["a"], "friends": true}`).isError(t, 400, "invalid_argument", "friends")
 	e.do("POST", "/v1/boards/solvers/lookup", `{"members": "a"}`).isError(t, 400, "invalid_argument", "members")
 	e.do("POST", "/v1/boards/solvers/lookup", `{"members": ["a/b"]}`).isError(t, 400, "invalid_argument", "members[0]")
