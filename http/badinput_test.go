@@ -16,6 +16,17 @@ func TestBadInputChangesNothing(t *testing.T) {
 	e.do("POST", "/v1/boards/b/events", "{\"member\": \"u\", \"value\": 1, \"name\": \"A\xfeB\"}").isError(t, 400, "invalid_argument", "")
 	e.do("PUT", "/v1/members/alice", "{\"metadata\": {\"city\": \"\xc3\"}}").isError(t, 400, "invalid_argument", "")
 	e.do("GET", "/v1/members/u%FF", nil).isError(t, 400, "invalid_argument", "member")
+	// So would an unpaired surrogate escape: "\ud800" and "\udc00" were the same member.
+	for _, m := range []string{`\ud800`, `\udc00`, `a\ud83d`, `\ud83d\u0041`, `\ud83d\ud83d\ude00`} {
+		e.do("POST", "/v1/boards/b/events", `{"member": "`+m+`", "value": 1}`).isError(t, 400, "invalid_argument", "")
+	}
+	e.do("PUT", "/v1/members/alice", `{"name": "\udfff"}`).isError(t, 400, "invalid_argument", "")
+	empty(t, e)
+	e.do("GET", "/v1/members/alice", nil).isError(t, 404, "not_found", "member")
+	// A pair is one character, and an escaped backslash before "ud800" no escape.
+	e.do("POST", "/v1/boards/b/events", `{"events": [{"member": "\ud83d\ude00", "value": 1, "id": "p1"}, {"member": "a\\ud800", "value": 1, "id": "p2"}]}`).must(t, 200)
+	e.do("DELETE", "/v1/boards/b/events/p1", nil).must(t, 200)
+	e.do("DELETE", "/v1/boards/b/events/p2", nil).must(t, 200)
 	empty(t, e)
 	e.do("GET", "/v1/members/alice", nil).isError(t, 404, "not_found", "member")
 
