@@ -63,6 +63,11 @@ func (b *Board) Resolve(q Query, now int64) (Resolved, error) {
 		}
 		r.Period = PeriodInfo{ID: p.ID, Start: p.Start.UnixMilli(), End: p.End.UnixMilli()}
 	}
+	if r.Period.End > maxTimeMillis || r.Period.Start < minTimeMillis {
+		// Its bounds (or its id, in the board's time zone) would fall outside years
+		// 0000–9999, in which times and ids are written (RFC 3339 has four-digit years).
+		return Resolved{}, FieldErrorf(EInvalid, r.By, "reads a period that is not within years 0000–9999")
+	}
 	return r, nil
 }
 

@@ -53,6 +53,12 @@ func TestBadInputChangesNothing(t *testing.T) {
 	e.do("DELETE", "/v1/boards/b/events/e1", nil).must(t, 200)
 	empty(t, e)
 
+	// A period past year 9999 has no id or time to answer in (Berlin's day of New Year's Eve
+	// 9999 UTC, 23:00 on, is "10000-01-01").
+	e.do("PUT", "/v1/boards/berlin", `{"windows": ["day"], "timezone": "Europe/Berlin"}`).must(t, 201)
+	e.do("GET", "/v1/boards/berlin/entries?at=9999-12-31T23:59:59Z", nil).isError(t, 400, "invalid_argument", "at")
+	e.do("GET", "/v1/boards/berlin/entries?at=9999-12-30T12:00:00Z", nil).must(t, 200)
+
 	// A wrong method says so, and which methods the path takes.
 	r := e.do("DELETE", "/v1/boards", nil).isError(t, 405, "method_not_allowed", "")
 	if allow := r.header.Get("Allow"); !strings.Contains(allow, "GET") {
