@@ -577,8 +577,8 @@ func (v indexView) at(stamp int64, versions []int64) bool {
 // store committed that the index has not taken, yet or ever. (Ahead is a step taken since
 // the store's versions were read.)
 func (v indexView) below(stamp int64, versions []int64) bool {
-	if !v.ok || v.stamp < stamp {
-		return true
+	if !v.ok || v.stamp < stamp || len(versions) != len(v.shards) {
+		return true // of another shard count: not known to be at those versions
 	}
 	for i, sh := range v.shards {
 		if sh.Version < versions[i] || sh.Stamp < stamp {

@@ -322,8 +322,9 @@ func (e *Store) Maintain(ctx context.Context) error {
 		// behind, a pass later, the versions that pass read.
 		behind := !view.ok
 		if view.below(b.stamp, b.versions) {
+			// A lag found under another shard count (a reshard since) tells nothing yet.
 			prev, ok := last[b.id]
-			behind = behind || ok && view.below(prev.stamp, prev.versions)
+			behind = behind || ok && len(prev.versions) == len(b.versions) && view.below(prev.stamp, prev.versions)
 			e.lagging.m[b.id] = lagging{b.stamp, b.versions}
 		}
 		if behind || st.due(now) {
