@@ -378,3 +378,50 @@ func TestMaintainAfterReshard(t *testing.T) {
 		t.Fatalf("after maintenance: %+v, %v; want alice and bob", page, err)
 	}
 }
+
+// TestWritesDuringReshards: writes while the board is resharded again and again are stored
+// and answered, or refused as unavailable, never an internal error (a reshard committed
+// between a step's read of the board and of its shards was one, seen under faults); what
+// was acknowledged is what the board holds.
+func TestWritesDuringReshards(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	e := store.Open(t, laureltest.NewClock("2026-11-22T10:00:00Z").Now)
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	done := make(chan error, 1)
+	go func() {
+		for i := range 40 {
+			if err := e.Reshard(ctx, "b", 2+i%3); err != nil && laurel.ErrorCode(err) != laurel.EUnavailable {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	acked := map[string]bool{}
+	for i := 0; ; i++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("reshard: %v", err)
+			}
+			check(t, e)
+			page, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 1000, laurel.ScoreRange{})
+			if err != nil || page.Total != len(acked) {
+				t.Fatalf("after %d submits: %d ranked, %v; want the %d acknowledged", i, page.Total, err, len(acked))
+			}
+			return
+		default:
+		}
+		if i == 5000 {
+			t.Fatal("40 reshards did not end within 5000 submits")
+		}
+		m := fmt.Sprintf("m%04d", i)
+		res, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: m, Value: 1, ID: m}}, laurel.SubmitOptions{})
+		switch {
+		case err == nil && res[0].Status == laurel.StatusApplied:
+			acked[m] = true
+		case laurel.ErrorCode(err) != laurel.EUnavailable:
+			t.Fatalf("submit %d during reshards: %+v, %v; want applied or unavailable", i, res, err)
+		}
+	}
+}

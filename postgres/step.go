@@ -538,7 +538,9 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 			return err
 		}
 		if found != len(shards) {
-			return fmt.Errorf("postgres: load shards: %d of %d shards have a row", found, len(shards))
+			// A reshard committed between the two reads (each sees its own snapshot): start
+			// again under the new count.
+			return fmt.Errorf("postgres: load shards: %d of %d shards have a row: %w", found, len(shards), errShardsChanged)
 		}
 		return nil
 	}
