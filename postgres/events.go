@@ -291,11 +291,11 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 				}
 			}
 		}
-		s.after = append(s.after, func() error {
+		s.after = append(s.after, func(ctx context.Context) error {
 			for _, r := range ok {
 				history = append(history, s.answer(r)...)
 			}
-			return s.recordHistory(history)
+			return s.recordHistory(ctx, history)
 		})
 		return nil
 	})

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -135,5 +136,45 @@ func TestSubmitWhileBackendsDie(t *testing.T) {
 				t.Errorf("acknowledged event %s sent again: %q, want duplicate: it was not stored", events[i].ID, r.Status)
 			}
 		}
+	}
+}
+
+// TestSubmitWhileHistoryLocked: a submit whose history points wait on a lock (another
+// session holds laurel_history) is answered by its deadline, stored; its points are given
+// up. It was answered only once the lock was released, past any deadline (a minute, seen).
+func TestSubmitWhileHistoryLocked(t *testing.T) {
+	s := laureltest.NewScaleOutStore(t)
+	e := s.Open(t, laureltest.NewClock("2026-11-22T10:00:00Z").Now)
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	locker, err := pgx.Connect(ctx, s.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(ctx)
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE laurel_history IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	release := time.AfterFunc(10*time.Second, func() { tx.Rollback(ctx) }) // bounds the test without the fix
+	defer release.Stop()
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := e.Submit(sctx, []laurel.Event{{Board: "b", Member: "alice", Value: 1, ID: "a1"}}, laurel.SubmitOptions{})
+	took := time.Since(start)
+	if err != nil || res[0].Status != laurel.StatusApplied {
+		t.Fatalf("submit while history is locked: %+v, %v; want applied", res, err)
+	}
+	if took > 5*time.Second {
+		t.Fatalf("submit with a 1 s deadline answered after %v", took)
+	}
+	if release.Stop() {
+		tx.Rollback(ctx)
+	}
+	if res := submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 1, ID: "a1"}); res[0].Status != laurel.StatusDuplicate {
+		t.Fatalf("the event sent again: %s; want duplicate (it was stored)", res[0].Status)
 	}
 }

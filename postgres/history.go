@@ -16,8 +16,10 @@ import (
 // loses any: it journals each group's events and recomputes their points at start; the same
 // would serve here.) A point is stored only while its event is, and the event's row is locked
 // meanwhile, so that a retraction or a deletion that comes in between, now that the shard is
-// free, never leaves the point of an event it took away.
-func (s *step) recordHistory(rows []historyRow) error {
+// free, never leaves the point of an event it took away. It keeps to ctx, the committed
+// step's deadline (it waited on a lock for as long as the lock was held, and the writes'
+// answers with it): points not stored by then are lost, and logged.
+func (s *step) recordHistory(ctx context.Context, rows []historyRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -26,7 +28,7 @@ func (s *step) recordHistory(rows []historyRow) error {
 	for _, r := range rows {
 		boards, members, seqs, times, points = append(boards, r.board), append(members, r.member), append(seqs, r.seq), append(times, r.ts), append(points, encodePoints(r.points))
 	}
-	if _, err := s.conn.Exec(context.WithoutCancel(s.ctx), insertHistorySQL, boards, members, seqs, times, points); err != nil {
+	if _, err := s.conn.Exec(ctx, insertHistorySQL, boards, members, seqs, times, points); err != nil {
 		return fmt.Errorf("postgres: record history: %w", err)
 	}
 	return nil

@@ -34,7 +34,7 @@ type step struct {
 	// says that the step is a group of submits, whose aggregates the node keeps.
 	stamp  int64
 	submit bool
-	after  []func() error // run once the step is in the index and its locks are gone
+	after  []func(context.Context) error // run once the step is in the index and its locks are gone, to its deadline
 	// unlocked, when set, is called once the committed step's locks are gone, before after
 	// (and, for an early step, before the index takes it).
 	unlocked func()
@@ -435,7 +435,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 		}
 	}
 	for _, f := range s.after {
-		if err := f(); err != nil {
+		if err := f(ictx); err != nil {
 			e.log.Error("after a committed step", "err", err)
 		}
 	}
