@@ -236,30 +236,46 @@ func (hs *Hooks) Put(ctx context.Context, id string, spec HookSpec) (Hook, bool,
 		if err != nil {
 			return Hook{}, false, err
 		}
+		var cursors map[string]int64
+		if raw == nil {
+			// Read before the hook is stored: a store that cannot answer refuses the hook,
+			// rather than storing it and answering that it failed.
+			if cursors, err = hs.closedSoFar(ctx, h); err != nil {
+				return Hook{}, false, err
+			}
+		}
 		v, err := json.Marshal(h)
 		if err != nil {
 			return Hook{}, false, err
 		}
 		ok, err := hs.Records.SwapRecord(ctx, recHook, id, raw, v)
-		if err == nil && ok && raw == nil {
-			err = hs.fixCursors(ctx, h)
+		if err != nil {
+			return Hook{}, false, err
 		}
-		if err != nil || ok {
-			return h, raw == nil, err
+		if ok {
+			// A cursor not written (the store failed meanwhile) leaves its window to the
+			// reckoning of hooks made before cursors were: the hook is stored, and says so.
+			for key, start := range cursors {
+				if _, err := hs.swapCursor(ctx, key, nil, start); err != nil {
+					break
+				}
+			}
+			return h, raw == nil, nil
 		}
 	}
 }
 
-// fixCursors records, for a hook just made, the newest period closed so far in each calendar
-// window of every board: what closed before the hook is not its business, however the boards'
-// late_limit changes later (reckoned from the late_limit of the day, a close that a longer
-// one then moves past the hook's making would count). Boards and windows made later have no
-// cursor, and all their periods close after the hook.
-func (hs *Hooks) fixCursors(ctx context.Context, h Hook) error {
+// closedSoFar returns, for a hook about to be made, the cursor of each calendar window of
+// every board: the newest period closed so far, which is not the hook's business, however the
+// boards' late_limit changes later (reckoned from the late_limit of the day, a close that a
+// longer one then moves past the hook's making would count). Boards and windows made later
+// have no cursor, and all their periods close after the hook.
+func (hs *Hooks) closedSoFar(ctx context.Context, h Hook) (map[string]int64, error) {
 	boards, err := hs.Service.Boards(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	cursors := map[string]int64{}
 	for _, b := range boards {
 		for _, w := range b.Windows {
 			if !w.IsCalendar() {
@@ -270,7 +286,7 @@ func (hs *Hooks) fixCursors(ctx context.Context, h Hook) error {
 				continue
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			newest, late := int64(math.MinInt64), b.LateLimit.Milliseconds()
 			for _, p := range periods {
@@ -279,12 +295,10 @@ func (hs *Hooks) fixCursors(ctx context.Context, h Hook) error {
 					newest = max(newest, p.Start)
 				}
 			}
-			if _, err := hs.swapCursor(ctx, cursorKey(h.ID, b.ID, w.String()), nil, newest); err != nil {
-				return err
-			}
+			cursors[cursorKey(h.ID, b.ID, w.String())] = newest
 		}
 	}
-	return nil
+	return cursors, nil
 }
 
 // Hook returns the hook id.

@@ -16,9 +16,18 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return laurel.BoardInfo{}, false, err
 	}
-	var created bool
-	err := e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
+	// The board as it is, read first: the answer after the write needs the index, and a
+	// store whose index does not answer now refuses the write rather than store it and then
+	// fail to answer. Should the index fail in between, the answer is made of this read.
+	before, err := e.Board(ctx, id)
+	if err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+		return laurel.BoardInfo{}, false, err
+	}
+	var committed *state
+	created := false
+	err = e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
 		b := s.boards[id]
+		defer func() { committed = b.st }()
 		if b.st == nil {
 			cfg, err := spec.Apply(id, nil, s.now)
 			if err != nil {
@@ -76,7 +85,24 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 		return laurel.BoardInfo{}, false, err
 	}
 	info, err := e.Board(ctx, id)
-	return info, created, err
+	if err == nil {
+		return info, created, nil
+	}
+	// Stored: answered so if the answer can be made without the index. A new board holds no
+	// one; a changed one holds whom it held in the periods it had (a window it gains does
+	// not, nor does a period that began meanwhile).
+	now := e.now()
+	info = committed.info(now)
+	for name, p := range info.Current {
+		old, ok := before.Current[name]
+		if !created && (!ok || old.ID != p.ID || old.Start != p.Start) {
+			return laurel.BoardInfo{}, false, err
+		}
+		p.Total = old.Total
+		info.Current[name] = p
+	}
+	e.log.Warn("a board was written, but could not be read back; answering from what was read before", "board", id, "err", err)
+	return info, created, nil
 }
 
 // buildWindow computes a window added to an existing board from its retained events: the

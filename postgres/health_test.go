@@ -200,3 +200,67 @@ func TestNoSuchSchema(t *testing.T) {
 		t.Fatalf("search_path %s, no such schema: %v", missing, err)
 	}
 }
+
+// TestAdminWritesWithRedisHung: with the index's Redis hung, a board's creation or change, a
+// member's erasure and a hook's creation are each stored and answered so, or refused and not
+// stored: they were stored, then answered 503 when the answer's read of the index timed out.
+func TestAdminWritesWithRedisHung(t *testing.T) {
+	laureltest.NeedServices(t)
+	r := laureltest.NewPrivateRedis(t)
+	s := laureltest.NewScaleOutStore(t)
+	client, err := redis.Connect(r.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	e, err := postgres.Open(ctx, s.DSN, redis.New(client, s.Prefix), postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3})
+	hooks := &laurel.Hooks{Records: e, Service: e}
+
+	r.Pause()
+	var errs [4]error
+	for i, write := range []func(context.Context) error{
+		func(ctx context.Context) error {
+			_, _, err := e.PutBoard(ctx, "b", laurel.BoardSpec{Title: ptr("hung")})
+			return err
+		},
+		func(ctx context.Context) error { _, _, err := e.PutBoard(ctx, "nb", laurel.BoardSpec{}); return err },
+		func(ctx context.Context) error { return e.DeleteMember(ctx, "alice") },
+		func(ctx context.Context) error {
+			_, _, err := hooks.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")})
+			return err
+		},
+	} {
+		wctx, cancel := context.WithTimeout(ctx, time.Second)
+		errs[i] = write(wctx)
+		cancel()
+		if errs[i] != nil && laurel.ErrorCode(errs[i]) != laurel.EUnavailable {
+			t.Fatalf("write %d with Redis hung: %v; want done or unavailable", i, errs[i])
+		}
+	}
+	t.Logf("answers with Redis hung: %v", errs)
+	r.Resume()
+	var last error
+	laureltest.Within(t, 10*time.Second, "ready once Redis answers again", func() bool {
+		_, last = e.Board(ctx, "b")
+		return last == nil
+	})
+	b, err := e.Board(ctx, "b")
+	if err != nil || (b.Title == "hung") != (errs[0] == nil) {
+		t.Errorf("board b's change: answered %v, title now %q", errs[0], b.Title)
+	}
+	if _, err := e.Board(ctx, "nb"); (err == nil) != (errs[1] == nil) {
+		t.Errorf("board nb's creation: answered %v, read %v", errs[1], err)
+	}
+	if _, err := e.Member(ctx, laurel.Query{Board: "b"}, "alice"); (laurel.ErrorCode(err) == laurel.ENotFound) != (errs[2] == nil) {
+		t.Errorf("alice's erasure: answered %v, read %v", errs[2], err)
+	}
+	if _, err := hooks.Hook(ctx, "h"); (err == nil) != (errs[3] == nil) {
+		t.Errorf("hook h's creation: answered %v, read %v", errs[3], err)
+	}
+}

@@ -287,19 +287,23 @@ func (e *Store) Board(ctx context.Context, id string) (_ laurel.BoardInfo, err e
 		if err != nil {
 			return laurel.BoardInfo{}, err
 		}
-		info := laurel.BoardInfo{Board: st.cfg, Current: make(map[string]laurel.PeriodInfo, len(st.Windows))}
-		info.Board.Windows = slices.Clone(st.cfg.Windows)
+		info := st.info(now)
 		var sets []laurel.IndexSet
 		var names []string
 		for i := range st.Windows {
 			ws := &st.Windows[i]
-			info.Current[ws.Name] = st.cfg.CurrentPeriod(ws.w, now)
 			if set, ok := st.currentSet(ws, now); ok {
 				sets, names = append(sets, set), append(names, ws.Name)
 			}
 		}
 		totals, err := e.totals(ctx, st, sets, stamp)
 		if errors.Is(err, laurel.ErrIndexStale) {
+			// Shards that keep disagreeing with the state missed a step: as read does.
+			if attempt == maxAttempts/2 {
+				if err := e.catchUp(ctx, id); err != nil {
+					return laurel.BoardInfo{}, err
+				}
+			}
 			continue
 		}
 		if err != nil {
@@ -313,6 +317,18 @@ func (e *Store) Board(ctx context.Context, id string) (_ laurel.BoardInfo, err e
 		return info, nil
 	}
 	return laurel.BoardInfo{}, laurel.Errorf(laurel.EUnavailable, "board %q kept changing while it was read; try again", id)
+}
+
+// info is what Board answers of a board in state st at now, its current periods' totals
+// left at zero.
+func (st *state) info(now int64) laurel.BoardInfo {
+	info := laurel.BoardInfo{Board: st.cfg, Current: make(map[string]laurel.PeriodInfo, len(st.Windows))}
+	info.Board.Windows = slices.Clone(st.cfg.Windows)
+	for i := range st.Windows {
+		ws := &st.Windows[i]
+		info.Current[ws.Name] = st.cfg.CurrentPeriod(ws.w, now)
+	}
+	return info
 }
 
 // Boards lists every board, sorted by id.

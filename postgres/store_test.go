@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -387,3 +388,67 @@ func TestRebuildRacingAFlush(t *testing.T) {
 		t.Fatalf("after the rebuild: %+v, %v; want all %d members", page, err, members)
 	}
 }
+
+// blindIndex is an index whose reads fail once blind is set: Redis lost between a step's
+// commit and the reads after it.
+type blindIndex struct {
+	laurel.Index
+	blind atomic.Bool
+}
+
+var errBlind = fmt.Errorf("the index does not answer: %w", net.ErrClosed) // as a connection lost
+
+func (x *blindIndex) State(ctx context.Context, board string) (laurel.IndexState, bool, error) {
+	if x.blind.Load() {
+		return laurel.IndexState{}, false, errBlind
+	}
+	return x.Index.State(ctx, board)
+}
+
+func (x *blindIndex) Totals(ctx context.Context, board string, sh laurel.Shard, sets []laurel.IndexSet, stamp int64) ([]int, error) {
+	if x.blind.Load() {
+		return nil, errBlind
+	}
+	return x.Index.Totals(ctx, board, sh, sets, stamp)
+}
+
+// TestPutBoardAnsweredWithoutTheIndex: a board made or changed is answered so even when the
+// index stops answering just after the commit (it was stored, and answered 503): a new
+// board with no one in it, a changed one with the totals it had; only a window it gains,
+// whose total would need the index, is still an error.
+func TestPutBoardAnsweredWithoutTheIndex(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	blind := &blindIndex{Index: store.Index}
+	e, err := postgres.Open(ctx, store.DSN, blind, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: -1,
+		OnCommit: func(int, time.Duration) { blind.blind.Store(blind.blind.Load() || blindAfterCommit.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "day"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3}, laurel.Event{Board: "b", Member: "bob", Value: 5})
+	put := func(id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
+		t.Helper()
+		blind.blind.Store(false)
+		blindAfterCommit.Store(true)
+		defer blindAfterCommit.Store(false)
+		return e.PutBoard(ctx, id, spec)
+	}
+	info, created, err := put("b", laurel.BoardSpec{Title: ptr("renamed")})
+	if err != nil || created || info.Title != "renamed" || info.Current["all"].Total != 2 || info.Current["day"].Total != 2 {
+		t.Fatalf("a board changed, the index lost after: %+v, %v, %v; want it answered with its totals", info, created, err)
+	}
+	info, created, err = put("nb", laurel.BoardSpec{Windows: []string{"week"}})
+	if err != nil || !created || info.Current["week"].Total != 0 || info.Current["week"].ID == "" {
+		t.Fatalf("a board made, the index lost after: %+v, %v, %v; want it answered, empty", info, created, err)
+	}
+	if _, _, err = put("b", laurel.BoardSpec{Windows: []string{"all", "day", "week"}}); laurel.ErrorCode(err) != laurel.EUnavailable {
+		t.Fatalf("a window added, the index lost after: %v; want unavailable", err)
+	}
+	blind.blind.Store(false)
+	if got, err := e.Board(ctx, "b"); err != nil || got.Title != "renamed" || got.Current["week"].Total != 2 {
+		t.Fatalf("board b afterwards: %+v, %v", got, err)
+	}
+}
+
+var blindAfterCommit atomic.Bool
