@@ -28,6 +28,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"fmt"
@@ -96,8 +97,9 @@ type Store struct {
 	states      stateCache
 	shardCounts shardCounts
 	lagging     struct {
-		mu sync.Mutex
-		m  map[string]lagging // by board, from the last maintenance pass
+		mu     sync.Mutex
+		m      map[string]lagging  // by board, from the last maintenance pass
+		missed map[string]struct{} // boards whose index missed a step this node committed
 	}
 	submits submits
 	aggs    aggCache
@@ -306,35 +308,59 @@ func (e *Store) Maintain(ctx context.Context) error {
 	now := e.now()
 	e.lagging.mu.Lock()
 	defer e.lagging.mu.Unlock()
-	last := e.lagging.m
-	e.lagging.m = make(map[string]lagging)
+	last, missed := e.lagging.m, e.lagging.missed
+	e.lagging.m, e.lagging.missed = make(map[string]lagging), make(map[string]struct{})
+	// A board that fails is left for the next pass; the others are still seen to (one
+	// board's failure held back the repair of every other).
+	var first error
 	for _, b := range boards {
 		st, err := e.states.parse(b.id, b.state)
 		if err != nil {
-			return err
+			first = cmp.Or(first, err)
+			continue
 		}
+		_, lost := missed[b.id]
 		view, err := e.indexView(ctx, b.id, len(b.versions))
 		if err != nil {
-			return err
+			first = cmp.Or(first, err)
+			if lost {
+				e.lagging.missed[b.id] = struct{}{}
+			}
+			continue
 		}
 		// The index takes each step just after the store commits it: an index behind the
 		// versions just read is most often one on its way. It is repaired when it is still
-		// behind, a pass later, the versions that pass read.
+		// behind, a pass later, the versions that pass read, or at once when this node
+		// knows it missed a step (reads meanwhile may miss what that step wrote).
 		behind := !view.ok
 		if view.below(b.stamp, b.versions) {
 			// A lag found under another shard count (a reshard since) tells nothing yet.
 			prev, ok := last[b.id]
-			behind = behind || ok && len(prev.versions) == len(b.versions) && view.below(prev.stamp, prev.versions)
+			behind = behind || lost || ok && len(prev.versions) == len(b.versions) && view.below(prev.stamp, prev.versions)
 			e.lagging.m[b.id] = lagging{b.stamp, b.versions}
 		}
 		if behind || st.due(now) {
 			delete(e.lagging.m, b.id)
 			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
-				return err
+				first = cmp.Or(first, err)
+				if lost {
+					e.lagging.missed[b.id] = struct{}{}
+				}
 			}
 		}
 	}
-	return nil
+	return first
+}
+
+// missedStep notes that the index missed a step of board this node committed: the next
+// maintenance pass repairs it, without waiting a pass to see whether it is on its way.
+func (e *Store) missedStep(board string) {
+	e.lagging.mu.Lock()
+	defer e.lagging.mu.Unlock()
+	if e.lagging.missed == nil {
+		e.lagging.missed = make(map[string]struct{})
+	}
+	e.lagging.missed[board] = struct{}{}
 }
 
 // lagging is what a maintenance pass found the index behind: the store's versions it read.

@@ -407,6 +407,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 			// The index is behind: the next write, read or maintenance pass of the board
 			// rebuilds it. Without the step's reads there are no ranks to answer with.
 			e.log.Error("the index missed a committed step; it will be rebuilt", "board", id, "err", err)
+			e.missedStep(id)
 			return nil
 		}
 	}
