@@ -43,7 +43,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer os.RemoveAll(dir)
 
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := warnings(stderr)
 	srv, err := listen(*addr, lhttp.Config{Logger: log}, nil, descriptors().conns, log)
 	if err != nil {
 		return err

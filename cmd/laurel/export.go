@@ -35,7 +35,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *data != "" {
 		store, err = embedded.Open(*data, embedded.Options{Existing: true, MinFreeDisk: -1}) // it writes little: no reserve kept
 	} else {
-		store, err = so.open(ctx, postgres.Options{Maintenance: -1})
+		store, err = so.open(ctx, postgres.Options{Maintenance: -1, Logger: warnings(stderr)})
 	}
 	if err != nil {
 		return err

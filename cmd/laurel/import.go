@@ -78,7 +78,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 		err = embedded.Import(*data, d, embedded.Options{MinFreeDisk: minFreeDisk})
 	} else {
 		var e *scaleOutStore
-		if e, err = so.open(ctx, postgres.Options{Maintenance: -1}); err == nil {
+		if e, err = so.open(ctx, postgres.Options{Maintenance: -1, Logger: warnings(stderr)}); err == nil {
 			if err = noneExists(ctx, e, boards); err == nil {
 				err = e.Import(ctx, d)
 			}

@@ -32,7 +32,7 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *shards < 0 || *shards > postgres.MaxShards {
 		return usageError{fmt.Errorf("-shards must be 1 to %d (0: keep each board's)", postgres.MaxShards)}
 	}
-	e, err := so.open(ctx, postgres.Options{Maintenance: -1})
+	e, err := so.open(ctx, postgres.Options{Maintenance: -1, Logger: warnings(stderr)})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -63,6 +65,12 @@ func (s scaleOut) check() error {
 		}
 	}
 	return nil
+}
+
+// warnings is the log of a command that is not a server (demo, rebuild, export, import):
+// what needs an operator's eye, as text on stderr.
+func warnings(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 // open connects to both and opens the store; closing the store closes the Redis client.
