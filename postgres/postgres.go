@@ -97,9 +97,14 @@ type Store struct {
 	states      stateCache
 	shardCounts shardCounts
 	lagging     struct {
+		mu sync.Mutex
+		m  map[string]lagging // by board, from the last maintenance pass
+	}
+	// missed holds the boards whose index missed a step this node committed, for the next
+	// maintenance pass (its own lock: a step that notes one must not wait for a pass).
+	missed struct {
 		mu     sync.Mutex
-		m      map[string]lagging  // by board, from the last maintenance pass
-		missed map[string]struct{} // boards whose index missed a step this node committed
+		boards map[string]struct{}
 	}
 	submits submits
 	aggs    aggCache
@@ -308,8 +313,12 @@ func (e *Store) Maintain(ctx context.Context) error {
 	now := e.now()
 	e.lagging.mu.Lock()
 	defer e.lagging.mu.Unlock()
-	last, missed := e.lagging.m, e.lagging.missed
-	e.lagging.m, e.lagging.missed = make(map[string]lagging), make(map[string]struct{})
+	last := e.lagging.m
+	e.lagging.m = make(map[string]lagging)
+	e.missed.mu.Lock()
+	missed := e.missed.boards
+	e.missed.boards = nil
+	e.missed.mu.Unlock()
 	// A board that fails is left for the next pass; the others are still seen to (one
 	// board's failure held back the repair of every other).
 	var first error
@@ -324,7 +333,7 @@ func (e *Store) Maintain(ctx context.Context) error {
 		if err != nil {
 			first = cmp.Or(first, err)
 			if lost {
-				e.lagging.missed[b.id] = struct{}{}
+				e.missedStep(b.id)
 			}
 			continue
 		}
@@ -344,7 +353,7 @@ func (e *Store) Maintain(ctx context.Context) error {
 			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 				first = cmp.Or(first, err)
 				if lost {
-					e.lagging.missed[b.id] = struct{}{}
+					e.missedStep(b.id)
 				}
 			}
 		}
@@ -355,12 +364,12 @@ func (e *Store) Maintain(ctx context.Context) error {
 // missedStep notes that the index missed a step of board this node committed: the next
 // maintenance pass repairs it, without waiting a pass to see whether it is on its way.
 func (e *Store) missedStep(board string) {
-	e.lagging.mu.Lock()
-	defer e.lagging.mu.Unlock()
-	if e.lagging.missed == nil {
-		e.lagging.missed = make(map[string]struct{})
+	e.missed.mu.Lock()
+	defer e.missed.mu.Unlock()
+	if e.missed.boards == nil {
+		e.missed.boards = make(map[string]struct{})
 	}
-	e.lagging.missed[board] = struct{}{}
+	e.missed.boards[board] = struct{}{}
 }
 
 // lagging is what a maintenance pass found the index behind: the store's versions it read.
