@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/laurel/laurel/http/internal/wire"
 	"io"
 	"net/http"
 	"reflect"
@@ -29,64 +30,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		// became the same member.
 		return nil, laurel.Errorf(laurel.EInvalid, "the request body is not valid UTF-8")
 	}
-	if i := loneSurrogate(b); i >= 0 {
+	if i := wire.LoneSurrogate(b); i >= 0 {
 		// The JSON decoders turn one into U+FFFD: "\ud800" and "\udc00" were the same member.
 		return nil, laurel.Errorf(laurel.EInvalid, "the request body has an unpaired surrogate escape at byte %d: a string must be valid UTF-16", i)
 	}
 	return b, nil
-}
-
-// loneSurrogate returns the offset of the first \u escape of a UTF-16 surrogate that is not
-// one of a pair (a high one followed by a low one), or -1. In JSON every backslash begins an
-// escape, inside a string.
-func loneSurrogate(b []byte) int {
-	for i := 0; ; {
-		j := bytes.IndexByte(b[i:], '\\')
-		if j < 0 || i+j+1 >= len(b) {
-			return -1
-		}
-		i += j
-		if b[i+1] != 'u' {
-			i += 2
-			continue
-		}
-		r := hex4(b[i+2:])
-		switch {
-		case r >= 0xd800 && r < 0xdc00:
-			if len(b) < i+12 || b[i+6] != '\\' || b[i+7] != 'u' {
-				return i
-			}
-			if lo := hex4(b[i+8:]); lo < 0xdc00 || lo >= 0xe000 {
-				return i
-			}
-			i += 12
-		case r >= 0xdc00 && r < 0xe000:
-			return i
-		default:
-			i += 2 // a bad escape is the JSON decoder's to refuse
-		}
-	}
-}
-
-// hex4 reads four hex digits at the start of b, or returns -1.
-func hex4(b []byte) int {
-	if len(b) < 4 {
-		return -1
-	}
-	n := 0
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			n = n<<4 | int(c-'0')
-		case 'a' <= c && c <= 'f':
-			n = n<<4 | int(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			n = n<<4 | int(c-'A'+10)
-		default:
-			return -1
-		}
-	}
-	return n
 }
 
 func formatBytes(n int64) string {

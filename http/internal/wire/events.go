@@ -773,3 +773,32 @@ func (d *eventsDecoder) colon() bool {
 	d.ws()
 	return true
 }
+
+// LoneSurrogate returns the offset in a JSON text of the first \u escape of a UTF-16
+// surrogate that is not one of a pair (a high one followed by a low one), or -1: the
+// decoders, this one and encoding/json, make it U+FFFD, so that two such strings are one.
+// In JSON every backslash begins an escape, inside a string.
+func LoneSurrogate(b []byte) int {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 || i+j+1 >= len(b) {
+			return -1
+		}
+		i += j
+		if b[i+1] != 'u' {
+			i += 2
+			continue
+		}
+		switch r := getu4(b[i:]); {
+		case utf16.IsSurrogate(r) && r < 0xdc00:
+			if lo := getu4(b[i+6:]); lo < 0xdc00 || lo >= 0xe000 {
+				return i
+			}
+			i += 12
+		case utf16.IsSurrogate(r):
+			return i
+		default:
+			i += 2 // a bad escape is the JSON decoder's to refuse
+		}
+	}
+}
