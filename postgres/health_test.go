@@ -19,19 +19,7 @@ import (
 // stored in PostgreSQL; once Redis is back (empty) the store is ready again and answers from
 // an index rebuilt from PostgreSQL, with that write in it.
 func TestRedisDown(t *testing.T) {
-	laureltest.NeedServices(t)
-	r := laureltest.NewPrivateRedis(t)
-	s := laureltest.NewScaleOutStore(t)
-	client, err := redis.Connect(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	e, err := postgres.Open(ctx, s.DSN, redis.New(client, s.Prefix), postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, r := openOnPrivateRedis(t)
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
 	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3}, laurel.Event{Board: "b", Member: "bob", Value: 5})
 	page := func(ctx context.Context) (laurel.Page, error) {
@@ -45,7 +33,7 @@ func TestRedisDown(t *testing.T) {
 	r.Pause()
 	rctx, cancel := context.WithTimeout(ctx, time.Second)
 	start := time.Now()
-	_, err = page(rctx)
+	_, err := page(rctx)
 	cancel()
 	t.Logf("a read with Redis hung: %v after %v", err, time.Since(start))
 	if laurel.ErrorCode(err) != laurel.EUnavailable || time.Since(start) > 5*time.Second {
@@ -90,6 +78,26 @@ func TestRedisDown(t *testing.T) {
 	if err != nil || p.Total != 4 || p.Entries[0].Member != "carol" || p.Entries[1].Member != "bob" {
 		t.Fatalf("after Redis came back empty: %+v, %v", p, err)
 	}
+}
+
+// openOnPrivateRedis opens a store whose index is on a redis-server of the test's own, which
+// it may pause, kill and start again; maintenance runs every 50 ms.
+func openOnPrivateRedis(t *testing.T) (*postgres.Store, *laureltest.PrivateRedis) {
+	t.Helper()
+	laureltest.NeedServices(t)
+	r := laureltest.NewPrivateRedis(t)
+	s := laureltest.NewScaleOutStore(t)
+	client, err := redis.Connect(r.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	e, err := postgres.Open(ctx, s.DSN, redis.New(client, s.Prefix), postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e, r
 }
 
 // TestPostgresDown: when PostgreSQL cannot be reached, the store says it is not ready, a
@@ -205,19 +213,7 @@ func TestNoSuchSchema(t *testing.T) {
 // member's erasure and a hook's creation are each stored and answered so, or refused and not
 // stored: they were stored, then answered 503 when the answer's read of the index timed out.
 func TestAdminWritesWithRedisHung(t *testing.T) {
-	laureltest.NeedServices(t)
-	r := laureltest.NewPrivateRedis(t)
-	s := laureltest.NewScaleOutStore(t)
-	client, err := redis.Connect(r.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	e, err := postgres.Open(ctx, s.DSN, redis.New(client, s.Prefix), postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, r := openOnPrivateRedis(t)
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
 	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3})
 	hooks := &laurel.Hooks{Records: e, Service: e}
