@@ -210,25 +210,31 @@ func TestNoSuchSchema(t *testing.T) {
 }
 
 // TestAdminWritesWithRedisHung: with the index's Redis hung, a board's creation or change, a
-// member's erasure and a hook's creation are each stored and answered so, or refused and not
-// stored: they were stored, then answered 503 when the answer's read of the index timed out.
+// member's erasure, a hook's creation and a profile are each stored and answered so, or
+// refused and not stored: they were stored, then answered 503 when what followed the commit
+// (a read of the index, the competitions' records, a read back) found the deadline spent.
 func TestAdminWritesWithRedisHung(t *testing.T) {
 	e, r := openOnPrivateRedis(t)
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
 	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3})
 	hooks := &laurel.Hooks{Records: e, Service: e}
+	svc := laurel.NewCompetitions(e, e, nil) // as the server runs it: what it keeps of a member goes too
 
 	r.Pause()
-	var errs [4]error
+	var errs [5]error
 	for i, write := range []func(context.Context) error{
 		func(ctx context.Context) error {
 			_, _, err := e.PutBoard(ctx, "b", laurel.BoardSpec{Title: ptr("hung")})
 			return err
 		},
 		func(ctx context.Context) error { _, _, err := e.PutBoard(ctx, "nb", laurel.BoardSpec{}); return err },
-		func(ctx context.Context) error { return e.DeleteMember(ctx, "alice") },
+		func(ctx context.Context) error { return svc.DeleteMember(ctx, "alice") },
 		func(ctx context.Context) error {
 			_, _, err := hooks.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")})
+			return err
+		},
+		func(ctx context.Context) error {
+			_, err := e.PutProfile(ctx, "bob", laurel.ProfileSpec{Name: ptr("Bob")})
 			return err
 		},
 	} {
@@ -258,5 +264,8 @@ func TestAdminWritesWithRedisHung(t *testing.T) {
 	}
 	if _, err := hooks.Hook(ctx, "h"); (err == nil) != (errs[3] == nil) {
 		t.Errorf("hook h's creation: answered %v, read %v", errs[3], err)
+	}
+	if p, err := e.Profile(ctx, "bob"); (err == nil && p.Name == "Bob") != (errs[4] == nil) {
+		t.Errorf("bob's profile: answered %v, read %+v, %v", errs[4], p, err)
 	}
 }

@@ -20,16 +20,24 @@ func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.Profi
 	if spec.Metadata != nil {
 		metadata = ptr(string(spec.Metadata))
 	}
-	_, err = e.pool.Exec(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, coalesce($2, ''), $3)
-		ON CONFLICT (member) DO UPDATE SET name = coalesce($2, laurel_profiles.name), metadata = coalesce($3, laurel_profiles.metadata)`,
-		member, spec.Name, metadata)
+	// The answer comes back with the write: a read after it could fail (its deadline spent)
+	// and answer 503 for a profile stored.
+	var name *string
+	var stored []byte
+	var hidden bool
+	err = e.pool.QueryRow(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, coalesce($2, ''), $3)
+		ON CONFLICT (member) DO UPDATE SET name = coalesce($2, laurel_profiles.name), metadata = coalesce($3, laurel_profiles.metadata)
+		RETURNING name, metadata, EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = $1)`,
+		member, spec.Name, metadata).Scan(&name, &stored, &hidden)
 	if err != nil {
-		return laurel.Profile{}, fmt.Errorf("postgres: put profile: %w", err)
+		return laurel.Profile{}, e.unavailable("write", fmt.Errorf("postgres: put profile: %w", err))
 	}
-	if err := e.index.Publish(context.WithoutCancel(ctx)); err != nil {
+	pctx, cancel := afterCommit(ctx)
+	defer cancel()
+	if err := e.index.Publish(pctx); err != nil {
 		e.log.Error("publish a change", "err", err)
 	}
-	return e.Profile(ctx, member)
+	return profileOf(member, name, stored, hidden), nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -51,6 +59,12 @@ func (e *Store) Profile(ctx context.Context, member string) (_ laurel.Profile, e
 	if name == nil && !hidden {
 		return laurel.Profile{}, laurel.FieldErrorf(laurel.ENotFound, "member", "no profile for %q", member)
 	}
+	return profileOf(member, name, metadata, hidden), nil
+}
+
+// profileOf is the profile of member as stored: its name and metadata (nil: none) and whether
+// it is hidden.
+func profileOf(member string, name *string, metadata []byte, hidden bool) laurel.Profile {
 	p := laurel.Profile{Member: member, Metadata: json.RawMessage("{}"), Hidden: hidden}
 	if name != nil {
 		p.Name = *name
@@ -58,7 +72,7 @@ func (e *Store) Profile(ctx context.Context, member string) (_ laurel.Profile, e
 	if metadata != nil {
 		p.Metadata = metadata
 	}
-	return p, nil
+	return p
 }
 
 // Hide leaves a member out of every ranking and total, closed periods included, keeping its
