@@ -269,21 +269,58 @@ func (e *Store) maintain(period time.Duration) {
 	}
 	t := time.NewTicker(period)
 	defer t.Stop()
+	// Boards whose step this node saw lost are repaired sooner, as soon as both backends
+	// answer: reads of them miss what the step wrote until then.
+	lost := time.NewTicker(min(period, missedEvery))
+	defer lost.Stop()
 	for {
+		pass := e.Maintain
 		select {
 		case <-e.stop:
 			return
 		case <-t.C:
+		case <-lost.C:
+			if !e.anyMissed() {
+				continue
+			}
+			pass = e.repairMissed
 		}
 		if !e.probe() {
 			continue // nothing to maintain without both backends
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*period)
-		if err := e.Maintain(ctx); err != nil && ctx.Err() == nil {
+		if err := pass(ctx); err != nil && ctx.Err() == nil {
 			e.log.Error("maintenance", "err", err)
 		}
 		cancel()
 	}
+}
+
+// missedEvery is how often a node looks to repair the boards whose step it saw lost.
+const missedEvery = 100 * time.Millisecond
+
+func (e *Store) anyMissed() bool {
+	e.missed.mu.Lock()
+	defer e.missed.mu.Unlock()
+	return len(e.missed.boards) > 0
+}
+
+// repairMissed rebuilds the index of the boards whose step this node saw lost, at once: a
+// catch-up would first wait a second for the step to arrive, which it never does. A board
+// that fails is kept for the next try.
+func (e *Store) repairMissed(ctx context.Context) error {
+	e.missed.mu.Lock()
+	missed := e.missed.boards
+	e.missed.boards = nil
+	e.missed.mu.Unlock()
+	var first error
+	for id := range missed {
+		if err := e.Rebuild(ctx, id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+			first = cmp.Or(first, err)
+			e.missedStep(id)
+		}
+	}
+	return first
 }
 
 // Maintain checks every board once, as the store does every Options.Maintenance: it catches

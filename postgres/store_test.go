@@ -452,3 +452,27 @@ func TestPutBoardAnsweredWithoutTheIndex(t *testing.T) {
 }
 
 var blindAfterCommit atomic.Bool
+
+// TestLostStepRepairedSoon: a node repairs the board whose step it saw lost within a moment,
+// without waiting for its maintenance pass (here an hour away): reads of it miss what the
+// step wrote until then.
+func TestLostStepRepairedSoon(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	lossy := &lossyIndex{Index: store.Index}
+	e, err := postgres.Open(ctx, store.DSN, lossy, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	lossy.lose.Store(1)
+	if res, err := e.Submit(ctx, []laurel.Event{{Board: "b", Member: "carol", Value: 9}}, laurel.SubmitOptions{}); err != nil || res[0].Status != laurel.StatusApplied {
+		t.Fatalf("submit whose step is lost: %+v, %v", res, err)
+	}
+	took := laureltest.Within(t, 5*time.Second, "the lost step repaired", func() bool {
+		page, err := e.Page(ctx, laurel.Query{Board: "b"}, 0, 10, laurel.ScoreRange{})
+		return err == nil && page.Total == 1
+	})
+	t.Logf("repaired after %v", took)
+	check(t, e)
+}
