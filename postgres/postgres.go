@@ -352,54 +352,44 @@ func (e *Store) Maintain(ctx context.Context) error {
 	defer e.lagging.mu.Unlock()
 	last := e.lagging.m
 	e.lagging.m = make(map[string]lagging)
-	e.missed.mu.Lock()
-	missed := e.missed.boards
-	e.missed.boards = nil
-	e.missed.mu.Unlock()
-	// A board that fails is left for the next pass; the others are still seen to (one
-	// board's failure held back the repair of every other).
-	var first error
+	// The boards whose step this node saw lost first, at once. A board that fails is left
+	// for the next pass; the others are still seen to (one board's failure held back the
+	// repair of every other).
+	first := e.repairMissed(ctx)
 	for _, b := range boards {
 		st, err := e.states.parse(b.id, b.state)
 		if err != nil {
 			first = cmp.Or(first, err)
 			continue
 		}
-		_, lost := missed[b.id]
 		view, err := e.indexView(ctx, b.id, len(b.versions))
 		if err != nil {
 			first = cmp.Or(first, err)
-			if lost {
-				e.missedStep(b.id)
-			}
 			continue
 		}
 		// The index takes each step just after the store commits it: an index behind the
-		// versions just read is most often one on its way. It is repaired when it is still
-		// behind, a pass later, the versions that pass read, or at once when this node
-		// knows it missed a step (reads meanwhile may miss what that step wrote).
+		// versions just read is most often one on its way (a step another node lost, this
+		// node cannot tell from one). It is repaired when it is still behind, a pass later,
+		// the versions that pass read.
 		behind := !view.ok
 		if view.below(b.stamp, b.versions) {
 			// A lag found under another shard count (a reshard since) tells nothing yet.
 			prev, ok := last[b.id]
-			behind = behind || lost || ok && len(prev.versions) == len(b.versions) && view.below(prev.stamp, prev.versions)
+			behind = behind || ok && len(prev.versions) == len(b.versions) && view.below(prev.stamp, prev.versions)
 			e.lagging.m[b.id] = lagging{b.stamp, b.versions}
 		}
 		if behind || st.due(now) {
 			delete(e.lagging.m, b.id)
 			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 				first = cmp.Or(first, err)
-				if lost {
-					e.missedStep(b.id)
-				}
 			}
 		}
 	}
 	return first
 }
 
-// missedStep notes that the index missed a step of board this node committed: the next
-// maintenance pass repairs it, without waiting a pass to see whether it is on its way.
+// missedStep notes that the index missed a step of board this node committed: repairMissed
+// rebuilds it, without waiting to see whether the step is on its way.
 func (e *Store) missedStep(board string) {
 	e.missed.mu.Lock()
 	defer e.missed.mu.Unlock()
