@@ -28,6 +28,13 @@ func noteHolder(fs vfs.FS, dir string) {
 	f.Close()
 }
 
+// dropHolder removes the holder's note, as a store closes cleanly (while it still holds the
+// lock): a directory no one serves names no process. A crash leaves the note, which the next
+// holder writes over.
+func dropHolder(fs vfs.FS, dir string) {
+	fs.Remove(fs.PathJoin(dir, holderFile))
+}
+
 // heldError explains a failure to open dir: plainly, when another laurel holds it.
 func heldError(fs vfs.FS, dir string, err error) error {
 	if errors.As(err, new(*DiskFullError)) {

@@ -29,6 +29,10 @@ func TestDirectoryInUse(t *testing.T) {
 		t.Fatalf("a second store on %s: %v; want %q", dir, err, want)
 	}
 	a.Close()
+	// Closed, it names no holder (the note stayed, naming a process long gone).
+	if _, err := os.Stat(filepath.Join(dir, "laurel.pid")); !os.IsNotExist(err) {
+		t.Fatalf("laurel.pid after a clean close: %v; want none", err)
+	}
 
 	// Another process holds it.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDirectoryInUse$")

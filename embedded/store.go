@@ -332,6 +332,7 @@ func (e *Store) Close() error {
 		defer e.mu.Unlock()
 		e.snap.Close()
 		e.snap = nil
+		dropHolder(e.opts.FS, e.dir)
 		err = e.db.Close()
 		if lerr := e.logDB.Close(); err == nil {
 			err = lerr
