@@ -483,7 +483,7 @@ func (t *Competitions) DeleteBoard(ctx context.Context, id string) error {
 	if err := t.Service.DeleteBoard(ctx, id); err != nil {
 		return err
 	}
-	ctx, cancel := afterStored(ctx)
+	ctx, cancel := AfterWrite(ctx, storedGrace)
 	defer cancel()
 	all := func(string) bool { return true }
 	for _, kind := range []string{recEntry, recEntries, recCohortOf, recCohort, recCohortFill, recCohortHistory, recTier} {
@@ -501,13 +501,6 @@ func (t *Competitions) DeleteBoard(ctx context.Context, id string) error {
 // storedGrace bounds what a Competitions write does once its store has taken its part.
 const storedGrace = 5 * time.Second
 
-// afterStored is the context of what follows a store's write that succeeded: the request's
-// deadline may be spent by then (a store that waited on a failing index), and an error would
-// tell the caller that what is stored was not.
-func afterStored(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), storedGrace)
-}
-
 // DeleteMember erases the member, then what competitions keep of it: its entries (which
 // free their places in capped runs), its cohort placements (it leaves its cohorts' lists), its
 // cohort history and its tiers.
@@ -515,7 +508,7 @@ func (t *Competitions) DeleteMember(ctx context.Context, member string) error {
 	if err := t.Service.DeleteMember(ctx, member); err != nil {
 		return err
 	}
-	ctx, cancel := afterStored(ctx)
+	ctx, cancel := AfterWrite(ctx, storedGrace)
 	defer cancel()
 	err := deleteRecords(ctx, t.Records, recEntry, "", func(key string) bool {
 		board, rest, _ := strings.Cut(key, ":")

@@ -38,6 +38,12 @@ func (c *countingPeriods) Periods(ctx context.Context, board, window string) ([]
 	return c.Store.Periods(ctx, board, window)
 }
 
+// testHooks are the hooks of the records rec and the boards of svc, on clock, their
+// deliveries' bodies in plain JSON.
+func testHooks(rec laurel.Records, svc laurel.Service, clock *testClock) *laurel.Hooks {
+	return &laurel.Hooks{Records: rec, Service: svc, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
+}
+
 // openRewarded opens an embedded store on clock, closed when the test ends, and returns the
 // spec of a board whose days close late_limit after they end and reward their first.
 func openRewarded(t *testing.T, clock *testClock, lateLimit string) (*embedded.Store, laurel.BoardSpec) {
@@ -65,7 +71,7 @@ func TestCollectLooksAgainWhenAPeriodMayHaveClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &countingPeriods{Store: s}
-	hs := &laurel.Hooks{Records: s, Service: store, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
+	hs := testHooks(s, store, clock)
 	if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +116,7 @@ func TestHookHearsPeriodsALateLimitCloses(t *testing.T) {
 		}
 	}
 	clock.Set("2026-11-02T10:00:00Z") // October 31 has closed; November 1 closes at midnight
-	hs := &laurel.Hooks{Records: s, Service: s, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
+	hs := testHooks(s, s, clock)
 	if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +198,7 @@ func TestHookNotToldOfWhatClosedBeforeIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Second)
-	hs := &laurel.Hooks{Records: s, Service: s, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
+	hs := testHooks(s, s, clock)
 	if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +234,7 @@ func TestHookToldOfABoardMadeAgain(t *testing.T) {
 	s, spec := openRewarded(t, clock, "1s")
 	svc := laurel.NewCompetitions(s, s, clock.Now)
 	ctx := context.Background()
-	hs := &laurel.Hooks{Records: s, Service: svc, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
+	hs := testHooks(s, svc, clock)
 	if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 )
 
 // Event is one score event sent to a board (docs/design.md, "Event").
@@ -220,4 +221,21 @@ type Service interface {
 	DeleteMember(ctx context.Context, member string) error
 	Hide(ctx context.Context, member string) error
 	Unhide(ctx context.Context, member string) error
+}
+
+// AfterWrite is the context of what follows a write that was stored (the index brought along,
+// what competitions keep cleared): not cancelled with ctx, since an error now would tell the
+// caller that what is stored was not, but ending at ctx's deadline or grace from now,
+// whichever is later (the request's deadline may be spent by a backend that failed). Without
+// a deadline it has none either.
+func AfterWrite(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	c := context.WithoutCancel(ctx)
+	d, ok := ctx.Deadline()
+	if !ok {
+		return c, func() {}
+	}
+	if soon := time.Now().Add(grace); d.Before(soon) {
+		d = soon
+	}
+	return context.WithDeadline(c, d)
 }

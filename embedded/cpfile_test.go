@@ -186,19 +186,21 @@ type appendFaultFS struct {
 }
 
 func (fs *appendFaultFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, o ...vfs.OpenOption) (vfs.File, error) {
-	f, err := fs.FS.OpenReadWrite(name, c, o...)
-	if err != nil || !strings.Contains(name, "checkpoints") {
-		return f, err
-	}
-	return &appendFaultFile{File: f, fs: fs}, nil
+	return fs.wrap(name)(fs.FS.OpenReadWrite(name, c, o...))
 }
 
 func (fs *appendFaultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := fs.FS.Create(name, c)
-	if err != nil || !strings.Contains(name, "checkpoints") {
-		return f, err
+	return fs.wrap(name)(fs.FS.Create(name, c))
+}
+
+// wrap makes a checkpoint file that name opened fail as fs says.
+func (fs *appendFaultFS) wrap(name string) func(vfs.File, error) (vfs.File, error) {
+	return func(f vfs.File, err error) (vfs.File, error) {
+		if err != nil || !strings.Contains(name, "checkpoints") {
+			return f, err
+		}
+		return &appendFaultFile{File: f, fs: fs}, nil
 	}
-	return &appendFaultFile{File: f, fs: fs}, nil
 }
 
 type appendFaultFile struct {

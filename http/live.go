@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"github.com/laurel/laurel/http/internal/wire"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -283,12 +284,8 @@ func (s *Server) Close() { s.hub.close() }
 
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	q, err := query(r)
-	if err == nil && (q.HasAt || q.Period != "") {
-		field := "at"
-		if q.Period != "" {
-			field = "period"
-		}
-		err = laurel.FieldErrorf(laurel.EInvalid, field, "a stream follows the current page; read past instants and periods from /entries")
+	if err == nil {
+		err = noInstant(r.URL.Query(), "a stream follows the current page; read past instants and periods from /entries")
 	}
 	var limit int64
 	if err == nil {
@@ -368,6 +365,17 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// noInstant refuses at and period on a route that reads no other instant than now, saying
+// why, in the field the request gave (empty, as everywhere, is not given).
+func noInstant(v url.Values, why string) error {
+	for _, f := range []string{"period", "at"} {
+		if v.Get(f) != "" {
+			return laurel.FieldErrorf(laurel.EInvalid, f, "%s", why)
+		}
+	}
+	return nil
+}
+
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
 	limit, _, err := intParam(v, "limit", laurel.DefaultHistoryLimit, 1, laurel.MaxHistoryLimit)
@@ -380,11 +388,9 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	for _, f := range []string{"at", "period"} {
-		if v.Has(f) {
-			s.writeError(w, r, laurel.FieldErrorf(laurel.EInvalid, f, "history holds a point per event, each of the period current at its write; read a period's standing from /members/{member}"))
-			return
-		}
+	if err := noInstant(v, "history holds a point per event, each of the period current at its write; read a period's standing from /members/{member}"); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	member := r.PathValue("member")
 	history := s.svc.History

@@ -32,7 +32,7 @@ func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.Profi
 	if err != nil {
 		return laurel.Profile{}, e.unavailable("write", fmt.Errorf("postgres: put profile: %w", err))
 	}
-	pctx, cancel := afterCommit(ctx)
+	pctx, cancel := laurel.AfterWrite(ctx, indexGrace)
 	defer cancel()
 	if err := e.index.Publish(pctx); err != nil {
 		e.log.Error("publish a change", "err", err)

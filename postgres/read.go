@@ -43,20 +43,29 @@ func again(ctx context.Context, attempt int) error {
 }
 
 // read resolves q and runs fn on it, again from the start when the index says the board's
-// state changed meanwhile (a period closed, a bucket left, a window was added). A board whose
-// shards keep disagreeing with its state half as many times as a read tries is caught up,
-// which rebuilds what of its index missed a step.
+// state changed meanwhile (a period closed, a bucket left, a window was added): untilSettled.
 func (e *Store) read(ctx context.Context, q laurel.Query, fn func(rd *reading) error) error {
-	for attempt := range maxAttempts {
+	return e.untilSettled(ctx, q.Board, func() error {
 		rd, err := e.resolve(ctx, q)
 		if err == nil {
 			err = fn(rd)
 		}
+		return err
+	})
+}
+
+// untilSettled runs try until the index does not say that board's state changed under it
+// (ErrIndexStale), maxAttempts times at most, pausing between tries. A board whose shards
+// keep disagreeing with its state half as many times as that is caught up, which rebuilds
+// what of its index missed a step.
+func (e *Store) untilSettled(ctx context.Context, board string, try func() error) error {
+	for attempt := range maxAttempts {
+		err := try()
 		if !errors.Is(err, laurel.ErrIndexStale) {
 			return err
 		}
 		if attempt == maxAttempts/2 {
-			if err := e.catchUp(ctx, q.Board); err != nil {
+			if err := e.catchUp(ctx, board); err != nil {
 				return err
 			}
 		}
@@ -64,7 +73,7 @@ func (e *Store) read(ctx context.Context, q laurel.Query, fn func(rd *reading) e
 			return err
 		}
 	}
-	return laurel.Errorf(laurel.EUnavailable, "board %q kept changing while it was read; try again", q.Board)
+	return laurel.Errorf(laurel.EUnavailable, "board %q kept changing while it was read; try again", board)
 }
 
 // boardState returns a board's state as the index has it, catching the board up first when
@@ -277,17 +286,14 @@ func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading
 }
 
 // Board returns a board's configuration and, per window, its current period and total.
-func (e *Store) Board(ctx context.Context, id string) (_ laurel.BoardInfo, err error) {
+func (e *Store) Board(ctx context.Context, id string) (info laurel.BoardInfo, err error) {
 	defer func() { err = e.unavailable("read", err) }()
-	for attempt := range maxAttempts {
-		if err := again(ctx, attempt); err != nil {
-			return laurel.BoardInfo{}, err
-		}
+	err = e.untilSettled(ctx, id, func() error {
 		st, stamp, now, err := e.boardState(ctx, id)
 		if err != nil {
-			return laurel.BoardInfo{}, err
+			return err
 		}
-		info := st.info(now)
+		info = st.info(now)
 		var sets []laurel.IndexSet
 		var names []string
 		for i := range st.Windows {
@@ -297,26 +303,20 @@ func (e *Store) Board(ctx context.Context, id string) (_ laurel.BoardInfo, err e
 			}
 		}
 		totals, err := e.totals(ctx, st, sets, stamp)
-		if errors.Is(err, laurel.ErrIndexStale) {
-			// Shards that keep disagreeing with the state missed a step: as read does.
-			if attempt == maxAttempts/2 {
-				if err := e.catchUp(ctx, id); err != nil {
-					return laurel.BoardInfo{}, err
-				}
-			}
-			continue
-		}
 		if err != nil {
-			return laurel.BoardInfo{}, err
+			return err
 		}
 		for i, name := range names {
 			p := info.Current[name]
 			p.Total = totals[i]
 			info.Current[name] = p
 		}
-		return info, nil
+		return nil
+	})
+	if err != nil {
+		return laurel.BoardInfo{}, err
 	}
-	return laurel.BoardInfo{}, laurel.Errorf(laurel.EUnavailable, "board %q kept changing while it was read; try again", id)
+	return info, nil
 }
 
 // info is what Board answers of a board in state st at now, its current periods' totals

@@ -393,7 +393,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	// It keeps to the step's deadline, if it has one, or a moment more (a step that waited
 	// long for its locks would otherwise leave every index step to a rebuild): an index that
 	// does not answer by then leaves the writes answered without ranks.
-	ictx, cancel := afterCommit(ctx)
+	ictx, cancel := laurel.AfterWrite(ctx, indexGrace)
 	defer cancel()
 	if early && s.unlocked != nil {
 		s.unlocked()
@@ -441,16 +441,6 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 
 // indexGrace is how long a committed step may still give the index, its deadline past.
 const indexGrace = time.Second
-
-// afterCommit is the context of what follows a commit: not cancelled with ctx (the write
-// happened), but bounded by ctx's deadline or indexGrace from now, the later.
-func afterCommit(ctx context.Context) (context.Context, context.CancelFunc) {
-	c := context.WithoutCancel(ctx)
-	if d, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(c, later(d, time.Now().Add(indexGrace)))
-	}
-	return c, func() {}
-}
 
 // later is the later of two instants.
 func later(a, b time.Time) time.Time {
