@@ -139,6 +139,59 @@ func (t *Competitions) Submit(ctx context.Context, events []Event, opts SubmitOp
 	return results, nil
 }
 
+// Retract retracts an event as the store does. On a tournament board that caps attempts, the
+// id first leaves the entry that counted it: used again, it makes a new event (docs/api.md),
+// which is a new attempt, not a retry of a counted one. The retracted event's attempt stays
+// used. Should the store then fail, the id stays out: a retry of the event, if it is still
+// stored, is counted and then given back as a duplicate, or refused at the limit.
+func (t *Competitions) Retract(ctx context.Context, board, id string) error {
+	if err := ValidateRetract(board, id); err != nil {
+		return err
+	}
+	b, err := t.competitionBoard(ctx, board)
+	if err != nil {
+		return err
+	}
+	if b != nil && b.Tournament != nil && b.Tournament.MaxAttempts != 0 {
+		if err := t.forgetID(ctx, board, id); err != nil {
+			return err
+		}
+	}
+	return t.Service.Retract(ctx, board, id)
+}
+
+// forgetID takes id out of every entry of board's runs that counted it. It reads them all:
+// retractions are rare, and an index of ids would cost every submit a write.
+func (t *Competitions) forgetID(ctx context.Context, board, id string) error {
+	var keys []string
+	err := eachRecord(ctx, t.Records, recEntry, board+":", "", func(r Record) (bool, error) {
+		var e entry
+		if err := json.Unmarshal(r.Value, &e); err != nil {
+			return false, err
+		}
+		if slices.Contains(e.IDs, id) {
+			keys = append(keys, r.Key)
+		}
+		return true, nil
+	})
+	for _, key := range keys {
+		for err == nil {
+			var raw []byte
+			var e *entry
+			if raw, e, err = t.entry(ctx, key); err != nil || raw == nil {
+				break
+			}
+			n := *e
+			n.IDs = slices.DeleteFunc(slices.Clone(n.IDs), func(x string) bool { return x == id })
+			var ok bool
+			if ok, err = t.swapEntry(ctx, key, raw, &n); ok {
+				break
+			}
+		}
+	}
+	return err
+}
+
 // competitionBoards returns the boards of events that have a tournament with entries or
 // cohorts; a board that does not exist is left to the store to answer for.
 func (t *Competitions) competitionBoards(ctx context.Context, events []Event) (map[string]*Board, error) {

@@ -118,6 +118,62 @@ func TestRetryAfterMaxAttemptsLowered(t *testing.T) {
 	}
 }
 
+// TestRetractedIDIsANewAttempt: once an event is retracted, its id may be used again (docs/api.md)
+// for a new event, which is an attempt like any other: it was taken for a retry of the
+// retracted one and scored without counting, a free attempt past the limit. The retracted
+// event's attempt stays used.
+func TestRetractedIDIsANewAttempt(t *testing.T) {
+	ctx := context.Background()
+	tours := openCompetitions(t, "2026-11-02T10:00:00Z")
+	two := 2
+	if _, _, err := tours.PutBoard(ctx, "t", laurel.BoardSpec{Windows: []string{"all"}, Tournament: &laurel.TournamentSpec{MaxAttempts: &two}}); err != nil {
+		t.Fatal(err)
+	}
+	submit := func(id string, value int64) ([]laurel.EventResult, error) {
+		return tours.Submit(ctx, []laurel.Event{{Board: "t", Member: "u", Value: value, ID: id}}, laurel.SubmitOptions{})
+	}
+	used := func(want int) {
+		t.Helper()
+		if en, err := tours.Entrant(ctx, "t", "u"); err != nil || en.Attempts != want {
+			t.Fatalf("%d attempts used (%v), want %d", en.Attempts, err, want)
+		}
+	}
+	if _, err := submit("a", 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := tours.Retract(ctx, "t", "a"); err != nil {
+		t.Fatal(err)
+	}
+	used(1)
+	res, err := submit("a", 7)
+	if err != nil || res[0].Status != laurel.StatusApplied {
+		t.Fatalf("the retracted id used again: %+v, %v; want applied", res, err)
+	}
+	used(2)
+	// A retry of the new event is a duplicate, and no attempt, at the limit.
+	if res, err := submit("a", 7); err != nil || res[0].Status != laurel.StatusDuplicate {
+		t.Fatalf("a retry of the new event: %+v, %v; want a duplicate", res, err)
+	}
+	used(2)
+	// With both attempts used, the id retracted and used again is refused, and not stored.
+	if err := tours.Retract(ctx, "t", "a"); err != nil {
+		t.Fatal(err)
+	}
+	var e *laurel.Error
+	if _, err := submit("a", 9); !asError(err, &e) || e.Code != laurel.EConflict || e.Field != "events[0].member" {
+		t.Fatalf("the retracted id again, past the last attempt: %v; want a conflict at events[0].member", err)
+	}
+	if m, err := tours.Member(ctx, laurel.Query{Board: "t"}, "u"); err == nil || laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("the refused event was stored: %+v, %v", m, err)
+	}
+	used(2)
+	// An id the board never had: the store's answer, and the entry unchanged.
+	if err := tours.Retract(ctx, "t", "nope"); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("retracting an unknown id: %v; want not found", err)
+	}
+	used(2)
+}
+
 // openCompetitions returns competitions over a new embedded store whose clock is at now.
 func openCompetitions(t *testing.T, now string) *laurel.Competitions {
 	t.Helper()

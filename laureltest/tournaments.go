@@ -13,7 +13,7 @@ import (
 )
 
 // TournamentRules drives laurel.Competitions over a store with random submits (retries of
-// event ids included), joins and clock moves, and compares every answer and every entry with
+// event ids included), retractions, joins and clock moves, and compares every answer and every entry with
 // a brute-force model of the rules: joins required or not, members per run, attempts per
 // member, runs of a daily tournament in a zone with summer time, and its start and end.
 func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops int) {
@@ -41,7 +41,8 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 	stored := map[string]bool{}     // board:id of stored events
 	members := []string{"ann", "ben", "cy", "dee", "eve", "fay"}
 	nextID := 0
-	var usedIDs []laurel.Event // events with ids sent before, to retry
+	var usedIDs []laurel.Event   // events with ids sent before, to retry
+	var retracted []laurel.Event // events retracted, to send again
 	stats := map[string]int{}
 	defer func() { t.Logf("%v", stats) }()
 
@@ -108,11 +109,47 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 			boards[id] = mustPutBoard(t, tours, id, laurel.BoardSpec{Tournament: spec})
 			stats["max_attempts"]++
 			check(op, fmt.Sprintf("max_attempts of %s to %d", id, *spec.MaxAttempts))
+		case r < 43: // a retraction: the id leaves the entry that counted it; its attempt stays used
+			if len(usedIDs) == 0 {
+				continue
+			}
+			ev := usedIDs[rng.IntN(len(usedIDs))]
+			var held []laurel.Event // mostly an event the store holds, whose id may come again
+			for _, u := range usedIDs {
+				if stored[u.Board+":"+u.ID] {
+					held = append(held, u)
+				}
+			}
+			if len(held) > 0 && rng.IntN(4) > 0 {
+				ev = held[rng.IntN(len(held))]
+			}
+			var want string
+			if !stored[ev.Board+":"+ev.ID] {
+				want = laurel.ENotFound
+			}
+			if err := tours.Retract(ctx, ev.Board, ev.ID); laurel.ErrorCode(err) != want {
+				t.Fatalf("op %d: Retract(%s, %s): %v; want %q", op, ev.Board, ev.ID, err, want)
+			}
+			stats["retract "+want]++
+			if want == "" {
+				retracted = append(retracted, ev)
+			}
+			delete(stored, ev.Board+":"+ev.ID)
+			for key, e := range entries {
+				if strings.HasPrefix(key, ev.Board+":") {
+					e.ids = slices.DeleteFunc(e.ids, func(id string) bool { return id == ev.ID })
+				}
+			}
+			check(op, "retract "+ev.Board+" "+ev.ID)
 		default: // a submit of 1 to 4 events on one board by 1 or 2 members, some retries
 			id := []string{"cup", "club"}[rng.IntN(2)]
 			b := boards[id]
 			var evs []laurel.Event
-			if run, rerr := b.RunAt(clock.Now()); rerr == nil && rng.IntN(4) == 0 {
+			if i := slices.IndexFunc(retracted, func(ev laurel.Event) bool { return ev.Board == id }); i >= 0 && rng.IntN(3) == 0 {
+				// A retracted event's id used again: a new event, and a new attempt.
+				evs = []laurel.Event{retracted[i]}
+				retracted = slices.Delete(retracted, i, i+1)
+			} else if run, rerr := b.RunAt(clock.Now()); rerr == nil && rng.IntN(4) == 0 {
 				// A retry alone of an event this run counted, perhaps past a lowered max_attempts.
 				var counted []laurel.Event
 				for _, ev := range usedIDs {
