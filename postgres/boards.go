@@ -24,10 +24,11 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 		return laurel.BoardInfo{}, false, err
 	}
 	var committed *state
+	var last *step // the try that committed
 	created := false
 	err = e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
 		b := s.boards[id]
-		defer func() { committed = b.st }()
+		defer func() { committed, last = b.st, s }()
 		if b.st == nil {
 			cfg, err := spec.Apply(id, nil, s.now)
 			if err != nil {
@@ -89,20 +90,40 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 		return info, created, nil
 	}
 	// Stored: answered so if the answer can be made without the index. A new board holds no
-	// one; a changed one holds whom it held in the periods it had (a window it gains does
-	// not, nor does a period that began meanwhile).
+	// one; a changed one holds whom it held in the periods it had, and a window it gained
+	// those of its members the step found, hidden ones left out. A period that began since
+	// the first read, or since the step, is not known without the index.
 	now := e.now()
 	info = committed.info(now)
 	for name, p := range info.Current {
 		old, ok := before.Current[name]
-		if !created && (!ok || old.ID != p.ID || old.Start != p.Start) {
+		switch {
+		case created:
+		case ok && old.ID == p.ID && old.Start == p.Start:
+			p.Total = old.Total
+		case !ok && committed.info(last.now).Current[name].ID == p.ID:
+			p.Total = last.totalOf(id, name)
+		default:
 			return laurel.BoardInfo{}, false, err
 		}
-		p.Total = old.Total
 		info.Current[name] = p
 	}
 	e.log.Warn("a board was written, but could not be read back; answering from what was read before", "board", id, "err", err)
 	return info, created, nil
+}
+
+// totalOf counts the members of a window's current period as the step left it: those with
+// an aggregate there, less the hidden. It is the index's total when the step built the window.
+func (s *step) totalOf(board, window string) int {
+	b := s.boards[board]
+	span := b.currentSpanOf(b.st.window(window), s.now)
+	n := 0
+	for k, v := range b.aggs {
+		if k.win == window && k.span == span && v.present && !s.hidden[k.member] {
+			n++
+		}
+	}
+	return n
 }
 
 // buildWindow computes a window added to an existing board from its retained events: the

@@ -97,13 +97,19 @@ type shardStep struct {
 // addRead asks for member's standing in the current span of ws at now, once the step is in
 // the index.
 func (b *boardStep) addRead(ws *windowState, member string, now int64) {
-	var span int64 = currentSpan
-	if !ws.w.IsRolling() {
-		span, _ = b.st.cfg.Calendar().SpanOf(ws.w, now)
-	}
+	span := b.currentSpanOf(ws, now)
 	set, _ := ws.indexSet(span)
 	b.reads = append(b.reads, laurel.IndexRead{Set: set, Member: member})
 	b.readKeys = append(b.readKeys, aggKey{ws.Name, span, member})
+}
+
+// currentSpanOf is the span of the aggregates of ws's period current at now.
+func (b *boardStep) currentSpanOf(ws *windowState, now int64) int64 {
+	if ws.w.IsRolling() {
+		return currentSpan
+	}
+	span, _ := b.st.cfg.Calendar().SpanOf(ws.w, now)
+	return span
 }
 
 // shardOf returns the shard of a board that holds member; the step must have locked it.
