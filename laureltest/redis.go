@@ -58,6 +58,25 @@ func (r *PrivateRedis) Start() {
 	}
 }
 
+// DBSize is how many keys the server holds (0 when it does not answer), for tests that act
+// once something has been written to it.
+func (r *PrivateRedis) DBSize() int {
+	c, err := net.DialTimeout("tcp", r.Addr, time.Second)
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("*1\r\n$6\r\nDBSIZE\r\n")); err != nil {
+		return 0
+	}
+	var n int
+	if _, err := fmt.Fscanf(c, ":%d\r\n", &n); err != nil {
+		return 0
+	}
+	return n
+}
+
 // Kill stops the server at once (SIGKILL): its data is gone.
 func (r *PrivateRedis) Kill() {
 	if r.cmd != nil && r.cmd.Process != nil {

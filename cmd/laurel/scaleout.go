@@ -104,27 +104,16 @@ func (e *scaleOutStore) Close() error {
 // once per change of the reason.
 func (s *server) openScaleOut(ctx context.Context, so scaleOut, opts postgres.Options) error {
 	var store *scaleOutStore
-	last := ""
 	opts.Logger, opts.OnCommit = s.log, s.observeCommit
 	waiting := lhttp.Recovering("waiting for PostgreSQL and Redis")
 	s.handler.Store(&waiting)
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
-		var err error
-		store, err = so.open(ctx, opts)
-		if err == nil {
-			break
-		}
-		if err.Error() != last {
-			s.log.Error("waiting for the scale-out store's backends", "err", err)
-			last = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			s.http.Close()
-			s.log.Info("stopped before the scale-out store's backends came up")
-			return errStopped
-		case <-time.After(wait):
-		}
+	err := retry(ctx, 0, 10*time.Second, always,
+		func(err error) { s.log.Error("waiting for the scale-out store's backends", "err", err) },
+		func() (err error) { store, err = so.open(ctx, opts); return err })
+	if err != nil {
+		s.http.Close()
+		s.log.Info("stopped before the scale-out store's backends came up")
+		return errStopped
 	}
 	cfg := s.cfg
 	cfg.Failed = store.Failed // /readyz: 503 while PostgreSQL or Redis does not answer
