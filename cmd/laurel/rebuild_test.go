@@ -95,7 +95,9 @@ func TestRebuildThroughARedisRestart(t *testing.T) {
 	r.Start()
 	var stdout, stderr laureltest.Buffer
 	done := make(chan int, 1)
-	go func() { done <- run(context.Background(), append([]string{"rebuild", "-check", "-wait", "20s"}, args...), &stdout, &stderr) }()
+	go func() {
+		done <- run(context.Background(), append([]string{"rebuild", "-check", "-wait", "20s"}, args...), &stdout, &stderr)
+	}()
 	// Once a tenth of the boards are back in Redis, it restarts, empty.
 	laureltest.Within(t, 20*time.Second, "the rebuild under way", func() bool { return r.DBSize() >= boards/10*4 })
 	r.Kill()
