@@ -13,9 +13,10 @@ import (
 )
 
 // TournamentRules drives laurel.Competitions over a store with random submits (retries of
-// event ids included), retractions, joins and clock moves, and compares every answer and every entry with
-// a brute-force model of the rules: joins required or not, members per run, attempts per
-// member, runs of a daily tournament in a zone with summer time, and its start and end.
+// event ids included), retractions, joins and clock moves, and compares every answer and
+// every entry with a brute-force model of the rules: joins required or not, members per run,
+// attempts per member (a retracted event's id sent again is a new attempt), runs of a daily
+// tournament in a zone with summer time, and its start and end.
 func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 7))
