@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"slices"
 	"time"
 )
@@ -203,9 +204,23 @@ type DumpReader struct {
 	boards  map[string]bool
 	board   *Board // the board whose records are being read
 	lastSeq uint64
-	closed  *DumpClosed // the closed period whose frozen entries may follow
-	rank    uint32      // the last frozen rank read
+	spans   map[dumpSpan]byte // the board's calendar periods: open (aggregates) or closed
+	closed  *DumpClosed       // the closed period whose frozen entries may follow
+	line0   int               // its line
+	frozen  map[string]bool   // the members of its entries so far
+	rank    uint32            // the last frozen rank read
 }
+
+// dumpSpan is a period of a calendar window, by its window and start.
+type dumpSpan struct {
+	window string
+	start  int64
+}
+
+const (
+	spanOpen byte = 1 + iota
+	spanClosed
+)
 
 // NewDumpReader reads a dump's header from r and checks its version.
 func NewDumpReader(r io.Reader) (*DumpReader, error) {
@@ -218,7 +233,10 @@ func NewDumpReader(r io.Reader) (*DumpReader, error) {
 	if err != nil || decodeLine(line, &h) != nil || h.Version == nil {
 		return nil, Errorf(EInvalid, "not a laurel dump: the first line must be {\"laurel_dump\": %d}", DumpVersion)
 	}
-	if *h.Version < oldestDumpVersion || *h.Version > DumpVersion {
+	if *h.Version > DumpVersion {
+		return nil, Errorf(EInvalid, "dump version %d: this laurel reads versions %d to %d; a newer laurel wrote it: import it with that version or a later one", *h.Version, oldestDumpVersion, DumpVersion)
+	}
+	if *h.Version < oldestDumpVersion {
 		return nil, Errorf(EInvalid, "dump version %d: this laurel reads versions %d to %d (export it again with this laurel's version)", *h.Version, oldestDumpVersion, DumpVersion)
 	}
 	d.version = *h.Version
@@ -278,6 +296,11 @@ func (d *DumpReader) Next() (DumpRecord, error) {
 		return r, d.end(line, r, sum)
 	}
 	d.n++
+	if r.Frozen == nil {
+		if err := d.endClosed(); err != nil {
+			return r, err
+		}
+	}
 	if err := d.check(&r); err != nil {
 		return r, DumpError(d.line, "%s", ErrorMessage(err))
 	}
@@ -288,6 +311,9 @@ func (d *DumpReader) Next() (DumpRecord, error) {
 // nothing follows. The line must be the trailer exactly as DumpWriter writes it: JSON would
 // take "Records" for "records", and a changed byte must never pass.
 func (d *DumpReader) end(line []byte, r DumpRecord, sum []byte) error {
+	if err := d.endClosed(); err != nil {
+		return err
+	}
 	if r.Profile != nil || r.Hidden != nil || r.Board != nil || r.Event != nil || r.Agg != nil || r.Closed != nil || r.Frozen != nil || r.History != nil {
 		return DumpError(d.line, "the trailer holds nothing but \"end\"")
 	}
@@ -364,9 +390,22 @@ func (d *DumpReader) check(r *DumpRecord) error {
 		return w, nil
 	}
 	cal := func() Calendar { return d.board.Calendar() }
-	if r.Frozen == nil {
-		d.closed = nil
+	// span notes a calendar period as open or closed, refusing one that is both.
+	span := func(w Window, start int64, kind byte) error {
+		if !w.IsCalendar() {
+			return nil
+		}
+		k := dumpSpan{w.String(), start}
+		switch was := d.spans[k]; {
+		case was == spanClosed && kind == spanClosed:
+			return Errorf(EInvalid, "window %s: the period starting at %d is closed twice", k.window, start)
+		case was != 0 && was != kind:
+			return Errorf(EInvalid, "window %s: the period starting at %d is both closed and open (with aggregates)", k.window, start)
+		}
+		d.spans[k] = kind
+		return nil
 	}
+
 	switch {
 	case r.Record != nil:
 		if d.version < 3 {
@@ -415,7 +454,7 @@ func (d *DumpReader) check(r *DumpRecord) error {
 			}
 		}
 		d.boards[b.ID] = true
-		d.board, d.lastSeq = &b, 0
+		d.board, d.lastSeq, d.spans = &b, 0, make(map[dumpSpan]byte)
 		return nil
 	case r.Event != nil:
 		ev := r.Event
@@ -450,6 +489,9 @@ func (d *DumpReader) check(r *DumpRecord) error {
 				return Errorf(EInvalid, "%d is not the start of a bucket of window %s", a.Start, a.Window)
 			}
 		}
+		if err := span(w, a.Start, spanOpen); err != nil {
+			return err
+		}
 		return member(a.Member)
 	case r.Closed != nil:
 		c := r.Closed
@@ -464,12 +506,18 @@ func (d *DumpReader) check(r *DumpRecord) error {
 		if p.Start.UnixMilli() != c.Start || p.End.UnixMilli() != c.End || p.ID != c.ID {
 			return Errorf(EInvalid, "closed period %q [%d, %d) is not a period of window %s", c.ID, c.Start, c.End, c.Window)
 		}
+		if c.Total < 0 || c.Total > math.MaxUint32 {
+			return Errorf(EInvalid, "closed period %q of window %s: total %d out of range", c.ID, c.Window, c.Total)
+		}
 		for i, rk := range c.Removed {
 			if rk < 1 || int(rk) > c.Total || i > 0 && rk <= c.Removed[i-1] {
 				return Errorf(EInvalid, "removed ranks must be increasing, from 1 to the total %d", c.Total)
 			}
 		}
-		d.closed, d.rank = c, 0
+		if err := span(w, c.Start, spanClosed); err != nil {
+			return err
+		}
+		d.closed, d.line0, d.frozen, d.rank = c, d.line, make(map[string]bool), 0
 		return nil
 	case r.Frozen != nil:
 		f := r.Frozen
@@ -483,21 +531,38 @@ func (d *DumpReader) check(r *DumpRecord) error {
 		if f.Rank <= d.rank || int(f.Rank) > c.Total || slices.Contains(c.Removed, f.Rank) {
 			return Errorf(EInvalid, "frozen rank %d: ranks come in order, up to the total %d, and not those removed", f.Rank, c.Total)
 		}
-		d.rank = f.Rank
+		if d.frozen[f.Member] {
+			return Errorf(EInvalid, "member %q comes twice in closed period %q of window %s", f.Member, c.ID, f.Window)
+		}
+		d.rank, d.frozen[f.Member] = f.Rank, true
 		return member(f.Member)
 	case r.History != nil:
 		h := r.History
 		if _, err := window(h.Board, ""); err != nil {
 			return err
 		}
-		for name := range h.Points {
+		for name, p := range h.Points {
 			if _, err := window(h.Board, name); err != nil {
 				return err
+			}
+			if p[1] < 1 || p[1] > math.MaxUint32 {
+				return Errorf(EInvalid, "history of member %q: rank %d in window %s", h.Member, p[1], name)
 			}
 		}
 		return member(h.Member)
 	}
 	return nil
+}
+
+// endClosed checks that the closed period whose entries were being read had them all.
+func (d *DumpReader) endClosed() error {
+	c := d.closed
+	d.closed = nil
+	if c == nil || len(d.frozen)+len(c.Removed) == c.Total {
+		return nil
+	}
+	return DumpError(d.line0, "closed period %q of window %s has %d entries and %d removed ranks, but a total of %d",
+		c.ID, c.Window, len(d.frozen), len(c.Removed), c.Total)
 }
 
 // DumpError names the record of a dump that an import refused.

@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
+	"os"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -303,11 +303,14 @@ const importBatch = 10_000
 // Import loads a dump into the store in dir, which must hold nothing yet (a missing directory
 // is created). It writes what the store itself would have written; Open then recovers the
 // store as after a restart, closing the periods that came due since the export. The reader
-// checks each record in its place; Import checks what the store could not hold (an event id
-// used twice, a closed period short of entries). A dump it refuses leaves the store empty,
-// and an import cut short by a crash leaves it marked for Open to refuse.
+// checks each record in its place; Import checks what needs the events it stored (an event id
+// used twice, history points of their members' events). A dump it refuses leaves the store
+// empty (and no directory it made), and an import cut short by a crash leaves it marked for
+// Open to refuse.
 func Import(dir string, r *laurel.DumpReader, opts Options) error {
 	opts = opts.withDefaults()
+	_, statErr := opts.FS.Stat(dir)
+	made := errors.Is(statErr, os.ErrNotExist) // a refused import takes away the directory it made
 	db, _, err := openStore(dir, opts, storeOpenFiles(opts.MaxOpenFiles))
 	if err != nil {
 		return heldError(opts.FS, dir, err) // in use by a server, say so
@@ -329,6 +332,11 @@ func Import(dir string, r *laurel.DumpReader, opts Options) error {
 	}
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = cerr
+	}
+	if err != nil && made {
+		if rerr := opts.FS.RemoveAll(dir); rerr != nil {
+			opts.Logger.Error("import: removing the directory it made", "dir", dir, "err", rerr)
+		}
 	}
 	if err != nil && laurel.ErrorCode(err) == laurel.EInternal {
 		err = fmt.Errorf("embedded: import into %s: %w", dir, err)
@@ -352,27 +360,6 @@ type importer struct {
 
 	board   *laurel.Board // the board whose records are read
 	windows []string      // its windows' names, in order
-	spans   map[spanKey]byte
-	closed  *closedImport // the closed period whose entries are read
-}
-
-// spanKey is a period of a calendar window, which a dump holds open (with aggregates) or
-// closed, not both.
-type spanKey struct {
-	window string
-	start  int64
-}
-
-const (
-	spanOpen = 1 + iota
-	spanClosed
-)
-
-// closedImport counts a closed period's entries, which with its removed ranks make its total.
-type closedImport struct {
-	rec     *laurel.DumpClosed
-	line    int
-	members map[string]bool
 }
 
 // checkEmpty refuses a store that holds anything but the sequence record and the log (which
@@ -418,11 +405,6 @@ func (in *importer) run() error {
 		if err != nil {
 			return err
 		}
-		if rec.Frozen == nil {
-			if err := in.endClosed(); err != nil {
-				return err
-			}
-		}
 		if err := in.add(rec); err != nil {
 			return err
 		}
@@ -439,9 +421,6 @@ func (in *importer) run() error {
 			in.batch.Close()
 			in.batch, in.n = in.db.NewIndexedBatch(), 0
 		}
-	}
-	if err := in.endClosed(); err != nil {
-		return err
 	}
 	if in.seq > 0 {
 		// Every event imported is sealed, and counted in the aggregates imported: the log,
@@ -495,7 +474,7 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 		in.set(recordKey(rec.Record.Kind, rec.Record.Key), rec.Record.Value)
 	case rec.Board != nil:
 		b := in.r.Board()
-		in.board, in.windows, in.spans = b, nil, make(map[spanKey]byte)
+		in.board, in.windows = b, nil
 		for _, w := range b.Windows {
 			in.windows = append(in.windows, w.String())
 		}
@@ -507,30 +486,13 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 		return in.event(rec.Event)
 	case rec.Agg != nil:
 		a := rec.Agg
-		if err := in.span(a.Window, a.Start, spanOpen); err != nil {
-			return err
-		}
 		in.set(aggKey(a.Board, a.Window, a.Start, a.Member), encodeAgg(aggregate{a.Score, a.At}))
 	case rec.Closed != nil:
-		c := rec.Closed
-		if c.Total < 0 || c.Total > math.MaxUint32 {
-			return laurel.DumpError(in.r.Line(), "closed period %q of window %s: total %d out of range", c.ID, c.Window, c.Total)
-		}
-		if err := in.span(c.Window, c.Start, spanClosed); err != nil {
-			return err
-		}
+		c := rec.Closed // its total fits a uint32: the reader checked it
 		cp := &closedPeriod{id: c.ID, start: c.Start, end: c.End, total: uint32(c.Total)}
 		in.set(closedKey(c.Board, c.Window, c.Start), encodeClosed(cp, c.Removed))
-		in.closed = &closedImport{rec: c, line: in.r.Line(), members: make(map[string]bool)}
 	case rec.Frozen != nil:
-		f, c := rec.Frozen, in.closed
-		if c == nil || c.rec.Window != f.Window || c.rec.Start != f.Start {
-			return laurel.DumpError(in.r.Line(), "a frozen entry must follow its closed period or another of its entries")
-		}
-		if c.members[f.Member] {
-			return laurel.DumpError(in.r.Line(), "member %q comes twice in closed period %q of window %s", f.Member, c.rec.ID, f.Window)
-		}
-		c.members[f.Member] = true
+		f := rec.Frozen
 		in.set(rankKey(f.Board, f.Window, f.Start, f.Rank), encodeFrozen(frozen{rank: f.Rank, member: f.Member, agg: aggregate{f.Score, f.At}}))
 		in.set(frozenMemberKey(f.Board, f.Window, f.Start, f.Member), binary.BigEndian.AppendUint32(nil, f.Rank))
 	case rec.History != nil:
@@ -564,44 +526,14 @@ func (in *importer) event(de *laurel.DumpEvent) error {
 	return nil
 }
 
-// span notes a calendar period as open or closed, refusing one that is both.
-func (in *importer) span(window string, start int64, kind byte) error {
-	if w, _ := in.board.Window(window); !w.IsCalendar() {
-		return nil
-	}
-	k := spanKey{window, start}
-	switch was := in.spans[k]; {
-	case was == spanClosed && kind == spanClosed:
-		return laurel.DumpError(in.r.Line(), "window %s: the period starting at %d is closed twice", window, start)
-	case was != 0 && was != kind:
-		return laurel.DumpError(in.r.Line(), "window %s: the period starting at %d is both closed and open (with aggregates)", window, start)
-	}
-	in.spans[k] = kind
-	return nil
-}
-
-// endClosed checks that the closed period just read had all its entries.
-func (in *importer) endClosed() error {
-	c := in.closed
-	in.closed = nil
-	if c == nil || len(c.members)+len(c.rec.Removed) == c.rec.Total {
-		return nil
-	}
-	return laurel.DumpError(c.line, "closed period %q of window %s has %d entries and %d removed ranks, but a total of %d",
-		c.rec.ID, c.rec.Window, len(c.members), len(c.rec.Removed), c.rec.Total)
-}
-
 // history writes a history record, its windows in the board's order.
 func (in *importer) history(h *laurel.DumpHistory) error {
 	names := make([]string, 0, len(h.Points))
 	standings := make([]laurel.Standing, 0, len(h.Points))
 	for _, name := range in.windows {
-		p, ok := h.Points[name]
+		p, ok := h.Points[name] // its rank fits a uint32: the reader checked it
 		if !ok {
 			continue
-		}
-		if p[1] < 1 || p[1] > math.MaxUint32 {
-			return laurel.DumpError(in.r.Line(), "history of member %q: rank %d in window %s", h.Member, p[1], name)
 		}
 		names = append(names, name)
 		standings = append(standings, laurel.Standing{Score: p[0], Rank: int(p[1])})

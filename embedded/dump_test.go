@@ -154,18 +154,15 @@ func TestDumpRoundTrip(t *testing.T) {
 	}
 }
 
+// TestImportRefusesInvalidDumps: laureltest.ImportRefuses, on the embedded store.
+func TestImportRefusesInvalidDumps(t *testing.T) {
+	laureltest.ImportRefuses(t, func(t *testing.T) laureltest.Target { return laureltest.EmbeddedTarget(t) })
+}
+
 // TestImportRefuses: a dump that is not one, or that the store could not hold, is refused
 // naming its line, and leaves the store empty for the next attempt.
 func TestImportRefuses(t *testing.T) {
-	day := at("2026-11-16T00:00:00Z")
 	board := `{"board":{"id":"b","config":{"windows":["day","all"]},"created_at":0}}`
-	closed := func(total int, removed string) string {
-		return fmt.Sprintf(`{"closed":{"board":"b","window":"day","id":"2026-11-16","start":%d,"end":%d,"total":%d%s}}`, day, day+24*3600_000, total, removed)
-	}
-	frozen := func(rank int, member string) string {
-		return fmt.Sprintf(`{"frozen":{"board":"b","window":"day","start":%d,"rank":%d,"member":%q,"score":1,"at":1}}`, day, rank, member)
-	}
-	agg := fmt.Sprintf(`{"agg":{"board":"b","window":"day","start":%d,"member":"m","score":1,"at":1}}`, day)
 	const head = laureltest.DumpHeader
 	// A dump of the version before records is read as it was.
 	if err := importDump(t.TempDir(), laureltest.SealDump(`{"laurel_dump":2}`, board), embedded.Options{}); err != nil {
@@ -178,24 +175,11 @@ func TestImportRefuses(t *testing.T) {
 	}{
 		{"not a dump", []string{"hello"}, "not a laurel dump"},
 		{"another version", []string{`{"laurel_dump":1}`}, "dump version 1"},
-		{"a version too new", []string{`{"laurel_dump":4}`}, "dump version 4"},
+		{"a version too new", []string{`{"laurel_dump":4}`}, "dump version 4: this laurel reads versions 2 to 3; a newer laurel wrote it"},
 		{"records in a version-2 dump", []string{`{"laurel_dump":2}`, `{"record":{"kind":"k","key":"a","value":""}}`}, "a version-2 dump holds no records"},
 		{"a record after a board", []string{head, board, `{"record":{"kind":"k","key":"a","value":""}}`}, "records come before the first board"},
-		{"two kinds", []string{head, `{"hidden":"a","profile":{"member":"a","name":"A"}}`}, "dump record 2: want exactly one"},
 		{"unknown field", []string{head, `{"hidden":"a","color":"red"}`}, `dump record 2: json: unknown field "color"`},
-		{"another board's record", []string{head, board, `{"event":{"board":"c","seq":1,"member":"m","value":1,"ts":1}}`}, `dump record 3: a record of board "c"`},
 		{"unknown window", []string{head, board, `{"agg":{"board":"b","window":"month","start":0,"member":"m","score":1,"at":1}}`}, `dump record 3: board "b" has no window "month"`},
-		{"events out of order", []string{head, board,
-			`{"event":{"board":"b","seq":2,"member":"m","value":1,"ts":1}}`,
-			`{"event":{"board":"b","seq":2,"member":"n","value":1,"ts":1}}`}, "dump record 4: event seq 2 after 2"},
-		{"an id twice", []string{head, board,
-			`{"event":{"board":"b","seq":1,"member":"m","value":1,"ts":1,"id":"x"}}`,
-			`{"event":{"board":"b","seq":2,"member":"m","value":1,"ts":1,"id":"x","retracted":true}}`,
-			`{"event":{"board":"b","seq":3,"member":"n","value":1,"ts":1,"id":"x"}}`}, `dump record 5: event id "x"`},
-		{"a closed period short of entries", []string{head, board, closed(3, `,"removed":[2]`), frozen(1, "m"), agg}, `dump record 3: closed period "2026-11-16" of window day has 1 entries and 1 removed ranks, but a total of 3`},
-		{"a member twice in a closed period", []string{head, board, closed(2, ""), frozen(1, "m"), frozen(2, "m")}, `dump record 5: member "m" comes twice`},
-		{"a period open and closed", []string{head, board, agg, closed(0, "")}, "dump record 4: window day: the period starting at"},
-		{"a history rank of 0", []string{head, board, `{"history":{"board":"b","member":"m","seq":1,"ts":1,"points":{"all":[1,0]}}}`}, "dump record 3: history of member"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

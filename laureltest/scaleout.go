@@ -1,6 +1,7 @@
 package laureltest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -192,11 +193,19 @@ func (s *ScaleOutStore) Target() Target {
 				return err
 			}
 			defer e.Close()
-			d, err := laurel.NewDumpReader(r)
+			dump, err := io.ReadAll(r)
 			if err != nil {
 				return err
 			}
-			return e.Import(context.Background(), d)
+			boards, err := laurel.VerifyDump(bytes.NewReader(dump))
+			if err != nil {
+				return err
+			}
+			d, err := laurel.NewDumpReader(bytes.NewReader(dump))
+			if err != nil {
+				return err
+			}
+			return e.Import(context.Background(), d, boards)
 		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/laurel/laurel"
 )
 
@@ -186,97 +187,162 @@ func (x exporter) board(st *state) error {
 	})
 }
 
-// Import loads a dump into the store. None of its boards may exist; its profiles and hidden
-// marks are added to the store's. Each board is imported in a step of its own, under its
-// lock, and its index is built once it is in: a failure leaves the boards before it
-// imported and none of the one that failed. The boards then catch up with the store's
-// clock as any board does: periods that ended meanwhile close, rolling windows move.
-func (e *Store) Import(ctx context.Context, r *laurel.DumpReader) error {
-	rec, err := r.Next()
-	for err == nil && (rec.Profile != nil || rec.Hidden != nil || rec.Record != nil) {
-		switch {
-		case rec.Record != nil:
-			_, err = e.pool.Exec(ctx, `INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
-				ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, rec.Record.Kind, rec.Record.Key, rec.Record.Value)
-		case rec.Profile != nil:
-			p := rec.Profile
-			var metadata *string
-			if p.Metadata != nil {
-				metadata = ptr(string(p.Metadata))
+// Import loads a dump whose boards are those named into the store, all of it or nothing: one
+// step, under the locks of all its boards (none of which may exist), stores its records,
+// profiles and hidden marks (which replace or join the store's) and boards, checks what the
+// dump's reader cannot check on its own (event ids unique among the events that count,
+// history points of their members' events), and commits; then the index of each board is
+// built. The boards then catch up with the store's clock as any board does: periods that
+// ended meanwhile close, rolling windows move.
+func (e *Store) Import(ctx context.Context, r *laurel.DumpReader, boards []string) error {
+	targets := make([]target, len(boards))
+	for i, id := range boards {
+		targets[i] = wholeBoard(id)
+	}
+	tried := false
+	err := e.write(ctx, targets, func(s *step) error {
+		if tried {
+			// The dump is read once: a step that starts again (a board made meanwhile
+			// changed its locks) cannot.
+			return laurel.Errorf(laurel.EConflict, "the dump's boards changed while it was imported; nothing was imported")
+		}
+		tried = true
+		for _, id := range boards {
+			if s.boards[id].st != nil {
+				return laurel.Errorf(laurel.EConflict, "board %q exists already; nothing was imported", id)
 			}
-			_, err = e.pool.Exec(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, $2, $3)
-				ON CONFLICT (member) DO UPDATE SET name = excluded.name, metadata = excluded.metadata`, p.Member, p.Name, metadata)
-		default:
-			_, err = e.pool.Exec(ctx, "INSERT INTO laurel_hidden (member) VALUES ($1) ON CONFLICT DO NOTHING", *rec.Hidden)
 		}
-		if err == nil {
-			rec, err = r.Next()
+		rec, err := r.Next()
+		for err == nil && rec.Board == nil {
+			err = s.importShared(rec)
+			if err == nil {
+				rec, err = r.Next()
+			}
 		}
-	}
-	for err == nil {
-		if rec.Board == nil {
-			return laurel.DumpError(r.Line(), "a board's records must follow its board record")
+		for err == nil {
+			if !slices.Contains(boards, rec.Board.ID) {
+				return laurel.DumpError(r.Line(), "board %q is not one of the dump's boards as read before", rec.Board.ID)
+			}
+			rec, err = s.importBoard(r, rec.Board)
 		}
-		rec, err = e.importBoard(ctx, r, rec.Board)
-	}
-	if errors.Is(err, io.EOF) {
-		return nil
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+		return s.checkImported(boards)
+	})
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "23505" /* unique_violation */ {
+		return laurel.Errorf(laurel.EInvalid, "the dump is not valid: %s; nothing was imported", importConflicts[pg.ConstraintName])
 	}
 	return err
 }
 
-// importBoard imports one board's records and returns the record after them.
-func (e *Store) importBoard(ctx context.Context, r *laurel.DumpReader, board *laurel.DumpBoard) (laurel.DumpRecord, error) {
-	cfg := *r.Board()
-	var next laurel.DumpRecord
-	var nextErr error
-	err := e.write(ctx, []target{wholeBoard(board.ID)}, func(s *step) error {
-		b := s.boards[board.ID]
-		if b.st != nil {
-			return laurel.DumpError(r.Line(), "board %q exists already", board.ID)
+// importConflicts says what a unique constraint that an import broke found in the dump.
+var importConflicts = map[string]string{
+	"laurel_events_id":     "an event id is the id of an earlier event of its board that is not retracted",
+	"laurel_events_pkey":   "two events of a board have one seq",
+	"laurel_frozen_member": "a member comes twice in a closed period",
+	"laurel_frozen_pkey":   "a rank comes twice in a closed period",
+	"laurel_closed_pkey":   "a period is closed twice",
+	"laurel_aggs_pkey":     "a member has two aggregates of one span",
+	"laurel_history_pkey":  "an event has two history points",
+}
+
+// importShared stores a record that is no board's: a record of Records (one the store holds
+// already must be the same), a profile (which replaces the store's) or a hidden mark.
+func (s *step) importShared(rec laurel.DumpRecord) error {
+	var err error
+	switch {
+	case rec.Record != nil:
+		// A record the store holds already (a webhook, say) is the deployment's own: the
+		// dump's may equal it, not replace it.
+		r := rec.Record
+		var differs bool
+		err = s.tx.QueryRow(s.ctx, `WITH added AS (INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
+			ON CONFLICT (kind, key) DO NOTHING RETURNING 1)
+			SELECT NOT EXISTS (SELECT 1 FROM added) AND value <> $3 FROM laurel_records WHERE kind = $1 AND key = $2
+			UNION ALL SELECT false LIMIT 1`, r.Kind, r.Key, r.Value).Scan(&differs)
+		if err == nil && differs {
+			return laurel.Errorf(laurel.EConflict, "the store has a %s record %q of its own, which the dump's would replace; nothing was imported", r.Kind, r.Key)
 		}
-		st := newState(cfg, e.opts.Shards, s.now)
-		for i := range st.Windows {
-			if m, ok := board.Marks[st.Windows[i].Name]; ok {
-				st.Windows[i].Marks = m
-			}
+	case rec.Profile != nil:
+		p := rec.Profile
+		var metadata *string
+		if p.Metadata != nil {
+			metadata = ptr(string(p.Metadata))
 		}
-		b.st, b.stateChanged, b.rebuild = st, true, true
-		in := importer{s: s, b: b}
-		for {
-			next, nextErr = r.Next()
-			if nextErr != nil || next.Board != nil {
-				break
-			}
-			if err := in.add(next); err != nil {
-				return err
-			}
-		}
-		if nextErr != nil && !errors.Is(nextErr, io.EOF) {
-			return nextErr
-		}
-		if err := in.flush(); err != nil {
-			return err
-		}
-		b.makeShards() // numbering events above the dump's
-		for i := range st.Windows {
-			ws := &st.Windows[i]
-			slices.SortFunc(ws.Closed, func(a, b closedPeriod) int { return cmp.Compare(b.Start, a.Start) }) // newest first
-			if ws.w.IsRolling() {
-				if err := s.recomputeRolling(b, ws, nil); err != nil {
-					return err
-				}
-			}
-			if len(ws.Closed) > 0 {
-				ws.DropAt = ws.Marks.DropTime(&st.cfg, ws.w, ws.Closed[len(ws.Closed)-1].Start)
-			}
-		}
-		return nil
-	})
+		_, err = s.tx.Exec(s.ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, $2, $3)
+			ON CONFLICT (member) DO UPDATE SET name = excluded.name, metadata = excluded.metadata`, p.Member, p.Name, metadata)
+	case rec.Hidden != nil:
+		_, err = s.tx.Exec(s.ctx, "INSERT INTO laurel_hidden (member) VALUES ($1) ON CONFLICT DO NOTHING", *rec.Hidden)
+	}
 	if err != nil {
+		return fmt.Errorf("postgres: import: %w", err)
+	}
+	return nil
+}
+
+// checkImported refuses history points that are not of an event of their member: the dump's
+// reader, which keeps no board's events, cannot tell.
+func (s *step) checkImported(boards []string) error {
+	var board, member string
+	var seq int64
+	err := s.tx.QueryRow(s.ctx, `SELECT h.board, h.member, h.seq FROM laurel_history h
+		LEFT JOIN laurel_events e ON e.board = h.board AND e.seq = h.seq
+		WHERE h.board = ANY($1) AND (e.seq IS NULL OR e.member <> h.member) LIMIT 1`, boards).Scan(&board, &member, &seq)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("postgres: import: %w", err)
+	}
+	return laurel.Errorf(laurel.EInvalid, "the dump is not valid: history of member %q: no event %d of board %q of that member; nothing was imported", member, seq, board)
+}
+
+// importBoard imports one board's records, in the import's step, and returns the record
+// after them.
+func (s *step) importBoard(r *laurel.DumpReader, board *laurel.DumpBoard) (laurel.DumpRecord, error) {
+	cfg := *r.Board()
+	b := s.boards[board.ID]
+	st := newState(cfg, s.e.opts.Shards, s.now)
+	for i := range st.Windows {
+		if m, ok := board.Marks[st.Windows[i].Name]; ok {
+			st.Windows[i].Marks = m
+		}
+	}
+	b.st, b.stateChanged, b.rebuild = st, true, true
+	in := importer{s: s, b: b}
+	var next laurel.DumpRecord
+	var err error
+	for {
+		next, err = r.Next()
+		if err != nil || next.Board != nil {
+			break
+		}
+		if err := in.add(next); err != nil {
+			return next, err
+		}
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
 		return next, err
 	}
-	return next, nextErr
+	if err := in.flush(); err != nil {
+		return next, err
+	}
+	b.makeShards() // numbering events above the dump's
+	for i := range st.Windows {
+		ws := &st.Windows[i]
+		slices.SortFunc(ws.Closed, func(a, b closedPeriod) int { return cmp.Compare(b.Start, a.Start) }) // newest first
+		if ws.w.IsRolling() {
+			if err := s.recomputeRolling(b, ws, nil); err != nil {
+				return next, err
+			}
+		}
+		if len(ws.Closed) > 0 {
+			ws.DropAt = ws.Marks.DropTime(&st.cfg, ws.w, ws.Closed[len(ws.Closed)-1].Start)
+		}
+	}
+	return next, err
 }
 
 // importer copies a board's records into the store in batches.

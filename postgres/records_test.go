@@ -3,8 +3,10 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/laurel/laurel"
@@ -66,11 +68,15 @@ func TestRecordsInDumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	so := laureltest.NewScaleOutStore(t).Open(t, nil)
+	boards, err := laurel.VerifyDump(bytes.NewReader(dump.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	rd, err := laurel.NewDumpReader(bytes.NewReader(dump.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := so.Import(ctx, rd); err != nil {
+	if err := so.Import(ctx, rd, boards); err != nil {
 		t.Fatal(err)
 	}
 	if got := records(so); !maps.Equal(got, want) {
@@ -124,4 +130,42 @@ func TestLeagueRules(t *testing.T) {
 	laureltest.LeagueRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock, laureltest.Seed(t), 60, func(from laureltest.HookStore) laureltest.HookStore {
 		return laureltest.IntoEmbedded(t, from.(*postgres.Store), clock.Now)
 	})
+}
+
+// TestImportRefusesInvalidDumps: laureltest.ImportRefuses, on the scale-out store, where the
+// import of a dump is one transaction.
+func TestImportRefusesInvalidDumps(t *testing.T) {
+	laureltest.ImportRefuses(t, func(t *testing.T) laureltest.Target { return laureltest.NewScaleOutStore(t).Target() })
+}
+
+// TestImportKeepsTheStoresRecords: a dump imported into a store in use may not replace a
+// record the store holds (its webhook, say: a live hook was replaced by the dump's copy,
+// receiver and secret); one it holds the same is imported.
+func TestImportKeepsTheStoresRecords(t *testing.T) {
+	s := laureltest.NewScaleOutStore(t)
+	e := s.Open(t, nil)
+	if ok, err := e.SwapRecord(ctx, "hook", "hk1", nil, []byte(`{"url":"http://live.example/"}`)); err != nil || !ok {
+		t.Fatalf("the store's hook: %v, %v", ok, err)
+	}
+	tg := s.Target()
+	dump := func(value string) []byte {
+		return laureltest.SealDump(laureltest.DumpHeader, fmt.Sprintf(`{"record":{"kind":"hook","key":"hk1","value":%q}}`, base64.StdEncoding.EncodeToString([]byte(value))),
+			`{"board":{"id":"b","config":{"windows":["all"]},"created_at":0}}`)
+	}
+	err := tg.Import(t, nil, bytes.NewReader(dump(`{"url":"http://other.example/"}`)))
+	if laurel.ErrorCode(err) != laurel.EConflict || !strings.Contains(err.Error(), `hook record "hk1"`) {
+		t.Fatalf("a dump with another hk1: %v; want a conflict naming it", err)
+	}
+	if v, err := e.Record(ctx, "hook", "hk1"); err != nil || string(v) != `{"url":"http://live.example/"}` {
+		t.Fatalf("the store's hook after the refused import: %s, %v", v, err)
+	}
+	if _, err := e.Board(ctx, "b"); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("the refused dump's board: %v; want not found", err)
+	}
+	if err := tg.Import(t, nil, bytes.NewReader(dump(`{"url":"http://live.example/"}`))); err != nil {
+		t.Fatalf("a dump with the same hk1: %v", err)
+	}
+	if _, err := e.Board(ctx, "b"); err != nil {
+		t.Fatalf("the dump's board: %v", err)
+	}
 }

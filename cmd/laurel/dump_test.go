@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/laureltest"
 )
 
@@ -293,5 +295,66 @@ func TestFullDiskAtStart(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("%s on a full disk did not exit in 20 s; its log:\n%s", c.args[0], stderr.String())
 		}
+	}
+}
+
+// TestImportInterrupted: a signal (the context's end) stops an import half way, into either
+// store, and leaves nothing of it: an embedded import ran to its end, and a scale-out one
+// left the boards it had committed.
+func TestImportInterrupted(t *testing.T) {
+	lines := []string{laureltest.DumpHeader, `{"board":{"id":"b","config":{"windows":["all"]},"created_at":0}}`}
+	const n = 100_000
+	for i := 1; i <= n; i++ {
+		lines = append(lines, fmt.Sprintf(`{"event":{"board":"b","seq":%d,"member":"m%d","value":1,"ts":1}}`, i, i))
+	}
+	for i := 1; i <= n; i++ {
+		lines = append(lines, fmt.Sprintf(`{"agg":{"board":"b","window":"all","start":0,"member":"m%d","score":1,"at":1}}`, i))
+	}
+	dump := filepath.Join(t.TempDir(), "dump.jsonl")
+	if err := os.WriteFile(dump, laureltest.SealDump(lines...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Each store is made new: once for the import timed whole, once for the one stopped.
+	for _, c := range []struct {
+		name string
+		// store makes a new store and returns its flags, and a check that it holds nothing.
+		store func() ([]string, func() bool)
+	}{
+		{"embedded", func() ([]string, func() bool) {
+			dir := filepath.Join(t.TempDir(), "new")
+			return []string{"-data", dir}, func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) }
+		}},
+		{"scale-out", func() ([]string, func() bool) {
+			store := laureltest.NewScaleOutStore(t)
+			return []string{"-postgres", store.DSN, "-redis", laureltest.RedisAddr(), "-redis-prefix", store.Prefix}, func() bool {
+				e := store.Open(t, nil)
+				defer e.Close()
+				_, err := e.Board(context.Background(), "b")
+				return laurel.ErrorCode(err) == laurel.ENotFound
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args, _ := c.store()
+			start := time.Now()
+			if err := runImport(context.Background(), append(args, "-i", dump), nil, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(start)
+			args, empty := c.store()
+			ctx, cancel := context.WithCancel(context.Background())
+			start = time.Now()
+			time.AfterFunc(took/2, cancel)
+			err := runImport(ctx, append(args, "-i", dump), nil, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "nothing was imported") {
+				t.Fatalf("an import stopped after %v of %v: %v; want it interrupted, nothing imported", took/2, took, err)
+			}
+			if after := time.Since(start) - took/2; after > 2*time.Second {
+				t.Errorf("the import stopped %v after the signal", after)
+			}
+			if !empty() {
+				t.Fatalf("the interrupted import left something of it")
+			}
+		})
 	}
 }

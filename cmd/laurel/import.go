@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/laurel/laurel"
@@ -13,11 +15,11 @@ import (
 )
 
 // runImport is `laurel import`: a dump loaded into a store (docs/operations.md, "Export and
-// import"). An embedded store must be new (a directory that is missing or empty); a scale-out
-// store may be in use, as long as it has none of the dump's boards.
+// import"). An embedded store must be new (a directory that is missing, or holds no store or
+// an empty one); a scale-out store may be in use, as long as it has none of the dump's boards.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Writer) error {
 	fs := newFlagSet("import", stderr)
-	data := fs.String("data", "", "a new embedded store's directory (missing or empty)")
+	data := fs.String("data", "", "a new embedded store's directory (missing, or holding no store or an empty one)")
 	so := scaleOutFlags(fs)
 	in := fs.String("i", "-", "file to read the dump from; - for standard input")
 	minFree := minFreeFlag(fs, "an import into the embedded store stops, erasing what it stored")
@@ -60,8 +62,13 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	}
 	// Two passes over the dump: the check, then the import.
 	check := newProgress(stderr, "checking the dump", size, true)
-	boards, err := laurel.VerifyDump(io.TeeReader(f, check))
+	// A signal stops the import where it reads the dump; both stores then store nothing.
+	dump := &interruptible{ctx: ctx, r: f}
+	boards, err := laurel.VerifyDump(io.TeeReader(dump, check))
 	check.Finish()
+	if err != nil && ctx.Err() != nil {
+		return errors.New("interrupted while checking the dump; nothing was imported")
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w; nothing was imported", *in, err)
 	}
@@ -70,20 +77,29 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	}
 	load := newProgress(stderr, "importing", size, true)
 	defer load.Finish()
-	d, err := laurel.NewDumpReader(io.TeeReader(f, load))
+	d, err := laurel.NewDumpReader(io.TeeReader(dump, load))
 	if err != nil {
 		return err
 	}
 	if *data != "" {
-		err = embedded.Import(*data, d, embedded.Options{MinFreeDisk: minFreeDisk})
+		// A refused import leaves the store empty (and no directory it made): the message says so.
+		if err = embedded.Import(*data, d, embedded.Options{MinFreeDisk: minFreeDisk}); err != nil && !strings.Contains(err.Error(), "nothing was imported") {
+			err = fmt.Errorf("%w; nothing was imported", err)
+		}
 	} else {
 		var e *scaleOutStore
 		if e, err = so.open(ctx, postgres.Options{Maintenance: -1, Logger: warnings(stderr)}); err == nil {
-			if err = noneExists(ctx, e, boards); err == nil {
-				err = e.Import(ctx, d)
+			if err = e.Import(ctx, d, boards); err != nil && !strings.Contains(err.Error(), "nothing was imported") {
+				// One transaction: a failure before its commit stores nothing. One at the
+				// commit may have stored it all, which a second run, refusing boards that
+				// exist, tells.
+				err = fmt.Errorf("%w; nothing was imported, unless it failed as it committed: run it again to know", err)
 			}
 			e.Close()
 		}
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", err)
 	}
 	if err != nil {
 		return err
@@ -92,18 +108,15 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	return nil
 }
 
-// noneExists checks, before a dump is imported into a store in use, that the store has none
-// of its boards: else the profiles and boards before the first that exists would be stored
-// before the import failed. (The import checks each board again, under its lock.)
-func noneExists(ctx context.Context, e laurel.Service, boards []string) error {
-	for _, id := range boards {
-		_, err := e.Board(ctx, id)
-		if err == nil {
-			return fmt.Errorf("board %q exists already; nothing was imported", id)
-		}
-		if laurel.ErrorCode(err) != laurel.ENotFound {
-			return err
-		}
+// interruptible reads r until ctx ends: an import stopped by a signal stops reading its dump.
+type interruptible struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r *interruptible) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
 	}
-	return nil
+	return r.r.Read(p)
 }
