@@ -358,3 +358,32 @@ func TestImportInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestExportToAFullDisk: an export that fails as its disk fills leaves no part of a dump: the
+// retry, once there is room, writes the file (it was refused: "file exists", the part left by
+// the first); and export never replaces a file.
+func TestExportToAFullDisk(t *testing.T) {
+	data := t.TempDir()
+	servedOnce(t, data, nil)
+	disk := laureltest.SmallDisk(t, 1)
+	laureltest.FillDisk(t, disk)
+	out := filepath.Join(disk, "dump.jsonl")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"export", "-data", data, "-o", out}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "no space left") {
+		t.Fatalf("export to a full disk: exit %d, %s", code, stderr.String())
+	}
+	if left, _ := os.ReadDir(disk); len(left) != 1 {
+		t.Fatalf("the failed export left %v beside the ballast", left)
+	}
+	os.Remove(filepath.Join(disk, "ballast"))
+	if code := run(context.Background(), []string{"export", "-data", data, "-o", out}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("export once there is room: exit %d, %s", code, stderr.String())
+	}
+	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), `"s-1"`) || !strings.Contains(string(b), `{"end":`) {
+		t.Fatalf("the dump: %q, %v; want it whole, with the event s-1", b, err)
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"export", "-data", data, "-o", out}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "exists: export never replaces a file") {
+		t.Fatalf("export onto a dump: exit %d, %s", code, stderr.String())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/laurel/laurel"
@@ -42,13 +43,20 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer store.Close()
 	w := stdout
+	var tmp *os.File
 	if *out != "-" {
-		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
+		// The dump goes to a file beside the one named, which takes its name once whole: a
+		// failed export (a full disk, a signal) leaves no part of a dump behind, and never
+		// overwrites one.
+		if _, err := os.Lstat(*out); err == nil {
+			return fmt.Errorf("%s exists: export never replaces a file; name another", *out)
+		}
+		if tmp, err = os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".*.partial"); err != nil {
 			return err
 		}
-		defer f.Close()
-		w = f
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		w = tmp
 	}
 	start := time.Now()
 	bar := newProgress(stderr, "exporting", -1, true)
@@ -63,8 +71,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if f, ok := w.(*os.File); ok && w != stdout {
-		if err := f.Sync(); err != nil {
+	if tmp != nil {
+		if err := publish(tmp, *out); err != nil {
 			return err
 		}
 	}
@@ -81,4 +89,21 @@ func oneStore(data string, so scaleOut) error {
 		return usageError{fmt.Errorf("give the store: -data DIR, or -postgres and -redis (or $LAUREL_POSTGRES and $LAUREL_REDIS)")}
 	}
 	return so.check()
+}
+
+// publish makes the whole dump in tmp the file named out: synced, linked under its name
+// (which fails, rather than replaces, if a file took it meanwhile), and its directory synced.
+func publish(tmp *os.File, out string) error {
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp.Name(), out); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(out))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
 }
