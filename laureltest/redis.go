@@ -61,20 +61,35 @@ func (r *PrivateRedis) Start() {
 // DBSize is how many keys the server holds (0 when it does not answer), for tests that act
 // once something has been written to it.
 func (r *PrivateRedis) DBSize() int {
-	c, err := net.DialTimeout("tcp", r.Addr, time.Second)
-	if err != nil {
-		return 0
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("*1\r\n$6\r\nDBSIZE\r\n")); err != nil {
-		return 0
-	}
 	var n int
-	if _, err := fmt.Fscanf(c, ":%d\r\n", &n); err != nil {
+	if r.command("DBSIZE", ":%d\r\n", &n) != nil {
 		return 0
 	}
 	return n
+}
+
+// FlushAll empties the server, as an operator's FLUSHALL would.
+func (r *PrivateRedis) FlushAll() {
+	r.t.Helper()
+	var ok string
+	if err := r.command("FLUSHALL", "+%s\r\n", &ok); err != nil || ok != "OK" {
+		r.t.Fatalf("FLUSHALL: %q, %v", ok, err)
+	}
+}
+
+// command sends a command of one word and scans its reply with format.
+func (r *PrivateRedis) command(name, format string, reply any) error {
+	c, err := net.DialTimeout("tcp", r.Addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := fmt.Fprintf(c, "*1\r\n$%d\r\n%s\r\n", len(name), name); err != nil {
+		return err
+	}
+	_, err = fmt.Fscanf(c, format, reply)
+	return err
 }
 
 // Kill stops the server at once (SIGKILL): its data is gone.

@@ -632,6 +632,13 @@ func (e *Store) catchUp(ctx context.Context, id string) error {
 	})
 }
 
+// Indexed reports whether the index holds a board's state: one rebuilt, then lost to a
+// flush or a restart of Redis, does not.
+func (e *Store) Indexed(ctx context.Context, id string) (bool, error) {
+	_, ok, err := e.index.State(ctx, id)
+	return ok, err
+}
+
 // Rebuild makes a board's index what the store holds, whatever the index holds now: after
 // the index was lost, or to be sure. Reads of the board wait for it.
 func (e *Store) Rebuild(ctx context.Context, id string) error {

@@ -72,6 +72,13 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			return e.Rebuild(ctx, id)
 		})
+	}, func(id string) (lost bool, err error) {
+		err = retry(ctx, *patience, 2*time.Second, unavailable, tell("cannot read the index of board "+id), func() error {
+			ok, err := e.Indexed(ctx, id)
+			lost = !ok
+			return err
+		})
+		return lost, err
 	}, log, newProgress(stderr, "rebuilding boards", int64(len(ids)), false))
 	if err != nil {
 		return err
@@ -97,16 +104,17 @@ const rebuildPasses = 3
 // it waits for), and returns how many it rebuilt: boards deleted meanwhile are skipped, but
 // named (only) is one the operator asked for. A failure may have been a Redis restart, which
 // loses what was rebuilt before it: the boards rebuilt before the last failure of a pass are
-// rebuilt again, in a pass of their own.
-func rebuildAll(ids []string, named bool, one func(id string, tell func(error)) error, log *slog.Logger, bar *progress) (int, error) {
+// rebuilt again, in a pass of their own. So are those whose index is lost once all are done
+// (a flush, which fails no command).
+func rebuildAll(ids []string, named bool, one func(id string, tell func(error)) error, lost func(id string) (bool, error), log *slog.Logger, bar *progress) (int, error) {
 	gone := make(map[string]bool)
 	todo := ids
 	for pass := 1; len(todo) > 0; pass++ {
 		if pass > rebuildPasses {
-			return 0, fmt.Errorf("the index failed during each of %d passes over the boards; run the rebuild again", rebuildPasses)
+			return 0, fmt.Errorf("the index failed or lost boards during each of %d passes over them; run the rebuild again", rebuildPasses)
 		}
 		if pass > 1 {
-			log.Warn("the index failed during the rebuild and may have lost what was rebuilt before; rebuilding those boards again", "boards", len(todo), "pass", pass)
+			log.Warn("the index lost boards rebuilt before, or failed and may have: rebuilding those boards again", "boards", len(todo), "pass", pass)
 		}
 		redo := 0
 		for i, id := range todo {
@@ -129,7 +137,22 @@ func rebuildAll(ids []string, named bool, one func(id string, tell func(error)) 
 		if pass == 1 {
 			bar.Finish()
 		}
-		todo = todo[:redo]
+		if todo = todo[:redo]; len(todo) > 0 {
+			continue
+		}
+		todo = nil // not todo[:0]: its array is ids'
+		for _, id := range ids {
+			if gone[id] {
+				continue
+			}
+			l, err := lost(id)
+			if err != nil {
+				return 0, fmt.Errorf("board %s: %w", id, err)
+			}
+			if l {
+				todo = append(todo, id)
+			}
+		}
 	}
 	return len(ids) - len(gone), nil
 }
