@@ -243,7 +243,8 @@ func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 				return fmt.Errorf("postgres: delete board: %w", err)
 			}
 		}
-		b.deleted = true
+		// Its streams, on every node, hear of it and end (the index's delete tells no one).
+		b.deleted, s.global = true, true
 		return nil
 	})
 }

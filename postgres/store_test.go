@@ -187,7 +187,7 @@ func TestIndexLost(t *testing.T) {
 }
 
 // TestWatchAcrossNodes: a node hears of the changes another node makes, with the board, or
-// nil for a change that may show on any board.
+// nil for a change that may show on any board (a board deleted, too).
 func TestWatchAcrossNodes(t *testing.T) {
 	store := laureltest.NewScaleOutStore(t)
 	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
@@ -242,6 +242,11 @@ func TestWatchAcrossNodes(t *testing.T) {
 		t.Fatalf("heard %q more", boards)
 	case <-time.After(100 * time.Millisecond):
 	}
+	// A board deleted is heard of, so that its streams end (they went on, showing it).
+	if err := b.DeleteBoard(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	expect(nil)
 }
 
 // gateIndex holds each index step until it is let through, counting them.
