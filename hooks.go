@@ -487,19 +487,44 @@ func (hs *Hooks) Collect(ctx context.Context) (int, error) {
 		hs.boardsRead.Store(br)
 	}
 	made, results := 0, map[string]Results{}
+	// A board about to be collected is read again, once a pass: the list may be a minute
+	// old, and a board deleted and made again since would be collected as the old one (its
+	// making decides which periods a hook was told of).
+	fresh := map[string]*BoardInfo{}
+	current := func(id string) (*BoardInfo, error) {
+		if b, ok := fresh[id]; ok {
+			return b, nil
+		}
+		b, err := hs.Service.Board(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		fresh[id] = &b
+		return &b, nil
+	}
 	for _, h := range hooks {
-		for _, b := range br.boards {
-			if !h.hears(b.ID) {
+		for _, listed := range br.boards {
+			if !h.hears(listed.ID) {
 				continue
 			}
-			for _, w := range b.Windows {
+			for _, w := range listed.Windows {
 				name := w.String()
-				if !w.IsCalendar() || !b.Rewards.Has(name) {
+				if !w.IsCalendar() || !listed.Rewards.Has(name) {
 					continue
 				}
-				key := cursorKey(h.ID, b.ID, name)
+				key := cursorKey(h.ID, listed.ID, name)
 				if la, ok := hs.lookAgain.Load(key); ok && now >= la.(lookAgain).looked && now < la.(lookAgain).next {
 					continue // nothing can have closed since (a clock set back looks again)
+				}
+				b, err := current(listed.ID)
+				if ErrorCode(err) == ENotFound { // deleted meanwhile
+					break
+				}
+				if err != nil {
+					return made, err
+				}
+				if _, ok := b.Window(name); !ok || !b.Rewards.Has(name) {
+					continue // changed meanwhile: the next list has it as it is
 				}
 				n, err := hs.collect(ctx, &h, &b.Board, name, results)
 				made += n

@@ -227,68 +227,80 @@ func TestHookNotToldOfWhatClosedBeforeIt(t *testing.T) {
 // TestHookToldOfABoardMadeAgain: a board deleted and made again under its id is told of
 // from its first period, and a period of the same name as one the old board was told of gets
 // a delivery of its own, under an id of its own (it got none: the old one's id was taken as
-// made already, and a receiver applies each id once).
+// made already, and a receiver applies each id once). So it is when Collect looks again
+// within the minute it keeps the list of boards, a period being due: it took the old board's
+// making from that list, and skipped the period for good.
 func TestHookToldOfABoardMadeAgain(t *testing.T) {
-	clock := &testClock{}
-	clock.Set("2026-11-02T10:00:00Z")
-	s, spec := openRewarded(t, clock, "1s")
-	svc := laurel.NewCompetitions(s, s, clock.Now)
-	ctx := context.Background()
-	hs := testHooks(s, svc, clock)
-	if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
-		t.Fatal(err)
-	}
-	put := func(late string) {
-		t.Helper()
-		spec.LateLimit = ptr(late)
-		if _, _, err := svc.PutBoard(ctx, "g", spec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	submit := func(member string, ts int64) {
-		t.Helper()
-		if _, err := svc.Submit(ctx, []laurel.Event{{Board: "g", Member: member, Value: 1, TS: ts, HasTS: true}}, laurel.SubmitOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put("1s")
-	nov2 := clock.Now()
-	submit("ann", nov2)
-	clock.Set("2026-11-03T00:01:00Z")
-	if _, err := hs.Collect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.DeleteBoard(ctx, "g"); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(time.Second)
-	put("48h")
-	submit("ben", nov2) // November 2 again, late, on the new board
-	clock.Advance(time.Second)
-	put("1s") // which closes it
-	clock.Advance(time.Minute)
-	if _, err := hs.Collect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := hs.Deliveries(ctx, "h", "", "", 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, d := range ds {
-		d, err := hs.Delivery(ctx, "h", d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var part laurel.ResultsPart
-		if err := json.Unmarshal(d.Body, &part); err != nil || len(part.Results.Results) != 1 {
-			t.Fatalf("delivery %s: %s, %v", d.ID, d.Body, err)
-		}
-		got = append(got, d.ID+" "+part.Results.Results[0].Member)
-	}
-	slices.Sort(got)
-	old := "h:g:day:2026-11-02:1"
-	if len(got) != 2 || got[0] != old+" ann" || !strings.HasPrefix(got[1], old+"~") || !strings.HasSuffix(got[1], " ben") {
-		t.Fatalf("deliveries %q; want %s for ann, then one of its own for ben", got, old)
+	for _, c := range []struct {
+		name          string
+		first, second string // when Collect runs before the board is deleted, and after
+	}{
+		{"a minute later", "2026-11-03T00:01:00Z", "2026-11-03T00:02:02Z"},
+		{"within the minute", "2026-11-03T23:59:30Z", "2026-11-04T00:00:05Z"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := &testClock{}
+			clock.Set("2026-11-02T10:00:00Z")
+			s, spec := openRewarded(t, clock, "1s")
+			svc := laurel.NewCompetitions(s, s, clock.Now)
+			ctx := context.Background()
+			hs := testHooks(s, svc, clock)
+			if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
+				t.Fatal(err)
+			}
+			put := func(late string) {
+				t.Helper()
+				spec.LateLimit = ptr(late)
+				if _, _, err := svc.PutBoard(ctx, "g", spec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			submit := func(member string, ts int64) {
+				t.Helper()
+				if _, err := svc.Submit(ctx, []laurel.Event{{Board: "g", Member: member, Value: 1, TS: ts, HasTS: true}}, laurel.SubmitOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			put("1s")
+			nov2 := clock.Now()
+			submit("ann", nov2)
+			clock.Set(c.first)
+			if _, err := hs.Collect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.DeleteBoard(ctx, "g"); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Second)
+			put("48h")
+			submit("ben", nov2) // November 2 again, late, on the new board
+			clock.Advance(time.Second)
+			put("1s") // which closes it
+			clock.Set(c.second)
+			if _, err := hs.Collect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ds, err := hs.Deliveries(ctx, "h", "", "", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range ds {
+				d, err := hs.Delivery(ctx, "h", d.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var part laurel.ResultsPart
+				if err := json.Unmarshal(d.Body, &part); err != nil || len(part.Results.Results) != 1 {
+					t.Fatalf("delivery %s: %s, %v", d.ID, d.Body, err)
+				}
+				got = append(got, d.ID+" "+part.Results.Results[0].Member)
+			}
+			slices.Sort(got)
+			old := "h:g:day:2026-11-02:1"
+			if len(got) != 2 || got[0] != old+" ann" || !strings.HasPrefix(got[1], old+"~") || !strings.HasSuffix(got[1], " ben") {
+				t.Fatalf("deliveries %q; want %s for ann, then one of its own for ben", got, old)
+			}
+		})
 	}
 }
