@@ -766,6 +766,17 @@ func (hs *Hooks) Finish(ctx context.Context, d Delivery, status int, failure str
 	return n, err
 }
 
+// Abandon gives back the attempt of a claimed delivery that its sender stopped, not its
+// receiver (the node shuts down mid-send): the attempt is not counted, and the delivery is
+// due again at once, on whichever node claims it next. A delivery replayed or taken by
+// another claim since is left as it is.
+func (hs *Hooks) Abandon(ctx context.Context, d Delivery) error {
+	n := d
+	n.LeaseUntil, n.NextAt, n.Attempts = 0, hs.now(), max(0, d.Attempts-1)
+	_, err := hs.swap(ctx, d, &n)
+	return err
+}
+
 // backoff is the wait after the attempt-th failed attempt.
 func (hs *Hooks) backoff(attempt int) time.Duration {
 	b, most := cmp.Or(hs.Backoff, DefaultHookBackoff), cmp.Or(hs.MaxBackoff, DefaultHookMaxBackoff)

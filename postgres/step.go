@@ -294,7 +294,10 @@ func (e *Store) write(ctx context.Context, targets []target, fn func(s *step) er
 			return e.unavailable("write", err)
 		}
 	}
-	return e.unavailable("write", fmt.Errorf("postgres: a write kept starting again: %w", err))
+	// Its board kept changing under it (reshards one after the other): the write stored
+	// nothing, and may be sent again.
+	e.log.Warn("a write kept starting again", "err", err)
+	return laurel.Errorf(laurel.EUnavailable, "the board's shards kept changing while it was written; try again")
 }
 
 // runStep is one try of write, without the mapping of PostgreSQL's failures.

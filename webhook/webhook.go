@@ -137,6 +137,13 @@ func (d *Dispatcher) pass(ctx context.Context, client *http.Client, timeout time
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			status, failure := post(ctx, client, h, dl)
+			if failure != "" && ctx.Err() != nil {
+				// Stopped by this node's shutdown, not by the receiver: no attempt spent.
+				if err := d.Hooks.Abandon(context.WithoutCancel(ctx), dl); err != nil {
+					log.Warn("webhooks: giving back an attempt", "delivery", dl.ID, "err", err)
+				}
+				return
+			}
 			done, err := d.Hooks.Finish(context.WithoutCancel(ctx), dl, status, failure)
 			if err != nil {
 				log.Warn("webhooks: recording an attempt", "delivery", dl.ID, "err", err)

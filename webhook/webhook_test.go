@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"sync"
@@ -246,3 +247,69 @@ func deliverAll(t *testing.T, store laureltest.HookStore, clock *laureltest.Cloc
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestShutdownSpendsNoAttempt: an attempt that the dispatcher itself stops (the node shuts
+// down mid-send) is given back, not counted as failed against the delivery's attempts (it
+// was: "context canceled", one attempt fewer to go), and the delivery is due again at once.
+func TestShutdownSpendsNoAttempt(t *testing.T) {
+	ctx := context.Background()
+	clock := laureltest.NewClock("2026-11-02T10:00:00Z")
+	store, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // so that the server sees the sender hang up
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		select { // hangs until the sender gives up or the test ends
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release) // before the server closes, which waits for its handlers
+	spec := laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("1h")}
+	if err := json.Unmarshal([]byte(`[{"window":"day","ranks":[1,1],"reward":{}}]`), &spec.Rewards); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.PutBoard(ctx, "b", spec); err != nil {
+		t.Fatal(err)
+	}
+	hooks := &laurel.Hooks{Records: store, Service: store, Encode: lhttp.EncodeDelivery, Now: clock.Now}
+	if _, _, err := hooks.Put(ctx, "h", laurel.HookSpec{URL: ptr(srv.URL), Secret: ptr(secret)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Submit(ctx, []laurel.Event{{Board: "b", Member: "m", Value: 1}}, laurel.SubmitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(26 * time.Hour)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		(&webhook.Dispatcher{Hooks: hooks, Every: 5 * time.Millisecond, Timeout: time.Minute}).Run(runCtx)
+		close(done)
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no attempt reached the receiver")
+	}
+	stop()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dispatcher did not stop")
+	}
+	ds, err := hooks.Deliveries(ctx, "h", "", "", 10)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("deliveries: %+v, %v", ds, err)
+	}
+	if d := ds[0]; d.State != laurel.DeliveryPending || d.Attempts != 0 || d.NextAt > clock.Now() || d.LeaseUntil != 0 {
+		t.Fatalf("the delivery after a shutdown mid-attempt: %+v; want pending, no attempt spent, due now, no lease", d)
+	}
+}
