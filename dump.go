@@ -356,6 +356,10 @@ func VerifyDump(r io.Reader) (boards []string, err error) {
 // Board is the board whose records are being read: the last board record's, applied.
 func (d *DumpReader) Board() *Board { return d.board }
 
+// Done reports whether the whole dump has been read, its trailer checked: before, an import
+// has stored nothing that it commits at the end.
+func (d *DumpReader) Done() bool { return d.done }
+
 // Line is the line of the last record read, for messages.
 func (d *DumpReader) Line() int { return d.line }
 

@@ -544,7 +544,7 @@ func (in *importer) history(h *laurel.DumpHistory) error {
 		return err
 	}
 	if board, ev, point, err := decodeSealed(h.Seq, v); !ok || err != nil || board != h.Board || ev.member != h.Member || point != nil {
-		return laurel.DumpError(in.r.Line(), "history of member %q: no event %d of board %q without a point before it", h.Member, h.Seq, h.Board)
+		return laurel.DumpError(in.r.Line(), "history of member %q: no event %d of board %q of that member, or it has a point already", h.Member, h.Seq, h.Board)
 	}
 	in.set(sealedKey(h.Seq, h.Board), append(v, encodeHistory(h.TS, names, standings)...))
 	return nil

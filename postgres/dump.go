@@ -232,7 +232,7 @@ func (e *Store) Import(ctx context.Context, r *laurel.DumpReader, boards []strin
 	})
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == "23505" /* unique_violation */ {
-		return laurel.Errorf(laurel.EInvalid, "the dump is not valid: %s; nothing was imported", importConflicts[pg.ConstraintName])
+		return laurel.Errorf(laurel.EInvalid, "the dump is not valid: %s (%s); nothing was imported", importConflicts[pg.ConstraintName], pg.Detail)
 	}
 	return err
 }

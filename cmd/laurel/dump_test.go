@@ -387,3 +387,22 @@ func TestExportToAFullDisk(t *testing.T) {
 		t.Fatalf("export onto a dump: exit %d, %s", code, stderr.String())
 	}
 }
+
+// TestImportInterruptedOnStandardInput: a signal stops an import whose standard input waits on
+// its writer (it waited until the writer closed it).
+func TestImportInterruptedOnStandardInput(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	go w.Write([]byte(laureltest.DumpHeader + "\n")) // then nothing, and no end
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	dir := filepath.Join(t.TempDir(), "new")
+	err := runImport(ctx, []string{"-data", dir}, r, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "interrupted while reading the dump; nothing was imported") || time.Since(start) > 2*time.Second {
+		t.Fatalf("after %v: %v; want interrupted at once", time.Since(start), err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the interrupted import left %s: %v", dir, err)
+	}
+}

@@ -45,8 +45,19 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 		}
 		defer os.Remove(tmp.Name())
 		defer tmp.Close()
-		if _, err := io.Copy(tmp, stdin); err != nil {
-			return err
+		// A read of standard input may wait for ever on its writer: a signal does not.
+		copied := make(chan error, 1)
+		go func() {
+			_, err := io.Copy(tmp, stdin)
+			copied <- err
+		}()
+		select {
+		case err := <-copied:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return errors.New("interrupted while reading the dump; nothing was imported")
 		}
 		path = tmp.Name()
 	}
@@ -89,20 +100,34 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	} else {
 		var e *scaleOutStore
 		if e, err = so.open(ctx, postgres.Options{Maintenance: -1, Logger: warnings(stderr)}); err == nil {
-			if err = e.Import(ctx, d, boards); err != nil && !strings.Contains(err.Error(), "nothing was imported") {
-				// One transaction: a failure before its commit stores nothing. One at the
-				// commit may have stored it all, which a second run, refusing boards that
-				// exist, tells.
+			err = e.Import(ctx, d, boards)
+			// One transaction, committed once the whole dump is read: a failure before
+			// stores nothing. One as it commits (a connection lost, a signal) may have
+			// stored it all, which a second run, refusing boards that exist, tells.
+			switch {
+			case err == nil || strings.Contains(err.Error(), "nothing was imported"):
+			case !d.Done() && ctx.Err() != nil:
+				err = errors.New("interrupted; nothing was imported")
+			case !d.Done():
+				err = fmt.Errorf("%w; nothing was imported", err)
+			default:
 				err = fmt.Errorf("%w; nothing was imported, unless it failed as it committed: run it again to know", err)
 			}
 			e.Close()
 		}
 	}
-	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %w", err)
+	switch {
+	case err == nil || ctx.Err() == nil || strings.HasPrefix(err.Error(), "interrupted"):
+	case *data != "": // the store erased what it took
+		err = errors.New("interrupted; nothing was imported")
+	default:
+		err = fmt.Errorf("interrupted: %w", err)
 	}
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "interrupted once the whole dump was read: the import went on to its end")
 	}
 	fmt.Fprintf(stderr, "imported %d records in %s\n", d.Records(), time.Since(start).Round(time.Millisecond))
 	return nil

@@ -21,7 +21,7 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	board := fs.String("board", "", "rebuild this board only (default: every board)")
 	check := fs.Bool("check", false, "afterwards, check the index against the store (reads everything)")
 	shards := fs.Int("shards", 0, "split the boards' members into this many shards, then rebuild (default: keep each board's)")
-	patience := fs.Duration("wait", time.Minute, "how long to keep trying while PostgreSQL or Redis does not answer, at start and at each board, before giving up (0: give up at once)")
+	patience := fs.Duration("wait", time.Minute, "how long to keep trying while PostgreSQL or Redis does not answer, at start and at each board, before giving up (0: at the first failure)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
-// retry calls try until it succeeds, ctx ends, or patience (0: no end) has passed since its
-// first failure, pausing from 100 ms and doubling up to longest between tries. An error that
+// retry calls try until it succeeds, ctx ends, or patience has passed since its first
+// failure (zero: no second try; below zero: no end), pausing from 100 ms and doubling up to
+// longest between tries, the last pause cut to what patience leaves. An error that
 // retryable refuses ends it at once. tell hears each failure whose message differs from the
 // last one's, so that a backend down for long is logged once, not at every try.
 func retry(ctx context.Context, patience, longest time.Duration, retryable func(error) bool, tell func(error), try func() error) error {
@@ -20,12 +22,19 @@ func retry(ctx context.Context, patience, longest time.Duration, retryable func(
 		if since.IsZero() {
 			since = time.Now()
 		}
+		if patience == 0 {
+			return err
+		}
+		if patience > 0 {
+			left := patience - time.Since(since)
+			if left <= 0 {
+				return fmt.Errorf("%w (still failing after %v)", err, patience)
+			}
+			wait = min(wait, left)
+		}
 		if err.Error() != last {
 			tell(err)
 			last = err.Error()
-		}
-		if patience > 0 && time.Since(since)+wait > patience {
-			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -38,3 +47,6 @@ func retry(ctx context.Context, patience, longest time.Duration, retryable func(
 // always is retry's retryable for what may fail only for a while: opening a store whose
 // backends are coming up.
 func always(error) bool { return true }
+
+// forever is retry's patience that never ends.
+const forever = -1

@@ -107,7 +107,7 @@ func (s *server) openScaleOut(ctx context.Context, so scaleOut, opts postgres.Op
 	opts.Logger, opts.OnCommit = s.log, s.observeCommit
 	waiting := lhttp.Recovering("waiting for PostgreSQL and Redis")
 	s.handler.Store(&waiting)
-	err := retry(ctx, 0, 10*time.Second, always,
+	err := retry(ctx, forever, 10*time.Second, always,
 		func(err error) { s.log.Error("waiting for the scale-out store's backends", "err", err) },
 		func() (err error) { store, err = so.open(ctx, opts); return err })
 	if err != nil {
