@@ -632,11 +632,25 @@ func (e *Store) catchUp(ctx context.Context, id string) error {
 	})
 }
 
-// Indexed reports whether the index holds a board's state: one rebuilt, then lost to a
-// flush or a restart of Redis, does not.
+// Indexed reports whether the index holds a board's state and each of its shards: one
+// rebuilt, then lost in part or whole to a flush or a restart of Redis, does not. (Every
+// shard of a board the index holds is at a version above zero: the board's making is a step
+// of each.) A board the store no longer has counts as indexed.
 func (e *Store) Indexed(ctx context.Context, id string) (bool, error) {
-	_, ok, err := e.index.State(ctx, id)
-	return ok, err
+	counts, err := e.counts(ctx, []string{id})
+	if err != nil || counts[id] == 0 {
+		return true, err
+	}
+	view, err := e.indexView(ctx, id, counts[id])
+	if err != nil || !view.ok {
+		return false, err
+	}
+	for _, sh := range view.shards {
+		if sh.Version == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Rebuild makes a board's index what the store holds, whatever the index holds now: after

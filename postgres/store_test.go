@@ -489,3 +489,32 @@ func TestLostStepRepairedSoon(t *testing.T) {
 	t.Logf("repaired after %v", took)
 	check(t, e)
 }
+
+// TestIndexedSeesAShardLost: a board whose index lost one shard, its state kept, is not
+// indexed (laurel rebuild, which asked only for the state, reported success with a shard
+// missing after a FLUSHALL between two of the board's shards).
+func TestIndexedSeesAShardLost(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	e := store.OpenWith(t, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: -1, Shards: 3})
+	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, e, laurel.Event{Board: "b", Member: "m", Value: 1})
+	if ok, err := e.Indexed(ctx, "b"); err != nil || !ok {
+		t.Fatalf("the board as written: indexed %v, %v", ok, err)
+	}
+	n := 0
+	for _, k := range store.Keys(t) {
+		if strings.Contains(k, "{b/1/") {
+			store.Client.Do(ctx, store.Client.B().Del().Key(k).Build())
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no key of shard 1 to lose")
+	}
+	if ok, err := e.Indexed(ctx, "b"); err != nil || ok {
+		t.Fatalf("shard 1 lost: indexed %v, %v; want not", ok, err)
+	}
+	if ok, err := e.Indexed(ctx, "nope"); err != nil || !ok {
+		t.Fatalf("a board the store does not have: indexed %v, %v; want it taken as indexed", ok, err)
+	}
+}
