@@ -175,21 +175,30 @@ func (t *Competitions) forgetID(ctx context.Context, board, id string) error {
 		return true, nil
 	})
 	for _, key := range keys {
-		for err == nil {
-			var raw []byte
-			var e *entry
-			if raw, e, err = t.entry(ctx, key); err != nil || raw == nil {
-				break
-			}
-			n := *e
-			n.IDs = slices.DeleteFunc(slices.Clone(n.IDs), func(x string) bool { return x == id })
-			var ok bool
-			if ok, err = t.swapEntry(ctx, key, raw, &n); ok {
-				break
-			}
+		if err == nil {
+			_, err = t.changeEntry(ctx, key, func(n *entry) {
+				n.IDs = slices.DeleteFunc(n.IDs, func(x string) bool { return x == id })
+			})
 		}
 	}
 	return err
+}
+
+// changeEntry changes the entry key with change (given a copy of it), again on what another
+// request wrote meanwhile, until it is stored; changed is false when there is no such entry.
+func (t *Competitions) changeEntry(ctx context.Context, key string, change func(*entry)) (changed bool, err error) {
+	for {
+		raw, e, err := t.entry(ctx, key)
+		if err != nil || raw == nil {
+			return false, err
+		}
+		n := *e
+		n.IDs = slices.Clone(n.IDs)
+		change(&n)
+		if ok, err := t.swapEntry(ctx, key, raw, &n); err != nil || ok {
+			return ok, err
+		}
+	}
 }
 
 // competitionBoards returns the boards of events that have a tournament with entries or
@@ -405,24 +414,12 @@ func (t *Competitions) release(ctx context.Context, res []*reservation, events [
 			continue
 		}
 		key := r.board + ":" + r.run + ":" + r.member
-		for {
-			raw, e, err := t.entry(ctx, key)
-			if err != nil || raw == nil {
-				break
-			}
-			n := *e
+		changed, err := t.changeEntry(ctx, key, func(n *entry) {
 			n.Attempts = max(0, n.Attempts-back)
-			n.IDs = slices.DeleteFunc(slices.Clone(n.IDs), func(id string) bool { return slices.Contains(ids, id) })
-			ok, err := t.swapEntry(ctx, key, raw, &n)
-			if err != nil {
-				break
-			}
-			if ok {
-				if results == nil && r.created != nil {
-					t.unenter(ctx, r, key)
-				}
-				break
-			}
+			n.IDs = slices.DeleteFunc(n.IDs, func(id string) bool { return slices.Contains(ids, id) })
+		})
+		if err == nil && changed && results == nil && r.created != nil {
+			t.unenter(ctx, r, key)
 		}
 	}
 }

@@ -95,13 +95,14 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 	// the first read, or since the step, is not known without the index.
 	now := e.now()
 	info = committed.info(now)
+	stepped := committed.info(last.now).Current // the periods the step built a window gained for
 	for name, p := range info.Current {
 		old, ok := before.Current[name]
 		switch {
 		case created:
 		case ok && old.ID == p.ID && old.Start == p.Start:
 			p.Total = old.Total
-		case !ok && committed.info(last.now).Current[name].ID == p.ID:
+		case !ok && stepped[name].ID == p.ID:
 			p.Total = last.totalOf(id, name)
 		default:
 			return laurel.BoardInfo{}, false, err

@@ -92,45 +92,50 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	atCommit := false
 	if *data != "" {
-		// A refused import leaves the store empty (and no directory it made): the message says so.
-		if err = embedded.Import(*data, d, embedded.Options{MinFreeDisk: minFreeDisk}); err != nil && !strings.Contains(err.Error(), "nothing was imported") {
-			err = fmt.Errorf("%w; nothing was imported", err)
-		}
+		err = embedded.Import(*data, d, embedded.Options{MinFreeDisk: minFreeDisk})
 	} else {
 		var e *scaleOutStore
-		if e, err = so.open(ctx, postgres.Options{Maintenance: -1, Logger: warnings(stderr)}); err == nil {
-			err = e.Import(ctx, d, boards)
-			// One transaction, committed once the whole dump is read: a failure before
-			// stores nothing. One as it commits (a connection lost, a signal) may have
-			// stored it all, which a second run, refusing boards that exist, tells.
-			switch {
-			case err == nil || strings.Contains(err.Error(), "nothing was imported"):
-			case !d.Done() && ctx.Err() != nil:
-				err = errors.New("interrupted; nothing was imported")
-			case !d.Done():
-				err = fmt.Errorf("%w; nothing was imported", err)
-			default:
-				err = fmt.Errorf("%w; nothing was imported, unless it failed as it committed: run it again to know", err)
+		if e, err = so.open(ctx, postgres.Options{Maintenance: -1, Logger: warnings(stderr)}); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted: %w", err)
 			}
-			e.Close()
+			return err
 		}
-	}
-	switch {
-	case err == nil || ctx.Err() == nil || strings.HasPrefix(err.Error(), "interrupted"):
-	case *data != "": // the store erased what it took
-		err = errors.New("interrupted; nothing was imported")
-	default:
-		err = fmt.Errorf("interrupted: %w", err)
+		err = e.Import(ctx, d, boards)
+		// One transaction, committed once the whole dump is read.
+		atCommit = err != nil && d.Done()
+		e.Close()
 	}
 	if err != nil {
-		return err
+		return importFailed(err, ctx.Err() != nil, atCommit)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "interrupted once the whole dump was read: the import went on to its end")
 	}
 	fmt.Fprintf(stderr, "imported %d records in %s\n", d.Records(), time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// importFailed says what a failed import left: nothing of the dump, since each store erases
+// or rolls back what it took, but when the scale-out store failed as it committed (a
+// connection lost, a signal): then it may hold it all, which a second run, refusing boards
+// that exist, tells.
+func importFailed(err error, interrupted, atCommit bool) error {
+	switch {
+	case interrupted && !atCommit:
+		return errors.New("interrupted; nothing was imported")
+	case strings.Contains(err.Error(), "nothing was imported"): // the store said so
+	case atCommit:
+		err = fmt.Errorf("%w; nothing was imported, unless it failed as it committed: run it again to know", err)
+	default:
+		err = fmt.Errorf("%w; nothing was imported", err)
+	}
+	if interrupted {
+		return fmt.Errorf("interrupted: %w", err)
+	}
+	return err
 }
 
 // interruptible reads r until ctx ends: an import stopped by a signal stops reading its dump.

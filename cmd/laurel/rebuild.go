@@ -41,6 +41,10 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return func(err error) { log.Warn(what+"; trying again", "wait", *patience, "err", err) }
 	}
 	unavailable := func(err error) bool { return laurel.ErrorCode(err) == laurel.EUnavailable }
+	// waiting tries again while a backend does not answer.
+	waiting := func(tell func(error), try func() error) error {
+		return retry(ctx, *patience, 2*time.Second, unavailable, tell, try)
+	}
 	var e *scaleOutStore
 	err := retry(ctx, *patience, 2*time.Second, always, tell("cannot open the scale-out store"), func() (err error) {
 		e, err = so.open(ctx, postgres.Options{Maintenance: -1, Logger: log})
@@ -52,7 +56,7 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer e.Close()
 	ids := []string{*board}
 	if *board == "" {
-		err = retry(ctx, *patience, 2*time.Second, unavailable, tell("cannot list the boards"), func() (err error) {
+		err = waiting(tell("cannot list the boards"), func() (err error) {
 			ids, err = e.BoardIDs(ctx)
 			return err
 		})
@@ -62,7 +66,7 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	start := time.Now()
 	rebuilt, err := rebuildAll(ids, *board != "", func(id string, tell func(error)) error {
-		return retry(ctx, *patience, 2*time.Second, unavailable, tell, func() error {
+		return waiting(tell, func() error {
 			// A reshard rebuilds the board's index in the new shards; a board that has
 			// that count already is rebuilt as it is.
 			if *shards > 0 {
@@ -73,7 +77,7 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return e.Rebuild(ctx, id)
 		})
 	}, func(id string) (lost bool, err error) {
-		err = retry(ctx, *patience, 2*time.Second, unavailable, tell("cannot read the index of board "+id), func() error {
+		err = waiting(tell("cannot read the index of board "+id), func() error {
 			ok, err := e.Indexed(ctx, id)
 			lost = !ok
 			return err
@@ -88,7 +92,7 @@ func runRebuild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stdout, "rebuilt the index of %d board(s) in %s\n", rebuilt, time.Since(start).Round(time.Millisecond))
 	if *check {
-		if err := retry(ctx, *patience, 2*time.Second, unavailable, tell("cannot check the index"), func() error { return e.Check(ctx) }); err != nil {
+		if err := waiting(tell("cannot check the index"), func() error { return e.Check(ctx) }); err != nil {
 			return fmt.Errorf("check: %w", err)
 		}
 		fmt.Fprintln(stdout, "the index matches the store")
