@@ -99,7 +99,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stderr io.Wr
 		var e *scaleOutStore
 		if e, err = so.open(ctx, postgres.Options{Maintenance: -1, Logger: warnings(stderr)}); err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted: %w", err)
+				return importFailed(err, true, false)
 			}
 			return err
 		}
