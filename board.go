@@ -368,3 +368,9 @@ func parseWindows(names []string) ([]Window, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// BoardInfo is a board's configuration with, per window, its current period and total.
+type BoardInfo struct {
+	Board
+	Current map[string]PeriodInfo
+}

@@ -116,3 +116,43 @@ func WindowError(err error) error {
 	}
 	return err
 }
+
+// Event is one score event sent to a board (docs/design.md, "Event").
+type Event struct {
+	Board  string // the board; set by the caller for a single-board submit too
+	Member string
+	Value  int64
+	TS     int64  // event time in unix ms; meaningful only when HasTS
+	HasTS  bool   // false: the server's clock at receipt
+	ID     string // optional; makes the event idempotent and retractable
+	Name   *string
+}
+
+// Event statuses in a submit's results.
+const (
+	StatusApplied   = "applied"
+	StatusDuplicate = "duplicate"
+)
+
+// EventResult is what one submitted event did.
+type EventResult struct {
+	Board   string
+	Member  string
+	ID      string
+	Status  string // StatusApplied or StatusDuplicate
+	Entries map[string]Standing
+}
+
+// Standing is a member's rank and score in one window's current period.
+type Standing struct {
+	Rank  int
+	Score int64
+}
+
+// SubmitOptions tune a submit.
+type SubmitOptions struct {
+	NoRanks bool // leave EventResult.Entries empty (the API's ?ranks=false)
+	// Import lifts the board's late_limit (docs/design.md: a bulk import with the admin key);
+	// an event in a closed period is still too_late. Callers grant it to admins only.
+	Import bool
+}

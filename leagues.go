@@ -1,30 +1,15 @@
 package laurel
 
-import (
-	"context"
-	"encoding/json"
-	"time"
-)
-
-// Leagues are cohorts placed by tier (docs/design.md, "Leagues"): a board's cohorts with
-// Tiers set place each member among the members of its tier, and when a period of the cohort
-// window closes, the first Promote of each cohort move up a tier and the last Demote down one
-// for the periods after; a member that did not play in a period moves down one when
-// DemoteAbsent is set. Every member starts in the first tier.
-//
-// A member's tier is computed when asked — when it is placed, or read — from its last
-// computed tier and the periods closed since, each read from the store as it froze them, and
-// the result is kept with its history. So a promotion needs no job at the period's end, and
-// a member placed in a period before the previous one closed (an event within the board's
-// late_limit of it) is placed by the tier it had then: its move counts from the next period.
+// Leagues are cohorts placed by tier (docs/design.md, "Leagues"): a board's Cohorts with Tiers
+// set place each member among the members of its tier, and each closed period of the cohort
+// window moves the first Promote of each cohort up a tier and the last Demote down one.
+// Package competition keeps the tiers; these are what the API reads of them.
 
 // Limits of tiers.
 const (
-	MaxTiers      = 20
-	MaxTierName   = 32
-	MaxTierMoves  = 50 // moves kept in a member's tier history
-	maxTierSteps  = 1000
-	tierUnknownAt = -1 << 63
+	MaxTiers     = 20
+	MaxTierName  = 32
+	MaxTierMoves = 50 // moves kept in a member's tier history
 )
 
 // TierMove is what one closed period did to a member's tier.
@@ -42,139 +27,4 @@ type Tier struct {
 	Board, Member string
 	Tier          string
 	Moves         []TierMove // newest first
-}
-
-// tierRecord is the record of a member's tier: key board:member.
-type tierRecord struct {
-	Tier  int        `json:"tier"`  // index in Cohorts.Tiers
-	AsOf  int64      `json:"as_of"` // start of the last closed period counted; tierUnknownAt: none
-	Moves []TierMove `json:"moves,omitempty"`
-}
-
-const recTier = "tier"
-
-// tierNow returns the tier a member is placed by: its tier after every period of the cohort
-// window closed by now.
-func (t *Competitions) tierNow(ctx context.Context, b *Board, member string) (string, error) {
-	rec, err := t.tier(ctx, b, member)
-	if err != nil {
-		return "", err
-	}
-	return b.Cohorts.Tiers[rec.Tier], nil
-}
-
-// Tier returns member's tier on board, with its history.
-func (t *Competitions) Tier(ctx context.Context, board, member string) (Tier, error) {
-	if err := ValidateMember("member", member); err != nil {
-		return Tier{}, err
-	}
-	info, err := t.Service.Board(ctx, board)
-	if err != nil {
-		return Tier{}, err
-	}
-	if info.Cohorts == nil || len(info.Cohorts.Tiers) == 0 {
-		return Tier{}, Errorf(EInvalid, "board %q has no leagues: its cohorts have no tiers", board)
-	}
-	rec, err := t.tier(ctx, &info.Board, member)
-	if err != nil {
-		return Tier{}, err
-	}
-	return Tier{Board: board, Member: member, Tier: info.Cohorts.Tiers[rec.Tier], Moves: rec.Moves}, nil
-}
-
-// tier brings a member's tier record up to the periods closed by now, and returns it.
-func (t *Competitions) tier(ctx context.Context, b *Board, member string) (tierRecord, error) {
-	c := b.Cohorts
-	w, _ := b.Window(c.Window)
-	cal := b.Calendar()
-	newest := NoMarks.NewestClosed(b, w, t.now()) // by the board's late_limit now
-	key := b.ID + ":" + member
-	for {
-		raw, err := t.Records.Record(ctx, recTier, key)
-		if err != nil && ErrorCode(err) != ENotFound {
-			return tierRecord{}, err
-		}
-		rec := tierRecord{AsOf: tierUnknownAt}
-		if raw != nil {
-			if err := json.Unmarshal(raw, &rec); err != nil {
-				return tierRecord{}, err
-			}
-			rec.Tier = min(max(rec.Tier, 0), len(c.Tiers)-1) // tiers removed since
-		} else {
-			rec.AsOf = newest.Start.UnixMilli() // a new member: nothing before counts
-		}
-		if rec.AsOf >= newest.Start.UnixMilli() && raw != nil {
-			return rec, nil
-		}
-		p := cal.NextPeriod(w, cal.PeriodAt(w, time.UnixMilli(rec.AsOf)))
-		for steps := 0; raw != nil && p.Start.UnixMilli() <= newest.Start.UnixMilli(); steps++ {
-			if steps == maxTierSteps { // absent for ages: the rest changes nothing more than this
-				break
-			}
-			if err := t.closeTier(ctx, b, member, p, &rec); err != nil {
-				return tierRecord{}, err
-			}
-			rec.AsOf = p.Start.UnixMilli()
-			p = cal.NextPeriod(w, p)
-		}
-		rec.AsOf = max(rec.AsOf, newest.Start.UnixMilli())
-		v, err := json.Marshal(rec)
-		if err != nil {
-			return tierRecord{}, err
-		}
-		if ok, err := t.Records.SwapRecord(ctx, recTier, key, raw, v); err != nil || ok {
-			return rec, err
-		}
-	}
-}
-
-// closeTier applies one closed period p to a member's tier.
-func (t *Competitions) closeTier(ctx context.Context, b *Board, member string, p Period, rec *tierRecord) error {
-	c := b.Cohorts
-	from := rec.Tier
-	move := TierMove{Period: p.ID, From: c.Tiers[from]}
-	base := b.ID + ":" + p.ID + ":"
-	id, err := t.Records.Record(ctx, recCohortOf, base+member)
-	if err != nil && ErrorCode(err) != ENotFound {
-		return err
-	}
-	rank, of := 0, 0
-	if id != nil {
-		_, members, err := t.cohortMembers(ctx, base+string(id))
-		if err != nil {
-			return err
-		}
-		page, err := t.Service.Lookup(ctx, Query{Board: b.ID, Window: c.Window, Period: p.ID}, members)
-		if err != nil && ErrorCode(err) != ENotFound { // a period dropped since: nothing to rank
-			return err
-		}
-		of = len(page.Entries)
-		for i, en := range page.Entries {
-			if en.Member == member {
-				rank = i + 1
-			}
-		}
-	}
-	switch {
-	case rank == 0: // did not play (or is hidden, or erased since)
-		if c.DemoteAbsent && rec.Tier > 0 {
-			rec.Tier--
-		}
-	case rank <= c.Promote && rec.Tier < len(c.Tiers)-1:
-		rec.Tier++
-	case rank > of-c.Demote && rec.Tier > 0:
-		rec.Tier--
-	}
-	if rank == 0 && rec.Tier == from {
-		return nil // nothing to tell
-	}
-	move.To = c.Tiers[rec.Tier]
-	if rank > 0 {
-		move.Cohort, move.Rank, move.Of = string(id), rank, of
-	}
-	rec.Moves = append([]TierMove{move}, rec.Moves...)
-	if len(rec.Moves) > MaxTierMoves {
-		rec.Moves = rec.Moves[:MaxTierMoves]
-	}
-	return nil
 }

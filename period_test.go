@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	// The root package loads no zones; cmd/laurel embeds the database, and so do its tests,
-	// so that they do not depend on the system's zoneinfo.
 	_ "time/tzdata"
 
 	"github.com/laurel/laurel"
@@ -490,7 +487,11 @@ var calendarOracleZones = []struct {
 // same file as $GOROOT/lib/time/zoneinfo.zip), bypassing the system's zoneinfo.
 func calendarEmbeddedZone(t testing.TB, name string) *time.Location {
 	t.Helper()
-	file := filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip")
+	root, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	file := filepath.Join(strings.TrimSpace(string(root)), "lib", "time", "zoneinfo.zip")
 	z, err := zip.OpenReader(file)
 	if err != nil {
 		t.Skipf("no embedded tzdata to test with: %v", err)

@@ -97,3 +97,38 @@ func BoardsOf(ctx context.Context, ids []string, board func(context.Context, str
 	}
 	return out, nil
 }
+
+// Query says what to read: a board's window (empty: its first) at an instant (HasAt; default
+// now) or a calendar period by id. Giving both At and Period is EInvalid.
+type Query struct {
+	Board    string
+	Window   string
+	At       int64
+	HasAt    bool
+	Period   string
+	Metadata bool // include members' profile metadata in entries
+	// Cohort, when set, reads that member's cohort (cohorts.go) instead of the whole board;
+	// a store alone keeps no cohorts and refuses it (package competition reads them).
+	Cohort string
+}
+
+// ScoreRange limits a page to entries whose score lies in [Min, Max], when Has* is set.
+type ScoreRange struct {
+	Min, Max       int64
+	HasMin, HasMax bool
+}
+
+// Read limits (docs/api.md).
+const (
+	DefaultPageLimit = 10
+	MaxPageLimit     = 1000
+	DefaultRadius    = 5
+	MaxRadius        = 100
+	MaxLookup        = 1000
+	MaxBatch         = 1000
+
+	DefaultHistoryLimit = 100
+	MaxHistoryLimit     = 1000
+	DefaultStreamLimit  = 10
+	MaxStreamLimit      = 100
+)

@@ -124,8 +124,8 @@ func (rd Reading) page(entries []Entry, total int, metadata bool) (Page, error) 
 	return Page{Board: rd.Board, Window: rd.Window, Period: p, Total: total, Entries: entries}, nil
 }
 
-// read resolves q through the store's Reader. A store alone keeps no cohorts: Competitions
-// does, and reads them from the store as lookups without one, so a query for a cohort that
+// read resolves q through the store's Reader. A store alone keeps no cohorts: package
+// competition does, and reads them from the store as lookups without one, so a query for a cohort that
 // reaches a store is refused rather than answered for the whole board.
 func (r Reads) read(ctx context.Context, q Query, fn func(Reading) error) error {
 	if q.Cohort != "" {

@@ -7,8 +7,9 @@ import (
 )
 
 // Records is a small durable table beside the boards, for the state that is not a ranking:
-// webhooks and their deliveries (hooks.go). Values are opaque bytes; keys sort bytewise. Every
-// store implements it, and the rules over it are written once, here. Its contract:
+// competitions' entries, cohorts and tiers (package competition), webhooks and their
+// deliveries (package webhook). Values are opaque bytes; keys sort bytewise. Every store
+// implements it, so the services over it are written once, for every store. Its contract:
 //
 //   - Record returns the value stored under (kind, key), or an ENotFound error.
 //   - Records returns the records of kind whose key begins with prefix and sorts after after
@@ -44,13 +45,13 @@ func ValidateRecordKey(s string) error {
 	return nil
 }
 
-// recordsPage is how many records eachRecord reads at a time.
+// recordsPage is how many records EachRecord reads at a time.
 const recordsPage = 500
 
-// eachRecord calls fn with each record of kind under prefix after after ("": from the
+// EachRecord calls fn with each record of kind under prefix after after ("": from the
 // first), in key order, reading them a page at a time, until fn says it wants no more (more
 // false) or fails.
-func eachRecord(ctx context.Context, rec Records, kind, prefix, after string, fn func(Record) (more bool, err error)) error {
+func EachRecord(ctx context.Context, rec Records, kind, prefix, after string, fn func(Record) (more bool, err error)) error {
 	for {
 		recs, err := rec.Records(ctx, kind, prefix, after, recordsPage)
 		if err != nil || len(recs) == 0 {
@@ -65,9 +66,9 @@ func eachRecord(ctx context.Context, rec Records, kind, prefix, after string, fn
 	}
 }
 
-// deleteRecords deletes the records of kind under prefix that del selects.
-func deleteRecords(ctx context.Context, rec Records, kind, prefix string, del func(key string) bool) error {
-	return eachRecord(ctx, rec, kind, prefix, "", func(r Record) (bool, error) {
+// DeleteRecords deletes the records of kind under prefix that del selects.
+func DeleteRecords(ctx context.Context, rec Records, kind, prefix string, del func(key string) bool) error {
+	return EachRecord(ctx, rec, kind, prefix, "", func(r Record) (bool, error) {
 		if del(r.Key) {
 			_, err := rec.SwapRecord(ctx, kind, r.Key, r.Value, nil)
 			return err == nil, err
@@ -76,8 +77,8 @@ func deleteRecords(ctx context.Context, rec Records, kind, prefix string, del fu
 	})
 }
 
-// deleteRecord deletes the record (kind, key), whatever it holds; one absent is no error.
-func deleteRecord(ctx context.Context, rec Records, kind, key string) error {
+// DeleteRecord deletes the record (kind, key), whatever it holds; one absent is no error.
+func DeleteRecord(ctx context.Context, rec Records, kind, key string) error {
 	for {
 		v, err := rec.Record(ctx, kind, key)
 		if ErrorCode(err) == ENotFound {

@@ -28,19 +28,11 @@ type Result struct {
 // resultsChunk is how many ranks one read of a closed period takes.
 const resultsChunk = MaxPageLimit
 
-// PeriodResults returns the results of the closed period of window (empty: the board's
-// first) with that id, from offset among the rewarded members, limit of them (limit 0: all).
-// A period that has not closed yet is EConflict: its ranks may still change. A service that
-// keeps cohorts (Competitions) rewards the ranks within each cohort, cohort after cohort.
-func PeriodResults(ctx context.Context, svc Service, board, window, period string, offset, limit int) (Results, error) {
-	if c, ok := svc.(interface{ competitions() *Competitions }); ok {
-		return c.competitions().results(ctx, board, window, period, offset, limit)
-	}
-	return boardResults(ctx, svc, board, window, period, offset, limit)
-}
-
-// boardResults are the results of a period ranked on the whole board.
-func boardResults(ctx context.Context, svc Service, board, window, period string, offset, limit int) (Results, error) {
+// BoardResults returns the results of the closed period of window (empty: the board's first)
+// with that id, ranked on the whole board, from offset among the rewarded members, limit of
+// them (limit 0: all). A period that has not closed yet is EConflict: its ranks may still
+// change. A board with cohorts rewards the ranks within each cohort instead: Contests.Results.
+func BoardResults(ctx context.Context, svc Service, board, window, period string, offset, limit int) (Results, error) {
 	if offset < 0 {
 		return Results{}, FieldErrorf(EInvalid, "offset", "must not be negative")
 	}
@@ -70,7 +62,7 @@ func boardResults(ctx context.Context, svc Service, board, window, period string
 		last := info.Rewards.LastRank(res.Window, res.Total)
 		for _, en := range page.Entries {
 			if en.Rank > last {
-				return res.window(offset, limit), nil
+				return res.From(offset, limit), nil
 			}
 			if reward, ok := info.Rewards.For(res.Window, en.Rank, res.Total); ok {
 				res.Rewarded++
@@ -78,12 +70,13 @@ func boardResults(ctx context.Context, svc Service, board, window, period string
 			}
 		}
 		if len(page.Entries) < resultsChunk {
-			return res.window(offset, limit), nil
+			return res.From(offset, limit), nil
 		}
 	}
 }
 
-func (r Results) window(offset, limit int) Results {
+// From returns the results from offset among the rewarded members, limit of them (0: all).
+func (r Results) From(offset, limit int) Results {
 	r.Results = r.Results[min(offset, len(r.Results)):]
 	if limit > 0 && len(r.Results) > limit {
 		r.Results = r.Results[:limit]

@@ -160,3 +160,16 @@ func (b *Board) RunAt(ts int64) (Run, error) {
 func (t *Tournament) KeepsEntries() bool {
 	return t != nil && (t.MaxMembers != 0 || t.JoinRequired || t.MaxAttempts != 0)
 }
+
+// Entrant is a member's entry in the run of a tournament taking events now.
+type Entrant struct {
+	Board       string
+	Member      string
+	Run         Run
+	Joined      bool  // the member has an entry in the run (joined, or has played)
+	JoinedAt    int64 // unix ms, when Joined
+	Attempts    int   // events the run counted of the member
+	MaxAttempts int   // 0: any number
+	Members     int   // members with an entry in the run, when the run has a cap; else -1
+	MaxMembers  int   // 0: any number
+}

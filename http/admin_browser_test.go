@@ -11,7 +11,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 	lhttp "github.com/laurel/laurel/http"
+	"github.com/laurel/laurel/webhook"
 )
 
 // TestBrowserAdmin drives the admin console at /admin in a real Chromium, against a server
@@ -152,7 +154,8 @@ func TestBrowserAdmin(t *testing.T) {
 		ctx := context.Background()
 		// The dispatcher's rules over the server's store, as serve runs them; one attempt
 		// before a delivery fails, so that the test makes a failed one in one step.
-		hs := &laurel.Hooks{Records: e.store, Service: laurel.NewCompetitions(e.store, e.store, e.clock.Now),
+		svc := competition.New(e.store, e.store, e.clock.Now)
+		hs := &webhook.Outbox{Records: e.store, Service: svc, Results: svc.Results,
 			Encode: lhttp.EncodeDelivery, Now: e.clock.Now, MaxAttempts: 1}
 		e.do("PUT", "/v1/boards/cup", map[string]any{"windows": []string{"all", "day"},
 			"rewards": []map[string]any{{"window": "day", "ranks": []int{1, 1}, "reward": map[string]any{"chest": "gold"}}}}).must(t, 201)

@@ -2,12 +2,12 @@ package http
 
 import (
 	"encoding/json"
-	"github.com/laurel/laurel/http/internal/wire"
 	"net/http"
 	"net/url"
 	"strconv"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/http/internal/wire"
 )
 
 // Boards.
@@ -56,10 +56,21 @@ func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, boardOf(b))
 }
 
+// handleDeleteBoard deletes the board, then what the webhooks keep of it (its competitions'
+// state goes with the board, in the Service that keeps them).
 func (s *Server) handleDeleteBoard(w http.ResponseWriter, r *http.Request) {
-	if err := s.svc.DeleteBoard(r.Context(), r.PathValue("board")); err != nil {
+	board := r.PathValue("board")
+	if err := s.svc.DeleteBoard(r.Context(), board); err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if s.cfg.Hooks != nil {
+		ctx, cancel := laurel.AfterWrite(r.Context(), laurel.AfterWriteGrace)
+		defer cancel()
+		if err := s.cfg.Hooks.ForgetBoard(ctx, board); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 	"github.com/laurel/laurel/embedded"
 	lhttp "github.com/laurel/laurel/http"
 	"github.com/laurel/laurel/laureltest"
+	"github.com/laurel/laurel/webhook"
 )
 
 // t0 is the fake clock's start: Sunday 2026-11-22 10:00 UTC.
@@ -58,9 +60,10 @@ func start(t testing.TB, o options) *env {
 			t.Fatal(err)
 		}
 		e.store = store
-		svc = laurel.NewCompetitions(store, store, e.clock.Now) // as serve wires it
+		contests := competition.New(store, store, e.clock.Now) // as serve wires it
+		svc, o.cfg.Contests, o.cfg.Watcher = contests, contests, store
 		if o.cfg.Hooks == nil {
-			o.cfg.Hooks = &laurel.Hooks{Records: store, Service: svc, Encode: lhttp.EncodeDelivery, Now: e.clock.Now}
+			o.cfg.Hooks = &webhook.Outbox{Records: store, Service: contests, Results: contests.Results, Encode: lhttp.EncodeDelivery, Now: e.clock.Now}
 		}
 	}
 	if o.cfg.Logger == nil {

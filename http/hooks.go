@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -42,7 +43,7 @@ func periodResultsOf(r laurel.Results) periodResultsJSON {
 }
 
 // EncodeDelivery is the body of a webhook delivery: the results as GET …/results shows them,
-// with the delivery's id, hook and part (laurel.Hooks.Encode).
+// with the delivery's id, hook and part (webhook.Outbox.Encode).
 func EncodeDelivery(p laurel.ResultsPart) ([]byte, error) {
 	out := periodResultsOf(p.Results)
 	out.Type, out.Delivery, out.Hook, out.Part, out.Parts = "period.results", p.Delivery, p.Hook, p.Part, p.Parts
@@ -65,7 +66,13 @@ func (s *Server) handleResults(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := laurel.PeriodResults(r.Context(), s.svc, board, v.Get("window"), r.PathValue("period"), int(offset), int(limit))
+	results := func(ctx context.Context, board, window, period string, offset, limit int) (laurel.Results, error) {
+		return laurel.BoardResults(ctx, s.svc, board, window, period, offset, limit)
+	}
+	if s.cfg.Contests != nil {
+		results = s.cfg.Contests.Results
+	}
+	res, err := results(r.Context(), board, v.Get("window"), r.PathValue("period"), int(offset), int(limit))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -120,7 +127,7 @@ func deliveryOf(d laurel.Delivery, body bool) deliveryJSON {
 }
 
 // hooks returns the server's hooks, or answers that it has none.
-func (s *Server) hooks(w http.ResponseWriter, r *http.Request) *laurel.Hooks {
+func (s *Server) hooks(w http.ResponseWriter, r *http.Request) laurel.Webhooks {
 	if s.cfg.Hooks == nil {
 		s.writeError(w, r, laurel.Errorf(laurel.ENotFound, "this server has no webhooks: its store keeps no records"))
 	}

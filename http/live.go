@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/laurel/laurel/http/internal/wire"
 	"net/http"
 	"net/url"
 	"sync"
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/http/internal/wire"
 )
 
 // Live pages (docs/api.md, "Live and history"). One publisher per server computes each distinct
@@ -91,7 +91,7 @@ func newHub(s *Server) *hub {
 func (h *hub) start() {
 	h.once.Do(func() {
 		poll := time.Duration(0)
-		if w, ok := h.svc.(laurel.Watcher); ok {
+		if w := h.srv.cfg.Watcher; w != nil {
 			h.mu.Lock()
 			h.stop = w.Watch(h.changed)
 			h.mu.Unlock()
@@ -395,9 +395,9 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	member := r.PathValue("member")
 	history := s.svc.History
 	if c := v.Get("cohort"); c != "" {
-		contests, ok := s.svc.(laurel.Contests)
+		contests := s.cfg.Contests
 		switch {
-		case !ok:
+		case contests == nil:
 			s.writeError(w, r, laurel.FieldErrorf(laurel.EInvalid, "cohort", "this service keeps no cohorts"))
 			return
 		case c != member:

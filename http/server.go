@@ -59,8 +59,15 @@ type Config struct {
 	// ignored, since anyone can send it.
 	TrustedProxies []netip.Prefix
 	Logger         *slog.Logger // nil discards logs
-	// Hooks are the store's webhooks (/v1/hooks); nil answers those routes not_found.
-	Hooks      *laurel.Hooks
+	// Contests are the server's competitions (tournaments' entries, cohorts, tiers, results by
+	// cohort): the Service the server serves is the same one, wrapped (package competition).
+	// Nil: the server keeps none, and their routes answer not_found.
+	Contests laurel.Contests
+	// Hooks are the store's webhooks (/v1/hooks, package webhook); nil answers those routes
+	// not_found.
+	Hooks laurel.Webhooks
+	// Watcher tells live streams when boards change; nil: they look every pollEvery.
+	Watcher    laurel.Watcher
 	Ready      func() bool   // nil: always ready
 	Failed     func() bool   // nil: never; true: the store cannot serve (it failed, or its backends do not answer), and /readyz answers 503
 	MaxBody    int64         // 0: DefaultMaxBody

@@ -48,8 +48,8 @@ func entrantOf(e laurel.Entrant) entrantJSON {
 // server's Contests for the path's board and member: 201 when made is true, else 200; or says
 // that the server keeps none, or that a member token acts for another member.
 func (s *Server) contest(w http.ResponseWriter, r *http.Request, do func(c laurel.Contests, board, member string) (made bool, body any, err error)) {
-	c, ok := s.svc.(laurel.Contests)
-	if !ok {
+	c := s.cfg.Contests
+	if c == nil {
 		s.writeError(w, r, laurel.Errorf(laurel.ENotFound, "this server keeps no tournaments or cohorts"))
 		return
 	}

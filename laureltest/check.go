@@ -301,15 +301,15 @@ func (h *harness) checkPeriods(b *mBoard, w *mWindow) {
 // member whose rank a rule covers, in rank order, and nothing for a period still open.
 func (h *harness) checkResults(b *mBoard, w *mWindow, p laurel.PeriodInfo, all []laurel.Entry) {
 	h.t.Helper()
-	got, err := laurel.PeriodResults(h.ctx, h.eng, b.id, w.name, p.ID, 0, 0)
+	got, err := laurel.BoardResults(h.ctx, h.eng, b.id, w.name, p.ID, 0, 0)
 	if !p.Closed {
 		if laurel.ErrorCode(err) != laurel.EConflict {
-			h.fatalf("PeriodResults(%s, %s, %s) of an open period: %v, want %s", b.id, w.name, p.ID, err, laurel.EConflict)
+			h.fatalf("BoardResults(%s, %s, %s) of an open period: %v, want %s", b.id, w.name, p.ID, err, laurel.EConflict)
 		}
 		return
 	}
 	if err != nil {
-		h.fatalf("PeriodResults(%s, %s, %s): %v", b.id, w.name, p.ID, err)
+		h.fatalf("BoardResults(%s, %s, %s): %v", b.id, w.name, p.ID, err)
 	}
 	var want []laurel.Entry
 	for _, en := range all {
@@ -321,11 +321,11 @@ func (h *harness) checkResults(b *mBoard, w *mWindow, p laurel.PeriodInfo, all [
 	for i, r := range got.Results {
 		gotEntries[i] = r.Entry
 		if reward, _ := b.rewards.For(w.name, r.Rank, len(all)); string(r.Reward) != string(reward) {
-			h.fatalf("PeriodResults(%s, %s, %s): rank %d earned %s, want %s", b.id, w.name, p.ID, r.Rank, r.Reward, reward)
+			h.fatalf("BoardResults(%s, %s, %s): rank %d earned %s, want %s", b.id, w.name, p.ID, r.Rank, r.Reward, reward)
 		}
 	}
 	if d := diffEntries(gotEntries, want); d != "" || got.Total != len(all) || got.Rewarded != len(want) {
-		h.fatalf("PeriodResults(%s, %s, %s): total %d rewarded %d, want %d and %d: %s", b.id, w.name, p.ID,
+		h.fatalf("BoardResults(%s, %s, %s): total %d rewarded %d, want %d and %d: %s", b.id, w.name, p.ID,
 			got.Total, got.Rewarded, len(all), len(want), d)
 	}
 }

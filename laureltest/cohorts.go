@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 )
 
-// CohortRules drives laurel.Competitions over a store with random submits (late events
+// CohortRules drives competition.Service over a store with random submits (late events
 // included), profile changes and clock moves, and checks cohorts against a model of their
 // placement: first come, first served, at most size members a cohort, by a profile's metadata
 // field where the board says so, anew each period. Every read of a cohort — page, member,
@@ -24,7 +25,7 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 11))
 	clock.Set("2026-10-24T12:00:00Z") // Berlin leaves summer time on the 25th
-	svc := &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
+	svc := competition.New(store, store, clock.Now)
 	put := func(id string, spec laurel.BoardSpec) *laurel.Board { return mustPutBoard(t, store, id, spec) }
 	boards := []*laurel.Board{
 		put("league", laurel.BoardSpec{Windows: []string{"week", "all"}, LateLimit: ptr("2d"), Timezone: ptr("Europe/Berlin"),
@@ -219,7 +220,7 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 	}
 	for _, move := range moves {
 		store = move(store)
-		svc = &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
+		svc = competition.New(store, store, clock.Now)
 		for _, s := range periodsSeen {
 			check(ops, s.b, laurel.Query{Board: s.b.ID, Period: s.period}, s.period)
 		}
@@ -234,7 +235,7 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 		if s.b.ID != "league" {
 			continue
 		}
-		res, err := laurel.PeriodResults(ctx, svc, "league", "week", s.period, 0, 0)
+		res, err := svc.Results(ctx, "league", "week", s.period, 0, 0)
 		if err != nil {
 			t.Fatalf("results of %s: %v", s.period, err)
 		}

@@ -31,8 +31,6 @@ type harness struct {
 	stats   map[string]int
 }
 
-func (h *harness) now() int64 { return h.m.now }
-
 func (h *harness) logf(format string, args ...any) {
 	s := fmt.Sprintf("op %d @%s: ", h.op, laurel.FormatTime(h.m.now)) + fmt.Sprintf(format, args...)
 	h.log = append(h.log, s)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/webhook"
 )
 
 // HookStore is a store with webhooks: its Service and its Records.
@@ -35,8 +36,8 @@ func HookRules(t *testing.T, store HookStore, clock *Clock) {
 	ctx := context.Background()
 	clock.Set("2026-11-02T10:00:00Z") // a Monday
 	encode := func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }
-	node := func() *laurel.Hooks {
-		return &laurel.Hooks{Records: store, Service: store, Encode: encode, Now: clock.Now, Backoff: time.Second, MaxAttempts: 3}
+	node := func() *webhook.Outbox {
+		return &webhook.Outbox{Records: store, Service: store, Encode: encode, Now: clock.Now, Backoff: time.Second, MaxAttempts: 3}
 	}
 	hs := node()
 	must := func(err error) {
@@ -106,7 +107,7 @@ func HookRules(t *testing.T, store HookStore, clock *Clock) {
 		t.Fatalf("updating a: %+v, %v, %v", a2, created, err)
 	}
 
-	collect := func(h *laurel.Hooks, want int) {
+	collect := func(h *webhook.Outbox, want int) {
 		t.Helper()
 		n, err := h.Collect(ctx)
 		if err != nil || n != want {
@@ -151,15 +152,22 @@ func HookRules(t *testing.T, store HookStore, clock *Clock) {
 		slices.Sort(out)
 		return out
 	}
+	claimedIDs := func(ds []webhook.Stored) []string {
+		var out []laurel.Delivery
+		for _, d := range ds {
+			out = append(out, d.Delivery)
+		}
+		return ids(out)
+	}
 	claimed, err := hs.Claim(ctx, 10, 30*time.Second)
 	must(err)
 	if len(claimed) != 6 {
-		t.Fatalf("claimed %q, want all 6", ids(claimed))
+		t.Fatalf("claimed %q, want all 6", claimedIDs(claimed))
 	}
 	if again, err := node().Claim(ctx, 10, 30*time.Second); err != nil || len(again) != 0 {
-		t.Fatalf("another node claimed %q while they are leased (%v)", ids(again), err)
+		t.Fatalf("another node claimed %q while they are leased (%v)", claimedIDs(again), err)
 	}
-	byID := map[string]laurel.Delivery{}
+	byID := map[string]webhook.Stored{}
 	for _, d := range claimed {
 		byID[d.ID] = d
 	}
@@ -183,14 +191,14 @@ func HookRules(t *testing.T, store HookStore, clock *Clock) {
 			t.Fatalf("after attempt %d: %s, next at %s; want pending at +%v", attempt, done.State, laurel.FormatTime(done.NextAt), wait)
 		}
 		clock.Advance(wait - time.Millisecond)
-		if c, _ := hs.Claim(ctx, 10, 30*time.Second); slices.Contains(ids(c), race.ID) {
+		if c, _ := hs.Claim(ctx, 10, 30*time.Second); slices.Contains(claimedIDs(c), race.ID) {
 			t.Fatalf("claimed before its backoff ended")
 		}
 		clock.Advance(time.Millisecond)
 		c, err := hs.Claim(ctx, 10, 30*time.Second)
 		must(err)
-		if i := slices.IndexFunc(c, func(d laurel.Delivery) bool { return d.ID == race.ID }); i < 0 {
-			t.Fatalf("not claimed once its backoff ended: %q", ids(c))
+		if i := slices.IndexFunc(c, func(d webhook.Stored) bool { return d.ID == race.ID }); i < 0 {
+			t.Fatalf("not claimed once its backoff ended: %q", claimedIDs(c))
 		} else {
 			race = c[i]
 		}
@@ -230,7 +238,7 @@ func HookRules(t *testing.T, store HookStore, clock *Clock) {
 	clock.Advance(31 * time.Second)
 	c, err := node().Claim(ctx, 10, 30*time.Second)
 	must(err)
-	if got := fmt.Sprint(ids(c)); got != "[a:crowd:day:2026-11-02:1 a:crowd:day:2026-11-02:2 a:crowd:day:2026-11-02:3 a:other:day:2026-11-02:1 a:race:day:2026-11-02:1]" {
+	if got := fmt.Sprint(claimedIDs(c)); got != "[a:crowd:day:2026-11-02:1 a:crowd:day:2026-11-02:2 a:crowd:day:2026-11-02:3 a:other:day:2026-11-02:1 a:race:day:2026-11-02:1]" {
 		t.Fatalf("claimed after the leases ended: %s", got)
 	}
 	for _, d := range c {
@@ -285,8 +293,8 @@ func HookRules(t *testing.T, store HookStore, clock *Clock) {
 	_, err = store.SwapRecord(ctx, "delivery-pending", "b:ghost:day:2026-11-01:1", nil, []byte(fmt.Sprint(clock.Now())))
 	must(err)
 	clock.Advance(2 * time.Minute)
-	if c, err := hs.Claim(ctx, 100, 30*time.Second); err != nil || slices.Contains(ids(c), "b:ghost:day:2026-11-01:1") {
-		t.Fatalf("claimed %q, %v", ids(c), err)
+	if c, err := hs.Claim(ctx, 100, 30*time.Second); err != nil || slices.Contains(claimedIDs(c), "b:ghost:day:2026-11-01:1") {
+		t.Fatalf("claimed %q, %v", claimedIDs(c), err)
 	}
 	if got := indexed("b:ghost"); len(got) != 0 {
 		t.Fatalf("a stale index entry stayed: %q", got)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 )
 
 // LeagueRules drives a league (cohorts of three by tier, bronze → silver → gold, the first of
@@ -20,7 +21,7 @@ func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 13))
 	clock.Set("2026-10-30T12:00:00Z") // New York's days: 1 November is 25 hours long
-	svc := &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
+	svc := competition.New(store, store, clock.Now)
 	tiers := []string{"bronze", "silver", "gold"}
 	b := mustPutBoard(t, store, "league", laurel.BoardSpec{Windows: []string{"day"}, LateLimit: ptr("1h"), Keep: ptr(100), Timezone: ptr("America/New_York"),
 		Cohorts: &laurel.CohortsSpec{Window: ptr("day"), Size: ptr(3), Tiers: tiers, Promote: ptr(1), Demote: ptr(1), DemoteAbsent: ptr(true)}})
@@ -129,7 +130,7 @@ func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 	}
 	if transfer != nil {
 		store = transfer(store)
-		svc = &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
+		svc = competition.New(store, store, clock.Now)
 		clock.Advance(24 * time.Hour)
 		closeDays()
 		checkTiers(ops)

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 )
 
-// TournamentRules drives laurel.Competitions over a store with random submits (retries of
+// TournamentRules drives competition.Service over a store with random submits (retries of
 // event ids included), retractions, joins and clock moves, and compares every answer and
 // every entry with a brute-force model of the rules: joins required or not, members per run,
 // attempts per member (a retracted event's id sent again is a new attempt), runs of a daily
@@ -22,7 +23,7 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 	rng := rand.New(rand.NewPCG(seed, 7))
 	clock.Set("2026-10-31T12:00:00Z") // Paris leaves summer time on the 25th; New York on 1 November
 	start := clock.Now()
-	tours := &laurel.Competitions{Service: store, Records: store, Now: clock.Now}
+	tours := competition.New(store, store, clock.Now)
 	put := func(id string, spec laurel.BoardSpec) *laurel.Board { return mustPutBoard(t, store, id, spec) }
 	// cup: a run a day of New York's clock, open for its first 20 hours, 4 members, 3 attempts,
 	// entered by playing. club: one run of two days, joined first, 3 members, 2 attempts.

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/postgres"
 	"github.com/laurel/laurel/redis"
+	"github.com/laurel/laurel/webhook"
 )
 
 // TestRedisDown: when the index's Redis dies or hangs, the store says it is not ready within
@@ -217,8 +219,8 @@ func TestAdminWritesWithRedisHung(t *testing.T) {
 	e, r := openOnPrivateRedis(t)
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all"}})
 	submit(t, e, laurel.Event{Board: "b", Member: "alice", Value: 3})
-	hooks := &laurel.Hooks{Records: e, Service: e}
-	svc := laurel.NewCompetitions(e, e, nil) // as the server runs it: what it keeps of a member goes too
+	hooks := &webhook.Outbox{Records: e, Service: e}
+	svc := competition.New(e, e, nil) // as the server runs it: what it keeps of a member goes too
 
 	r.Pause()
 	var errs [5]error

@@ -1,6 +1,8 @@
-// Package webhook sends laurel's webhook deliveries: it signs each body and posts it, and runs
-// the loop that collects, claims and finishes deliveries over laurel.Hooks, which owns every
-// rule of the outbox. It must not decide what is due or when to retry.
+// Package webhook delivers the results of closed periods to the game's servers (docs/design.md,
+// "Results and webhooks"). The Outbox keeps the hooks and their deliveries in a store's
+// laurel.Records and owns every rule of them: what is due, made once whatever the nodes and
+// crashes, and when it is tried again. The Dispatcher runs the loop that collects, claims and
+// finishes deliveries, and signs and posts each body; it decides nothing of what is due.
 package webhook
 
 import (
@@ -57,9 +59,9 @@ func Verify(secret string, h http.Header, body []byte, now time.Time, tolerance 
 	return nil
 }
 
-// Dispatcher sends the deliveries of Hooks until its context ends.
+// Dispatcher sends the deliveries of Outbox until its context ends.
 type Dispatcher struct {
-	Hooks  *laurel.Hooks
+	Outbox *Outbox
 	Client *http.Client  // nil: one with Timeout, following no redirect
 	Every  time.Duration // how often it looks for work; zero is a second
 	// Timeout bounds an attempt; zero is 10 s. A claim's lease is three times as long.
@@ -109,7 +111,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 
 // pass makes the deliveries of newly closed periods and sends those due.
 func (d *Dispatcher) pass(ctx context.Context, client *http.Client, timeout time.Duration, log *slog.Logger) error {
-	made, err := d.Hooks.Collect(ctx)
+	made, err := d.Outbox.Collect(ctx)
 	if made > 0 {
 		log.Info("webhooks: deliveries made", "count", made)
 	}
@@ -117,7 +119,7 @@ func (d *Dispatcher) pass(ctx context.Context, client *http.Client, timeout time
 		return err
 	}
 	parallel := cmp.Or(d.Parallel, 4)
-	due, err := d.Hooks.Claim(ctx, 4*parallel, 3*timeout)
+	due, err := d.Outbox.Claim(ctx, 4*parallel, 3*timeout)
 	if err != nil && len(due) == 0 {
 		return err
 	}
@@ -127,7 +129,7 @@ func (d *Dispatcher) pass(ctx context.Context, client *http.Client, timeout time
 	for _, dl := range due {
 		h, ok := hooks[dl.Hook]
 		if !ok {
-			if h, err = d.Hooks.Hook(ctx, dl.Hook); err != nil {
+			if h, err = d.Outbox.Hook(ctx, dl.Hook); err != nil {
 				continue // deleted meanwhile: Delete removes its deliveries
 			}
 			hooks[dl.Hook] = h
@@ -136,15 +138,15 @@ func (d *Dispatcher) pass(ctx context.Context, client *http.Client, timeout time
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			status, failure := post(ctx, client, h, dl)
+			status, failure := post(ctx, client, h, dl.Delivery)
 			if failure != "" && ctx.Err() != nil {
 				// Stopped by this node's shutdown, not by the receiver: no attempt spent.
-				if err := d.Hooks.Abandon(context.WithoutCancel(ctx), dl); err != nil {
+				if err := d.Outbox.Abandon(context.WithoutCancel(ctx), dl); err != nil {
 					log.Warn("webhooks: giving back an attempt", "delivery", dl.ID, "err", err)
 				}
 				return
 			}
-			done, err := d.Hooks.Finish(context.WithoutCancel(ctx), dl, status, failure)
+			done, err := d.Outbox.Finish(context.WithoutCancel(ctx), dl, status, failure)
 			if err != nil {
 				log.Warn("webhooks: recording an attempt", "delivery", dl.ID, "err", err)
 				return // the lease ends, and it is sent again

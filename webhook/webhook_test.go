@@ -149,8 +149,8 @@ func deliverAll(t *testing.T, store laureltest.HookStore, clock *laureltest.Cloc
 			t.Fatal(err)
 		}
 	}
-	hooks := func() *laurel.Hooks {
-		return &laurel.Hooks{Records: store, Service: store, Encode: lhttp.EncodeDelivery, Now: clock.Now,
+	hooks := func() *webhook.Outbox {
+		return &webhook.Outbox{Records: store, Service: store, Encode: lhttp.EncodeDelivery, Now: clock.Now,
 			Backoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, MaxAttempts: 1000}
 	}
 	if _, _, err := hooks().Put(ctx, "game", laurel.HookSpec{URL: ptr("http://" + rc.addr + "/laurel"), Secret: ptr(secret)}); err != nil {
@@ -182,7 +182,7 @@ func deliverAll(t *testing.T, store laureltest.HookStore, clock *laureltest.Cloc
 	})
 	for range 2 {
 		wg.Go(func() {
-			(&webhook.Dispatcher{Hooks: hooks(), Every: 5 * time.Millisecond, Timeout: 100 * time.Millisecond, Parallel: 2}).Run(runCtx)
+			(&webhook.Dispatcher{Outbox: hooks(), Every: 5 * time.Millisecond, Timeout: 100 * time.Millisecond, Parallel: 2}).Run(runCtx)
 		})
 	}
 	want := 9
@@ -229,7 +229,7 @@ func deliverAll(t *testing.T, store laureltest.HookStore, clock *laureltest.Cloc
 		if err := json.Unmarshal(rc.applied[id], &body); err != nil {
 			t.Fatal(err)
 		}
-		res, err := laurel.PeriodResults(ctx, store, body.Board, body.Window, body.Period.ID, 0, 0)
+		res, err := laurel.BoardResults(ctx, store, body.Board, body.Window, body.Period.ID, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +280,7 @@ func TestShutdownSpendsNoAttempt(t *testing.T) {
 	if _, _, err := store.PutBoard(ctx, "b", spec); err != nil {
 		t.Fatal(err)
 	}
-	hooks := &laurel.Hooks{Records: store, Service: store, Encode: lhttp.EncodeDelivery, Now: clock.Now}
+	hooks := &webhook.Outbox{Records: store, Service: store, Encode: lhttp.EncodeDelivery, Now: clock.Now}
 	if _, _, err := hooks.Put(ctx, "h", laurel.HookSpec{URL: ptr(srv.URL), Secret: ptr(secret)}); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestShutdownSpendsNoAttempt(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
-		(&webhook.Dispatcher{Hooks: hooks, Every: 5 * time.Millisecond, Timeout: time.Minute}).Run(runCtx)
+		(&webhook.Dispatcher{Outbox: hooks, Every: 5 * time.Millisecond, Timeout: time.Minute}).Run(runCtx)
 		close(done)
 	}()
 	select {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 	"github.com/laurel/laurel/embedded"
 	lhttp "github.com/laurel/laurel/http"
 	"github.com/laurel/laurel/postgres"
@@ -283,6 +284,7 @@ var errStopped = errors.New("stopped")
 type store interface {
 	laurel.Service
 	laurel.Records
+	laurel.Watcher
 	Close() error
 }
 
@@ -355,17 +357,19 @@ func (s *server) observeCommit(ops int, took time.Duration) {
 	}
 }
 
-// serve starts answering the API from store, and delivering its webhooks.
+// serve starts answering the API from store, with its boards' competitions and webhooks kept
+// in its records, and delivering the webhooks.
 func (s *server) serve(store store, cfg lhttp.Config) {
 	s.store = store
-	svc := laurel.NewCompetitions(store, store, nil)
-	cfg.Hooks = &laurel.Hooks{Records: store, Service: svc, Encode: lhttp.EncodeDelivery}
+	svc := competition.New(store, store, nil)
+	hooks := &webhook.Outbox{Records: store, Service: svc, Results: svc.Results, Encode: lhttp.EncodeDelivery}
+	cfg.Contests, cfg.Hooks, cfg.Watcher = svc, hooks, store
 	a := lhttp.NewServer(svc, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopHooks, s.hooksDone = cancel, make(chan struct{})
 	go func() {
 		defer close(s.hooksDone)
-		(&webhook.Dispatcher{Hooks: cfg.Hooks, Every: s.hookEvery, Timeout: s.hookTimeout, Log: s.log, OnAttempt: a.ObserveDelivery}).Run(ctx)
+		(&webhook.Dispatcher{Outbox: hooks, Every: s.hookEvery, Timeout: s.hookTimeout, Log: s.log, OnAttempt: a.ObserveDelivery}).Run(ctx)
 	}()
 	s.http.RegisterOnShutdown(a.Close) // live streams end, so that shutting down need not wait for them
 	s.api.Store(a)

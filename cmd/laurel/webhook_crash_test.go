@@ -76,7 +76,7 @@ func TestWebhookAfterKill(t *testing.T) {
 	if _, _, err := s.PutBoard(ctx, "daily", spec); err != nil {
 		t.Fatal(err)
 	}
-	hooks := &laurel.Hooks{Records: s, Service: s, Encode: lhttp.EncodeDelivery, Now: func() int64 { return then }}
+	hooks := &webhook.Outbox{Records: s, Service: s, Encode: lhttp.EncodeDelivery, Now: func() int64 { return then }}
 	if _, _, err := hooks.Put(ctx, "game", laurel.HookSpec{URL: ptr("http://" + rl.Addr().String() + "/results"), Secret: ptr(secret)}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,18 @@
-package laurel_test
+package competition_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
 )
 
-// BenchmarkTournamentsSubmit measures what laurel.Competitions adds to a submit of 100 events
+// BenchmarkTournamentsSubmit measures what competition.Service adds to a submit of 100 events
 // on a board that is no tournament (every board's cost: a read of the board's configuration),
 // against the store's own submit, in one run.
 func BenchmarkTournamentsSubmit(b *testing.B) {
@@ -26,7 +29,7 @@ func BenchmarkTournamentsSubmit(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		svc  laurel.Service
-	}{{"store", s}, {"tournaments", laurel.NewCompetitions(s, s, nil)}} {
+	}{{"store", s}, {"tournaments", competition.New(s, s, nil)}} {
 		svc := c.svc
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
@@ -70,7 +73,7 @@ func TestAnIDTwiceInASubmitIsOneAttempt(t *testing.T) {
 		res, err := tours.Submit(ctx, evs, laurel.SubmitOptions{})
 		if c.field != "" {
 			var e *laurel.Error
-			if !asError(err, &e) || e.Code != laurel.EConflict || e.Field != c.field {
+			if !errors.As(err, &e) || e.Code != laurel.EConflict || e.Field != c.field {
 				t.Errorf("%v, at most %d attempts: %v; want a conflict at %s", c.ids, c.max, err, c.field)
 			}
 			continue
@@ -113,7 +116,7 @@ func TestRetryAfterMaxAttemptsLowered(t *testing.T) {
 		t.Fatalf("a retry of a counted event after max_attempts went from 2 to 1: %+v, %v; want a duplicate", res, err)
 	}
 	var e *laurel.Error
-	if _, err := tours.Submit(ctx, []laurel.Event{{Board: "t", Member: "u", Value: 1, ID: "c"}}, laurel.SubmitOptions{}); !asError(err, &e) || e.Code != laurel.EConflict || e.Field != "events[0].member" {
+	if _, err := tours.Submit(ctx, []laurel.Event{{Board: "t", Member: "u", Value: 1, ID: "c"}}, laurel.SubmitOptions{}); !errors.As(err, &e) || e.Code != laurel.EConflict || e.Field != "events[0].member" {
 		t.Fatalf("a new event past the lowered limit: %v; want a conflict at events[0].member", err)
 	}
 }
@@ -160,7 +163,7 @@ func TestRetractedIDIsANewAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var e *laurel.Error
-	if _, err := submit("a", 9); !asError(err, &e) || e.Code != laurel.EConflict || e.Field != "events[0].member" {
+	if _, err := submit("a", 9); !errors.As(err, &e) || e.Code != laurel.EConflict || e.Field != "events[0].member" {
 		t.Fatalf("the retracted id again, past the last attempt: %v; want a conflict at events[0].member", err)
 	}
 	if m, err := tours.Member(ctx, laurel.Query{Board: "t"}, "u"); err == nil || laurel.ErrorCode(err) != laurel.ENotFound {
@@ -175,14 +178,13 @@ func TestRetractedIDIsANewAttempt(t *testing.T) {
 }
 
 // openCompetitions returns competitions over a new embedded store whose clock is at now.
-func openCompetitions(t *testing.T, now string) *laurel.Competitions {
+func openCompetitions(t *testing.T, now string) *competition.Service {
 	t.Helper()
-	clock := &testClock{}
-	clock.Set(now)
+	clock := laureltest.NewClock(now)
 	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return &laurel.Competitions{Service: s, Records: s, Now: clock.Now}
+	return competition.New(s, s, clock.Now)
 }

@@ -1,31 +1,19 @@
-package laurel_test
+package webhook_test
 
 import (
 	"context"
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
+	"github.com/laurel/laurel/webhook"
 )
-
-// testClock is a fake clock (the root package's tests do not import laureltest, whose flags
-// are theirs too).
-type testClock struct{ ms atomic.Int64 }
-
-func (c *testClock) Now() int64 { return c.ms.Load() }
-func (c *testClock) Set(s string) {
-	ms, err := laurel.ParseTime(s)
-	if err != nil {
-		panic(err)
-	}
-	c.ms.Store(ms)
-}
-func (c *testClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
 // countingPeriods is a store that counts its Periods reads.
 type countingPeriods struct {
@@ -40,13 +28,13 @@ func (c *countingPeriods) Periods(ctx context.Context, board, window string) ([]
 
 // testHooks are the hooks of the records rec and the boards of svc, on clock, their
 // deliveries' bodies in plain JSON.
-func testHooks(rec laurel.Records, svc laurel.Service, clock *testClock) *laurel.Hooks {
-	return &laurel.Hooks{Records: rec, Service: svc, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
+func testHooks(rec laurel.Records, svc laurel.Service, clock *laureltest.Clock) *webhook.Outbox {
+	return &webhook.Outbox{Records: rec, Service: svc, Now: clock.Now, Encode: func(p laurel.ResultsPart) ([]byte, error) { return json.Marshal(p) }}
 }
 
 // openRewarded opens an embedded store on clock, closed when the test ends, and returns the
 // spec of a board whose days close late_limit after they end and reward their first.
-func openRewarded(t *testing.T, clock *testClock, lateLimit string) (*embedded.Store, laurel.BoardSpec) {
+func openRewarded(t *testing.T, clock *laureltest.Clock, lateLimit string) (*embedded.Store, laurel.BoardSpec) {
 	s, err := embedded.Open(t.TempDir(), embedded.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +48,7 @@ func openRewarded(t *testing.T, clock *testClock, lateLimit string) (*embedded.S
 // once a period of it may have closed (its close instant, or a minute on), and still makes a
 // period's deliveries at the instant it closes.
 func TestCollectLooksAgainWhenAPeriodMayHaveClosed(t *testing.T) {
-	clock := &testClock{}
+	clock := &laureltest.Clock{}
 	clock.Set("2026-11-02T10:00:00Z")
 	s, spec := openRewarded(t, clock, "1h")
 	ctx := context.Background()
@@ -102,7 +90,7 @@ func TestCollectLooksAgainWhenAPeriodMayHaveClosed(t *testing.T) {
 // end lies before the hook; and not of one closed before the hook. A delivery or a hook that
 // is not there is not found, naming which (the API's field).
 func TestHookHearsPeriodsALateLimitCloses(t *testing.T) {
-	clock := &testClock{}
+	clock := &laureltest.Clock{}
 	s, spec := openRewarded(t, clock, "24h")
 	ctx := context.Background()
 	clock.Set("2026-10-31T12:00:00Z")
@@ -169,7 +157,7 @@ func TestHookHearsPeriodsALateLimitCloses(t *testing.T) {
 // was reckoned from the late_limit of the day); and a period that closes holding no one
 // (its one event retracted) makes no delivery: it has no results to tell.
 func TestHookNotToldOfWhatClosedBeforeIt(t *testing.T) {
-	clock := &testClock{}
+	clock := &laureltest.Clock{}
 	clock.Set("2026-11-02T10:00:00Z")
 	s, spec := openRewarded(t, clock, "720h")
 	ctx := context.Background()
@@ -239,10 +227,10 @@ func TestHookToldOfABoardMadeAgain(t *testing.T) {
 		{"within the minute", "2026-11-03T23:59:30Z", "2026-11-04T00:00:05Z"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			clock := &testClock{}
+			clock := &laureltest.Clock{}
 			clock.Set("2026-11-02T10:00:00Z")
 			s, spec := openRewarded(t, clock, "1s")
-			svc := laurel.NewCompetitions(s, s, clock.Now)
+			svc := competition.New(s, s, clock.Now)
 			ctx := context.Background()
 			hs := testHooks(s, svc, clock)
 			if _, _, err := hs.Put(ctx, "h", laurel.HookSpec{URL: ptr("http://127.0.0.1:1/h"), Secret: ptr("0123456789abcdef")}); err != nil {
@@ -269,6 +257,9 @@ func TestHookToldOfABoardMadeAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := svc.DeleteBoard(ctx, "g"); err != nil {
+				t.Fatal(err)
+			}
+			if err := hs.ForgetBoard(ctx, "g"); err != nil { // as the API's DELETE does
 				t.Fatal(err)
 			}
 			clock.Advance(time.Second)

@@ -1,0 +1,48 @@
+package laurel
+
+import "encoding/json"
+
+// Entry is one member's place in a ranking.
+type Entry struct {
+	Rank      int
+	Member    string
+	Score     int64
+	ReachedAt int64 // unix ms
+	Name      string
+	Metadata  json.RawMessage // set only when the read asked for metadata
+}
+
+// PeriodInfo describes the span a read was answered from: a calendar period (ID set, bounded
+// unless ID is "all"), or a rolling window's span at the instant read (no ID).
+type PeriodInfo struct {
+	ID         string
+	Start, End int64 // unix ms; both zero for "all"
+	Closed     bool
+	Total      int // in Periods and Board.Current
+}
+
+// Page is a run of entries in rank order from one span.
+type Page struct {
+	Board   string
+	Window  string
+	Period  PeriodInfo
+	Total   int
+	Entries []Entry
+}
+
+// MemberEntry is one member's entry with the span it was read from.
+type MemberEntry struct {
+	Board  string
+	Window string
+	Period PeriodInfo
+	Total  int
+	Entry  Entry
+}
+
+// HistoryPoint is a member's score and rank in a window right after one of its events: the
+// standing its write answered with, in the window's current period at that moment.
+type HistoryPoint struct {
+	At    int64 // the event's time, unix ms
+	Score int64
+	Rank  int
+}
