@@ -30,6 +30,7 @@ type env struct {
 	dir    string
 	clock  *laureltest.Clock
 	store  *embedded.Store
+	hooks  *webhook.Outbox // the server's, unless the test gave its own
 	server *lhttp.Server
 	srv    *http.Server
 	url    string
@@ -63,7 +64,8 @@ func start(t testing.TB, o options) *env {
 		contests := competition.New(store, store, e.clock.Now) // as serve wires it
 		svc, o.cfg.Contests, o.cfg.Watcher = contests, contests, store
 		if o.cfg.Hooks == nil {
-			o.cfg.Hooks = &webhook.Outbox{Records: store, Service: contests, Results: contests.Results, Encode: lhttp.EncodeDelivery, Now: e.clock.Now}
+			e.hooks = &webhook.Outbox{Records: store, Service: contests, Results: contests.Results, Encode: lhttp.EncodeDelivery, Now: e.clock.Now}
+			o.cfg.Hooks = e.hooks
 		}
 	}
 	if o.cfg.Logger == nil {
