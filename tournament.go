@@ -155,12 +155,6 @@ func (b *Board) RunAt(ts int64) (Run, error) {
 	return r, nil
 }
 
-// KeepsEntries reports whether the tournament counts entries (joins, members, attempts),
-// which the store's Records keep; one that only bounds time needs none.
-func (t *Tournament) KeepsEntries() bool {
-	return t != nil && (t.MaxMembers != 0 || t.JoinRequired || t.MaxAttempts != 0)
-}
-
 // Entrant is a member's entry in the run of a tournament taking events now.
 type Entrant struct {
 	Board       string

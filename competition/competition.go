@@ -113,7 +113,7 @@ func (s *Service) Retract(ctx context.Context, board, id string) error {
 	return s.Service.Retract(ctx, board, id)
 }
 
-// competitionBoards returns the boards of events that have a tournament with entries or
+// competitionBoards returns the boards of events that have a tournament or
 // cohorts; a board that does not exist is left to the store to answer for.
 func (s *Service) competitionBoards(ctx context.Context, events []laurel.Event) (map[string]*laurel.Board, error) {
 	var out map[string]*laurel.Board // nil for a submit to boards without competitions: most of them
@@ -140,7 +140,7 @@ func (s *Service) competitionBoards(ctx context.Context, events []laurel.Event) 
 	return out, nil
 }
 
-// competitionBoard returns the board id if it has a tournament with entries or cohorts, as
+// competitionBoard returns the board id if it has a tournament or cohorts, as
 // read within configTTL. When the store cannot tell, the last configuration read serves; a
 // board never read fails the submit, which must not skip its competitions.
 func (s *Service) competitionBoard(ctx context.Context, id string) (*laurel.Board, error) {
@@ -157,7 +157,7 @@ func (s *Service) competitionBoard(ctx context.Context, id string) (*laurel.Boar
 		return nil, err
 	}
 	var b *laurel.Board
-	if err == nil && (info.Tournament.KeepsEntries() || info.Cohorts != nil) {
+	if err == nil && (info.Tournament != nil || info.Cohorts != nil) {
 		b = &info.Board
 	}
 	s.configs.Store(id, configCache{board: b, read: read})

@@ -78,7 +78,7 @@ func (s *Service) reserve(ctx context.Context, boards map[string]*laurel.Board, 
 	for i := range events {
 		ev := &events[i]
 		b := boards[ev.Board]
-		if b == nil || !b.Tournament.KeepsEntries() || laurel.ValidateMember("member", ev.Member) != nil {
+		if b == nil || b.Tournament == nil || laurel.ValidateMember("member", ev.Member) != nil {
 			continue // the store answers for it
 		}
 		ts := now

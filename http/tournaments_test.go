@@ -64,3 +64,24 @@ func TestTournament(t *testing.T) {
 	e.do("POST", "/v1/boards/plain/members/ada/join", nil).isError(t, 400, "invalid_argument", "")
 	e.do("PUT", "/v1/boards/cup", map[string]any{"tournament": map[string]any{"window": "week"}}).isError(t, 400, "invalid_argument", "tournament.window")
 }
+
+// TestUncappedTournamentEntries: a tournament with no cap and no join step still records its
+// entries from events (docs/design.md: a member enters by its first event of the run, each
+// applied event an attempt), and a join after scoring keeps the attempts.
+func TestUncappedTournamentEntries(t *testing.T) {
+	e := start(t, options{})
+	e.do("PUT", "/v1/boards/tn", map[string]any{"windows": []string{"all"}, "tournament": map[string]any{
+		"start": "2026-11-22T09:50:00Z", "end": "2026-11-22T10:10:00Z"}}).must(t, 201)
+	e.do("POST", "/v1/boards/tn/events", map[string]any{"member": "ann", "value": 1}).must(t, 200)
+	if r := e.do("GET", "/v1/boards/tn/members/ann/entry", nil).must(t, 200); r.get("joined") != true || r.get("attempts") != 1.0 || r.get("run", "id") != "all" {
+		t.Fatalf("ann's entry after an event: %s", r.raw)
+	}
+	if r := e.do("POST", "/v1/boards/tn/members/ann/join", nil).must(t, 200); r.get("attempts") != 1.0 {
+		t.Fatalf("ann joined after scoring: %s", r.raw)
+	}
+	e.do("POST", "/v1/boards/tn/members/ben/join", nil).must(t, 201)
+	e.do("POST", "/v1/boards/tn/events", map[string]any{"events": []map[string]any{{"member": "ben", "value": 2}, {"member": "ben", "value": 3}}}).must(t, 200)
+	if r := e.do("GET", "/v1/boards/tn/members/ben/entry", nil).must(t, 200); r.get("joined") != true || r.get("attempts") != 2.0 {
+		t.Fatalf("ben's entry after joining and two events: %s", r.raw)
+	}
+}

@@ -26,14 +26,18 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 	tours := competition.New(store, store, clock.Now)
 	put := func(id string, spec laurel.BoardSpec) *laurel.Board { return mustPutBoard(t, store, id, spec) }
 	// cup: a run a day of New York's clock, open for its first 20 hours, 4 members, 3 attempts,
-	// entered by playing. club: one run of two days, joined first, 3 members, 2 attempts.
+	// entered by playing. club: one run of two days, joined first, 3 members, 2 attempts. open:
+	// one run of three days, any number of members and attempts, entered by playing or joining.
 	boards := map[string]*laurel.Board{
 		"cup": put("cup", laurel.BoardSpec{Windows: []string{"day", "all"}, Timezone: ptr("America/New_York"), LateLimit: ptr("1h"),
 			Tournament: &laurel.TournamentSpec{Window: ptr("day"), Duration: ptr("20h"), MaxMembers: ptr(4), MaxAttempts: ptr(3)}}),
 		"club": put("club", laurel.BoardSpec{Windows: []string{"all"}, LateLimit: ptr("1h"),
 			Tournament: &laurel.TournamentSpec{Start: ptr(laurel.FormatTime(start + 3_600_000)), End: ptr(laurel.FormatTime(start + 2*86_400_000)),
 				JoinRequired: ptr(true), MaxMembers: ptr(3), MaxAttempts: ptr(2)}}),
+		"open": put("open", laurel.BoardSpec{Windows: []string{"all"}, LateLimit: ptr("1h"),
+			Tournament: &laurel.TournamentSpec{Start: ptr(laurel.FormatTime(start)), End: ptr(laurel.FormatTime(start + 3*86_400_000))}}),
 	}
+	tournaments := []string{"cup", "club", "open"}
 	type mEntry struct {
 		attempts int
 		ids      []string
@@ -66,6 +70,9 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 				e := entries[id+":"+run.ID+":"+m]
 				want := laurel.Entrant{Board: id, Member: m, Run: run, MaxAttempts: b.Tournament.MaxAttempts, MaxMembers: b.Tournament.MaxMembers,
 					Members: runCount[id+":"+run.ID], Joined: e != nil, JoinedAt: got.JoinedAt}
+				if b.Tournament.MaxMembers == 0 {
+					want.Members = -1 // counted only where a cap needs it
+				}
 				if e != nil {
 					want.Attempts = e.attempts
 				}
@@ -81,7 +88,7 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 		case r < 20:
 			clock.Advance(time.Duration(rng.Int64N(int64(7 * time.Hour))))
 		case r < 35: // join
-			id := []string{"cup", "club"}[rng.IntN(2)]
+			id := tournaments[rng.IntN(len(tournaments))]
 			m := members[rng.IntN(len(members))]
 			b := boards[id]
 			run, rerr := b.RunAt(clock.Now())
@@ -92,7 +99,7 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 			case rerr != nil:
 				want = laurel.ErrorCode(rerr)
 			case entries[key] != nil:
-			case runCount[id+":"+run.ID] >= b.Tournament.MaxMembers:
+			case b.Tournament.MaxMembers != 0 && runCount[id+":"+run.ID] >= b.Tournament.MaxMembers:
 				want = laurel.EConflict
 			}
 			if laurel.ErrorCode(err) != want || err == nil && created != (entries[key] == nil) {
@@ -144,7 +151,7 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 			}
 			check(op, "retract "+ev.Board+" "+ev.ID)
 		default: // a submit of 1 to 4 events on one board by 1 or 2 members, some retries
-			id := []string{"cup", "club"}[rng.IntN(2)]
+			id := tournaments[rng.IntN(len(tournaments))]
 			b := boards[id]
 			var evs []laurel.Event
 			if i := slices.IndexFunc(retracted, func(ev laurel.Event) bool { return ev.Board == id }); i >= 0 && rng.IntN(3) == 0 {
@@ -208,7 +215,7 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 				key := id + ":" + run.ID + ":" + m
 				e := entries[key]
 				if e == nil {
-					if b.Tournament.JoinRequired || count >= b.Tournament.MaxMembers {
+					if b.Tournament.JoinRequired || b.Tournament.MaxMembers != 0 && count >= b.Tournament.MaxMembers {
 						want = laurel.EConflict
 						break
 					}
@@ -233,7 +240,7 @@ func TournamentRules(t *testing.T, store HookStore, clock *Clock, seed uint64, o
 						}
 					}
 				}
-				if reserved > e.attempts && reserved > b.Tournament.MaxAttempts { // retries alone pass
+				if b.Tournament.MaxAttempts != 0 && reserved > e.attempts && reserved > b.Tournament.MaxAttempts { // retries alone pass
 					want = laurel.EConflict
 				}
 				plan[key] = n
