@@ -136,15 +136,17 @@ func (s *Service) closeTier(ctx context.Context, b *laurel.Board, member string,
 			}
 		}
 	}
+	// A rank in both zones (a cohort smaller than promote + demote) counts as promoted: the
+	// member moves up, or stays at the top tier (docs/design.md, "Leagues").
 	switch {
 	case rank == 0: // did not play (or is hidden, or erased since)
-		if c.DemoteAbsent && rec.Tier > 0 {
-			rec.Tier--
+		if c.DemoteAbsent {
+			rec.Tier = max(rec.Tier-1, 0)
 		}
-	case rank <= c.Promote && rec.Tier < len(c.Tiers)-1:
-		rec.Tier++
-	case rank > of-c.Demote && rec.Tier > 0:
-		rec.Tier--
+	case rank <= c.Promote:
+		rec.Tier = min(rec.Tier+1, len(c.Tiers)-1)
+	case rank > of-c.Demote:
+		rec.Tier = max(rec.Tier-1, 0)
 	}
 	if rank == 0 && rec.Tier == from {
 		return nil // nothing to tell

@@ -65,13 +65,15 @@ func LeagueRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 			}
 			for _, m := range members {
 				from := tier[m]
+				// In both zones (alone in its cohort), a member counts as promoted: up, or
+				// staying at the top.
 				switch r := rank[m]; {
 				case r == 0:
 					tier[m] = max(0, tier[m]-1)
-				case r <= 1 && tier[m] < 2:
-					tier[m]++
-				case r > of[m]-1 && tier[m] > 0:
-					tier[m]--
+				case r <= 1:
+					tier[m] = min(tier[m]+1, 2)
+				case r > of[m]-1:
+					tier[m] = max(tier[m]-1, 0)
 				}
 				if rank[m] > 0 || tier[m] != from {
 					lastMove[m] = fmt.Sprintf("%s %s→%s #%d/%d", p.ID, tiers[from], tiers[tier[m]], rank[m], of[m])
