@@ -8,19 +8,72 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/laurel/laurel"
 )
 
 // Records of cohorts: a member's cohort in a period, a cohort's members, the cohort being
-// filled for a placement key, "n count", and a member's standings in its cohort after its
-// writes.
+// filled for a placement key, "n count", a member's standings in its cohort after its writes,
+// and a board's cohorts once removed.
 const (
-	recCohortOf      = "cohort-of"      // board:period:member → cohort id
-	recCohort        = "cohort"         // board:period:cohort → JSON list of members
-	recCohortFill    = "cohort-fill"    // board:period:key → "n count"
-	recCohortHistory = "cohort-history" // board:member:period → JSON [[at, score, rank], …], oldest first
+	recCohortOf      = "cohort-of"       // board:period:member → cohort id
+	recCohort        = "cohort"          // board:period:cohort → JSON list of members
+	recCohortFill    = "cohort-fill"     // board:period:key → "n count"
+	recCohortHistory = "cohort-history"  // board:member:period → JSON [[at, score, rank], …], oldest first
+	recCohortsGone   = "cohorts-removed" // board → JSON laurel.Cohorts, as they were when removed
 )
+
+// cohortsOf returns the cohorts of b, or, once they are removed ({}), those whose placements
+// stay readable (docs/api.md) until cohorts are set again (new members are placed by
+// b.Cohorts only); nil when it has neither.
+func (s *Service) cohortsOf(ctx context.Context, b *laurel.Board) (*laurel.Cohorts, error) {
+	if b.Cohorts != nil {
+		return b.Cohorts, nil
+	}
+	raw, err := s.Records.Record(ctx, recCohortsGone, b.ID)
+	if laurel.ErrorCode(err) == laurel.ENotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c laurel.Cohorts
+	return &c, json.Unmarshal(raw, &c)
+}
+
+// readCohortsOf is cohortsOf for a read about cohorts: a board with neither is EInvalid.
+func (s *Service) readCohortsOf(ctx context.Context, b *laurel.Board) (*laurel.Cohorts, error) {
+	c, err := s.cohortsOf(ctx, b)
+	if err == nil && c == nil {
+		err = laurel.FieldErrorf(laurel.EInvalid, "cohort", "board %q has no cohorts", b.ID)
+	}
+	return c, err
+}
+
+// keepRemoved keeps the cohorts a board change removed, before, readable; a change that sets
+// cohorts forgets those removed before.
+func (s *Service) keepRemoved(ctx context.Context, board string, before, after *laurel.Cohorts) error {
+	switch {
+	case after != nil:
+		return laurel.DeleteRecord(ctx, s.Records, recCohortsGone, board)
+	case before == nil:
+		return nil
+	}
+	v, err := json.Marshal(before)
+	if err != nil {
+		return err
+	}
+	for {
+		old, err := s.Records.Record(ctx, recCohortsGone, board)
+		if err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+			return err
+		}
+		if ok, err := s.Records.SwapRecord(ctx, recCohortsGone, board, old, v); err != nil || ok {
+			return err
+		}
+	}
+}
 
 // placeAll places the members of a submit's events on boards with cohorts, and records the
 // standing in its cohort that each member's applied events left it with, as the store's rank
@@ -111,9 +164,9 @@ func (s *Service) CohortHistory(ctx context.Context, board, window, member strin
 	if err != nil {
 		return nil, err
 	}
-	c := info.Cohorts
-	if c == nil {
-		return nil, laurel.FieldErrorf(laurel.EInvalid, "cohort", "board %q has no cohorts", board)
+	c, err := s.readCohortsOf(ctx, &info.Board)
+	if err != nil {
+		return nil, err
 	}
 	if window != "" && window != c.Window {
 		return nil, laurel.FieldErrorf(laurel.EInvalid, "window", "board %q places cohorts by %s: read that window", board, c.Window)
@@ -309,16 +362,16 @@ func (s *Service) Cohort(ctx context.Context, q laurel.Query, member string) (la
 
 // cohortOf is Cohort on board b, read already.
 func (s *Service) cohortOf(ctx context.Context, b *laurel.Board, q laurel.Query, member string) (laurel.Cohort, error) {
-	c := b.Cohorts
-	if c == nil {
-		return laurel.Cohort{}, laurel.FieldErrorf(laurel.EInvalid, "cohort", "board %q has no cohorts", b.ID)
+	c, err := s.readCohortsOf(ctx, b)
+	if err != nil {
+		return laurel.Cohort{}, err
 	}
 	if q.Window != "" && q.Window != c.Window {
 		return laurel.Cohort{}, laurel.FieldErrorf(laurel.EInvalid, "window", "board %q places cohorts by %s: read that window", b.ID, c.Window)
 	}
+	w, _ := b.Window(c.Window)
 	var period string
 	if q.Period != "" {
-		w, _ := b.Window(c.Window)
 		p, err := b.Calendar().ParsePeriod(w, q.Period)
 		if err != nil {
 			return laurel.Cohort{}, laurel.FieldErrorf(laurel.EInvalid, "period", "%s", laurel.ErrorMessage(err))
@@ -329,7 +382,7 @@ func (s *Service) cohortOf(ctx context.Context, b *laurel.Board, q laurel.Query,
 		if q.HasAt {
 			at = q.At
 		}
-		period = b.CohortPeriod(at)
+		period = b.Calendar().PeriodAt(w, time.UnixMilli(at)).ID
 	}
 	base := b.ID + ":" + period + ":"
 	raw, err := s.Records.Record(ctx, recCohortOf, base+member)

@@ -167,7 +167,23 @@ func (s *Service) competitionBoard(ctx context.Context, id string) (*laurel.Boar
 // PutBoard creates or changes a board; this node's submits see its competitions at once.
 func (s *Service) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
 	defer s.configs.Delete(id)
-	return s.Service.PutBoard(ctx, id, spec)
+	if spec.Cohorts == nil {
+		return s.Service.PutBoard(ctx, id, spec)
+	}
+	// Cohorts set or removed: those removed keep their placements readable.
+	var before *laurel.Cohorts
+	if info, err := s.Service.Board(ctx, id); err == nil {
+		before = info.Cohorts
+	} else if laurel.ErrorCode(err) != laurel.ENotFound {
+		return laurel.BoardInfo{}, false, err
+	}
+	info, created, err := s.Service.PutBoard(ctx, id, spec)
+	if err != nil {
+		return info, created, err
+	}
+	ctx, cancel := laurel.AfterWrite(ctx, laurel.AfterWriteGrace)
+	defer cancel()
+	return info, created, s.keepRemoved(ctx, id, before, info.Cohorts)
 }
 
 // DeleteBoard deletes the board, then what competitions keep of it: its tournament's entries,
@@ -185,7 +201,7 @@ func (s *Service) DeleteBoard(ctx context.Context, id string) error {
 			return err
 		}
 	}
-	return nil
+	return laurel.DeleteRecord(ctx, s.Records, recCohortsGone, id)
 }
 
 // DeleteMember erases the member, then what competitions keep of it: its entries (which

@@ -8,13 +8,17 @@ import (
 )
 
 // Results returns a closed period's results (laurel.BoardResults): on the whole board, or
-// cohort by cohort when the period is one of the board's cohort window.
+// cohort by cohort when the period is one of the board's cohort window (of its cohorts
+// removed since, when it holds their placements).
 func (s *Service) Results(ctx context.Context, board, window, period string, offset, limit int) (laurel.Results, error) {
 	info, err := s.Service.Board(ctx, board)
 	if err != nil {
 		return laurel.Results{}, err
 	}
-	c := info.Cohorts
+	c, err := s.cohortsOf(ctx, &info.Board)
+	if err != nil {
+		return laurel.Results{}, err
+	}
 	if c == nil || window != c.Window && !(window == "" && info.Windows[0].String() == c.Window) {
 		return laurel.BoardResults(ctx, s.Service, board, window, period, offset, limit)
 	}
@@ -27,6 +31,9 @@ func (s *Service) Results(ctx context.Context, board, window, period string, off
 	ids, err := s.cohortIDs(ctx, board+":"+head.Period.ID+":")
 	if err != nil {
 		return laurel.Results{}, err
+	}
+	if len(ids) == 0 && info.Cohorts == nil { // a period after the cohorts were removed
+		return laurel.BoardResults(ctx, s.Service, board, window, period, offset, limit)
 	}
 	for _, id := range ids {
 		_, members, err := s.cohortMembers(ctx, board+":"+head.Period.ID+":"+id)

@@ -116,3 +116,22 @@ func TestLeague(t *testing.T) {
 	e.do("PUT", "/v1/boards/plain", map[string]any{}).must(t, 201)
 	e.do("GET", "/v1/boards/plain/members/ann/tier", nil).isError(t, 400, "invalid_argument", "")
 }
+
+// TestCohortsRemovedStayReadable: "cohorts": {} stops placing members, and the placements
+// made stay readable (docs/api.md): a member's cohort and a read within it.
+func TestCohortsRemovedStayReadable(t *testing.T) {
+	e := start(t, options{})
+	e.do("PUT", "/v1/boards/cb", map[string]any{"windows": []string{"day"}, "cohorts": map[string]any{"window": "day", "size": 2}}).must(t, 201)
+	e.do("POST", "/v1/boards/cb/events", `{"events": [{"member": "ann", "value": 5}, {"member": "ben", "value": 3}]}`).must(t, 200)
+	today := t0.Format(time.DateOnly)
+	e.do("GET", "/v1/boards/cb/members/ann/cohort?period="+today, nil).must(t, 200)
+	e.do("PUT", "/v1/boards/cb", map[string]any{"cohorts": map[string]any{}}).must(t, 200)
+	if c := e.do("GET", "/v1/boards/cb/members/ann/cohort?period="+today, nil).must(t, 200); c.get("id") != "all/1" {
+		t.Fatalf("ann's cohort once cohorts were removed: %s", c.raw)
+	}
+	if p := e.do("GET", "/v1/boards/cb/entries?cohort=ann&period="+today, nil).must(t, 200); p.get("total") != 2.0 || p.get("entries", 1, "member") != "ben" {
+		t.Fatalf("ann's cohort's entries once cohorts were removed: %s", p.raw)
+	}
+	e.do("POST", "/v1/boards/cb/events", map[string]any{"member": "cy", "value": 1}).must(t, 200)
+	e.do("GET", "/v1/boards/cb/members/cy/cohort?period="+today, nil).isError(t, 404, "not_found", "cohort")
+}

@@ -231,35 +231,56 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 		t.Fatal(err)
 	}
 	clock.Advance(10 * 24 * time.Hour)
-	for _, s := range periodsSeen {
-		if s.b.ID != "league" {
-			continue
-		}
-		res, err := svc.Results(ctx, "league", "week", s.period, 0, 0)
-		if err != nil {
-			t.Fatalf("results of %s: %v", s.period, err)
-		}
-		var want []string
-		for n := 1; cohorts["league:"+s.period+":all/"+fmt.Sprint(n)] != nil; n++ {
-			id := "all/" + fmt.Sprint(n)
-			page, err := store.Lookup(ctx, laurel.Query{Board: "league", Window: "week", Period: s.period}, cohorts["league:"+s.period+":"+id])
+	checkResults := func() {
+		t.Helper()
+		for _, s := range periodsSeen {
+			if s.b.ID != "league" {
+				continue
+			}
+			res, err := svc.Results(ctx, "league", "week", s.period, 0, 0)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("results of %s: %v", s.period, err)
 			}
-			if len(page.Entries) > 0 {
-				want = append(want, id+" "+page.Entries[0].Member)
+			var want []string
+			for n := 1; cohorts["league:"+s.period+":all/"+fmt.Sprint(n)] != nil; n++ {
+				id := "all/" + fmt.Sprint(n)
+				page, err := store.Lookup(ctx, laurel.Query{Board: "league", Window: "week", Period: s.period}, cohorts["league:"+s.period+":"+id])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page.Entries) > 0 {
+					want = append(want, id+" "+page.Entries[0].Member)
+				}
+			}
+			var got []string
+			for _, r := range res.Results {
+				if r.Rank != 1 || string(r.Reward) != `{"w":1}` {
+					t.Fatalf("results of %s: %+v", s.period, r)
+				}
+				got = append(got, r.Cohort+" "+r.Member)
+			}
+			if !slices.Equal(got, want) || res.Rewarded != len(want) {
+				t.Fatalf("results of %s: %q, want %q", s.period, got, want)
 			}
 		}
-		var got []string
-		for _, r := range res.Results {
-			if r.Rank != 1 || string(r.Reward) != `{"w":1}` {
-				t.Fatalf("results of %s: %+v", s.period, r)
-			}
-			got = append(got, r.Cohort+" "+r.Member)
+	}
+	checkResults()
+	// Cohorts removed ({}): the placements made stay readable, cohort by cohort, and their
+	// periods' results with them; no one is placed any more.
+	for _, b := range boards {
+		if _, _, err := svc.PutBoard(ctx, b.ID, laurel.BoardSpec{Cohorts: &laurel.CohortsSpec{}}); err != nil {
+			t.Fatal(err)
 		}
-		if !slices.Equal(got, want) || res.Rewarded != len(want) {
-			t.Fatalf("results of %s: %q, want %q", s.period, got, want)
-		}
+	}
+	for _, s := range periodsSeen {
+		check(ops, s.b, laurel.Query{Board: s.b.ID, Period: s.period}, s.period)
+	}
+	checkResults()
+	if _, err := svc.Submit(ctx, []laurel.Event{{Board: "league", Member: "ann", Value: 1}}, laurel.SubmitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := svc.Cohort(ctx, laurel.Query{Board: "league"}, "ann"); laurel.ErrorCode(err) != laurel.ENotFound {
+		t.Fatalf("placed after the cohorts were removed: %+v, %v", c, err)
 	}
 	// A store alone refuses a cohort read rather than answer for the whole board.
 	if _, err := store.Page(ctx, laurel.Query{Board: "league", Cohort: "ann"}, 0, 10, laurel.ScoreRange{}); laurel.ErrorCode(err) != laurel.EInvalid {
