@@ -1,0 +1,701 @@
+// The API's types (GET /openapi.json's schemas): each property is its JSON field in PascalCase,
+// read and written by name here. A value-typed property is nullable exactly when the field is
+// optional. Five schemas are named otherwise, since a C# type cannot have a member of its own
+// name: Rank is ScoreRank, Tier MemberTier, Hidden Visibility, Status ServerStatus, Results
+// PeriodResults. Enumerations (order, mode, status…) are strings, as in the API, so that a
+// value a newer server adds reads as it is.
+using System;
+using System.Collections.Generic;
+using System.Linq;
+
+namespace Laurel
+{
+    /// <summary>A board's configuration to create or update (PUT). A property left null keeps its value (its default on create).</summary>
+    public sealed class BoardSpec
+    {
+        /// <summary>"desc" (high is better, the default) or "asc".</summary>
+        public string Order { get; set; }
+        /// <summary>"sum" (the default), "best" or "last".</summary>
+        public string Mode { get; set; }
+        /// <summary>all, hour, day, week, month, year, last&lt;N&gt;d or last&lt;N&gt;h; the first is what a read without a window reads.</summary>
+        public IList<string> Windows { get; set; }
+        /// <summary>An IANA zone name (default UTC).</summary>
+        public string Timezone { get; set; }
+        public string WeekStart { get; set; }
+        /// <summary>A duration such as 90s, 1h or 7d (default 24h).</summary>
+        public string LateLimit { get; set; }
+        public int? Keep { get; set; }
+        public long? MinValue { get; set; }
+        public long? MaxValue { get; set; }
+        public string Title { get; set; }
+        public IDictionary<string, object> Metadata { get; set; }
+        /// <summary>What the final ranks of closed periods earn; an empty list removes every rule.</summary>
+        public IList<RewardRule> Rewards { get; set; }
+        /// <summary>Makes the board a tournament; an empty TournamentSpec removes it.</summary>
+        public TournamentSpec Tournament { get; set; }
+        /// <summary>Splits each period of a window into cohorts; an empty CohortsSpec removes them.</summary>
+        public CohortsSpec Cohorts { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "order", Order);
+            Json.Put(o, "mode", Mode);
+            Json.Put(o, "windows", Windows);
+            Json.Put(o, "timezone", Timezone);
+            Json.Put(o, "week_start", WeekStart);
+            Json.Put(o, "late_limit", LateLimit);
+            Json.Put(o, "keep", Keep);
+            Json.Put(o, "min_value", MinValue);
+            Json.Put(o, "max_value", MaxValue);
+            Json.Put(o, "title", Title);
+            Json.Put(o, "metadata", Metadata);
+            if (Rewards != null) o["rewards"] = Rewards.Select(r => r.ToJson()).ToList();
+            if (Tournament != null) o["tournament"] = Tournament.ToJson();
+            if (Cohorts != null) o["cohorts"] = Cohorts.ToJson();
+            return o;
+        }
+    }
+
+    /// <summary>A reward by final rank (Ranks: [from, to]) or for the first Percent per cent, in a calendar window.</summary>
+    public sealed class RewardRule
+    {
+        public string Window { get; set; }
+        /// <summary>A league's tier whose cohorts it rewards; null: any.</summary>
+        public string Tier { get; set; }
+        /// <summary>[from, to], inclusive.</summary>
+        public IList<int> Ranks { get; set; }
+        public double? Percent { get; set; }
+        /// <summary>Opaque to laurel: the game interprets it (values as <see cref="Entry.Metadata"/>).</summary>
+        public IDictionary<string, object> Reward { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "window", Window);
+            Json.Put(o, "tier", Tier);
+            Json.Put(o, "ranks", Ranks);
+            Json.Put(o, "percent", Percent);
+            Json.Put(o, "reward", Reward);
+            return o;
+        }
+
+        internal static RewardRule Read(JsonObject o) => new RewardRule
+        {
+            Window = o.String("window"),
+            Tier = o.String("tier"),
+            Ranks = o.Ints("ranks"),
+            Percent = o.DoubleOrNull("percent"),
+            Reward = o.Free("reward"),
+        };
+    }
+
+    /// <summary>Makes a board a tournament. Every property is optional; an update replaces the whole tournament.</summary>
+    public sealed class TournamentSpec
+    {
+        public DateTimeOffset? Start { get; set; }
+        public DateTimeOffset? End { get; set; }
+        /// <summary>A calendar window whose periods are the runs (a daily tournament: day).</summary>
+        public string Window { get; set; }
+        /// <summary>Each run takes events for its first Duration only (a Go duration such as 20h).</summary>
+        public string Duration { get; set; }
+        public int? MaxMembers { get; set; }
+        public bool? JoinRequired { get; set; }
+        public int? MaxAttempts { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "start", Start);
+            Json.Put(o, "end", End);
+            Json.Put(o, "window", Window);
+            Json.Put(o, "duration", Duration);
+            Json.Put(o, "max_members", MaxMembers);
+            Json.Put(o, "join_required", JoinRequired);
+            Json.Put(o, "max_attempts", MaxAttempts);
+            return o;
+        }
+
+        internal static TournamentSpec Read(JsonObject o) => new TournamentSpec
+        {
+            Start = o.TimeOrNull("start"),
+            End = o.TimeOrNull("end"),
+            Window = o.String("window"),
+            Duration = o.String("duration"),
+            MaxMembers = o.IntOrNull("max_members"),
+            JoinRequired = o.BoolOrNull("join_required"),
+            MaxAttempts = o.IntOrNull("max_attempts"),
+        };
+    }
+
+    /// <summary>Splits each period of a calendar window into cohorts of at most Size members; with Tiers, a league.</summary>
+    public sealed class CohortsSpec
+    {
+        public string Window { get; set; }
+        public int? Size { get; set; }
+        /// <summary>metadata.&lt;field&gt;, or tier with tiers; null: everyone together.</summary>
+        public string By { get; set; }
+        /// <summary>A league's tiers, lowest first.</summary>
+        public IList<string> Tiers { get; set; }
+        public int? Promote { get; set; }
+        public int? Demote { get; set; }
+        public bool? DemoteAbsent { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "window", Window);
+            Json.Put(o, "size", Size);
+            Json.Put(o, "by", By);
+            Json.Put(o, "tiers", Tiers);
+            Json.Put(o, "promote", Promote);
+            Json.Put(o, "demote", Demote);
+            Json.Put(o, "demote_absent", DemoteAbsent);
+            return o;
+        }
+
+        internal static CohortsSpec Read(JsonObject o) => new CohortsSpec
+        {
+            Window = o.String("window"),
+            Size = o.IntOrNull("size"),
+            By = o.String("by"),
+            Tiers = o.Strings("tiers"),
+            Promote = o.IntOrNull("promote"),
+            Demote = o.IntOrNull("demote"),
+            DemoteAbsent = o.BoolOrNull("demote_absent"),
+        };
+    }
+
+    /// <summary>A board: its configuration and, per window, the period a read now sees.</summary>
+    public sealed class Board
+    {
+        public string Id { get; set; }
+        public string Order { get; set; }
+        public string Mode { get; set; }
+        public IReadOnlyList<string> Windows { get; set; }
+        public string Timezone { get; set; }
+        public string WeekStart { get; set; }
+        public string LateLimit { get; set; }
+        public int Keep { get; set; }
+        public long? MinValue { get; set; }
+        public long? MaxValue { get; set; }
+        public string Title { get; set; }
+        public IDictionary<string, object> Metadata { get; set; }
+        public DateTimeOffset CreatedAt { get; set; }
+        /// <summary>Per window: its current period and how many members it ranks.</summary>
+        public IReadOnlyDictionary<string, CurrentPeriod> Current { get; set; }
+        public IReadOnlyList<RewardRule> Rewards { get; set; }
+        public TournamentSpec Tournament { get; set; }
+        public CohortsSpec Cohorts { get; set; }
+
+        internal static Board Read(JsonObject o) => new Board
+        {
+            Id = o.String("id"),
+            Order = o.String("order"),
+            Mode = o.String("mode"),
+            Windows = o.Strings("windows"),
+            Timezone = o.String("timezone"),
+            WeekStart = o.String("week_start"),
+            LateLimit = o.String("late_limit"),
+            Keep = o.Int("keep"),
+            MinValue = o.LongOrNull("min_value"),
+            MaxValue = o.LongOrNull("max_value"),
+            Title = o.String("title"),
+            Metadata = o.Free("metadata"),
+            CreatedAt = o.Time("created_at"),
+            Current = o.Map("current", CurrentPeriod.Read),
+            Rewards = o.List("rewards", RewardRule.Read),
+            Tournament = o.One("tournament", TournamentSpec.Read),
+            Cohorts = o.One("cohorts", CohortsSpec.Read),
+        };
+    }
+
+    /// <summary>
+    /// A period of a window: a calendar period has an Id (2026-11-16 for a week), a rolling
+    /// window's span only Start and End, all the Id "all".
+    /// </summary>
+    public sealed class Period
+    {
+        public string Id { get; set; }
+        public DateTimeOffset? Start { get; set; }
+        public DateTimeOffset? End { get; set; }
+        public bool? Closed { get; set; }
+        /// <summary>In period lists only.</summary>
+        public int? Total { get; set; }
+
+        internal static Period Read(JsonObject o) => new Period
+        {
+            Id = o.String("id"),
+            Start = o.TimeOrNull("start"),
+            End = o.TimeOrNull("end"),
+            Closed = o.BoolOrNull("closed"),
+            Total = o.IntOrNull("total"),
+        };
+    }
+
+    public sealed class CurrentPeriod
+    {
+        public Period Period { get; set; }
+        public int Total { get; set; }
+
+        internal static CurrentPeriod Read(JsonObject o) => new CurrentPeriod
+        {
+            Period = o.One("period", Period.Read),
+            Total = o.Int("total"),
+        };
+    }
+
+    /// <summary>A score event. With retries on (the default) the client gives an event without an Id a random one before its first attempt.</summary>
+    public sealed class Event
+    {
+        /// <summary>Only in a submission across boards (SubmitEventsAsync).</summary>
+        public string Board { get; set; }
+        public string Member { get; set; }
+        public long Value { get; set; }
+        /// <summary>The event's time; null: when laurel receives it (a member token's events must leave it null).</summary>
+        public DateTimeOffset? Ts { get; set; }
+        /// <summary>Makes the event idempotent and retractable.</summary>
+        public string Id { get; set; }
+        /// <summary>Sets the member's profile name in the same write (not with a member token).</summary>
+        public string Name { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "board", Board);
+            Json.Put(o, "member", Member);
+            o["value"] = Value;
+            Json.Put(o, "ts", Ts);
+            Json.Put(o, "id", Id);
+            Json.Put(o, "name", Name);
+            return o;
+        }
+    }
+
+    /// <summary>A rank and the score it is for.</summary>
+    public sealed class Standing
+    {
+        public int Rank { get; set; }
+        public long Score { get; set; }
+
+        internal static Standing Read(JsonObject o) => new Standing { Rank = o.Int("rank"), Score = o.Long("score") };
+    }
+
+    /// <summary>What became of one submitted event.</summary>
+    public sealed class EventResult
+    {
+        public string Member { get; set; }
+        /// <summary>The event's id: its own, or the one the client gave it.</summary>
+        public string Id { get; set; }
+        /// <summary>"applied", or "duplicate" when the board had counted the id already.</summary>
+        public string Status { get; set; }
+        /// <summary>Per window, the member's standing right after the write; null when submitted with ranks: false.</summary>
+        public IReadOnlyDictionary<string, Standing> Entries { get; set; }
+
+        internal static EventResult Read(JsonObject o) => new EventResult
+        {
+            Member = o.String("member"),
+            Id = o.String("id"),
+            Status = o.String("status"),
+            Entries = o.Map("entries", Standing.Read),
+        };
+    }
+
+    public sealed class Retracted
+    {
+        /// <summary>"retracted".</summary>
+        public string Status { get; set; }
+
+        internal static Retracted Read(JsonObject o) => new Retracted { Status = o.String("status") };
+    }
+
+    /// <summary>A member's place on a board.</summary>
+    public sealed class Entry
+    {
+        public int Rank { get; set; }
+        public string Member { get; set; }
+        public long Score { get; set; }
+        public DateTimeOffset ReachedAt { get; set; }
+        /// <summary>When the member has one.</summary>
+        public string Name { get; set; }
+        /// <summary>
+        /// With metadata: true, when the member has some. Values as JSON has them: strings,
+        /// bools, long (an integer) or double, lists of objects, dictionaries, null.
+        /// </summary>
+        public IDictionary<string, object> Metadata { get; set; }
+
+        internal static Entry Read(JsonObject o) => new Entry
+        {
+            Rank = o.Int("rank"),
+            Member = o.String("member"),
+            Score = o.Long("score"),
+            ReachedAt = o.Time("reached_at"),
+            Name = o.String("name"),
+            Metadata = o.Free("metadata"),
+        };
+    }
+
+    /// <summary>Consecutive entries of a window's period, and how many members it ranks.</summary>
+    public sealed class Page
+    {
+        public string Board { get; set; }
+        public string Window { get; set; }
+        public Period Period { get; set; }
+        public int Total { get; set; }
+        public IReadOnlyList<Entry> Entries { get; set; }
+
+        internal static Page Read(JsonObject o) => new Page
+        {
+            Board = o.String("board"),
+            Window = o.String("window"),
+            Period = o.One("period", Period.Read),
+            Total = o.Int("total"),
+            Entries = o.List("entries", Entry.Read),
+        };
+    }
+
+    public sealed class MemberEntry
+    {
+        public string Board { get; set; }
+        public string Window { get; set; }
+        public Period Period { get; set; }
+        public int Total { get; set; }
+        public Entry Entry { get; set; }
+
+        internal static MemberEntry Read(JsonObject o) => new MemberEntry
+        {
+            Board = o.String("board"),
+            Window = o.String("window"),
+            Period = o.One("period", Period.Read),
+            Total = o.Int("total"),
+            Entry = o.One("entry", Entry.Read),
+        };
+    }
+
+    /// <summary>The rank a member reaching a score now would get (schema Rank).</summary>
+    public sealed class ScoreRank
+    {
+        public int Rank { get; set; }
+        public int Total { get; set; }
+
+        internal static ScoreRank Read(JsonObject o) => new ScoreRank { Rank = o.Int("rank"), Total = o.Int("total") };
+    }
+
+    /// <summary>A member's profile to set; a property left null keeps its value.</summary>
+    public sealed class ProfileSpec
+    {
+        public string Name { get; set; }
+        public IDictionary<string, object> Metadata { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "name", Name);
+            Json.Put(o, "metadata", Metadata);
+            return o;
+        }
+    }
+
+    public sealed class Profile
+    {
+        public string Member { get; set; }
+        public string Name { get; set; }
+        public IDictionary<string, object> Metadata { get; set; }
+        public bool Hidden { get; set; }
+
+        internal static Profile Read(JsonObject o) => new Profile
+        {
+            Member = o.String("member"),
+            Name = o.String("name"),
+            Metadata = o.Free("metadata"),
+            Hidden = o.Bool("hidden"),
+        };
+    }
+
+    /// <summary>Whether a member is left out of every ranking (schema Hidden).</summary>
+    public sealed class Visibility
+    {
+        public string Member { get; set; }
+        public bool Hidden { get; set; }
+
+        internal static Visibility Read(JsonObject o) => new Visibility { Member = o.String("member"), Hidden = o.Bool("hidden") };
+    }
+
+    /// <summary>/healthz's and /readyz's answer (schema Status).</summary>
+    public sealed class ServerStatus
+    {
+        public string Status { get; set; }
+
+        internal static ServerStatus Read(JsonObject o) => new ServerStatus { Status = o.String("status") };
+    }
+
+    /// <summary>A member's score and rank right after one of its events.</summary>
+    public sealed class HistoryPoint
+    {
+        public DateTimeOffset At { get; set; }
+        public long Score { get; set; }
+        public int Rank { get; set; }
+
+        internal static HistoryPoint Read(JsonObject o) => new HistoryPoint { At = o.Time("at"), Score = o.Long("score"), Rank = o.Int("rank") };
+    }
+
+    /// <summary>What the client's key or member token may do.</summary>
+    public sealed class Whoami
+    {
+        /// <summary>"read", "write" or "admin".</summary>
+        public string Scope { get; set; }
+        /// <summary>No key is configured on the server: anyone may do anything.</summary>
+        public bool? Open { get; set; }
+        /// <summary>A member token's member, boards and expiry.</summary>
+        public string Member { get; set; }
+        public IReadOnlyList<string> Boards { get; set; }
+        public DateTimeOffset? ExpiresAt { get; set; }
+
+        internal static Whoami Read(JsonObject o) => new Whoami
+        {
+            Scope = o.String("scope"),
+            Open = o.BoolOrNull("open"),
+            Member = o.String("member"),
+            Boards = o.Strings("boards"),
+            ExpiresAt = o.TimeOrNull("expires_at"),
+        };
+    }
+
+    /// <summary>A rewarded member's final entry, with its reward.</summary>
+    public sealed class Result
+    {
+        public int Rank { get; set; }
+        public string Member { get; set; }
+        public long Score { get; set; }
+        public DateTimeOffset ReachedAt { get; set; }
+        public string Name { get; set; }
+        public IDictionary<string, object> Metadata { get; set; }
+        public IDictionary<string, object> Reward { get; set; }
+        /// <summary>On a board with cohorts: the member's cohort, within which it is ranked.</summary>
+        public string Cohort { get; set; }
+
+        internal static Result Read(JsonObject o) => new Result
+        {
+            Rank = o.Int("rank"),
+            Member = o.String("member"),
+            Score = o.Long("score"),
+            ReachedAt = o.Time("reached_at"),
+            Name = o.String("name"),
+            Metadata = o.Free("metadata"),
+            Reward = o.Free("reward"),
+            Cohort = o.String("cohort"),
+        };
+    }
+
+    /// <summary>A closed period's rewarded members (schema Results); a webhook delivery's body is one part of them, with its delivery fields.</summary>
+    public sealed class PeriodResults
+    {
+        /// <summary>Deliveries only: "period.results".</summary>
+        public string Type { get; set; }
+        public string Delivery { get; set; }
+        public string Hook { get; set; }
+        public int? Part { get; set; }
+        public int? Parts { get; set; }
+        public string Board { get; set; }
+        public string Window { get; set; }
+        public Period Period { get; set; }
+        /// <summary>Members ranked in the period.</summary>
+        public int Total { get; set; }
+        /// <summary>Members the rules reward.</summary>
+        public int Rewarded { get; set; }
+        public IReadOnlyList<Result> Results { get; set; }
+
+        internal static PeriodResults Read(JsonObject o) => new PeriodResults
+        {
+            Type = o.String("type"),
+            Delivery = o.String("delivery"),
+            Hook = o.String("hook"),
+            Part = o.IntOrNull("part"),
+            Parts = o.IntOrNull("parts"),
+            Board = o.String("board"),
+            Window = o.String("window"),
+            Period = o.One("period", Period.Read),
+            Total = o.Int("total"),
+            Rewarded = o.Int("rewarded"),
+            Results = o.List("results", Result.Read),
+        };
+    }
+
+    /// <summary>A webhook to create or update; a property left null keeps its value.</summary>
+    public sealed class HookSpec
+    {
+        /// <summary>http or https; each delivery is POSTed to it.</summary>
+        public string Url { get; set; }
+        /// <summary>Signs each delivery (16 to 256 bytes); never shown back.</summary>
+        public string Secret { get; set; }
+        /// <summary>The boards it hears of; empty: every board.</summary>
+        public IList<string> Boards { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "url", Url);
+            Json.Put(o, "secret", Secret);
+            Json.Put(o, "boards", Boards);
+            return o;
+        }
+    }
+
+    public sealed class Hook
+    {
+        public string Id { get; set; }
+        public string Url { get; set; }
+        public IReadOnlyList<string> Boards { get; set; }
+        public DateTimeOffset CreatedAt { get; set; }
+
+        internal static Hook Read(JsonObject o) => new Hook
+        {
+            Id = o.String("id"),
+            Url = o.String("url"),
+            Boards = o.Strings("boards"),
+            CreatedAt = o.Time("created_at"),
+        };
+    }
+
+    /// <summary>One part of a closed period's results, posted to a hook until it answers 2xx.</summary>
+    public sealed class Delivery
+    {
+        /// <summary>hook:board:window:period:part; sent as Laurel-Delivery.</summary>
+        public string Id { get; set; }
+        public string Hook { get; set; }
+        public string Board { get; set; }
+        public string Window { get; set; }
+        public string Period { get; set; }
+        public int Part { get; set; }
+        public int Parts { get; set; }
+        /// <summary>"pending", "delivered" or "failed".</summary>
+        public string State { get; set; }
+        public int Attempts { get; set; }
+        public DateTimeOffset? NextAttemptAt { get; set; }
+        public int? LastStatus { get; set; }
+        public string LastError { get; set; }
+        public DateTimeOffset CreatedAt { get; set; }
+        public DateTimeOffset? DeliveredAt { get; set; }
+        /// <summary>What it posts (GetDeliveryAsync only).</summary>
+        public PeriodResults Body { get; set; }
+
+        internal static Delivery Read(JsonObject o) => new Delivery
+        {
+            Id = o.String("id"),
+            Hook = o.String("hook"),
+            Board = o.String("board"),
+            Window = o.String("window"),
+            Period = o.String("period"),
+            Part = o.Int("part"),
+            Parts = o.Int("parts"),
+            State = o.String("state"),
+            Attempts = o.Int("attempts"),
+            NextAttemptAt = o.TimeOrNull("next_attempt_at"),
+            LastStatus = o.IntOrNull("last_status"),
+            LastError = o.String("last_error"),
+            CreatedAt = o.Time("created_at"),
+            DeliveredAt = o.TimeOrNull("delivered_at"),
+            Body = o.One("body", PeriodResults.Read),
+        };
+    }
+
+    /// <summary>A member's entry in the run of a tournament taking events now.</summary>
+    public sealed class Entrant
+    {
+        public string Board { get; set; }
+        public string Member { get; set; }
+        public Run Run { get; set; }
+        public bool Joined { get; set; }
+        public DateTimeOffset? JoinedAt { get; set; }
+        public int Attempts { get; set; }
+        public int? MaxAttempts { get; set; }
+        /// <summary>Members in the run, when it has a cap.</summary>
+        public int? Members { get; set; }
+        public int? MaxMembers { get; set; }
+
+        internal static Entrant Read(JsonObject o) => new Entrant
+        {
+            Board = o.String("board"),
+            Member = o.String("member"),
+            Run = o.One("run", Run.Read),
+            Joined = o.Bool("joined"),
+            JoinedAt = o.TimeOrNull("joined_at"),
+            Attempts = o.Int("attempts"),
+            MaxAttempts = o.IntOrNull("max_attempts"),
+            Members = o.IntOrNull("members"),
+            MaxMembers = o.IntOrNull("max_members"),
+        };
+    }
+
+    /// <summary>A run of a tournament: a period of its window, or "all"; End is when it stops taking events.</summary>
+    public sealed class Run
+    {
+        public string Id { get; set; }
+        public DateTimeOffset? Start { get; set; }
+        public DateTimeOffset? End { get; set; }
+
+        internal static Run Read(JsonObject o) => new Run { Id = o.String("id"), Start = o.TimeOrNull("start"), End = o.TimeOrNull("end") };
+    }
+
+    /// <summary>A member's cohort in one period.</summary>
+    public sealed class Cohort
+    {
+        public string Board { get; set; }
+        public string Window { get; set; }
+        public string Period { get; set; }
+        /// <summary>&lt;key&gt;/&lt;n&gt;: the n-th cohort of the placement key.</summary>
+        public string Id { get; set; }
+        public string Key { get; set; }
+        /// <summary>In order of placement.</summary>
+        public IReadOnlyList<string> Members { get; set; }
+
+        internal static Cohort Read(JsonObject o) => new Cohort
+        {
+            Board = o.String("board"),
+            Window = o.String("window"),
+            Period = o.String("period"),
+            Id = o.String("id"),
+            Key = o.String("key"),
+            Members = o.Strings("members"),
+        };
+    }
+
+    /// <summary>A league member's move at a period's close.</summary>
+    public sealed class TierMove
+    {
+        public string Period { get; set; }
+        public string From { get; set; }
+        public string To { get; set; }
+        /// <summary>When the member played: its cohort, its rank there, and of how many.</summary>
+        public string Cohort { get; set; }
+        public int? Rank { get; set; }
+        public int? Of { get; set; }
+
+        internal static TierMove Read(JsonObject o) => new TierMove
+        {
+            Period = o.String("period"),
+            From = o.String("from"),
+            To = o.String("to"),
+            Cohort = o.String("cohort"),
+            Rank = o.IntOrNull("rank"),
+            Of = o.IntOrNull("of"),
+        };
+    }
+
+    /// <summary>A member's league tier, and its moves, newest first (schema Tier).</summary>
+    public sealed class MemberTier
+    {
+        public string Board { get; set; }
+        public string Member { get; set; }
+        public string Tier { get; set; }
+        public IReadOnlyList<TierMove> Moves { get; set; }
+
+        internal static MemberTier Read(JsonObject o) => new MemberTier
+        {
+            Board = o.String("board"),
+            Member = o.String("member"),
+            Tier = o.String("tier"),
+            Moves = o.List("moves", TierMove.Read),
+        };
+    }
+}
