@@ -52,40 +52,13 @@ namespace Laurel
             else if (value is bool b) sb.Append(b ? "true" : "false");
             else if (value is long || value is int || value is short || value is sbyte || value is ulong || value is uint || value is ushort || value is byte)
                 sb.Append(Convert.ToString(value, CultureInfo.InvariantCulture));
-            else if (value is double d) Number(sb, d);
-            else if (value is float f) Number(sb, f);
+            else if (value is double d) Number(sb, d, d.ToString("R", CultureInfo.InvariantCulture));
+            else if (value is float f) Number(sb, f, f.ToString("R", CultureInfo.InvariantCulture)); // 0.1f is 0.1, not 0.100000001490116
             else if (value is decimal m) sb.Append(m.ToString(CultureInfo.InvariantCulture));
             else if (value is DateTimeOffset t) Quote(sb, Time(t));
             else if (value is DateTime dt) Quote(sb, Time(new DateTimeOffset(dt.Kind == DateTimeKind.Unspecified ? DateTime.SpecifyKind(dt, DateTimeKind.Utc) : dt)));
-            else if (value is IDictionary<string, object> o)
-            {
-                sb.Append('{');
-                var first = true;
-                foreach (var kv in o)
-                {
-                    if (!first) sb.Append(',');
-                    first = false;
-                    Quote(sb, kv.Key);
-                    sb.Append(':');
-                    Write(sb, kv.Value, depth + 1);
-                }
-                sb.Append('}');
-            }
-            else if (value is IDictionary map)
-            {
-                sb.Append('{');
-                var first = true;
-                foreach (DictionaryEntry kv in map)
-                {
-                    if (!(kv.Key is string key)) throw new ArgumentException("a JSON object's keys are strings, not " + kv.Key.GetType().Name);
-                    if (!first) sb.Append(',');
-                    first = false;
-                    Quote(sb, key);
-                    sb.Append(':');
-                    Write(sb, kv.Value, depth + 1);
-                }
-                sb.Append('}');
-            }
+            else if (value is IDictionary<string, object> o) WriteObject(sb, o, depth);
+            else if (value is IDictionary map) WriteObject(sb, Fields(map), depth);
             else if (value is IEnumerable list)
             {
                 sb.Append('[');
@@ -101,10 +74,36 @@ namespace Laurel
             else throw new ArgumentException("cannot write a " + value.GetType().Name + " as JSON");
         }
 
-        static void Number(StringBuilder sb, double d)
+        static void WriteObject(StringBuilder sb, IEnumerable<KeyValuePair<string, object>> fields, int depth)
         {
-            if (double.IsNaN(d) || double.IsInfinity(d)) throw new ArgumentException("JSON has no " + d.ToString(CultureInfo.InvariantCulture));
-            sb.Append(d.ToString("R", CultureInfo.InvariantCulture));
+            sb.Append('{');
+            var first = true;
+            foreach (var kv in fields)
+            {
+                if (!first) sb.Append(',');
+                first = false;
+                Quote(sb, kv.Key);
+                sb.Append(':');
+                Write(sb, kv.Value, depth + 1);
+            }
+            sb.Append('}');
+        }
+
+        // Fields are the entries of a dictionary that is not of string to object (string to
+        // int, say), which a JSON object's keys must be.
+        static IEnumerable<KeyValuePair<string, object>> Fields(IDictionary map)
+        {
+            foreach (DictionaryEntry kv in map)
+            {
+                if (!(kv.Key is string key)) throw new ArgumentException("a JSON object's keys are strings, not " + kv.Key.GetType().Name);
+                yield return new KeyValuePair<string, object>(key, kv.Value);
+            }
+        }
+
+        static void Number(StringBuilder sb, double d, string text)
+        {
+            if (double.IsNaN(d) || double.IsInfinity(d)) throw new ArgumentException("JSON has no " + text);
+            sb.Append(text);
         }
 
         /// <summary>Puts a field of an object to write when it is set.</summary>

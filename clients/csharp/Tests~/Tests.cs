@@ -639,6 +639,18 @@ static class Tests
         Assert.Equal(Canon(metadata), Canon(profile.Metadata));
         Assert.Equal("Zoë 😀", profile.Name);
         Assert.Equal("😀 \"\\", (string)Json.Parse("\"\\ud83d\\ude00 \\\"\\\\\""));
+        Assert.Equal("{\"f\":0.1,\"d\":1E+300,\"m\":{\"1\":2}}", Json.Serialize(new Dictionary<string, object> { ["f"] = 0.1f, ["d"] = 1e300, ["m"] = new Dictionary<string, int> { ["1"] = 2 } }));
+        foreach (var unwritable in new object[] { double.NaN, float.PositiveInfinity, new object(), new Dictionary<int, string> { [1] = "x" } })
+        {
+            try
+            {
+                Json.Serialize(new List<object> { unwritable });
+                throw new Exception("wrote " + unwritable);
+            }
+            catch (ArgumentException)
+            {
+            }
+        }
         foreach (var malformed in new[] { "{", "[1,]", "{\"a\" 1}", "\"\\x\"", "tru", "1 2", "-", "1.", "\"\u0001\"" })
         {
             try
