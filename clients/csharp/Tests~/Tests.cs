@@ -789,7 +789,8 @@ static class Tests
         Assert.Equal("401 unauthenticated", refused.Status + " " + refused.Code);
         var reader = new LaurelClient(url, MemberToken.Mint(tokenSecret, "ada", new[] { board }, kid: tokenKid, scope: "read"));
         Assert.Equal("read", (await reader.WhoamiAsync()).Scope);
-        Assert.Equal("403 permission_denied", string.Join(" ", new[] { await Assert.Throws(() => reader.SubmitBoardEventsAsync(board, new Event { Member = "ada", Value = 1 })) }.Select(x => x.Status + " " + x.Code)));
+        var readOnly = await Assert.Throws(() => reader.SubmitBoardEventsAsync(board, new Event { Member = "ada", Value = 1 }));
+        Assert.Equal("403 permission_denied", readOnly.Status + " " + readOnly.Code);
     }
 
     static async Task PathIds()
@@ -819,7 +820,8 @@ static class Tests
         Func<int, Via> page = status => new Via((n, request, send) => Task.FromResult(Answer(status, "<html>proxy</html>")));
         var e404 = await Assert.Throws(() => Through(page(404)).GetBoardAsync("x"));
         Assert.Equal("404 not_found", e404.Status + " " + e404.Code);
-        Assert.Equal("403 permission_denied", string.Join("", new[] { await Assert.Throws(() => Through(page(403)).GetBoardAsync("x")) }.Select(x => x.Status + " " + x.Code)));
+        var e403 = await Assert.Throws(() => Through(page(403)).GetBoardAsync("x"));
+        Assert.Equal("403 permission_denied", e403.Status + " " + e403.Code);
         var gateway = new Via((n, request, send) => Task.FromResult(Answer(502, "bad gateway", "0")));
         var e502 = await Assert.Throws(() => Through(gateway, 1).GetBoardAsync("x"));
         Assert.Equal("502 unavailable", e502.Status + " " + e502.Code);

@@ -169,7 +169,7 @@ func TestUnityPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if guids == nil || len(guids) < 10 {
+	if len(guids) < 10 {
 		t.Fatalf("only %d assets", len(guids))
 	}
 
