@@ -17,7 +17,7 @@ import (
 )
 
 // pages are the Markdown files checked, relative to the repository's root.
-var pages = []string{"README.md", "clients/js/README.md", "docs/*.md"}
+var pages = []string{"README.md", "clients/js/README.md", "clients/csharp/README.md", "docs/*.md"}
 
 const root = ".."
 
