@@ -122,9 +122,8 @@ func TestRetryAfterMaxAttemptsLowered(t *testing.T) {
 }
 
 // TestRetractedIDIsANewAttempt: once an event is retracted, its id may be used again (docs/api.md)
-// for a new event, which is an attempt like any other: it was taken for a retry of the
-// retracted one and scored without counting, a free attempt past the limit. The retracted
-// event's attempt stays used.
+// for a new event, which is an attempt like any other, counted and capped, not a retry of the
+// retracted one. The retracted event's attempt stays used.
 func TestRetractedIDIsANewAttempt(t *testing.T) {
 	ctx := context.Background()
 	tours := openCompetitions(t, "2026-11-02T10:00:00Z")

@@ -363,9 +363,8 @@ func TestImportInterrupted(t *testing.T) {
 	}
 }
 
-// TestExportToAFullDisk: an export that fails as its disk fills leaves no part of a dump: the
-// retry, once there is room, writes the file (it was refused: "file exists", the part left by
-// the first); and export never replaces a file.
+// TestExportToAFullDisk: an export that fails as its disk fills leaves no part of a dump, so
+// that the retry, once there is room, writes the file; and export never replaces a file.
 func TestExportToAFullDisk(t *testing.T) {
 	data := t.TempDir()
 	servedOnce(t, data, nil)
@@ -393,7 +392,7 @@ func TestExportToAFullDisk(t *testing.T) {
 }
 
 // TestImportInterruptedOnStandardInput: a signal stops an import whose standard input waits on
-// its writer (it waited until the writer closed it).
+// its writer, without waiting for the writer to close it.
 func TestImportInterruptedOnStandardInput(t *testing.T) {
 	r, w := io.Pipe()
 	defer w.Close()

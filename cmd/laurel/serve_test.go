@@ -406,8 +406,8 @@ func TestServeLimitsAddressesByDefault(t *testing.T) {
 
 // TestServeRefusesBadEnvironmentKeys: a key in the environment that a client could not send
 // stops serve before it listens, naming the variable.
-// So does a variable that is set but names no key (it left the API open), and a
-// LAUREL_PUBLIC_READ that is neither true nor false (it was taken as false).
+// So does a variable that is set but names no key (which would leave the API open), and a
+// LAUREL_PUBLIC_READ that is neither true nor false.
 func TestServeRefusesBadEnvironmentKeys(t *testing.T) {
 	for _, c := range []struct{ name, value, want string }{
 		{"LAUREL_WRITE_KEY", "good, bad key", "LAUREL_WRITE_KEY: a key must be printable ASCII without spaces or commas (byte 4 of a key of 7 is ' ')"},
