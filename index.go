@@ -42,7 +42,7 @@ type Index interface {
 	// Ranking reads one set of a shard as of the state stamped stamp: its reads return
 	// ErrIndexStale once the shard follows another state. Its ranks count the shard's
 	// members of the set.
-	Ranking(ctx context.Context, board string, sh Shard, order Order, set IndexSet, stamp int64) ShardRanking
+	Ranking(board string, sh Shard, order Order, set IndexSet, stamp int64) ShardRanking
 	// Before counts, for each key, the entries of the key's set in the shard that rank before
 	// it (by score, reached_at and member), as of the state stamped stamp.
 	Before(ctx context.Context, board string, sh Shard, order Order, stamp int64, keys []IndexKey) ([]int, error)

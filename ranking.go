@@ -2,6 +2,7 @@ package laurel
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"slices"
 	"strconv"
@@ -13,14 +14,14 @@ import (
 // and leave hidden members out. The reads of docs/api.md (PageOf, AroundOf, LookupOf, RankOfScore)
 // are written once over it, so every store answers them alike.
 type Ranking interface {
-	Total() (int, error)
+	Total(ctx context.Context) (int, error)
 	// Page returns up to n entries from rank from on, without profiles.
-	Page(from, n int) ([]Entry, error)
+	Page(ctx context.Context, from, n int) ([]Entry, error)
 	// Entries returns the entries of the members that are ranked, in any order, each once.
-	Entries(members []string) ([]Entry, error)
+	Entries(ctx context.Context, members []string) ([]Entry, error)
 	// Search returns the rank of the first entry whose (score, reached_at) does not rank
 	// before (score, at): Total()+1 when there is none.
-	Search(score, at int64) (int, error)
+	Search(ctx context.Context, score, at int64) (int, error)
 }
 
 // ValidatePage checks a page's arguments and returns the limit to use (0: the default).
@@ -46,49 +47,49 @@ func ValidatePage(offset, limit int, sr ScoreRange) (int, error) {
 // otherwise. Each returns the ranking's total with its answer.
 type RankingReads interface {
 	// ReadPage answers PageOf.
-	ReadPage(o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error)
+	ReadPage(ctx context.Context, o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error)
 	// ReadEntries answers Entries.
-	ReadEntries(members []string) ([]Entry, int, error)
+	ReadEntries(ctx context.Context, members []string) ([]Entry, int, error)
 	// ReadAround answers AroundOf; found is false when the member is not ranked.
-	ReadAround(member string, radius int) (entries []Entry, found bool, total int, err error)
+	ReadAround(ctx context.Context, member string, radius int) (entries []Entry, found bool, total int, err error)
 	// ReadRank answers Search.
-	ReadRank(score, at int64) (rank, total int, err error)
+	ReadRank(ctx context.Context, score, at int64) (rank, total int, err error)
 }
 
 // PageOf returns consecutive ranks of r from offset, limit of them; with a score range, only
 // the entries whose score lies in it, offset and limit applying within them. The arguments
 // are those ValidatePage accepted. It returns r's total too.
-func PageOf(r Ranking, o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error) {
+func PageOf(ctx context.Context, r Ranking, o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error) {
 	if rr, ok := r.(RankingReads); ok {
-		return rr.ReadPage(o, offset, limit, sr)
+		return rr.ReadPage(ctx, o, offset, limit, sr)
 	}
-	total, err := r.Total()
+	total, err := r.Total(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	first, end, err := PageBounds(o, sr, total, r.Search)
+	first, end, err := PageBounds(ctx, o, sr, total, r.Search)
 	if err != nil {
 		return nil, 0, err
 	}
 	var entries []Entry
 	if from := first + offset; offset < end-first && from < end {
-		entries, err = r.Page(from, min(limit, end-from))
+		entries, err = r.Page(ctx, from, min(limit, end-from))
 	}
 	return entries, total, err
 }
 
 // PageBounds returns the ranks [first, end) of the entries whose score lies in sr, given the
 // total and a search (Ranking.Search).
-func PageBounds(o Order, sr ScoreRange, total int, search func(score, at int64) (int, error)) (first, end int, err error) {
+func PageBounds(ctx context.Context, o Order, sr ScoreRange, total int, search func(ctx context.Context, score, at int64) (int, error)) (first, end int, err error) {
 	first, end = 1, total+1
 	best, worst, hasBest, hasWorst := sr.Bounds(o)
 	if hasBest {
-		if first, err = search(best, math.MinInt64); err != nil {
+		if first, err = search(ctx, best, math.MinInt64); err != nil {
 			return 0, 0, err
 		}
 	}
 	if hasWorst {
-		if end, err = search(worst, math.MaxInt64); err != nil {
+		if end, err = search(ctx, worst, math.MaxInt64); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -122,8 +123,8 @@ func notRanked(board, window, member string) error {
 
 // MemberOf returns a member's entry in r and r's total; ENotFound when it is not ranked
 // there.
-func MemberOf(r Ranking, board, window, member string) (Entry, int, error) {
-	es, total, err := entries(r, []string{member})
+func MemberOf(ctx context.Context, r Ranking, board, window, member string) (Entry, int, error) {
+	es, total, err := entries(ctx, r, []string{member})
 	if err != nil {
 		return Entry{}, 0, err
 	}
@@ -133,34 +134,34 @@ func MemberOf(r Ranking, board, window, member string) (Entry, int, error) {
 	return es[0], total, nil
 }
 
-func entries(r Ranking, members []string) ([]Entry, int, error) {
+func entries(ctx context.Context, r Ranking, members []string) ([]Entry, int, error) {
 	if rr, ok := r.(RankingReads); ok {
-		return rr.ReadEntries(members)
+		return rr.ReadEntries(ctx, members)
 	}
-	es, err := r.Entries(members)
+	es, err := r.Entries(ctx, members)
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := r.Total()
+	total, err := r.Total(ctx)
 	return es, total, err
 }
 
 // AroundOf returns up to 2·radius+1 consecutive entries of r centred on the member's entry,
 // shifted to stay within 1…total, and r's total; ENotFound when the member is not ranked.
-func AroundOf(r Ranking, board, window, member string, radius int) ([]Entry, int, error) {
+func AroundOf(ctx context.Context, r Ranking, board, window, member string, radius int) ([]Entry, int, error) {
 	if rr, ok := r.(RankingReads); ok {
-		es, found, total, err := rr.ReadAround(member, radius)
+		es, found, total, err := rr.ReadAround(ctx, member, radius)
 		if err == nil && !found {
 			err = notRanked(board, window, member)
 		}
 		return es, total, err
 	}
-	en, total, err := MemberOf(r, board, window, member)
+	en, total, err := MemberOf(ctx, r, board, window, member)
 	if err != nil {
 		return nil, 0, err
 	}
 	lo, n := AroundBounds(en.Rank, radius, total)
-	es, err := r.Page(lo, n)
+	es, err := r.Page(ctx, lo, n)
 	return es, total, err
 }
 
@@ -188,7 +189,7 @@ func ValidateLookup(members []string) error {
 
 // LookupOf returns the entries of the members ranked in r, in rank order, each once, and r's
 // total.
-func LookupOf(r Ranking, members []string) ([]Entry, int, error) {
+func LookupOf(ctx context.Context, r Ranking, members []string) ([]Entry, int, error) {
 	seen := make(map[string]bool, len(members))
 	unique := make([]string, 0, len(members))
 	for _, m := range members {
@@ -197,7 +198,7 @@ func LookupOf(r Ranking, members []string) ([]Entry, int, error) {
 			unique = append(unique, m)
 		}
 	}
-	es, total, err := entries(r, unique)
+	es, total, err := entries(ctx, r, unique)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -207,17 +208,17 @@ func LookupOf(r Ranking, members []string) ([]Entry, int, error) {
 
 // RankOfScore returns the rank a member reaching score at the instant at would get in r
 // (after the members already there with the same score), and r's total.
-func RankOfScore(r Ranking, score, at int64) (rank, total int, err error) {
+func RankOfScore(ctx context.Context, r Ranking, score, at int64) (rank, total int, err error) {
 	if at < math.MaxInt64 {
 		at++
 	}
 	if rr, ok := r.(RankingReads); ok {
-		return rr.ReadRank(score, at)
+		return rr.ReadRank(ctx, score, at)
 	}
-	if rank, err = r.Search(score, at); err != nil {
+	if rank, err = r.Search(ctx, score, at); err != nil {
 		return 0, 0, err
 	}
-	total, err = r.Total()
+	total, err = r.Total(ctx)
 	return rank, total, err
 }
 
@@ -267,9 +268,9 @@ func NewSortedRanking(o Order, entries []Entry) *SortedRanking {
 	return &SortedRanking{entries: entries, order: o}
 }
 
-func (v *SortedRanking) Total() (int, error) { return len(v.entries), nil }
+func (v *SortedRanking) Total(context.Context) (int, error) { return len(v.entries), nil }
 
-func (v *SortedRanking) Page(from, n int) ([]Entry, error) {
+func (v *SortedRanking) Page(_ context.Context, from, n int) ([]Entry, error) {
 	from = max(from, 1)
 	if from > len(v.entries) || n <= 0 {
 		return nil, nil
@@ -278,7 +279,7 @@ func (v *SortedRanking) Page(from, n int) ([]Entry, error) {
 	return slices.Clone(v.entries[from-1 : from-1+n]), nil
 }
 
-func (v *SortedRanking) Entries(members []string) ([]Entry, error) {
+func (v *SortedRanking) Entries(_ context.Context, members []string) ([]Entry, error) {
 	if v.rank == nil {
 		v.rank = make(map[string]int, len(v.entries))
 		for i, en := range v.entries {
@@ -294,7 +295,7 @@ func (v *SortedRanking) Entries(members []string) ([]Entry, error) {
 	return out, nil
 }
 
-func (v *SortedRanking) Search(score, at int64) (int, error) {
+func (v *SortedRanking) Search(_ context.Context, score, at int64) (int, error) {
 	i, _ := slices.BinarySearchFunc(v.entries, struct{}{}, func(e Entry, _ struct{}) int {
 		if RanksBefore(v.order, e.Score, e.ReachedAt, score, at) {
 			return -1
@@ -306,15 +307,15 @@ func (v *SortedRanking) Search(score, at int64) (int, error) {
 
 // SearchByPage answers Ranking.Search for a ranking that can only be read by rank: a binary
 // search over ranks, one Page of one entry per probe.
-func SearchByPage(r Ranking, o Order, score, at int64) (int, error) {
-	total, err := r.Total()
+func SearchByPage(ctx context.Context, r Ranking, o Order, score, at int64) (int, error) {
+	total, err := r.Total(ctx)
 	if err != nil {
 		return 0, err
 	}
 	lo, hi := 1, total+1
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		es, err := r.Page(mid, 1)
+		es, err := r.Page(ctx, mid, 1)
 		if err != nil {
 			return 0, err
 		}

@@ -36,6 +36,7 @@ func TestFrozenRanks(t *testing.T) {
 // TestSortedRanking checks the reads of docs/api.md over a ranking sorted in memory against
 // brute force: pages with score ranges, lookups, around-me and hypothetical ranks.
 func TestSortedRanking(t *testing.T) {
+	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, o := range []laurel.Order{laurel.Desc, laurel.Asc} {
 		for range 200 {
@@ -70,7 +71,7 @@ func TestSortedRanking(t *testing.T) {
 				}
 			}
 			wantPage := inRange[min(offset, len(inRange)):min(offset+limit, len(inRange))]
-			got, total, err := laurel.PageOf(r, o, offset, limit, sr)
+			got, total, err := laurel.PageOf(ctx, r, o, offset, limit, sr)
 			if err != nil || !sameEntries(got, wantPage) || total != len(want) {
 				t.Fatalf("%s %v: PageOf(%d, %d, %+v) = %v, %v; want %v", o, want, offset, limit, sr, got, err, wantPage)
 			}
@@ -81,17 +82,17 @@ func TestSortedRanking(t *testing.T) {
 					wantRank++
 				}
 			}
-			if rank, total, err := laurel.RankOfScore(r, score, at); err != nil || rank != wantRank || total != len(want) {
+			if rank, total, err := laurel.RankOfScore(ctx, r, score, at); err != nil || rank != wantRank || total != len(want) {
 				t.Fatalf("%s %v: RankOfScore(%d, %d) = %d, %d, %v; want %d, %d", o, want, score, at, rank, total, err, wantRank, len(want))
 			}
-			if rank, err := laurel.SearchByPage(r, o, score, at+1); err != nil || rank != wantRank {
+			if rank, err := laurel.SearchByPage(ctx, r, o, score, at+1); err != nil || rank != wantRank {
 				t.Fatalf("%s %v: SearchByPage(%d, %d) = %d, %v; want %d", o, want, score, at+1, rank, err, wantRank)
 			}
 			if len(want) == 0 {
 				continue
 			}
 			members := []string{"zz", want[rng.IntN(len(want))].Member, want[0].Member, want[0].Member}
-			got, total, err = laurel.LookupOf(r, members)
+			got, total, err = laurel.LookupOf(ctx, r, members)
 			wantLookup := []laurel.Entry{want[0]}
 			if m := members[1]; m != want[0].Member {
 				wantLookup = nil
@@ -106,7 +107,7 @@ func TestSortedRanking(t *testing.T) {
 			}
 			en := want[rng.IntN(len(want))]
 			radius := rng.IntN(4)
-			around, total, err := laurel.AroundOf(r, "b", "all", en.Member, radius)
+			around, total, err := laurel.AroundOf(ctx, r, "b", "all", en.Member, radius)
 			size := min(len(want), 2*radius+1)
 			if err != nil || total != len(want) || len(around) != size || !slices.ContainsFunc(around, func(e laurel.Entry) bool { return sameEntries([]laurel.Entry{e}, []laurel.Entry{en}) }) || around[0].Rank < 1 || around[len(around)-1].Rank > len(want) {
 				t.Fatalf("%s %v: AroundOf(%v, %d) = %v, %v", o, want, en, radius, around, err)

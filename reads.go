@@ -37,7 +37,7 @@ func (r Reads) Page(ctx context.Context, q Query, offset, limit int, sr ScoreRan
 	}
 	var page Page
 	err = r.read(ctx, q, func(rd Reading) error {
-		entries, total, err := PageOf(rd.Ranking, rd.Order, offset, limit, sr)
+		entries, total, err := PageOf(ctx, rd.Ranking, rd.Order, offset, limit, sr)
 		if err != nil {
 			return err
 		}
@@ -54,7 +54,7 @@ func (r Reads) Member(ctx context.Context, q Query, member string) (MemberEntry,
 	}
 	var me MemberEntry
 	err := r.read(ctx, q, func(rd Reading) error {
-		en, total, err := MemberOf(rd.Ranking, rd.Board, rd.Window, member)
+		en, total, err := MemberOf(ctx, rd.Ranking, rd.Board, rd.Window, member)
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func (r Reads) Around(ctx context.Context, q Query, member string, radius int) (
 	}
 	var page Page
 	err := r.read(ctx, q, func(rd Reading) error {
-		entries, total, err := AroundOf(rd.Ranking, rd.Board, rd.Window, member, radius)
+		entries, total, err := AroundOf(ctx, rd.Ranking, rd.Board, rd.Window, member, radius)
 		if err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func (r Reads) Lookup(ctx context.Context, q Query, members []string) (Page, err
 	}
 	var page Page
 	err := r.read(ctx, q, func(rd Reading) error {
-		entries, total, err := LookupOf(rd.Ranking, members)
+		entries, total, err := LookupOf(ctx, rd.Ranking, members)
 		if err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func (r Reads) Lookup(ctx context.Context, q Query, members []string) (Page, err
 func (r Reads) RankOf(ctx context.Context, q Query, score int64) (rank, total int, err error) {
 	err = r.read(ctx, q, func(rd Reading) error {
 		var err error
-		rank, total, err = RankOfScore(rd.Ranking, score, rd.At)
+		rank, total, err = RankOfScore(ctx, rd.Ranking, score, rd.At)
 		return err
 	})
 	return rank, total, err

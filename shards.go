@@ -1,6 +1,7 @@
 package laurel
 
 import (
+	"context"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -40,12 +41,12 @@ type ShardRanking interface {
 	// Slice returns the shard's total, how many of its entries rank before the score range
 	// sr (in the shard's order) and how many lie in it, and up to n of those in it from the
 	// skip-th on (0-based), with their ranks in the shard.
-	Slice(sr ScoreRange, skip, n int) (ShardSlice, error)
+	Slice(ctx context.Context, sr ScoreRange, skip, n int) (ShardSlice, error)
 	// Before returns, for each entry, how many of the shard's entries rank before it by
 	// score, reached_at and member (an entry of the shard does not count itself), and the
 	// shard's total. An entry with an empty member ranks before every entry with its score
 	// and reached_at, so its count is that of Search minus one.
-	Before(entries []Entry) (counts []int, total int, err error)
+	Before(ctx context.Context, entries []Entry) (counts []int, total int, err error)
 }
 
 // ShardSlice is what ShardRanking.Slice answers.
@@ -95,32 +96,32 @@ func (r *mergedRanking) each(fn func(i int, s ShardRanking) error) error {
 	return nil
 }
 
-func (r *mergedRanking) Total() (int, error) {
-	_, total, err := r.before(nil, -1)
+func (r *mergedRanking) Total(ctx context.Context) (int, error) {
+	_, total, err := r.before(ctx, nil, -1)
 	return total, err
 }
 
-func (r *mergedRanking) Page(from, n int) ([]Entry, error) {
+func (r *mergedRanking) Page(ctx context.Context, from, n int) ([]Entry, error) {
 	if from < 1 || n <= 0 {
 		return nil, nil
 	}
-	es, _, err := r.ReadPage(r.order, from-1, n, ScoreRange{})
+	es, _, err := r.ReadPage(ctx, r.order, from-1, n, ScoreRange{})
 	return es, err
 }
 
-func (r *mergedRanking) Entries(members []string) ([]Entry, error) {
-	es, _, err := r.ReadEntries(members)
+func (r *mergedRanking) Entries(ctx context.Context, members []string) ([]Entry, error) {
+	es, _, err := r.ReadEntries(ctx, members)
 	return es, err
 }
 
-func (r *mergedRanking) Search(score, at int64) (int, error) {
-	rank, _, err := r.ReadRank(score, at)
+func (r *mergedRanking) Search(ctx context.Context, score, at int64) (int, error) {
+	rank, _, err := r.ReadRank(ctx, score, at)
 	return rank, err
 }
 
 // ReadRank counts the entries before (score, at) in every shard.
-func (r *mergedRanking) ReadRank(score, at int64) (int, int, error) {
-	counts, total, err := r.before([]Entry{{Score: score, ReachedAt: at}}, -1)
+func (r *mergedRanking) ReadRank(ctx context.Context, score, at int64) (int, int, error) {
+	counts, total, err := r.before(ctx, []Entry{{Score: score, ReachedAt: at}}, -1)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -129,7 +130,7 @@ func (r *mergedRanking) ReadRank(score, at int64) (int, int, error) {
 
 // before returns, for each entry, how many entries of the shards other than skip (-1: none)
 // rank before it, and the total of every shard.
-func (r *mergedRanking) before(entries []Entry, skip int) ([]int, int, error) {
+func (r *mergedRanking) before(ctx context.Context, entries []Entry, skip int) ([]int, int, error) {
 	counts := make([][]int, len(r.shards))
 	totals := make([]int, len(r.shards))
 	err := r.each(func(i int, s ShardRanking) error {
@@ -138,7 +139,7 @@ func (r *mergedRanking) before(entries []Entry, skip int) ([]int, int, error) {
 			ask = entries
 		}
 		var err error
-		counts[i], totals[i], err = s.Before(ask)
+		counts[i], totals[i], err = s.Before(ctx, ask)
 		return err
 	})
 	if err != nil {
@@ -158,7 +159,7 @@ func (r *mergedRanking) before(entries []Entry, skip int) ([]int, int, error) {
 }
 
 // ReadEntries finds each member in its shard, then counts what ranks before it in the others.
-func (r *mergedRanking) ReadEntries(members []string) ([]Entry, int, error) {
+func (r *mergedRanking) ReadEntries(ctx context.Context, members []string) ([]Entry, int, error) {
 	parts := make([][]string, len(r.shards))
 	for _, m := range members {
 		if i := ShardOf(m, len(r.shards)); !slices.Contains(parts[i], m) {
@@ -171,7 +172,7 @@ func (r *mergedRanking) ReadEntries(members []string) ([]Entry, int, error) {
 			return nil
 		}
 		var err error
-		found[i], err = s.Entries(parts[i])
+		found[i], err = s.Entries(ctx, parts[i])
 		return err
 	})
 	if err != nil {
@@ -196,7 +197,7 @@ func (r *mergedRanking) ReadEntries(members []string) ([]Entry, int, error) {
 			}
 		}
 		var err error
-		counts[i], totals[i], err = s.Before(ask)
+		counts[i], totals[i], err = s.Before(ctx, ask)
 		return err
 	})
 	if err != nil {
@@ -220,9 +221,9 @@ func (r *mergedRanking) ReadEntries(members []string) ([]Entry, int, error) {
 
 // ReadAround finds the member's rank in the whole, which also says where the page around it
 // begins in every shard, then merges the shards' entries on either side of it.
-func (r *mergedRanking) ReadAround(member string, radius int) ([]Entry, bool, int, error) {
+func (r *mergedRanking) ReadAround(ctx context.Context, member string, radius int) ([]Entry, bool, int, error) {
 	own := ShardOf(member, len(r.shards))
-	es, err := r.shards[own].Entries([]string{member})
+	es, err := r.shards[own].Entries(ctx, []string{member})
 	if err != nil || len(es) == 0 {
 		return nil, false, 0, err
 	}
@@ -232,11 +233,11 @@ func (r *mergedRanking) ReadAround(member string, radius int) ([]Entry, bool, in
 	err = r.each(func(i int, s ShardRanking) error {
 		if i == own {
 			counts[i] = me.Rank - 1
-			_, n, err := s.Before(nil)
+			_, n, err := s.Before(ctx, nil)
 			totals[i] = n
 			return err
 		}
-		c, n, err := s.Before([]Entry{me})
+		c, n, err := s.Before(ctx, []Entry{me})
 		if err == nil {
 			counts[i], totals[i] = c[0], n
 		}
@@ -256,7 +257,7 @@ func (r *mergedRanking) ReadAround(member string, radius int) ([]Entry, bool, in
 	var mu sync.Mutex
 	err = r.each(func(i int, s ShardRanking) error {
 		from := max(1, counts[i]-above+1)
-		page, err := s.Page(from, counts[i]+below-from+1)
+		page, err := s.Page(ctx, from, counts[i]+below-from+1)
 		mu.Lock()
 		merged = append(merged, page...)
 		mu.Unlock()
@@ -278,7 +279,7 @@ func (r *mergedRanking) ReadAround(member string, radius int) ([]Entry, bool, in
 // ReadPage merges the shards' pages. Down to mergeDepth every shard gives its entries from the
 // start of the range to the end of the page; deeper, a search finds how many of each shard's
 // entries in the range come before the page, and each gives its next limit entries.
-func (r *mergedRanking) ReadPage(o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error) {
+func (r *mergedRanking) ReadPage(ctx context.Context, o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error) {
 	skips := make([]int, len(r.shards))
 	n := limit
 	if offset <= mergeDepth {
@@ -287,7 +288,7 @@ func (r *mergedRanking) ReadPage(o Order, offset, limit int, sr ScoreRange) ([]E
 	var heads []ShardSlice
 	if offset > mergeDepth {
 		var err error
-		if heads, err = r.slices(sr, skips, 0); err != nil {
+		if heads, err = r.slices(ctx, sr, skips, 0); err != nil {
 			return nil, 0, err
 		}
 		in := 0
@@ -297,11 +298,11 @@ func (r *mergedRanking) ReadPage(o Order, offset, limit int, sr ScoreRange) ([]E
 		if offset >= in {
 			return nil, sum(heads, func(h ShardSlice) int { return h.Total }), nil
 		}
-		if skips, err = r.locate(sr, heads, offset); err != nil {
+		if skips, err = r.locate(ctx, sr, heads, offset); err != nil {
 			return nil, 0, err
 		}
 	}
-	got, err := r.slices(sr, skips, n)
+	got, err := r.slices(ctx, sr, skips, n)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -328,11 +329,11 @@ func (r *mergedRanking) ReadPage(o Order, offset, limit int, sr ScoreRange) ([]E
 }
 
 // slices asks every shard for its slice of sr from skips[i], n entries.
-func (r *mergedRanking) slices(sr ScoreRange, skips []int, n int) ([]ShardSlice, error) {
+func (r *mergedRanking) slices(ctx context.Context, sr ScoreRange, skips []int, n int) ([]ShardSlice, error) {
 	out := make([]ShardSlice, len(r.shards))
 	err := r.each(func(i int, s ShardRanking) error {
 		var err error
-		out[i], err = s.Slice(sr, skips[i], n)
+		out[i], err = s.Slice(ctx, sr, skips[i], n)
 		return err
 	})
 	return out, err
@@ -341,7 +342,7 @@ func (r *mergedRanking) slices(sr ScoreRange, skips []int, n int) ([]ShardSlice,
 // locate finds, for each shard, how many of its entries in sr come before the in-range rank
 // offset (0-based) of the whole: in every shard at once, a binary search over its entries in
 // the range, each probe's rank in the whole counted by every shard.
-func (r *mergedRanking) locate(sr ScoreRange, heads []ShardSlice, offset int) ([]int, error) {
+func (r *mergedRanking) locate(ctx context.Context, sr ScoreRange, heads []ShardSlice, offset int) ([]int, error) {
 	lo := make([]int, len(r.shards))
 	hi := make([]int, len(r.shards))
 	for i, h := range heads {
@@ -364,7 +365,7 @@ func (r *mergedRanking) locate(sr ScoreRange, heads []ShardSlice, offset int) ([
 			if lo[i] >= hi[i] {
 				return nil
 			}
-			got, err := s.Slice(sr, (lo[i]+hi[i])/2, 1)
+			got, err := s.Slice(ctx, sr, (lo[i]+hi[i])/2, 1)
 			if err == nil && len(got.Entries) == 1 {
 				probes[i], present[i] = got.Entries[0], true
 			}
@@ -379,7 +380,7 @@ func (r *mergedRanking) locate(sr ScoreRange, heads []ShardSlice, offset int) ([
 				keys = append(keys, probes[i])
 			}
 		}
-		counts, _, err := r.before(keys, -1)
+		counts, _, err := r.before(ctx, keys, -1)
 		if err != nil {
 			return nil, err
 		}
@@ -414,17 +415,17 @@ func sum[T any](xs []T, f func(T) int) int {
 
 // Slice answers ShardRanking.Slice, so that a sorted ranking can be a shard (in tests, and
 // for any store that computes a shard's ranking for a read).
-func (v *SortedRanking) Slice(sr ScoreRange, skip, n int) (ShardSlice, error) {
-	first, end, _ := PageBounds(v.order, sr, len(v.entries), v.Search)
+func (v *SortedRanking) Slice(ctx context.Context, sr ScoreRange, skip, n int) (ShardSlice, error) {
+	first, end, _ := PageBounds(ctx, v.order, sr, len(v.entries), v.Search)
 	out := ShardSlice{Total: len(v.entries), Before: first - 1, In: max(0, end-first)}
 	if from := first + skip; skip < out.In && n > 0 {
-		out.Entries, _ = v.Page(from, min(n, end-from))
+		out.Entries, _ = v.Page(ctx, from, min(n, end-from))
 	}
 	return out, nil
 }
 
 // Before answers ShardRanking.Before.
-func (v *SortedRanking) Before(entries []Entry) ([]int, int, error) {
+func (v *SortedRanking) Before(_ context.Context, entries []Entry) ([]int, int, error) {
 	counts := make([]int, len(entries))
 	for k, en := range entries {
 		counts[k], _ = slices.BinarySearchFunc(v.entries, en, func(e, t Entry) int {

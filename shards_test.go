@@ -53,8 +53,9 @@ func TestMergeShards(t *testing.T) {
 }
 
 func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, got, want laurel.Ranking, size int) {
+	ctx := t.Context()
 	t.Helper()
-	if n, err := got.Total(); err != nil || n != size {
+	if n, err := got.Total(ctx); err != nil || n != size {
 		t.Fatalf("%s: Total %d, %v; want %d", what, n, err, size)
 	}
 	score := func() int64 {
@@ -74,15 +75,15 @@ func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, 
 			offset = rng.IntN(20)
 		}
 		limit := 1 + rng.IntN(120)
-		gp, gt, gerr := laurel.PageOf(got, o, offset, limit, sr)
-		wp, wt, _ := laurel.PageOf(want, o, offset, limit, sr)
+		gp, gt, gerr := laurel.PageOf(ctx, got, o, offset, limit, sr)
+		wp, wt, _ := laurel.PageOf(ctx, want, o, offset, limit, sr)
 		if gerr != nil || gt != wt || !sameEntries(gp, wp) {
 			t.Fatalf("%s: PageOf(%d, %d, %+v) = %v, %d, %v\nwant %v, %d", what, offset, limit, sr, gp, gt, gerr, wp, wt)
 		}
 	}
 	for _, p := range [][2]int{{1, size}, {size, 5}, {size + 1, 1}, {1, math.MaxInt}, {2, math.MaxInt}} {
-		gp, err := got.Page(p[0], p[1])
-		wp, _ := want.Page(p[0], p[1])
+		gp, err := got.Page(ctx, p[0], p[1])
+		wp, _ := want.Page(ctx, p[0], p[1])
 		if err != nil || !sameEntries(gp, wp) {
 			t.Fatalf("%s: Page(%d, %d) = %v, %v\nwant %v", what, p[0], p[1], gp, err, wp)
 		}
@@ -90,8 +91,8 @@ func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, 
 	for range 6 {
 		m := fmt.Sprintf("m%d", rng.IntN(size+2))
 		radius := rng.IntN(8)
-		gp, gt, gerr := laurel.AroundOf(got, "b", "w", m, radius)
-		wp, wt, werr := laurel.AroundOf(want, "b", "w", m, radius)
+		gp, gt, gerr := laurel.AroundOf(ctx, got, "b", "w", m, radius)
+		wp, wt, werr := laurel.AroundOf(ctx, want, "b", "w", m, radius)
 		if laurel.ErrorCode(gerr) != laurel.ErrorCode(werr) || werr == nil && (gt != wt || !sameEntries(gp, wp)) {
 			t.Fatalf("%s: AroundOf(%s, %d) = %v, %d, %v\nwant %v, %d, %v", what, m, radius, gp, gt, gerr, wp, wt, werr)
 		}
@@ -100,15 +101,15 @@ func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, 
 	for range rng.IntN(10) {
 		ask = append(ask, fmt.Sprintf("m%d", rng.IntN(size+3)))
 	}
-	gp, gt, gerr := laurel.LookupOf(got, ask)
-	wp, wt, _ := laurel.LookupOf(want, ask)
+	gp, gt, gerr := laurel.LookupOf(ctx, got, ask)
+	wp, wt, _ := laurel.LookupOf(ctx, want, ask)
 	if gerr != nil || gt != wt || !sameEntries(gp, wp) {
 		t.Fatalf("%s: LookupOf(%q) = %v, %d, %v\nwant %v, %d", what, ask, gp, gt, gerr, wp, wt)
 	}
 	for range 6 {
 		s, at := score(), rng.Int64N(4)-1
-		gr, gt, gerr := laurel.RankOfScore(got, s, at)
-		wr, wt, _ := laurel.RankOfScore(want, s, at)
+		gr, gt, gerr := laurel.RankOfScore(ctx, got, s, at)
+		wr, wt, _ := laurel.RankOfScore(ctx, want, s, at)
 		if gerr != nil || gr != wr || gt != wt {
 			t.Fatalf("%s: RankOfScore(%d, %d) = %d, %d, %v; want %d, %d", what, s, at, gr, gt, gerr, wr, wt)
 		}

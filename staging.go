@@ -1,6 +1,9 @@
 package laurel
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Staging turns an event, or the retraction of one, into the changes of a member's
 // aggregates in every window of its board, the same way in every store. A store supplies
@@ -22,7 +25,7 @@ type Aggregates interface {
 	// closed under an earlier late_limit) and, for a rolling window, its current span.
 	Window(w int) (m Marks, current Span)
 	// Agg returns the member's aggregate in sp of window w; the zero Agg when it has none.
-	Agg(w int, sp AggSpan, member string) (Agg, error)
+	Agg(ctx context.Context, w int, sp AggSpan, member string) (Agg, error)
 	// SetAgg sets the member's aggregate in sp of window w; an Agg not Present removes it.
 	SetAgg(w int, sp AggSpan, member string, a Agg) error
 }
@@ -38,7 +41,7 @@ type Counted struct {
 // to its calendar period (ETooLate when that has closed) or all, and to its rolling bucket
 // and, when the bucket lies in the window's current span, to that span's merge. An error
 // names the window (WindowError); the caller abandons the write.
-func StageEvent(b *Board, aggs Aggregates, member string, value, ts int64, seq uint64, now int64) error {
+func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, value, ts int64, seq uint64, now int64) error {
 	cal := b.Calendar()
 	add := func(w int, sp AggSpan, cur Agg) error {
 		next, err := Add(b.Mode, b.Order, cur, value, ts, seq)
@@ -55,21 +58,21 @@ func StageEvent(b *Board, aggs Aggregates, member string, value, ts int64, seq u
 			switch {
 			case w.IsRolling():
 				if !current.Holds(start, end) {
-					cur, err := aggs.Agg(i, bucket, member)
+					cur, err := aggs.Agg(ctx, i, bucket, member)
 					if err != nil {
 						return err
 					}
 					return add(i, bucket, cur)
 				}
 				merged := AggSpan{Span: current, Current: true}
-				combined, err := aggs.Agg(i, merged, member)
+				combined, err := aggs.Agg(ctx, i, merged, member)
 				if err != nil {
 					return err
 				}
 				// A member absent from the current span has no event in any of its buckets.
 				var cur Agg
 				if combined.Present() {
-					if cur, err = aggs.Agg(i, bucket, member); err != nil {
+					if cur, err = aggs.Agg(ctx, i, bucket, member); err != nil {
 						return err
 					}
 				}
@@ -81,7 +84,7 @@ func StageEvent(b *Board, aggs Aggregates, member string, value, ts int64, seq u
 				id := cal.PeriodAt(w, time.UnixMilli(ts)).ID
 				return Errorf(ETooLate, "falls in period %s of window %s, which is closed", id, w)
 			}
-			cur, err := aggs.Agg(i, bucket, member)
+			cur, err := aggs.Agg(ctx, i, bucket, member)
 			if err != nil {
 				return err
 			}

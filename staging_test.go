@@ -1,6 +1,7 @@
 package laurel_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -37,7 +38,7 @@ func aggKey(w int, sp laurel.AggSpan, member string) string {
 
 func (a *memAggs) Window(w int) (laurel.Marks, laurel.Span) { return laurel.NoMarks, a.current[w] }
 
-func (a *memAggs) Agg(w int, sp laurel.AggSpan, member string) (laurel.Agg, error) {
+func (a *memAggs) Agg(_ context.Context, w int, sp laurel.AggSpan, member string) (laurel.Agg, error) {
 	return a.m[aggKey(w, sp, member)], nil
 }
 
@@ -79,6 +80,7 @@ func want(b *laurel.Board, events []stagedEvent) (score, at int64, present bool)
 // window — periods, all, rolling buckets and rolling windows' current spans — as the model
 // computes it from the events counted, in every mode and order, in zones with DST.
 func TestStaging(t *testing.T) {
+	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(seed(t), 7))
 	for round := range 300 {
 		mode := []string{"sum", "best", "last"}[rng.IntN(3)]
@@ -101,7 +103,7 @@ func TestStaging(t *testing.T) {
 			if rng.IntN(4) == 0 && len(events) > 0 { // ties in time
 				ev.ts = events[rng.IntN(len(events))].ts
 			}
-			if err := laurel.StageEvent(&b, aggs, ev.member, ev.value, ev.ts, ev.seq, now); err != nil {
+			if err := laurel.StageEvent(ctx, &b, aggs, ev.member, ev.value, ev.ts, ev.seq, now); err != nil {
 				t.Fatalf("round %d: stage %+v: %v", round, ev, err)
 			}
 			events = append(events, ev)
@@ -131,7 +133,7 @@ func TestStaging(t *testing.T) {
 				}
 			}
 			score, at, present := want(&b, mine)
-			got, _ := aggs.Agg(w, sp, member)
+			got, _ := aggs.Agg(ctx, w, sp, member)
 			if got.Present() != present || present && (got.Score != score || got.At != at) {
 				t.Fatalf("round %d: %s %s window %s span %+v: got %+v, want %d at %d (present %v)\nevents %+v",
 					round, mode, order, b.Windows[w], sp, got, score, at, present, events)
@@ -162,6 +164,7 @@ func TestStaging(t *testing.T) {
 // TestStagingClosed: an event in a closed period is too late, naming the window; erasing a
 // member leaves closed periods alone and removes the rest.
 func TestStagingClosed(t *testing.T) {
+	ctx := t.Context()
 	late := "1h"
 	spec := laurel.BoardSpec{LateLimit: &late, Windows: []string{"all", "day", "last7d"}}
 	b, err := spec.Apply("b", nil, 0)
@@ -171,12 +174,12 @@ func TestStagingClosed(t *testing.T) {
 	now := mustTime(t, "2026-11-24T12:00:00Z").UnixMilli()
 	aggs := newMemAggs(&b, now)
 	yesterday := mustTime(t, "2026-11-23T12:00:00Z").UnixMilli()
-	err = laurel.StageEvent(&b, aggs, "ann", 5, yesterday, 1, now)
+	err = laurel.StageEvent(ctx, &b, aggs, "ann", 5, yesterday, 1, now)
 	var e *laurel.Error
 	if !asError(err, &e) || e.Code != laurel.ETooLate || e.Field != "ts" || !strings.Contains(e.Message, "window day") {
 		t.Fatalf("an event in a closed period: %v", err)
 	}
-	if err := laurel.StageEvent(&b, aggs, "ann", 5, now-1000, 2, now); err != nil {
+	if err := laurel.StageEvent(ctx, &b, aggs, "ann", 5, now-1000, 2, now); err != nil {
 		t.Fatal(err)
 	}
 	if len(aggs.m) != 4 { // all, the day, the bucket, the current span

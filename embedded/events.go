@@ -86,7 +86,8 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 	if in.HasTS {
 		ev.flags |= flagExplicitTS
 	}
-	if err := laurel.StageEvent(&b.cfg, newStaged(tx, b), ev.member, ev.value, ev.ts, ev.seq, tx.now); err != nil {
+	if err := laurel.StageEvent(context.Background(), &b.cfg, newStaged(tx, b), // staged reads memory only: nothing to cancel
+		ev.member, ev.value, ev.ts, ev.seq, tx.now); err != nil {
 		return "", 0, 0, err
 	}
 	tx.logged = append(tx.logged, loggedEvent{board: b.cfg.ID, event: ev})

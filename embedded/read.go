@@ -16,7 +16,7 @@ type memView struct {
 	sp *span
 }
 
-func (v memView) Total() (int, error) { return v.total(), nil }
+func (v memView) Total(context.Context) (int, error) { return v.total(), nil }
 
 func (v memView) total() int {
 	if v.sp == nil {
@@ -25,7 +25,7 @@ func (v memView) total() int {
 	return v.sp.tree.Len()
 }
 
-func (v memView) Page(from, n int) ([]laurel.Entry, error) {
+func (v memView) Page(_ context.Context, from, n int) ([]laurel.Entry, error) {
 	if v.sp == nil {
 		return nil, nil
 	}
@@ -39,7 +39,7 @@ func (v memView) Page(from, n int) ([]laurel.Entry, error) {
 	return out, nil
 }
 
-func (v memView) Entries(members []string) ([]laurel.Entry, error) {
+func (v memView) Entries(_ context.Context, members []string) ([]laurel.Entry, error) {
 	var out []laurel.Entry
 	for _, member := range members {
 		if v.sp == nil {
@@ -66,7 +66,7 @@ func slotOf(b *board, s *slots, member string) (uint32, slot, bool) {
 	return h, v, ok
 }
 
-func (v memView) Search(score, at int64) (int, error) {
+func (v memView) Search(_ context.Context, score, at int64) (int, error) {
 	if v.sp == nil {
 		return 1, nil
 	}
@@ -84,11 +84,11 @@ type frozenView struct {
 	cp    *closedPeriod
 }
 
-func (v frozenView) Total() (int, error) { return v.total(), nil }
+func (v frozenView) Total(context.Context) (int, error) { return v.total(), nil }
 
 func (v frozenView) total() int { return int(v.cp.total) - len(v.cp.excluded) }
 
-func (v frozenView) Page(from, n int) ([]laurel.Entry, error) {
+func (v frozenView) Page(_ context.Context, from, n int) ([]laurel.Entry, error) {
 	if from < 1 || from > v.total() || n <= 0 {
 		return nil, nil
 	}
@@ -117,7 +117,7 @@ func (v frozenView) Page(from, n int) ([]laurel.Entry, error) {
 	return out, err
 }
 
-func (v frozenView) Entries(members []string) ([]laurel.Entry, error) {
+func (v frozenView) Entries(_ context.Context, members []string) ([]laurel.Entry, error) {
 	var out []laurel.Entry
 	for _, member := range members {
 		raw, ok, err := frozenRankOf(v.r, v.board, v.w, v.cp.start, member)
@@ -143,8 +143,8 @@ func (v frozenView) Entries(members []string) ([]laurel.Entry, error) {
 	return out, nil
 }
 
-func (v frozenView) Search(score, at int64) (int, error) {
-	return laurel.SearchByPage(v, v.order, score, at)
+func (v frozenView) Search(ctx context.Context, score, at int64) (int, error) {
+	return laurel.SearchByPage(ctx, v, v.order, score, at)
 }
 
 type stopError struct{}
@@ -186,7 +186,7 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 		return nil, err
 	}
 	e.mu.RLock()
-	rd, err := e.resolveLocked(b, q, now)
+	rd, err := e.resolveLocked(ctx, b, q, now)
 	if err != nil {
 		e.mu.RUnlock()
 		return nil, err
@@ -194,7 +194,7 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 	return rd, nil
 }
 
-func (e *Store) resolveLocked(b *board, q laurel.Query, now int64) (*reading, error) {
+func (e *Store) resolveLocked(ctx context.Context, b *board, q laurel.Query, now int64) (*reading, error) {
 	if e.boards[b.cfg.ID] != b {
 		return nil, laurel.ErrNoBoard(b.cfg.ID)
 	}
@@ -228,7 +228,7 @@ func (e *Store) resolveLocked(b *board, q laurel.Query, now int64) (*reading, er
 		}
 		rd.v = laurel.NewSortedRanking(b.cfg.Order, entries)
 	}
-	rd.period.Total, err = rd.v.Total()
+	rd.period.Total, err = rd.v.Total(ctx)
 	return rd, err
 }
 

@@ -1,6 +1,10 @@
 package embedded
 
-import "github.com/laurel/laurel"
+import (
+	"context"
+
+	"github.com/laurel/laurel"
+)
 
 // staged is a board's aggregates as a write sees them (laurel.Aggregates): the writer's
 // overlay over the store, its cache, and the rolling windows' slots in memory. The domain's
@@ -39,7 +43,7 @@ func (s *staged) Window(i int) (laurel.Marks, laurel.Span) {
 	return w.marks, laurel.Span{}
 }
 
-func (s *staged) Agg(i int, sp laurel.AggSpan, member string) (laurel.Agg, error) {
+func (s *staged) Agg(_ context.Context, i int, sp laurel.AggSpan, member string) (laurel.Agg, error) {
 	w := s.b.windows[i]
 	h, known := s.handle(member, false)
 	if w.w.IsRolling() && !sp.Current {

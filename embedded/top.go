@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -125,9 +126,9 @@ func (e *Store) readTop(q laurel.Query, now int64, fn func(laurel.Reading) error
 // topRanking is a view as a laurel.Ranking: its pages within the view, and nothing else.
 type topRanking struct{ v *topView }
 
-func (t topRanking) Total() (int, error) { return t.v.period.Total, nil }
+func (t topRanking) Total(context.Context) (int, error) { return t.v.period.Total, nil }
 
-func (t topRanking) Page(from, n int) ([]laurel.Entry, error) {
+func (t topRanking) Page(_ context.Context, from, n int) ([]laurel.Entry, error) {
 	held := len(t.v.entries)
 	if from < 1 || (from-1+n > held && held < t.v.period.Total) {
 		return nil, errOutsideTop
@@ -136,6 +137,8 @@ func (t topRanking) Page(from, n int) ([]laurel.Entry, error) {
 	return append([]laurel.Entry(nil), t.v.entries[from-1:min(from-1+n, held)]...), nil
 }
 
-func (topRanking) Entries([]string) ([]laurel.Entry, error) { return nil, errOutsideTop }
+func (topRanking) Entries(context.Context, []string) ([]laurel.Entry, error) {
+	return nil, errOutsideTop
+}
 
-func (topRanking) Search(int64, int64) (int, error) { return 0, errOutsideTop }
+func (topRanking) Search(context.Context, int64, int64) (int, error) { return 0, errOutsideTop }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -13,7 +14,7 @@ import (
 // whose late_limit has passed since their end are frozen with their ranks (and the oldest
 // dropped beyond keep), and rolling windows move to the span of now. That changes the
 // board's state, which only a step holding the whole board may do.
-func (s *step) advance(b *boardStep) error {
+func (s *step) advance(ctx context.Context, b *boardStep) error {
 	if !b.st.due(s.now) {
 		return nil
 	}
@@ -27,14 +28,14 @@ func (s *step) advance(b *boardStep) error {
 			n := laurel.Closing(&b.st.cfg, ws.Marks, ws.Open, s.now)
 			if n == 0 {
 				if laurel.Due(ws.DropAt, s.now) {
-					if err := s.keepClosed(b, ws, ws.Marks); err != nil {
+					if err := s.keepClosed(ctx, b, ws, ws.Marks); err != nil {
 						return err
 					}
 				}
 				continue
 			}
 			for _, sp := range ws.Open[:n] {
-				cp, err := s.freeze(b, ws, sp)
+				cp, err := s.freeze(ctx, b, ws, sp)
 				if err != nil {
 					return err
 				}
@@ -42,11 +43,11 @@ func (s *step) advance(b *boardStep) error {
 				b.drops = append(b.drops, laurel.IndexSet{Window: ws.Name, Start: sp.Start})
 			}
 			ws.Open = slices.Clone(ws.Open[n:])
-			if err := s.keepClosed(b, ws, ws.Marks); err != nil {
+			if err := s.keepClosed(ctx, b, ws, ws.Marks); err != nil {
 				return err
 			}
 		case ws.w.IsRolling():
-			if err := s.roll(b, ws); err != nil {
+			if err := s.roll(ctx, b, ws); err != nil {
 				return err
 			}
 		}
@@ -57,13 +58,13 @@ func (s *step) advance(b *boardStep) error {
 
 // freeze closes an open period: every entry is ranked once and for all, hidden members
 // included (they are left out when read), and the period's aggregates go.
-func (s *step) freeze(b *boardStep, ws *windowState, sp laurel.Span) (closedPeriod, error) {
+func (s *step) freeze(ctx context.Context, b *boardStep, ws *windowState, sp laurel.Span) (closedPeriod, error) {
 	order := "DESC"
 	if b.st.cfg.Order == laurel.Asc {
 		order = "ASC"
 	}
 	cp := closedPeriod{ID: b.st.cfg.Calendar().PeriodAt(ws.w, time.UnixMilli(sp.Start)).ID, Start: sp.Start, End: sp.End}
-	err := s.tx.QueryRow(s.ctx, `WITH frozen AS (
+	err := s.tx.QueryRow(ctx, `WITH frozen AS (
 			INSERT INTO laurel_frozen (board, win, span, rank, member, score, at)
 			SELECT board, win, span, row_number() OVER (ORDER BY score `+order+`, at, member), member, score, at
 			FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3
@@ -72,9 +73,9 @@ func (s *step) freeze(b *boardStep, ws *windowState, sp laurel.Span) (closedPeri
 	if err != nil {
 		return cp, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, cp.ID, err)
 	}
-	_, err = s.tx.Exec(s.ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, sp.Start, cp.Total)
+	_, err = s.tx.Exec(ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, sp.Start, cp.Total)
 	if err == nil {
-		_, err = s.tx.Exec(s.ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3", b.id, ws.Name, sp.Start)
+		_, err = s.tx.Exec(ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3", b.id, ws.Name, sp.Start)
 	}
 	if err != nil {
 		return cp, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, cp.ID, err)
@@ -90,7 +91,7 @@ func (s *step) freeze(b *boardStep, ws *windowState, sp laurel.Span) (closedPeri
 
 // keepClosed drops the closed periods of ws that are no longer kept under the board's
 // configuration and marks m, and notes when the oldest kept one will be dropped.
-func (s *step) keepClosed(b *boardStep, ws *windowState, m laurel.Marks) error {
+func (s *step) keepClosed(ctx context.Context, b *boardStep, ws *windowState, m laurel.Marks) error {
 	n, dropAt := laurel.Kept(&b.st.cfg, ws.w, m, ws.Closed, s.now)
 	if n < len(ws.Closed) {
 		var starts []int64
@@ -98,7 +99,7 @@ func (s *step) keepClosed(b *boardStep, ws *windowState, m laurel.Marks) error {
 			starts = append(starts, cp.Start)
 		}
 		for _, table := range []string{"laurel_frozen", "laurel_closed"} {
-			if _, err := s.tx.Exec(s.ctx, "DELETE FROM "+table+" WHERE board = $1 AND win = $2 AND span = ANY($3)", b.id, ws.Name, starts); err != nil {
+			if _, err := s.tx.Exec(ctx, "DELETE FROM "+table+" WHERE board = $1 AND win = $2 AND span = ANY($3)", b.id, ws.Name, starts); err != nil {
 				return fmt.Errorf("postgres: drop closed periods: %w", err)
 			}
 		}
@@ -113,7 +114,7 @@ func (s *step) keepClosed(b *boardStep, ws *windowState, m laurel.Marks) error {
 // over the span can change are those with events in the buckets that leave or enter (events
 // may be up to five minutes ahead of the clock); each is recomputed from its buckets in the
 // new span. A jump past the whole span recomputes every member.
-func (s *step) roll(b *boardStep, ws *windowState) error {
+func (s *step) roll(ctx context.Context, b *boardStep, ws *windowState) error {
 	r, ok := b.st.cfg.RollTo(ws.w, ws.Open[0], s.now)
 	if !ok {
 		return nil
@@ -122,7 +123,7 @@ func (s *step) roll(b *boardStep, ws *windowState) error {
 	if r.Whole {
 		// Nothing of the old span remains: every member of it leaves, and the new span is
 		// computed whole.
-		gone, err := s.members("DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 RETURNING member", b.id, ws.Name, int64(currentSpan))
+		gone, err := s.members(ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 RETURNING member", b.id, ws.Name, int64(currentSpan))
 		if err != nil {
 			return fmt.Errorf("postgres: roll %s: %w", ws.Name, err)
 		}
@@ -130,9 +131,9 @@ func (s *step) roll(b *boardStep, ws *windowState) error {
 			b.aggs[aggKey{ws.Name, currentSpan, m}] = aggVal{}
 			b.dirty[aggKey{ws.Name, currentSpan, m}] = true
 		}
-		return s.recomputeRolling(b, ws, nil)
+		return s.recomputeRolling(ctx, b, ws, nil)
 	}
-	members, err := s.members(`SELECT DISTINCT member FROM laurel_aggs
+	members, err := s.members(ctx, `SELECT DISTINCT member FROM laurel_aggs
 		WHERE board = $1 AND win = $2 AND (span >= $3 AND span < $4 OR span >= $5 AND span < $6)`,
 		b.id, ws.Name, r.Leaving.Start, r.Leaving.End, r.Entering.Start, r.Entering.End)
 	if err != nil {
@@ -141,12 +142,12 @@ func (s *step) roll(b *boardStep, ws *windowState) error {
 	if len(members) == 0 {
 		return nil
 	}
-	return s.recomputeRolling(b, ws, members)
+	return s.recomputeRolling(ctx, b, ws, members)
 }
 
 // members runs a query that answers members.
-func (s *step) members(sql string, args ...any) ([]string, error) {
-	rows, err := s.tx.Query(s.ctx, sql, args...)
+func (s *step) members(ctx context.Context, sql string, args ...any) ([]string, error) {
+	rows, err := s.tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +156,7 @@ func (s *step) members(sql string, args ...any) ([]string, error) {
 
 // recomputeRolling sets the aggregates over a rolling window's current span of members (nil:
 // every member with a bucket in it) from their buckets.
-func (s *step) recomputeRolling(b *boardStep, ws *windowState, members []string) error {
+func (s *step) recomputeRolling(ctx context.Context, b *boardStep, ws *windowState, members []string) error {
 	sp := ws.Open[0]
 	q := "SELECT member, score, at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span >= $3 AND span < $4"
 	args := []any{b.id, ws.Name, sp.Start, sp.End}
@@ -163,7 +164,7 @@ func (s *step) recomputeRolling(b *boardStep, ws *windowState, members []string)
 		q += " AND member = ANY($5)"
 		args = append(args, members)
 	}
-	rows, err := s.tx.Query(s.ctx, q+" ORDER BY member, span", args...)
+	rows, err := s.tx.Query(ctx, q+" ORDER BY member, span", args...)
 	if err != nil {
 		return fmt.Errorf("postgres: recompute %s: %w", ws.Name, err)
 	}

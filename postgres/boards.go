@@ -26,7 +26,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 	var committed *state
 	var last *step // the try that committed
 	created := false
-	err = e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
+	err = e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
 		b := s.boards[id]
 		defer func() { committed, last = b.st, s }()
 		if b.st == nil {
@@ -39,7 +39,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 			b.makeShards()
 			return nil
 		}
-		if err := s.advance(b); err != nil {
+		if err := s.advance(ctx, b); err != nil {
 			return err
 		}
 		old := b.st.cfg
@@ -70,11 +70,11 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 		for i := range b.st.Windows {
 			ws := &b.st.Windows[i]
 			if slices.Contains(added, ws.Name) {
-				if err := s.buildWindow(b, ws); err != nil {
+				if err := s.buildWindow(ctx, b, ws); err != nil {
 					return err
 				}
 			} else if ws.w.IsCalendar() {
-				if err := s.keepClosed(b, ws, ws.Marks); err != nil {
+				if err := s.keepClosed(ctx, b, ws, ws.Marks); err != nil {
 					return err
 				}
 			}
@@ -129,10 +129,10 @@ func (s *step) totalOf(board, window string) int {
 
 // buildWindow computes a window added to an existing board from its retained events: the
 // aggregates of its open periods and buckets, and its closed periods, frozen.
-func (s *step) buildWindow(b *boardStep, ws *windowState) error {
+func (s *step) buildWindow(ctx context.Context, b *boardStep, ws *windowState) error {
 	cfg := &b.st.cfg
 	cal := cfg.Calendar()
-	rows, err := s.tx.Query(s.ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", b.id)
+	rows, err := s.tx.Query(ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", b.id)
 	if err != nil {
 		return fmt.Errorf("postgres: read events: %w", err)
 	}
@@ -181,35 +181,35 @@ func (s *step) buildWindow(b *boardStep, ws *windowState) error {
 	}
 	for _, start := range slices.Sorted(maps.Keys(closing)) {
 		p := cal.PeriodAt(ws.w, time.UnixMilli(start))
-		cp, err := s.freezeEntries(b, ws, p, closing[start])
+		cp, err := s.freezeEntries(ctx, b, ws, p, closing[start])
 		if err != nil {
 			return err
 		}
 		ws.Closed = slices.Insert(ws.Closed, 0, cp)
 	}
 	if len(closing) > 0 {
-		return s.keepClosed(b, ws, ws.Marks)
+		return s.keepClosed(ctx, b, ws, ws.Marks)
 	}
 	return nil
 }
 
 // freezeEntries writes a closed period from its entries: a window added after the period
 // closed.
-func (s *step) freezeEntries(b *boardStep, ws *windowState, p laurel.Period, entries []laurel.Entry) (closedPeriod, error) {
+func (s *step) freezeEntries(ctx context.Context, b *boardStep, ws *windowState, p laurel.Period, entries []laurel.Entry) (closedPeriod, error) {
 	start := p.Start.UnixMilli()
 	ranked := laurel.NewSortedRanking(b.st.cfg.Order, entries)
-	entries, _ = ranked.Page(1, len(entries))
+	entries, _ = ranked.Page(ctx, 1, len(entries))
 	var ranks []int32
 	var members []string
 	var scores, ats []int64
 	for _, en := range entries {
 		ranks, members, scores, ats = append(ranks, int32(en.Rank)), append(members, en.Member), append(scores, en.Score), append(ats, en.ReachedAt)
 	}
-	_, err := s.tx.Exec(s.ctx, `INSERT INTO laurel_frozen (board, win, span, rank, member, score, at)
+	_, err := s.tx.Exec(ctx, `INSERT INTO laurel_frozen (board, win, span, rank, member, score, at)
 		SELECT $1, $2, $3, k.rank, k.member, k.score, k.at FROM unnest($4::int[], $5::text[], $6::bigint[], $7::bigint[]) AS k(rank, member, score, at)`,
 		b.id, ws.Name, start, ranks, members, scores, ats)
 	if err == nil {
-		_, err = s.tx.Exec(s.ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, start, len(entries))
+		_, err = s.tx.Exec(ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, start, len(entries))
 	}
 	if err != nil {
 		return closedPeriod{}, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, p.ID, err)
@@ -225,7 +225,7 @@ func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
-	return e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
+	return e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
 		b, err := s.board(id)
 		if err != nil {
 			return err

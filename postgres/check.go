@@ -108,11 +108,11 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 			}
 			for i, part := range parts {
 				what := fmt.Sprintf("shard %d of set %v", i, set)
-				if err := sameRanking(what, e.index.Ranking(ctx, id, st.shard(i), st.cfg.Order, set, stamp), st.cfg.Order, part); err != nil {
+				if err := sameRanking(ctx, what, e.index.Ranking(id, st.shard(i), st.cfg.Order, set, stamp), st.cfg.Order, part); err != nil {
 					return err
 				}
 			}
-			if err := sameRanking(fmt.Sprintf("set %v", set), e.openRanking(ctx, st, set, stamp), st.cfg.Order, entries); err != nil {
+			if err := sameRanking(ctx, fmt.Sprintf("set %v", set), e.openRanking(st, set, stamp), st.cfg.Order, entries); err != nil {
 				return err
 			}
 		}
@@ -121,13 +121,13 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 }
 
 // sameRanking compares a ranking of the index with the entries the store holds.
-func sameRanking(what string, r laurel.Ranking, o laurel.Order, entries []laurel.Entry) error {
-	want, _ := laurel.NewSortedRanking(o, slices.Clone(entries)).Page(1, len(entries))
-	total, err := r.Total()
+func sameRanking(ctx context.Context, what string, r laurel.Ranking, o laurel.Order, entries []laurel.Entry) error {
+	want, _ := laurel.NewSortedRanking(o, slices.Clone(entries)).Page(ctx, 1, len(entries))
+	total, err := r.Total(ctx)
 	if err != nil {
 		return err
 	}
-	got, err := r.Page(1, max(total, 1))
+	got, err := r.Page(ctx, 1, max(total, 1))
 	if err != nil {
 		return err
 	}

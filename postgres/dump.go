@@ -24,8 +24,8 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 		return fmt.Errorf("postgres: export: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	x := exporter{ctx: ctx, tx: tx, w: w}
-	err = x.each("SELECT member, name, metadata FROM laurel_profiles ORDER BY member", nil, func(rows pgx.Rows) error {
+	x := exporter{tx: tx, w: w}
+	err = x.each(ctx, "SELECT member, name, metadata FROM laurel_profiles ORDER BY member", nil, func(rows pgx.Rows) error {
 		p := new(laurel.DumpProfile)
 		var metadata []byte
 		if err := rows.Scan(&p.Member, &p.Name, &metadata); err != nil {
@@ -37,7 +37,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 		return w.Write(laurel.DumpRecord{Profile: p})
 	})
 	if err == nil {
-		err = x.each("SELECT member FROM laurel_hidden ORDER BY member", nil, func(rows pgx.Rows) error {
+		err = x.each(ctx, "SELECT member FROM laurel_hidden ORDER BY member", nil, func(rows pgx.Rows) error {
 			var m string
 			if err := rows.Scan(&m); err != nil {
 				return err
@@ -46,7 +46,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 		})
 	}
 	if err == nil {
-		err = x.each("SELECT kind, key, value FROM laurel_records ORDER BY kind, key", nil, func(rows pgx.Rows) error {
+		err = x.each(ctx, "SELECT kind, key, value FROM laurel_records ORDER BY kind, key", nil, func(rows pgx.Rows) error {
 			r := new(laurel.DumpRec)
 			if err := rows.Scan(&r.Kind, &r.Key, &r.Value); err != nil {
 				return err
@@ -78,7 +78,7 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 		if err != nil {
 			return fmt.Errorf("postgres: export board %s: %w", b.id, err)
 		}
-		if err := x.board(st); err != nil {
+		if err := x.board(ctx, st); err != nil {
 			return fmt.Errorf("postgres: export board %s: %w", b.id, err)
 		}
 	}
@@ -86,14 +86,13 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 }
 
 type exporter struct {
-	ctx context.Context
-	tx  pgx.Tx
-	w   *laurel.DumpWriter
+	tx pgx.Tx
+	w  *laurel.DumpWriter
 }
 
 // each runs a query and calls fn on each row as it comes.
-func (x exporter) each(sql string, args []any, fn func(pgx.Rows) error) error {
-	rows, err := x.tx.Query(x.ctx, sql, args...)
+func (x exporter) each(ctx context.Context, sql string, args []any, fn func(pgx.Rows) error) error {
+	rows, err := x.tx.Query(ctx, sql, args...)
 	if err != nil {
 		return fmt.Errorf("postgres: export: %w", err)
 	}
@@ -106,7 +105,7 @@ func (x exporter) each(sql string, args []any, fn func(pgx.Rows) error) error {
 	return rows.Err()
 }
 
-func (x exporter) board(st *state) error {
+func (x exporter) board(ctx context.Context, st *state) error {
 	id := st.cfg.ID
 	rec := &laurel.DumpBoard{ID: id, Config: st.Config.BoardSpec, CreatedAt: st.Config.CreatedAt}
 	for _, ws := range st.Windows {
@@ -120,7 +119,7 @@ func (x exporter) board(st *state) error {
 	if err := x.w.Write(laurel.DumpRecord{Board: rec}); err != nil {
 		return err
 	}
-	err := x.each("SELECT seq, member, value, ts, coalesce(id, ''), retracted FROM laurel_events WHERE board = $1 ORDER BY seq", []any{id}, func(rows pgx.Rows) error {
+	err := x.each(ctx, "SELECT seq, member, value, ts, coalesce(id, ''), retracted FROM laurel_events WHERE board = $1 ORDER BY seq", []any{id}, func(rows pgx.Rows) error {
 		ev := &laurel.DumpEvent{Board: id}
 		var seq int64
 		if err := rows.Scan(&seq, &ev.Member, &ev.Value, &ev.TS, &ev.ID, &ev.Retracted); err != nil {
@@ -134,7 +133,7 @@ func (x exporter) board(st *state) error {
 	}
 	// A rolling window's aggregates over its current span are derived from its buckets;
 	// the importer computes them for its own now.
-	err = x.each("SELECT win, span, member, score, at FROM laurel_aggs WHERE board = $1 AND span <> $2 ORDER BY win, span, member", []any{id, int64(currentSpan)}, func(rows pgx.Rows) error {
+	err = x.each(ctx, "SELECT win, span, member, score, at FROM laurel_aggs WHERE board = $1 AND span <> $2 ORDER BY win, span, member", []any{id, int64(currentSpan)}, func(rows pgx.Rows) error {
 		a := &laurel.DumpAgg{Board: id}
 		if err := rows.Scan(&a.Window, &a.Start, &a.Member, &a.Score, &a.At); err != nil {
 			return err
@@ -147,7 +146,7 @@ func (x exporter) board(st *state) error {
 	for _, ws := range st.Windows {
 		for _, cp := range slices.Backward(ws.Closed) { // oldest first
 			var removed []int32
-			if err := x.tx.QueryRow(x.ctx, "SELECT removed FROM laurel_closed WHERE board = $1 AND win = $2 AND span = $3", id, ws.Name, cp.Start).Scan(&removed); err != nil {
+			if err := x.tx.QueryRow(ctx, "SELECT removed FROM laurel_closed WHERE board = $1 AND win = $2 AND span = $3", id, ws.Name, cp.Start).Scan(&removed); err != nil {
 				return err
 			}
 			c := &laurel.DumpClosed{Board: id, Window: ws.Name, ID: cp.ID, Start: cp.Start, End: cp.End, Total: cp.Total}
@@ -158,7 +157,7 @@ func (x exporter) board(st *state) error {
 			if err := x.w.Write(laurel.DumpRecord{Closed: c}); err != nil {
 				return err
 			}
-			err := x.each("SELECT rank, member, score, at FROM laurel_frozen WHERE board = $1 AND win = $2 AND span = $3 ORDER BY rank", []any{id, ws.Name, cp.Start}, func(rows pgx.Rows) error {
+			err := x.each(ctx, "SELECT rank, member, score, at FROM laurel_frozen WHERE board = $1 AND win = $2 AND span = $3 ORDER BY rank", []any{id, ws.Name, cp.Start}, func(rows pgx.Rows) error {
 				f := &laurel.DumpFrozen{Board: id, Window: ws.Name, Start: cp.Start}
 				var rank int32
 				if err := rows.Scan(&rank, &f.Member, &f.Score, &f.At); err != nil {
@@ -172,7 +171,7 @@ func (x exporter) board(st *state) error {
 			}
 		}
 	}
-	return x.each("SELECT member, seq, ts, points FROM laurel_history WHERE board = $1 ORDER BY member, seq", []any{id}, func(rows pgx.Rows) error {
+	return x.each(ctx, "SELECT member, seq, ts, points FROM laurel_history WHERE board = $1 ORDER BY member, seq", []any{id}, func(rows pgx.Rows) error {
 		h := &laurel.DumpHistory{Board: id}
 		var seq int64
 		var points []byte
@@ -200,7 +199,7 @@ func (e *Store) Import(ctx context.Context, r *laurel.DumpReader, boards []strin
 		targets[i] = wholeBoard(id)
 	}
 	tried := false
-	err := e.write(ctx, targets, func(s *step) error {
+	err := e.write(ctx, targets, func(ctx context.Context, s *step) error {
 		if tried {
 			// The dump is read once: a step that starts again (a board made meanwhile
 			// changed its locks) cannot.
@@ -214,7 +213,7 @@ func (e *Store) Import(ctx context.Context, r *laurel.DumpReader, boards []strin
 		}
 		rec, err := r.Next()
 		for err == nil && rec.Board == nil {
-			err = s.importShared(rec)
+			err = s.importShared(ctx, rec)
 			if err == nil {
 				rec, err = r.Next()
 			}
@@ -223,12 +222,12 @@ func (e *Store) Import(ctx context.Context, r *laurel.DumpReader, boards []strin
 			if !slices.Contains(boards, rec.Board.ID) {
 				return laurel.DumpError(r.Line(), "board %q is not one of the dump's boards as read before", rec.Board.ID)
 			}
-			rec, err = s.importBoard(r, rec.Board)
+			rec, err = s.importBoard(ctx, r, rec.Board)
 		}
 		if !errors.Is(err, io.EOF) {
 			return err
 		}
-		return s.checkImported(boards)
+		return s.checkImported(ctx, boards)
 	})
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == "23505" /* unique_violation */ {
@@ -250,7 +249,7 @@ var importConflicts = map[string]string{
 
 // importShared stores a record that is no board's: a record of Records (one the store holds
 // already must be the same), a profile (which replaces the store's) or a hidden mark.
-func (s *step) importShared(rec laurel.DumpRecord) error {
+func (s *step) importShared(ctx context.Context, rec laurel.DumpRecord) error {
 	var err error
 	switch {
 	case rec.Record != nil:
@@ -258,7 +257,7 @@ func (s *step) importShared(rec laurel.DumpRecord) error {
 		// dump's may equal it, not replace it.
 		r := rec.Record
 		var differs bool
-		err = s.tx.QueryRow(s.ctx, `WITH added AS (INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
+		err = s.tx.QueryRow(ctx, `WITH added AS (INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
 			ON CONFLICT (kind, key) DO NOTHING RETURNING 1)
 			SELECT NOT EXISTS (SELECT 1 FROM added) AND value <> $3 FROM laurel_records WHERE kind = $1 AND key = $2
 			UNION ALL SELECT false LIMIT 1`, r.Kind, r.Key, r.Value).Scan(&differs)
@@ -271,10 +270,10 @@ func (s *step) importShared(rec laurel.DumpRecord) error {
 		if p.Metadata != nil {
 			metadata = ptr(string(p.Metadata))
 		}
-		_, err = s.tx.Exec(s.ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, $2, $3)
+		_, err = s.tx.Exec(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, $2, $3)
 			ON CONFLICT (member) DO UPDATE SET name = excluded.name, metadata = excluded.metadata`, p.Member, p.Name, metadata)
 	case rec.Hidden != nil:
-		_, err = s.tx.Exec(s.ctx, "INSERT INTO laurel_hidden (member) VALUES ($1) ON CONFLICT DO NOTHING", *rec.Hidden)
+		_, err = s.tx.Exec(ctx, "INSERT INTO laurel_hidden (member) VALUES ($1) ON CONFLICT DO NOTHING", *rec.Hidden)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: import: %w", err)
@@ -284,10 +283,10 @@ func (s *step) importShared(rec laurel.DumpRecord) error {
 
 // checkImported refuses history points that are not of an event of their member: the dump's
 // reader, which keeps no board's events, cannot tell.
-func (s *step) checkImported(boards []string) error {
+func (s *step) checkImported(ctx context.Context, boards []string) error {
 	var board, member string
 	var seq int64
-	err := s.tx.QueryRow(s.ctx, `SELECT h.board, h.member, h.seq FROM laurel_history h
+	err := s.tx.QueryRow(ctx, `SELECT h.board, h.member, h.seq FROM laurel_history h
 		LEFT JOIN laurel_events e ON e.board = h.board AND e.seq = h.seq
 		WHERE h.board = ANY($1) AND (e.seq IS NULL OR e.member <> h.member) LIMIT 1`, boards).Scan(&board, &member, &seq)
 	switch {
@@ -301,7 +300,7 @@ func (s *step) checkImported(boards []string) error {
 
 // importBoard imports one board's records, in the import's step, and returns the record
 // after them.
-func (s *step) importBoard(r *laurel.DumpReader, board *laurel.DumpBoard) (laurel.DumpRecord, error) {
+func (s *step) importBoard(ctx context.Context, r *laurel.DumpReader, board *laurel.DumpBoard) (laurel.DumpRecord, error) {
 	cfg := *r.Board()
 	b := s.boards[board.ID]
 	st := newState(cfg, s.e.opts.Shards, s.now)
@@ -319,14 +318,14 @@ func (s *step) importBoard(r *laurel.DumpReader, board *laurel.DumpBoard) (laure
 		if err != nil || next.Board != nil {
 			break
 		}
-		if err := in.add(next); err != nil {
+		if err := in.add(ctx, next); err != nil {
 			return next, err
 		}
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return next, err
 	}
-	if err := in.flush(); err != nil {
+	if err := in.flush(ctx); err != nil {
 		return next, err
 	}
 	b.makeShards() // numbering events above the dump's
@@ -334,7 +333,7 @@ func (s *step) importBoard(r *laurel.DumpReader, board *laurel.DumpBoard) (laure
 		ws := &st.Windows[i]
 		slices.SortFunc(ws.Closed, func(a, b closedPeriod) int { return cmp.Compare(b.Start, a.Start) }) // newest first
 		if ws.w.IsRolling() {
-			if err := s.recomputeRolling(b, ws, nil); err != nil {
+			if err := s.recomputeRolling(ctx, b, ws, nil); err != nil {
 				return next, err
 			}
 		}
@@ -357,9 +356,9 @@ type importer struct {
 
 const importBatch = 10_000
 
-func (in *importer) queue(table string, cols []string, row ...any) error {
+func (in *importer) queue(ctx context.Context, table string, cols []string, row ...any) error {
 	if in.table != table || len(in.rows) >= importBatch {
-		if err := in.flush(); err != nil {
+		if err := in.flush(ctx); err != nil {
 			return err
 		}
 		in.table, in.cols = table, cols
@@ -368,11 +367,11 @@ func (in *importer) queue(table string, cols []string, row ...any) error {
 	return nil
 }
 
-func (in *importer) flush() error {
+func (in *importer) flush(ctx context.Context) error {
 	if len(in.rows) == 0 {
 		return nil
 	}
-	_, err := in.s.tx.CopyFrom(in.s.ctx, pgx.Identifier{in.table}, in.cols, pgx.CopyFromRows(in.rows))
+	_, err := in.s.tx.CopyFrom(ctx, pgx.Identifier{in.table}, in.cols, pgx.CopyFromRows(in.rows))
 	in.rows = in.rows[:0]
 	if err != nil {
 		return fmt.Errorf("postgres: import into %s: %w", in.table, err)
@@ -388,7 +387,7 @@ var (
 	historyCols = []string{"board", "member", "seq", "ts", "points"}
 )
 
-func (in *importer) add(rec laurel.DumpRecord) error {
+func (in *importer) add(ctx context.Context, rec laurel.DumpRecord) error {
 	b := in.b
 	switch {
 	case rec.Event != nil:
@@ -398,7 +397,7 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 			id = &ev.ID
 		}
 		b.seqFloor = max(b.seqFloor, int64(ev.Seq))
-		return in.queue("laurel_events", eventCols, b.id, int64(ev.Seq), ev.Member, ev.Value, ev.TS, id, ev.Retracted)
+		return in.queue(ctx, "laurel_events", eventCols, b.id, int64(ev.Seq), ev.Member, ev.Value, ev.TS, id, ev.Retracted)
 	case rec.Agg != nil:
 		a := rec.Agg
 		ws := b.st.window(a.Window)
@@ -406,7 +405,7 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 			p := b.st.cfg.CurrentPeriod(ws.w, a.Start)
 			ws.addOpen(p.Start, p.End)
 		}
-		return in.queue("laurel_aggs", aggCols, b.id, a.Window, a.Start, a.Member, a.Score, a.At)
+		return in.queue(ctx, "laurel_aggs", aggCols, b.id, a.Window, a.Start, a.Member, a.Score, a.At)
 	case rec.Closed != nil:
 		c := rec.Closed
 		ws := b.st.window(c.Window)
@@ -415,17 +414,17 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 		for i, r := range c.Removed {
 			removed[i] = int32(r)
 		}
-		return in.queue("laurel_closed", closedCols, b.id, c.Window, c.Start, int32(c.Total), removed)
+		return in.queue(ctx, "laurel_closed", closedCols, b.id, c.Window, c.Start, int32(c.Total), removed)
 	case rec.Frozen != nil:
 		f := rec.Frozen
-		return in.queue("laurel_frozen", frozenCols, b.id, f.Window, f.Start, int32(f.Rank), f.Member, f.Score, f.At)
+		return in.queue(ctx, "laurel_frozen", frozenCols, b.id, f.Window, f.Start, int32(f.Rank), f.Member, f.Score, f.At)
 	case rec.History != nil:
 		h := rec.History
 		points, err := json.Marshal(h.Points)
 		if err != nil {
 			return err
 		}
-		return in.queue("laurel_history", historyCols, b.id, h.Member, int64(h.Seq), h.TS, string(points))
+		return in.queue(ctx, "laurel_history", historyCols, b.id, h.Member, int64(h.Seq), h.TS, string(points))
 	}
 	return nil
 }

@@ -31,7 +31,8 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 		}
 	}
 	slices.Sort(boards)
-	req := &submitReq{ctx: ctx, events: events, opts: opts, results: make([]laurel.EventResult, len(events)), done: make(chan struct{})}
+	deadline, _ := ctx.Deadline()
+	req := &submitReq{deadline: deadline, events: events, opts: opts, results: make([]laurel.EventResult, len(events)), done: make(chan struct{})}
 	e.submits.add(e, strings.Join(boards, "\x00"), req)
 	select {
 	case <-req.done:
@@ -67,13 +68,14 @@ type submits struct {
 }
 
 type submitReq struct {
-	state   atomic.Int32 // reqQueued, then reqTaken by a step or reqWithdrawn by its caller
-	ctx     context.Context
-	events  []laurel.Event
-	opts    laurel.SubmitOptions
-	results []laurel.EventResult
-	err     error
-	done    chan struct{}
+	state  atomic.Int32 // reqQueued, then reqTaken by a step or reqWithdrawn by its caller
+	events []laurel.Event
+	opts   laurel.SubmitOptions
+	// deadline is its caller's (zero: none): the step that takes it answers by then.
+	deadline time.Time
+	results  []laurel.EventResult
+	err      error
+	done     chan struct{}
 
 	left   int     // how often a step tried its shards and left it for later
 	seqs   []int64 // of the applied events; 0 for duplicates
@@ -175,7 +177,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
 	// others' writes. A database that stops answering fails it at its requests' latest
 	// deadline, so that each is answered 503 about when it asked to be.
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(group[0].ctx), groupDeadline(group))
+	ctx, cancel := context.WithDeadline(context.Background(), groupDeadline(group))
 	defer cancel()
 	var targets []target
 	join := func(r *submitReq, maybe bool) {
@@ -215,7 +217,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 	}
 	var history []historyRow
 	var ok []*submitReq // the requests staged
-	err := e.write(ctx, targets, func(s *step) error {
+	err := e.write(ctx, targets, func(ctx context.Context, s *step) error {
 		// The requests that queued for the same boards meanwhile join the group, and should
 		// the step start again, its targets count their members (join changes them in place).
 		if events < maxGroupEvents {
@@ -242,7 +244,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		s.unlocked = hand
 		for _, t := range targets {
 			if b := s.boards[t.board]; b.st != nil {
-				if err := s.advance(b); err != nil {
+				if err := s.advance(ctx, b); err != nil {
 					return err
 				}
 			}
@@ -251,12 +253,12 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		for _, r := range done {
 			all = append(all, r.events...)
 		}
-		if err := s.prefetchEvents(all); err != nil {
+		if err := s.prefetchEvents(ctx, all); err != nil {
 			return err
 		}
 		var members []string
 		for _, r := range done {
-			r.err = s.stageRequest(r)
+			r.err = s.stageRequest(ctx, r)
 			if whole := (*needWhole)(nil); errors.As(r.err, &whole) {
 				r.err = nil
 				return whole
@@ -274,7 +276,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		s.setNames(ok)
 		// The standings to answer with, read from the index once the step is in it: every
 		// event's member in every window's current span, hidden members left out.
-		if err := s.readHidden(members); err != nil {
+		if err := s.readHidden(ctx, members); err != nil {
 			return err
 		}
 		for _, r := range ok {
@@ -321,8 +323,8 @@ func groupDeadline(group []*submitReq) time.Time {
 	limit := time.Now().Add(stepTimeout)
 	var latest time.Time
 	for _, r := range group {
-		d, ok := r.ctx.Deadline()
-		if !ok {
+		d := r.deadline
+		if d.IsZero() {
 			return limit
 		}
 		latest = later(latest, d)
@@ -352,12 +354,12 @@ func (s *step) holds(events []laurel.Event) bool {
 var errNothing = errors.New("postgres: no request of the group could be staged")
 
 // stageRequest stages one submit's events in the step, all or none.
-func (s *step) stageRequest(r *submitReq) error {
+func (s *step) stageRequest(ctx context.Context, r *submitReq) error {
 	r.seqs, r.times = make([]int64, len(r.events)), make([]int64, len(r.events))
 	s.begin()
 	for i := range r.events {
 		ev := &r.events[i]
-		status, seq, ts, err := s.stageEvent(ev, r.opts.Import)
+		status, seq, ts, err := s.stageEvent(ctx, ev, r.opts.Import)
 		if err != nil {
 			s.rollback()
 			return laurel.InEvent(i, err)
@@ -402,7 +404,7 @@ func (s *step) answer(r *submitReq) []historyRow {
 
 // prefetchEvents reads, in one round trip, the ids the events use, the aggregates they
 // change, their members' hidden marks and the names of those that carry one.
-func (s *step) prefetchEvents(events []laurel.Event) error {
+func (s *step) prefetchEvents(ctx context.Context, events []laurel.Event) error {
 	type need struct {
 		ids  []string
 		keys []aggKey
@@ -454,14 +456,14 @@ func (s *step) prefetchEvents(events []laurel.Event) error {
 	}
 	s.queueHidden(&r, members)
 	s.queueNames(&r, named)
-	return r.run(s)
+	return r.run(ctx, s)
 }
 
 // readIDs reads the counted events that hold ids, those the step has not read yet.
-func (s *step) readIDs(b *boardStep, ids []string) error {
+func (s *step) readIDs(ctx context.Context, b *boardStep, ids []string) error {
 	var r reads
 	s.queueIDs(&r, b, ids)
-	return r.run(s)
+	return r.run(ctx, s)
 }
 
 // queueIDs queues the reads of readIDs.
@@ -505,13 +507,13 @@ func (s *step) queueIDs(r *reads, b *boardStep, ids []string) {
 
 // stageEvent validates one event against its board and stages it in every window. It returns
 // the event's status and, when applied, its sequence number and time.
-func (s *step) stageEvent(in *laurel.Event, imported bool) (status string, seq, ts int64, err error) {
+func (s *step) stageEvent(ctx context.Context, in *laurel.Event, imported bool) (status string, seq, ts int64, err error) {
 	b, err := s.board(in.Board)
 	if err != nil {
 		return "", 0, 0, err
 	}
 	if in.ID != "" {
-		if err := s.readIDs(b, []string{in.ID}); err != nil {
+		if err := s.readIDs(ctx, b, []string{in.ID}); err != nil {
 			return "", 0, 0, err
 		}
 		if prev := b.ids[in.ID]; prev != nil {
@@ -530,7 +532,7 @@ func (s *step) stageEvent(in *laurel.Event, imported bool) (status string, seq, 
 	}
 	sh.seq += int64(b.st.shards())
 	seq = sh.seq
-	if err := laurel.StageEvent(&b.st.cfg, staged{s, b}, in.Member, in.Value, ts, uint64(seq), s.now); err != nil {
+	if err := laurel.StageEvent(ctx, &b.st.cfg, staged{s, b}, in.Member, in.Value, ts, uint64(seq), s.now); err != nil {
 		return "", 0, 0, err
 	}
 	b.events = append(b.events, newEvent{seq: seq, member: in.Member, value: in.Value, ts: ts, id: in.ID})
@@ -622,15 +624,15 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 		} else if err != nil {
 			return e.unavailable("write", fmt.Errorf("postgres: retract: %w", err))
 		}
-		err = e.write(ctx, []target{{board: boardID, members: []string{member}}}, func(s *step) error {
+		err = e.write(ctx, []target{{board: boardID, members: []string{member}}}, func(ctx context.Context, s *step) error {
 			b, err := s.board(boardID)
 			if err != nil {
 				return err
 			}
-			if err := s.advance(b); err != nil {
+			if err := s.advance(ctx, b); err != nil {
 				return err
 			}
-			if err := s.readIDs(b, []string{id}); err != nil {
+			if err := s.readIDs(ctx, b, []string{id}); err != nil {
 				return err
 			}
 			held := b.ids[id]
@@ -647,7 +649,7 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 			if _, err := s.tx.Exec(ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2 AND seq = $3", boardID, ev.member, ev.seq); err != nil {
 				return fmt.Errorf("postgres: retract: %w", err)
 			}
-			rest, err := s.memberEvents(boardID, ev.member)
+			rest, err := s.memberEvents(ctx, boardID, ev.member)
 			if err != nil {
 				return err
 			}
@@ -665,8 +667,8 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 var errRetractAgain = errors.New("postgres: the id is another member's now")
 
 // memberEvents returns the member's counted events on a board, in arrival order.
-func (s *step) memberEvents(board, member string) ([]storedEvent, error) {
-	rows, err := s.tx.Query(s.ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE member = $1 AND board = $2 AND NOT retracted ORDER BY seq", member, board)
+func (s *step) memberEvents(ctx context.Context, board, member string) ([]storedEvent, error) {
+	rows, err := s.tx.Query(ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE member = $1 AND board = $2 AND NOT retracted ORDER BY seq", member, board)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read events: %w", err)
 	}

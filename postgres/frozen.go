@@ -13,7 +13,6 @@ import (
 // with; members hidden or deleted since are left out and the ranks after theirs close up.
 type frozenRanking struct {
 	e        *Store
-	ctx      context.Context
 	board    string
 	win      string
 	order    laurel.Order
@@ -30,7 +29,7 @@ func (e *Store) frozen(ctx context.Context, board, win string, order laurel.Orde
 	if err != nil && err != pgx.ErrNoRows {
 		return nil, fmt.Errorf("postgres: read closed period: %w", err)
 	}
-	v := &frozenRanking{e: e, ctx: ctx, board: board, win: win, order: order, cp: cp}
+	v := &frozenRanking{e: e, board: board, win: win, order: order, cp: cp}
 	for _, r := range append(removed, hidden...) {
 		v.excluded = append(v.excluded, uint32(r))
 	}
@@ -60,15 +59,15 @@ func (e *Store) excludedCounts(ctx context.Context, board, win string) (map[int6
 	return out, rows.Err()
 }
 
-func (v *frozenRanking) Total() (int, error) { return v.cp.Total - len(v.excluded), nil }
+func (v *frozenRanking) Total(context.Context) (int, error) { return v.cp.Total - len(v.excluded), nil }
 
-func (v *frozenRanking) Page(from, n int) ([]laurel.Entry, error) {
-	total, _ := v.Total()
+func (v *frozenRanking) Page(ctx context.Context, from, n int) ([]laurel.Entry, error) {
+	total, _ := v.Total(ctx)
 	if from < 1 || from > total || n <= 0 {
 		return nil, nil
 	}
 	raw := laurel.FrozenRank(v.excluded, from)
-	rows, err := v.e.pool.Query(v.ctx, `SELECT rank, member, score, at FROM laurel_frozen
+	rows, err := v.e.pool.Query(ctx, `SELECT rank, member, score, at FROM laurel_frozen
 		WHERE board = $1 AND win = $2 AND span = $3 AND rank >= $4 ORDER BY rank LIMIT $5`,
 		v.board, v.win, v.cp.Start, raw, n+len(v.excluded))
 	if err != nil {
@@ -77,8 +76,8 @@ func (v *frozenRanking) Page(from, n int) ([]laurel.Entry, error) {
 	return v.collect(rows, n)
 }
 
-func (v *frozenRanking) Entries(members []string) ([]laurel.Entry, error) {
-	rows, err := v.e.pool.Query(v.ctx, readFrozenSQL, v.board, v.win, v.cp.Start, members)
+func (v *frozenRanking) Entries(ctx context.Context, members []string) ([]laurel.Entry, error) {
+	rows, err := v.e.pool.Query(ctx, readFrozenSQL, v.board, v.win, v.cp.Start, members)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read closed period: %w", err)
 	}
@@ -104,6 +103,6 @@ func (v *frozenRanking) collect(rows pgx.Rows, n int) ([]laurel.Entry, error) {
 	return out, rows.Err()
 }
 
-func (v *frozenRanking) Search(score, at int64) (int, error) {
-	return laurel.SearchByPage(v, v.order, score, at)
+func (v *frozenRanking) Search(ctx context.Context, score, at int64) (int, error) {
+	return laurel.SearchByPage(ctx, v, v.order, score, at)
 }

@@ -609,7 +609,7 @@ func (e *Store) settled(ctx context.Context, id string, stamp int64, versions []
 // close, closed periods to drop, rolling buckets to leave; and rebuilds its index if it
 // missed a step.
 func (e *Store) catchUp(ctx context.Context, id string) error {
-	return e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
+	return e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
 		b, err := s.board(id)
 		if err != nil {
 			return err
@@ -628,7 +628,7 @@ func (e *Store) catchUp(ctx context.Context, id string) error {
 				return err
 			}
 		}
-		return s.advance(b)
+		return s.advance(ctx, b)
 	})
 }
 
@@ -659,7 +659,7 @@ func (e *Store) Rebuild(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
-	return e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
+	return e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
 		if _, err := s.board(id); err != nil {
 			return err
 		}
@@ -679,7 +679,7 @@ func (e *Store) Reshard(ctx context.Context, id string, n int) error {
 	if n < 1 || n > MaxShards {
 		return laurel.FieldErrorf(laurel.EInvalid, "shards", "must be 1 to %d", MaxShards)
 	}
-	return e.write(ctx, []target{wholeBoard(id)}, func(s *step) error {
+	return e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
 		b, err := s.board(id)
 		if err != nil {
 			return err
@@ -692,7 +692,7 @@ func (e *Store) Reshard(ctx context.Context, id string, n int) error {
 		if err := e.deleteIndex(ctx, id, b.st.shards()); err != nil {
 			return err
 		}
-		if err := s.tx.QueryRow(s.ctx, "SELECT coalesce(max(seq), 0) FROM laurel_events WHERE board = $1", id).Scan(&b.seqFloor); err != nil {
+		if err := s.tx.QueryRow(ctx, "SELECT coalesce(max(seq), 0) FROM laurel_events WHERE board = $1", id).Scan(&b.seqFloor); err != nil {
 			return fmt.Errorf("postgres: reshard: %w", err)
 		}
 		// Versions go on from the highest, so that no read stamped before can take the

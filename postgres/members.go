@@ -109,11 +109,11 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 		s.global = true // closed periods read the mark from the store
 		for _, id := range boards {
 			b := s.boards[id]
-			if err := s.advance(b); err != nil {
+			if err := s.advance(ctx, b); err != nil {
 				return err
 			}
 			keys := b.rankedKeys(member)
-			if err := s.prefetch(b, keys); err != nil {
+			if err := s.prefetch(ctx, b, keys); err != nil {
 				return err
 			}
 			for _, k := range keys {
@@ -140,7 +140,7 @@ func (e *Store) everywhere(ctx context.Context, member string, fn func(s *step, 
 		for i, id := range all {
 			targets[i] = target{board: id, members: []string{member}}
 		}
-		err = e.write(ctx, targets, func(s *step) error {
+		err = e.write(ctx, targets, func(ctx context.Context, s *step) error {
 			now, err := e.boardIDs(ctx, s.tx)
 			if err != nil {
 				return err
@@ -201,16 +201,16 @@ func (e *Store) DeleteMember(ctx context.Context, member string) error {
 		return err
 	}
 	return e.everywhere(ctx, member, func(s *step, boards []string) error {
-		if err := s.readHidden([]string{member}); err != nil {
+		if err := s.readHidden(ctx, []string{member}); err != nil {
 			return err
 		}
 		for _, id := range boards {
-			if err := s.deleteFromBoard(s.boards[id], member); err != nil {
+			if err := s.deleteFromBoard(ctx, s.boards[id], member); err != nil {
 				return err
 			}
 		}
 		for _, table := range []string{"laurel_profiles", "laurel_hidden"} {
-			if _, err := s.tx.Exec(s.ctx, "DELETE FROM "+table+" WHERE member = $1", member); err != nil {
+			if _, err := s.tx.Exec(ctx, "DELETE FROM "+table+" WHERE member = $1", member); err != nil {
 				return fmt.Errorf("postgres: delete member: %w", err)
 			}
 		}
@@ -219,11 +219,11 @@ func (e *Store) DeleteMember(ctx context.Context, member string) error {
 	})
 }
 
-func (s *step) deleteFromBoard(b *boardStep, member string) error {
-	if err := s.advance(b); err != nil {
+func (s *step) deleteFromBoard(ctx context.Context, b *boardStep, member string) error {
+	if err := s.advance(ctx, b); err != nil {
 		return err
 	}
-	rows, err := s.tx.Query(s.ctx, "DELETE FROM laurel_events WHERE member = $1 AND board = $2 RETURNING ts", member, b.id)
+	rows, err := s.tx.Query(ctx, "DELETE FROM laurel_events WHERE member = $1 AND board = $2 RETURNING ts", member, b.id)
 	if err != nil {
 		return fmt.Errorf("postgres: delete member: %w", err)
 	}
@@ -234,7 +234,7 @@ func (s *step) deleteFromBoard(b *boardStep, member string) error {
 	if len(times) == 0 {
 		return nil
 	}
-	if _, err := s.tx.Exec(s.ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2", b.id, member); err != nil {
+	if _, err := s.tx.Exec(ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2", b.id, member); err != nil {
 		return fmt.Errorf("postgres: delete member: %w", err)
 	}
 	if err := laurel.Erase(&b.st.cfg, staged{s, b}, member, times, s.now); err != nil {
@@ -252,7 +252,7 @@ func (s *step) deleteFromBoard(b *boardStep, member string) error {
 		return nil
 	}
 	// Its frozen ranks are removed; the ranks after them close up when read.
-	_, err = s.tx.Exec(s.ctx, `WITH gone AS (
+	_, err = s.tx.Exec(ctx, `WITH gone AS (
 			DELETE FROM laurel_frozen f USING unnest($3::text[], $4::bigint[]) AS k(win, span)
 			WHERE f.board = $1 AND f.member = $2 AND f.win = k.win AND f.span = k.span
 			RETURNING f.win, f.span, f.rank)

@@ -146,7 +146,7 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 		if ws.w.IsCalendar() {
 			set.Start = res.Period.Start
 		}
-		rd.v = e.openRanking(ctx, st, set, stamp)
+		rd.v = e.openRanking(st, set, stamp)
 	case laurel.FromBuckets:
 		rd.v, err = e.rollingAt(ctx, st, ws, res.Period.Start, res.Period.End)
 	case laurel.FromClosed:
@@ -161,10 +161,10 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 }
 
 // openRanking is the ranking of an open span's set: its shards' sets merged.
-func (e *Store) openRanking(ctx context.Context, st *state, set laurel.IndexSet, stamp int64) laurel.Ranking {
+func (e *Store) openRanking(st *state, set laurel.IndexSet, stamp int64) laurel.Ranking {
 	shards := make([]laurel.ShardRanking, st.shards())
 	for i := range shards {
-		shards[i] = e.index.Ranking(ctx, st.cfg.ID, st.shard(i), st.cfg.Order, set, stamp)
+		shards[i] = e.index.Ranking(st.cfg.ID, st.shard(i), st.cfg.Order, set, stamp)
 	}
 	return laurel.MergeShards(st.cfg.Order, shards)
 }
@@ -350,7 +350,7 @@ func (e *Store) Periods(ctx context.Context, boardID, windowName string) (_ []la
 		ws := rd.st.window(rd.res.Name)
 		cur := rd.period
 		var err error
-		if cur.Total, err = rd.v.Total(); err != nil {
+		if cur.Total, err = rd.v.Total(ctx); err != nil {
 			return err
 		}
 		var totals []int

@@ -1,6 +1,10 @@
 package postgres
 
-import "github.com/laurel/laurel"
+import (
+	"context"
+
+	"github.com/laurel/laurel"
+)
 
 // staged is a board's aggregates as a step sees them (laurel.Aggregates): the rows the step
 // has read or written, over the database.
@@ -27,8 +31,8 @@ func (a staged) key(i int, sp laurel.AggSpan, member string) aggKey {
 	return aggKey{name, sp.Start, member}
 }
 
-func (a staged) Agg(i int, sp laurel.AggSpan, member string) (laurel.Agg, error) {
-	v, err := a.s.get(a.b, a.key(i, sp, member))
+func (a staged) Agg(ctx context.Context, i int, sp laurel.AggSpan, member string) (laurel.Agg, error) {
+	v, err := a.s.get(ctx, a.b, a.key(i, sp, member))
 	return v.agg(), err
 }
 

@@ -18,7 +18,6 @@ import (
 // what it changed, which reaches the index once the transaction commits.
 type step struct {
 	e      *Store
-	ctx    context.Context
 	conn   *pgxpool.Conn
 	tx     txConn // conn, in the step's transaction
 	now    int64
@@ -278,7 +277,7 @@ type storedEvent struct {
 // write runs fn as one step over targets: it locks them, runs fn in a transaction, commits,
 // brings the index along, and unlocks. It starts again, with more locked, when fn needs a
 // whole board it holds in part, and with the right locks when a board's shard count changed.
-func (e *Store) write(ctx context.Context, targets []target, fn func(s *step) error) error {
+func (e *Store) write(ctx context.Context, targets []target, fn func(ctx context.Context, s *step) error) error {
 	var err error
 	for range maxStarts {
 		err = e.runStep(ctx, targets, fn)
@@ -301,7 +300,7 @@ func (e *Store) write(ctx context.Context, targets []target, fn func(s *step) er
 }
 
 // runStep is one try of write, without the mapping of PostgreSQL's failures.
-func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) error) error {
+func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx context.Context, s *step) error) error {
 	boards := make([]string, 0, len(targets))
 	for _, t := range targets {
 		boards = append(boards, t.board)
@@ -337,7 +336,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	}()
 	// One round trip begins the transaction, takes the locks, in the order of the array (a
 	// function scan keeps it), tries the others, and reads the rows of the boards and shards.
-	s := &step{e: e, ctx: ctx, conn: conn, tx: conn, now: e.now(), stamp: newStamp(), early: early, boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
+	s := &step{e: e, conn: conn, tx: conn, now: e.now(), stamp: newStamp(), early: early, boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
 	var batch pgx.Batch
 	batch.Queue("BEGIN")
 	batch.Queue("SELECT "+lock+"(k) FROM unnest($1::bigint[]) AS k", keys)
@@ -379,11 +378,11 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(s *step) 
 	if len(got) < len(tries) {
 		s.dropUnheld(keys, got)
 	}
-	if err := fn(s); err != nil {
+	if err := fn(ctx, s); err != nil {
 		return err
 	}
 	start := time.Now()
-	if err := s.commit(); err != nil {
+	if err := s.commit(ctx); err != nil {
 		return err
 	}
 	committed = true
@@ -591,7 +590,7 @@ func (s *step) board(id string) (*boardStep, error) {
 }
 
 // get returns a member's aggregate in a span, from the step or the store.
-func (s *step) get(b *boardStep, k aggKey) (aggVal, error) {
+func (s *step) get(ctx context.Context, b *boardStep, k aggKey) (aggVal, error) {
 	if v, ok := b.aggs[k]; ok {
 		return v, nil
 	}
@@ -599,7 +598,7 @@ func (s *step) get(b *boardStep, k aggKey) (aggVal, error) {
 		return b.aggs[k], nil
 	}
 	var v aggVal
-	err := s.tx.QueryRow(s.ctx, "SELECT score, at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
+	err := s.tx.QueryRow(ctx, "SELECT score, at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
 		b.id, k.win, k.span, k.member).Scan(&v.score, &v.at)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -634,11 +633,11 @@ func (r *reads) queue(sql string, args []any, take func(pgx.BatchResults) error)
 }
 
 // run sends the reads and takes their answers.
-func (r *reads) run(s *step) error {
+func (r *reads) run(ctx context.Context, s *step) error {
 	if len(r.take) == 0 {
 		return nil
 	}
-	br := s.tx.SendBatch(s.ctx, &r.batch)
+	br := s.tx.SendBatch(ctx, &r.batch)
 	for _, take := range r.take {
 		if err := take(br); err != nil {
 			br.Close()
@@ -649,10 +648,10 @@ func (r *reads) run(s *step) error {
 }
 
 // prefetch reads the aggregates of keys the step has not read yet, in one query.
-func (s *step) prefetch(b *boardStep, keys []aggKey) error {
+func (s *step) prefetch(ctx context.Context, b *boardStep, keys []aggKey) error {
 	var r reads
 	s.queueAggs(&r, b, keys)
-	return r.run(s)
+	return r.run(ctx, s)
 }
 
 // queueAggs queues the read of prefetch.
@@ -703,10 +702,10 @@ func (b *boardStep) set(k aggKey, v aggVal) {
 }
 
 // readHidden learns which of members are hidden.
-func (s *step) readHidden(members []string) error {
+func (s *step) readHidden(ctx context.Context, members []string) error {
 	var r reads
 	s.queueHidden(&r, members)
-	return r.run(s)
+	return r.run(ctx, s)
 }
 
 // queueHidden queues the read of readHidden.
@@ -742,7 +741,7 @@ func (s *step) queueHidden(r *reads, members []string) {
 // the shards that changed, and the board's row when its state did — and commits, in one round
 // trip: should a write fail, PostgreSQL skips the rest of the batch, COMMIT included, and the
 // transaction is rolled back.
-func (s *step) commit() error {
+func (s *step) commit(ctx context.Context) error {
 	var batch pgx.Batch
 	s.queueNamesWrite(&batch)
 	for _, b := range s.boards {
@@ -782,7 +781,7 @@ func (s *step) commit() error {
 		if len(delW) > 0 {
 			batch.Queue(deleteAggsSQL, b.id, delW, delS, delM)
 		}
-		if err := s.readHidden(touched); err != nil {
+		if err := s.readHidden(ctx, touched); err != nil {
 			return err
 		}
 		s.versions(b)
@@ -820,7 +819,7 @@ func (s *step) commit() error {
 	}
 	writes := batch.Len()
 	batch.Queue("COMMIT")
-	br := s.tx.SendBatch(s.ctx, &batch)
+	br := s.tx.SendBatch(ctx, &batch)
 	err := func() error {
 		for range writes {
 			if _, err := br.Exec(); err != nil {

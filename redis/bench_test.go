@@ -46,9 +46,9 @@ func BenchmarkRankingPage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	rk := idx.Ranking(ctx, "bench", s0, laurel.Desc, all, members/chunk)
+	rk := idx.Ranking("bench", s0, laurel.Desc, all, members/chunk)
 	for b.Loop() {
-		es, err := rk.Page(1, 100)
+		es, err := rk.Page(ctx, 1, 100)
 		if err != nil || len(es) != 100 {
 			b.Fatal(len(es), err)
 		}

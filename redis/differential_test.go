@@ -273,7 +273,7 @@ func TestDifferential(t *testing.T) {
 
 		// Rankings made before keep working until a step sets another state.
 		for _, o := range old[name] {
-			n, err := o.r.Total()
+			n, err := o.r.Total(ctx)
 			if o.stamp != b.stamp || !b.hasState {
 				if !errors.Is(err, laurel.ErrIndexStale) {
 					t.Fatalf("step %d on %s: a ranking stamped %d read %d, %v after the state stamped %d: want ErrIndexStale", i, name, o.stamp, n, err, b.stamp)
@@ -284,7 +284,7 @@ func TestDifferential(t *testing.T) {
 		}
 		if b.hasState {
 			s := g.set()
-			old[name] = append(old[name], oldRanking{idx.Ranking(ctx, b.board, b.shard, b.order, s, b.stamp), b.stamp, s})
+			old[name] = append(old[name], oldRanking{idx.Ranking(b.board, b.shard, b.order, s, b.stamp), b.stamp, s})
 			if len(old[name]) > 4 {
 				old[name] = old[name][1:]
 			}
@@ -314,7 +314,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 		t.Fatalf("%s: Versions %+v, %v; want version %d stamped %d", where, vs, err, b.version, b.stamp)
 	}
 	if !b.hasState {
-		if _, err := idx.Ranking(ctx, board, b.shard, b.order, g.set(), b.stamp).Total(); !errors.Is(err, laurel.ErrIndexStale) {
+		if _, err := idx.Ranking(board, b.shard, b.order, g.set(), b.stamp).Total(ctx); !errors.Is(err, laurel.ErrIndexStale) {
 			t.Fatalf("%s: a ranking of a shard without a state: %v, want ErrIndexStale", where, err)
 		}
 		return
@@ -332,9 +332,9 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 
 	for _, s := range g.sets {
 		want := b.sorted(s)
-		rk := idx.Ranking(ctx, board, b.shard, b.order, s, b.stamp)
+		rk := idx.Ranking(board, b.shard, b.order, s, b.stamp)
 		what := fmt.Sprintf("%s, set %v", where, s)
-		if n, err := rk.Total(); err != nil || n != len(want) {
+		if n, err := rk.Total(ctx); err != nil || n != len(want) {
 			t.Fatalf("%s: Total %d, %v; want %d", what, n, err, len(want))
 		}
 
@@ -363,7 +363,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 			ask = append(ask, ask[0])
 		}
 		ask = append(ask, "absent member")
-		got, err := rk.Entries(ask)
+		got, err := rk.Entries(ctx, ask)
 		if err != nil {
 			t.Fatalf("%s: Entries: %v", what, err)
 		}
@@ -393,7 +393,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 				point{e.Score, e.ReachedAt - 1}, point{e.Score + 1, e.ReachedAt}, point{e.Score - 1, e.ReachedAt})
 		}
 		for _, p := range probes {
-			n, err := rk.Search(p.score, p.at)
+			n, err := rk.Search(ctx, p.score, p.at)
 			if w := modelSearch(b.order, want, p.score, p.at); err != nil || n != w {
 				t.Fatalf("%s: Search(%d, %d) = %d, %v; want %d", what, p.score, p.at, n, err, w)
 			}
@@ -410,8 +410,8 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 		for _, e := range want {
 			keys = append(keys, e, laurel.Entry{Score: e.Score, ReachedAt: e.ReachedAt})
 		}
-		gotCounts, gotTotal, err := rk.Before(keys)
-		wantCounts, _, _ := model.Before(keys)
+		gotCounts, gotTotal, err := rk.Before(ctx, keys)
+		wantCounts, _, _ := model.Before(ctx, keys)
 		if err != nil || gotTotal != len(want) || !slices.Equal(gotCounts, wantCounts) {
 			t.Fatalf("%s: Before(%v) = %v, %d, %v; want %v, %d", what, keys, gotCounts, gotTotal, err, wantCounts, len(want))
 		}
@@ -429,8 +429,8 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 			}
 			sr := laurel.ScoreRange{Min: min(lo, hi), Max: max(lo, hi), HasMin: r.IntN(2) == 0, HasMax: r.IntN(2) == 0}
 			skip, n := r.IntN(len(want)+2), r.IntN(20)
-			got, err := rk.Slice(sr, skip, n)
-			w, _ := model.Slice(sr, skip, n)
+			got, err := rk.Slice(ctx, sr, skip, n)
+			w, _ := model.Slice(ctx, sr, skip, n)
 			if err != nil || got.Total != w.Total || got.Before != w.Before || got.In != w.In || !equalEntries(got.Entries, w.Entries) {
 				t.Fatalf("%s: Slice(%+v, %d, %d) = %+v, %v\nwant %+v", what, sr, skip, n, got, err, w)
 			}
@@ -442,6 +442,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 // (laurel.RankingReads) against the same reads composed of the model's sorted entries.
 func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, want []laurel.Entry, ask []string, probes []point, g *gen) {
 	t.Helper()
+	ctx := t.Context()
 	r := g.r
 	rr, ok := rk.(laurel.RankingReads)
 	if !ok {
@@ -455,29 +456,29 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, w
 		}
 		sr := laurel.ScoreRange{Min: min(lo, hi), Max: max(lo, hi), HasMin: r.IntN(2) == 0, HasMax: r.IntN(2) == 0}
 		offset, limit := r.IntN(len(want)+3), 1+r.IntN(20)
-		got, total, err := rr.ReadPage(o, offset, limit, sr)
-		wantPage, wantTotal, _ := laurel.PageOf(model, o, offset, limit, sr)
+		got, total, err := rr.ReadPage(ctx, o, offset, limit, sr)
+		wantPage, wantTotal, _ := laurel.PageOf(ctx, model, o, offset, limit, sr)
 		if err != nil || total != wantTotal || !equalEntries(got, wantPage) {
 			t.Fatalf("%s: ReadPage(%d, %d, %+v) = %v, %d, %v\nwant %v, %d", what, offset, limit, sr, got, total, err, wantPage, wantTotal)
 		}
 	}
 	for _, m := range append(slices.Clone(ask[:min(len(ask), 4)]), "absent member") {
 		radius := r.IntN(6)
-		got, found, total, err := rr.ReadAround(m, radius)
-		wantPage, wantTotal, wantErr := laurel.AroundOf(model, "b", "w", m, radius)
+		got, found, total, err := rr.ReadAround(ctx, m, radius)
+		wantPage, wantTotal, wantErr := laurel.AroundOf(ctx, model, "b", "w", m, radius)
 		if err != nil || found != (wantErr == nil) || found && (total != wantTotal || !equalEntries(got, wantPage)) {
 			t.Fatalf("%s: ReadAround(%q, %d) = %v, %v, %d, %v\nwant %v, %d, %v", what, m, radius, got, found, total, err, wantPage, wantTotal, wantErr)
 		}
 	}
-	got, total, err := rr.ReadEntries(ask)
-	wantEs, wantTotal, _ := laurel.LookupOf(model, ask)
+	got, total, err := rr.ReadEntries(ctx, ask)
+	wantEs, wantTotal, _ := laurel.LookupOf(ctx, model, ask)
 	slices.SortFunc(got, func(x, y laurel.Entry) int { return x.Rank - y.Rank })
 	if err != nil || total != wantTotal || !equalEntries(got, wantEs) {
 		t.Fatalf("%s: ReadEntries(%q) = %v, %d, %v\nwant %v, %d", what, ask, got, total, err, wantEs, wantTotal)
 	}
 	for _, p := range probes {
-		rank, total, err := rr.ReadRank(p.score, p.at)
-		if w, _ := model.Search(p.score, p.at); err != nil || rank != w || total != len(want) {
+		rank, total, err := rr.ReadRank(ctx, p.score, p.at)
+		if w, _ := model.Search(ctx, p.score, p.at); err != nil || rank != w || total != len(want) {
 			t.Fatalf("%s: ReadRank(%d, %d) = %d, %d, %v; want %d, %d", what, p.score, p.at, rank, total, err, w, len(want))
 		}
 	}
@@ -485,7 +486,8 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, w
 
 func checkPage(t *testing.T, what string, rk laurel.Ranking, want []laurel.Entry, from, n int) {
 	t.Helper()
-	got, err := rk.Page(from, n)
+	ctx := t.Context()
+	got, err := rk.Page(ctx, from, n)
 	if err != nil {
 		t.Fatalf("%s: Page(%d, %d): %v", what, from, n, err)
 	}

@@ -255,11 +255,10 @@ func (x *Index) Versions(ctx context.Context, board string, count int) ([]laurel
 
 // Ranking returns a view of one set of a shard whose every read is one script call that
 // first checks the stamp, so that no read mixes two states.
-func (x *Index) Ranking(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, set laurel.IndexSet, stamp int64) laurel.ShardRanking {
+func (x *Index) Ranking(board string, sh laurel.Shard, order laurel.Order, set laurel.IndexSet, stamp int64) laurel.ShardRanking {
 	k := x.keysOf(board, sh)
 	name := setName(set)
 	return &ranking{
-		ctx:   ctx,
 		x:     x,
 		board: board,
 		order: order,

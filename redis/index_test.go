@@ -45,12 +45,12 @@ func TestVersions(t *testing.T) {
 		Changes: []laurel.IndexChange{put(all, "x", 10, 1), put(day, "x", 10, 1), put(all, "y", 5, 1)}}); err != nil {
 		t.Fatal(err)
 	}
-	r1 := idx.Ranking(ctx, "b", s0, laurel.Desc, all, 1)
+	r1 := idx.Ranking("b", s0, laurel.Desc, all, 1)
 	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2,
 		Changes: []laurel.IndexChange{put(all, "z", 7, 1)}}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := r1.Total(); n != 3 || err != nil {
+	if n, err := r1.Total(ctx); n != 3 || err != nil {
 		t.Fatalf("a ranking after a step that kept the state: Total %d, %v; want 3", n, err)
 	}
 	if st, ok, err := idx.State(ctx, "b"); !ok || err != nil || string(st.State) != "s1" || st.Stamp != 1 || st.Version != 2 {
@@ -71,7 +71,7 @@ func TestVersions(t *testing.T) {
 	if ns, err := idx.Totals(ctx, "b", s0, []laurel.IndexSet{all, day}, 1); err != nil || !slices.Equal(ns, []int{3, 1}) {
 		t.Fatalf("Totals %v, %v; want [3 1]", ns, err)
 	}
-	if es, err := r1.Page(1, 10); err != nil || len(es) != 3 || es[0].Member != "x" || es[1].Member != "z" || es[2].Member != "y" {
+	if es, err := r1.Page(ctx, 1, 10); err != nil || len(es) != 3 || es[0].Member != "x" || es[1].Member != "z" || es[2].Member != "y" {
 		t.Fatalf("Page %v, %v; want x, z, y", es, err)
 	}
 
@@ -81,20 +81,20 @@ func TestVersions(t *testing.T) {
 	if err != nil || !slices.Equal(got.Read, []laurel.IndexEntry{{Rank: 2, Score: 7, At: 1}, {}}) {
 		t.Fatalf("Apply reads %v, %v", got, err)
 	}
-	if _, err := r1.Total(); !errors.Is(err, laurel.ErrIndexStale) {
+	if _, err := r1.Total(ctx); !errors.Is(err, laurel.ErrIndexStale) {
 		t.Fatalf("Total of a ranking stamped 1 after the state stamped 2: %v, want ErrIndexStale", err)
 	}
 	for name, read := range map[string]func() error{
-		"Page":    func() error { _, err := r1.Page(1, 1); return err },
-		"Entries": func() error { _, err := r1.Entries([]string{"x"}); return err },
-		"Search":  func() error { _, err := r1.Search(1, 1); return err },
+		"Page":    func() error { _, err := r1.Page(ctx, 1, 1); return err },
+		"Entries": func() error { _, err := r1.Entries(ctx, []string{"x"}); return err },
+		"Search":  func() error { _, err := r1.Search(ctx, 1, 1); return err },
 		"Totals":  func() error { _, err := idx.Totals(ctx, "b", s0, []laurel.IndexSet{all}, 1); return err },
 	} {
 		if err := read(); !errors.Is(err, laurel.ErrIndexStale) {
 			t.Fatalf("%s as of stamp 1 after stamp 2: %v, want ErrIndexStale", name, err)
 		}
 	}
-	if n, err := idx.Ranking(ctx, "b", s0, laurel.Desc, all, 2).Total(); n != 3 || err != nil {
+	if n, err := idx.Ranking("b", s0, laurel.Desc, all, 2).Total(ctx); n != 3 || err != nil {
 		t.Fatalf("Total as of stamp 2: %d, %v; want 3", n, err)
 	}
 
@@ -119,7 +119,7 @@ func TestVersions(t *testing.T) {
 	if st, ok, err := idx.State(ctx, "b"); ok || err != nil || st.Version != 0 {
 		t.Fatalf("State of a deleted board: %+v, %v, %v; want nothing", st, ok, err)
 	}
-	if _, err := idx.Ranking(ctx, "b", s0, laurel.Desc, all, 2).Total(); !errors.Is(err, laurel.ErrIndexStale) {
+	if _, err := idx.Ranking("b", s0, laurel.Desc, all, 2).Total(ctx); !errors.Is(err, laurel.ErrIndexStale) {
 		t.Fatalf("a ranking of a deleted board: %v, want ErrIndexStale", err)
 	}
 	if err := idx.Delete(ctx, "b", s0); err != nil {
@@ -170,7 +170,7 @@ func TestLargeStep(t *testing.T) {
 	for i := range members {
 		members[i] = fmt.Sprintf("player-%04d", i)
 	}
-	es, err := idx.Ranking(ctx, "big", s0, laurel.Desc, sets[3], 1).Entries(members)
+	es, err := idx.Ranking("big", s0, laurel.Desc, sets[3], 1).Entries(ctx, members)
 	if err != nil || len(es) != 1000 {
 		t.Fatalf("Entries of 1000 members: %d, %v", len(es), err)
 	}
@@ -206,7 +206,7 @@ func TestConcurrent(t *testing.T) {
 					errs <- fmt.Errorf("%s at %d: member 0 ranks %d", board, v+1, got.Read[0].Rank)
 					return
 				}
-				es, err := idx.Ranking(ctx, board, s0, laurel.Desc, all, v+1).Page(1, 3)
+				es, err := idx.Ranking(board, s0, laurel.Desc, all, v+1).Page(ctx, 1, 3)
 				if err != nil || es[0].Score != v {
 					errs <- fmt.Errorf("%s at %d: page %v, %v", board, v+1, es, err)
 					return

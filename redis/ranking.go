@@ -14,7 +14,6 @@ import (
 // every read is one script call that checks the stamp first, and each read of docs/api.md is
 // one read (laurel.RankingReads), as is each read of a merge (laurel.ShardRanking).
 type ranking struct {
-	ctx   context.Context // the Ranking interface carries none, so the one it was made with
 	x     *Index
 	board string
 	order laurel.Order
@@ -22,17 +21,17 @@ type ranking struct {
 	stamp string
 }
 
-func (r *ranking) read(args ...string) rueidis.RedisResult {
+func (r *ranking) read(ctx context.Context, args ...string) rueidis.RedisResult {
 	args = append([]string{r.stamp}, args...)
-	return r.x.do(r.ctx, func() rueidis.RedisResult { return readScript.Exec(r.ctx, r.x.client, r.keys, args) })
+	return r.x.do(ctx, func() rueidis.RedisResult { return readScript.Exec(ctx, r.x.client, r.keys, args) })
 }
 
 func (r *ranking) err(err error, what string) error {
 	return stale(err, what, r.board)
 }
 
-func (r *ranking) Total() (int, error) {
-	n, err := r.read("n").AsInt64()
+func (r *ranking) Total(ctx context.Context) (int, error) {
+	n, err := r.read(ctx, "n").AsInt64()
 	if err != nil {
 		return 0, r.err(err, "counting a set")
 	}
@@ -41,7 +40,7 @@ func (r *ranking) Total() (int, error) {
 
 // Page reads ranks from to from+n-1 with one ZRANGE by index. Ranks start at 1: a from below
 // 1, an n of 0 or less, or a from past the end gives no entries.
-func (r *ranking) Page(from, n int) ([]laurel.Entry, error) {
+func (r *ranking) Page(ctx context.Context, from, n int) ([]laurel.Entry, error) {
 	if from < 1 || n <= 0 {
 		return nil, nil
 	}
@@ -49,7 +48,7 @@ func (r *ranking) Page(from, n int) ([]laurel.Entry, error) {
 	if int64(n) <= math.MaxInt64-int64(from) {
 		stop = int64(from) - 1 + int64(n) - 1
 	}
-	ms, err := r.read("p", strconv.Itoa(from-1), strconv.FormatInt(stop, 10)).ToArray()
+	ms, err := r.read(ctx, "p", strconv.Itoa(from-1), strconv.FormatInt(stop, 10)).ToArray()
 	if err != nil {
 		return nil, r.err(err, "reading a page")
 	}
@@ -71,17 +70,17 @@ func (r *ranking) Page(from, n int) ([]laurel.Entry, error) {
 
 // Entries finds each member's prefix in the set's hash and its rank with ZRANK, all in one
 // script call. Members asked for more than once are asked for once.
-func (r *ranking) Entries(members []string) ([]laurel.Entry, error) {
-	out, _, err := r.entries("e", members)
+func (r *ranking) Entries(ctx context.Context, members []string) ([]laurel.Entry, error) {
+	out, _, err := r.entries(ctx, "e", members)
 	return out, err
 }
 
 // ReadEntries is Entries with the set's size, in the same script call.
-func (r *ranking) ReadEntries(members []string) ([]laurel.Entry, int, error) {
-	return r.entries("E", members)
+func (r *ranking) ReadEntries(ctx context.Context, members []string) ([]laurel.Entry, int, error) {
+	return r.entries(ctx, "E", members)
 }
 
-func (r *ranking) entries(op string, members []string) ([]laurel.Entry, int, error) {
+func (r *ranking) entries(ctx context.Context, op string, members []string) ([]laurel.Entry, int, error) {
 	args := make([]string, 0, 2+len(members))
 	args = append(args, r.stamp, op)
 	seen := make(map[string]struct{}, len(members))
@@ -91,7 +90,7 @@ func (r *ranking) entries(op string, members []string) ([]laurel.Entry, int, err
 			args = append(args, m)
 		}
 	}
-	res, err := r.x.do(r.ctx, func() rueidis.RedisResult { return readScript.Exec(r.ctx, r.x.client, r.keys, args) }).ToArray()
+	res, err := r.x.do(ctx, func() rueidis.RedisResult { return readScript.Exec(ctx, r.x.client, r.keys, args) }).ToArray()
 	if err != nil {
 		return nil, 0, r.err(err, "reading entries")
 	}
@@ -123,7 +122,7 @@ func (r *ranking) entries(op string, members []string) ([]laurel.Entry, int, err
 }
 
 // ReadPage answers a page of docs/api.md, score range included, in one script call.
-func (r *ranking) ReadPage(o laurel.Order, offset, limit int, sr laurel.ScoreRange) ([]laurel.Entry, int, error) {
+func (r *ranking) ReadPage(ctx context.Context, o laurel.Order, offset, limit int, sr laurel.ScoreRange) ([]laurel.Entry, int, error) {
 	// The searches of laurel.PageBounds, as exclusive lex bounds: the range's first entry
 	// is the first at or after (best, -∞), its end the first after (worst, +∞).
 	best, worst, hasBest, hasWorst := sr.Bounds(o)
@@ -136,7 +135,7 @@ func (r *ranking) ReadPage(o laurel.Order, offset, limit int, sr laurel.ScoreRan
 		p := encodePrefix(r.order, worst, math.MaxInt64)
 		end = "(" + string(p[:])
 	}
-	res, err := r.read("P", strconv.Itoa(offset), strconv.Itoa(limit), first, end).ToArray()
+	res, err := r.read(ctx, "P", strconv.Itoa(offset), strconv.Itoa(limit), first, end).ToArray()
 	if err != nil {
 		return nil, 0, r.err(err, "reading a page")
 	}
@@ -144,8 +143,8 @@ func (r *ranking) ReadPage(o laurel.Order, offset, limit int, sr laurel.ScoreRan
 }
 
 // ReadAround answers a page around a member in one script call.
-func (r *ranking) ReadAround(member string, radius int) ([]laurel.Entry, bool, int, error) {
-	res, err := r.read("A", member, strconv.Itoa(radius)).ToArray()
+func (r *ranking) ReadAround(ctx context.Context, member string, radius int) ([]laurel.Entry, bool, int, error) {
+	res, err := r.read(ctx, "A", member, strconv.Itoa(radius)).ToArray()
 	if err != nil {
 		return nil, false, 0, r.err(err, "reading around a member")
 	}
@@ -188,9 +187,9 @@ func (r *ranking) page(res []rueidis.RedisMessage) ([]laurel.Entry, int, error) 
 }
 
 // ReadRank is Search with the set's size, in one script call.
-func (r *ranking) ReadRank(score, at int64) (int, int, error) {
+func (r *ranking) ReadRank(ctx context.Context, score, at int64) (int, int, error) {
 	p := encodePrefix(r.order, score, at)
-	res, err := r.read("R", "("+string(p[:])).ToArray()
+	res, err := r.read(ctx, "R", "("+string(p[:])).ToArray()
 	if err != nil {
 		return 0, 0, r.err(err, "searching a set")
 	}
@@ -206,7 +205,7 @@ func (r *ranking) ReadRank(score, at int64) (int, int, error) {
 }
 
 // Slice answers laurel.ShardRanking.Slice in one script call.
-func (r *ranking) Slice(sr laurel.ScoreRange, skip, n int) (laurel.ShardSlice, error) {
+func (r *ranking) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (laurel.ShardSlice, error) {
 	best, worst, hasBest, hasWorst := sr.Bounds(r.order)
 	var first, end string
 	if hasBest {
@@ -215,7 +214,7 @@ func (r *ranking) Slice(sr laurel.ScoreRange, skip, n int) (laurel.ShardSlice, e
 	if hasWorst {
 		end = bound(r.order, worst, math.MaxInt64, "")
 	}
-	res, err := r.read("S", strconv.Itoa(skip), strconv.Itoa(max(n, 0)), first, end).ToArray()
+	res, err := r.read(ctx, "S", strconv.Itoa(skip), strconv.Itoa(max(n, 0)), first, end).ToArray()
 	if err != nil {
 		return laurel.ShardSlice{}, r.err(err, "reading a slice")
 	}
@@ -243,13 +242,13 @@ func (r *ranking) Slice(sr laurel.ScoreRange, skip, n int) (laurel.ShardSlice, e
 }
 
 // Before answers laurel.ShardRanking.Before in one script call.
-func (r *ranking) Before(entries []laurel.Entry) ([]int, int, error) {
+func (r *ranking) Before(ctx context.Context, entries []laurel.Entry) ([]int, int, error) {
 	args := make([]string, 0, 1+len(entries))
 	args = append(args, "B")
 	for _, en := range entries {
 		args = append(args, bound(r.order, en.Score, en.ReachedAt, en.Member))
 	}
-	res, err := r.read(args...).AsIntSlice()
+	res, err := r.read(ctx, args...).AsIntSlice()
 	if err != nil {
 		return nil, 0, r.err(err, "counting entries")
 	}
@@ -273,9 +272,9 @@ func (r *ranking) int(res []rueidis.RedisMessage, i int) (int, error) {
 
 // Search counts the members whose key sorts before (score, at)'s 16-byte prefix: as every
 // key is longer than its prefix, those are exactly the entries that rank before (score, at).
-func (r *ranking) Search(score, at int64) (int, error) {
+func (r *ranking) Search(ctx context.Context, score, at int64) (int, error) {
 	p := encodePrefix(r.order, score, at)
-	n, err := r.read("s", "("+string(p[:])).AsInt64()
+	n, err := r.read(ctx, "s", "("+string(p[:])).AsInt64()
 	if err != nil {
 		return 0, r.err(err, "searching a set")
 	}

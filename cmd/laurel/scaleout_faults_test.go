@@ -338,8 +338,9 @@ func settle(t *testing.T, nodes []*faultNode, model *faultModel) int {
 // the index repairs itself; it is asked again, for up to 20 s. It returns how many reads did.
 func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultModel, rng *rand.Rand, members []string) int {
 	t.Helper()
+	ctx := t.Context()
 	want := model.ranking()
-	total, _ := want.Total()
+	total, _ := want.Total(ctx)
 	retried := 0
 	read := func(what string, fn func() error) {
 		t.Helper()
@@ -369,7 +370,7 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 					if err != nil {
 						return err
 					}
-					w, wt, _ := laurel.PageOf(want, laurel.Desc, offset, 100, laurel.ScoreRange{})
+					w, wt, _ := laurel.PageOf(ctx, want, laurel.Desc, offset, 100, laurel.ScoreRange{})
 					if p.Total != wt || !sameRanked(p.Entries, w) {
 						t.Fatalf("%s: %s: page at %d: total %d, %v\nwant %d, %v", when, where, offset, p.Total, p.Entries, wt, w)
 					}
@@ -379,7 +380,7 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 			m := members[rng.IntN(len(members))]
 			read(where+" around", func() error {
 				p, err := n.svc.Around(ctx, q, m, 3)
-				w, _, werr := laurel.AroundOf(want, "b", window, m, 3)
+				w, _, werr := laurel.AroundOf(ctx, want, "b", window, m, 3)
 				if laurel.ErrorCode(err) == laurel.ENotFound && werr != nil {
 					return nil
 				}
@@ -397,7 +398,7 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 				if err != nil {
 					return err
 				}
-				if w, _, _ := laurel.LookupOf(want, ask); !sameRanked(p.Entries, w) {
+				if w, _, _ := laurel.LookupOf(ctx, want, ask); !sameRanked(p.Entries, w) {
 					t.Fatalf("%s: %s: lookup %v: %v\nwant %v", when, where, ask, p.Entries, w)
 				}
 				return nil
@@ -409,7 +410,7 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 					return err
 				}
 				// A hypothetical rank reached now ranks after every entry with that score.
-				wr, _ := want.Search(score, time.Now().UnixMilli()+1)
+				wr, _ := want.Search(ctx, score, time.Now().UnixMilli()+1)
 				if tt != total || r != wr {
 					t.Fatalf("%s: %s: rank of %d: %d of %d, want %d of %d", when, where, score, r, tt, wr, total)
 				}
