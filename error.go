@@ -17,7 +17,11 @@ const (
 	ETooLarge         = "payload_too_large"
 	ERateLimited      = "rate_limited"
 	EUnavailable      = "unavailable"
-	EInternal         = "internal"
+	// EOutcomeUnknown is a write cut off during its commit whose outcome the store could
+	// not learn within the request's deadline: it may be stored. Sent again with the same
+	// event ids, it is answered for what is stored (an event stored is a duplicate).
+	EOutcomeUnknown = "outcome_unknown"
+	EInternal       = "internal"
 )
 
 // Error is a failure a client can act on: a code from the list above, a message meant for

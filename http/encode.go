@@ -38,6 +38,7 @@ var statuses = map[string]int{
 	laurel.ETooLarge:         http.StatusRequestEntityTooLarge,
 	laurel.ERateLimited:      http.StatusTooManyRequests,
 	laurel.EUnavailable:      http.StatusServiceUnavailable,
+	laurel.EOutcomeUnknown:   http.StatusServiceUnavailable,
 	laurel.EInternal:         http.StatusInternalServerError,
 }
 
@@ -50,11 +51,12 @@ func statusOf(code string) int {
 }
 
 // codeOf is the inverse of statusOf for the statuses that one code alone has (400 stands for
-// two); any other status is internal.
+// two); any other status is internal. A 503 is unavailable: only laurel's own body says that
+// a write's outcome is unknown.
 func codeOf(status int) string {
 	code := laurel.EInternal
 	for c, s := range statuses {
-		if s == status {
+		if s == status && c != laurel.EOutcomeUnknown {
 			if code != laurel.EInternal {
 				return laurel.EInternal
 			}
@@ -84,7 +86,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusInternalServerError, internalBody)
 		return
 	}
-	if code == laurel.EUnavailable {
+	if code == laurel.EUnavailable || code == laurel.EOutcomeUnknown {
 		// The store or its backend failed or is recovering: a client may try again soon.
 		w.Header().Set("Retry-After", "1")
 	}

@@ -1,10 +1,14 @@
 package laureltest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Proxy forwards a loopback port to a backend (PostgreSQL, say), so that a test can cut the
@@ -19,6 +23,9 @@ type Proxy struct {
 	ln     net.Listener
 	conns  map[net.Conn]bool
 	paused chan struct{} // closed when not paused: what is forwarded waits for it
+	// commitCut, when set, is called by the next connection that sends COMMIT, once it has
+	// forwarded it and cut its client off (CutAfterCommit).
+	commitCut func()
 }
 
 // NewProxy starts forwarding a free loopback port to target; it stops when the test ends.
@@ -59,9 +66,124 @@ func (p *Proxy) forward(c net.Conn) {
 	if !p.track(c, b) {
 		return
 	}
-	go func() { p.copy(b, c); b.Close() }()
+	cut := make(chan struct{}) // closed once this connection's COMMIT was forwarded and c cut off
+	go func() {
+		p.copyWatching(b, c, cut)
+		select {
+		case <-cut: // the server goes on with what it was sent; its answers are dropped
+			time.AfterFunc(time.Second, func() { b.Close() })
+		default:
+			b.Close()
+		}
+	}()
 	p.copy(c, b)
 	c.Close()
+	select {
+	case <-cut:
+		io.Copy(io.Discard, b)
+	default:
+	}
+}
+
+// CutAfterCommit arms the proxy to cut off, from the client's side, the next connection that
+// sends a COMMIT, as soon as it has forwarded it: PostgreSQL commits, and the client never
+// hears back — its connection lost in the middle of the commit. New connections go on being
+// forwarded. then is called once the cut is made.
+func (p *Proxy) CutAfterCommit(then func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.commitCut = then
+}
+
+// copyWatching is copy from the client to the server, reading PostgreSQL's protocol as it
+// goes, so that a COMMIT can be cut after (CutAfterCommit): it closes cut and the client's
+// connection once it has forwarded the message that commits.
+func (p *Proxy) copyWatching(dst net.Conn, src net.Conn, cut chan struct{}) {
+	var w commitWatch
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			gate := p.paused
+			p.mu.Unlock()
+			<-gate
+			commits := w.feed(buf[:n])
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+			if commits {
+				p.mu.Lock()
+				then := p.commitCut
+				p.commitCut = nil
+				p.mu.Unlock()
+				if then != nil {
+					close(cut)
+					src.Close()
+					then()
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// commitWatch reads the messages a PostgreSQL client sends and tells which commit: a simple
+// query COMMIT, or the execution of a statement parsed from COMMIT (named, as pgx caches it,
+// or not).
+type commitWatch struct {
+	started bool            // past the startup (and SSL request) messages, which have no type byte
+	pending []byte          // a message not yet whole
+	commits map[string]bool // names of the statements parsed from COMMIT
+	bound   bool            // a Bind of one of them came; its Execute commits
+}
+
+func (w *commitWatch) feed(data []byte) (commits bool) {
+	w.pending = append(w.pending, data...)
+	for {
+		head := 5
+		if !w.started {
+			head = 4
+		}
+		if len(w.pending) < head {
+			return commits
+		}
+		size := int(binary.BigEndian.Uint32(w.pending[head-4 : head]))
+		whole := head - 4 + size
+		if size < 4 || len(w.pending) < whole {
+			return commits
+		}
+		msg := w.pending[:whole]
+		if !w.started {
+			// A startup message's protocol is 3.0; an SSL or GSS request's code is not.
+			w.started = len(msg) >= 8 && binary.BigEndian.Uint32(msg[4:8]) == 196608
+		} else if w.message(msg[0], msg[5:]) {
+			commits = true
+		}
+		w.pending = w.pending[whole:]
+	}
+}
+
+func (w *commitWatch) message(kind byte, body []byte) bool {
+	fields := bytes.Split(body, []byte{0})
+	isCommit := func(sql []byte) bool { return strings.EqualFold(strings.TrimSpace(string(sql)), "COMMIT") }
+	switch kind {
+	case 'Q':
+		return isCommit(fields[0])
+	case 'P': // Parse: name, query
+		if w.commits == nil {
+			w.commits = make(map[string]bool)
+		}
+		w.commits[string(fields[0])] = len(fields) > 1 && isCommit(fields[1]) // an unnamed one is parsed anew
+	case 'B': // Bind: portal, statement
+		w.bound = len(fields) > 1 && w.commits[string(fields[1])]
+	case 'E': // Execute
+		return w.bound
+	}
+	return false
 }
 
 // copy forwards from src to dst, holding what it read while the proxy is paused.

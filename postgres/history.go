@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/laurel/laurel"
 )
@@ -16,9 +17,11 @@ import (
 // loses any: it journals each group's events and recomputes their points at start; the same
 // would serve here.) A point is stored only while its event is, and the event's row is locked
 // meanwhile, so that a retraction or a deletion that comes in between, now that the shard is
-// free, never leaves the point of an event it took away. It keeps to ctx, the committed
-// step's deadline (it waited on a lock for as long as the lock was held, and the writes'
-// answers with it): points not stored by then are lost, and logged.
+// free, never leaves the point of an event it took away. The step's connection lost (its
+// backend terminated), it tries again on others, as the statement stores each point once. It
+// keeps to ctx, the committed step's deadline (it waited on a lock for as long as the lock was
+// held, and the writes' answers with it): points not stored by then are lost, counted
+// (HistoryPointsLost) and logged.
 func (s *step) recordHistory(ctx context.Context, rows []historyRow) error {
 	if len(rows) == 0 {
 		return nil
@@ -28,11 +31,27 @@ func (s *step) recordHistory(ctx context.Context, rows []historyRow) error {
 	for _, r := range rows {
 		boards, members, seqs, times, points = append(boards, r.board), append(members, r.member), append(seqs, r.seq), append(times, r.ts), append(points, encodePoints(r.points))
 	}
-	if _, err := s.conn.Exec(ctx, insertHistorySQL, boards, members, seqs, times, points); err != nil {
-		return fmt.Errorf("postgres: record history: %w", err)
+	args := []any{boards, members, seqs, times, points}
+	_, err := s.conn.Exec(ctx, insertHistorySQL, args...)
+	for pause := 5 * time.Millisecond; err != nil && !refused(err) && ctx.Err() == nil; pause = min(2*pause, 200*time.Millisecond) {
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			_, err = s.e.pool.Exec(ctx, insertHistorySQL, args...)
+		}
+		t.Stop()
+	}
+	if err != nil {
+		s.e.historyLost.Add(uint64(len(rows)))
+		return fmt.Errorf("postgres: %d history points lost: %w", len(rows), err)
 	}
 	return nil
 }
+
+// HistoryPointsLost counts the history points of stored events that PostgreSQL did not take
+// by their write's deadline (recordHistory): for metrics.
+func (e *Store) HistoryPointsLost() uint64 { return e.historyLost.Load() }
 
 // History returns the member's points in window, newest first.
 func (e *Store) History(ctx context.Context, boardID, window, member string, limit int) (_ []laurel.HistoryPoint, err error) {

@@ -121,6 +121,9 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		return s.e.deleteIndex(ctx, b.id, b.st.shards())
 	}
 	if b.rebuild {
+		if s.early { // its locks went with a connection lost at its commit
+			return s.e.catchUp(ctx, b.id)
+		}
 		return s.e.rebuild(ctx, s.conn, b.id, nil)
 	}
 	if b.st == nil {

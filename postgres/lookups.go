@@ -41,4 +41,5 @@ const insertHistorySQL = `INSERT INTO laurel_history (board, member, seq, ts, po
 	SELECT k.* FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS k(board, member, seq, ts, points)
 	CROSS JOIN LATERAL (SELECT FROM laurel_events
 		WHERE board = k.board AND seq = k.seq AND NOT retracted OFFSET 0 FOR SHARE) e
-	WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL`
+	WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL
+	ON CONFLICT DO NOTHING`

@@ -116,7 +116,8 @@ type Store struct {
 	done chan struct{}
 	once sync.Once
 
-	down atomic.Bool // the last probe found PostgreSQL or the index not answering
+	down        atomic.Bool   // the last probe found PostgreSQL or the index not answering
+	historyLost atomic.Uint64 // history points given up (recordHistory)
 }
 
 var (

@@ -20,6 +20,7 @@ type step struct {
 	e      *Store
 	conn   *pgxpool.Conn
 	tx     txConn // conn, in the step's transaction
+	xid    string // the transaction's id, to ask what became of a commit cut off (outcome.go)
 	now    int64
 	boards map[string]*boardStep // every board locked, whole or in part; st is nil for one that does not exist
 	hidden map[string]bool       // members whose hidden mark was read, and the mark
@@ -343,6 +344,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 	if len(tries) > 0 {
 		batch.Queue("SELECT k FROM unnest($1::bigint[]) AS k WHERE "+try+"(k)", tries)
 	}
+	batch.Queue("SELECT pg_current_xact_id()::text")
 	load := s.queueLoad(&batch, targets, counts)
 	br := conn.SendBatch(ctx, &batch)
 	_, err = br.Exec()
@@ -355,6 +357,9 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 		if rows, err = br.Query(); err == nil {
 			got, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 		}
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&s.xid)
 	}
 	if err != nil {
 		br.Close()
@@ -383,7 +388,17 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 	}
 	start := time.Now()
 	if err := s.commit(ctx); err != nil {
-		return err
+		var lost *errCommitLost
+		if !errors.As(err, &lost) {
+			return err
+		}
+		committed = true // nothing to roll back on a connection gone
+		if landed, err := e.commitOutcome(ctx, s.xid, err); !landed {
+			return err
+		}
+		// It landed, and its locks went with its connection: its changes reach the index
+		// as an early step's do, in the order of the shards' versions.
+		locked, early, s.early = false, true, true
 	}
 	committed = true
 	if s.submit {
@@ -823,20 +838,20 @@ func (s *step) commit(ctx context.Context) error {
 	err := func() error {
 		for range writes {
 			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("postgres: write: %w", err)
+				return commitFailed(err)
 			}
 		}
 		tag, err := br.Exec()
-		if err == nil && tag.String() != "COMMIT" {
-			err = errors.New(tag.String())
-		}
 		if err != nil {
-			return fmt.Errorf("postgres: commit: %w", err)
+			return commitFailed(err)
+		}
+		if tag.String() != "COMMIT" {
+			return fmt.Errorf("postgres: commit: %s", tag) // rolled back
 		}
 		return nil
 	}()
 	if cerr := br.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("postgres: commit: %w", cerr)
+		err = commitFailed(cerr)
 	}
 	return err
 }

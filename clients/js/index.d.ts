@@ -14,6 +14,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "rate_limited"
   | "unavailable"
+  | "outcome_unknown"
   | "internal";
 
 export interface Error {

@@ -17,9 +17,11 @@ export class LaurelError extends Error {
   }
 }
 
-// Answers worth trying again: the server or its store cannot serve now, or this client sent
-// too much. Anything else would fail the same way again.
-const retryable = (err) => err.code === "unavailable" || err.code === "rate_limited";
+// Answers worth trying again: the server or its store cannot serve now, this client sent too
+// much, or a write's outcome is unknown — sent again, it is answered for what was stored, as
+// every write this client retries is idempotent (its events carry ids). Anything else would
+// fail the same way again.
+const retryable = (err) => err.code === "unavailable" || err.code === "rate_limited" || err.code === "outcome_unknown";
 
 // codeOf is the API's code for an answer that is not the API's JSON (a proxy's page, say),
 // from its status (docs/api.md, "Errors"): a gateway's 502 or 504 is unavailable, as laurel's

@@ -14,6 +14,7 @@ import (
 	lhttp "github.com/laurel/laurel/http"
 	"github.com/laurel/laurel/postgres"
 	"github.com/laurel/laurel/redis"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/rueidis"
 )
 
@@ -118,6 +119,10 @@ func (s *server) openScaleOut(ctx context.Context, so scaleOut, opts postgres.Op
 	cfg := s.cfg
 	cfg.Failed = store.Failed // /readyz: 503 while PostgreSQL or Redis does not answer
 	s.serve(store, cfg)
+	s.api.Load().Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "laurel_history_points_lost_total",
+		Help: "History points of stored events that PostgreSQL did not take by their write's deadline.",
+	}, func() float64 { return float64(store.HistoryPointsLost()) }))
 	s.log.Info("ready", "store", "postgres", "index", "redis")
 	return nil
 }

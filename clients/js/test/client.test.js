@@ -152,6 +152,21 @@ test("a retry after a lost answer reuses the event ids: counted once", async () 
   assert.equal((await client.getMemberEntry(board, "dana")).entry.score, 7);
 });
 
+test("a write answered outcome_unknown is sent again with its ids: counted once", async () => {
+  const board = await newBoard();
+  let calls = 0;
+  // The store committed the write, then could not learn that it had (docs/api.md, "Errors").
+  const unknown = async (input, init) => {
+    const res = await fetch(input, init);
+    if (++calls === 1) return new Response(JSON.stringify({ error: { code: "outcome_unknown", message: "may be stored" } }), { status: 503, headers: { "retry-after": "0" } });
+    return res;
+  };
+  const results = await new Laurel({ url, key, fetch: unknown }).submitBoardEvents(board, { member: "erin", value: 4 });
+  assert.equal(calls, 2, "outcome_unknown is tried again");
+  assert.equal(results[0].status, "duplicate");
+  assert.equal((await client.getMemberEntry(board, "erin")).entry.score, 4);
+});
+
 test("retries give up after the configured number", async () => {
   let calls = 0;
   const down = async () => {
