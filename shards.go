@@ -47,9 +47,14 @@ type ShardRanking interface {
 	// shard's total. An entry with an empty member ranks before every entry with its score
 	// and reached_at, so its count is that of Search minus one.
 	Before(ctx context.Context, entries []Entry) (counts []int, total int, err error)
+	// Near returns, in one step, the shard's total, how many of its entries rank before the
+	// entry at (by score, reached_at and member; at itself does not count), and up to n of
+	// its entries on either side of it: the n before it and the n from it on, with their
+	// ranks in the shard.
+	Near(ctx context.Context, at Entry, n int) (ShardSlice, error)
 }
 
-// ShardSlice is what ShardRanking.Slice answers.
+// ShardSlice is what ShardRanking.Slice and Near answer (Near leaves In at 0).
 type ShardSlice struct {
 	Total, Before, In int
 	Entries           []Entry
@@ -219,62 +224,54 @@ func (r *mergedRanking) ReadEntries(ctx context.Context, members []string) ([]En
 	return all, total, nil
 }
 
-// ReadAround finds the member's rank in the whole, which also says where the page around it
-// begins in every shard, then merges the shards' entries on either side of it.
+// ReadAround finds the member's entry in its shard, then asks every shard at once for its
+// entries on either side of it, with its count before it and its total, each in one step: the
+// member's rank and the page around it are then one round's, the page whole and the member on
+// it however the shards change meanwhile. (It read the page by ranks counted a round before,
+// and a write in between shifted a shard under it: pages left their member out, or came back
+// short.) A member whose entry changed between the two rounds is looked up again.
 func (r *mergedRanking) ReadAround(ctx context.Context, member string, radius int) ([]Entry, bool, int, error) {
 	own := ShardOf(member, len(r.shards))
-	es, err := r.shards[own].Entries(ctx, []string{member})
-	if err != nil || len(es) == 0 {
-		return nil, false, 0, err
-	}
-	me := es[0]
-	counts := make([]int, len(r.shards)) // entries of each shard before the member
-	totals := make([]int, len(r.shards))
-	err = r.each(func(i int, s ShardRanking) error {
-		if i == own {
-			counts[i] = me.Rank - 1
-			_, n, err := s.Before(ctx, nil)
-			totals[i] = n
+	for range aroundTries {
+		es, err := r.shards[own].Entries(ctx, []string{member})
+		if err != nil || len(es) == 0 {
+			return nil, false, 0, err
+		}
+		me := es[0]
+		near := make([]ShardSlice, len(r.shards))
+		err = r.each(func(i int, s ShardRanking) error {
+			var err error
+			near[i], err = s.Near(ctx, me, 2*radius+1)
 			return err
+		})
+		if err != nil {
+			return nil, false, 0, err
 		}
-		c, n, err := s.Before(ctx, []Entry{me})
-		if err == nil {
-			counts[i], totals[i] = c[0], n
+		var merged []Entry
+		rank, total := 1, 0
+		for _, sl := range near {
+			merged = append(merged, sl.Entries...)
+			rank += sl.Before
+			total += sl.Total
 		}
-		return err
-	})
-	if err != nil {
-		return nil, false, 0, err
+		r.sort(merged)
+		at, found := slices.BinarySearchFunc(merged, me, func(a, b Entry) int { return CompareEntries(r.order, a, b) })
+		if !found || merged[at].Member != member {
+			continue // its entry changed between the rounds
+		}
+		lo, n := AroundBounds(rank, radius, total)
+		page := merged[at-(rank-lo) : at-(rank-lo)+n]
+		for k := range page {
+			page[k].Rank = lo + k
+		}
+		return page, true, total, nil
 	}
-	rank, total := 1, 0
-	for i := range r.shards {
-		rank += counts[i]
-		total += totals[i]
-	}
-	lo, n := AroundBounds(rank, radius, total)
-	above, below := rank-lo, n-(rank-lo) // entries before the member, and from it on
-	var merged []Entry
-	var mu sync.Mutex
-	err = r.each(func(i int, s ShardRanking) error {
-		from := max(1, counts[i]-above+1)
-		page, err := s.Page(ctx, from, counts[i]+below-from+1)
-		mu.Lock()
-		merged = append(merged, page...)
-		mu.Unlock()
-		return err
-	})
-	if err != nil {
-		return nil, false, 0, err
-	}
-	r.sort(merged)
-	at, _ := slices.BinarySearchFunc(merged, me, func(a, b Entry) int { return CompareEntries(r.order, a, b) })
-	start := max(0, at-above)
-	page := merged[start:min(len(merged), at+below)]
-	for k := range page {
-		page[k].Rank = rank - (at - start) + k
-	}
-	return page, true, total, nil
+	return nil, false, 0, ErrIndexStale
 }
+
+// aroundTries bounds how often ReadAround looks a member up again whose entry changed between
+// its two rounds; past them the store resolves the read again.
+const aroundTries = 5
 
 // ReadPage merges the shards' pages. Down to mergeDepth every shard gives its entries from the
 // start of the range to the end of the page; deeper, a search finds how many of each shard's
@@ -421,6 +418,16 @@ func (v *SortedRanking) Slice(ctx context.Context, sr ScoreRange, skip, n int) (
 	if from := first + skip; skip < out.In && n > 0 {
 		out.Entries, _ = v.Page(ctx, from, min(n, end-from))
 	}
+	return out, nil
+}
+
+// Near answers ShardRanking.Near.
+func (v *SortedRanking) Near(ctx context.Context, at Entry, n int) (ShardSlice, error) {
+	counts, total, _ := v.Before(ctx, []Entry{at})
+	before := counts[0]
+	out := ShardSlice{Total: total, Before: before}
+	lo, hi := max(0, before-n), min(total, before+n)
+	out.Entries = slices.Clone(v.entries[lo:hi])
 	return out, nil
 }
 

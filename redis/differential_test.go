@@ -415,6 +415,14 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 		if err != nil || gotTotal != len(want) || !slices.Equal(gotCounts, wantCounts) {
 			t.Fatalf("%s: Before(%v) = %v, %d, %v; want %v, %d", what, keys, gotCounts, gotTotal, err, wantCounts, len(want))
 		}
+		for _, k := range keys[:min(len(keys), 8)] {
+			n := 1 + r.IntN(4)
+			got, err := rk.Near(ctx, k, n)
+			w, _ := model.Near(ctx, k, n)
+			if err != nil || got.Total != w.Total || got.Before != w.Before || !equalEntries(got.Entries, w.Entries) {
+				t.Fatalf("%s: Near(%v, %d) = %+v, %v\nwant %+v", what, k, n, got, err, w)
+			}
+		}
 		ikeys := make([]laurel.IndexKey, len(keys))
 		for i, k := range keys {
 			ikeys[i] = laurel.IndexKey{Set: s, Score: k.Score, At: k.ReachedAt, Member: k.Member}

@@ -241,6 +241,37 @@ func (r *ranking) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) 
 	return out, nil
 }
 
+// Near answers laurel.ShardRanking.Near in one script call.
+func (r *ranking) Near(ctx context.Context, at laurel.Entry, n int) (laurel.ShardSlice, error) {
+	res, err := r.read(ctx, "N", bound(r.order, at.Score, at.ReachedAt, at.Member), strconv.Itoa(n)).ToArray()
+	if err != nil {
+		return laurel.ShardSlice{}, r.err(err, "reading around an entry")
+	}
+	if len(res) < 2 {
+		return laurel.ShardSlice{}, fmt.Errorf("redis: reading around an entry of board %q: a reply of %d values", r.board, len(res))
+	}
+	var out laurel.ShardSlice
+	if out.Total, err = r.int(res, 0); err != nil {
+		return laurel.ShardSlice{}, err
+	}
+	if out.Before, err = r.int(res, 1); err != nil {
+		return laurel.ShardSlice{}, err
+	}
+	first := max(0, out.Before-n) + 1
+	for i, m := range res[2:] {
+		key, err := m.ToString()
+		if err != nil {
+			return laurel.ShardSlice{}, r.err(err, "reading around an entry")
+		}
+		en, err := r.entry(first+i, key)
+		if err != nil {
+			return laurel.ShardSlice{}, err
+		}
+		out.Entries = append(out.Entries, en)
+	}
+	return out, nil
+}
+
 // Before answers laurel.ShardRanking.Before in one script call.
 func (r *ranking) Before(ctx context.Context, entries []laurel.Entry) ([]int, int, error) {
 	args := make([]string, 0, 1+len(entries))

@@ -111,6 +111,8 @@ return out
 //     members sort before best, how many from there to worst, then the zset members of the
 //     range from its skip-th (0-based) on, n of them at most;
 //   - "B" bound...: the size, then for each exclusive lex bound how many members sort before it.
+//   - "N" bound n: the size, how many members sort before the exclusive lex bound, then the
+//     zset members on either side of it, n before it and n from it on (laurel.ShardRanking.Near).
 var readScript = rueidis.NewLuaScript(`
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
   return redis.error_reply('` + staleReply + ` state changed')
@@ -124,6 +126,15 @@ local total = redis.call('ZCARD', z)
 if op == 'B' then
   local out = {total}
   for i = 3, #ARGV do out[#out+1] = redis.call('ZLEXCOUNT', z, '-', ARGV[i]) end
+  return out
+end
+if op == 'N' then
+  local before, n = redis.call('ZLEXCOUNT', z, '-', ARGV[3]), tonumber(ARGV[4])
+  local out = {total, before}
+  local lo, hi = math.max(0, before - n), math.min(total, before + n) - 1
+  if hi >= lo then
+    for _, key in ipairs(redis.call('ZRANGE', z, lo, hi)) do out[#out+1] = key end
+  end
   return out
 end
 if op == 'S' then
