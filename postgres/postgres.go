@@ -194,8 +194,60 @@ func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*S
 		pool.Close()
 		return nil, fmt.Errorf("postgres: subscribe to the index: %w", err)
 	}
+	// A node is not ready until the index holds every step the store committed: a node that
+	// died between its commit and the index (kill -9) left it behind, and reads would miss
+	// the step — and disagree across windows — until a maintenance pass found it.
+	if err := e.catchUpBehind(ctx); err != nil {
+		e.unsub()
+		pool.Close()
+		return nil, fmt.Errorf("postgres: catch the index up: %w", err)
+	}
 	go e.maintain(opts.Maintenance)
 	return e, nil
+}
+
+// catchUpBehind catches up every board whose index is behind the store's versions (catchUp
+// first waits a moment for steps on their way from live nodes).
+func (e *Store) catchUpBehind(ctx context.Context) error {
+	boards, err := e.boardVersions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range boards {
+		view, err := e.indexView(ctx, b.id, len(b.versions))
+		if err != nil {
+			return err
+		}
+		if view.below(b.stamp, b.versions) {
+			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// boardVersion is a board's row as the store has it: its state, stamped, and its shards'
+// versions.
+type boardVersion struct {
+	id       string
+	stamp    int64
+	state    []byte
+	versions []int64
+}
+
+// boardVersions reads every board's row and its shards' versions.
+func (e *Store) boardVersions(ctx context.Context) ([]boardVersion, error) {
+	rows, err := e.pool.Query(ctx, `SELECT b.id, b.version, b.state, array_agg(s.version ORDER BY s.shard)
+		FROM laurel_boards b JOIN laurel_shards s ON s.board = b.id GROUP BY b.id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (boardVersion, error) {
+		var x boardVersion
+		err := r.Scan(&x.id, &x.stamp, &x.state, &x.versions)
+		return x, err
+	})
 }
 
 // Close stops the store's maintenance and closes its connections. Later calls do nothing.
@@ -329,22 +381,7 @@ func (e *Store) repairMissed(ctx context.Context) error {
 // the store's version (a step lost between a commit and the index, or an index that lost its
 // data).
 func (e *Store) Maintain(ctx context.Context) error {
-	rows, err := e.pool.Query(ctx, `SELECT b.id, b.version, b.state, array_agg(s.version ORDER BY s.shard)
-		FROM laurel_boards b JOIN laurel_shards s ON s.board = b.id GROUP BY b.id`)
-	if err != nil {
-		return err
-	}
-	type row struct {
-		id       string
-		stamp    int64
-		state    []byte
-		versions []int64
-	}
-	boards, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
-		var x row
-		err := r.Scan(&x.id, &x.stamp, &x.state, &x.versions)
-		return x, err
-	})
+	boards, err := e.boardVersions(ctx)
 	if err != nil {
 		return err
 	}
