@@ -275,7 +275,7 @@ const indexWait = time.Second
 // holds u's changes, and follow only reads, when it has reads. It returns ErrIndexStale when
 // the shard is still behind after indexWait.
 func (s *step) follow(ctx context.Context, b *boardStep, i int, u laurel.IndexUpdate, reads bool, send func(int, laurel.IndexUpdate) error) error {
-	wait := newPacing()
+	wait := newPacing(indexWait)
 	for {
 		err := send(i, u)
 		if !errors.Is(err, laurel.ErrIndexStale) {
@@ -317,7 +317,9 @@ type pacing struct {
 	next     time.Duration
 }
 
-func newPacing() *pacing { return &pacing{time.Now().Add(indexWait), 100 * time.Microsecond} }
+func newPacing(within time.Duration) *pacing {
+	return &pacing{time.Now().Add(within), 100 * time.Microsecond}
+}
 
 // pause waits once, and reports false, without waiting, once indexWait has passed.
 func (p *pacing) pause(ctx context.Context) (bool, error) {
@@ -593,10 +595,10 @@ func (v indexView) below(stamp int64, versions []int64) bool {
 
 // settled returns the view of a board's index once no step the store committed is on its
 // way to it: the steps of early writes, whose locks went with their commits, may still be
-// reaching the index when the whole board is locked. It waits up to indexWait for the index
+// reaching the index when the whole board is locked. It waits up to within for the index
 // to reach the store's stamp and versions, and returns the view it last found.
-func (e *Store) settled(ctx context.Context, id string, stamp int64, versions []int64) (indexView, error) {
-	wait := newPacing()
+func (e *Store) settled(ctx context.Context, id string, stamp int64, versions []int64, within time.Duration) (indexView, error) {
+	wait := newPacing(within)
 	for {
 		view, err := e.indexView(ctx, id, len(versions))
 		if err != nil || !view.ok || !view.below(stamp, versions) {
@@ -610,8 +612,13 @@ func (e *Store) settled(ctx context.Context, id string, stamp int64, versions []
 
 // catchUp brings a board to now in a step of its own, the whole board locked: periods to
 // close, closed periods to drop, rolling buckets to leave; and rebuilds its index if it
-// missed a step.
+// missed a step, once the steps on their way to it have had indexWait to arrive.
 func (e *Store) catchUp(ctx context.Context, id string) error {
+	return e.catchUpWithin(ctx, id, indexWait)
+}
+
+// catchUpWithin is catchUp giving the steps on their way wait to arrive (0: none is).
+func (e *Store) catchUpWithin(ctx context.Context, id string, wait time.Duration) error {
 	return e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
 		b, err := s.board(id)
 		if err != nil {
@@ -621,7 +628,7 @@ func (e *Store) catchUp(ctx context.Context, id string) error {
 		for i, sh := range b.shards {
 			versions[i] = sh.version
 		}
-		view, err := e.settled(ctx, id, b.version, versions)
+		view, err := e.settled(ctx, id, b.version, versions, wait)
 		if err != nil {
 			return err
 		}

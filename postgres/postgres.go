@@ -381,6 +381,7 @@ func (e *Store) repairMissed(ctx context.Context) error {
 // the store's version (a step lost between a commit and the index, or an index that lost its
 // data).
 func (e *Store) Maintain(ctx context.Context) error {
+	read := time.Now()
 	boards, err := e.boardVersions(ctx)
 	if err != nil {
 		return err
@@ -408,17 +409,20 @@ func (e *Store) Maintain(ctx context.Context) error {
 		// The index takes each step just after the store commits it: an index behind the
 		// versions just read is most often one on its way (a step another node lost, this
 		// node cannot tell from one). It is repaired when it is still behind, a pass later,
-		// the versions that pass read.
-		behind := !view.ok
+		// the versions that pass read — once they were read indexWait ago: a step on its way
+		// reaches the index by then, or never does.
+		behind, wait := !view.ok, indexWait
 		if view.below(b.stamp, b.versions) {
 			// A lag found under another shard count (a reshard since) tells nothing yet.
 			prev, ok := last[b.id]
-			behind = behind || ok && len(prev.versions) == len(b.versions) && view.below(prev.stamp, prev.versions)
-			e.lagging.m[b.id] = lagging{b.stamp, b.versions}
+			if ok && len(prev.versions) == len(b.versions) && view.below(prev.stamp, prev.versions) {
+				behind, wait = true, max(0, indexWait-time.Since(prev.read))
+			}
+			e.lagging.m[b.id] = lagging{b.stamp, b.versions, read}
 		}
 		if behind || st.due(now) {
 			delete(e.lagging.m, b.id)
-			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+			if err := e.catchUpWithin(ctx, b.id, wait); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 				first = cmp.Or(first, err)
 			}
 		}
@@ -441,4 +445,5 @@ func (e *Store) missedStep(board string) {
 type lagging struct {
 	stamp    int64
 	versions []int64
+	read     time.Time // when they were read
 }
