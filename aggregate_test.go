@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
 )
 
 type event struct {
@@ -57,7 +58,7 @@ func aggregateByDefinition(m laurel.Mode, o laurel.Order, events []event) laurel
 // TestAggregateAgainstDefinition folds random events in arrival order with Add, and merges
 // random partitions of them with Merge, and compares both with the definition.
 func TestAggregateAgainstDefinition(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seed(t), 0))
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 0))
 	for _, m := range []laurel.Mode{laurel.Sum, laurel.Best, laurel.Last} {
 		for _, o := range []laurel.Order{laurel.Desc, laurel.Asc} {
 			for range 2000 {

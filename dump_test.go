@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // sampleDump writes a small dump with DumpWriter.
@@ -77,7 +78,7 @@ func TestDumpTrailer(t *testing.T) {
 	for cut := range len(dump) {
 		refused("cut at byte "+itoa(cut), dump[:cut])
 	}
-	rng := rand.New(rand.NewPCG(seed(t), 8))
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 8))
 	for range 300 {
 		b := bytes.Clone(dump)
 		i := rng.IntN(len(b))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // lifeCase is a calendar window of a board whose late_limit and keep changed once, at t0,
@@ -82,7 +83,7 @@ func (c lifeCase) dropped(p laurel.Period) bool {
 // TestLifecycle checks Closing, Kept and PeriodClosed against the model's rules counted out
 // period by period, for boards whose late_limit and keep changed, in zones with DST.
 func TestLifecycle(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seed(t), 5))
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 5))
 	for range 3000 {
 		c := newLifeCase(t, rng)
 		cal := c.b.Calendar()
@@ -155,7 +156,7 @@ func TestLifecycle(t *testing.T) {
 // TestRollTo: where a rolling window moves, the buckets that leave and those that enter are
 // exactly the difference between its old and its new span.
 func TestRollTo(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seed(t), 6))
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 6))
 	for range 2000 {
 		z := []string{"UTC", "America/New_York", "Australia/Lord_Howe"}[rng.IntN(3)]
 		name := []string{"last7d", "last1d", "last3h", "last30d"}[rng.IntN(4)]

@@ -14,6 +14,7 @@ import (
 	_ "time/tzdata"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
 )
 
 func calendarZone(t testing.TB, name string) *time.Location {
@@ -543,7 +544,7 @@ func calendarTransitions(loc *time.Location, from, to time.Time) []time.Time {
 // Hours and days are checked at every sample; the longer windows at every fifth and at each
 // transition, which is plenty for periods of six days or more.
 func TestCalendarOracle(t *testing.T) {
-	seed := seed(t)
+	seed := laureltest.Seed(t)
 	for zi, z := range calendarOracleZones {
 		name := strings.ReplaceAll(z.name, "/", "_")
 		if z.embedded {
@@ -635,7 +636,7 @@ func TestCalendarOracle(t *testing.T) {
 // Random instants over four centuries in zones with odd histories, checked with what the
 // clock alone tells about a period and its neighbours.
 func TestCalendarRandomInstants(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seed(t), 0))
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 0))
 	zones := []string{
 		"UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Australia/Lord_Howe",
 		"America/Santiago", "America/Sao_Paulo", "Pacific/Apia", "Pacific/Chatham", "America/Sitka",

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // TestFrozenRanks: with some frozen ranks excluded, FrozenRank and VisibleRank map the ranks
@@ -72,7 +73,7 @@ func TestSortedRanking(t *testing.T) {
 			}
 			wantPage := inRange[min(offset, len(inRange)):min(offset+limit, len(inRange))]
 			got, total, err := laurel.PageOf(ctx, r, o, offset, limit, sr)
-			if err != nil || !sameEntries(got, wantPage) || total != len(want) {
+			if err != nil || !laureltest.SameEntries(got, wantPage) || total != len(want) {
 				t.Fatalf("%s %v: PageOf(%d, %d, %+v) = %v, %v; want %v", o, want, offset, limit, sr, got, err, wantPage)
 			}
 			score, at := rng.Int64N(7)-1, rng.Int64N(5)
@@ -102,22 +103,16 @@ func TestSortedRanking(t *testing.T) {
 					}
 				}
 			}
-			if err != nil || !sameEntries(got, wantLookup) || total != len(want) {
+			if err != nil || !laureltest.SameEntries(got, wantLookup) || total != len(want) {
 				t.Fatalf("%s %v: LookupOf(%v) = %v, %v; want %v", o, want, members, got, err, wantLookup)
 			}
 			en := want[rng.IntN(len(want))]
 			radius := rng.IntN(4)
 			around, total, err := laurel.AroundOf(ctx, r, "b", "all", en.Member, radius)
 			size := min(len(want), 2*radius+1)
-			if err != nil || total != len(want) || len(around) != size || !slices.ContainsFunc(around, func(e laurel.Entry) bool { return sameEntries([]laurel.Entry{e}, []laurel.Entry{en}) }) || around[0].Rank < 1 || around[len(around)-1].Rank > len(want) {
+			if err != nil || total != len(want) || len(around) != size || !slices.ContainsFunc(around, func(e laurel.Entry) bool { return laureltest.SameEntries([]laurel.Entry{e}, []laurel.Entry{en}) }) || around[0].Rank < 1 || around[len(around)-1].Rank > len(want) {
 				t.Fatalf("%s %v: AroundOf(%v, %d) = %v, %v", o, want, en, radius, around, err)
 			}
 		}
 	}
-}
-
-func sameEntries(a, b []laurel.Entry) bool {
-	return slices.EqualFunc(a, b, func(x, y laurel.Entry) bool {
-		return x.Rank == y.Rank && x.Member == y.Member && x.Score == y.Score && x.ReachedAt == y.ReachedAt
-	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // memAggs is laurel.Aggregates over a map, as a store of the tests' own.
@@ -81,7 +82,7 @@ func want(b *laurel.Board, events []stagedEvent) (score, at int64, present bool)
 // computes it from the events counted, in every mode and order, in zones with DST.
 func TestStaging(t *testing.T) {
 	ctx := t.Context()
-	rng := rand.New(rand.NewPCG(seed(t), 7))
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 7))
 	for round := range 300 {
 		mode := []string{"sum", "best", "last"}[rng.IntN(3)]
 		order := []string{"desc", "asc"}[rng.IntN(2)]

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -96,7 +97,7 @@ func TestFormatDuration(t *testing.T) {
 // Every positive duration survives FormatDuration and ParseDuration; and where
 // time.ParseDuration and ParseDuration share the syntax, they agree.
 func TestDurationRoundTripRandom(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seed(t), 1))
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 1))
 	units := []time.Duration{1, time.Microsecond, time.Millisecond, time.Second, time.Minute, time.Hour, 24 * time.Hour}
 	for range 20000 {
 		var d time.Duration
@@ -267,7 +268,7 @@ func TestFormatTime(t *testing.T) {
 // FormatTime agrees with the time package, and ParseTime reads it back, over the whole range.
 func TestTimeRoundTripRandom(t *testing.T) {
 	const lo, hi = -62167219200000, 253402300799999
-	rng := rand.New(rand.NewPCG(seed(t), 2))
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 2))
 	for range 50000 {
 		ms := lo + rng.Int64N(hi-lo+1)
 		if rng.IntN(2) == 0 { // and often near now

@@ -27,6 +27,10 @@ func fmtEntries(es []laurel.Entry, n int) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
+// SameEntries reports whether two lists of entries agree in rank, member, score and
+// reached_at, in order (profiles aside).
+func SameEntries(a, b []laurel.Entry) bool { return slices.EqualFunc(a, b, sameEntry) }
+
 func sameEntry(a, b laurel.Entry) bool {
 	return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.ReachedAt == b.ReachedAt
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // advance brings a board to the step's now, if its deadline has passed: calendar periods
@@ -40,7 +41,7 @@ func (s *step) advance(ctx context.Context, b *boardStep) error {
 					return err
 				}
 				ws.Closed = slices.Insert(ws.Closed, 0, cp)
-				b.drops = append(b.drops, laurel.IndexSet{Window: ws.Name, Start: sp.Start})
+				b.drops = append(b.drops, shardindex.Set{Window: ws.Name, Start: sp.Start})
 			}
 			ws.Open = slices.Clone(ws.Open[n:])
 			if err := s.keepClosed(ctx, b, ws, ws.Marks); err != nil {

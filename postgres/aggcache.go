@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // aggCache keeps the aggregates a node's submits read and wrote, by board and shard, so that
@@ -67,7 +67,7 @@ func (c *aggCache) fill(b *boardStep, keys []aggKey) []aggKey {
 		if _, ok := b.aggs[k]; ok {
 			continue
 		}
-		i := laurel.ShardOf(k.member, n)
+		i := shardindex.ShardOf(k.member, n)
 		sa, sh := c.shards[shardRef{b.id, i}], b.shards[i]
 		if sa != nil && sh != nil && sa.mark == sh.found {
 			if v, ok := sa.aggs[k]; ok {
@@ -110,7 +110,7 @@ func (c *aggCache) keep(boards map[string]*boardStep, stamp int64) {
 			sa.mark = shardMark{stamp, sh.version, sh.seq}
 		}
 		for k, v := range b.aggs {
-			sa := c.shards[shardRef{b.id, laurel.ShardOf(k.member, n)}]
+			sa := c.shards[shardRef{b.id, shardindex.ShardOf(k.member, n)}]
 			if sa == nil { // not a shard the step held: none of its writes
 				continue
 			}

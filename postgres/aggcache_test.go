@@ -7,6 +7,7 @@ import (
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/postgres"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // TestCachedAggregates: a node that keeps the aggregates of its submits (aggcache.go) reads
@@ -60,7 +61,7 @@ func TestCachedAggregates(t *testing.T) {
 	// next submit to the shard, which did not touch that member.
 	x := ""
 	for i := 0; x == ""; i++ {
-		if c := fmt.Sprintf("x%d", i); laurel.ShardOf(c, 2) == laurel.ShardOf("m", 2) {
+		if c := fmt.Sprintf("x%d", i); shardindex.ShardOf(c, 2) == shardindex.ShardOf("m", 2) {
 			x = c
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // Check verifies, for every board, that the index is what the store says it is (state,
@@ -103,7 +104,7 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 			// Each shard holds its members, and the shards merged rank them all.
 			parts := make([][]laurel.Entry, st.shards())
 			for _, en := range entries {
-				i := laurel.ShardOf(en.Member, st.shards())
+				i := shardindex.ShardOf(en.Member, st.shards())
 				parts[i] = append(parts[i], en)
 			}
 			for i, part := range parts {

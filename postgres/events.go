@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // Submit applies events atomically: every event is validated and staged on top of the ones
@@ -342,7 +343,7 @@ func (s *step) holds(events []laurel.Event) bool {
 		if b == nil {
 			return false
 		}
-		if b.st != nil && !b.whole && b.shards[laurel.ShardOf(events[i].Member, b.st.shards())] == nil {
+		if b.st != nil && !b.whole && b.shards[shardindex.ShardOf(events[i].Member, b.st.shards())] == nil {
 			return false
 		}
 	}

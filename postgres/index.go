@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // What a committed step does to the index, and how the index of a board is rebuilt from the
@@ -23,12 +24,12 @@ import (
 // aggregate of its members written. A hidden member is in no set, so its aggregates are
 // removals, whatever they are (it may have been hidden in this very step, after its
 // aggregates changed).
-func (s *step) changes(b *boardStep, i int) []laurel.IndexChange {
-	var out []laurel.IndexChange
+func (s *step) changes(b *boardStep, i int) []shardindex.Change {
+	var out []shardindex.Change
 	n := b.st.shards()
 	for k := range b.dirty {
 		ws := b.st.window(k.win)
-		if ws == nil || laurel.ShardOf(k.member, n) != i {
+		if ws == nil || shardindex.ShardOf(k.member, n) != i {
 			continue
 		}
 		set, ok := ws.indexSet(k.span)
@@ -36,10 +37,10 @@ func (s *step) changes(b *boardStep, i int) []laurel.IndexChange {
 			continue
 		}
 		v := b.aggs[k]
-		out = append(out, laurel.IndexChange{Set: set, Member: k.member, Score: v.score, At: v.at, Remove: !v.present || s.hidden[k.member]})
+		out = append(out, shardindex.Change{Set: set, Member: k.member, Score: v.score, At: v.at, Remove: !v.present || s.hidden[k.member]})
 	}
 	for _, c := range b.extra {
-		if laurel.ShardOf(c.Member, n) == i {
+		if shardindex.ShardOf(c.Member, n) == i {
 			out = append(out, c)
 		}
 	}
@@ -48,21 +49,21 @@ func (s *step) changes(b *boardStep, i int) []laurel.IndexChange {
 
 // expected returns the entry that read k of the board's step expects, as the step left it,
 // and whether there is one.
-func (b *boardStep) expected(k int) (laurel.IndexKey, bool) {
+func (b *boardStep) expected(k int) (shardindex.Key, bool) {
 	x := b.expect[k]
 	return x, x.Member != ""
 }
 
 // countsIn returns what shard i counts of the reads of the other shards (by shard, as
 // readsByShard gives them): the entries that entry picks, and the reads they are for.
-func countsIn(reads map[int][]int, i int, entry func(k int) (laurel.IndexKey, bool)) (keys []laurel.IndexKey, at []int) {
+func countsIn(reads map[int][]int, i int, entry func(k int) (shardindex.Key, bool)) (keys []shardindex.Key, at []int) {
 	n := 0
 	for j, ks := range reads {
 		if j != i {
 			n += len(ks)
 		}
 	}
-	keys, at = make([]laurel.IndexKey, 0, n), make([]int, 0, n)
+	keys, at = make([]shardindex.Key, 0, n), make([]int, 0, n)
 	for j, ks := range reads {
 		if j == i {
 			continue
@@ -78,7 +79,7 @@ func countsIn(reads map[int][]int, i int, entry func(k int) (laurel.IndexKey, bo
 
 // countBefore counts in shard i the entries before keys, those of the reads at (countsIn),
 // and tallies them.
-func (s *step) countBefore(ctx context.Context, b *boardStep, i int, keys []laurel.IndexKey, at []int, mu *sync.Mutex) error {
+func (s *step) countBefore(ctx context.Context, b *boardStep, i int, keys []shardindex.Key, at []int, mu *sync.Mutex) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -106,7 +107,7 @@ func (b *boardStep) tally(mu *sync.Mutex, i int, at, counts []int) {
 func (b *boardStep) readsByShard(n int) map[int][]int {
 	reads := make(map[int][]int)
 	for k, r := range b.reads {
-		i := laurel.ShardOf(r.Member, n)
+		i := shardindex.ShardOf(r.Member, n)
 		reads[i] = append(reads[i], k)
 	}
 	return reads
@@ -131,7 +132,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	}
 	n := b.st.shards()
 	reads := b.readsByShard(n)
-	b.read = make([]laurel.IndexEntry, len(b.reads))
+	b.read = make([]shardindex.Entry, len(b.reads))
 	// One shard's step tells subscribers of the write: shard 0's when the state changes
 	// (it goes last), else the first that takes one.
 	teller := 0
@@ -146,14 +147,14 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	}
 	// send gives shard i its update, with the shard's reads and the other shards' entries to
 	// count, and takes the ranks and counts read back.
-	b.expect, b.before, b.counted = make([]laurel.IndexKey, len(b.reads)), make([]int, len(b.reads)), make([]bool, len(b.reads)*n)
+	b.expect, b.before, b.counted = make([]shardindex.Key, len(b.reads)), make([]int, len(b.reads)), make([]bool, len(b.reads)*n)
 	for k, r := range b.reads {
 		if v := b.aggs[b.readKeys[k]]; v.present {
-			b.expect[k] = laurel.IndexKey{Set: r.Set, Score: v.score, At: v.at, Member: r.Member}
+			b.expect[k] = shardindex.Key{Set: r.Set, Score: v.score, At: v.at, Member: r.Member}
 		}
 	}
 	var mu sync.Mutex
-	send := func(i int, u laurel.IndexUpdate) error {
+	send := func(i int, u shardindex.Update) error {
 		for _, k := range reads[i] {
 			u.Read = append(u.Read, b.reads[k])
 		}
@@ -194,7 +195,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 				err = s.e.rebuild(ctx, s.conn, b.id, []int{i})
 			}
 			if err == nil && len(reads[i]) > 0 {
-				err = s.follow(ctx, b, i, laurel.IndexUpdate{After: v, Version: v}, true, send)
+				err = s.follow(ctx, b, i, shardindex.Update{After: v, Version: v}, true, send)
 			}
 			if err != nil {
 				return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
@@ -217,7 +218,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			}
 			return nil
 		}
-		u := laurel.IndexUpdate{After: sh.version, Version: sh.version, Quiet: i != teller}
+		u := shardindex.Update{After: sh.version, Version: sh.version, Quiet: i != teller}
 		if sh.ranked {
 			u.After--
 			u.Changes = s.changes(b, i)
@@ -229,7 +230,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			}
 		}
 		err := s.follow(ctx, b, i, u, len(reads[i]) > 0, send)
-		if errors.Is(err, laurel.ErrIndexStale) {
+		if errors.Is(err, shardindex.ErrStale) {
 			mu.Lock()
 			stale = append(stale, i)
 			mu.Unlock()
@@ -274,11 +275,11 @@ const indexWait = time.Second
 // or until a later step or a rebuild has taken the shard past u.Version — the shard then
 // holds u's changes, and follow only reads, when it has reads. It returns ErrIndexStale when
 // the shard is still behind after indexWait.
-func (s *step) follow(ctx context.Context, b *boardStep, i int, u laurel.IndexUpdate, reads bool, send func(int, laurel.IndexUpdate) error) error {
+func (s *step) follow(ctx context.Context, b *boardStep, i int, u shardindex.Update, reads bool, send func(int, shardindex.Update) error) error {
 	wait := newPacing(indexWait)
 	for {
 		err := send(i, u)
-		if !errors.Is(err, laurel.ErrIndexStale) {
+		if !errors.Is(err, shardindex.ErrStale) {
 			return err
 		}
 		// Until the shard is where the step can follow, only its version is read: a step
@@ -294,14 +295,14 @@ func (s *step) follow(ctx context.Context, b *boardStep, i int, u laurel.IndexUp
 				if !reads {
 					return nil
 				}
-				u = laurel.IndexUpdate{After: v, Version: v, Quiet: true}
+				u = shardindex.Update{After: v, Version: v, Quiet: true}
 				break
 			}
 			if v == u.After {
 				break
 			}
 			if more, err := wait.pause(ctx); err != nil || !more {
-				return cmp.Or(err, laurel.ErrIndexStale)
+				return cmp.Or(err, shardindex.ErrStale)
 			}
 		}
 	}
@@ -363,11 +364,11 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 	}
 	// Each shard's entries to count are picked before any shard answers, which notes what it
 	// counted.
-	keys, at := make([][]laurel.IndexKey, n), make([][]int, n)
+	keys, at := make([][]shardindex.Key, n), make([][]int, n)
 	for i := range n {
-		keys[i], at[i] = countsIn(reads, i, func(k int) (laurel.IndexKey, bool) {
+		keys[i], at[i] = countsIn(reads, i, func(k int) (shardindex.Key, bool) {
 			en := b.read[k]
-			return laurel.IndexKey{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member}, en.Rank > 0 && !b.counted[k*n+i]
+			return shardindex.Key{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member}, en.Rank > 0 && !b.counted[k*n+i]
 		})
 	}
 	var mu sync.Mutex
@@ -404,7 +405,7 @@ func (e *Store) deleteIndex(ctx context.Context, id string, n int) error {
 		shards[i] = i
 	}
 	return eachShard(shards, func(i int) error {
-		return e.index.Delete(ctx, id, laurel.Shard{Number: i, Count: n})
+		return e.index.Delete(ctx, id, shardindex.Shard{Number: i, Count: n})
 	})
 }
 
@@ -416,7 +417,7 @@ func (e *Store) deleteIndex(ctx context.Context, id string, n int) error {
 func (e *Store) rebuild(ctx context.Context, conn *pgxpool.Conn, id string, only []int) error {
 	for attempt := 1; ; attempt++ {
 		err := e.rebuildOnce(ctx, conn, id, only)
-		if !errors.Is(err, laurel.ErrIndexStale) || attempt == rebuildAttempts {
+		if !errors.Is(err, shardindex.ErrStale) || attempt == rebuildAttempts {
 			return err
 		}
 		e.log.Warn("the index changed during a rebuild; starting it again", "board", id, "attempt", attempt)
@@ -440,7 +441,7 @@ func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 	err := conn.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &stamp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Whatever shard count the index had, shard 0 holds the state reads look for.
-		return e.index.Delete(ctx, id, laurel.Shard{Number: 0, Count: 1})
+		return e.index.Delete(ctx, id, shardindex.Shard{Number: 0, Count: 1})
 	}
 	if err != nil {
 		return err
@@ -477,7 +478,7 @@ func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 	order := st.cfg.Order
 	type building struct {
 		fence, after int64
-		changes      []laurel.IndexChange
+		changes      []shardindex.Change
 	}
 	shards := make(map[int]*building, len(only))
 	for _, i := range only {
@@ -488,7 +489,7 @@ func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 		if len(sh.changes) < rebuildChunk && !final {
 			return nil
 		}
-		u := laurel.IndexUpdate{After: sh.after, Version: sh.fence, Changes: sh.changes}
+		u := shardindex.Update{After: sh.after, Version: sh.fence, Changes: sh.changes}
 		if final {
 			u.Version, u.Stamp = versions[i], stamp
 			if i == 0 {
@@ -510,12 +511,12 @@ func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 				return err
 			}
 			for rows.Next() {
-				c := laurel.IndexChange{Set: set}
+				c := shardindex.Change{Set: set}
 				if err := rows.Scan(&c.Member, &c.Score, &c.At); err != nil {
 					rows.Close()
 					return err
 				}
-				i := laurel.ShardOf(c.Member, n)
+				i := shardindex.ShardOf(c.Member, n)
 				sh := shards[i]
 				if sh == nil {
 					continue
@@ -552,7 +553,7 @@ func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 type indexView struct {
 	ok     bool
 	stamp  int64
-	shards []laurel.IndexVersion
+	shards []shardindex.Version
 }
 
 func (e *Store) indexView(ctx context.Context, id string, n int) (indexView, error) {

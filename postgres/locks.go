@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // What a step locks. Writes to one board proceed in parallel, one per shard: a write locks the
@@ -164,10 +164,10 @@ func (e *Store) lockKeys(targets []target, counts map[string]int) (keys, tries [
 			continue
 		}
 		for _, m := range t.members {
-			keys = append(keys, shardLockKey(e.ns, t.board, laurel.ShardOf(m, n)))
+			keys = append(keys, shardLockKey(e.ns, t.board, shardindex.ShardOf(m, n)))
 		}
 		for _, m := range t.maybe {
-			tries = append(tries, shardLockKey(e.ns, t.board, laurel.ShardOf(m, n)))
+			tries = append(tries, shardLockKey(e.ns, t.board, shardindex.ShardOf(m, n)))
 		}
 	}
 	slices.Sort(keys)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // PutProfile sets a member's name and metadata; a field left nil keeps its value.
@@ -119,7 +120,7 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 			for _, k := range keys {
 				if v := b.aggs[k]; v.present {
 					set, _ := b.st.window(k.win).indexSet(k.span)
-					b.extra = append(b.extra, laurel.IndexChange{Set: set, Member: member, Score: v.score, At: v.at, Remove: hide})
+					b.extra = append(b.extra, shardindex.Change{Set: set, Member: member, Score: v.score, At: v.at, Remove: hide})
 				}
 			}
 		}

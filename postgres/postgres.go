@@ -1,11 +1,11 @@
 // Package postgres is laurel's scale-out store: the rules of the root package over a
-// PostgreSQL store, which keeps the truth, and a laurel.Index (package redis), which ranks.
+// PostgreSQL store, which keeps the truth, and a shardindex.Index (package redis), which ranks.
 // The store keeps no state of its own, so any number of them, on any number of machines,
 // serve one database pair.
 //
 // # How a write becomes durable and visible
 //
-// A board's members are split into shards (laurel.ShardOf). A write locks the shards it
+// A board's members are split into shards (shardindex.ShardOf). A write locks the shards it
 // touches (a session advisory lock per shard, always taken in one order; locks.go), or the
 // whole board when it changes the board's state, stages its changes in one PostgreSQL
 // transaction, commits it, applies what changed in the rankings to the index as one step per
@@ -22,7 +22,7 @@
 // periods are open, which closed ones are kept, and the next instant the board has work
 // (a period to close, a rolling bucket to leave). A read takes the state from the index,
 // catches the board up first if that instant has passed, and reads the set of the span it
-// wants in every shard, merged (laurel.MergeShards), each shard checking in the same round
+// wants in every shard, merged (shardindex.Merge), each shard checking in the same round
 // trip that it follows that state. Closed periods are read from the store, frozen with their
 // ranks; a rolling window at a past instant is computed from its buckets.
 package postgres
@@ -43,6 +43,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // Options configure a Store. The zero value is usable.
@@ -88,7 +89,7 @@ type Store struct {
 	laurel.Reads // Page, Member, Around, Lookup, RankOf over Read
 
 	pool  *pgxpool.Pool
-	index laurel.Index
+	index shardindex.Index
 	now   func() int64
 	log   *slog.Logger
 	ns    string // the schema: boards of other schemas lock apart
@@ -128,7 +129,7 @@ var (
 // Open connects to the PostgreSQL database at dsn (a URL or key=value string; a search_path
 // parameter selects the schema), brings its schema up to date, and returns a store ranking
 // with index.
-func Open(ctx context.Context, dsn string, index laurel.Index, opts Options) (*Store, error) {
+func Open(ctx context.Context, dsn string, index shardindex.Index, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = func() int64 { return time.Now().UnixMilli() }
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // reading is a resolved Query: the ranking to answer from and what describes it.
@@ -61,7 +62,7 @@ func (e *Store) read(ctx context.Context, q laurel.Query, fn func(rd *reading) e
 func (e *Store) untilSettled(ctx context.Context, board string, try func() error) error {
 	for attempt := range maxAttempts {
 		err := try()
-		if !errors.Is(err, laurel.ErrIndexStale) {
+		if !errors.Is(err, shardindex.ErrStale) {
 			return err
 		}
 		if attempt == maxAttempts/2 {
@@ -142,7 +143,7 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 	order := st.cfg.Order
 	switch plan.Source {
 	case laurel.FromOpen:
-		set := laurel.IndexSet{Window: ws.Name}
+		set := shardindex.Set{Window: ws.Name}
 		if ws.w.IsCalendar() {
 			set.Start = res.Period.Start
 		}
@@ -161,16 +162,16 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 }
 
 // openRanking is the ranking of an open span's set: its shards' sets merged.
-func (e *Store) openRanking(st *state, set laurel.IndexSet, stamp int64) laurel.Ranking {
-	shards := make([]laurel.ShardRanking, st.shards())
+func (e *Store) openRanking(st *state, set shardindex.Set, stamp int64) laurel.Ranking {
+	shards := make([]shardindex.Ranking, st.shards())
 	for i := range shards {
 		shards[i] = e.index.Ranking(st.cfg.ID, st.shard(i), st.cfg.Order, set, stamp)
 	}
-	return laurel.MergeShards(st.cfg.Order, shards)
+	return shardindex.Merge(st.cfg.Order, shards)
 }
 
 // totals counts the members of sets over every shard of a board, as of the state stamped stamp.
-func (e *Store) totals(ctx context.Context, st *state, sets []laurel.IndexSet, stamp int64) ([]int, error) {
+func (e *Store) totals(ctx context.Context, st *state, sets []shardindex.Set, stamp int64) ([]int, error) {
 	all := make([]int, len(sets))
 	var mu sync.Mutex
 	shards := make([]int, st.shards())
@@ -294,7 +295,7 @@ func (e *Store) Board(ctx context.Context, id string) (info laurel.BoardInfo, er
 			return err
 		}
 		info = st.info(now)
-		var sets []laurel.IndexSet
+		var sets []shardindex.Set
 		var names []string
 		for i := range st.Windows {
 			ws := &st.Windows[i]
@@ -356,9 +357,9 @@ func (e *Store) Periods(ctx context.Context, boardID, windowName string) (_ []la
 		var totals []int
 		excluded := map[int64]int{}
 		if ws.w.IsCalendar() {
-			sets := make([]laurel.IndexSet, len(ws.Open))
+			sets := make([]shardindex.Set, len(ws.Open))
 			for i, sp := range ws.Open {
-				sets[i] = laurel.IndexSet{Window: ws.Name, Start: sp.Start}
+				sets[i] = shardindex.Set{Window: ws.Name, Start: sp.Start}
 			}
 			if totals, err = e.totals(ctx, rd.st, sets, rd.stamp); err != nil {
 				return err

@@ -15,6 +15,7 @@ import (
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/postgres"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // TestIDAcrossShards: an id is unique per board, not per shard. Members of different shards
@@ -30,7 +31,7 @@ func TestIDAcrossShards(t *testing.T) {
 	var members []string
 	for i := 0; len(members) < 3; i++ {
 		m := fmt.Sprintf("m%d", i)
-		if !hasShard(members, laurel.ShardOf(m, postgres.DefaultShards)) {
+		if !hasShard(members, shardindex.ShardOf(m, postgres.DefaultShards)) {
 			members = append(members, m)
 		}
 	}
@@ -78,7 +79,7 @@ func TestIDAcrossShards(t *testing.T) {
 
 func hasShard(members []string, shard int) bool {
 	for _, m := range members {
-		if laurel.ShardOf(m, postgres.DefaultShards) == shard {
+		if shardindex.ShardOf(m, postgres.DefaultShards) == shard {
 			return true
 		}
 	}
@@ -159,7 +160,7 @@ func TestStepTakesFreeShards(t *testing.T) {
 	member := make([]string, postgres.DefaultShards)                    // one member of each shard
 	for i, found := 0, 0; found < len(member); i++ {
 		m := fmt.Sprintf("m%d", i)
-		if sh := laurel.ShardOf(m, postgres.DefaultShards); member[sh] == "" {
+		if sh := shardindex.ShardOf(m, postgres.DefaultShards); member[sh] == "" {
 			member[sh], found = m, found+1
 		}
 	}
@@ -255,11 +256,11 @@ func TestStepTakesFreeShards(t *testing.T) {
 
 // countingIndex counts the index's shards deleted: a rebuild deletes each shard it builds.
 type countingIndex struct {
-	laurel.Index
+	shardindex.Index
 	deletes atomic.Int32
 }
 
-func (x *countingIndex) Delete(ctx context.Context, board string, sh laurel.Shard) error {
+func (x *countingIndex) Delete(ctx context.Context, board string, sh shardindex.Shard) error {
 	x.deletes.Add(1)
 	return x.Index.Delete(ctx, board, sh)
 }

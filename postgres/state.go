@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // state is what a board is, beyond its events and aggregates: its configuration, each
@@ -56,7 +57,9 @@ const currentSpan = math.MinInt64
 func (st *state) shards() int { return max(st.Shards, 1) }
 
 // shard names shard i of the board.
-func (st *state) shard(i int) laurel.Shard { return laurel.Shard{Number: i, Count: st.shards()} }
+func (st *state) shard(i int) shardindex.Shard {
+	return shardindex.Shard{Number: i, Count: st.shards()}
+}
 
 // newState is the state of a board of that many shards created with cfg at now.
 func newState(cfg laurel.Board, shards int, now int64) *state {
@@ -171,14 +174,14 @@ func (ws *windowState) addOpen(start, end int64) bool {
 // indexSet returns the index's set that holds the aggregate of span in ws, and whether the
 // index holds one: open calendar periods, all and a rolling window's current span are
 // ranked; rolling buckets are not.
-func (ws *windowState) indexSet(sp int64) (laurel.IndexSet, bool) {
+func (ws *windowState) indexSet(sp int64) (shardindex.Set, bool) {
 	switch {
 	case ws.w.IsRolling():
-		return laurel.IndexSet{Window: ws.Name}, sp == currentSpan
+		return shardindex.Set{Window: ws.Name}, sp == currentSpan
 	case ws.w.Kind == laurel.WindowAll:
-		return laurel.IndexSet{Window: ws.Name}, true
+		return shardindex.Set{Window: ws.Name}, true
 	}
-	return laurel.IndexSet{Window: ws.Name, Start: sp}, true
+	return shardindex.Set{Window: ws.Name, Start: sp}, true
 }
 
 // rankedSpans lists the spans of ws whose aggregates the index ranks: its open periods, all's
@@ -198,13 +201,13 @@ func (ws *windowState) rankedSpans() []int64 {
 }
 
 // currentSet returns the set of ws that a read at now sees, and whether it exists.
-func (st *state) currentSet(ws *windowState, now int64) (laurel.IndexSet, bool) {
+func (st *state) currentSet(ws *windowState, now int64) (shardindex.Set, bool) {
 	switch {
 	case ws.w.IsCalendar():
 		start := st.cfg.Calendar().PeriodAt(ws.w, time.UnixMilli(now)).Start.UnixMilli()
-		return laurel.IndexSet{Window: ws.Name, Start: start}, ws.openAt(start)
+		return shardindex.Set{Window: ws.Name, Start: start}, ws.openAt(start)
 	}
-	return laurel.IndexSet{Window: ws.Name}, true
+	return shardindex.Set{Window: ws.Name}, true
 }
 
 // stateCache keeps the last state parsed per board, so that a read parses a board's state

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // A step is one write: what it touches of its boards locked (locks.go), one transaction, and
@@ -67,17 +68,17 @@ type boardStep struct {
 	aggs   map[aggKey]aggVal // aggregates read or written, as they stand in the step
 	dirty  map[aggKey]bool   // aggregates written
 	events []newEvent        // events to insert
-	drops  []laurel.IndexSet
-	extra  []laurel.IndexChange // changes not from aggregates written (a hidden mark)
-	reads  []laurel.IndexRead
+	drops  []shardindex.Set
+	extra  []shardindex.Change // changes not from aggregates written (a hidden mark)
+	reads  []shardindex.Read
 	ids    map[string]*storedEvent // ids read or used in the step; nil value: free
-	read   []laurel.IndexEntry     // the answers to reads, once applied
+	read   []shardindex.Entry      // the answers to reads, once applied
 	// The ranks of reads in the whole board: readKeys are the aggregates they read, and
 	// expect their entries as the step left them (Member "": none), so that the other shards'
 	// steps count what ranks before them (applyIndex); before sums those counts, and counted
 	// says which shards made them (of n shards, shard i for read k at k*n+i).
 	readKeys []aggKey
-	expect   []laurel.IndexKey
+	expect   []shardindex.Key
 	before   []int
 	counted  []bool
 	undo     *undoLog // while a request is staged: how to take it back
@@ -99,7 +100,7 @@ type shardStep struct {
 func (b *boardStep) addRead(ws *windowState, member string, now int64) {
 	span := b.currentSpanOf(ws, now)
 	set, _ := ws.indexSet(span)
-	b.reads = append(b.reads, laurel.IndexRead{Set: set, Member: member})
+	b.reads = append(b.reads, shardindex.Read{Set: set, Member: member})
 	b.readKeys = append(b.readKeys, aggKey{ws.Name, span, member})
 }
 
@@ -114,7 +115,7 @@ func (b *boardStep) currentSpanOf(ws *windowState, now int64) int64 {
 
 // shardOf returns the shard of a board that holds member; the step must have locked it.
 func (b *boardStep) shardOf(member string) (int, *shardStep, error) {
-	i := laurel.ShardOf(member, b.st.shards())
+	i := shardindex.ShardOf(member, b.st.shards())
 	sh := b.shards[i]
 	if sh == nil {
 		return 0, nil, fmt.Errorf("postgres: board %q: shard %d of member %q is not locked", b.id, i, member)
@@ -492,7 +493,7 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 			}
 		} else {
 			for _, m := range slices.Concat(t.members, t.maybe) {
-				b.shards[laurel.ShardOf(m, n)] = new(shardStep)
+				b.shards[shardindex.ShardOf(m, n)] = new(shardStep)
 			}
 		}
 		for i := range b.shards {
@@ -870,12 +871,12 @@ func (s *step) versions(b *boardStep) {
 	for k := range b.dirty {
 		if ws := b.st.window(k.win); ws != nil {
 			if _, ok := ws.indexSet(k.span); ok {
-				b.shards[laurel.ShardOf(k.member, b.st.shards())].ranked = true
+				b.shards[shardindex.ShardOf(k.member, b.st.shards())].ranked = true
 			}
 		}
 	}
 	for _, c := range b.extra {
-		b.shards[laurel.ShardOf(c.Member, b.st.shards())].ranked = true
+		b.shards[shardindex.ShardOf(c.Member, b.st.shards())].ranked = true
 	}
 	for _, sh := range b.shards {
 		if sh.ranked {

@@ -15,6 +15,7 @@ import (
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/postgres"
+	"github.com/laurel/laurel/shardindex"
 )
 
 var ctx = context.Background()
@@ -103,15 +104,15 @@ func TestNodes(t *testing.T) {
 // lossyIndex loses the index steps it is told to, as a crash between a commit and the index
 // would.
 type lossyIndex struct {
-	laurel.Index
+	shardindex.Index
 	lose atomic.Int32
 }
 
 var errLost = errors.New("the step was lost")
 
-func (x *lossyIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) (laurel.IndexApplied, error) {
+func (x *lossyIndex) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, u shardindex.Update) (shardindex.Applied, error) {
 	if x.lose.Add(-1) >= 0 {
-		return laurel.IndexApplied{}, errLost
+		return shardindex.Applied{}, errLost
 	}
 	return x.Index.Apply(ctx, board, sh, order, u)
 }
@@ -280,12 +281,12 @@ func TestWatchAcrossNodes(t *testing.T) {
 
 // gateIndex holds each index step until it is let through, counting them.
 type gateIndex struct {
-	laurel.Index
+	shardindex.Index
 	gate  chan struct{}
 	steps atomic.Int32
 }
 
-func (x *gateIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) (laurel.IndexApplied, error) {
+func (x *gateIndex) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, u shardindex.Update) (shardindex.Applied, error) {
 	x.steps.Add(1)
 	<-x.gate
 	return x.Index.Apply(ctx, board, sh, order, u)
@@ -376,16 +377,16 @@ func ptr[T any](v T) *T { return &v }
 // flushingIndex, once armed, loses a board's index (as FLUSHALL or a Redis restart would)
 // just before the second step that reaches it: during a rebuild, between two chunks.
 type flushingIndex struct {
-	laurel.Index
+	shardindex.Index
 	armed   atomic.Bool
 	steps   atomic.Int32
 	flushed atomic.Bool
 }
 
-func (x *flushingIndex) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) (laurel.IndexApplied, error) {
+func (x *flushingIndex) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, u shardindex.Update) (shardindex.Applied, error) {
 	if x.armed.Load() && x.steps.Add(1) == 2 && x.flushed.CompareAndSwap(false, true) {
 		if err := x.Index.Delete(ctx, board, sh); err != nil {
-			return laurel.IndexApplied{}, err
+			return shardindex.Applied{}, err
 		}
 	}
 	return x.Index.Apply(ctx, board, sh, order, u)
@@ -427,20 +428,20 @@ func TestRebuildRacingAFlush(t *testing.T) {
 // blindIndex is an index whose reads fail once blind is set: Redis lost between a step's
 // commit and the reads after it.
 type blindIndex struct {
-	laurel.Index
+	shardindex.Index
 	blind atomic.Bool
 }
 
 var errBlind = fmt.Errorf("the index does not answer: %w", net.ErrClosed) // as a connection lost
 
-func (x *blindIndex) State(ctx context.Context, board string) (laurel.IndexState, bool, error) {
+func (x *blindIndex) State(ctx context.Context, board string) (shardindex.State, bool, error) {
 	if x.blind.Load() {
-		return laurel.IndexState{}, false, errBlind
+		return shardindex.State{}, false, errBlind
 	}
 	return x.Index.State(ctx, board)
 }
 
-func (x *blindIndex) Totals(ctx context.Context, board string, sh laurel.Shard, sets []laurel.IndexSet, stamp int64) ([]int, error) {
+func (x *blindIndex) Totals(ctx context.Context, board string, sh shardindex.Shard, sets []shardindex.Set, stamp int64) ([]int, error) {
 	if x.blind.Load() {
 		return nil, errBlind
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // BenchmarkApply measures a step of 100 changes to a set of up to 100k members, with one
@@ -16,13 +17,13 @@ func BenchmarkApply(b *testing.B) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(1, 2))
 	v := int64(0)
-	changes := make([]laurel.IndexChange, 100)
+	changes := make([]shardindex.Change, 100)
 	for b.Loop() {
 		for i := range changes {
 			changes[i] = put(all, fmt.Sprintf("member-%06d", r.IntN(100_000)), r.Int64N(1_000_000), v)
 		}
-		u := laurel.IndexUpdate{After: v, Version: v + 1, Changes: changes,
-			Read: []laurel.IndexRead{{Set: all, Member: changes[0].Member}}}
+		u := shardindex.Update{After: v, Version: v + 1, Changes: changes,
+			Read: []shardindex.Read{{Set: all, Member: changes[0].Member}}}
 		if _, err := idx.Apply(ctx, "bench", s0, laurel.Desc, u); err != nil {
 			b.Fatal(err)
 		}
@@ -37,7 +38,7 @@ func BenchmarkRankingPage(b *testing.B) {
 	ctx := context.Background()
 	const members, chunk = 100_000, 10_000
 	for v := range int64(members / chunk) {
-		u := laurel.IndexUpdate{After: v, Version: v + 1, State: []byte{}}
+		u := shardindex.Update{After: v, Version: v + 1, State: []byte{}}
 		for i := range chunk {
 			n := int(v)*chunk + i
 			u.Changes = append(u.Changes, put(all, fmt.Sprintf("member-%06d", n), int64(n*7919%members), int64(n)))

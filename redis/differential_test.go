@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/redis"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // The model: per shard of a board, a map per set of member → (score, at), sorted on every
@@ -22,20 +24,20 @@ type point struct{ score, at int64 }
 
 type modelBoard struct {
 	board    string
-	shard    laurel.Shard
+	shard    shardindex.Shard
 	order    laurel.Order
 	version  int64
 	state    []byte
 	hasState bool // a state, or in a shard other than 0 a stamp, was recorded
 	stamp    int64
-	sets     map[laurel.IndexSet]map[string]point
+	sets     map[shardindex.Set]map[string]point
 }
 
 // apply makes the step, or reports false and changes nothing when the board is not at
 // u.After.
-func (b *modelBoard) apply(u laurel.IndexUpdate) (laurel.IndexApplied, bool) {
+func (b *modelBoard) apply(u shardindex.Update) (shardindex.Applied, bool) {
 	if u.After != b.version {
-		return laurel.IndexApplied{}, false
+		return shardindex.Applied{}, false
 	}
 	for _, s := range u.Drops {
 		delete(b.sets, s)
@@ -61,11 +63,11 @@ func (b *modelBoard) apply(u laurel.IndexUpdate) (laurel.IndexApplied, bool) {
 	} else if u.Stamp != 0 {
 		b.hasState, b.stamp = true, u.Stamp
 	}
-	out := laurel.IndexApplied{Read: make([]laurel.IndexEntry, len(u.Read)), Before: make([]int, len(u.Count))}
+	out := shardindex.Applied{Read: make([]shardindex.Entry, len(u.Read)), Before: make([]int, len(u.Count))}
 	for i, r := range u.Read {
 		for _, e := range b.sorted(r.Set) {
 			if e.Member == r.Member {
-				out.Read[i] = laurel.IndexEntry{Rank: e.Rank, Score: e.Score, At: e.ReachedAt}
+				out.Read[i] = shardindex.Entry{Rank: e.Rank, Score: e.Score, At: e.ReachedAt}
 			}
 		}
 	}
@@ -79,7 +81,7 @@ func (b *modelBoard) apply(u laurel.IndexUpdate) (laurel.IndexApplied, bool) {
 	return out, true
 }
 
-func (b *modelBoard) sorted(s laurel.IndexSet) []laurel.Entry {
+func (b *modelBoard) sorted(s shardindex.Set) []laurel.Entry {
 	var es []laurel.Entry
 	for m, p := range b.sets[s] {
 		es = append(es, laurel.Entry{Member: m, Score: p.score, ReachedAt: p.at})
@@ -112,7 +114,7 @@ func modelSearch(o laurel.Order, es []laurel.Entry, score, at int64) int {
 type gen struct {
 	r       *rand.Rand
 	members []string
-	sets    []laurel.IndexSet
+	sets    []shardindex.Set
 }
 
 func newGen(seed uint64) *gen {
@@ -123,7 +125,7 @@ func newGen(seed uint64) *gen {
 			"é", "e\u0301", "日本", "日本語", "\U0010FFFF", "a\u00e9", "ü-1", "ü-2",
 			strings.Repeat("x", 127), strings.Repeat("x", 128), strings.Repeat("é", 64),
 		},
-		sets: []laurel.IndexSet{
+		sets: []shardindex.Set{
 			{Window: "all"}, {Window: "day", Start: 1700000000000}, {Window: "day", Start: 1700086400000},
 			{Window: "week", Start: -604800000}, {Window: "r1h"},
 		},
@@ -171,14 +173,14 @@ func (g *gen) at() int64 {
 }
 
 func (g *gen) member() string { return g.members[g.r.IntN(len(g.members))] }
-func (g *gen) set() laurel.IndexSet {
+func (g *gen) set() shardindex.Set {
 	return g.sets[g.r.IntN(len(g.sets))]
 }
 
 // step draws a random step of board b, which is at version b.version.
-func (g *gen) step(b *modelBoard) laurel.IndexUpdate {
+func (g *gen) step(b *modelBoard) shardindex.Update {
 	r := g.r
-	u := laurel.IndexUpdate{After: b.version, Version: b.version + int64(r.IntN(3))}
+	u := shardindex.Update{After: b.version, Version: b.version + int64(r.IntN(3))}
 	if r.IntN(20) == 0 { // a step after a lost one, or a late one
 		u.After += []int64{-1, 1, 2}[r.IntN(3)]
 	}
@@ -203,7 +205,7 @@ func (g *gen) step(b *modelBoard) laurel.IndexUpdate {
 		n = 1000 + r.IntN(2000)
 	}
 	for range n {
-		c := laurel.IndexChange{Set: g.set(), Member: g.member()}
+		c := shardindex.Change{Set: g.set(), Member: g.member()}
 		if n > 100 {
 			c.Member = fmt.Sprintf("bulk%04d", r.IntN(3000))
 		}
@@ -215,15 +217,15 @@ func (g *gen) step(b *modelBoard) laurel.IndexUpdate {
 		u.Changes = append(u.Changes, c)
 	}
 	for range r.IntN(6) {
-		rd := laurel.IndexRead{Set: g.set(), Member: g.member()}
+		rd := shardindex.Read{Set: g.set(), Member: g.member()}
 		if len(u.Changes) > 0 && r.IntN(2) == 0 {
 			c := u.Changes[r.IntN(len(u.Changes))]
-			rd = laurel.IndexRead{Set: c.Set, Member: c.Member}
+			rd = shardindex.Read{Set: c.Set, Member: c.Member}
 		}
 		u.Read = append(u.Read, rd)
 	}
 	for range r.IntN(4) { // entries of other shards, ranked in the whole board
-		u.Count = append(u.Count, laurel.IndexKey{Set: g.set(), Score: g.score(), At: g.at(), Member: g.member()})
+		u.Count = append(u.Count, shardindex.Key{Set: g.set(), Score: g.score(), At: g.at(), Member: g.member()})
 	}
 	return u
 }
@@ -238,15 +240,15 @@ func TestDifferential(t *testing.T) {
 	// Two shards of one board, and a board of one shard: what one shard does never shows in
 	// another.
 	boards := map[string]*modelBoard{
-		"desc/0":   {board: "desc", shard: laurel.Shard{Number: 0, Count: 2}, order: laurel.Desc, sets: map[laurel.IndexSet]map[string]point{}},
-		"desc/1":   {board: "desc", shard: laurel.Shard{Number: 1, Count: 2}, order: laurel.Desc, sets: map[laurel.IndexSet]map[string]point{}},
-		"asc.0_-z": {board: "asc.0_-z", shard: laurel.Shard{Number: 0, Count: 1}, order: laurel.Asc, sets: map[laurel.IndexSet]map[string]point{}},
+		"desc/0":   {board: "desc", shard: shardindex.Shard{Number: 0, Count: 2}, order: laurel.Desc, sets: map[shardindex.Set]map[string]point{}},
+		"desc/1":   {board: "desc", shard: shardindex.Shard{Number: 1, Count: 2}, order: laurel.Desc, sets: map[shardindex.Set]map[string]point{}},
+		"asc.0_-z": {board: "asc.0_-z", shard: shardindex.Shard{Number: 0, Count: 1}, order: laurel.Asc, sets: map[shardindex.Set]map[string]point{}},
 	}
 	names := []string{"desc/0", "desc/1", "asc.0_-z"}
 	type oldRanking struct {
 		r     laurel.Ranking
 		stamp int64
-		set   laurel.IndexSet
+		set   shardindex.Set
 	}
 	old := map[string][]oldRanking{}
 
@@ -262,7 +264,7 @@ func TestDifferential(t *testing.T) {
 		want, ok := b.apply(u)
 		switch {
 		case !ok:
-			if !errors.Is(err, laurel.ErrIndexStale) {
+			if !errors.Is(err, shardindex.ErrStale) {
 				t.Fatalf("step %d on %s: Apply after %d at version %d: %v, want ErrIndexStale", i, name, u.After, b.version, err)
 			}
 		case err != nil:
@@ -275,7 +277,7 @@ func TestDifferential(t *testing.T) {
 		for _, o := range old[name] {
 			n, err := o.r.Total(ctx)
 			if o.stamp != b.stamp || !b.hasState {
-				if !errors.Is(err, laurel.ErrIndexStale) {
+				if !errors.Is(err, shardindex.ErrStale) {
 					t.Fatalf("step %d on %s: a ranking stamped %d read %d, %v after the state stamped %d: want ErrIndexStale", i, name, o.stamp, n, err, b.stamp)
 				}
 			} else if err != nil || n != len(b.sets[o.set]) {
@@ -314,7 +316,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 		t.Fatalf("%s: Versions %+v, %v; want version %d stamped %d", where, vs, err, b.version, b.stamp)
 	}
 	if !b.hasState {
-		if _, err := idx.Ranking(board, b.shard, b.order, g.set(), b.stamp).Total(ctx); !errors.Is(err, laurel.ErrIndexStale) {
+		if _, err := idx.Ranking(board, b.shard, b.order, g.set(), b.stamp).Total(ctx); !errors.Is(err, shardindex.ErrStale) {
 			t.Fatalf("%s: a ranking of a shard without a state: %v, want ErrIndexStale", where, err)
 		}
 		return
@@ -374,7 +376,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 				wantEs = append(wantEs, e)
 			}
 		}
-		if !equalEntries(got, wantEs) {
+		if !laureltest.SameEntries(got, wantEs) {
 			t.Fatalf("%s: Entries(%q)\n got %v\nwant %v", what, ask, got, wantEs)
 		}
 
@@ -402,7 +404,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 
 		// What a merge asks of a shard: slices, and counts of what ranks before entries,
 		// through the ranking and through the index (the writes' standings).
-		model := laurel.NewSortedRanking(b.order, slices.Clone(want))
+		model := shardindex.NewSorted(b.order, slices.Clone(want))
 		keys := []laurel.Entry{{Score: math.MinInt64, ReachedAt: math.MinInt64}, {Score: math.MaxInt64, ReachedAt: math.MaxInt64, Member: "~"}}
 		for _, p := range probes {
 			keys = append(keys, laurel.Entry{Score: p.score, ReachedAt: p.at, Member: g.member()})
@@ -419,13 +421,13 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 			n := 1 + r.IntN(4)
 			got, err := rk.Near(ctx, k, n)
 			w, _ := model.Near(ctx, k, n)
-			if err != nil || got.Total != w.Total || got.Before != w.Before || !equalEntries(got.Entries, w.Entries) {
+			if err != nil || got.Total != w.Total || got.Before != w.Before || !laureltest.SameEntries(got.Entries, w.Entries) {
 				t.Fatalf("%s: Near(%v, %d) = %+v, %v\nwant %+v", what, k, n, got, err, w)
 			}
 		}
-		ikeys := make([]laurel.IndexKey, len(keys))
+		ikeys := make([]shardindex.Key, len(keys))
 		for i, k := range keys {
-			ikeys[i] = laurel.IndexKey{Set: s, Score: k.Score, At: k.ReachedAt, Member: k.Member}
+			ikeys[i] = shardindex.Key{Set: s, Score: k.Score, At: k.ReachedAt, Member: k.Member}
 		}
 		if got, err := idx.Before(ctx, board, b.shard, b.order, b.stamp, ikeys); err != nil || !slices.Equal(got, wantCounts) {
 			t.Fatalf("%s: Index.Before = %v, %v; want %v", what, got, err, wantCounts)
@@ -439,7 +441,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 			skip, n := r.IntN(len(want)+2), r.IntN(20)
 			got, err := rk.Slice(ctx, sr, skip, n)
 			w, _ := model.Slice(ctx, sr, skip, n)
-			if err != nil || got.Total != w.Total || got.Before != w.Before || got.In != w.In || !equalEntries(got.Entries, w.Entries) {
+			if err != nil || got.Total != w.Total || got.Before != w.Before || got.In != w.In || !laureltest.SameEntries(got.Entries, w.Entries) {
 				t.Fatalf("%s: Slice(%+v, %d, %d) = %+v, %v\nwant %+v", what, sr, skip, n, got, err, w)
 			}
 		}
@@ -466,7 +468,7 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, w
 		offset, limit := r.IntN(len(want)+3), 1+r.IntN(20)
 		got, total, err := rr.ReadPage(ctx, o, offset, limit, sr)
 		wantPage, wantTotal, _ := laurel.PageOf(ctx, model, o, offset, limit, sr)
-		if err != nil || total != wantTotal || !equalEntries(got, wantPage) {
+		if err != nil || total != wantTotal || !laureltest.SameEntries(got, wantPage) {
 			t.Fatalf("%s: ReadPage(%d, %d, %+v) = %v, %d, %v\nwant %v, %d", what, offset, limit, sr, got, total, err, wantPage, wantTotal)
 		}
 	}
@@ -474,14 +476,14 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, w
 		radius := r.IntN(6)
 		got, found, total, err := rr.ReadAround(ctx, m, radius)
 		wantPage, wantTotal, wantErr := laurel.AroundOf(ctx, model, "b", "w", m, radius)
-		if err != nil || found != (wantErr == nil) || found && (total != wantTotal || !equalEntries(got, wantPage)) {
+		if err != nil || found != (wantErr == nil) || found && (total != wantTotal || !laureltest.SameEntries(got, wantPage)) {
 			t.Fatalf("%s: ReadAround(%q, %d) = %v, %v, %d, %v\nwant %v, %d, %v", what, m, radius, got, found, total, err, wantPage, wantTotal, wantErr)
 		}
 	}
 	got, total, err := rr.ReadEntries(ctx, ask)
 	wantEs, wantTotal, _ := laurel.LookupOf(ctx, model, ask)
 	slices.SortFunc(got, func(x, y laurel.Entry) int { return x.Rank - y.Rank })
-	if err != nil || total != wantTotal || !equalEntries(got, wantEs) {
+	if err != nil || total != wantTotal || !laureltest.SameEntries(got, wantEs) {
 		t.Fatalf("%s: ReadEntries(%q) = %v, %d, %v\nwant %v, %d", what, ask, got, total, err, wantEs, wantTotal)
 	}
 	for _, p := range probes {
@@ -499,13 +501,7 @@ func checkPage(t *testing.T, what string, rk laurel.Ranking, want []laurel.Entry
 	if err != nil {
 		t.Fatalf("%s: Page(%d, %d): %v", what, from, n, err)
 	}
-	if w := modelPage(want, from, n); !equalEntries(got, w) {
+	if w := modelPage(want, from, n); !laureltest.SameEntries(got, w) {
 		t.Fatalf("%s: Page(%d, %d)\n got %v\nwant %v", what, from, n, got, w)
 	}
-}
-
-func equalEntries(a, b []laurel.Entry) bool {
-	return slices.EqualFunc(a, b, func(x, y laurel.Entry) bool {
-		return x.Rank == y.Rank && x.Member == y.Member && x.Score == y.Score && x.ReachedAt == y.ReachedAt
-	})
 }

@@ -1,4 +1,4 @@
-// Package redis is laurel's ranked index in the scale-out mode (docs/design.md): laurel.Index on
+// Package redis is laurel's ranked index in the scale-out mode (docs/design.md): shardindex.Index on
 // Redis or Valkey sorted sets, shared by any number of API nodes.
 //
 // A float64 zset score cannot hold every int64, nor the reached_at tie-break, so every set is
@@ -21,13 +21,14 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 	"github.com/redis/rueidis"
 )
 
 // DefaultPrefix starts the names of the keys (and of the channel) when New is given none.
 const DefaultPrefix = "laurel:"
 
-// Index is laurel.Index on Redis. It keeps no state of its own beyond the client, so it is
+// Index is shardindex.Index on Redis. It keeps no state of its own beyond the client, so it is
 // safe for concurrent use and any number of nodes may share one Redis.
 type Index struct {
 	client  rueidis.Client
@@ -35,7 +36,7 @@ type Index struct {
 	channel string // where Apply and Publish announce changes
 }
 
-var _ laurel.Index = (*Index)(nil)
+var _ shardindex.Index = (*Index)(nil)
 
 // New returns the index kept in client's Redis under keys starting with prefix
 // (DefaultPrefix when empty), so that several indexes, or tests, can share one Redis. The
@@ -73,22 +74,22 @@ func Connect(addr string) (rueidis.Client, error) {
 	return c, nil
 }
 
-// stale turns the scripts' stale reply into laurel.ErrIndexStale, and wraps any other error.
+// stale turns the scripts' stale reply into shardindex.ErrStale, and wraps any other error.
 func stale(err error, what, board string) error {
 	if e, ok := rueidis.IsRedisErr(err); ok && strings.HasPrefix(e.Error(), staleReply) {
-		return laurel.ErrIndexStale
+		return shardindex.ErrStale
 	}
 	return fmt.Errorf("redis: %s of board %q: %w", what, board, err)
 }
 
 // Apply makes the step in one script call, so that it is atomic, refused as a whole when the
 // shard is not at u.After, and costs one round trip however many changes it carries.
-func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, u laurel.IndexUpdate) (laurel.IndexApplied, error) {
+func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, u shardindex.Update) (shardindex.Applied, error) {
 	k := x.keysOf(board, sh)
-	sets := make(map[laurel.IndexSet]int) // set → its number in the script, from 1
+	sets := make(map[shardindex.Set]int) // set → its number in the script, from 1
 	keys := []string{k.meta(), k.registry()}
 	var names []string
-	num := func(s laurel.IndexSet) string {
+	num := func(s shardindex.Set) string {
 		i, ok := sets[s]
 		if !ok {
 			name := setName(s)
@@ -107,7 +108,7 @@ func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order 
 	changes := make([]string, len(u.Changes))
 	for i, c := range u.Changes {
 		if c.Member == "" {
-			return laurel.IndexApplied{}, fmt.Errorf("redis: applying to board %q: change %d has no member", board, i)
+			return shardindex.Applied{}, fmt.Errorf("redis: applying to board %q: change %d has no member", board, i)
 		}
 		changes[i] = num(c.Set)
 	}
@@ -153,23 +154,23 @@ func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order 
 
 	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, keys, args) }).ToArray()
 	if err != nil {
-		return laurel.IndexApplied{}, stale(err, "applying a step", board)
+		return shardindex.Applied{}, stale(err, "applying a step", board)
 	}
 	if len(res) != 2*len(u.Read)+len(u.Count) {
-		return laurel.IndexApplied{}, fmt.Errorf("redis: applying a step to board %q: %d values read, want %d", board, len(res), 2*len(u.Read)+len(u.Count))
+		return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: %d values read, want %d", board, len(res), 2*len(u.Read)+len(u.Count))
 	}
-	out := laurel.IndexApplied{Read: make([]laurel.IndexEntry, len(u.Read)), Before: make([]int, len(u.Count))}
+	out := shardindex.Applied{Read: make([]shardindex.Entry, len(u.Read)), Before: make([]int, len(u.Count))}
 	for i := range out.Read {
 		rank, err := res[2*i].AsInt64()
 		if err != nil {
-			return laurel.IndexApplied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
+			return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
 		}
 		if rank == 0 {
 			continue
 		}
 		p, err := res[2*i+1].ToString()
 		if err != nil || len(p) != prefixLen {
-			return laurel.IndexApplied{}, fmt.Errorf("redis: applying a step to board %q: bad prefix %q (%v)", board, p, err)
+			return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: bad prefix %q (%v)", board, p, err)
 		}
 		out.Read[i].Rank = int(rank)
 		out.Read[i].Score, out.Read[i].At = decodePrefix(order, p)
@@ -177,7 +178,7 @@ func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order 
 	for i := range out.Before {
 		n, err := res[2*len(u.Read)+i].AsInt64()
 		if err != nil {
-			return laurel.IndexApplied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
+			return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
 		}
 		out.Before[i] = int(n)
 	}
@@ -185,25 +186,25 @@ func (x *Index) Apply(ctx context.Context, board string, sh laurel.Shard, order 
 }
 
 // State reads the meta hash of the board's shard 0 in one round trip.
-func (x *Index) State(ctx context.Context, board string) (laurel.IndexState, bool, error) {
-	k := x.keysOf(board, laurel.Shard{Number: 0, Count: 1})
+func (x *Index) State(ctx context.Context, board string) (shardindex.State, bool, error) {
+	k := x.keysOf(board, shardindex.Shard{Number: 0, Count: 1})
 	res, err := x.do(ctx, func() rueidis.RedisResult {
 		return x.client.Do(ctx, x.client.B().Hmget().Key(k.meta()).Field("v", "s", "t").Build())
 	}).ToArray()
 	if err != nil {
-		return laurel.IndexState{}, false, fmt.Errorf("redis: reading the state of board %q: %w", board, err)
+		return shardindex.State{}, false, fmt.Errorf("redis: reading the state of board %q: %w", board, err)
 	}
 	if len(res) != 3 {
-		return laurel.IndexState{}, false, fmt.Errorf("redis: reading the state of board %q: %d fields", board, len(res))
+		return shardindex.State{}, false, fmt.Errorf("redis: reading the state of board %q: %d fields", board, len(res))
 	}
-	var st laurel.IndexState
+	var st shardindex.State
 	if !res[0].IsNil() {
 		v, err := res[0].ToString()
 		if err == nil {
 			st.Version, err = strconv.ParseInt(v, 10, 64)
 		}
 		if err != nil {
-			return laurel.IndexState{}, false, fmt.Errorf("redis: reading the version of board %q: %w", board, err)
+			return shardindex.State{}, false, fmt.Errorf("redis: reading the version of board %q: %w", board, err)
 		}
 	}
 	if res[1].IsNil() {
@@ -211,7 +212,7 @@ func (x *Index) State(ctx context.Context, board string) (laurel.IndexState, boo
 	}
 	s, err := res[1].ToString()
 	if err != nil {
-		return laurel.IndexState{}, false, fmt.Errorf("redis: reading the state of board %q: %w", board, err)
+		return shardindex.State{}, false, fmt.Errorf("redis: reading the state of board %q: %w", board, err)
 	}
 	st.State = []byte(s)
 	t, err := res[2].ToString()
@@ -219,19 +220,19 @@ func (x *Index) State(ctx context.Context, board string) (laurel.IndexState, boo
 		st.Stamp, err = strconv.ParseInt(t, 10, 64)
 	}
 	if err != nil {
-		return laurel.IndexState{}, false, fmt.Errorf("redis: reading the stamp of board %q: %w", board, err)
+		return shardindex.State{}, false, fmt.Errorf("redis: reading the stamp of board %q: %w", board, err)
 	}
 	return st, true, nil
 }
 
 // Versions reads the meta hash of every shard, at once.
-func (x *Index) Versions(ctx context.Context, board string, count int) ([]laurel.IndexVersion, error) {
+func (x *Index) Versions(ctx context.Context, board string, count int) ([]shardindex.Version, error) {
 	cmds := make(rueidis.Commands, count)
 	for i := range count {
-		k := x.keysOf(board, laurel.Shard{Number: i, Count: count})
+		k := x.keysOf(board, shardindex.Shard{Number: i, Count: count})
 		cmds[i] = x.client.B().Hmget().Key(k.meta()).Field("v", "t").Build()
 	}
-	out := make([]laurel.IndexVersion, count)
+	out := make([]shardindex.Version, count)
 	for i, r := range x.client.DoMulti(ctx, cmds...) {
 		vals, err := r.ToArray()
 		if err != nil {
@@ -255,7 +256,7 @@ func (x *Index) Versions(ctx context.Context, board string, count int) ([]laurel
 
 // Ranking returns a view of one set of a shard whose every read is one script call that
 // first checks the stamp, so that no read mixes two states.
-func (x *Index) Ranking(board string, sh laurel.Shard, order laurel.Order, set laurel.IndexSet, stamp int64) laurel.ShardRanking {
+func (x *Index) Ranking(board string, sh shardindex.Shard, order laurel.Order, set shardindex.Set, stamp int64) shardindex.Ranking {
 	k := x.keysOf(board, sh)
 	name := setName(set)
 	return &ranking{
@@ -268,13 +269,13 @@ func (x *Index) Ranking(board string, sh laurel.Shard, order laurel.Order, set l
 }
 
 // Before counts in one script call, as of the state stamped stamp.
-func (x *Index) Before(ctx context.Context, board string, sh laurel.Shard, order laurel.Order, stamp int64, ks []laurel.IndexKey) ([]int, error) {
+func (x *Index) Before(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, stamp int64, ks []shardindex.Key) ([]int, error) {
 	if len(ks) == 0 {
 		return nil, nil
 	}
 	k := x.keysOf(board, sh)
 	keys := []string{k.meta()}
-	sets := make(map[laurel.IndexSet]string)
+	sets := make(map[shardindex.Set]string)
 	args := make([]string, 0, 1+2*len(ks))
 	args = append(args, strconv.FormatInt(stamp, 10))
 	for _, key := range ks {
@@ -308,7 +309,7 @@ func bound(o laurel.Order, score, at int64, member string) string {
 }
 
 // Totals counts the sets' members in one script call, as of the state stamped stamp.
-func (x *Index) Totals(ctx context.Context, board string, sh laurel.Shard, sets []laurel.IndexSet, stamp int64) ([]int, error) {
+func (x *Index) Totals(ctx context.Context, board string, sh shardindex.Shard, sets []shardindex.Set, stamp int64) ([]int, error) {
 	k := x.keysOf(board, sh)
 	keys := make([]string, 0, 1+len(sets))
 	keys = append(keys, k.meta())
@@ -333,7 +334,7 @@ func (x *Index) Totals(ctx context.Context, board string, sh laurel.Shard, sets 
 
 // Delete lists the shard's registered sets and removes them with its meta in one script,
 // again until no step registered another set in between.
-func (x *Index) Delete(ctx context.Context, board string, sh laurel.Shard) error {
+func (x *Index) Delete(ctx context.Context, board string, sh shardindex.Shard) error {
 	k := x.keysOf(board, sh)
 	for {
 		names, err := x.do(ctx, func() rueidis.RedisResult {

@@ -13,27 +13,28 @@ import (
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/redis"
+	"github.com/laurel/laurel/shardindex"
 	"github.com/redis/rueidis"
 )
 
-var all = laurel.IndexSet{Window: "all"}
+var all = shardindex.Set{Window: "all"}
 
 // s0 is the only shard of a board of one shard.
-var s0 = laurel.Shard{Number: 0, Count: 1}
+var s0 = shardindex.Shard{Number: 0, Count: 1}
 
-func put(set laurel.IndexSet, member string, score, at int64) laurel.IndexChange {
-	return laurel.IndexChange{Set: set, Member: member, Score: score, At: at}
+func put(set shardindex.Set, member string, score, at int64) shardindex.Change {
+	return shardindex.Change{Set: set, Member: member, Score: score, At: at}
 }
 
 func TestVersions(t *testing.T) {
 	idx, c, prefix := newIndex(t)
 	ctx := context.Background()
-	day := laurel.IndexSet{Window: "day", Start: 1700000000000}
+	day := shardindex.Set{Window: "day", Start: 1700000000000}
 
 	if _, ok, err := idx.State(ctx, "unknown"); ok || err != nil {
 		t.Fatalf("State of an unknown board: ok %v, %v; want not ok", ok, err)
 	}
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2}); !errors.Is(err, laurel.ErrIndexStale) {
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 1, Version: 2}); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatalf("Apply after 1 to an unknown board: %v, want ErrIndexStale", err)
 	}
 	if keys := scanKeys(t, c, prefix); len(keys) != 0 {
@@ -41,13 +42,13 @@ func TestVersions(t *testing.T) {
 	}
 
 	// Version 1 records the state; version 2 changes the sets but not the state.
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 0, Version: 1, State: []byte("s1"),
-		Changes: []laurel.IndexChange{put(all, "x", 10, 1), put(day, "x", 10, 1), put(all, "y", 5, 1)}}); err != nil {
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 0, Version: 1, State: []byte("s1"),
+		Changes: []shardindex.Change{put(all, "x", 10, 1), put(day, "x", 10, 1), put(all, "y", 5, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	r1 := idx.Ranking("b", s0, laurel.Desc, all, 1)
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2,
-		Changes: []laurel.IndexChange{put(all, "z", 7, 1)}}); err != nil {
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 1, Version: 2,
+		Changes: []shardindex.Change{put(all, "z", 7, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := r1.Total(ctx); n != 3 || err != nil {
@@ -59,16 +60,16 @@ func TestVersions(t *testing.T) {
 
 	// A wrong After changes nothing, whatever the step carries.
 	for _, after := range []int64{0, 1, 3} {
-		_, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: after, Version: 9, State: []byte("bad"),
-			Drops: []laurel.IndexSet{day}, Changes: []laurel.IndexChange{put(all, "w", 1, 1), {Set: all, Member: "x", Remove: true}}})
-		if !errors.Is(err, laurel.ErrIndexStale) {
+		_, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: after, Version: 9, State: []byte("bad"),
+			Drops: []shardindex.Set{day}, Changes: []shardindex.Change{put(all, "w", 1, 1), {Set: all, Member: "x", Remove: true}}})
+		if !errors.Is(err, shardindex.ErrStale) {
 			t.Fatalf("Apply after %d at version 2: %v, want ErrIndexStale", after, err)
 		}
 	}
 	if st, ok, _ := idx.State(ctx, "b"); !ok || string(st.State) != "s1" || st.Version != 2 {
 		t.Fatalf("a refused step changed the state: %+v", st)
 	}
-	if ns, err := idx.Totals(ctx, "b", s0, []laurel.IndexSet{all, day}, 1); err != nil || !slices.Equal(ns, []int{3, 1}) {
+	if ns, err := idx.Totals(ctx, "b", s0, []shardindex.Set{all, day}, 1); err != nil || !slices.Equal(ns, []int{3, 1}) {
 		t.Fatalf("Totals %v, %v; want [3 1]", ns, err)
 	}
 	if es, err := r1.Page(ctx, 1, 10); err != nil || len(es) != 3 || es[0].Member != "x" || es[1].Member != "z" || es[2].Member != "y" {
@@ -76,21 +77,21 @@ func TestVersions(t *testing.T) {
 	}
 
 	// A rebuild chunk (Version == After) that records a new state: the old stamp is stale.
-	got, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 2, Version: 2, State: []byte("s2"),
-		Read: []laurel.IndexRead{{Set: all, Member: "z"}, {Set: day, Member: "z"}}})
-	if err != nil || !slices.Equal(got.Read, []laurel.IndexEntry{{Rank: 2, Score: 7, At: 1}, {}}) {
+	got, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 2, Version: 2, State: []byte("s2"),
+		Read: []shardindex.Read{{Set: all, Member: "z"}, {Set: day, Member: "z"}}})
+	if err != nil || !slices.Equal(got.Read, []shardindex.Entry{{Rank: 2, Score: 7, At: 1}, {}}) {
 		t.Fatalf("Apply reads %v, %v", got, err)
 	}
-	if _, err := r1.Total(ctx); !errors.Is(err, laurel.ErrIndexStale) {
+	if _, err := r1.Total(ctx); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatalf("Total of a ranking stamped 1 after the state stamped 2: %v, want ErrIndexStale", err)
 	}
 	for name, read := range map[string]func() error{
 		"Page":    func() error { _, err := r1.Page(ctx, 1, 1); return err },
 		"Entries": func() error { _, err := r1.Entries(ctx, []string{"x"}); return err },
 		"Search":  func() error { _, err := r1.Search(ctx, 1, 1); return err },
-		"Totals":  func() error { _, err := idx.Totals(ctx, "b", s0, []laurel.IndexSet{all}, 1); return err },
+		"Totals":  func() error { _, err := idx.Totals(ctx, "b", s0, []shardindex.Set{all}, 1); return err },
 	} {
-		if err := read(); !errors.Is(err, laurel.ErrIndexStale) {
+		if err := read(); !errors.Is(err, shardindex.ErrStale) {
 			t.Fatalf("%s as of stamp 1 after stamp 2: %v, want ErrIndexStale", name, err)
 		}
 	}
@@ -99,13 +100,13 @@ func TestVersions(t *testing.T) {
 	}
 
 	// Another board sharing the Redis is left alone by Delete.
-	if _, err := idx.Apply(ctx, "other", s0, laurel.Asc, laurel.IndexUpdate{Version: 1, State: []byte{},
-		Changes: []laurel.IndexChange{put(all, "x", 1, 1)}}); err != nil {
+	if _, err := idx.Apply(ctx, "other", s0, laurel.Asc, shardindex.Update{Version: 1, State: []byte{},
+		Changes: []shardindex.Change{put(all, "x", 1, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	// Drops and removals leave registered names behind; Delete must cope.
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, laurel.IndexUpdate{After: 2, Version: 3,
-		Drops: []laurel.IndexSet{{Window: "never"}}, Changes: []laurel.IndexChange{{Set: day, Member: "x", Remove: true}}}); err != nil {
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 2, Version: 3,
+		Drops: []shardindex.Set{{Window: "never"}}, Changes: []shardindex.Change{{Set: day, Member: "x", Remove: true}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := idx.Delete(ctx, "b", s0); err != nil {
@@ -119,7 +120,7 @@ func TestVersions(t *testing.T) {
 	if st, ok, err := idx.State(ctx, "b"); ok || err != nil || st.Version != 0 {
 		t.Fatalf("State of a deleted board: %+v, %v, %v; want nothing", st, ok, err)
 	}
-	if _, err := idx.Ranking("b", s0, laurel.Desc, all, 2).Total(ctx); !errors.Is(err, laurel.ErrIndexStale) {
+	if _, err := idx.Ranking("b", s0, laurel.Desc, all, 2).Total(ctx); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatalf("a ranking of a deleted board: %v, want ErrIndexStale", err)
 	}
 	if err := idx.Delete(ctx, "b", s0); err != nil {
@@ -138,11 +139,11 @@ func TestVersions(t *testing.T) {
 func TestLargeStep(t *testing.T) {
 	idx, _, _ := newIndex(t)
 	ctx := context.Background()
-	var u laurel.IndexUpdate
+	var u shardindex.Update
 	u.Version, u.State = 1, []byte("s")
-	sets := make([]laurel.IndexSet, 8)
+	sets := make([]shardindex.Set, 8)
 	for i := range sets {
-		sets[i] = laurel.IndexSet{Window: fmt.Sprintf("w%d", i), Start: int64(i) * 1000}
+		sets[i] = shardindex.Set{Window: fmt.Sprintf("w%d", i), Start: int64(i) * 1000}
 	}
 	for e := range 1000 {
 		for _, s := range sets {
@@ -150,7 +151,7 @@ func TestLargeStep(t *testing.T) {
 		}
 	}
 	for _, s := range sets {
-		u.Read = append(u.Read, laurel.IndexRead{Set: s, Member: "player-0099"})
+		u.Read = append(u.Read, shardindex.Read{Set: s, Member: "player-0099"})
 	}
 	got, err := idx.Apply(ctx, "big", s0, laurel.Desc, u)
 	if err != nil {
@@ -158,7 +159,7 @@ func TestLargeStep(t *testing.T) {
 	}
 	for _, e := range got.Read {
 		// Score 99 is reached by players 99, 199, …, 999: player 99 reached it first.
-		if e != (laurel.IndexEntry{Rank: 1, Score: 99, At: 99}) {
+		if e != (shardindex.Entry{Rank: 1, Score: 99, At: 99}) {
 			t.Fatalf("read %+v, want rank 1", e)
 		}
 	}
@@ -194,9 +195,9 @@ func TestConcurrent(t *testing.T) {
 		wg.Go(func() {
 			board := fmt.Sprintf("c%d", w)
 			for v := range int64(20) {
-				u := laurel.IndexUpdate{After: v, Version: v + 1, State: []byte{byte(v)},
-					Changes: []laurel.IndexChange{put(all, fmt.Sprint(v), v, v)},
-					Read:    []laurel.IndexRead{{Set: all, Member: "0"}}}
+				u := shardindex.Update{After: v, Version: v + 1, State: []byte{byte(v)},
+					Changes: []shardindex.Change{put(all, fmt.Sprint(v), v, v)},
+					Read:    []shardindex.Read{{Set: all, Member: "0"}}}
 				got, err := idx.Apply(ctx, board, s0, laurel.Desc, u)
 				if err != nil {
 					errs <- err
@@ -240,7 +241,7 @@ func TestSubscribe(t *testing.T) {
 			t.Fatalf("heard nothing, want %q", want)
 		}
 	}
-	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, laurel.IndexUpdate{Version: 1, Changes: []laurel.IndexChange{put(all, "x", 1, 1)}}); err != nil {
+	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, shardindex.Update{Version: 1, Changes: []shardindex.Change{put(all, "x", 1, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	expect("pub.1")
@@ -249,17 +250,17 @@ func TestSubscribe(t *testing.T) {
 	}
 	expect("")
 	// A refused step is no change.
-	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, laurel.IndexUpdate{After: 5, Version: 6}); !errors.Is(err, laurel.ErrIndexStale) {
+	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, shardindex.Update{After: 5, Version: 6}); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatal(err)
 	}
-	if _, err := idx.Apply(ctx, "pub.2", s0, laurel.Asc, laurel.IndexUpdate{Version: 1}); err != nil {
+	if _, err := idx.Apply(ctx, "pub.2", s0, laurel.Asc, shardindex.Update{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	expect("pub.2")
 
 	stop()
 	stop() // stopping twice is harmless
-	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, laurel.IndexUpdate{After: 1, Version: 2}); err != nil {
+	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, shardindex.Update{After: 1, Version: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := idx.Publish(ctx); err != nil {
@@ -318,7 +319,7 @@ func TestSubscribeReconnects(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no word after a reconnection")
 	}
-	if _, err := idx.Apply(ctx, "again", s0, laurel.Desc, laurel.IndexUpdate{Version: 1}); err != nil {
+	if _, err := idx.Apply(ctx, "again", s0, laurel.Desc, shardindex.Update{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // prefixLen is the length of the part of a zset member that orders it before its member
@@ -43,7 +44,7 @@ type keys struct {
 	base string // <prefix>{<tag>}:
 }
 
-func (x *Index) keysOf(board string, sh laurel.Shard) keys {
+func (x *Index) keysOf(board string, sh shardindex.Shard) keys {
 	return keys{base: x.prefix + "{" + shardTag(board, sh) + "}:"}
 }
 
@@ -52,7 +53,7 @@ func (x *Index) keysOf(board string, sh laurel.Shard) keys {
 // boards before shards). Shard i of n takes the first tag board/i/k whose slot lies in the
 // i-th n-th of the slots after shard 0's: a cluster whose masters hold equal ranges of slots,
 // as redis-cli --cluster create makes them, then spreads a board's shards evenly.
-func shardTag(board string, sh laurel.Shard) string {
+func shardTag(board string, sh shardindex.Shard) string {
 	if sh.Number == 0 || sh.Count <= 1 {
 		return board
 	}
@@ -100,6 +101,6 @@ func (k keys) zset(name string) string { return k.base + "z:" + name }
 func (k keys) hash(name string) string { return k.base + "h:" + name }
 
 // setName is how a set is named in its keys and in the registry.
-func setName(s laurel.IndexSet) string {
+func setName(s shardindex.Set) string {
 	return s.Window + ":" + strconv.FormatInt(s.Start, 10)
 }

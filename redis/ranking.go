@@ -7,12 +7,13 @@ import (
 	"strconv"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/shardindex"
 	"github.com/redis/rueidis"
 )
 
 // ranking is one set of a shard of a board read as of a state stamp. It holds no entries:
 // every read is one script call that checks the stamp first, and each read of docs/api.md is
-// one read (laurel.RankingReads), as is each read of a merge (laurel.ShardRanking).
+// one read (laurel.RankingReads), as is each read of a merge (shardindex.Ranking).
 type ranking struct {
 	x     *Index
 	board string
@@ -204,8 +205,8 @@ func (r *ranking) ReadRank(ctx context.Context, score, at int64) (int, int, erro
 	return n + 1, total, err
 }
 
-// Slice answers laurel.ShardRanking.Slice in one script call.
-func (r *ranking) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (laurel.ShardSlice, error) {
+// Slice answers shardindex.Ranking.Slice in one script call.
+func (r *ranking) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (shardindex.Slice, error) {
 	best, worst, hasBest, hasWorst := sr.Bounds(r.order)
 	var first, end string
 	if hasBest {
@@ -216,63 +217,63 @@ func (r *ranking) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) 
 	}
 	res, err := r.read(ctx, "S", strconv.Itoa(skip), strconv.Itoa(max(n, 0)), first, end).ToArray()
 	if err != nil {
-		return laurel.ShardSlice{}, r.err(err, "reading a slice")
+		return shardindex.Slice{}, r.err(err, "reading a slice")
 	}
 	if len(res) < 3 {
-		return laurel.ShardSlice{}, fmt.Errorf("redis: reading a slice of board %q: a reply of %d values", r.board, len(res))
+		return shardindex.Slice{}, fmt.Errorf("redis: reading a slice of board %q: a reply of %d values", r.board, len(res))
 	}
-	var out laurel.ShardSlice
+	var out shardindex.Slice
 	for i, dst := range []*int{&out.Total, &out.Before, &out.In} {
 		if *dst, err = r.int(res, i); err != nil {
-			return laurel.ShardSlice{}, err
+			return shardindex.Slice{}, err
 		}
 	}
 	for i, m := range res[3:] {
 		key, err := m.ToString()
 		if err != nil {
-			return laurel.ShardSlice{}, r.err(err, "reading a slice")
+			return shardindex.Slice{}, r.err(err, "reading a slice")
 		}
 		en, err := r.entry(out.Before+skip+i+1, key)
 		if err != nil {
-			return laurel.ShardSlice{}, err
+			return shardindex.Slice{}, err
 		}
 		out.Entries = append(out.Entries, en)
 	}
 	return out, nil
 }
 
-// Near answers laurel.ShardRanking.Near in one script call.
-func (r *ranking) Near(ctx context.Context, at laurel.Entry, n int) (laurel.ShardSlice, error) {
+// Near answers shardindex.Ranking.Near in one script call.
+func (r *ranking) Near(ctx context.Context, at laurel.Entry, n int) (shardindex.Slice, error) {
 	res, err := r.read(ctx, "N", bound(r.order, at.Score, at.ReachedAt, at.Member), strconv.Itoa(n)).ToArray()
 	if err != nil {
-		return laurel.ShardSlice{}, r.err(err, "reading around an entry")
+		return shardindex.Slice{}, r.err(err, "reading around an entry")
 	}
 	if len(res) < 2 {
-		return laurel.ShardSlice{}, fmt.Errorf("redis: reading around an entry of board %q: a reply of %d values", r.board, len(res))
+		return shardindex.Slice{}, fmt.Errorf("redis: reading around an entry of board %q: a reply of %d values", r.board, len(res))
 	}
-	var out laurel.ShardSlice
+	var out shardindex.Slice
 	if out.Total, err = r.int(res, 0); err != nil {
-		return laurel.ShardSlice{}, err
+		return shardindex.Slice{}, err
 	}
 	if out.Before, err = r.int(res, 1); err != nil {
-		return laurel.ShardSlice{}, err
+		return shardindex.Slice{}, err
 	}
 	first := max(0, out.Before-n) + 1
 	for i, m := range res[2:] {
 		key, err := m.ToString()
 		if err != nil {
-			return laurel.ShardSlice{}, r.err(err, "reading around an entry")
+			return shardindex.Slice{}, r.err(err, "reading around an entry")
 		}
 		en, err := r.entry(first+i, key)
 		if err != nil {
-			return laurel.ShardSlice{}, err
+			return shardindex.Slice{}, err
 		}
 		out.Entries = append(out.Entries, en)
 	}
 	return out, nil
 }
 
-// Before answers laurel.ShardRanking.Before in one script call.
+// Before answers shardindex.Ranking.Before in one script call.
 func (r *ranking) Before(ctx context.Context, entries []laurel.Entry) ([]int, int, error) {
 	args := make([]string, 0, 1+len(entries))
 	args = append(args, "B")

@@ -3,7 +3,7 @@ package redis
 import "github.com/redis/rueidis"
 
 // staleReply is the error a script answers when the board is not at the version or stamp
-// the caller expected; the Go side turns it into laurel.ErrIndexStale.
+// the caller expected; the Go side turns it into shardindex.ErrStale.
 const staleReply = "LAUREL_STALE"
 
 // The scripts run in Redis's Lua 5.1: they iterate over ARGV rather than unpack it (a step may
@@ -107,12 +107,12 @@ return out
 //   - "A" member radius: the size, then 0 when the member is not in the set, else the first
 //     rank of the page around it and its zset members;
 //   - "R" bound: how many members sort before the bound, and the size.
-//   - "S" skip n best worst: a shard's slice (laurel.ShardRanking.Slice): the size, how many
+//   - "S" skip n best worst: a shard's slice (shardindex.Ranking.Slice): the size, how many
 //     members sort before best, how many from there to worst, then the zset members of the
 //     range from its skip-th (0-based) on, n of them at most;
 //   - "B" bound...: the size, then for each exclusive lex bound how many members sort before it.
 //   - "N" bound n: the size, how many members sort before the exclusive lex bound, then the
-//     zset members on either side of it, n before it and n from it on (laurel.ShardRanking.Near).
+//     zset members on either side of it, n before it and n from it on (shardindex.Ranking.Near).
 var readScript = rueidis.NewLuaScript(`
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
   return redis.error_reply('` + staleReply + ` state changed')

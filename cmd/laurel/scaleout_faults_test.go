@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -371,7 +370,7 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 						return err
 					}
 					w, wt, _ := laurel.PageOf(ctx, want, laurel.Desc, offset, 100, laurel.ScoreRange{})
-					if p.Total != wt || !sameRanked(p.Entries, w) {
+					if p.Total != wt || !laureltest.SameEntries(p.Entries, w) {
 						t.Fatalf("%s: %s: page at %d: total %d, %v\nwant %d, %v", when, where, offset, p.Total, p.Entries, wt, w)
 					}
 					return nil
@@ -387,7 +386,7 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 				if err != nil {
 					return err
 				}
-				if !sameRanked(p.Entries, w) {
+				if !laureltest.SameEntries(p.Entries, w) {
 					t.Fatalf("%s: %s: around %s: %v\nwant %v", when, where, m, p.Entries, w)
 				}
 				return nil
@@ -398,7 +397,7 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 				if err != nil {
 					return err
 				}
-				if w, _, _ := laurel.LookupOf(ctx, want, ask); !sameRanked(p.Entries, w) {
+				if w, _, _ := laurel.LookupOf(ctx, want, ask); !laureltest.SameEntries(p.Entries, w) {
 					t.Fatalf("%s: %s: lookup %v: %v\nwant %v", when, where, ask, p.Entries, w)
 				}
 				return nil
@@ -429,10 +428,4 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 		})
 	}
 	return retried
-}
-
-func sameRanked(a, b []laurel.Entry) bool {
-	return slices.EqualFunc(a, b, func(x, y laurel.Entry) bool {
-		return x.Rank == y.Rank && x.Member == y.Member && x.Score == y.Score && x.ReachedAt == y.ReachedAt
-	})
 }

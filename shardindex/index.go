@@ -1,8 +1,16 @@
-package laurel
+// Package shardindex is the protocol between the scale-out store and its ranked index: the
+// store (postgres/) keeps the truth and steps the index after each commit; the index (redis/)
+// ranks each board's members, split in shards; and a read of a board merges its shards'
+// rankings (merge.go). It uses the domain's types (package laurel) and adds nothing to the
+// domain: the root package does not know it, and neither the embedded store nor the HTTP
+// layer uses it (docs/decisions.md, "The ranked index's protocol, a package of its own").
+package shardindex
 
 import (
 	"context"
 	"errors"
+
+	"github.com/laurel/laurel"
 )
 
 // Index is the ranked index of the scale-out mode (docs/design.md): per board, one ordered set
@@ -28,27 +36,27 @@ type Index interface {
 	// the shard's stamp. Afterwards it reads the entries of u.Read, ranked within the shard,
 	// counts for each key of u.Count the entries of its set in the shard that rank before it
 	// (as Before does), and tells subscribers that the board changed. When the shard is not at
-	// u.After it changes nothing and returns ErrIndexStale. A shard that holds nothing is at version 0.
+	// u.After it changes nothing and returns ErrStale. A shard that holds nothing is at version 0.
 	// Versions below 0 are fences: a rebuild in progress sets one with its first chunk and
 	// names it in the next, so that a flush or another rebuild meanwhile makes it start
 	// again.
-	Apply(ctx context.Context, board string, sh Shard, order Order, u IndexUpdate) (IndexApplied, error)
+	Apply(ctx context.Context, board string, sh Shard, order laurel.Order, u Update) (Applied, error)
 	// State returns the board's state and its stamp, and the version of shard 0; ok is false
 	// when the index holds no state of the board (none was ever recorded, the board was
 	// deleted, the index lost it, or a rebuild has not recorded it yet).
-	State(ctx context.Context, board string) (s IndexState, ok bool, err error)
+	State(ctx context.Context, board string) (s State, ok bool, err error)
 	// Versions returns the version and stamp of each of a board's count shards.
-	Versions(ctx context.Context, board string, count int) ([]IndexVersion, error)
+	Versions(ctx context.Context, board string, count int) ([]Version, error)
 	// Ranking reads one set of a shard as of the state stamped stamp: its reads return
-	// ErrIndexStale once the shard follows another state. Its ranks count the shard's
+	// ErrStale once the shard follows another state. Its ranks count the shard's
 	// members of the set.
-	Ranking(board string, sh Shard, order Order, set IndexSet, stamp int64) ShardRanking
+	Ranking(board string, sh Shard, order laurel.Order, set Set, stamp int64) Ranking
 	// Before counts, for each key, the entries of the key's set in the shard that rank before
 	// it (by score, reached_at and member), as of the state stamped stamp.
-	Before(ctx context.Context, board string, sh Shard, order Order, stamp int64, keys []IndexKey) ([]int, error)
+	Before(ctx context.Context, board string, sh Shard, order laurel.Order, stamp int64, keys []Key) ([]int, error)
 	// Totals returns how many members each set holds in the shard, as of the state stamped
 	// stamp.
-	Totals(ctx context.Context, board string, sh Shard, sets []IndexSet, stamp int64) ([]int, error)
+	Totals(ctx context.Context, board string, sh Shard, sets []Set, stamp int64) ([]int, error)
 	// Delete removes everything the index holds of one shard of a board (of shard 0: the
 	// board's state too).
 	Delete(ctx context.Context, board string, sh Shard) error
@@ -63,77 +71,77 @@ type Index interface {
 	Ping(ctx context.Context) error
 }
 
-// ErrIndexStale is what the index answers when its board is not where the caller expected:
+// ErrStale is what the index answers when its board is not where the caller expected:
 // a step after a lost one, or a read after the state it was resolved from changed. The
 // store resolves again, or rebuilds the board's index from the store.
-var ErrIndexStale = errors.New("laurel: the index changed or missed a step")
+var ErrStale = errors.New("laurel: the index changed or missed a step")
 
-// IndexSet names one ordered set of a board: a window and the start of its span (unix ms):
+// Set names one ordered set of a board: a window and the start of its span (unix ms):
 // a calendar period's start, 0 for all and for a rolling window's current span.
-type IndexSet struct {
+type Set struct {
 	Window string
 	Start  int64
 }
 
-// IndexState is what the index recorded of a board.
-type IndexState struct {
+// State is what the index recorded of a board.
+type State struct {
 	State   []byte
 	Stamp   int64 // the version of shard 0's step that recorded State
 	Version int64 // the version of shard 0's last step
 }
 
-// IndexVersion is where a shard of a board is: the version of its last step and the stamp of
+// Version is where a shard of a board is: the version of its last step and the stamp of
 // the state its sets follow (0 and 0 when it holds nothing).
-type IndexVersion struct {
+type Version struct {
 	Version, Stamp int64
 }
 
-// IndexKey is an entry's place in a set, to count the entries before it.
-type IndexKey struct {
-	Set       IndexSet
+// Key is an entry's place in a set, to count the entries before it.
+type Key struct {
+	Set       Set
 	Score, At int64
 	Member    string
 }
 
-// IndexChange puts a member in a set with a score and reached_at, or removes it from the set
+// Change puts a member in a set with a score and reached_at, or removes it from the set
 // (Remove; a member not there is no error).
-type IndexChange struct {
-	Set       IndexSet
+type Change struct {
+	Set       Set
 	Member    string
 	Score, At int64
 	Remove    bool
 }
 
-// IndexRead asks for a member's entry in a set after a step.
-type IndexRead struct {
-	Set    IndexSet
+// Read asks for a member's entry in a set after a step.
+type Read struct {
+	Set    Set
 	Member string
 }
 
-// IndexEntry is a member's entry in a set; Rank is 0 when the member is not in it.
-type IndexEntry struct {
+// Entry is a member's entry in a set; Rank is 0 when the member is not in it.
+type Entry struct {
 	Rank      int
 	Score, At int64
 }
 
-// IndexUpdate is one step of Index.Apply.
-type IndexUpdate struct {
+// Update is one step of Index.Apply.
+type Update struct {
 	After   int64 // the version the shard must be at
 	Version int64 // the version it is at afterwards, at least After (equal while rebuilding)
 	State   []byte
 	Stamp   int64 // when not 0: the stamp of the state the shard follows (of State, when given)
 	Quiet   bool  // subscribers are not told: another shard's step of the same write tells them
-	Drops   []IndexSet
-	Changes []IndexChange
-	Read    []IndexRead
+	Drops   []Set
+	Changes []Change
+	Read    []Read
 	// Count are entries of other shards, as the step that made them left them: what ranks
 	// before each in this shard makes their rank in the whole board, counted in the same
 	// round trip.
-	Count []IndexKey
+	Count []Key
 }
 
-// IndexApplied is what Index.Apply read after its step.
-type IndexApplied struct {
-	Read   []IndexEntry // an entry for each of the update's Read
-	Before []int        // for each of the update's Count, the entries in the shard before it
+// Applied is what Index.Apply read after its step.
+type Applied struct {
+	Read   []Entry // an entry for each of the update's Read
+	Before []int   // for each of the update's Count, the entries in the shard before it
 }

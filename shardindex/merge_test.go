@@ -1,4 +1,4 @@
-package laurel_test
+package shardindex_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/laureltest"
+	"github.com/laurel/laurel/shardindex"
 )
 
 // TestMergeShards: a ranking split over shards by ShardOf and merged answers every read of
@@ -15,7 +17,7 @@ import (
 // (beyond mergeDepth included), around-me, lookups, hypothetical ranks — with ties on score and
 // reached_at, extremes, and shards left empty.
 func TestMergeShards(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seed(t), 5))
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 5))
 	for round := range 300 {
 		o := []laurel.Order{laurel.Desc, laurel.Asc}[rng.IntN(2)]
 		shards := 1 + rng.IntN(7)
@@ -38,15 +40,15 @@ func TestMergeShards(t *testing.T) {
 		}
 		parts := make([][]laurel.Entry, shards)
 		for _, en := range entries {
-			i := laurel.ShardOf(en.Member, shards)
+			i := shardindex.ShardOf(en.Member, shards)
 			parts[i] = append(parts[i], en)
 		}
-		var rankings []laurel.ShardRanking
+		var rankings []shardindex.Ranking
 		for _, p := range parts {
-			rankings = append(rankings, laurel.NewSortedRanking(o, p))
+			rankings = append(rankings, shardindex.NewSorted(o, p))
 		}
 		whole := laurel.NewSortedRanking(o, slices.Clone(entries))
-		merged := laurel.MergeShards(o, rankings)
+		merged := shardindex.Merge(o, rankings)
 		what := fmt.Sprintf("round %d: %d entries in %d shards, %v", round, size, shards, o)
 		compareRankings(t, what, rng, o, merged, whole, size)
 	}
@@ -77,14 +79,14 @@ func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, 
 		limit := 1 + rng.IntN(120)
 		gp, gt, gerr := laurel.PageOf(ctx, got, o, offset, limit, sr)
 		wp, wt, _ := laurel.PageOf(ctx, want, o, offset, limit, sr)
-		if gerr != nil || gt != wt || !sameEntries(gp, wp) {
+		if gerr != nil || gt != wt || !laureltest.SameEntries(gp, wp) {
 			t.Fatalf("%s: PageOf(%d, %d, %+v) = %v, %d, %v\nwant %v, %d", what, offset, limit, sr, gp, gt, gerr, wp, wt)
 		}
 	}
 	for _, p := range [][2]int{{1, size}, {size, 5}, {size + 1, 1}, {1, math.MaxInt}, {2, math.MaxInt}} {
 		gp, err := got.Page(ctx, p[0], p[1])
 		wp, _ := want.Page(ctx, p[0], p[1])
-		if err != nil || !sameEntries(gp, wp) {
+		if err != nil || !laureltest.SameEntries(gp, wp) {
 			t.Fatalf("%s: Page(%d, %d) = %v, %v\nwant %v", what, p[0], p[1], gp, err, wp)
 		}
 	}
@@ -93,7 +95,7 @@ func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, 
 		radius := rng.IntN(8)
 		gp, gt, gerr := laurel.AroundOf(ctx, got, "b", "w", m, radius)
 		wp, wt, werr := laurel.AroundOf(ctx, want, "b", "w", m, radius)
-		if laurel.ErrorCode(gerr) != laurel.ErrorCode(werr) || werr == nil && (gt != wt || !sameEntries(gp, wp)) {
+		if laurel.ErrorCode(gerr) != laurel.ErrorCode(werr) || werr == nil && (gt != wt || !laureltest.SameEntries(gp, wp)) {
 			t.Fatalf("%s: AroundOf(%s, %d) = %v, %d, %v\nwant %v, %d, %v", what, m, radius, gp, gt, gerr, wp, wt, werr)
 		}
 	}
@@ -103,7 +105,7 @@ func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, 
 	}
 	gp, gt, gerr := laurel.LookupOf(ctx, got, ask)
 	wp, wt, _ := laurel.LookupOf(ctx, want, ask)
-	if gerr != nil || gt != wt || !sameEntries(gp, wp) {
+	if gerr != nil || gt != wt || !laureltest.SameEntries(gp, wp) {
 		t.Fatalf("%s: LookupOf(%q) = %v, %d, %v\nwant %v, %d", what, ask, gp, gt, gerr, wp, wt)
 	}
 	for range 6 {
@@ -120,14 +122,14 @@ func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, 
 func TestShardOf(t *testing.T) {
 	counts := make([]int, 8)
 	for i := range 8000 {
-		counts[laurel.ShardOf(fmt.Sprintf("player-%d", i), 8)]++
+		counts[shardindex.ShardOf(fmt.Sprintf("player-%d", i), 8)]++
 	}
 	for i, n := range counts {
 		if n < 800 || n > 1200 {
 			t.Errorf("shard %d of 8 holds %d of 8000 members: %v", i, n, counts)
 		}
 	}
-	if laurel.ShardOf("alice", 1) != 0 || laurel.ShardOf("alice", 5) != laurel.ShardOf("alice", 5) {
+	if shardindex.ShardOf("alice", 1) != 0 || shardindex.ShardOf("alice", 5) != shardindex.ShardOf("alice", 5) {
 		t.Error("ShardOf is not a function of the member and the count")
 	}
 }

@@ -1,4 +1,4 @@
-package laurel
+package shardindex
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/laurel/laurel"
 )
 
 // A board of the scale-out store splits its members into shards, so that writes to one board
@@ -33,40 +35,40 @@ type Shard struct {
 	Number, Count int
 }
 
-// ShardRanking is one shard's part of a ranking: the entries of the members ShardOf puts in
-// the shard, ranked among themselves. Besides Ranking's reads, it answers the two that a
+// Ranking is one shard's part of a ranking: the entries of the members ShardOf puts in
+// the shard, ranked among themselves. Besides laurel.Ranking's reads, it answers the two that a
 // merge needs, each in one step.
-type ShardRanking interface {
-	Ranking
+type Ranking interface {
+	laurel.Ranking
 	// Slice returns the shard's total, how many of its entries rank before the score range
 	// sr (in the shard's order) and how many lie in it, and up to n of those in it from the
 	// skip-th on (0-based), with their ranks in the shard.
-	Slice(ctx context.Context, sr ScoreRange, skip, n int) (ShardSlice, error)
+	Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (Slice, error)
 	// Before returns, for each entry, how many of the shard's entries rank before it by
 	// score, reached_at and member (an entry of the shard does not count itself), and the
 	// shard's total. An entry with an empty member ranks before every entry with its score
 	// and reached_at, so its count is that of Search minus one.
-	Before(ctx context.Context, entries []Entry) (counts []int, total int, err error)
+	Before(ctx context.Context, entries []laurel.Entry) (counts []int, total int, err error)
 	// Near returns, in one step, the shard's total, how many of its entries rank before the
 	// entry at (by score, reached_at and member; at itself does not count), and up to n of
 	// its entries on either side of it: the n before it and the n from it on, with their
 	// ranks in the shard.
-	Near(ctx context.Context, at Entry, n int) (ShardSlice, error)
+	Near(ctx context.Context, at laurel.Entry, n int) (Slice, error)
 }
 
-// ShardSlice is what ShardRanking.Slice and Near answer (Near leaves In at 0).
-type ShardSlice struct {
+// Slice is what Ranking.Slice and Near answer (Near leaves In at 0).
+type Slice struct {
 	Total, Before, In int
-	Entries           []Entry
+	Entries           []laurel.Entry
 }
 
-// MergeShards returns the ranking of shards together, shard i holding the members ShardOf
+// Merge returns the ranking of shards together, shard i holding the members ShardOf
 // puts in shard i of len(shards). Each of its reads asks every shard at once, in one to three
 // rounds (a page at an offset beyond mergeDepth takes a search of about twice the rounds of
 // log2 of a shard's size); with one shard it is that shard. Reads of several shards are not
 // one instant: a write to another shard between two rounds can show in one and not in the
 // other, as if it happened in between.
-func MergeShards(o Order, shards []ShardRanking) Ranking {
+func Merge(o laurel.Order, shards []Ranking) laurel.Ranking {
 	if len(shards) == 1 {
 		return shards[0]
 	}
@@ -79,14 +81,14 @@ func MergeShards(o Order, shards []ShardRanking) Ranking {
 const mergeDepth = 1000
 
 type mergedRanking struct {
-	order  Order
-	shards []ShardRanking
+	order  laurel.Order
+	shards []Ranking
 }
 
-var _ RankingReads = (*mergedRanking)(nil)
+var _ laurel.RankingReads = (*mergedRanking)(nil)
 
 // each runs fn for every shard at once and returns the first error.
-func (r *mergedRanking) each(fn func(i int, s ShardRanking) error) error {
+func (r *mergedRanking) each(fn func(i int, s Ranking) error) error {
 	errs := make([]error, len(r.shards))
 	var wg sync.WaitGroup
 	for i, s := range r.shards {
@@ -106,15 +108,15 @@ func (r *mergedRanking) Total(ctx context.Context) (int, error) {
 	return total, err
 }
 
-func (r *mergedRanking) Page(ctx context.Context, from, n int) ([]Entry, error) {
+func (r *mergedRanking) Page(ctx context.Context, from, n int) ([]laurel.Entry, error) {
 	if from < 1 || n <= 0 {
 		return nil, nil
 	}
-	es, _, err := r.ReadPage(ctx, r.order, from-1, n, ScoreRange{})
+	es, _, err := r.ReadPage(ctx, r.order, from-1, n, laurel.ScoreRange{})
 	return es, err
 }
 
-func (r *mergedRanking) Entries(ctx context.Context, members []string) ([]Entry, error) {
+func (r *mergedRanking) Entries(ctx context.Context, members []string) ([]laurel.Entry, error) {
 	es, _, err := r.ReadEntries(ctx, members)
 	return es, err
 }
@@ -126,7 +128,7 @@ func (r *mergedRanking) Search(ctx context.Context, score, at int64) (int, error
 
 // ReadRank counts the entries before (score, at) in every shard.
 func (r *mergedRanking) ReadRank(ctx context.Context, score, at int64) (int, int, error) {
-	counts, total, err := r.before(ctx, []Entry{{Score: score, ReachedAt: at}}, -1)
+	counts, total, err := r.before(ctx, []laurel.Entry{{Score: score, ReachedAt: at}}, -1)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -135,11 +137,11 @@ func (r *mergedRanking) ReadRank(ctx context.Context, score, at int64) (int, int
 
 // before returns, for each entry, how many entries of the shards other than skip (-1: none)
 // rank before it, and the total of every shard.
-func (r *mergedRanking) before(ctx context.Context, entries []Entry, skip int) ([]int, int, error) {
+func (r *mergedRanking) before(ctx context.Context, entries []laurel.Entry, skip int) ([]int, int, error) {
 	counts := make([][]int, len(r.shards))
 	totals := make([]int, len(r.shards))
-	err := r.each(func(i int, s ShardRanking) error {
-		var ask []Entry
+	err := r.each(func(i int, s Ranking) error {
+		var ask []laurel.Entry
 		if i != skip {
 			ask = entries
 		}
@@ -164,15 +166,15 @@ func (r *mergedRanking) before(ctx context.Context, entries []Entry, skip int) (
 }
 
 // ReadEntries finds each member in its shard, then counts what ranks before it in the others.
-func (r *mergedRanking) ReadEntries(ctx context.Context, members []string) ([]Entry, int, error) {
+func (r *mergedRanking) ReadEntries(ctx context.Context, members []string) ([]laurel.Entry, int, error) {
 	parts := make([][]string, len(r.shards))
 	for _, m := range members {
 		if i := ShardOf(m, len(r.shards)); !slices.Contains(parts[i], m) {
 			parts[i] = append(parts[i], m)
 		}
 	}
-	found := make([][]Entry, len(r.shards))
-	err := r.each(func(i int, s ShardRanking) error {
+	found := make([][]laurel.Entry, len(r.shards))
+	err := r.each(func(i int, s Ranking) error {
 		if len(parts[i]) == 0 {
 			return nil
 		}
@@ -183,7 +185,7 @@ func (r *mergedRanking) ReadEntries(ctx context.Context, members []string) ([]En
 	if err != nil {
 		return nil, 0, err
 	}
-	var all []Entry
+	var all []laurel.Entry
 	owner := make([]int, 0)
 	for i, es := range found {
 		for _, en := range es {
@@ -194,8 +196,8 @@ func (r *mergedRanking) ReadEntries(ctx context.Context, members []string) ([]En
 	// Each shard counts the entries of the others; an entry's own shard gave its rank there.
 	counts := make([][]int, len(r.shards))
 	totals := make([]int, len(r.shards))
-	err = r.each(func(i int, s ShardRanking) error {
-		var ask []Entry
+	err = r.each(func(i int, s Ranking) error {
+		var ask []laurel.Entry
 		for k, en := range all {
 			if owner[k] != i {
 				ask = append(ask, en)
@@ -230,7 +232,7 @@ func (r *mergedRanking) ReadEntries(ctx context.Context, members []string) ([]En
 // it however the shards change meanwhile. (It read the page by ranks counted a round before,
 // and a write in between shifted a shard under it: pages left their member out, or came back
 // short.) A member whose entry changed between the two rounds is looked up again.
-func (r *mergedRanking) ReadAround(ctx context.Context, member string, radius int) ([]Entry, bool, int, error) {
+func (r *mergedRanking) ReadAround(ctx context.Context, member string, radius int) ([]laurel.Entry, bool, int, error) {
 	own := ShardOf(member, len(r.shards))
 	for range aroundTries {
 		es, err := r.shards[own].Entries(ctx, []string{member})
@@ -238,8 +240,8 @@ func (r *mergedRanking) ReadAround(ctx context.Context, member string, radius in
 			return nil, false, 0, err
 		}
 		me := es[0]
-		near := make([]ShardSlice, len(r.shards))
-		err = r.each(func(i int, s ShardRanking) error {
+		near := make([]Slice, len(r.shards))
+		err = r.each(func(i int, s Ranking) error {
 			var err error
 			near[i], err = s.Near(ctx, me, 2*radius+1)
 			return err
@@ -247,7 +249,7 @@ func (r *mergedRanking) ReadAround(ctx context.Context, member string, radius in
 		if err != nil {
 			return nil, false, 0, err
 		}
-		var merged []Entry
+		var merged []laurel.Entry
 		rank, total := 1, 0
 		for _, sl := range near {
 			merged = append(merged, sl.Entries...)
@@ -255,18 +257,18 @@ func (r *mergedRanking) ReadAround(ctx context.Context, member string, radius in
 			total += sl.Total
 		}
 		r.sort(merged)
-		at, found := slices.BinarySearchFunc(merged, me, func(a, b Entry) int { return CompareEntries(r.order, a, b) })
+		at, found := slices.BinarySearchFunc(merged, me, func(a, b laurel.Entry) int { return laurel.CompareEntries(r.order, a, b) })
 		if !found || merged[at].Member != member {
 			continue // its entry changed between the rounds
 		}
-		lo, n := AroundBounds(rank, radius, total)
+		lo, n := laurel.AroundBounds(rank, radius, total)
 		page := merged[at-(rank-lo) : at-(rank-lo)+n]
 		for k := range page {
 			page[k].Rank = lo + k
 		}
 		return page, true, total, nil
 	}
-	return nil, false, 0, ErrIndexStale
+	return nil, false, 0, ErrStale
 }
 
 // aroundTries bounds how often ReadAround looks a member up again whose entry changed between
@@ -276,13 +278,13 @@ const aroundTries = 5
 // ReadPage merges the shards' pages. Down to mergeDepth every shard gives its entries from the
 // start of the range to the end of the page; deeper, a search finds how many of each shard's
 // entries in the range come before the page, and each gives its next limit entries.
-func (r *mergedRanking) ReadPage(ctx context.Context, o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error) {
+func (r *mergedRanking) ReadPage(ctx context.Context, o laurel.Order, offset, limit int, sr laurel.ScoreRange) ([]laurel.Entry, int, error) {
 	skips := make([]int, len(r.shards))
 	n := limit
 	if offset <= mergeDepth {
 		n = offset + min(limit, math.MaxInt-offset)
 	}
-	var heads []ShardSlice
+	var heads []Slice
 	if offset > mergeDepth {
 		var err error
 		if heads, err = r.slices(ctx, sr, skips, 0); err != nil {
@@ -293,7 +295,7 @@ func (r *mergedRanking) ReadPage(ctx context.Context, o Order, offset, limit int
 			in += h.In
 		}
 		if offset >= in {
-			return nil, sum(heads, func(h ShardSlice) int { return h.Total }), nil
+			return nil, sum(heads, func(h Slice) int { return h.Total }), nil
 		}
 		if skips, err = r.locate(ctx, sr, heads, offset); err != nil {
 			return nil, 0, err
@@ -303,7 +305,7 @@ func (r *mergedRanking) ReadPage(ctx context.Context, o Order, offset, limit int
 	if err != nil {
 		return nil, 0, err
 	}
-	var merged []Entry
+	var merged []laurel.Entry
 	for _, s := range got {
 		merged = append(merged, s.Entries...)
 	}
@@ -318,17 +320,17 @@ func (r *mergedRanking) ReadPage(ctx context.Context, o Order, offset, limit int
 		}
 	}
 	merged = merged[:min(limit, len(merged))]
-	base := sum(got, func(s ShardSlice) int { return s.Before }) + first
+	base := sum(got, func(s Slice) int { return s.Before }) + first
 	for k := range merged {
 		merged[k].Rank = base + k + 1
 	}
-	return merged, sum(got, func(s ShardSlice) int { return s.Total }), nil
+	return merged, sum(got, func(s Slice) int { return s.Total }), nil
 }
 
 // slices asks every shard for its slice of sr from skips[i], n entries.
-func (r *mergedRanking) slices(ctx context.Context, sr ScoreRange, skips []int, n int) ([]ShardSlice, error) {
-	out := make([]ShardSlice, len(r.shards))
-	err := r.each(func(i int, s ShardRanking) error {
+func (r *mergedRanking) slices(ctx context.Context, sr laurel.ScoreRange, skips []int, n int) ([]Slice, error) {
+	out := make([]Slice, len(r.shards))
+	err := r.each(func(i int, s Ranking) error {
 		var err error
 		out[i], err = s.Slice(ctx, sr, skips[i], n)
 		return err
@@ -339,13 +341,13 @@ func (r *mergedRanking) slices(ctx context.Context, sr ScoreRange, skips []int, 
 // locate finds, for each shard, how many of its entries in sr come before the in-range rank
 // offset (0-based) of the whole: in every shard at once, a binary search over its entries in
 // the range, each probe's rank in the whole counted by every shard.
-func (r *mergedRanking) locate(ctx context.Context, sr ScoreRange, heads []ShardSlice, offset int) ([]int, error) {
+func (r *mergedRanking) locate(ctx context.Context, sr laurel.ScoreRange, heads []Slice, offset int) ([]int, error) {
 	lo := make([]int, len(r.shards))
 	hi := make([]int, len(r.shards))
 	for i, h := range heads {
 		hi[i] = h.In
 	}
-	before := sum(heads, func(h ShardSlice) int { return h.Before })
+	before := sum(heads, func(h Slice) int { return h.Before })
 	for {
 		var probing []int
 		for i := range r.shards {
@@ -356,9 +358,9 @@ func (r *mergedRanking) locate(ctx context.Context, sr ScoreRange, heads []Shard
 		if len(probing) == 0 {
 			return lo, nil
 		}
-		probes := make([]Entry, len(r.shards))
+		probes := make([]laurel.Entry, len(r.shards))
 		present := make([]bool, len(r.shards))
-		err := r.each(func(i int, s ShardRanking) error {
+		err := r.each(func(i int, s Ranking) error {
 			if lo[i] >= hi[i] {
 				return nil
 			}
@@ -371,7 +373,7 @@ func (r *mergedRanking) locate(ctx context.Context, sr ScoreRange, heads []Shard
 		if err != nil {
 			return nil, err
 		}
-		var keys []Entry
+		var keys []laurel.Entry
 		for _, i := range probing {
 			if present[i] {
 				keys = append(keys, probes[i])
@@ -398,8 +400,8 @@ func (r *mergedRanking) locate(ctx context.Context, sr ScoreRange, heads []Shard
 	}
 }
 
-func (r *mergedRanking) sort(es []Entry) {
-	slices.SortFunc(es, func(a, b Entry) int { return CompareEntries(r.order, a, b) })
+func (r *mergedRanking) sort(es []laurel.Entry) {
+	slices.SortFunc(es, func(a, b laurel.Entry) int { return laurel.CompareEntries(r.order, a, b) })
 }
 
 func sum[T any](xs []T, f func(T) int) int {
@@ -410,33 +412,47 @@ func sum[T any](xs []T, f func(T) int) int {
 	return n
 }
 
-// Slice answers ShardRanking.Slice, so that a sorted ranking can be a shard (in tests, and
-// for any store that computes a shard's ranking for a read).
-func (v *SortedRanking) Slice(ctx context.Context, sr ScoreRange, skip, n int) (ShardSlice, error) {
-	first, end, _ := PageBounds(ctx, v.order, sr, len(v.entries), v.Search)
-	out := ShardSlice{Total: len(v.entries), Before: first - 1, In: max(0, end-first)}
+// Sorted is a shard's ranking computed from its entries: a laurel.SortedRanking that also
+// answers a merge's reads (in tests, and for any store that computes a shard's ranking for a
+// read).
+type Sorted struct {
+	*laurel.SortedRanking
+	order   laurel.Order
+	entries []laurel.Entry // sorted, ranked
+}
+
+// NewSorted sorts entries (which it takes over) into a shard's ranking.
+func NewSorted(o laurel.Order, entries []laurel.Entry) *Sorted {
+	r := laurel.NewSortedRanking(o, entries) // sorts and ranks entries in place
+	return &Sorted{SortedRanking: r, order: o, entries: entries}
+}
+
+// Slice answers Ranking.Slice.
+func (v *Sorted) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (Slice, error) {
+	first, end, _ := laurel.PageBounds(ctx, v.order, sr, len(v.entries), v.Search)
+	out := Slice{Total: len(v.entries), Before: first - 1, In: max(0, end-first)}
 	if from := first + skip; skip < out.In && n > 0 {
 		out.Entries, _ = v.Page(ctx, from, min(n, end-from))
 	}
 	return out, nil
 }
 
-// Near answers ShardRanking.Near.
-func (v *SortedRanking) Near(ctx context.Context, at Entry, n int) (ShardSlice, error) {
-	counts, total, _ := v.Before(ctx, []Entry{at})
+// Near answers Ranking.Near.
+func (v *Sorted) Near(ctx context.Context, at laurel.Entry, n int) (Slice, error) {
+	counts, total, _ := v.Before(ctx, []laurel.Entry{at})
 	before := counts[0]
-	out := ShardSlice{Total: total, Before: before}
+	out := Slice{Total: total, Before: before}
 	lo, hi := max(0, before-n), min(total, before+n)
 	out.Entries = slices.Clone(v.entries[lo:hi])
 	return out, nil
 }
 
-// Before answers ShardRanking.Before.
-func (v *SortedRanking) Before(_ context.Context, entries []Entry) ([]int, int, error) {
+// Before answers Ranking.Before.
+func (v *Sorted) Before(_ context.Context, entries []laurel.Entry) ([]int, int, error) {
 	counts := make([]int, len(entries))
 	for k, en := range entries {
-		counts[k], _ = slices.BinarySearchFunc(v.entries, en, func(e, t Entry) int {
-			if CompareEntries(v.order, e, t) < 0 {
+		counts[k], _ = slices.BinarySearchFunc(v.entries, en, func(e, t laurel.Entry) int {
+			if laurel.CompareEntries(v.order, e, t) < 0 {
 				return -1
 			}
 			return 1
