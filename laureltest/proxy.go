@@ -68,7 +68,7 @@ func (p *Proxy) forward(c net.Conn) {
 	}
 	cut := make(chan struct{}) // closed once this connection's COMMIT was forwarded and c cut off
 	go func() {
-		p.copyWatching(b, c, cut)
+		p.copy(b, c, p.watchCommit(c, cut))
 		select {
 		case <-cut: // the server goes on with what it was sent; its answers are dropped
 			time.AfterFunc(time.Second, func() { b.Close() })
@@ -76,7 +76,7 @@ func (p *Proxy) forward(c net.Conn) {
 			b.Close()
 		}
 	}()
-	p.copy(c, b)
+	p.copy(c, b, nil)
 	c.Close()
 	select {
 	case <-cut:
@@ -95,39 +95,26 @@ func (p *Proxy) CutAfterCommit(then func()) {
 	p.commitCut = then
 }
 
-// copyWatching is copy from the client to the server, reading PostgreSQL's protocol as it
-// goes, so that a COMMIT can be cut after (CutAfterCommit): it closes cut and the client's
-// connection once it has forwarded the message that commits.
-func (p *Proxy) copyWatching(dst net.Conn, src net.Conn, cut chan struct{}) {
+// watchCommit returns what copy calls with each chunk a client sends: it reads PostgreSQL's
+// protocol as it goes, so that a COMMIT can be cut after (CutAfterCommit), and once it has
+// forwarded the message that commits, it closes cut and the client's connection.
+func (p *Proxy) watchCommit(client net.Conn, cut chan struct{}) func([]byte) bool {
 	var w commitWatch
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			gate := p.paused
-			p.mu.Unlock()
-			<-gate
-			commits := w.feed(buf[:n])
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-			if commits {
-				p.mu.Lock()
-				then := p.commitCut
-				p.commitCut = nil
-				p.mu.Unlock()
-				if then != nil {
-					close(cut)
-					src.Close()
-					then()
-					return
-				}
-			}
+	return func(chunk []byte) bool {
+		if !w.feed(chunk) {
+			return false
 		}
-		if err != nil {
-			return
+		p.mu.Lock()
+		then := p.commitCut
+		p.commitCut = nil
+		p.mu.Unlock()
+		if then == nil {
+			return false
 		}
+		close(cut)
+		client.Close()
+		then()
+		return true
 	}
 }
 
@@ -186,8 +173,9 @@ func (w *commitWatch) message(kind byte, body []byte) bool {
 	return false
 }
 
-// copy forwards from src to dst, holding what it read while the proxy is paused.
-func (p *Proxy) copy(dst io.Writer, src io.Reader) {
+// copy forwards from src to dst, holding what it read while the proxy is paused; forwarded,
+// when not nil, is called with each chunk once forwarded, and ends the copy by returning true.
+func (p *Proxy) copy(dst io.Writer, src io.Reader, forwarded func([]byte) bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
@@ -197,6 +185,9 @@ func (p *Proxy) copy(dst io.Writer, src io.Reader) {
 			p.mu.Unlock()
 			<-gate
 			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+			if forwarded != nil && forwarded(buf[:n]) {
 				return
 			}
 		}
