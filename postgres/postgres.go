@@ -195,21 +195,17 @@ func Open(ctx context.Context, dsn string, index shardindex.Index, opts Options)
 		pool.Close()
 		return nil, fmt.Errorf("postgres: subscribe to the index: %w", err)
 	}
-	// A node is not ready until the index holds every step the store committed: a node that
-	// died between its commit and the index (kill -9) left it behind, and reads would miss
-	// the step — and disagree across windows — until a maintenance pass found it.
-	if err := e.catchUpBehind(ctx); err != nil {
-		e.unsub()
-		pool.Close()
-		return nil, fmt.Errorf("postgres: catch the index up: %w", err)
-	}
 	go e.maintain(opts.Maintenance)
 	return e, nil
 }
 
-// catchUpBehind catches up every board whose index is behind the store's versions (catchUp
-// first waits a moment for steps on their way from live nodes).
-func (e *Store) catchUpBehind(ctx context.Context) error {
+// CatchUpLagging catches up every board whose index is behind the store's versions: steps a
+// node committed and died (kill -9) before giving to the index, which reads would miss — and
+// windows disagree on — until a maintenance pass found them. A server calls it before it
+// serves, so that it is not ready until then. (catchUp first waits a moment for steps on
+// their way from live nodes.) A board whose index holds nothing of it (Redis restarted empty)
+// is left to its first read, which rebuilds it, as a whole store could take long.
+func (e *Store) CatchUpLagging(ctx context.Context) error {
 	boards, err := e.boardVersions(ctx)
 	if err != nil {
 		return err
@@ -219,7 +215,7 @@ func (e *Store) catchUpBehind(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if view.below(b.stamp, b.versions) {
+		if view.ok && view.below(b.stamp, b.versions) {
 			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 				return err
 			}

@@ -110,7 +110,16 @@ func (s *server) openScaleOut(ctx context.Context, so scaleOut, opts postgres.Op
 	s.handler.Store(&waiting)
 	err := retry(ctx, forever, 10*time.Second, always,
 		func(err error) { s.log.Error("waiting for the scale-out store's backends", "err", err) },
-		func() (err error) { store, err = so.open(ctx, opts); return err })
+		func() (err error) {
+			if store, err = so.open(ctx, opts); err != nil {
+				return err
+			}
+			// Not ready until the index holds what a node killed mid-write committed.
+			if err = store.CatchUpLagging(ctx); err != nil {
+				store.Close()
+			}
+			return err
+		})
 	if err != nil {
 		s.http.Close()
 		s.log.Info("stopped before the scale-out store's backends came up")
