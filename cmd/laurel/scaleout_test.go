@@ -48,6 +48,9 @@ func TestServeScaleOut(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^laurel_store_commit_ops_count ([0-9]+)$`).FindSubmatch(metrics); m == nil || string(m[1]) == "0" {
 		t.Errorf("no commits in the metrics of a:\n%s", metrics)
 	}
+	if !regexp.MustCompile(`(?m)^laurel_history_points_lost_total 0$`).Match(metrics) {
+		t.Errorf("no count of lost history points, at 0, in the metrics of a:\n%s", metrics)
+	}
 	if code := stopA(); code != 0 {
 		t.Fatalf("serve a exited %d after the signal", code)
 	}
