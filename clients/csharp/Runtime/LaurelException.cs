@@ -28,11 +28,12 @@ namespace Laurel
         }
 
         /// <summary>
-        /// Whether the same call may succeed later: the server or its store cannot serve now, or
-        /// this client sent too much (what the client retries by itself). Anything else would
-        /// fail the same way again.
+        /// Whether the same call may succeed later: the server or its store cannot serve now, this
+        /// client sent too much, or a write's outcome is unknown — sent again, it is answered for
+        /// what was stored, as the writes this client retries carry event ids (what the client
+        /// retries by itself). Anything else would fail the same way again.
         /// </summary>
-        public bool Retryable => Code == ErrorCodes.Unavailable || Code == ErrorCodes.RateLimited;
+        public bool Retryable => Code == ErrorCodes.Unavailable || Code == ErrorCodes.RateLimited || Code == ErrorCodes.OutcomeUnknown;
 
         /// <summary>
         /// The API's code for an answer that is not the API's JSON (a proxy's page, say), from its
@@ -45,7 +46,7 @@ namespace Laurel
         internal static int StatusOf(string code)
         {
             if (code == ErrorCodes.TooLate) return 400;
-            if (code == ErrorCodes.Unavailable) return 503;
+            if (code == ErrorCodes.Unavailable || code == ErrorCodes.OutcomeUnknown) return 503;
             foreach (var kv in codes)
             {
                 if (kv.Value == code) return kv.Key;
@@ -80,6 +81,7 @@ namespace Laurel
         public const string PayloadTooLarge = "payload_too_large";
         public const string RateLimited = "rate_limited";
         public const string Unavailable = "unavailable";
+        public const string OutcomeUnknown = "outcome_unknown";
         public const string Internal = "internal";
     }
 }
