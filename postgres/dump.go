@@ -346,12 +346,11 @@ func (s *step) importBoard(ctx context.Context, r *laurel.DumpReader, board *lau
 
 // importer copies a board's records into the store in batches.
 type importer struct {
-	s      *step
-	b      *boardStep
-	table  string
-	cols   []string
-	rows   [][]any
-	closed map[[2]any]bool
+	s     *step
+	b     *boardStep
+	table string
+	cols  []string
+	rows  [][]any
 }
 
 const importBatch = 10_000

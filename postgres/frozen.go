@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -26,7 +27,7 @@ func (e *Store) frozen(ctx context.Context, board, win string, order laurel.Orde
 	err := e.pool.QueryRow(ctx, `SELECT c.removed, coalesce((SELECT array_agg(f.rank) FROM laurel_hidden h
 			JOIN laurel_frozen f ON f.board = c.board AND f.win = c.win AND f.span = c.span AND f.member = h.member), '{}')
 		FROM laurel_closed c WHERE c.board = $1 AND c.win = $2 AND c.span = $3`, board, win, cp.Start).Scan(&removed, &hidden)
-	if err != nil && err != pgx.ErrNoRows {
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("postgres: read closed period: %w", err)
 	}
 	v := &frozenRanking{e: e, board: board, win: win, order: order, cp: cp}

@@ -129,7 +129,16 @@ func TestShardOf(t *testing.T) {
 			t.Errorf("shard %d of 8 holds %d of 8000 members: %v", i, n, counts)
 		}
 	}
-	if shardindex.ShardOf("alice", 1) != 0 || shardindex.ShardOf("alice", 5) != shardindex.ShardOf("alice", 5) {
-		t.Error("ShardOf is not a function of the member and the count")
+	// A member's shard is part of what the store keeps (its rows and index keys are the
+	// shard's): it must not move from one version of laurel to the next.
+	for _, c := range []struct {
+		member string
+		n      int
+		shard  int
+	}{{"alice", 1, 0}, {"alice", 5, 4}, {"alice", 8, 7}, {"alice", 64, 39}, {"bob", 5, 4}, {"bob", 64, 20},
+		{"player-42", 8, 1}, {"player-42", 64, 49}, {"é", 5, 2}, {"é", 64, 1}} {
+		if got := shardindex.ShardOf(c.member, c.n); got != c.shard {
+			t.Errorf("ShardOf(%q, %d) = %d, want %d: a member's shard moved", c.member, c.n, got, c.shard)
+		}
 	}
 }
