@@ -401,6 +401,7 @@ export declare class Laurel {
   putBoard(board: string, spec?: BoardSpec, opts?: CallOptions): Promise<Board>;
   deleteBoard(board: string, opts?: CallOptions): Promise<void>;
 
+  /** One event is sent as one, a list as a batch: a refusal's field is "member" or "events[1].member". */
   submitBoardEvents(board: string, events: Event | Event[], opts?: SubmitOptions): Promise<EventResult[]>;
   submitEvents(events: (Event & { board: string })[], opts?: SubmitOptions): Promise<EventResult[]>;
   retractEvent(board: string, id: string, opts?: CallOptions): Promise<Retracted>;

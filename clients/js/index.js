@@ -142,11 +142,14 @@ export class Laurel {
   // retries are on, so that a retry of a write that did reach the store is answered
   // "duplicate" instead of counted twice. The ids are in the results.
 
+  // submitBoardEvents sends one event as one and a list as a batch, as the caller gave them,
+  // so that a refusal's field names what the caller wrote: "member" for an event alone,
+  // "events[2].member" in a list (docs/api.md, "Errors").
   submitBoardEvents(board, events, { ranks, importing, signal } = {}) {
-    const list = (Array.isArray(events) ? events : [events]).map((ev) => this.withID(ev));
+    const body = Array.isArray(events) ? { events: events.map((ev) => this.withID(ev)) } : this.withID(events);
     return this.request("POST", `/v1/boards/${enc(board)}/events`, {
       query: { ranks: ranks === false ? "false" : undefined, import: importing ? "true" : undefined },
-      body: { events: list }, signal,
+      body, signal,
     }).then((r) => r.results);
   }
   submitEvents(events, { ranks, importing, signal } = {}) {

@@ -128,6 +128,7 @@ test("errors carry the API's code, status and field", async () => {
   const board = await newBoard();
   await assert.rejects(client.submitBoardEvents(board, [{ member: "a", value: 1 }, { member: "b", value: 1.5 }]),
     (err) => err instanceof LaurelError && err.status === 400 && err.code === "invalid_argument" && err.field === "events[1].value");
+  await assert.rejects(client.submitBoardEvents(board, { member: "a", value: 1.5 }), { status: 400, code: "invalid_argument", field: "value" });
   await assert.rejects(client.getEntries(board, { window: "fortnight" }), { code: "invalid_argument", field: "window" });
   await assert.rejects(client.submitBoardEvents(board, { member: "a", value: 2, id: "a1" }).then(() =>
     client.submitBoardEvents(board, { member: "a", value: 3, id: "a1" })), { status: 409, code: "conflict" });
@@ -211,9 +212,13 @@ test("a game client with a member token submits its own member's events and noth
     assert.ok(err instanceof LaurelError);
     assert.equal(err.status, 403);
     assert.equal(err.code, "permission_denied");
-    assert.equal(err.field, "events[0].member");
+    assert.equal(err.field, "member"); // as docs/api.md's example of a token's refused event
     return true;
   });
+  // In a list, the field names the event by its place.
+  await assert.rejects(game.submitBoardEvents(board, [{ member: "ada", value: 1 }, { member: "bob", value: 500 }]),
+    { status: 403, code: "permission_denied", field: "events[1].member" });
+  assert.equal((await game.getMemberEntry(board, "ada")).entry.score, 5, "nothing of the refused batch was stored");
   const forged = await mintMemberToken({ secret: "another-secret-of-at-least-32-bytes", kid: process.env.LAUREL_TOKEN_KID, member: "ada", boards: [board] });
   await assert.rejects(new Laurel({ url, key: forged, retries: 0 }).getEntries(board), (err) => err.status === 401 && err.code === "unauthenticated");
 });
