@@ -102,6 +102,48 @@ func TestBrowserAdmin(t *testing.T) {
 		tab.click(`#admin-boards tr[data-board="league"] button.danger`)
 		tab.wait(`!document.querySelector('#admin-boards tr[data-board="league"]')`)
 		e.do("GET", "/v1/boards/league", nil).isError(t, 404, "not_found", "board")
+		// The form that edited it leaves it: a Save there made it again, with default settings.
+		tab.wait(`document.getElementById('board-form-title').textContent === 'New board' && document.getElementById('board-form-msg').textContent === 'Deleted board league.'`)
+		if id := evalJS[string](tab, `document.getElementById('board-id').value`); id != "" {
+			t.Errorf("the form still names the deleted board: id %q", id)
+		}
+		tab.submit("board-form", map[string]string{})
+		tab.wait(`document.getElementById('board-id-error').textContent !== ''`)
+		e.do("GET", "/v1/boards/league", nil).isError(t, 404, "not_found", "board")
+
+		// Deleted elsewhere while the form edits it: Save says so and makes nothing; the form
+		// then creates it, with its settings, when asked to.
+		e.do("PUT", "/v1/boards/relay", map[string]any{"windows": []string{"all", "day"}, "order": "asc"}).must(t, 201)
+		tab.open(e.url + "/admin")
+		tab.click(`#admin-boards tr[data-board="relay"] button.edit`)
+		tab.wait(`document.getElementById('board-form-title').textContent === 'Edit relay'`)
+		e.do("DELETE", "/v1/boards/relay", nil).must(t, 204)
+		tab.submit("board-form", map[string]string{"board-title": "Relay"})
+		tab.wait(`document.getElementById('board-form-msg').textContent.startsWith('Board relay was deleted since you opened it')`)
+		e.do("GET", "/v1/boards/relay", nil).isError(t, 404, "not_found", "board")
+		if got := evalJS[string](tab, `[document.getElementById('board-form-title').textContent, document.getElementById('board-save').textContent,
+			document.getElementById('board-id').value, document.getElementById('board-id').disabled, document.getElementById('board-order').value].join('|')`); got != "New board|Create|relay|false|asc" {
+			t.Errorf("the form after its board was found deleted: %s; want a new board relay with its settings", got)
+		}
+		tab.wait(`!document.querySelector('#admin-boards tr[data-board="relay"]')`)
+		tab.submit("board-form", map[string]string{})
+		tab.wait(`document.getElementById('board-form-msg').textContent === 'Created board relay.'`)
+		if b := e.do("GET", "/v1/boards/relay", nil).must(t, 200); fmt.Sprintf("%v %v %v", b.get("title"), b.get("order"), b.get("windows")) != "Relay asc [all day]" {
+			t.Fatalf("the board made again: %s", b.raw)
+		}
+		// Deleted and made again elsewhere: Save changes nothing, and the form shows the new one.
+		tab.click(`#admin-boards tr[data-board="relay"] button.edit`)
+		tab.wait(`document.getElementById('board-form-title').textContent === 'Edit relay'`)
+		e.do("DELETE", "/v1/boards/relay", nil).must(t, 204)
+		e.clock.Advance(time.Second) // a board is told from one made before under its id by its created_at
+		e.do("PUT", "/v1/boards/relay", map[string]any{"windows": []string{"week"}, "title": "Relay 2"}).must(t, 201)
+		tab.submit("board-form", map[string]string{"board-title": "Relay 3"})
+		tab.wait(`document.getElementById('board-form-msg').textContent.startsWith('Board relay was deleted and made again since you opened it') &&
+			document.getElementById('board-title').value === 'Relay 2' && document.getElementById('board-windows').value === 'week'`)
+		if b := e.do("GET", "/v1/boards/relay", nil).must(t, 200); b.get("title") != "Relay 2" {
+			t.Fatalf("the board made again elsewhere was changed by a Save of the old one: %s", b.raw)
+		}
+		e.do("DELETE", "/v1/boards/relay", nil).must(t, 204)
 	})
 
 	t.Run("Members", func(t *testing.T) {
@@ -247,6 +289,8 @@ func TestBrowserAdmin(t *testing.T) {
 		tab.click(`#admin-hooks tr[data-hook="game"] button.danger`)
 		tab.wait(`!document.querySelector('#admin-hooks tr[data-hook="game"]') && document.getElementById('hook-deliveries').hidden`)
 		e.do("GET", "/v1/hooks/game", nil).isError(t, 404, "not_found", "hook")
+		// The form that edited it leaves it too.
+		tab.wait(`document.getElementById('hook-form-title').textContent === 'New webhook' && document.getElementById('hook-form-msg').textContent === 'Deleted webhook game.'`)
 	})
 
 	t.Run("Health", func(t *testing.T) {

@@ -203,18 +203,21 @@
 
   // listed is a table of what path lists (its answer's field), a row a thing, with a note
   // when there are none or the list cannot be read. row(thing, del) makes a thing's row; del
-  // (question, path, then) is a Delete button that asks twice, deletes path, and reads the
-  // list again. done is told the list each time it is read.
+  // (question, path, then) is a Delete button that asks twice, deletes path, tells then once
+  // it is gone (deleted, or found so), and reads the list again. done is told the list each
+  // time it is read.
   function listed({ id, path, field, heads, empty, row, done }) {
     const list = h('tbody', { id });
     const msg = h('p', { class: 'notice', hidden: true });
     const del = (question, target, then) => confirmButton('Delete', question, async () => {
+      let gone = true;
       try {
         await call('DELETE', target);
       } catch (err) {
-        say(msg, err.message, 'error');
+        gone = err.code === 'not_found';
+        if (!gone) say(msg, err.message, 'error');
       }
-      if (then) then();
+      if (gone && then) then();
       refresh();
     });
     async function refresh() {
@@ -247,7 +250,7 @@
           h('td', { text: describe(b) }),
           h('td', { class: 'num', text: num.format(total) + (total === 1 ? ' player' : ' players') }),
           h('td', null, h('div', { class: 'actions' }, h('button', { type: 'button', class: 'edit', text: 'Edit', onclick: () => form.edit(b) }),
-            del(`Delete ${b.id} and all its events?`, '/v1/boards/' + enc(b.id)))));
+            del(`Delete ${b.id} and all its events?`, '/v1/boards/' + enc(b.id), () => form.deleted(b.id)))));
       },
       done: (all) => { footEl.textContent = `${num.format(all.length)} ${all.length === 1 ? 'board' : 'boards'}`; },
     });
@@ -272,10 +275,12 @@
     { name: 'metadata', label: 'Metadata', hint: 'a JSON object; its "unit" ("ms", "pts") follows the scores on the page', json: true },
   ];
 
-  // editForm builds a form that creates or edits a thing: its heading, its fields (ids prefix
-  // + name, 'board-week-start'), each with its hint and a place for its error, its Save button,
-  // a button labelled fresh that empties it (onFresh), and a line for its outcome.
-  function editForm(prefix, fields, fresh, onFresh) {
+  // editForm builds a form that creates or edits a thing (a noun: 'board'): its heading, its
+  // fields (ids prefix + name, 'board-week-start'), each with its hint and a place for its
+  // error, its Save button, a button labelled fresh that empties it, and a line for its
+  // outcome. reset(thing) shows a thing to edit, reset() a new one; current() is the thing it
+  // edits (null: none); saved() is told of every change it makes or finds.
+  function editForm({ prefix, noun, fields, fresh, reset, current, saved }) {
     const inputs = {};
     const errors = {};
     const rows = fields.map((f) => {
@@ -294,7 +299,7 @@
     const msg = h('p', { class: 'form-msg', id: prefix + 'form-msg', role: 'status', hidden: true });
     const submit = h('button', { type: 'submit', id: prefix + 'save' });
     const form = h('form', { class: 'board-form', id: prefix + 'form', novalidate: true }, heading, h('div', { class: 'fields' }, rows),
-      h('div', { class: 'form-actions' }, submit, h('button', { type: 'button', text: fresh, onclick: onFresh })), msg);
+      h('div', { class: 'form-actions' }, submit, h('button', { type: 'button', text: fresh, onclick: () => reset() })), msg);
     // serverError shows the server's answer under the field it names ('boards[2]' is the
     // field boards), or in msg.
     const serverError = (err) => {
@@ -302,31 +307,69 @@
       if (name && errors[name]) say(errors[name], err.message);
       else say(msg, err.message, 'error');
     };
+    const Noun = noun[0].toUpperCase() + noun.slice(1);
+    // asNew makes the form one that creates id, its fields as they stand: the thing it
+    // edited is gone, and a Save must say that it creates.
+    const asNew = (id) => {
+      const values = Object.values(inputs).map((el) => [el, el.value]);
+      reset();
+      for (const [el, v] of values) el.value = v;
+      inputs.id.value = id;
+    };
+    // deleted takes the form off id, deleted: it no longer says "Edit id", whose Save would
+    // make id again, new and with the form's settings.
+    const deleted = (id) => {
+      if (current()?.id !== id) return;
+      reset();
+      say(msg, `Deleted ${noun} ${id}.`);
+    };
     // onSave sends what spec reads from the form (null: it showed what is wrong) to PUT
     // base + its id, shows the server's refusal at its field, and gives done what was saved.
+    // A PUT makes what is missing, so an edit first looks the thing up: deleted since the form
+    // took it (in another tab, through the API), it is not made again unasked, nor is another
+    // made under its id meanwhile changed in its stead.
     const onSave = (spec, base, done) => form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       say(msg, '');
       const s = spec();
       if (!s) return;
+      const was = current();
       submit.disabled = true;
-      let saved;
+      let now, put;
       try {
-        saved = await call('PUT', base + enc(s.id), { body: s.body });
+        if (was) {
+          now = await call('GET', base + enc(s.id)).catch((err) => { if (err.code === 'not_found') return null; throw err; });
+          if (!now || now.created_at !== was.created_at) {
+            if (now) {
+              reset(now);
+              say(msg, `${Noun} ${s.id} was deleted and made again since you opened it: the form now shows the new one.`, 'error');
+            } else {
+              asNew(s.id);
+              say(msg, `${Noun} ${s.id} was deleted since you opened it: Create makes it again, with these settings.`, 'error');
+            }
+            saved();
+            return;
+          }
+        }
+        put = await call('PUT', base + enc(s.id), { body: s.body });
       } catch (err) {
         serverError(err);
         return;
       } finally {
         submit.disabled = false;
       }
-      done(saved);
+      done(put);
+      // Deleted between the look and the PUT, which made it again.
+      if (now && put.created_at !== now.created_at) say(msg, `${Noun} ${s.id} was deleted as you saved it: this Save made it again, with these settings.`, 'error');
+      saved();
     });
-    return { form, heading, msg, submit, inputs, errors, onSave };
+    return { form, heading, msg, submit, inputs, errors, onSave, deleted };
   }
 
   function boardForm(saved) {
-    const { form, heading, msg, submit, inputs, errors, onSave } = editForm('board-', FIELDS, 'New board', () => reset());
     let editing = null;
+    const { form, heading, msg, submit, inputs, errors, onSave, deleted } = editForm({ prefix: 'board-', noun: 'board', fields: FIELDS,
+      fresh: 'New board', reset, current: () => editing, saved });
 
     function reset(b) {
       editing = b || null;
@@ -387,10 +430,9 @@
       const created = !editing;
       reset(b);
       say(msg, `${created ? 'Created' : 'Saved'} board ${b.id}.`);
-      saved();
     });
     reset();
-    return { el: form, edit: (b) => { reset(b); form.scrollIntoView({ block: 'nearest' }); inputs.title.focus(); } };
+    return { el: form, deleted, edit: (b) => { reset(b); form.scrollIntoView({ block: 'nearest' }); inputs.title.focus(); } };
   }
 
   // confirmButton asks for a second click within 5 s before it acts.
@@ -438,7 +480,7 @@
         h('td', null, h('div', { class: 'actions' },
           h('button', { type: 'button', class: 'show-deliveries', text: 'Deliveries', onclick: () => deliveries.show(hk.id) }),
           h('button', { type: 'button', class: 'edit', text: 'Edit', onclick: () => form.edit(hk) }),
-          del(`Delete webhook ${hk.id} and its deliveries?`, '/v1/hooks/' + enc(hk.id), () => deliveries.close(hk.id))))),
+          del(`Delete webhook ${hk.id} and its deliveries?`, '/v1/hooks/' + enc(hk.id), () => { deliveries.close(hk.id); form.deleted(hk.id); })))),
     });
     form = hookForm(hooks.refresh);
     hooks.refresh();
@@ -448,14 +490,15 @@
   }
 
   function hookForm(saved) {
-    const { form, heading, msg, submit, inputs, errors, onSave } = editForm('hook-', HOOK_FIELDS, 'New webhook', () => reset());
+    let editing = null;
+    const { form, heading, msg, submit, inputs, errors, onSave, deleted } = editForm({ prefix: 'hook-', noun: 'webhook', fields: HOOK_FIELDS,
+      fresh: 'New webhook', reset, current: () => editing, saved });
     const generate = h('button', { type: 'button', id: 'hook-secret-new', text: 'Generate', onclick: () => {
       const bytes = crypto.getRandomValues(new Uint8Array(32));
       inputs.secret.value = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
       say(errors.secret, '');
     } });
     inputs.secret.after(generate);
-    let editing = null;
 
     function reset(hk) {
       editing = hk || null;
@@ -492,10 +535,9 @@
       const created = !editing;
       reset(hk);
       say(msg, created ? `Created webhook ${hk.id}: give its secret to the receiver now, it is not shown again.` : `Saved webhook ${hk.id}.`);
-      saved();
     });
     reset();
-    return { el: form, edit: (hk) => { reset(hk); form.scrollIntoView({ block: 'nearest' }); inputs.url.focus(); } };
+    return { el: form, deleted, edit: (hk) => { reset(hk); form.scrollIntoView({ block: 'nearest' }); inputs.url.focus(); } };
   }
 
   // deliveriesPanel shows one hook's deliveries, newest period last, a state at a time, each
