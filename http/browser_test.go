@@ -200,6 +200,42 @@ func TestBrowser(t *testing.T) {
 		tab.wait(fmt.Sprintf(`(() => { const r = document.querySelector('#pinned > li.row.me'); return !document.getElementById('pinned').hidden && r && r.dataset.member === %q && r.dataset.rank === %q })()`, target.Member, fmt.Sprint(target.Rank)))
 	})
 
+	// After Find, the leaders are one labelled click away: the top of the board, the member
+	// found still selected and pinned under it.
+	t.Run("TopAfterFind", func(t *testing.T) {
+		tab := newTab(t, browser)
+		tab.open(e.url + "/boards/arena?limit=10")
+		tab.waitView("all||0|10|")
+		if !evalJS[bool](tab, `document.getElementById('top').offsetParent === null`) {
+			t.Error("a way to the top is shown at the top")
+		}
+		target := apiRows(t, e, "/v1/boards/arena/entries?window=all&limit=30")[24] // rank 25
+		if err := chromedp.Do(tab.ctx, chromedp.SendKeys(chromedp.CSS("#q"), target.Member+"\n")); err != nil {
+			t.Fatal(err)
+		}
+		tab.wait(fmt.Sprintf(`document.getElementById('rows').dataset.view.endsWith('|10|%s') && document.querySelector('#rows > li.row.me')?.dataset.member === %q`, target.Member, target.Member))
+		if first := tab.rows()[0]; first.Rank == 1 {
+			t.Fatalf("the page around rank 25 starts at rank 1: the test tests nothing")
+		}
+		if label := evalJS[string](tab, `document.getElementById('top').textContent`); !strings.Contains(label, "Top") {
+			t.Errorf("the way to the top is labelled %q", label)
+		}
+		tab.click("#top")
+		tab.waitView("all||0|10|")
+		tab.checkRows(apiRows(t, e, "/v1/boards/arena/entries?window=all&limit=10"))
+		tab.wait(fmt.Sprintf(`(() => { const r = document.querySelector('#pinned > li.row.me'); return !document.getElementById('pinned').hidden && r && r.dataset.member === %q && r.dataset.rank === '25' })()`, target.Member))
+		if !evalJS[bool](tab, `!document.getElementById('member').hidden && document.getElementById('top').offsetParent === null`) {
+			t.Error("at the top: the member's panel is closed, or the way to the top still shows")
+		}
+		if u := evalJS[string](tab, `location.search`); !strings.Contains(u, "member="+target.Member) || strings.Contains(u, "offset=") {
+			t.Errorf("the page's URL at the top: %q", u)
+		}
+		// Paged down, it shows again.
+		tab.click("#next")
+		tab.waitView("all||10|10|")
+		tab.wait(`document.getElementById('top').offsetParent !== null`)
+	})
+
 	// A member found on the first page is shown there, the leader on top: the page around it
 	// would start below rank 1 and hide the leader.
 	t.Run("FindKeepsTheLeader", func(t *testing.T) {

@@ -187,6 +187,9 @@
     const notice = h('p', { class: 'notice', id: 'notice', hidden: true });
     const rows = h('ol', { class: 'rows', id: 'rows' });
     const pinned = h('ol', { class: 'pinned', id: 'pinned', hidden: true, 'aria-label': 'Selected player' });
+    // Below the first page (found a player, paged down), the leaders are a click away.
+    const topBtn = h('button', { type: 'button', id: 'top', text: '↑ Top of the board' });
+    const toTop = h('div', { class: 'to-top', hidden: true }, topBtn);
     const prevBtn = h('button', { type: 'button', id: 'prev', text: '← Prev' });
     const nextBtn = h('button', { type: 'button', id: 'next', text: 'Next →' });
     const range = h('span', { class: 'range', id: 'range' });
@@ -203,7 +206,7 @@
         controls,
         searchMsg,
         h('div', { class: 'layout' },
-          h('div', { class: 'main' }, notice, rows, pinned, pager, results),
+          h('div', { class: 'main' }, notice, toTop, rows, pinned, pager, results),
           panel)));
 
     // ---- controls ----
@@ -221,6 +224,12 @@
     });
     prevBtn.addEventListener('click', () => { st.around = false; st.offset = Math.max(0, st.offset - st.limit); start(); });
     nextBtn.addEventListener('click', () => { st.around = false; st.offset += st.limit; start(); });
+    topBtn.addEventListener('click', () => {
+      say(searchMsg, '');
+      st.around = false; // the player found stays selected, pinned under the top
+      st.offset = 0;
+      start();
+    });
     search.addEventListener('submit', (ev) => {
       ev.preventDefault();
       find(q.value.trim());
@@ -476,6 +485,7 @@
       st.shown = entries;
       renderPinned();
       renderPager();
+      toTop.hidden = st.offset === 0;
       renderFoot(page);
       const p = page.period || {};
       st.shownPeriod = p;
