@@ -411,6 +411,68 @@ func TestBrowser(t *testing.T) {
 		tab.waitFor(10*time.Second, `!document.getElementById('results').hidden && document.querySelector('#results li[data-member="ann"] .reward')?.textContent === 'chest: gold'`)
 	})
 
+	// A board whose unit is one of time shows its scores as times: on the page, its card,
+	// a member's panel, the results and the admin console, all through the one scoreText.
+	t.Run("Durations", func(t *testing.T) {
+		s := start(t, options{})
+		s.do("PUT", "/v1/boards/laps", map[string]any{"order": "asc", "mode": "best", "windows": []string{"all", "day"}, "late_limit": "1d",
+			"metadata": map[string]any{"unit": "ms"}, "rewards": []map[string]any{{"window": "day", "ranks": []int{1, 3}, "reward": map[string]any{"cup": 1}}}}).must(t, 201)
+		s.do("POST", "/v1/boards/laps/events", map[string]any{"events": []map[string]any{
+			{"member": "ann", "value": 43700, "ts": "2026-11-21T20:00:00Z"}, {"member": "ben", "value": 61250, "ts": "2026-11-21T20:00:00Z"},
+			{"member": "cy", "value": 3723456, "ts": "2026-11-21T20:00:00Z"}, {"member": "ann", "value": 44100}}}).must(t, 200)
+		s.do("PUT", "/v1/boards/laps", map[string]any{"late_limit": "1h"}).must(t, 200) // yesterday closes
+		times := []string{"0:43.700", "1:01.250", "1:02:03.456"}
+
+		tab := newTab(t, browser)
+		tab.open(s.url + "/")
+		// The function itself, for each unit of time and the edges.
+		for _, c := range []struct {
+			unit  string
+			value int64
+			want  string
+		}{
+			{"ms", 43700, "0:43.700"}, {"ms", 0, "0:00.000"}, {"ms", 59999, "0:59.999"}, {"ms", 60000, "1:00.000"},
+			{"ms", 3723456, "1:02:03.456"}, {"ms", -1500, "-0:01.500"}, {" ms ", 7, "0:00.007"},
+			{"cs", 4370, "0:43.70"}, {"cs", 5, "0:00.05"}, {"s", 125, "2:05"}, {"s", 86399, "23:59:59"}, {"s", 360000, "100:00:00"},
+			{"pts", 48127, "48,127 pts"}, {"", 48127, "48,127"}, {"MS", 5, "5 MS"}, {"toString", 5, "5 toString"},
+		} {
+			got := evalJS[string](tab, fmt.Sprintf(`laurelUI.scoreText({metadata: {unit: %q}}, %d)`, c.unit, c.value))
+			if got != c.want {
+				t.Errorf("%d %q reads %q, want %q", c.value, c.unit, got, c.want)
+			}
+		}
+
+		// The card on the list of boards.
+		tab.wait(`document.querySelectorAll('a.card[data-board="laps"] ol.preview li').length === 3`)
+		if got := evalJS[[]string](tab, `[...document.querySelectorAll('a.card[data-board="laps"] ol.preview li b')].map((b) => b.textContent)`); !slices.Equal(got, times) {
+			t.Errorf("the card's top 3: %v, want %v", got, times)
+		}
+		// The board's rows, and a member's panel.
+		tab.open(s.url + "/boards/laps?member=cy")
+		tab.waitView("all||0|25|")
+		if got := evalJS[[]string](tab, `[...document.querySelectorAll('#rows > li.row .score')].map((s) => s.textContent)`); !slices.Equal(got, times) {
+			t.Errorf("the rows' scores: %v, want %v", got, times)
+		}
+		tab.wait(`document.querySelectorAll('#member .stat b')[1]?.textContent === '1:02:03.456'`)
+		if !evalJS[bool](tab, `[...document.querySelectorAll('#member .stat b')].every((b) => b.scrollWidth <= b.clientWidth)`) {
+			t.Error("a stat of the panel is cut short") // as the time was in a third of the panel
+		}
+		// Yesterday's results, under the day.
+		tab.click(`#windows button[data-window="day"]`)
+		tab.wait(`document.querySelectorAll('#results li .score').length === 3`)
+		if got := evalJS[[]string](tab, `[...document.querySelectorAll('#results li .score')].map((s) => s.textContent)`); !slices.Equal(got, times) {
+			t.Errorf("yesterday's results: %v, want %v", got, times)
+		}
+		// The console's standings of a member.
+		tab.open(s.url + "/admin")
+		tab.wait(`document.getElementById('member-search')`) // an open server: no key to give
+		tab.submit("member-search", map[string]string{"member-q": "cy"})
+		tab.wait(`document.querySelector('#member-boards tr[data-board="laps"] li[data-window="all"] b')`)
+		if got := evalJS[string](tab, `document.querySelector('#member-boards tr[data-board="laps"] li[data-window="all"] b').textContent`); got != "#3 · 1:02:03.456" {
+			t.Errorf("cy in the console: %q, want #3 · 1:02:03.456", got)
+		}
+	})
+
 	t.Run("League", func(t *testing.T) {
 		// A league on its own server, whose clock passes a day's close.
 		s := start(t, options{})

@@ -272,7 +272,7 @@
     { name: 'keep', label: 'Closed periods kept', int: true },
     { name: 'min_value', label: 'Smallest value', int: true, hint: 'empty: no bound' },
     { name: 'max_value', label: 'Largest value', int: true, hint: 'empty: no bound' },
-    { name: 'metadata', label: 'Metadata', hint: 'a JSON object; its "unit" ("ms", "pts") follows the scores on the page', json: true },
+    { name: 'metadata', label: 'Metadata', hint: 'a JSON object; its "unit" is how scores show: "ms", "cs" or "s" as times (0:43.700), another ("pts") after them', json: true },
   ];
 
   // editForm builds a form that creates or edits a thing (a noun: 'board'): its heading, its

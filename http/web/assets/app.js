@@ -311,6 +311,7 @@
           h('span', { class: 'rank', text: '#' + r.rank }),
           h('span', { class: 'who', text: r.name || r.member }),
           r.cohort ? h('small', { class: 'cohort', text: r.cohort }) : null,
+          h('span', { class: 'score', text: scoreText(st.meta, r.score) }),
           h('span', { class: 'reward', text: reward(r.reward) })))));
       results.hidden = false;
     }

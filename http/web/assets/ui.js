@@ -80,11 +80,31 @@ window.laurelUI = (() => {
     return `${mode} · ${order}`;
   }
 
-  // scoreText writes a score with the thousands separators of the reader's locale and the
-  // board's unit, its metadata's "unit" ("ms", "pts") when it has one: "48,127 ms".
+  // The units of time a board's scores may be in (its metadata's "unit"), each with the digits
+  // of a second it has: such scores read as times.
+  const TIME_UNITS = { s: 0, cs: 2, ms: 3 };
+
+  // scoreText writes a score of board b as its metadata's "unit" says. In a unit of time
+  // ("ms", "cs", "s") it is a time as a racing game's timing screen writes one, minutes and
+  // seconds to the unit's precision: 43700 ms is "0:43.700", 3723456 ms "1:02:03.456" (the
+  // same shape above and below a minute, so that a column of times compares at a glance).
+  // Otherwise it has the thousands separators of the reader's locale and the unit, if any:
+  // "48,127 pts".
   function scoreText(b, v) {
     const u = b && b.metadata && typeof b.metadata.unit === 'string' ? b.metadata.unit.trim() : '';
+    if (Object.hasOwn(TIME_UNITS, u)) return timeText(v, TIME_UNITS[u]);
     return u ? `${num.format(v)} ${u}` : num.format(v);
+  }
+
+  // timeText writes v, a time in 10^-digits of a second, as [h:]m:ss[.fff].
+  function timeText(v, digits) {
+    const pad = (x, width) => String(x).padStart(width, '0');
+    const per = 10 ** digits;
+    const abs = Math.abs(v);
+    const secs = Math.floor(abs / per);
+    const s = secs % 60, m = Math.floor(secs / 60) % 60, hr = Math.floor(secs / 3600);
+    const clock = hr ? `${hr}:${pad(m, 2)}:${pad(s, 2)}` : `${m}:${pad(s, 2)}`;
+    return (v < 0 ? '-' : '') + clock + (digits ? '.' + pad(abs % per, digits) : '');
   }
 
   return { num, enc, h, svg, request, setStatus, say, windowLabel, describe, scoreText };
