@@ -7,7 +7,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/laurel/laurel"
@@ -59,7 +64,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "laurel demo: open %s/ in a browser (Ctrl-C stops it; the data goes with it)\n", srv.url)
 	fmt.Fprintf(stdout, "  boards: %s/v1/boards\n", srv.url)
-	fmt.Fprintf(stdout, "  the same game again: laurel demo -seed %d\n", *seed)
+	fmt.Fprintf(stdout, "  the same game again: %s\n", replayCommand(os.Args[0], args, *seed))
 
 	// From now on the players score through the API, as a game's server would: what the
 	// server counts (/metrics, the admin console's ingest) is their play.
@@ -194,4 +199,79 @@ func (s *simulation) play(ctx context.Context, rate float64, log *slog.Logger) {
 			}
 		}
 	}
+}
+
+// replayCommand is the command that plays the same game again: the one the user ran (program
+// as it was called, then demo and its flags), with -seed added when it had none.
+func replayCommand(program string, args []string, seed uint64) string {
+	if goRunBinary(program) {
+		wd, _ := os.Getwd()
+		build, _ := debug.ReadBuildInfo()
+		program = goRunCommand(wd, build)
+	} else {
+		program = shellQuote(program)
+	}
+	words := []string{program, "demo"}
+	for _, a := range args {
+		words = append(words, shellQuote(a))
+	}
+	if !slices.ContainsFunc(args, seedFlag.MatchString) {
+		words = append(words, "-seed", strconv.FormatUint(seed, 10))
+	}
+	return strings.Join(words, " ")
+}
+
+var seedFlag = regexp.MustCompile(`^--?seed(=|$)`)
+
+// goRunBinary reports whether program is a binary `go run` built: one in a temporary
+// go-build directory, or, from Go 1.24 on, in the build cache. Nobody can type it again.
+var goRunBinary = regexp.MustCompile(`(^|/)go-build[0-9]+/b[0-9]+/exe/[^/]+$|(^|/)[0-9a-f]{64}-d/[^/]+$`).MatchString
+
+// goRunCommand is `go run` of this command's package as one types it in wd: relative to wd
+// within the module's checkout (go run ./cmd/laurel from its root), by its import path outside.
+func goRunCommand(wd string, build *debug.BuildInfo) string {
+	pkg := "github.com/laurel/laurel/cmd/laurel"
+	if build == nil || build.Path == "" {
+		return "go run " + pkg
+	}
+	pkg = build.Path
+	for dir := wd; dir != ""; dir = parentDir(dir) {
+		mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^module\s+` + regexp.QuoteMeta(build.Main.Path) + `\s*$`).Match(mod) {
+			break // another module: the import path finds the package
+		}
+		rel, err := filepath.Rel(wd, filepath.Join(dir, strings.TrimPrefix(pkg, build.Main.Path)))
+		if err != nil {
+			break
+		}
+		if rel = filepath.ToSlash(rel); rel != "." && !strings.HasPrefix(rel, "../") {
+			rel = "./" + rel
+		}
+		return "go run " + shellQuote(rel)
+	}
+	if v := build.Main.Version; v != "" && v != "(devel)" {
+		pkg += "@" + v
+	}
+	return "go run " + pkg
+}
+
+// parentDir is dir's parent, or "" at the root.
+func parentDir(dir string) string {
+	if p := filepath.Dir(dir); p != dir {
+		return p
+	}
+	return ""
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs quoting.
+func shellQuote(w string) string {
+	if w != "" && !strings.ContainsFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
+	}) {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -202,4 +204,65 @@ func TestDemoYesterdayClosedEarlyInTheDay(t *testing.T) {
 		}
 	}
 	t.Fatalf("at %s, the lap board's days: %+v; want yesterday", early, periods)
+}
+
+// TestReplayCommand: the demo's line to play the same game again is the command the user ran,
+// with the seed: the program as called, a `go run` of the package as typed where the user is
+// when the program is a binary go run built (no command to type again), the flags given.
+func TestReplayCommand(t *testing.T) {
+	for _, c := range []struct {
+		program string
+		args    []string
+		want    string
+	}{
+		{"laurel", nil, "laurel demo -seed 7"},
+		{"./laurel", []string{"-rate", "10"}, "./laurel demo -rate 10 -seed 7"},
+		{"/usr/local/bin/laurel", []string{"-addr", "127.0.0.1:7400"}, "/usr/local/bin/laurel demo -addr 127.0.0.1:7400 -seed 7"},
+		{"/opt/my games/laurel", []string{"-rate", "it's"}, `'/opt/my games/laurel' demo -rate 'it'\''s' -seed 7`},
+		{"laurel", []string{"-seed", "7"}, "laurel demo -seed 7"},
+		{"laurel", []string{"--seed=7", "-rate", "2"}, "laurel demo --seed=7 -rate 2"},
+		{"laurel", []string{"-seeds"}, "laurel demo -seeds -seed 7"},
+	} {
+		if got := replayCommand(c.program, c.args, 7); got != c.want {
+			t.Errorf("%s demo %s: %q, want %q", c.program, strings.Join(c.args, " "), got, c.want)
+		}
+	}
+
+	for program, want := range map[string]bool{
+		"/tmp/go-build1161823568/b001/exe/laurel":                                                            true, // go run's first build
+		"/root/.cache/go-build/49/497d4e1d57e69c087af7dca65e88fd94895f7cf329ce3575f0bce3c06c17a6ba-d/laurel": true, // and the cached one
+		"/tmp/go-build1161823568/b001/laurel.test":                                                           false,
+		"/usr/local/bin/laurel":                                                                              false,
+		"laurel":                                                                                             false,
+	} {
+		if goRunBinary(program) != want {
+			t.Errorf("goRunBinary(%q) = %v", program, !want)
+		}
+	}
+
+	// go run, as typed from where the user is.
+	root := t.TempDir()
+	for _, dir := range []string{"cmd/laurel", "docs", "game"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module github.com/laurel/laurel\n\ngo 1.26\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "game", "go.mod"), []byte("module example.com/game\n"), 0o644)
+	build := func(version string) *debug.BuildInfo {
+		return &debug.BuildInfo{Path: "github.com/laurel/laurel/cmd/laurel", Main: debug.Module{Path: "github.com/laurel/laurel", Version: version}}
+	}
+	for _, c := range []struct {
+		wd, version, want string
+	}{
+		{root, "(devel)", "go run ./cmd/laurel"},
+		{filepath.Join(root, "cmd", "laurel"), "(devel)", "go run ."},
+		{filepath.Join(root, "docs"), "(devel)", "go run ../cmd/laurel"},
+		{filepath.Join(root, "game"), "(devel)", "go run github.com/laurel/laurel/cmd/laurel"}, // another module
+		{t.TempDir(), "v1.2.0", "go run github.com/laurel/laurel/cmd/laurel@v1.2.0"},           // no module
+	} {
+		if got := goRunCommand(c.wd, build(c.version)); got != c.want {
+			t.Errorf("in %s: %q, want %q", c.wd, got, c.want)
+		}
+	}
 }
