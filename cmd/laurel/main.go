@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/term"
+
 	// Boards name IANA zones; embedding the database makes the binary independent of the
 	// host's zoneinfo.
 	_ "time/tzdata"
@@ -92,6 +94,13 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "laurel <command> -h" for the flags of a command.`)
+}
+
+// terminal reports whether w is a terminal, where a person reads, rather than a file or a
+// pipe, where programs do.
+func terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // usageError marks a mistake in how a command was called (exit status 2).

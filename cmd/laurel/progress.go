@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
 // progress reports how far a long command has got: a bar redrawn in place when w is a
@@ -34,7 +32,7 @@ var progressEvery = 5 * time.Second
 // set and of items otherwise.
 func newProgress(w io.Writer, label string, total int64, bytes bool) *progress {
 	p := &progress{w: w, label: label, total: total, bytes: bytes, shown: time.Now()}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if terminal(w) {
 		opts := []progressbar.Option{progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(label),
 			progressbar.OptionThrottle(200 * time.Millisecond), progressbar.OptionClearOnFinish()}
 		if bytes {

@@ -214,6 +214,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if terminal(stderr) {
+		// For the person at the terminal, among log lines made for machines.
+		fmt.Fprintf(stderr, "laurel is ready at %s/ (boards; the admin console at /admin, the API under /v1). Ctrl-C stops it.\n", srv.url)
+	}
 	return srv.wait(ctx)
 }
 

@@ -132,6 +132,25 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// Off a terminal (a file, a pipe, journald), serve's stderr holds its log only, a JSON object
+// a line: the line for a person at a terminal is not among them.
+func TestServeLogsOnlyJSONOffATerminal(t *testing.T) {
+	s := launchServe(t, t.TempDir(), nil)
+	laureltest.Within(t, 10*time.Second, "serve ready; its log:\n"+s.log.String(), func() bool { return readyz(s.url) == http.StatusOK })
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exited %d after the signal", code)
+	}
+	log := strings.TrimSpace(s.log.String())
+	if !strings.Contains(log, `"msg":"ready"`) || !strings.Contains(log, `"msg":"stopped"`) {
+		t.Fatalf("serve's log lacks its start or its stop:\n%s", log)
+	}
+	for line := range strings.SplitSeq(log, "\n") {
+		if !json.Valid([]byte(line)) || !strings.HasPrefix(line, "{") {
+			t.Errorf("a line of serve's log off a terminal is not JSON: %q", line)
+		}
+	}
+}
+
 // TestServeKeysFile serves with keys from a file and from the environment: both are accepted,
 // each with its scope, and a file laurel cannot take stops it before it listens.
 func TestServeKeysFile(t *testing.T) {
