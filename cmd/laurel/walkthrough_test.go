@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,13 +68,147 @@ func TestReadmeWalkthroughs(t *testing.T) {
 	}
 }
 
+// TestReadmeTopToBottom follows README.md from its top to its walk-throughs as a newcomer
+// does, in one data directory, so that a step that contradicts an earlier one fails here (a
+// board made again with fewer windows: 409; a read without the key that a server started
+// since needs: 401). It runs the commands of the ```sh blocks, in a list item too, in order:
+//   - `[NAME=value …] laurel serve [FLAGS]` and `go run ./cmd/laurel serve [FLAGS]` stop the
+//     server that runs and start one on the same directory, with those variables (the ones
+//     an earlier serve was given, not this one, unset) and flags; a serve of the scale-out
+//     store (-postgres, -redis) runs on machines of its own, not here;
+//   - every curl (as the walk-throughs', and -H, -N: a stream, read up to its first event)
+//     must be answered 2xx;
+//   - the other commands (go run … demo, go test, laurel rebuild) leave the server alone and
+//     are not run.
+func TestReadmeTopToBottom(t *testing.T) {
+	src, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := parseTopToBottom(string(src))
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
+	}
+	if len(cmds) == 0 || cmds[0].serve == nil {
+		t.Fatalf("README.md: its top holds no laurel serve before its curls: %+v", cmds)
+	}
+	for _, f := range followReadme(t, cmds) {
+		t.Error(f)
+	}
+}
+
+// A readmeCommand is a serve or a curl of README.md's top.
+type readmeCommand struct {
+	line  int
+	serve *serveCommand
+	curl  step
+}
+
+type serveCommand struct {
+	env  map[string]string
+	args []string
+}
+
+// parseTopToBottom reads the serve and curl commands of the ```sh blocks of readme above its
+// walk-throughs (see TestReadmeTopToBottom).
+func parseTopToBottom(readme string) ([]readmeCommand, error) {
+	lines := strings.Split(readme, "\n")
+	var out []readmeCommand
+	for i := 0; i < len(lines) && lines[i] != "## Walk-throughs"; i++ {
+		indent, ok := strings.CutSuffix(lines[i], "```sh")
+		if !ok || strings.TrimSpace(indent) != "" {
+			continue
+		}
+		first := i + 1
+		var block []string
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+			block = append(block, strings.TrimPrefix(lines[i], indent))
+		}
+		if i == len(lines) {
+			return nil, fmt.Errorf("line %d: unterminated ```sh block", first)
+		}
+		items, err := lexShell(strings.Join(block, "\n")+"\n", first+1, map[string]string{}, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			words, env := it.words, map[string]string{}
+			for len(words) > 0 && assignment.MatchString(words[0]) {
+				name, value, _ := strings.Cut(words[0], "=")
+				env[name] = value
+				words = words[1:]
+			}
+			var args []string
+			switch {
+			case len(words) == 0:
+				continue // a comment, or an assignment alone
+			case words[0] == "curl":
+				s, err := curlStep(shellItem{line: it.line, words: words})
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, readmeCommand{line: it.line, curl: s})
+				continue
+			case len(words) >= 2 && words[0] == "laurel" && words[1] == "serve":
+				args = words[2:]
+			case len(words) >= 4 && strings.Join(words[:4], " ") == "go run ./cmd/laurel serve":
+				args = words[4:]
+			default:
+				continue // leaves the server alone
+			}
+			if slices.ContainsFunc(args, regexp.MustCompile(`^--?(postgres|redis)(=|$)`).MatchString) {
+				continue // the scale-out store, on machines of its own
+			}
+			if slices.ContainsFunc(args, regexp.MustCompile(`^--?(addr|data)(=|$)`).MatchString) {
+				return nil, fmt.Errorf("line %d: a serve elsewhere than on 127.0.0.1:7300 and ./laurel-data: the README's next steps would not reach it", it.line)
+			}
+			out = append(out, readmeCommand{line: it.line, serve: &serveCommand{env: env, args: args}})
+		}
+	}
+	return out, nil
+}
+
+// followReadme runs cmds in order in one data directory and returns where they fail.
+func followReadme(t *testing.T, cmds []readmeCommand) []string {
+	dir := t.TempDir()
+	var failures []string
+	base, stop := "", func() int { return 0 }
+	given := map[string]bool{} // the variables a serve was given
+	for _, c := range cmds {
+		if c.serve != nil {
+			if code := stop(); code != 0 {
+				failures = append(failures, fmt.Sprintf("README.md:%d: the serve before exited %d", c.line, code))
+			}
+			env := map[string]string{}
+			for name := range given {
+				env[name] = ""
+			}
+			for name, value := range c.serve.env {
+				env[name] = value
+				given[name] = true
+			}
+			base, stop = startServe(t, dir, env, c.serve.args...)
+			continue
+		}
+		if base == "" {
+			failures = append(failures, fmt.Sprintf("README.md:%d: a curl with no laurel serve before it", c.line))
+			continue
+		}
+		if status, body := c.curl.do(t, base); status/100 != 2 {
+			failures = append(failures, fmt.Sprintf("README.md:%d: %s %s answered %d: %s", c.line, c.curl.method, c.curl.path, status, body))
+		}
+	}
+	stop()
+	return failures
+}
+
 // runWalkthrough runs w against a fresh server and returns its differences from the README.
 func runWalkthrough(t *testing.T, w walkthrough) []string {
 	base, stop := startServe(t, t.TempDir(), nil)
 	defer stop()
 	var failures []string
 	for _, s := range w.steps {
-		status, body := request(t, s.method, base+s.path, s.body)
+		status, body := s.do(t, base)
 		where := fmt.Sprintf("README.md:%d: %s %s", s.line, s.method, s.path)
 		if status != s.status {
 			failures = append(failures, fmt.Sprintf("%s: status %d, README says %d; body %s", where, status, s.status, body))
@@ -92,20 +229,36 @@ func runWalkthrough(t *testing.T, w walkthrough) []string {
 	return failures
 }
 
-func request(t *testing.T, method, url, body string) (int, []byte) {
+// do sends the step's request to the server at base and returns the answer's status and body;
+// of a stream, its first event's data.
+func (s step) do(t *testing.T, base string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, s.method, base+s.path, strings.NewReader(s.body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != "" {
+	if s.body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range s.header {
+		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if s.stream && resp.StatusCode == http.StatusOK {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				return resp.StatusCode, []byte(data)
+			}
+		}
+		t.Fatalf("%s %s: the stream ended without an event (%v)", s.method, s.path, sc.Err())
+	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +274,8 @@ type walkthrough struct {
 type step struct {
 	line               int // of the curl in README.md
 	method, path, body string
+	header             http.Header
+	stream             bool // -N: the answer is an event stream, read up to its first event
 	status             int
 	want               any // the answer's JSON; nil: the body is not checked
 	wantText           string
@@ -236,19 +391,29 @@ func addSteps(w *walkthrough, items []shellItem, vars map[string]string) error {
 	return nil
 }
 
-// curlStep reads `curl [-X METHOD] URL [-d DATA]`.
+// curlStep reads `curl [-s] [-N] [-X METHOD] [-H 'NAME: VALUE'] URL [-d DATA]`.
 func curlStep(it shellItem) (step, error) {
-	s := step{line: it.line, status: http.StatusOK}
+	s := step{line: it.line, status: http.StatusOK, header: http.Header{}}
 	if it.words[0] != "curl" {
 		return s, fmt.Errorf("line %d: %q: only curl and variable assignments can be run", it.line, it.words[0])
 	}
 	url := ""
 	for a := it.words[1:]; len(a) > 0; a = a[1:] {
 		switch {
-		case (a[0] == "-X" || a[0] == "-d" || a[0] == "--data") && len(a) > 1:
-			if a[0] == "-X" {
+		case a[0] == "-s" || a[0] == "--silent":
+		case a[0] == "-N" || a[0] == "--no-buffer":
+			s.stream = true
+		case (a[0] == "-X" || a[0] == "-d" || a[0] == "--data" || a[0] == "-H" || a[0] == "--header") && len(a) > 1:
+			switch a[0] {
+			case "-X":
 				s.method = a[1]
-			} else {
+			case "-H", "--header":
+				name, value, ok := strings.Cut(a[1], ":")
+				if !ok {
+					return s, fmt.Errorf("line %d: curl -H %q: not NAME: VALUE", it.line, a[1])
+				}
+				s.header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+			default:
 				s.body = a[1]
 			}
 			a = a[1:]
@@ -667,7 +832,7 @@ func TestWalkthroughsCatchDifferences(t *testing.T) {
 	for _, bad := range []string{
 		"curl localhost:7300/x\n",                        // no answer
 		"curl localhost:7300/x | jq .\n# → {}\n",         // a pipe
-		"curl -H 'X: y' localhost:7300/x\n# → {}\n",      // an option not understood
+		"curl -u a:b localhost:7300/x\n# → {}\n",         // an option not understood
 		"curl localhost:8080/x\n# → {}\n",                // another server
 		"curl localhost:7300/x\n# → {\"a\": \n",          // incomplete JSON
 		"curl \"localhost:7300/x?at=$NOPE\"\n# → {}\n",   // an unknown variable
@@ -678,6 +843,71 @@ func TestWalkthroughsCatchDifferences(t *testing.T) {
 		"curl -d '{\"a\": 1} localhost:7300/x\n# → {}\n", // unterminated quote
 	} {
 		if _, err := parseWalkthroughs("## Walk-throughs\n### w\n```sh\n"+bad+"```\n", time.Now()); err == nil {
+			t.Errorf("parsed %q without an error", bad)
+		}
+	}
+}
+
+// TestTopToBottomCatchesContradictions checks the follower of the README's top: a step that
+// contradicts an earlier one fails, and only such steps; a later serve drops the variables of
+// the one before and keeps its data; the scale-out store's serve is not run.
+func TestTopToBottomCatchesContradictions(t *testing.T) {
+	readme := strings.Join([]string{
+		"# a README",
+		"```sh",
+		"go run ./cmd/laurel demo   # not run",
+		"go run ./cmd/laurel serve",
+		"```",
+		"```sh",
+		`curl -X PUT localhost:7300/v1/boards/b -d '{"windows": ["all", "week"]}'`,
+		"```",
+		"1. With a key:",
+		"",
+		"   ```sh",
+		"   LAUREL_ADMIN_KEY=k laurel serve -cors-origins http://localhost:8080",
+		"   ```",
+		"```sh",
+		`curl -X PUT -H 'Authorization: Bearer k' localhost:7300/v1/boards/b -d '{"windows": ["all"]}'`, // a window removed: 409
+		`curl localhost:7300/v1/boards/b/entries`,                                                       // no key: 401
+		`curl -s -N -H 'Authorization: Bearer k' 'localhost:7300/v1/boards/b/stream?limit=3'`,
+		"LAUREL_ADMIN_KEY=… laurel serve -addr 10.0.0.5:7300 -postgres postgres://db/laurel -redis redis:6379",
+		"go run ./cmd/laurel serve",
+		`curl localhost:7300/v1/boards/b`, // open again, and b still there
+		"```",
+		"## Walk-throughs",
+		"```sh",
+		"curl localhost:7300/not/followed",
+		"```",
+	}, "\n")
+	cmds, err := parseTopToBottom(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, c := range cmds {
+		kind := "curl"
+		if c.serve != nil {
+			kind = fmt.Sprintf("serve %v%v", c.serve.env, c.serve.args)
+		}
+		kinds = append(kinds, fmt.Sprintf("%d:%s", c.line, kind))
+	}
+	if want := []string{"4:serve map[][]", "7:curl", "12:serve map[LAUREL_ADMIN_KEY:k][-cors-origins http://localhost:8080]",
+		"15:curl", "16:curl", "17:curl", "19:serve map[][]", "20:curl"}; !slices.Equal(kinds, want) {
+		t.Fatalf("parsed %v\nwant %v", kinds, want)
+	}
+	failures := followReadme(t, cmds)
+	if len(failures) != 2 || !strings.HasPrefix(failures[0], "README.md:15: PUT /v1/boards/b answered 409") ||
+		!strings.HasPrefix(failures[1], "README.md:16: GET /v1/boards/b/entries answered 401") {
+		t.Fatalf("failures:\n%s\nwant the 409 of line 15 and the 401 of line 16", strings.Join(failures, "\n"))
+	}
+
+	for _, bad := range []string{
+		"laurel serve -data /srv/laurel\n",       // where the next steps would not find it
+		"laurel serve -addr=127.0.0.1:7301\n",    // nor this
+		"curl -u a:b localhost:7300/v1/boards\n", // an option not understood
+		"curl -H 'no colon' localhost:7300/x\n",  // a header that is none
+	} {
+		if _, err := parseTopToBottom("```sh\n" + bad + "```\n"); err == nil {
 			t.Errorf("parsed %q without an error", bad)
 		}
 	}
