@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"slices"
-	"time"
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/rank"
@@ -305,6 +304,3 @@ func decodeBoard(id string, v []byte) (laurel.Board, error) {
 	}
 	return r.Board(id)
 }
-
-// instant converts unix ms to a time in the board's zone.
-func (b *board) instant(ms int64) time.Time { return time.UnixMilli(ms).In(b.cfg.Calendar().Loc) }

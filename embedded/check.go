@@ -212,7 +212,7 @@ func (e *Store) checkWindow(b *board, w *window, spans map[string]map[string]lau
 		}
 		// What the store says the span holds: the merge of a rolling window's buckets, or
 		// a period's aggregates.
-		want := make(map[string]laurel.Agg)
+		var want map[string]laurel.Agg
 		var err error
 		if w.w.IsRolling() {
 			if want, err = loadBuckets(e.snap, b, w, nil, sp.start, sp.end); err != nil {

@@ -432,9 +432,6 @@ func (s bitset) remove(h uint32) {
 	}
 }
 
-// holds reports whether the bucket [start, end) lies in the span.
-func (sp *span) holds(start, end int64) bool { return start >= sp.start && end <= sp.end }
-
 func newSpan(b *board, start, end int64) *span {
 	sp := &span{start: start, end: end}
 	sp.tree = rank.New(b.treeOptions(sp))

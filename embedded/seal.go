@@ -51,8 +51,6 @@ func (x *erasure) erases(board, member string) bool {
 	return x != nil && (x.boards[board] || x.members[pairKey(board, member)])
 }
 
-func (x *erasure) empty() bool { return x == nil || len(x.boards)+len(x.members) == 0 }
-
 // Seals run in two ways. When the log holds SealEvents events, the writer freezes them
 // (sealing) and a goroutine of their own seals them while the writer goes on with new ones
 // (startSeal, sealFrozen, finishSeal): the id check and History read the frozen events
