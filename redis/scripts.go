@@ -110,7 +110,8 @@ return out
 //   - "S" skip n best worst: a shard's slice (shardindex.Ranking.Slice): the size, how many
 //     members sort before best, how many from there to worst, then the zset members of the
 //     range from its skip-th (0-based) on, n of them at most;
-//   - "B" bound...: the size, then for each exclusive lex bound how many members sort before it.
+//   - "B" bound...: the size, then for each exclusive lex bound how many members sort before it,
+//     the bound's own member not counted wherever its entry now is.
 //   - "N" bound n: the size, how many members sort before the exclusive lex bound, then the
 //     zset members on either side of it, n before it and n from it on (shardindex.Ranking.Near).
 var readScript = rueidis.NewLuaScript(`
@@ -125,7 +126,12 @@ if op == 'R' then return {redis.call('ZLEXCOUNT', z, '-', ARGV[3]), redis.call('
 local total = redis.call('ZCARD', z)
 if op == 'B' then
   local out = {total}
-  for i = 3, #ARGV do out[#out+1] = redis.call('ZLEXCOUNT', z, '-', ARGV[i]) end
+  for i = 3, #ARGV do
+    local n, m = redis.call('ZLEXCOUNT', z, '-', ARGV[i]), string.sub(ARGV[i], 18)
+    local k = m ~= '' and redis.call('HGET', h, m)
+    if k and redis.call('ZRANK', z, k .. m) < n then n = n - 1 end
+    out[#out+1] = n
+  end
   return out
 end
 if op == 'N' then

@@ -45,8 +45,9 @@ type Ranking interface {
 	// skip-th on (0-based), with their ranks in the shard.
 	Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (Slice, error)
 	// Before returns, for each entry, how many of the shard's entries rank before it by
-	// score, reached_at and member (an entry of the shard does not count itself), and the
-	// shard's total. An entry with an empty member ranks before every entry with its score
+	// score, reached_at and member, and the shard's total. The entry's own member is not
+	// counted, wherever its entry now ranks: a member whose score changed since it was read
+	// does not rank before itself. An entry with an empty member ranks before every entry with its score
 	// and reached_at, so its count is that of Search minus one.
 	Before(ctx context.Context, entries []laurel.Entry) (counts []int, total int, err error)
 	// Near returns, in one step, the shard's total, how many of its entries rank before the
@@ -104,7 +105,7 @@ func (r *mergedRanking) each(fn func(i int, s Ranking) error) error {
 }
 
 func (r *mergedRanking) Total(ctx context.Context) (int, error) {
-	_, total, err := r.before(ctx, nil, -1)
+	_, total, err := r.before(ctx, nil)
 	return total, err
 }
 
@@ -128,25 +129,21 @@ func (r *mergedRanking) Search(ctx context.Context, score, at int64) (int, error
 
 // ReadRank counts the entries before (score, at) in every shard.
 func (r *mergedRanking) ReadRank(ctx context.Context, score, at int64) (int, int, error) {
-	counts, total, err := r.before(ctx, []laurel.Entry{{Score: score, ReachedAt: at}}, -1)
+	counts, total, err := r.before(ctx, []laurel.Entry{{Score: score, ReachedAt: at}})
 	if err != nil {
 		return 0, 0, err
 	}
 	return counts[0] + 1, total, nil
 }
 
-// before returns, for each entry, how many entries of the shards other than skip (-1: none)
-// rank before it, and the total of every shard.
-func (r *mergedRanking) before(ctx context.Context, entries []laurel.Entry, skip int) ([]int, int, error) {
+// before returns, for each entry, how many entries of every shard rank before it, and the
+// total of every shard.
+func (r *mergedRanking) before(ctx context.Context, entries []laurel.Entry) ([]int, int, error) {
 	counts := make([][]int, len(r.shards))
 	totals := make([]int, len(r.shards))
 	err := r.each(func(i int, s Ranking) error {
-		var ask []laurel.Entry
-		if i != skip {
-			ask = entries
-		}
 		var err error
-		counts[i], totals[i], err = s.Before(ctx, ask)
+		counts[i], totals[i], err = s.Before(ctx, entries)
 		return err
 	})
 	if err != nil {
@@ -165,7 +162,11 @@ func (r *mergedRanking) before(ctx context.Context, entries []laurel.Entry, skip
 	return sum, total, nil
 }
 
-// ReadEntries finds each member in its shard, then counts what ranks before it in the others.
+// ReadEntries finds each member in its shard, then asks every shard at once how many of its
+// entries rank before each of those found: every rank is then one round's. (An entry's rank in
+// its own shard came from the first round, the others' counts from the second, and a write
+// between them could give two entries one rank.) Entries that changed between the rounds can
+// still leave ranks that contradict their order; those are read again.
 func (r *mergedRanking) ReadEntries(ctx context.Context, members []string) ([]laurel.Entry, int, error) {
 	parts := make([][]string, len(r.shards))
 	for _, m := range members {
@@ -173,57 +174,47 @@ func (r *mergedRanking) ReadEntries(ctx context.Context, members []string) ([]la
 			parts[i] = append(parts[i], m)
 		}
 	}
-	found := make([][]laurel.Entry, len(r.shards))
-	err := r.each(func(i int, s Ranking) error {
-		if len(parts[i]) == 0 {
-			return nil
-		}
-		var err error
-		found[i], err = s.Entries(ctx, parts[i])
-		return err
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	var all []laurel.Entry
-	owner := make([]int, 0)
-	for i, es := range found {
-		for _, en := range es {
-			all = append(all, en)
-			owner = append(owner, i)
-		}
-	}
-	// Each shard counts the entries of the others; an entry's own shard gave its rank there.
-	counts := make([][]int, len(r.shards))
-	totals := make([]int, len(r.shards))
-	err = r.each(func(i int, s Ranking) error {
-		var ask []laurel.Entry
-		for k, en := range all {
-			if owner[k] != i {
-				ask = append(ask, en)
+	for range aroundTries {
+		found := make([][]laurel.Entry, len(r.shards))
+		err := r.each(func(i int, s Ranking) error {
+			if len(parts[i]) == 0 {
+				return nil
 			}
+			var err error
+			found[i], err = s.Entries(ctx, parts[i])
+			return err
+		})
+		if err != nil {
+			return nil, 0, err
 		}
-		var err error
-		counts[i], totals[i], err = s.Before(ctx, ask)
-		return err
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	next := make([]int, len(r.shards))
-	for k := range all {
-		for i := range r.shards {
-			if owner[k] != i {
-				all[k].Rank += counts[i][next[i]]
-				next[i]++
-			}
+		var all []laurel.Entry
+		for _, es := range found {
+			all = append(all, es...)
+		}
+		counts, total, err := r.before(ctx, all)
+		if err != nil {
+			return nil, 0, err
+		}
+		for k := range all {
+			all[k].Rank = counts[k] + 1
+		}
+		if r.ranksAgree(all, total) {
+			return all, total, nil
 		}
 	}
-	total := 0
-	for _, t := range totals {
-		total += t
+	return nil, 0, ErrStale
+}
+
+// ranksAgree reports whether entries' ranks follow their order, each within 1…total.
+func (r *mergedRanking) ranksAgree(entries []laurel.Entry, total int) bool {
+	sorted := slices.Clone(entries)
+	r.sort(sorted)
+	for k, en := range sorted {
+		if en.Rank > total || k > 0 && en.Rank <= sorted[k-1].Rank {
+			return false
+		}
 	}
-	return all, total, nil
+	return true
 }
 
 // ReadAround finds the member's entry in its shard, then asks every shard at once for its
@@ -379,7 +370,7 @@ func (r *mergedRanking) locate(ctx context.Context, sr laurel.ScoreRange, heads 
 				keys = append(keys, probes[i])
 			}
 		}
-		counts, _, err := r.before(ctx, keys, -1)
+		counts, _, err := r.before(ctx, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -439,8 +430,7 @@ func (v *Sorted) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (
 
 // Near answers Ranking.Near.
 func (v *Sorted) Near(ctx context.Context, at laurel.Entry, n int) (Slice, error) {
-	counts, total, _ := v.Before(ctx, []laurel.Entry{at})
-	before := counts[0]
+	before, total := v.keysBefore(at), len(v.entries)
 	out := Slice{Total: total, Before: before}
 	lo, hi := max(0, before-n), min(total, before+n)
 	out.Entries = slices.Clone(v.entries[lo:hi])
@@ -451,12 +441,21 @@ func (v *Sorted) Near(ctx context.Context, at laurel.Entry, n int) (Slice, error
 func (v *Sorted) Before(_ context.Context, entries []laurel.Entry) ([]int, int, error) {
 	counts := make([]int, len(entries))
 	for k, en := range entries {
-		counts[k], _ = slices.BinarySearchFunc(v.entries, en, func(e, t laurel.Entry) int {
-			if laurel.CompareEntries(v.order, e, t) < 0 {
-				return -1
-			}
-			return 1
-		})
+		counts[k] = v.keysBefore(en)
+		if en.Member != "" && slices.ContainsFunc(v.entries[:counts[k]], func(e laurel.Entry) bool { return e.Member == en.Member }) {
+			counts[k]--
+		}
 	}
 	return counts, len(v.entries), nil
+}
+
+// keysBefore counts the entries that rank before en by score, reached_at and member.
+func (v *Sorted) keysBefore(en laurel.Entry) int {
+	n, _ := slices.BinarySearchFunc(v.entries, en, func(e, t laurel.Entry) int {
+		if laurel.CompareEntries(v.order, e, t) < 0 {
+			return -1
+		}
+		return 1
+	})
+	return n
 }
