@@ -1,6 +1,6 @@
 // Package docs_test checks that the repository's Markdown pages hold together: every relative
 // link names a file that exists and, into a page, a heading that page has; and every section
-// a page cites by name ("benchmarks.md, "Compactions"") is a heading or a bold lead of the page
+// a page cites by name ("benchmarks.md, "Disk per event"") is a heading or a bold lead of the page
 // it names. The pages are read from the working tree, so the test runs from this directory.
 package docs_test
 
@@ -56,6 +56,65 @@ func TestCitedSections(t *testing.T) {
 	if checked < 50 {
 		t.Fatalf("only %d citations found: the pages or the parser changed", checked)
 	}
+}
+
+// TestCodeCitesSections: a comment in the code that cites a page's section
+// (docs/benchmarks.md, "Disk per event") names one the page has, so that a reader who follows it
+// finds the figure or the decision it stands on.
+func TestCodeCitesSections(t *testing.T) {
+	docs := load(t)
+	checked := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		name, _ := filepath.Rel(root, path)
+		for _, c := range commentCitations(string(text)) {
+			d, ok := citedPage(docs, filepath.ToSlash(name), c.page)
+			if !ok {
+				continue // a page outside the repository's docs, or a file not Markdown-checked
+			}
+			checked++
+			if !d.hasSection(c.title) {
+				t.Errorf("%s:%d: cites %q of %s, which has no heading or bold lead that begins so", name, c.line, c.title, c.page)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 20 {
+		t.Fatalf("only %d citations found in the code's comments: the code or the parser changed", checked)
+	}
+}
+
+// commentCitations finds the citations in a Go file's line comments, which may wrap.
+func commentCitations(text string) []citation {
+	lines := strings.Split(text, "\n")
+	comments := make([]string, len(lines))
+	for i, l := range lines {
+		if _, c, ok := strings.Cut(l, "// "); ok {
+			comments[i] = c
+		}
+	}
+	joined := strings.Join(comments, "\n")
+	var out []citation
+	for _, m := range cite.FindAllStringSubmatchIndex(joined, -1) {
+		line := strings.Count(joined[:m[0]], "\n") + 1
+		out = append(out, citation{line, joined[m[2]:m[3]], strings.Join(strings.Fields(joined[m[4]:m[5]]), " ")})
+	}
+	return out
 }
 
 // A page is what the checks need of one Markdown file.
@@ -116,7 +175,7 @@ var (
 	mdLink     = regexp.MustCompile(`\]\(([^()\s]+)(?:\s+"[^"]*")?\)`)
 	refDef     = regexp.MustCompile(`^\s{0,3}\[[^\]]+\]:\s*(\S+)`)
 	bold       = regexp.MustCompile(`\*\*([^*]+)\*\*`)
-	// A citation names a page, then a quoted section: `benchmarks.md, "Compactions"`, possibly
+	// A citation names a page, then a quoted section: `benchmarks.md, "Disk per event"`, possibly
 	// across a line break, the page possibly a link.
 	cite   = regexp.MustCompile(`([A-Za-z0-9_/.-]+\.md)\]?(?:\([^)]*\))?\)?,\s+"([^"]+)"`)
 	scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)

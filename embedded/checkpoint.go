@@ -282,7 +282,7 @@ func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
 
 // readBuckets reads into buckets the stored bucket aggregate of every member and bucket of a
 // rolling window that events fall in, in key order through one iterator: read one by one in
-// event order, they were a point read each, most of what replay cost. A bucket stored without
+// event order, they would be a point read each, most of what replay costs. A bucket stored without
 // a number counts every event through bucketsAsOf.
 func (e *Store) readBuckets(events []loggedEvent, buckets map[string]*replayedBucket, bucketsAsOf uint64) error {
 	var keys []string

@@ -232,8 +232,8 @@ func readCheckpoints(fs vfs.FS, dir string, last uint64, fn func(r *cpRecord) er
 // startCheckpoints begins writing the records tx holds so far (a checkpoint's, staged first in
 // a group) as the checkpoint file's next frame, synced, on another goroutine: the writer
 // stages the group's operations meanwhile, and its commit waits for the frame
-// (writeCheckpoints). Its fsync had been nearly a quarter of the time the writer spent off
-// its CPU.
+// (writeCheckpoints): its fsync, done by the writer, would be nearly a quarter of the time
+// the writer spends off its CPU.
 // Nothing else touches the file until then: a rewrite starts and ends between groups.
 func (e *Store) startCheckpoints(tx *txn) {
 	if len(tx.cpRecs) == 0 || tx.cpFrame != nil {

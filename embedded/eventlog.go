@@ -52,8 +52,8 @@ type recentEvents struct {
 }
 
 // newRecentEvents makes the index for a seal's capacity of events, its list and arena made
-// that large at once: grown step by step, they were the largest part of the bytes the
-// writer allocated (docs/benchmarks.md, "Fewer allocations an event").
+// that large at once: grown step by step, they would be the largest part of the bytes the
+// writer allocates (docs/benchmarks-log.md, "Fewer allocations an event").
 func newRecentEvents(capacity int) *recentEvents {
 	return &recentEvents{ids: newBlockedBloom(max(capacity, 1024)), seed: maphash.MakeSeed(),
 		list: make([]recentEvent, 0, capacity), arena: make([]byte, 0, capacity*recentEventBytes)}

@@ -14,9 +14,10 @@ import (
 // The ids of sealed events live in runs of our own, not in one table that Pebble compacts.
 //
 // Event ids are the client's, so every seal's ids fall among all the earlier seals' ids: kept
-// under one key prefix (I board id), each seal's file landed in level 0 and each compaction
-// of level 0 rewrote every id stored so far with it. Over five minutes of ingest that was two
-// thirds of Pebble's compactions (docs/benchmarks.md, "The ids in runs of their own").
+// under one key prefix (I board id), each seal's file would land in level 0 and each
+// compaction of level 0 would rewrite every id stored so far with it: measured over five
+// minutes of ingest, two thirds of Pebble's compactions (docs/benchmarks-log.md, "The ids in
+// runs of their own").
 //
 // So each seal writes its ids under a prefix of their own, the run's: the first and last
 // sequence numbers it seals and its tier (0). Its keys fall among no other file's, so Pebble
@@ -118,7 +119,7 @@ func (r *recentEvents) idRun(last uint64) idRun {
 // reader for all of them moved from one table to the next at every lookup, and built each
 // table's iterator again. Not through the table's Bloom filter, which Pebble's iterators skip
 // in the last level unless asked: a merged run's is one block of megabytes, which the block
-// cache does not keep (docs/benchmarks.md, "What the lookups cost the writer"). The runs do
+// cache does not keep (docs/benchmarks-log.md, "What the lookups cost the writer"). The runs do
 // not change while a group stages: seals and merges end between groups.
 func (tx *txn) storedID(board, id string) ([]byte, bool, error) {
 	g, runs := tx.group(), tx.e.idRuns

@@ -21,7 +21,7 @@ import (
 // hot member's aggregate rewritten by each checkpoint reaches L0 each time: compactions were
 // a third of the CPU. The base level holds four times Pebble's default bytes, and level 0
 // many more files (below): fewer, larger compactions that meet more versions of a key and
-// drop them (docs/benchmarks.md, "Compactions").
+// drop them (docs/benchmarks-log.md, "Compactions").
 //
 // Pebble reserves the memory of its memtables (the active one and one being flushed) out of
 // the block cache: a cache no larger than two memtables caches nothing at all, and every read
@@ -29,11 +29,12 @@ import (
 //
 // Each seal ingests its member index as a file whose keys fall among those of every seal
 // before (keyed by member), so it lands in level 0, and each compaction of level 0 rewrites
-// all the earlier seals' index with it (so it did the ids, until they went into runs of their
-// own: idruns.go): at 1M members a quarter of the server's CPU. Level 0 is compacted at 32 sublevels (stopping writes at 128), so that a
-// compaction takes in four times as many seals for each rewrite of what is below. And a new
+// all the earlier seals' index with it: at 1M members a quarter of the server's CPU (the ids
+// avoid it in runs of their own: idruns.go). Level 0 is compacted at 32 sublevels (stopping
+// writes at 128), so that a compaction takes in four times as many seals for each rewrite of
+// what is below. And a new
 // store writes tables of rows (Pebble's v4 format), not its newer columns, which cost more to
-// write per key than our point reads and scans gain from them (docs/benchmarks.md, "Level 0
+// write per key than our point reads and scans gain from them (docs/benchmarks-log.md, "Level 0
 // and the seals' index"). A store made by an earlier version keeps its format.
 // logOpenFiles is what the log's Pebble may keep open (openLog): the least Pebble works with,
 // 64 tables and 10 other files; its tables are few, emptied by every seal.
@@ -44,7 +45,7 @@ const logOpenFiles = 74
 const MinOpenFiles = 2 * logOpenFiles
 
 // storeOpenFiles is what the store's own Pebble may keep open of Options.MaxOpenFiles, the
-// budget of both: the rest once the log has its share (each used to take the whole budget).
+// budget of both: the rest once the log has its share.
 func storeOpenFiles(budget int) int {
 	if budget <= 0 {
 		return 0 // Pebble's default

@@ -439,8 +439,9 @@ func (e *Store) newTable(path string) (*sstable.Writer, error) {
 // A run by seq writes the records whose keys differ in their sequence number alone as one:
 // the first key, its value the later numbers (keys.go). A member's events in a seal then
 // take one record of the member index, not one each: under a skew like laurel bench's, a
-// quarter as many, and the member index was two thirds of what each compaction of level 0
-// rewrote (docs/benchmarks.md, "A member's events in a seal, one record").
+// quarter as many, where the member index, a record an event, would be two thirds of what
+// each compaction of level 0 rewrites (docs/benchmarks-log.md, "A member's events in a seal,
+// one record").
 func (e *Store) writeSorted(path string, run *sortedRun) error {
 	recs := run.sort()
 	w, err := e.newTable(path)

@@ -265,8 +265,8 @@ func (s *spareOverlays) keepUndo(mem []undoEntry[memKey, memVal], ids []undoEntr
 }
 
 // spareLists are a group's lists, emptied, for the next group: grown anew from nothing for
-// each group and each operation, and copied from one into the other, they were a quarter of
-// the bytes the writer allocated.
+// each group and each operation, and copied from one into the other, they would be a quarter
+// of the bytes the writer allocates.
 type spareLists struct {
 	after  []change
 	breaks []int

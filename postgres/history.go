@@ -13,8 +13,8 @@ import (
 // standings: after the step's commit and its locks, in a transaction of its own (one
 // statement) that does not wait for its fsync, so that a write does not wait twice for the
 // disk. A crash of PostgreSQL, or of the node between the two transactions, can lose the
-// points of the last moments, never the events themselves. (The embedded store no longer
-// loses any: it journals each group's events and recomputes their points at start; the same
+// points of the last moments, never the events themselves. (The embedded store loses
+// none: it journals each group's events and recomputes their points at start; the same
 // would serve here.) A point is stored only while its event is, and the event's row is locked
 // meanwhile, so that a retraction or a deletion that comes in between, now that the shard is
 // free, never leaves the point of an event it took away. The step's connection lost (its

@@ -17,7 +17,7 @@ var goDefaultProcs = runtime.GOMAXPROCS(0)
 // and the writer's helper each keep one busy under a saturating write load, and with one more
 // besides, one is often idle in the network poller, so a request that arrives meanwhile is
 // read at once rather than at the runtime's next look at the network, up to 10 ms later
-// (docs/benchmarks.md, "One processor more than the cores" and "Two processors more").
+// (docs/benchmarks-log.md, "One processor more than the cores" and "Two processors more").
 const spareProcs = 2
 
 // setProcs sets how many processors laurel's goroutines run on and returns it: n when it is
@@ -41,7 +41,7 @@ func setProcs(n int, scaleOut bool) int {
 // scaleOutGCPercent is the garbage collector's target on a scale-out node: its live heap is
 // small (connections, buffers, the steps in flight), so at Go's default of 100 it collects
 // every few megabytes, 6% of its CPU under single-event writes; at 400 it collects a fifth as
-// often, for a few tens of megabytes more (docs/benchmarks.md, "The scale-out node's
+// often, for a few tens of megabytes more (docs/benchmarks-log.md, "The scale-out node's
 // statements, state and garbage").
 const scaleOutGCPercent = 400
 
