@@ -57,15 +57,14 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	if err != nil {
 		return err
 	}
-	x := &exporter{ctx: ctx, stop: e.stop, r: snap, recent: recent, points: newLogPoints(logSnap), spans: spans, w: w}
-	if err := x.run(); err != nil {
+	x := &exporter{stop: e.stop, r: snap, recent: recent, points: newLogPoints(logSnap), spans: spans, w: w}
+	if err := x.run(ctx); err != nil {
 		return fmt.Errorf("embedded: export: %w", err)
 	}
 	return nil
 }
 
 type exporter struct {
-	ctx    context.Context
 	stop   <-chan struct{}
 	r      pebble.Reader
 	recent *recentEvents // the events since the last seal, as of r
@@ -75,8 +74,8 @@ type exporter struct {
 }
 
 // write adds a record, unless the export was cancelled or the store is closing.
-func (x *exporter) write(rec laurel.DumpRecord) error {
-	if err := x.ctx.Err(); err != nil {
+func (x *exporter) write(ctx context.Context, rec laurel.DumpRecord) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	select {
@@ -87,20 +86,20 @@ func (x *exporter) write(rec laurel.DumpRecord) error {
 	return x.w.Write(rec)
 }
 
-func (x *exporter) run() error {
+func (x *exporter) run(ctx context.Context) error {
 	err := scanPrefix(x.r, []byte{tagProfile}, func(k, v []byte) error {
 		var p profile
 		if err := json.Unmarshal(v, &p); err != nil {
 			return err
 		}
-		return x.write(laurel.DumpRecord{Profile: &laurel.DumpProfile{Member: string(k[1:]), Name: p.Name, Metadata: p.Metadata}})
+		return x.write(ctx, laurel.DumpRecord{Profile: &laurel.DumpProfile{Member: string(k[1:]), Name: p.Name, Metadata: p.Metadata}})
 	})
 	if err != nil {
 		return err
 	}
 	err = scanPrefix(x.r, []byte{tagHidden}, func(k, _ []byte) error {
 		m := string(k[1:])
-		return x.write(laurel.DumpRecord{Hidden: &m})
+		return x.write(ctx, laurel.DumpRecord{Hidden: &m})
 	})
 	if err != nil {
 		return err
@@ -110,7 +109,7 @@ func (x *exporter) run() error {
 		if !ok {
 			return errCorrupt
 		}
-		return x.write(laurel.DumpRecord{Record: &laurel.DumpRec{Kind: string(kind), Key: string(key), Value: bytes.Clone(v)}})
+		return x.write(ctx, laurel.DumpRecord{Record: &laurel.DumpRec{Kind: string(kind), Key: string(key), Value: bytes.Clone(v)}})
 	})
 	if err != nil {
 		return err
@@ -125,7 +124,7 @@ func (x *exporter) run() error {
 		return err
 	}
 	for i := range boards {
-		if err := x.board(&boards[i]); err != nil {
+		if err := x.board(ctx, &boards[i]); err != nil {
 			return fmt.Errorf("board %s: %w", boards[i].ID, err)
 		}
 	}
@@ -134,10 +133,10 @@ func (x *exporter) run() error {
 
 // aggregates writes the aggregates of a window's open spans (or a rolling window's buckets),
 // each span's by member.
-func (x *exporter) aggregates(id string, w laurel.Window) error {
+func (x *exporter) aggregates(ctx context.Context, id string, w laurel.Window) error {
 	name := w.String()
 	write := func(start int64, member string, a aggregate) error {
-		return x.write(laurel.DumpRecord{Agg: &laurel.DumpAgg{
+		return x.write(ctx, laurel.DumpRecord{Agg: &laurel.DumpAgg{
 			Board: id, Window: name, Start: start, Member: member, Score: a.score, At: a.at,
 		}})
 	}
@@ -174,7 +173,7 @@ func (x *exporter) aggregates(id string, w laurel.Window) error {
 // board writes a board's records: the board, its events by seq, the aggregates of its open
 // spans, its closed periods oldest first each with its entries by rank, and its history by
 // member and seq.
-func (x *exporter) board(cfg *laurel.Board) error {
+func (x *exporter) board(ctx context.Context, cfg *laurel.Board) error {
 	id := cfg.ID
 	rec := &laurel.DumpBoard{ID: id, Config: cfg.Spec(), CreatedAt: cfg.CreatedAt}
 	for _, w := range cfg.Windows {
@@ -192,20 +191,20 @@ func (x *exporter) board(cfg *laurel.Board) error {
 			rec.Marks[w.String()] = m
 		}
 	}
-	if err := x.write(laurel.DumpRecord{Board: rec}); err != nil {
+	if err := x.write(ctx, laurel.DumpRecord{Board: rec}); err != nil {
 		return err
 	}
-	if err := x.events(id); err != nil {
+	if err := x.events(ctx, id); err != nil {
 		return err
 	}
 	for _, w := range cfg.Windows {
-		if err := x.aggregates(id, w); err != nil {
+		if err := x.aggregates(ctx, id, w); err != nil {
 			return err
 		}
 	}
 	for _, w := range cfg.Windows {
 		if w.IsCalendar() {
-			if err := x.closed(id, w.String()); err != nil {
+			if err := x.closed(ctx, id, w.String()); err != nil {
 				return err
 			}
 		}
@@ -219,7 +218,7 @@ func (x *exporter) board(cfg *laurel.Board) error {
 			if err != nil {
 				return err
 			}
-			err = x.write(laurel.DumpRecord{History: &laurel.DumpHistory{Board: id, Member: member, Seq: ev.seq, TS: ts, Points: points}})
+			err = x.write(ctx, laurel.DumpRecord{History: &laurel.DumpHistory{Board: id, Member: member, Seq: ev.seq, TS: ts, Points: points}})
 			if err != nil {
 				return err
 			}
@@ -229,7 +228,7 @@ func (x *exporter) board(cfg *laurel.Board) error {
 }
 
 // events writes a board's events in arrival order, gathered by member and sorted by seq.
-func (x *exporter) events(id string) error {
+func (x *exporter) events(ctx context.Context, id string) error {
 	var events []storedEvent
 	err := eachMemberEvents(x.r, x.recent, nil, id, true, func(_ string, evs []storedEvent) error {
 		events = append(events, evs...)
@@ -240,7 +239,7 @@ func (x *exporter) events(id string) error {
 	}
 	slices.SortFunc(events, func(a, b storedEvent) int { return cmp.Compare(a.seq, b.seq) })
 	for _, ev := range events {
-		err := x.write(laurel.DumpRecord{Event: &laurel.DumpEvent{
+		err := x.write(ctx, laurel.DumpRecord{Event: &laurel.DumpEvent{
 			Board: id, Seq: ev.seq, Member: ev.member, Value: ev.value, TS: ev.ts, ID: ev.id, Retracted: ev.flags&flagRetracted != 0,
 		}})
 		if err != nil {
@@ -252,7 +251,7 @@ func (x *exporter) events(id string) error {
 
 // closed writes a calendar window's closed periods, oldest first, each followed by its
 // entries by rank.
-func (x *exporter) closed(id, window string) error {
+func (x *exporter) closed(ctx context.Context, id, window string) error {
 	var closed []*closedPeriod
 	p := prefix(tagClosed, id, window)
 	err := scanPrefix(x.r, p, func(k, v []byte) error {
@@ -267,7 +266,7 @@ func (x *exporter) closed(id, window string) error {
 		return err
 	}
 	for _, cp := range closed {
-		err := x.write(laurel.DumpRecord{Closed: &laurel.DumpClosed{
+		err := x.write(ctx, laurel.DumpRecord{Closed: &laurel.DumpClosed{
 			Board: id, Window: window, ID: cp.id, Start: cp.start, End: cp.end, Total: int(cp.total), Removed: cp.removed,
 		}})
 		if err != nil {
@@ -282,7 +281,7 @@ func (x *exporter) closed(id, window string) error {
 			if err != nil {
 				return err
 			}
-			return x.write(laurel.DumpRecord{Frozen: &laurel.DumpFrozen{
+			return x.write(ctx, laurel.DumpRecord{Frozen: &laurel.DumpFrozen{
 				Board: id, Window: window, Start: cp.start, Rank: f.rank, Member: f.member, Score: f.agg.score, At: f.agg.at,
 			}})
 		})
