@@ -44,7 +44,7 @@ func TestKeys(t *testing.T) {
 	e.doKey("wri", "POST", "/v1/members/m/unhide", nil).isError(t, 403, "permission_denied", "")
 	// read: reads only.
 	for _, path := range []string{"/v1/boards", "/v1/boards/b", "/v1/boards/b/entries", "/v1/boards/b/members/m",
-		"/v1/boards/b/members/m/around", "/v1/boards/b/rank?score=1", "/v1/boards/b/periods", "/v1/members/m"} {
+		"/v1/boards/b/members/m/around", "/v1/boards/b/rank?score=1", "/v1/boards/b/distribution", "/v1/boards/b/periods", "/v1/members/m"} {
 		e.doKey("rea", "GET", path, nil).must(t, 200)
 		e.doKey("", "GET", path, nil).isError(t, 401, "unauthenticated", "")
 	}
