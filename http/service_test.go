@@ -311,7 +311,7 @@ func TestRoutes(t *testing.T) {
 		"POST /v1/boards/{board}/events", "POST /v1/events", "DELETE /v1/boards/{board}/events/{id}",
 		"GET /v1/boards/{board}/entries", "GET /v1/boards/{board}/members/{member}",
 		"GET /v1/boards/{board}/members/{member}/around", "POST /v1/boards/{board}/lookup",
-		"GET /v1/boards/{board}/rank", "GET /v1/boards/{board}/periods",
+		"GET /v1/boards/{board}/rank", "GET /v1/boards/{board}/distribution", "GET /v1/boards/{board}/periods",
 		"PUT /v1/members/{member}", "GET /v1/members/{member}", "DELETE /v1/members/{member}",
 		"POST /v1/members/{member}/hide", "POST /v1/members/{member}/unhide",
 		"GET /v1/boards/{board}/stream", "GET /v1/boards/{board}/members/{member}/history", "GET /v1/whoami",
