@@ -205,21 +205,9 @@ func (r *ranking) ReadRank(ctx context.Context, score, at int64) (int, int, erro
 	return n + 1, total, err
 }
 
-// ReadSearches answers laurel.RankingSearches in one script call: Before of keys without a
-// member.
+// ReadSearches answers laurel.RankingSearches in one script call, that of Before.
 func (r *ranking) ReadSearches(ctx context.Context, keys []laurel.Entry) ([]int, int, error) {
-	bare := make([]laurel.Entry, len(keys))
-	for i, k := range keys {
-		bare[i] = laurel.Entry{Score: k.Score, ReachedAt: k.ReachedAt}
-	}
-	counts, total, err := r.Before(ctx, bare)
-	if err != nil {
-		return nil, 0, err
-	}
-	for i := range counts {
-		counts[i]++
-	}
-	return counts, total, nil
+	return shardindex.Searches(ctx, r.Before, keys)
 }
 
 // ReadEnds answers laurel.RankingEnds in one script call.

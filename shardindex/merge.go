@@ -135,28 +135,34 @@ func (r *mergedRanking) Search(ctx context.Context, score, at int64) (int, error
 
 // ReadRank counts the entries before (score, at) in every shard.
 func (r *mergedRanking) ReadRank(ctx context.Context, score, at int64) (int, int, error) {
-	counts, total, err := r.before(ctx, []laurel.Entry{{Score: score, ReachedAt: at}})
+	ranks, total, err := Searches(ctx, r.before, []laurel.Entry{{Score: score, ReachedAt: at}})
 	if err != nil {
 		return 0, 0, err
 	}
-	return counts[0] + 1, total, nil
+	return ranks[0], total, nil
 }
 
-// ReadSearches counts the entries before each key in every shard, in one round: a key with no
-// member counts as Search does.
+// ReadSearches counts the entries before every key in every shard, in one round.
 func (r *mergedRanking) ReadSearches(ctx context.Context, keys []laurel.Entry) ([]int, int, error) {
+	return Searches(ctx, r.before, keys)
+}
+
+// Searches answers laurel.RankingSearches with a Before (Ranking.Before, or a merge's) that
+// counts, for every key at once, what ranks before it: a key without a member is counted as
+// Search's rank less one.
+func Searches(ctx context.Context, before func(context.Context, []laurel.Entry) ([]int, int, error), keys []laurel.Entry) ([]int, int, error) {
 	bare := make([]laurel.Entry, len(keys))
 	for i, k := range keys {
 		bare[i] = laurel.Entry{Score: k.Score, ReachedAt: k.ReachedAt}
 	}
-	counts, total, err := r.before(ctx, bare)
+	ranks, total, err := before(ctx, bare)
 	if err != nil {
 		return nil, 0, err
 	}
-	for i := range counts {
-		counts[i]++
+	for i := range ranks {
+		ranks[i]++
 	}
-	return counts, total, nil
+	return ranks, total, nil
 }
 
 // ReadEnds asks every shard for its ends at once: the board's first entry is the first of
