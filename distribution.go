@@ -126,13 +126,19 @@ type RankingEnds interface {
 // so O(buckets · log n) over a counted tree. Equal-width buckets first read r's first and last
 // entries; there are no more of them than distinct scores fit between those two.
 func DistributionOf(ctx context.Context, r Ranking, o Order, h Histogram) ([]Bucket, int, error) {
-	buckets := make([]Bucket, 0, max(len(h.Edges)-1, 0))
 	if len(h.Edges) > 0 {
+		buckets := make([]Bucket, 0, len(h.Edges)-1)
 		for i := 1; i < len(h.Edges); i++ {
 			buckets = append(buckets, Bucket{Min: h.Edges[i-1], Max: h.Edges[i] - 1})
 		}
 		buckets[len(buckets)-1].Max = h.Edges[len(h.Edges)-1]
-	} else {
+		total, err := count(ctx, r, o, buckets)
+		return buckets, total, err
+	}
+	// A ranking read in several steps (RankingEnds, then RankingSearches) may change between
+	// them: when a score written meanwhile lies beyond the ends, read again, so that every
+	// member ranked falls in a bucket.
+	for try := 1; ; try++ {
 		first, last, total, err := ends(ctx, r)
 		if err != nil || total == 0 {
 			return nil, total, err
@@ -141,12 +147,29 @@ func DistributionOf(ctx context.Context, r Ranking, o Order, h Histogram) ([]Buc
 		if lo > hi {
 			lo, hi = hi, lo
 		}
-		buckets = equalWidth(lo, hi, h.Buckets)
+		buckets := equalWidth(lo, hi, h.Buckets)
+		if total, err = count(ctx, r, o, buckets); err != nil {
+			return nil, 0, err
+		}
+		in := 0
+		for _, b := range buckets {
+			in += b.Count
+		}
+		if in == total || try == endsTries {
+			return buckets, total, nil
+		}
 	}
-	// Each bucket counts the members with a score below its max's successor minus those below
-	// its min: below(s) is what ranks before (s, −∞) on an ascending board, and the total less
-	// what ranks before (s, +∞) on a descending one. The last bucket's max is counted as
-	// "at most", since its successor may not be an int64.
+}
+
+// endsTries bounds how often DistributionOf reads a ranking's ends again.
+const endsTries = 3
+
+// count sets the count of each of buckets, which follow one another, and returns r's total.
+// Each counts the members with a score below its successor's min less those below its own:
+// below(s) is what ranks before (s, −∞) on an ascending board, and the total less what ranks
+// before (s, +∞) on a descending one. The last bucket's max is counted as "at most", since its
+// successor may not be an int64.
+func count(ctx context.Context, r Ranking, o Order, buckets []Bucket) (int, error) {
 	keys := make([]Entry, 0, len(buckets)+1)
 	for _, b := range buckets {
 		keys = append(keys, cut(o, b.Min, false))
@@ -154,7 +177,7 @@ func DistributionOf(ctx context.Context, r Ranking, o Order, h Histogram) ([]Buc
 	keys = append(keys, cut(o, buckets[len(buckets)-1].Max, true))
 	ranks, total, err := searches(ctx, r, keys)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	counts := make([]int, len(ranks))
 	for i, rank := range ranks {
@@ -166,7 +189,7 @@ func DistributionOf(ctx context.Context, r Ranking, o Order, h Histogram) ([]Buc
 	for i := range buckets {
 		buckets[i].Count = counts[i+1] - counts[i]
 	}
-	return buckets, total, nil
+	return total, nil
 }
 
 // cut is the search key that ranks after the entries with a score below s (atMost: up to s

@@ -174,3 +174,31 @@ func checkBuckets(t *testing.T, round int, h laurel.Histogram, scores []int64, b
 		t.Fatalf("round %d: the buckets hold %d of %d", round, inside, len(scores))
 	}
 }
+
+// staleEnds is a ranking whose first ReadEnds answers ends from before a write: a score
+// written between a distribution's two steps lies beyond them.
+type staleEnds struct {
+	*laurel.SortedRanking
+	reads int
+}
+
+func (s *staleEnds) ReadEnds(ctx context.Context) (laurel.Entry, laurel.Entry, int, error) {
+	s.reads++
+	total, _ := s.Total(ctx)
+	es, _ := s.Page(ctx, 1, total)
+	if s.reads == 1 {
+		es = es[1:] // the first entry had not been written yet
+	}
+	return es[0], es[len(es)-1], len(es), nil
+}
+
+// TestDistributionReadsEndsAgain: buckets that leave out a member written between the ends
+// and the counts are read again.
+func TestDistributionReadsEndsAgain(t *testing.T) {
+	r := &staleEnds{SortedRanking: laurel.NewSortedRanking(laurel.Desc, []laurel.Entry{
+		{Member: "a", Score: 500}, {Member: "b", Score: 40}, {Member: "c", Score: 10}})}
+	buckets, total, err := laurel.DistributionOf(context.Background(), r, laurel.Desc, laurel.Histogram{Buckets: 2})
+	if err != nil || total != 3 || r.reads != 2 || len(buckets) != 2 || buckets[1].Max != 500 || buckets[0].Count+buckets[1].Count != 3 {
+		t.Fatalf("DistributionOf = %+v, %d, %v after %d reads of the ends", buckets, total, err, r.reads)
+	}
+}
