@@ -10,6 +10,9 @@ type Entry struct {
 	ReachedAt int64 // unix ms
 	Name      string
 	Metadata  json.RawMessage // set only when the read asked for metadata
+	// Percentile is set by the reads about members (member, around, lookup): the share of
+	// the others ranked with it that the entry beats (Percentile).
+	Percentile *float64
 }
 
 // PeriodInfo describes the span a read was answered from: a calendar period (ID set, bounded

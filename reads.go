@@ -23,7 +23,8 @@ type Reader interface {
 	Read(ctx context.Context, q Query, fn func(rd Reading) error) error
 }
 
-// Reads answers the ranking reads of Service — Page, Member, Around, Lookup, RankOf — over a
+// Reads answers the ranking reads of Service — Page, Member, Around, Lookup, RankOf,
+// Distribution — over a
 // store's Reader, so that validation, paging, around-me, lookups, totals and profiles are
 // written once for every store. A store embeds it.
 type Reads struct{ Reader Reader }
@@ -62,6 +63,7 @@ func (r Reads) Member(ctx context.Context, q Query, member string) (MemberEntry,
 		if err != nil {
 			return err
 		}
+		withPercentiles(page.Entries, total)
 		me = MemberEntry{Board: page.Board, Window: page.Window, Period: page.Period, Total: page.Total, Entry: page.Entries[0]}
 		return nil
 	})
@@ -80,6 +82,7 @@ func (r Reads) Around(ctx context.Context, q Query, member string, radius int) (
 		if err != nil {
 			return err
 		}
+		withPercentiles(entries, total)
 		page, err = rd.page(entries, total, q.Metadata)
 		return err
 	})
@@ -97,6 +100,7 @@ func (r Reads) Lookup(ctx context.Context, q Query, members []string) (Page, err
 		if err != nil {
 			return err
 		}
+		withPercentiles(entries, total)
 		page, err = rd.page(entries, total, q.Metadata)
 		return err
 	})
@@ -112,6 +116,26 @@ func (r Reads) RankOf(ctx context.Context, q Query, score int64) (rank, total in
 		return err
 	})
 	return rank, total, err
+}
+
+// Distribution returns the histogram h of the scores ranked in the span read.
+func (r Reads) Distribution(ctx context.Context, q Query, h Histogram) (Distribution, error) {
+	h, err := ValidateHistogram(h)
+	if err != nil {
+		return Distribution{}, err
+	}
+	var d Distribution
+	err = r.read(ctx, q, func(rd Reading) error {
+		buckets, total, err := DistributionOf(ctx, rd.Ranking, rd.Order, h)
+		if err != nil {
+			return err
+		}
+		p := rd.Period
+		p.Total = total
+		d = Distribution{Board: rd.Board, Window: rd.Window, Period: p, Total: total, Buckets: buckets}
+		return nil
+	})
+	return d, err
 }
 
 // page makes entries, with their profiles, a page of the reading with its total.

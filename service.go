@@ -23,6 +23,8 @@ type Service interface {
 	Lookup(ctx context.Context, q Query, members []string) (Page, error)
 	// RankOf returns the rank a member reaching score now would get, and the total.
 	RankOf(ctx context.Context, q Query, score int64) (rank, total int, err error)
+	// Distribution returns the histogram h of the scores ranked in the span q reads.
+	Distribution(ctx context.Context, q Query, h Histogram) (Distribution, error)
 	Periods(ctx context.Context, board, window string) ([]PeriodInfo, error)
 	// History returns a member's points in window, newest first, at most limit of them.
 	History(ctx context.Context, board, window, member string, limit int) ([]HistoryPoint, error)

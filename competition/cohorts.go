@@ -486,6 +486,15 @@ func (s *Service) RankOf(ctx context.Context, q laurel.Query, score int64) (int,
 	return cr.RankOf(ctx, q, score)
 }
 
+// Distribution reads the histogram of the board's scores, or of q.Cohort's cohort.
+func (s *Service) Distribution(ctx context.Context, q laurel.Query, h laurel.Histogram) (laurel.Distribution, error) {
+	if q.Cohort == "" {
+		return s.Service.Distribution(ctx, q, h)
+	}
+	cr, q := s.cohortReads(q)
+	return cr.Distribution(ctx, q, h)
+}
+
 // cohortIDs lists the cohorts of a period (prefix board:period:), by key, then number.
 func (s *Service) cohortIDs(ctx context.Context, prefix string) ([]string, error) {
 	var ids []string

@@ -505,3 +505,46 @@ func BenchmarkRetry(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e3, "cpu-µs/event")
 }
+
+// BenchmarkDistribution reads histograms of the all window of -members members (each an
+// O(buckets · log n) search of the span's counted tree), each against the top-100 read of the
+// same board timed in the same run: ×top100 is the ratio of their times.
+//
+//	go test ./embedded -run '^$' -bench Distribution -benchtime 2000x
+func BenchmarkDistribution(b *testing.B) {
+	e := sharedEngine(b)
+	ctx := context.Background()
+	q := laurel.Query{Board: "bench", Window: "all"}
+	top100 := func() {
+		if p, err := e.Page(ctx, q, 0, 100, laurel.ScoreRange{}); err != nil || len(p.Entries) != 100 {
+			b.Fatal(err)
+		}
+	}
+	b.Run("top100", func(b *testing.B) {
+		for b.Loop() {
+			top100()
+		}
+	})
+	for _, h := range []laurel.Histogram{{Buckets: 10}, {Buckets: 100}, {Buckets: 1000}, {Edges: []int64{0, 10, 100, 1000, 10_000}}} {
+		name := fmt.Sprintf("buckets=%d", h.Buckets)
+		if h.Edges != nil {
+			name = fmt.Sprintf("edges=%d", len(h.Edges))
+		}
+		b.Run(name, func(b *testing.B) {
+			var read, ref time.Duration
+			for b.Loop() {
+				t := time.Now()
+				d, err := e.Distribution(ctx, q, h)
+				read += time.Since(t)
+				if err != nil || d.Total != *benchMembers {
+					b.Fatal(d.Total, err)
+				}
+				t = time.Now()
+				top100()
+				ref += time.Since(t)
+			}
+			b.ReportMetric(float64(read.Nanoseconds())/float64(b.N)/1000, "µs/read")
+			b.ReportMetric(float64(read)/float64(ref), "×top100")
+		})
+	}
+}

@@ -227,6 +227,10 @@ func (g gen) period() laurel.PeriodInfo {
 
 func (g gen) entry(rank int, metadata bool) laurel.Entry {
 	e := laurel.Entry{Rank: rank, Member: g.str(), Score: g.int64(), ReachedAt: g.time()}
+	if g.r.IntN(2) == 0 {
+		p := laurel.Percentile(rank, rank+g.r.IntN(3_000_000))
+		e.Percentile = &p
+	}
 	if g.r.IntN(4) != 0 {
 		e.Name = g.str()
 	}

@@ -376,6 +376,29 @@ func (c *Client) RankOf(ctx context.Context, q laurel.Query, score int64) (int, 
 	return out.Rank, out.Total, nil
 }
 
+// Distribution reads the histogram of a span's scores: GET /v1/boards/{board}/distribution.
+func (c *Client) Distribution(ctx context.Context, q laurel.Query, h laurel.Histogram) (laurel.Distribution, error) {
+	if err := laurel.ValidateBoardID(q.Board); err != nil {
+		return laurel.Distribution{}, err
+	}
+	v := readQuery(q)
+	if h.Buckets != 0 {
+		v.Set("buckets", strconv.Itoa(h.Buckets))
+	}
+	if len(h.Edges) > 0 {
+		edges := make([]string, len(h.Edges))
+		for i, e := range h.Edges {
+			edges[i] = strconv.FormatInt(e, 10)
+		}
+		v.Set("edges", strings.Join(edges, ","))
+	}
+	var out distributionJSON
+	if _, err := c.do(ctx, http.MethodGet, boardPath(q.Board)+"/distribution", v, nil, &out); err != nil {
+		return laurel.Distribution{}, err
+	}
+	return distributionFrom(out)
+}
+
 // Periods lists a window's kept periods: GET /v1/boards/{board}/periods.
 func (c *Client) Periods(ctx context.Context, board, window string) ([]laurel.PeriodInfo, error) {
 	if err := laurel.ValidateBoardID(board); err != nil {

@@ -174,16 +174,17 @@ func periodOf(p laurel.PeriodInfo, closed, total bool) periodJSON {
 }
 
 type entryJSON struct {
-	Rank      int             `json:"rank"`
-	Member    string          `json:"member"`
-	Score     int64           `json:"score"`
-	ReachedAt string          `json:"reached_at"`
-	Name      string          `json:"name,omitempty"`
-	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	Rank       int             `json:"rank"`
+	Member     string          `json:"member"`
+	Score      int64           `json:"score"`
+	ReachedAt  string          `json:"reached_at"`
+	Percentile *float64        `json:"percentile,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
 }
 
 func entryOf(e laurel.Entry) entryJSON {
-	return entryJSON{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: laurel.FormatTime(e.ReachedAt), Name: e.Name, Metadata: e.Metadata}
+	return entryJSON{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: laurel.FormatTime(e.ReachedAt), Percentile: e.Percentile, Name: e.Name, Metadata: e.Metadata}
 }
 
 type pageJSON struct {
@@ -213,6 +214,42 @@ type memberEntryJSON struct {
 func memberEntryOf(me laurel.MemberEntry) memberEntryJSON {
 	return memberEntryJSON{Board: me.Board, Window: me.Window, Period: periodOf(me.Period, true, false),
 		Total: me.Total, Entry: entryOf(me.Entry)}
+}
+
+type bucketJSON struct {
+	Min   int64 `json:"min"`
+	Max   int64 `json:"max"`
+	Count int   `json:"count"`
+}
+
+type distributionJSON struct {
+	Board   string       `json:"board"`
+	Window  string       `json:"window"`
+	Period  periodJSON   `json:"period"`
+	Total   int          `json:"total"`
+	Buckets []bucketJSON `json:"buckets"`
+}
+
+func distributionOf(d laurel.Distribution) distributionJSON {
+	out := distributionJSON{Board: d.Board, Window: d.Window, Period: periodOf(d.Period, true, false), Total: d.Total,
+		Buckets: make([]bucketJSON, len(d.Buckets))}
+	for i, b := range d.Buckets {
+		out.Buckets[i] = bucketJSON{Min: b.Min, Max: b.Max, Count: b.Count}
+	}
+	return out
+}
+
+func distributionFrom(d distributionJSON) (laurel.Distribution, error) {
+	period, err := periodFrom(d.Period)
+	if err != nil {
+		return laurel.Distribution{}, err
+	}
+	period.Total = d.Total
+	out := laurel.Distribution{Board: d.Board, Window: d.Window, Period: period, Total: d.Total}
+	for _, b := range d.Buckets {
+		out.Buckets = append(out.Buckets, laurel.Bucket{Min: b.Min, Max: b.Max, Count: b.Count})
+	}
+	return out, nil
 }
 
 type currentJSON struct {
@@ -332,7 +369,7 @@ func periodFrom(p periodJSON) (laurel.PeriodInfo, error) {
 
 func entryFrom(e entryJSON) (laurel.Entry, error) {
 	at, err := timeFrom("reached_at", e.ReachedAt)
-	return laurel.Entry{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: at, Name: e.Name, Metadata: e.Metadata}, err
+	return laurel.Entry{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: at, Percentile: e.Percentile, Name: e.Name, Metadata: e.Metadata}, err
 }
 
 func pageFrom(p pageJSON) (laurel.Page, error) {

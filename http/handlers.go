@@ -351,6 +351,31 @@ func (s *Server) handleRank(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]int{"rank": rank, "total": total})
 }
 
+func (s *Server) handleDistribution(w http.ResponseWriter, r *http.Request) {
+	q, err := query(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	v := r.URL.Query()
+	var h laurel.Histogram
+	n, _, err := intParam(v, "buckets", 0, 1, laurel.MaxBuckets)
+	h.Buckets = int(n)
+	if err == nil && v.Has("edges") {
+		h.Edges, err = laurel.ParseEdges(v.Get("edges"))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d, err := s.svc.Distribution(r.Context(), q, h)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, distributionOf(d))
+}
+
 func (s *Server) handlePeriods(w http.ResponseWriter, r *http.Request) {
 	board := r.PathValue("board")
 	if err := laurel.ValidateBoardID(board); err != nil {

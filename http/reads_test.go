@@ -108,7 +108,7 @@ func TestReads(t *testing.T) {
 	e.do("GET", "/v1/boards/solvers/members/bob?window=week", nil).must(t, 200).is(t, `
 	{"board": "solvers", "window": "week",
 	 "period": {"id": "2026-11-16", "start": "2026-11-16T00:00:00.000Z", "end": "2026-11-23T00:00:00.000Z", "closed": false},
-	 "total": 4, "entry": {"rank": 2, "member": "bob", "score": 7, "reached_at": "2026-11-21T08:00:00.000Z"}}`)
+	 "total": 4, "entry": {"rank": 2, "member": "bob", "score": 7, "reached_at": "2026-11-21T08:00:00.000Z", "percentile": 66.66}}`)
 	e.do("GET", "/v1/boards/solvers/members/dave?window=week", nil).isError(t, 404, "not_found", "member")
 	e.do("GET", "/v1/boards/solvers/members/nobody", nil).isError(t, 404, "not_found", "member")
 

@@ -148,6 +148,7 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle("GET /v1/boards/{board}/members/{member}/around", scopeRead, s.handleAround)
 	s.handle("POST /v1/boards/{board}/lookup", scopeRead, s.handleLookup)
 	s.handle("GET /v1/boards/{board}/rank", scopeRead, s.handleRank)
+	s.handle("GET /v1/boards/{board}/distribution", scopeRead, s.handleDistribution)
 	s.handle("GET /v1/boards/{board}/periods", scopeRead, s.handlePeriods)
 	s.handle("GET /v1/boards/{board}/periods/{period}/results", scopeRead, s.handleResults)
 	s.handle("POST /v1/boards/{board}/members/{member}/join", scopeWrite, s.bodiless(s.handleJoin))

@@ -44,7 +44,7 @@ func TestKeys(t *testing.T) {
 	e.doKey("wri", "POST", "/v1/members/m/unhide", nil).isError(t, 403, "permission_denied", "")
 	// read: reads only.
 	for _, path := range []string{"/v1/boards", "/v1/boards/b", "/v1/boards/b/entries", "/v1/boards/b/members/m",
-		"/v1/boards/b/members/m/around", "/v1/boards/b/rank?score=1", "/v1/boards/b/periods", "/v1/members/m"} {
+		"/v1/boards/b/members/m/around", "/v1/boards/b/rank?score=1", "/v1/boards/b/distribution", "/v1/boards/b/periods", "/v1/members/m"} {
 		e.doKey("rea", "GET", path, nil).must(t, 200)
 		e.doKey("", "GET", path, nil).isError(t, 401, "unauthenticated", "")
 	}
@@ -311,7 +311,7 @@ func TestRoutes(t *testing.T) {
 		"POST /v1/boards/{board}/events", "POST /v1/events", "DELETE /v1/boards/{board}/events/{id}",
 		"GET /v1/boards/{board}/entries", "GET /v1/boards/{board}/members/{member}",
 		"GET /v1/boards/{board}/members/{member}/around", "POST /v1/boards/{board}/lookup",
-		"GET /v1/boards/{board}/rank", "GET /v1/boards/{board}/periods",
+		"GET /v1/boards/{board}/rank", "GET /v1/boards/{board}/distribution", "GET /v1/boards/{board}/periods",
 		"PUT /v1/members/{member}", "GET /v1/members/{member}", "DELETE /v1/members/{member}",
 		"POST /v1/members/{member}/hide", "POST /v1/members/{member}/unhide",
 		"GET /v1/boards/{board}/stream", "GET /v1/boards/{board}/members/{member}/history", "GET /v1/whoami",

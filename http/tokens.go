@@ -135,6 +135,7 @@ var tokenRoutes = map[string]scope{
 	"GET /v1/boards/{board}/members/{member}/around":  scopeRead,
 	"POST /v1/boards/{board}/lookup":                  scopeRead,
 	"GET /v1/boards/{board}/rank":                     scopeRead,
+	"GET /v1/boards/{board}/distribution":             scopeRead,
 	"GET /v1/boards/{board}/periods":                  scopeRead,
 	"GET /v1/boards/{board}/members/{member}/history": scopeRead,
 	streamRoute:                      scopeRead,

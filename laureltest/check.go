@@ -183,6 +183,75 @@ func (h *harness) checkMember(q laurel.Query, member string) {
 			what, fmtQuery(q), got.Board, got.Window, fmtPeriod(got.Period), got.Total, fmtEntry(got.Entry),
 			x.b.id, x.w.name, fmtPeriod(x.sp.info()), len(x.all), fmtEntry(x.all[idx]))
 	}
+	h.checkPercentiles(what, q, []laurel.Entry{got.Entry}, got.Total)
+}
+
+// checkPercentiles checks that each entry of a read about members carries the share of the
+// others it beats, as docs/design.md defines it from its rank and the total.
+func (h *harness) checkPercentiles(what string, q laurel.Query, entries []laurel.Entry, total int) {
+	h.t.Helper()
+	for _, en := range entries {
+		want := 100.0
+		if total > 1 {
+			want = float64((total-en.Rank)*10000/(total-1)) / 100
+		}
+		if en.Percentile == nil || *en.Percentile != want {
+			h.fatalf("%s %s: %s of %d has percentile %v, want %v", what, fmtQuery(q), fmtEntry(en), total, en.Percentile, want)
+		}
+	}
+	h.stats["read: percentiles"]++
+}
+
+// checkDistribution reads a histogram and compares its counts with a count of the model's
+// ranking.
+func (h *harness) checkDistribution(q laurel.Query, hist laurel.Histogram) {
+	h.t.Helper()
+	x := h.m.resolve(q)
+	got, err := h.eng.Distribution(h.ctx, q, hist)
+	what := fmt.Sprintf("Distribution(%+v)", hist)
+	if !h.checkErr(what, q, x, err, x.code) {
+		return
+	}
+	if got.Board != x.b.id || got.Window != x.w.name || !samePeriod(got.Period, x.sp.info()) || got.Total != len(x.all) {
+		h.fatalf("%s %s: board %q window %q period %s total %d, want %q %q %s %d", what, fmtQuery(q),
+			got.Board, got.Window, fmtPeriod(got.Period), got.Total, x.b.id, x.w.name, fmtPeriod(x.sp.info()), len(x.all))
+	}
+	var bounds [][2]int64
+	switch {
+	case len(hist.Edges) > 0:
+		for i := 1; i < len(hist.Edges); i++ {
+			bounds = append(bounds, [2]int64{hist.Edges[i-1], hist.Edges[i] - 1})
+		}
+		bounds[len(bounds)-1][1] = hist.Edges[len(hist.Edges)-1]
+	case len(x.all) > 0:
+		lo, hi := x.all[0].Score, x.all[len(x.all)-1].Score
+		if lo > hi {
+			lo, hi = hi, lo
+		}
+		n := int64(max(hist.Buckets, 1))
+		if hist.Buckets == 0 {
+			n = laurel.DefaultBuckets
+		}
+		n = min(n, hi-lo+1) // the model's scores are small
+		for i := range n {
+			bounds = append(bounds, [2]int64{lo + i*(hi-lo+1)/n, lo + (i+1)*(hi-lo+1)/n - 1})
+		}
+	}
+	ok := len(got.Buckets) == len(bounds)
+	for i := 0; ok && i < len(bounds); i++ {
+		n := 0
+		for _, en := range x.all {
+			if en.Score >= bounds[i][0] && en.Score <= bounds[i][1] {
+				n++
+			}
+		}
+		b := got.Buckets[i]
+		ok = b.Min == bounds[i][0] && b.Max == bounds[i][1] && b.Count == n
+	}
+	if !ok {
+		h.fatalf("%s %s: buckets %+v, want bounds %v over the model's ranking %s", what, fmtQuery(q), got.Buckets, bounds, fmtEntries(x.all, 12))
+	}
+	h.stats["read: distribution"]++
 }
 
 func (h *harness) checkAround(q laurel.Query, member string, radius int) {
@@ -203,6 +272,7 @@ func (h *harness) checkAround(q laurel.Query, member string, radius int) {
 	if d := diffEntries(got.Entries, x.all[start:min(n, start+size)]); d != "" {
 		h.fatalf("%s %s (model span %s): %s", what, fmtQuery(q), x.sp, d)
 	}
+	h.checkPercentiles(what, q, got.Entries, got.Total)
 }
 
 func (h *harness) checkLookup(q laurel.Query, members []string) {
@@ -223,6 +293,7 @@ func (h *harness) checkLookup(q laurel.Query, members []string) {
 	if d := diffEntries(got.Entries, want); d != "" {
 		h.fatalf("%s %s (model span %s): %s", what, fmtQuery(q), x.sp, d)
 	}
+	h.checkPercentiles(what, q, got.Entries, got.Total)
 }
 
 func (h *harness) checkRankOf(q laurel.Query, score int64) {
@@ -379,6 +450,27 @@ func (h *harness) someMembers(all []laurel.Entry, n int) []string {
 	return out
 }
 
+// someHistogram returns a histogram to ask for: equal-width buckets, sometimes the default,
+// or edges around the scores of all.
+func (h *harness) someHistogram(all []laurel.Entry) laurel.Histogram {
+	switch h.rng.IntN(3) {
+	case 0:
+		return laurel.Histogram{}
+	case 1:
+		return laurel.Histogram{Buckets: 1 + h.rng.IntN(12)}
+	}
+	e := h.rng.Int64N(40) - 20
+	if len(all) > 0 {
+		e = all[h.rng.IntN(len(all))].Score - h.rng.Int64N(10)
+	}
+	var edges []int64
+	for range 2 + h.rng.IntN(5) {
+		edges = append(edges, e)
+		e += 1 + h.rng.Int64N(8)
+	}
+	return laurel.Histogram{Edges: edges}
+}
+
 // checkQuery runs every kind of read of one query against the model.
 func (h *harness) checkQuery(q laurel.Query, deep bool) {
 	h.t.Helper()
@@ -394,6 +486,7 @@ func (h *harness) checkQuery(q laurel.Query, deep bool) {
 	for _, mem := range h.someMembers(x.all, 1) {
 		h.checkAround(q, mem, h.rng.IntN(4))
 	}
+	h.checkDistribution(q, h.someHistogram(x.all))
 	mems := h.someMembers(x.all, 1+h.rng.IntN(6))
 	slices.Sort(mems)
 	h.checkLookup(q, slices.Compact(mems))

@@ -124,6 +124,21 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 			if err != nil || len(lk.Entries) != 1 || lk.Entries[0].Rank != pick.Rank {
 				t.Fatalf("op %d: Lookup(%s) in %s's cohort: %v %v", op, pick.Member, m, lk.Entries, err)
 			}
+			// Percentiles and the distribution are the cohort's too.
+			if p := me.Entry.Percentile; p == nil || *p != laurel.Percentile(pick.Rank, len(want)) {
+				t.Fatalf("op %d: Member(%s in %s's cohort): percentile %v, want that of rank %d of %d", op, pick.Member, m, p, pick.Rank, len(want))
+			}
+			edges := []int64{pick.Score - 1, pick.Score + 1}
+			d, err := svc.Distribution(ctx, q, laurel.Histogram{Edges: edges})
+			near := 0
+			for _, e := range want {
+				if e.Score >= edges[0] && e.Score <= edges[1] {
+					near++
+				}
+			}
+			if err != nil || d.Total != len(want) || len(d.Buckets) != 1 || d.Buckets[0].Count != near {
+				t.Fatalf("op %d: Distribution(%v) of %s's cohort: %+v, %v; want %d of %d", op, edges, m, d, err, near, len(want))
+			}
 			if period == periodOf(b, clock.Now()) && q.Period == "" {
 				score := pick.Score
 				rank, total, err := svc.RankOf(ctx, q, score)

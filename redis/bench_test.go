@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/shardindex"
@@ -53,5 +54,78 @@ func BenchmarkRankingPage(b *testing.B) {
 		if err != nil || len(es) != 100 {
 			b.Fatal(len(es), err)
 		}
+	}
+}
+
+// BenchmarkDistribution reads histograms of a board of 1M members in 4 shards (scores skewed
+// toward 0, as most players score little), each against the top-100 read of the same board timed
+// in the same run: ×top100 is the ratio of their times.
+//
+//	go test ./redis -run '^$' -bench Distribution -benchtime 200x
+func BenchmarkDistribution(b *testing.B) {
+	idx, _, _ := newIndex(b)
+	ctx := context.Background()
+	const members, shards, chunk = 1_000_000, 4, 10_000
+	rng := rand.New(rand.NewPCG(5, 6))
+	parts := make([][]shardindex.Change, shards)
+	for n := range members {
+		m := fmt.Sprintf("member-%07d", n)
+		u := rng.Float64()
+		parts[shardindex.ShardOf(m, shards)] = append(parts[shardindex.ShardOf(m, shards)], put(all, m, int64(u*u*u*1_000_000), int64(n)))
+	}
+	rankings := make([]shardindex.Ranking, shards)
+	for i, changes := range parts {
+		sh := shardindex.Shard{Number: i, Count: shards}
+		var v int64
+		for ; len(changes) > 0; v++ {
+			n := min(chunk, len(changes))
+			u := shardindex.Update{After: v, Version: v + 1, Stamp: 1, Changes: changes[:n]}
+			if i == 0 {
+				u.State = []byte{}
+			}
+			if _, err := idx.Apply(ctx, "bench", sh, laurel.Desc, u); err != nil {
+				b.Fatal(err)
+			}
+			changes = changes[n:]
+		}
+		rankings[i] = idx.Ranking("bench", sh, laurel.Desc, all, 1)
+	}
+	board := shardindex.Merge(laurel.Desc, rankings)
+	top100 := func() {
+		if es, _, err := laurel.PageOf(ctx, board, laurel.Desc, 0, 100, laurel.ScoreRange{}); err != nil || len(es) != 100 {
+			b.Fatal(len(es), err)
+		}
+	}
+	reads := []struct {
+		name string
+		h    laurel.Histogram
+	}{
+		{"buckets=10", laurel.Histogram{Buckets: 10}},
+		{"buckets=100", laurel.Histogram{Buckets: 100}},
+		{"buckets=1000", laurel.Histogram{Buckets: 1000}},
+		{"edges=0,100,1000,10000,100000,1000000", laurel.Histogram{Edges: []int64{0, 100, 1000, 10_000, 100_000, 1_000_000}}},
+	}
+	b.Run("top100", func(b *testing.B) {
+		for b.Loop() {
+			top100()
+		}
+	})
+	for _, r := range reads {
+		b.Run(r.name, func(b *testing.B) {
+			var read, ref time.Duration
+			for b.Loop() {
+				t := time.Now()
+				buckets, total, err := laurel.DistributionOf(ctx, board, laurel.Desc, r.h)
+				read += time.Since(t)
+				if err != nil || total != members || len(buckets) == 0 {
+					b.Fatal(total, err)
+				}
+				t = time.Now()
+				top100()
+				ref += time.Since(t)
+			}
+			b.ReportMetric(float64(read.Microseconds())/float64(b.N), "µs/read")
+			b.ReportMetric(float64(read)/float64(ref), "×top100")
+		})
 	}
 }

@@ -496,11 +496,24 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, w
 	if err != nil || total != wantTotal || !laureltest.SameEntries(got, wantEs) {
 		t.Fatalf("%s: ReadEntries(%q) = %v, %d, %v\nwant %v, %d", what, ask, got, total, err, wantEs, wantTotal)
 	}
-	for _, p := range probes {
+	keys := make([]laurel.Entry, len(probes))
+	for i, p := range probes {
 		rank, total, err := rr.ReadRank(ctx, p.score, p.at)
 		if w, _ := model.Search(ctx, p.score, p.at); err != nil || rank != w || total != len(want) {
 			t.Fatalf("%s: ReadRank(%d, %d) = %d, %d, %v; want %d, %d", what, p.score, p.at, rank, total, err, w, len(want))
 		}
+		keys[i] = laurel.Entry{Score: p.score, ReachedAt: p.at}
+	}
+	// A distribution's two steps: every search at once, and the ranking's ends.
+	ranks, total, err := rk.(laurel.RankingSearches).ReadSearches(ctx, keys)
+	for i, k := range keys {
+		if w, _ := model.Search(ctx, k.Score, k.ReachedAt); err != nil || total != len(want) || ranks[i] != w {
+			t.Fatalf("%s: ReadSearches(%v) = %v, %d, %v; want %d at %d of them", what, keys, ranks, total, err, w, i)
+		}
+	}
+	first, last, total, err := rk.(laurel.RankingEnds).ReadEnds(ctx)
+	if err != nil || total != len(want) || len(want) > 0 && (!laureltest.SameEntries([]laurel.Entry{first, last}, []laurel.Entry{want[0], want[len(want)-1]})) {
+		t.Fatalf("%s: ReadEnds = %v, %v, %d, %v", what, first, last, total, err)
 	}
 }
 

@@ -205,6 +205,37 @@ func (r *ranking) ReadRank(ctx context.Context, score, at int64) (int, int, erro
 	return n + 1, total, err
 }
 
+// ReadSearches answers laurel.RankingSearches in one script call, that of Before.
+func (r *ranking) ReadSearches(ctx context.Context, keys []laurel.Entry) ([]int, int, error) {
+	return shardindex.Searches(ctx, r.Before, keys)
+}
+
+// ReadEnds answers laurel.RankingEnds in one script call.
+func (r *ranking) ReadEnds(ctx context.Context) (laurel.Entry, laurel.Entry, int, error) {
+	res, err := r.read(ctx, "X").ToArray()
+	if err != nil {
+		return laurel.Entry{}, laurel.Entry{}, 0, r.err(err, "reading the ends of a set")
+	}
+	if len(res) != 3 {
+		return laurel.Entry{}, laurel.Entry{}, 0, fmt.Errorf("redis: reading the ends of a set of board %q: a reply of %d values", r.board, len(res))
+	}
+	total, err := r.int(res, 0)
+	if err != nil || total == 0 {
+		return laurel.Entry{}, laurel.Entry{}, 0, err
+	}
+	var ends [2]laurel.Entry
+	for i, rank := range []int{1, total} {
+		key, err := res[1+i].ToString()
+		if err != nil {
+			return laurel.Entry{}, laurel.Entry{}, 0, r.err(err, "reading the ends of a set")
+		}
+		if ends[i], err = r.entry(rank, key); err != nil {
+			return laurel.Entry{}, laurel.Entry{}, 0, err
+		}
+	}
+	return ends[0], ends[1], total, nil
+}
+
 // Slice answers shardindex.Ranking.Slice in one script call.
 func (r *ranking) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (shardindex.Slice, error) {
 	best, worst, hasBest, hasWorst := sr.Bounds(r.order)

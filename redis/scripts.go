@@ -112,6 +112,7 @@ return out
 //     range from its skip-th (0-based) on, n of them at most;
 //   - "B" bound...: the size, then for each exclusive lex bound how many members sort before it,
 //     the bound's own member not counted wherever its entry now is.
+//   - "X": the size, then the first and the last zset members ("" when the set is empty);
 //   - "N" bound n: the size, how many members sort before the exclusive lex bound, then the
 //     zset members on either side of it, n before it and n from it on (shardindex.Ranking.Near).
 var readScript = rueidis.NewLuaScript(`
@@ -124,6 +125,10 @@ if op == 'p' then return redis.call('ZRANGE', z, ARGV[3], ARGV[4]) end
 if op == 's' then return redis.call('ZLEXCOUNT', z, '-', ARGV[3]) end
 if op == 'R' then return {redis.call('ZLEXCOUNT', z, '-', ARGV[3]), redis.call('ZCARD', z)} end
 local total = redis.call('ZCARD', z)
+if op == 'X' then
+  local first, last = redis.call('ZRANGE', z, 0, 0), redis.call('ZRANGE', z, -1, -1)
+  return {total, first[1] or '', last[1] or ''}
+end
 if op == 'B' then
   local out = {total}
   for i = 3, #ARGV do

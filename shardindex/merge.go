@@ -40,6 +40,8 @@ type Shard struct {
 // merge needs, each in one step.
 type Ranking interface {
 	laurel.Ranking
+	// ReadEnds returns the shard's first and last entries and its total, in one step.
+	laurel.RankingEnds
 	// Slice returns the shard's total, how many of its entries rank before the score range
 	// sr (in the shard's order) and how many lie in it, and up to n of those in it from the
 	// skip-th on (0-based), with their ranks in the shard.
@@ -86,7 +88,11 @@ type mergedRanking struct {
 	shards []Ranking
 }
 
-var _ laurel.RankingReads = (*mergedRanking)(nil)
+var (
+	_ laurel.RankingReads    = (*mergedRanking)(nil)
+	_ laurel.RankingSearches = (*mergedRanking)(nil)
+	_ laurel.RankingEnds     = (*mergedRanking)(nil)
+)
 
 // each runs fn for every shard at once and returns the first error.
 func (r *mergedRanking) each(fn func(i int, s Ranking) error) error {
@@ -129,11 +135,68 @@ func (r *mergedRanking) Search(ctx context.Context, score, at int64) (int, error
 
 // ReadRank counts the entries before (score, at) in every shard.
 func (r *mergedRanking) ReadRank(ctx context.Context, score, at int64) (int, int, error) {
-	counts, total, err := r.before(ctx, []laurel.Entry{{Score: score, ReachedAt: at}})
+	ranks, total, err := Searches(ctx, r.before, []laurel.Entry{{Score: score, ReachedAt: at}})
 	if err != nil {
 		return 0, 0, err
 	}
-	return counts[0] + 1, total, nil
+	return ranks[0], total, nil
+}
+
+// ReadSearches counts the entries before every key in every shard, in one round.
+func (r *mergedRanking) ReadSearches(ctx context.Context, keys []laurel.Entry) ([]int, int, error) {
+	return Searches(ctx, r.before, keys)
+}
+
+// Searches answers laurel.RankingSearches with a Before (Ranking.Before, or a merge's) that
+// counts, for every key at once, what ranks before it: a key without a member is counted as
+// Search's rank less one.
+func Searches(ctx context.Context, before func(context.Context, []laurel.Entry) ([]int, int, error), keys []laurel.Entry) ([]int, int, error) {
+	bare := make([]laurel.Entry, len(keys))
+	for i, k := range keys {
+		bare[i] = laurel.Entry{Score: k.Score, ReachedAt: k.ReachedAt}
+	}
+	ranks, total, err := before(ctx, bare)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range ranks {
+		ranks[i]++
+	}
+	return ranks, total, nil
+}
+
+// ReadEnds asks every shard for its ends at once: the board's first entry is the first of
+// the shards' firsts, its last the last of their lasts.
+func (r *mergedRanking) ReadEnds(ctx context.Context) (laurel.Entry, laurel.Entry, int, error) {
+	type ends struct {
+		first, last laurel.Entry
+		total       int
+	}
+	got := make([]ends, len(r.shards))
+	err := r.each(func(i int, s Ranking) error {
+		var err error
+		got[i].first, got[i].last, got[i].total, err = s.ReadEnds(ctx)
+		return err
+	})
+	if err != nil {
+		return laurel.Entry{}, laurel.Entry{}, 0, err
+	}
+	var first, last laurel.Entry
+	total := 0
+	for _, e := range got {
+		if e.total == 0 {
+			continue
+		}
+		if total == 0 || laurel.CompareEntries(r.order, e.first, first) < 0 {
+			first = e.first
+		}
+		if total == 0 || laurel.CompareEntries(r.order, e.last, last) > 0 {
+			last = e.last
+		}
+		total += e.total
+	}
+	first.Rank, last.Rank = min(1, total), total
+	return first, last, total, nil
 }
 
 // before returns, for each entry, how many entries of every shard rank before it, and the
@@ -426,6 +489,14 @@ func (v *Sorted) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (
 		out.Entries, _ = v.Page(ctx, from, min(n, end-from))
 	}
 	return out, nil
+}
+
+// ReadEnds answers Ranking.ReadEnds.
+func (v *Sorted) ReadEnds(context.Context) (laurel.Entry, laurel.Entry, int, error) {
+	if len(v.entries) == 0 {
+		return laurel.Entry{}, laurel.Entry{}, 0, nil
+	}
+	return v.entries[0], v.entries[len(v.entries)-1], len(v.entries), nil
 }
 
 // Near answers Ranking.Near.

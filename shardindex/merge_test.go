@@ -108,6 +108,21 @@ func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, 
 	if gerr != nil || gt != wt || !laureltest.SameEntries(gp, wp) {
 		t.Fatalf("%s: LookupOf(%q) = %v, %d, %v\nwant %v, %d", what, ask, gp, gt, gerr, wp, wt)
 	}
+	for range 3 {
+		h := laurel.Histogram{Buckets: 1 + rng.IntN(12)}
+		if rng.IntN(2) == 0 {
+			lo := score()
+			h = laurel.Histogram{Edges: []int64{lo, lo + 1 + rng.Int64N(4)}}
+			if lo > math.MaxInt64-5 {
+				h.Edges = []int64{math.MaxInt64 - 1, math.MaxInt64}
+			}
+		}
+		gb, gt, gerr := laurel.DistributionOf(ctx, got, o, h)
+		wb, wt, _ := laurel.DistributionOf(ctx, want, o, h)
+		if gerr != nil || gt != wt || !slices.Equal(gb, wb) {
+			t.Fatalf("%s: DistributionOf(%+v) = %v, %d, %v\nwant %v, %d", what, h, gb, gt, gerr, wb, wt)
+		}
+	}
 	for range 6 {
 		s, at := score(), rng.Int64N(4)-1
 		gr, gt, gerr := laurel.RankOfScore(ctx, got, s, at)

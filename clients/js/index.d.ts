@@ -272,6 +272,8 @@ export interface Entry {
   member: string;
   score: number;
   reached_at: string;
+  /** In member, around and lookup reads: the share of the others ranked that this entry beats, in percent, rounded down to hundredths (100 for the first, 0 for the last). */
+  percentile?: number;
   name?: string;
   metadata?: Record<string, unknown>;
 }
@@ -302,6 +304,22 @@ export interface LookupRequest {
 export interface Rank {
   rank: number;
   total: number;
+}
+
+/** A span's score histogram, buckets in ascending score; total counts every member ranked, those outside given edges too. */
+export interface Distribution {
+  board: string;
+  window: string;
+  period: Period;
+  total: number;
+  buckets: Bucket[];
+}
+
+/** How many members have a score from min to max, both included. */
+export interface Bucket {
+  min: number;
+  max: number;
+  count: number;
 }
 
 export interface PeriodList {
@@ -411,6 +429,8 @@ export declare class Laurel {
   getAround(board: string, member: string, opts?: When & CallOptions & { radius?: number; metadata?: boolean }): Promise<Page>;
   lookup(board: string, members: string[], opts?: When & CallOptions & { metadata?: boolean }): Promise<Page>;
   getRank(board: string, score: number, opts?: When & CallOptions): Promise<Rank>;
+  /** buckets: equal widths between the lowest and highest score (1–1000, default 10); or edges: ascending scores, [e0, e1−1] … [ek−1, ek]. */
+  getDistribution(board: string, opts?: When & CallOptions & { buckets?: number; edges?: number[] }): Promise<Distribution>;
   listPeriods(board: string, window: string, opts?: CallOptions): Promise<Period[]>;
   /** A closed period's rewarded members in rank order; 409 conflict while it may still change. */
   getResults(board: string, period: string, opts?: CallOptions & { window?: string; offset?: number; limit?: number }): Promise<Results>;

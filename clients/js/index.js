@@ -190,6 +190,13 @@ export class Laurel {
   getRank(board, score, { signal, ...at } = {}) {
     return this.request("GET", `/v1/boards/${enc(board)}/rank`, { query: { ...when(at), score }, signal });
   }
+  // The histogram of a span's scores: buckets (equal width between the lowest and highest
+  // score, default 10) or edges (a list of ascending scores), not both.
+  getDistribution(board, { buckets, edges, signal, ...at } = {}) {
+    return this.request("GET", `/v1/boards/${enc(board)}/distribution`, {
+      query: { ...when(at), buckets, edges: edges?.join(",") }, signal,
+    });
+  }
   listPeriods(board, window, opts) {
     return this.request("GET", `/v1/boards/${enc(board)}/periods`, { ...opts, query: { window } }).then((r) => r.periods);
   }

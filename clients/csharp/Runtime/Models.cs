@@ -316,6 +316,12 @@ namespace Laurel
         public string Member { get; set; }
         public long Score { get; set; }
         public DateTimeOffset ReachedAt { get; set; }
+        /// <summary>
+        /// In member, around and lookup reads: the share of the others ranked in the span that
+        /// this entry beats, in percent, rounded down to hundredths (100 for the first, a
+        /// member alone included; 0 for the last). Null in a page of the top.
+        /// </summary>
+        public double? Percentile { get; set; }
         /// <summary>When the member has one.</summary>
         public string Name { get; set; }
         /// <summary>
@@ -330,6 +336,7 @@ namespace Laurel
             Member = o.String("member"),
             Score = o.Long("score"),
             ReachedAt = o.Time("reached_at"),
+            Percentile = o.DoubleOrNull("percentile"),
             Name = o.String("name"),
             Metadata = o.Free("metadata"),
         };
@@ -370,6 +377,38 @@ namespace Laurel
             Total = o.Int("total"),
             Entry = o.One("entry", Entry.Read),
         };
+    }
+
+    /// <summary>
+    /// A span's score histogram, buckets in ascending score whatever the board's order. Total
+    /// counts every member ranked, those outside given edges too.
+    /// </summary>
+    public sealed class Distribution
+    {
+        public string Board { get; set; }
+        public string Window { get; set; }
+        public Period Period { get; set; }
+        public int Total { get; set; }
+        public IReadOnlyList<Bucket> Buckets { get; set; }
+
+        internal static Distribution Read(JsonObject o) => new Distribution
+        {
+            Board = o.String("board"),
+            Window = o.String("window"),
+            Period = o.One("period", Period.Read),
+            Total = o.Int("total"),
+            Buckets = o.List("buckets", Bucket.Read),
+        };
+    }
+
+    /// <summary>How many members have a score from Min to Max, both included.</summary>
+    public sealed class Bucket
+    {
+        public long Min { get; set; }
+        public long Max { get; set; }
+        public int Count { get; set; }
+
+        internal static Bucket Read(JsonObject o) => new Bucket { Min = o.Long("min"), Max = o.Long("max"), Count = o.Int("count") };
     }
 
     /// <summary>The rank a member reaching a score now would get (schema Rank).</summary>

@@ -3,6 +3,8 @@
 // does; a parameter left null is not sent, and the server's default applies.
 using System;
 using System.Collections.Generic;
+using System.Globalization;
+using System.Linq;
 using System.Net.Http;
 using System.Threading;
 using System.Threading.Tasks;
@@ -135,6 +137,19 @@ namespace Laurel
         {
             var query = new Query().When(window, at, period, cohort).Add("score", score);
             return Request(HttpMethod.Get, "/v1/boards/" + Seg(board) + "/rank", query, null, One(ScoreRank.Read), cancellationToken);
+        }
+
+        /// <summary>
+        /// The histogram of the span's scores: buckets of equal width between the lowest and the
+        /// highest score (1 to 1000, default 10), or the buckets between ascending edges, the
+        /// last one including its end: [e0, e1 − 1], …, [ek−1, ek]. Not both.
+        /// </summary>
+        public Task<Distribution> GetDistributionAsync(string board, int? buckets = null, IEnumerable<long> edges = null, string window = null, DateTimeOffset? at = null, string period = null, string cohort = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var query = new Query().When(window, at, period, cohort).Add("buckets", buckets);
+            if (edges != null) query.Add("edges", string.Join(",", edges.Select(e => e.ToString(CultureInfo.InvariantCulture))));
+            return Request(HttpMethod.Get, "/v1/boards/" + Seg(board) + "/distribution", query, null, One(Distribution.Read), cancellationToken);
         }
 
         /// <summary>A calendar window's periods, newest first.</summary>

@@ -449,6 +449,17 @@ static class Tests
         Assert.Equal("1 3", string.Join(" ", (await client.LookupAsync(board, new[] { "bob", "alice", "nobody" })).Entries.Select(e => e.Rank)));
         var rank = await client.GetRankAsync(board, 4);
         Assert.Equal("3 of 3", rank.Rank + " of " + rank.Total);
+        // The end of a run: rank, the share beaten, the neighbours, and where the scores lie.
+        var me = await client.GetMemberEntryAsync(board, "carol");
+        Assert.Equal("2 of 3, 50%", me.Entry.Rank + " of " + me.Total + ", " + me.Entry.Percentile + "%");
+        Assert.Equal("100 50 0", string.Join(" ", (await client.GetAroundAsync(board, "carol", radius: 1)).Entries.Select(e => e.Percentile)));
+        Assert.Equal("0", string.Join(" ", (await client.LookupAsync(board, new[] { "bob" })).Entries.Select(e => e.Percentile)));
+        Assert.True((await client.GetEntriesAsync(board)).Entries[0].Percentile == null, "a page of the top has no percentiles");
+        var dist = await client.GetDistributionAsync(board, buckets: 3);
+        Assert.Equal("3 [3, 3] 1, [4, 4] 1, [5, 5] 1", dist.Total + " " + string.Join(", ", dist.Buckets.Select(b => "[" + b.Min + ", " + b.Max + "] " + b.Count)));
+        Assert.Equal("1 2", string.Join(" ", (await client.GetDistributionAsync(board, edges: new long[] { 0, 4, 10 }, window: "day")).Buckets.Select(b => b.Count)));
+        var bad = await Assert.Throws(() => client.GetDistributionAsync(board, edges: new long[] { 4, 0 }));
+        Assert.Equal("invalid_argument edges", bad.Code + " " + bad.Field);
         var periods = await client.ListPeriodsAsync(board, "day");
         Assert.Equal(false, periods[0].Closed);
         Assert.Equal(3, (await client.GetEntriesAsync(board, at: DateTimeOffset.UtcNow)).Total);
@@ -853,11 +864,11 @@ static class Tests
         screen.SignedIn("ada", MemberToken.Mint(tokenSecret, "ada", new[] { board }, kid: tokenKid));
         var run = Guid.NewGuid().ToString();
         await screen.ShowRun(run, 40);
-        Assert.Equal("#2 of 4 this week · top 50%", rank.text);
+        Assert.Equal("#2 of 4 this week · better than 66.66% of players", rank.text);
         Assert.Equal("  #1 Ann 50\n▶ #2 ada 40\n  #3 Bob 30\n  #4 cy 10", neighbours.text.TrimEnd().Replace("\r\n", "\n"));
         // The same run sent again (the game restarted before the answer came): counted once.
         await screen.ShowRun(run, 40);
-        Assert.Equal("#2 of 4 this week · top 50%", rank.text);
+        Assert.Equal("#2 of 4 this week · better than 66.66% of players", rank.text);
         Assert.Equal(40L, (await client.GetMemberEntryAsync(board, "ada")).Entry.Score);
         // laurel out of reach: the screen says so, and keeps the run for later.
         Set(screen, "laurel", new LaurelClient("http://127.0.0.1:1") { Retries = 0 });

@@ -85,6 +85,17 @@ test("a board's life: write, read every way, retract, delete", async () => {
   assert.deepEqual((await client.getAround(board, "carol", { radius: 1 })).entries.map((e) => e.member), ["alice", "carol", "bob"]);
   assert.deepEqual((await client.lookup(board, ["bob", "alice", "nobody"])).entries.map((e) => e.rank), [1, 3]);
   assert.deepEqual(await client.getRank(board, 4), { rank: 3, total: 3 });
+  // The end of a run: rank, the share beaten, the neighbours, and where the scores lie.
+  const me = await client.getMemberEntry(board, "carol");
+  assert.deepEqual([me.entry.rank, me.total, me.entry.percentile], [2, 3, 50]);
+  assert.deepEqual((await client.getAround(board, "carol", { radius: 1 })).entries.map((e) => e.percentile), [100, 50, 0]);
+  assert.deepEqual((await client.lookup(board, ["bob"])).entries[0].percentile, 0);
+  assert.equal((await client.getEntries(board)).entries[0].percentile, undefined, "a page of the top has none");
+  const dist = await client.getDistribution(board, { buckets: 3 });
+  assert.deepEqual(dist.buckets, [{ min: 3, max: 3, count: 1 }, { min: 4, max: 4, count: 1 }, { min: 5, max: 5, count: 1 }]);
+  assert.equal(dist.total, 3);
+  assert.deepEqual((await client.getDistribution(board, { edges: [0, 4, 10], window: "day" })).buckets.map((b) => b.count), [1, 2]);
+  await assert.rejects(client.getDistribution(board, { edges: [4, 0] }), { code: "invalid_argument", field: "edges" });
   const periods = await client.listPeriods(board, "day");
   assert.equal(periods[0].closed, false);
   assert.equal((await client.getEntries(board, { at: new Date() })).total, 3);

@@ -145,6 +145,10 @@ func appendEntry(dst []byte, e *laurel.Entry) ([]byte, error) {
 	dst = strconv.AppendInt(dst, e.Score, 10)
 	dst = append(dst, `,"reached_at":`...)
 	dst = appendTimeString(dst, e.ReachedAt)
+	if e.Percentile != nil {
+		dst = append(dst, `,"percentile":`...)
+		dst = strconv.AppendFloat(dst, *e.Percentile, 'f', -1, 64) // as encoding/json writes it
+	}
 	if e.Name != "" {
 		dst = append(dst, `,"name":`...)
 		dst = AppendString(dst, e.Name)
