@@ -3,6 +3,7 @@ package laurel
 import (
 	"fmt"
 	"math/bits"
+	"strings"
 )
 
 // Guard is what a board refuses as implausible before it ranks (docs/design.md, "Guards"):
@@ -159,7 +160,7 @@ func (r *GuardRule) spec(jump bool) *GuardRuleSpec {
 // anything else of an event, so that a token learns nothing of the board's events.
 func (b *Board) AdmitWriter(opts SubmitOptions) error {
 	if opts.MemberToken && b.Guard != nil && b.Guard.Trusted {
-		return FieldErrorf(EPermissionDenied, "board", "board %q takes events from the game's server only (its guard is trusted): a member token cannot submit to it", b.ID)
+		return breach(EPermissionDenied, "trusted", "board", "board %q takes events from the game's server only: a member token cannot submit to it", b.ID)
 	}
 	return nil
 }
@@ -168,12 +169,32 @@ func (b *Board) AdmitWriter(opts SubmitOptions) error {
 // aggregate in the span it enters from before to after; nil when it breaks none.
 func (g *Guard) judge(b *Board, w Window, before, after Agg, value int64) *Error {
 	if r := g.Gain; r != nil && r.Window == w && gains(b.Order, value) && beyond(b.Order, after.Score, r.Max) {
-		return FieldErrorf(EGuardRefused, "value", "breaks the board's gain rule: a member gains at most %d in a span of window %s", r.Max, w)
+		return breach(EGuardRefused, "gain", "value", "a member gains at most %d in a span of window %s", r.Max, w)
 	}
 	if r := g.Jump; r != nil && r.Window == w && before.Present() && b.Order.Better(value, before.Score) && r.jumps(before.Score, value) {
-		return FieldErrorf(EGuardRefused, "value", "breaks the board's jump rule: a new best beats the member's previous best (%d) in window %s by %s", before.Score, w, r.limits())
+		return breach(EGuardRefused, "jump", "value", "a new best beats the member's previous best (%d) in window %s by %s", before.Score, w, r.limits())
 	}
 	return nil
+}
+
+// breach is the error of an event that breaks a rule of the guard: its message names the
+// rule, as GuardRuleOf reads it.
+func breach(code, rule, field, format string, args ...any) *Error {
+	return FieldErrorf(code, field, "breaks the board's %s rule: %s", rule, fmt.Sprintf(format, args...))
+}
+
+// GuardRuleOf returns the rule of a guard that refused a write with err ("trusted", "gain",
+// "jump"), or "" when err is not a guard's refusal.
+func GuardRuleOf(err error) string {
+	if c := ErrorCode(err); c != EGuardRefused && c != EPermissionDenied {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(ErrorMessage(err), "breaks the board's ")
+	if !ok {
+		return ""
+	}
+	rule, _, _ := strings.Cut(rest, " rule: ")
+	return rule
 }
 
 // gains reports whether a value moves a sum the board's way: up on desc, down on asc.

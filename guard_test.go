@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/laurel/laurel"
@@ -72,6 +73,9 @@ func TestGuardRules(t *testing.T) {
 				case "":
 				case laurel.EGuardRefused:
 					got[i] = true
+					if rule := laurel.GuardRuleOf(laurel.InEvent(3, err)); rule == "" || !strings.Contains(tc.board, `"`+rule+`"`) {
+						t.Errorf("refused by rule %q: %v", rule, err)
+					}
 					// A store abandons the refused write; the test does as it does.
 					aggs.m = snapshot
 					if len(aggs.m) != before {
@@ -150,8 +154,8 @@ func TestTrustedBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.AdmitWriter(laurel.SubmitOptions{MemberToken: true}); laurel.ErrorCode(err) != laurel.EPermissionDenied {
-		t.Errorf("a token's events: %v, want permission_denied", err)
+	if err := b.AdmitWriter(laurel.SubmitOptions{MemberToken: true}); laurel.ErrorCode(err) != laurel.EPermissionDenied || laurel.GuardRuleOf(err) != "trusted" {
+		t.Errorf("a token's events: %v, want permission_denied by the trusted rule", err)
 	}
 	if err := b.AdmitWriter(laurel.SubmitOptions{}); err != nil {
 		t.Errorf("a key's events: %v", err)

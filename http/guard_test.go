@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"strings"
 	"testing"
 
 	lhttp "github.com/laurel/laurel/http"
@@ -30,4 +31,14 @@ func TestGuardedBoard(t *testing.T) {
 	ada := mint(t, "k", currentSecret, claimsFor("ada", "laps"))
 	e.doKey(ada, "POST", "/v1/boards/laps/events", map[string]any{"member": "ada", "value": 59_000}).isError(t, 403, "permission_denied", "board")
 	e.do("POST", "/v1/boards/laps/events", map[string]any{"member": "ada", "value": 59_000}).must(t, 200)
+	e.doKey(ada, "POST", "/v1/events", map[string]any{"events": []map[string]any{{"board": "laps", "member": "ada", "value": 58_000}}}).
+		isError(t, 403, "permission_denied", "events[0].board")
+
+	e.key = "admin-key"
+	m := string(e.do("GET", "/metrics", nil).must(t, 200).raw)
+	for _, want := range []string{`laurel_guard_refused_total{board="laps",rule="jump"} 1`, `laurel_guard_refused_total{board="laps",rule="trusted"} 2`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 }
