@@ -22,7 +22,9 @@ type Nodes func(t testing.TB, now func() int64) []laurel.Service
 // rule: random submits, retries and retractions on the nodes nodes opens, each decided by a
 // model of the rule recomputed from the counted events, with every window's ranking compared
 // after each; then bursts of concurrent submits to one member through every node at once,
-// of which exactly as many are taken as the rule allows.
+// of which exactly as many are taken as the rule allows. Half the boards are trusted too, and
+// a quarter of the submits and retries come as from a member token: a trusted board refuses
+// them all, retries included.
 func Guard(t *testing.T, nodes Nodes) {
 	for _, kind := range []string{"gain", "jump"} {
 		t.Run(kind, func(t *testing.T) { guardModel(t, nodes, kind) })
@@ -64,7 +66,7 @@ func guardModel(t *testing.T, nodes Nodes, kind string) {
 		t.Fatalf("put board: %v", err)
 	}
 	g.board = info.Board
-	t.Logf("board %s: mode %s, order %s, rule %s %+v", laurel.FormatTime(g.clock.Load()), g.board.Mode, g.board.Order, kind, *g.rule)
+	t.Logf("board %s: mode %s, order %s, rule %s %+v, trusted %v", laurel.FormatTime(g.clock.Load()), g.board.Mode, g.board.Order, kind, *g.rule, g.board.Guard.Trusted)
 	ops := 150
 	if testing.Short() {
 		ops = 60
@@ -93,7 +95,7 @@ func (g *guardTest) spec() laurel.BoardSpec {
 	rng := g.rng
 	order, mode := []string{"desc", "asc"}[rng.IntN(2)], "sum"
 	rule := &laurel.GuardRuleSpec{Window: guardWindows[rng.IntN(len(guardWindows))]}
-	guard := &laurel.GuardSpec{}
+	guard := &laurel.GuardSpec{Trusted: ptr(rng.IntN(2) == 0)}
 	switch g.kind {
 	case "gain":
 		rule.Max = ptr(5 + rng.Int64N(25))
@@ -171,7 +173,12 @@ func (g *guardTest) submit(op int) {
 		}
 		taken = append(taken, ev)
 	}
-	_, err := g.node().Submit(context.Background(), batch, laurel.SubmitOptions{})
+	token := g.rng.IntN(4) == 0
+	_, err := g.node().Submit(context.Background(), batch, laurel.SubmitOptions{MemberToken: token})
+	if token && g.board.Guard.Trusted {
+		g.refusedToken(op, err)
+		return
+	}
 	if want >= 0 {
 		var le *laurel.Error
 		if wantField := fmt.Sprintf("events[%d].%s", want, field); !errors.As(err, &le) || le.Code != laurel.EGuardRefused || le.Field != wantField {
@@ -194,10 +201,24 @@ func (g *guardTest) retry(op int) {
 		return
 	}
 	ev := old[len(old)-1]
-	res, err := g.node().Submit(context.Background(), []laurel.Event{{Board: "g", Member: ev.member, Value: ev.value, ID: ev.id, TS: ev.ts, HasTS: true}}, laurel.SubmitOptions{})
+	token := g.rng.IntN(4) == 0
+	res, err := g.node().Submit(context.Background(), []laurel.Event{{Board: "g", Member: ev.member, Value: ev.value, ID: ev.id, TS: ev.ts, HasTS: true}}, laurel.SubmitOptions{MemberToken: token})
+	if token && g.board.Guard.Trusted {
+		g.refusedToken(op, err)
+		return
+	}
 	if err != nil || res[0].Status != laurel.StatusDuplicate {
 		g.t.Fatalf("op %d: retry of %s: %+v, %v; want a duplicate", op, ev.id, res, err)
 	}
+}
+
+// refusedToken checks the answer to a member token's submit on a trusted board.
+func (g *guardTest) refusedToken(op int, err error) {
+	var le *laurel.Error
+	if !errors.As(err, &le) || le.Code != laurel.EPermissionDenied || le.Field != "events[0].board" {
+		g.t.Fatalf("op %d: a member token's submit to a trusted board: %v; want permission_denied at events[0].board", op, err)
+	}
+	g.stats["token refused"]++
 }
 
 func (g *guardTest) retract(op int) {
