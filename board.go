@@ -80,6 +80,7 @@ type Board struct {
 	// Tournament, when set, bounds when events count and who may enter (tournament.go).
 	Tournament *Tournament
 	Cohorts    *Cohorts // when set, splits each period of a window into cohorts (cohorts.go)
+	Guard      *Guard   // when set, what the board refuses as implausible (guard.go)
 	CreatedAt  int64    // unix ms
 
 	loc *time.Location
@@ -116,6 +117,7 @@ type BoardSpec struct {
 	// Tournament and Cohorts replace the board's whole; an empty object removes them.
 	Tournament *TournamentSpec `json:"tournament,omitempty"`
 	Cohorts    *CohortsSpec    `json:"cohorts,omitempty"`
+	Guard      *GuardSpec      `json:"guard,omitempty"`
 }
 
 // Apply returns the board that spec makes of current (nil: a new board with that id, created
@@ -252,6 +254,13 @@ func (spec *BoardSpec) Apply(id string, current *Board, now int64) (Board, error
 		}
 		b.Cohorts = c
 	}
+	if spec.Guard != nil {
+		g, err := guardOf(spec.Guard, &b)
+		if err != nil {
+			return Board{}, err
+		}
+		b.Guard = g
+	}
 	for i, r := range b.Rewards {
 		if r.Tier != "" && (b.Cohorts == nil || r.Window != b.Cohorts.Window || !slices.Contains(b.Cohorts.Tiers, r.Tier)) {
 			return Board{}, FieldErrorf(EInvalid, fmt.Sprintf("rewards[%d].tier", i), "must be a tier of the board's cohorts, in their window")
@@ -280,6 +289,9 @@ func (b *Board) Spec() BoardSpec {
 	}
 	if b.Cohorts != nil {
 		s.Cohorts = b.Cohorts.Spec()
+	}
+	if b.Guard != nil {
+		s.Guard = b.Guard.Spec()
 	}
 	for _, w := range b.Windows {
 		s.Windows = append(s.Windows, w.String())

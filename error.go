@@ -16,7 +16,9 @@ const (
 	EConflict         = "conflict"
 	ETooLarge         = "payload_too_large"
 	ERateLimited      = "rate_limited"
-	EUnavailable      = "unavailable"
+	// EGuardRefused is an event a rule of its board's guard refuses (guard.go).
+	EGuardRefused = "guard_refused"
+	EUnavailable  = "unavailable"
 	// EOutcomeUnknown is a write cut off during its commit whose outcome the store could
 	// not learn within the request's deadline: it may be stored. Sent again with the same
 	// event ids, it is answered for what is stored (an event stored is a duplicate).

@@ -155,4 +155,7 @@ type SubmitOptions struct {
 	// Import lifts the board's late_limit (docs/design.md: a bulk import with the admin key);
 	// an event in a closed period is still too_late. Callers grant it to admins only.
 	Import bool
+	// MemberToken says the events come with a member token: a trusted board refuses them
+	// (Board.AdmitWriter).
+	MemberToken bool
 }

@@ -39,12 +39,21 @@ type Counted struct {
 
 // StageEvent adds the member's event (value at ts, arrival seq) to every window of b at now:
 // to its calendar period (ETooLate when that has closed) or all, and to its rolling bucket
-// and, when the bucket lies in the window's current span, to that span's merge. An error
-// names the window (WindowError); the caller abandons the write.
+// and, when the bucket lies in the window's current span, to that span's merge. The rules of
+// the board's guard are judged on the span the event enters in their window: the period, all,
+// the rolling span or, for an event before it, the bucket. An error names the window
+// (WindowError) or the rule; the caller abandons the write.
 func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, value, ts int64, seq uint64, now int64) error {
 	cal := b.Calendar()
-	add := func(w int, sp AggSpan, cur Agg) error {
+	// add adds the event to the member's aggregate in sp; judged: the span the event enters
+	// in window w, where the rules of the board's guard in w are judged.
+	add := func(w int, sp AggSpan, cur Agg, judged bool) error {
 		next, err := Add(b.Mode, b.Order, cur, value, ts, seq)
+		if err == nil && judged && b.Guard != nil {
+			if breach := b.Guard.judge(b, b.Windows[w], cur, next, value); breach != nil {
+				return breach
+			}
+		}
 		if err == nil {
 			err = aggs.SetAgg(w, sp, member, next)
 		}
@@ -62,7 +71,7 @@ func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, v
 					if err != nil {
 						return err
 					}
-					return add(i, bucket, cur)
+					return add(i, bucket, cur, true)
 				}
 				merged := AggSpan{Span: current, Current: true}
 				combined, err := aggs.Agg(ctx, i, merged, member)
@@ -76,10 +85,10 @@ func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, v
 						return err
 					}
 				}
-				if err := add(i, bucket, cur); err != nil {
+				if err := add(i, bucket, cur, false); err != nil {
 					return err
 				}
-				return add(i, merged, combined)
+				return add(i, merged, combined, true)
 			case w.IsCalendar() && m.PeriodClosed(b, bucket.Span, now):
 				id := cal.PeriodAt(w, time.UnixMilli(ts)).ID
 				return Errorf(ETooLate, "falls in period %s of window %s, which is closed", id, w)
@@ -88,7 +97,7 @@ func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, v
 			if err != nil {
 				return err
 			}
-			return add(i, bucket, cur)
+			return add(i, bucket, cur, true)
 		}()
 		if err != nil {
 			return WindowError(err)

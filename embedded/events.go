@@ -27,7 +27,7 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 			now = tx.now
 			tx.deferAggs = true
 			for i := range events {
-				status, seq, ts, err := e.stageEvent(tx, &events[i], opts.Import)
+				status, seq, ts, err := e.stageEvent(tx, &events[i], opts)
 				if err != nil {
 					return laurel.InEvent(i, err)
 				}
@@ -61,10 +61,13 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 
 // stageEvent validates one event against its board and stages it in every window. It returns
 // the event's status and, when applied, its sequence number and time.
-func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status string, seq uint64, ts int64, err error) {
+func (e *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions) (status string, seq uint64, ts int64, err error) {
 	b := e.boards[in.Board]
 	if b == nil {
 		return "", 0, 0, laurel.ErrNoBoard(in.Board)
+	}
+	if err := b.cfg.AdmitWriter(opts); err != nil {
+		return "", 0, 0, err
 	}
 	if in.ID != "" {
 		prev, ok, err := tx.idGet(b.cfg.ID, in.ID)
@@ -78,7 +81,7 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, imported bool) (status str
 			return "", 0, 0, laurel.ErrIDConflict(in.ID)
 		}
 	}
-	ts, err = b.cfg.Admit(in, tx.now, imported)
+	ts, err = b.cfg.Admit(in, tx.now, opts.Import)
 	if err != nil {
 		return "", 0, 0, err
 	}

@@ -139,6 +139,25 @@ func fixEventField(err error, single, boardInPath bool) error {
 	return &laurel.Error{Code: e.Code, Message: e.Message, Field: field}
 }
 
+// eventIndex is the index of the event of a batch that err names (field "events[3].value"),
+// 0 when it names none.
+func eventIndex(err error) int {
+	var e *laurel.Error
+	if !errors.As(err, &e) {
+		return 0
+	}
+	rest, ok := strings.CutPrefix(e.Field, "events[")
+	if !ok {
+		return 0
+	}
+	n, _, _ := strings.Cut(rest, "]")
+	i, err := strconv.Atoi(n)
+	if err != nil || i < 0 {
+		return 0
+	}
+	return i
+}
+
 // The request bodies as the Client writes them. The server reads events field by field
 // (wire.DecodeEvents) to name the field at fault precisely; these types spell the same shapes.
 

@@ -35,6 +35,7 @@ var statuses = map[string]int{
 	laurel.ENotFound:         http.StatusNotFound,
 	laurel.EMethodNotAllowed: http.StatusMethodNotAllowed,
 	laurel.EConflict:         http.StatusConflict,
+	laurel.EGuardRefused:     http.StatusUnprocessableEntity,
 	laurel.ETooLarge:         http.StatusRequestEntityTooLarge,
 	laurel.ERateLimited:      http.StatusTooManyRequests,
 	laurel.EUnavailable:      http.StatusServiceUnavailable,

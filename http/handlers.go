@@ -112,14 +112,20 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 		s.writeError(w, r, err)
 		return
 	}
-	if g := grantOf(r); g != nil {
+	g := grantOf(r)
+	if g != nil {
 		if err := g.allowsEvents(events); err != nil {
 			s.writeError(w, r, fixEventField(err, single, board != ""))
 			return
 		}
 	}
-	results, err := s.svc.Submit(r.Context(), events, laurel.SubmitOptions{NoRanks: !ranks, Import: imported})
+	results, err := s.svc.Submit(r.Context(), events, laurel.SubmitOptions{NoRanks: !ranks, Import: imported, MemberToken: g != nil})
 	if err != nil {
+		if rule := laurel.GuardRuleOf(err); rule != "" {
+			if i := eventIndex(err); i < len(events) {
+				s.metrics.guardRefused.WithLabelValues(events[i].Board, rule).Inc()
+			}
+		}
 		s.writeError(w, r, fixEventField(err, single, board != ""))
 		return
 	}

@@ -22,6 +22,7 @@ type metrics struct {
 	streams         prometheus.Gauge
 	streamsDropped  prometheus.Counter
 	hookAttempts    *prometheus.CounterVec
+	guardRefused    *prometheus.CounterVec
 }
 
 func newMetrics(svc laurel.Service) *metrics {
@@ -66,6 +67,10 @@ func newMetrics(svc laurel.Service) *metrics {
 			Name: "laurel_webhook_attempts_total",
 			Help: "Webhook delivery attempts by this node, by the delivery's state after them: delivered, pending (to retry) or failed (no attempt left).",
 		}, []string{"state"}),
+		guardRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laurel_guard_refused_total",
+			Help: "Submits refused by a rule of a board's guard (trusted, gain, jump), by board and rule.",
+		}, []string{"board", "rule"}),
 	}
 	// Each state's series is there from the start, at 0, so that an alert on failed
 	// attempts has a series to watch before the first attempt.
@@ -73,7 +78,7 @@ func newMetrics(svc laurel.Service) *metrics {
 		m.hookAttempts.WithLabelValues(state)
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.commitOps, m.commitSeconds, m.eventsApplied, m.eventsDuplicate,
-		m.streams, m.streamsDropped, m.hookAttempts,
+		m.streams, m.streamsDropped, m.hookAttempts, m.guardRefused,
 		&entriesCollector{svc: svc},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -160,7 +160,7 @@ func TestOpenAPIErrors(t *testing.T) {
 	// Every code of the API has its answer.
 	codes := errorSchema["properties"].(map[string]any)["error"].(map[string]any)["properties"].(map[string]any)["code"].(map[string]any)["enum"].([]any)
 	for _, c := range []string{laurel.EInvalid, laurel.ETooLate, laurel.EUnauthenticated, laurel.EPermissionDenied, laurel.ENotFound,
-		laurel.EConflict, laurel.ETooLarge, laurel.ERateLimited, laurel.EUnavailable, laurel.EOutcomeUnknown, laurel.EInternal} {
+		laurel.EConflict, laurel.EGuardRefused, laurel.ETooLarge, laurel.ERateLimited, laurel.EUnavailable, laurel.EOutcomeUnknown, laurel.EInternal} {
 		if !slices.Contains(codes, any(c)) {
 			t.Errorf("Error.code lacks %s", c)
 		}

@@ -360,7 +360,7 @@ func (s *step) stageRequest(ctx context.Context, r *submitReq) error {
 	s.begin()
 	for i := range r.events {
 		ev := &r.events[i]
-		status, seq, ts, err := s.stageEvent(ctx, ev, r.opts.Import)
+		status, seq, ts, err := s.stageEvent(ctx, ev, r.opts)
 		if err != nil {
 			s.rollback()
 			return laurel.InEvent(i, err)
@@ -508,9 +508,12 @@ func (s *step) queueIDs(r *reads, b *boardStep, ids []string) {
 
 // stageEvent validates one event against its board and stages it in every window. It returns
 // the event's status and, when applied, its sequence number and time.
-func (s *step) stageEvent(ctx context.Context, in *laurel.Event, imported bool) (status string, seq, ts int64, err error) {
+func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.SubmitOptions) (status string, seq, ts int64, err error) {
 	b, err := s.board(in.Board)
 	if err != nil {
+		return "", 0, 0, err
+	}
+	if err := b.st.cfg.AdmitWriter(opts); err != nil {
 		return "", 0, 0, err
 	}
 	if in.ID != "" {
@@ -524,7 +527,7 @@ func (s *step) stageEvent(ctx context.Context, in *laurel.Event, imported bool) 
 			return "", 0, 0, laurel.ErrIDConflict(in.ID)
 		}
 	}
-	if ts, err = b.st.cfg.Admit(in, s.now, imported); err != nil {
+	if ts, err = b.st.cfg.Admit(in, s.now, opts.Import); err != nil {
 		return "", 0, 0, err
 	}
 	_, sh, err := b.shardOf(in.Member)

@@ -11,6 +11,7 @@ export type ErrorCode =
   | "not_found"
   | "method_not_allowed"
   | "conflict"
+  | "guard_refused"
   | "payload_too_large"
   | "rate_limited"
   | "unavailable"
@@ -51,6 +52,27 @@ export interface BoardSpec {
   tournament?: TournamentSpec;
   /** Splits each period of a window into cohorts; {} removes them. */
   cohorts?: CohortsSpec;
+  /** What the board refuses as implausible before it ranks; {} removes it. */
+  guard?: GuardSpec;
+}
+
+/** A board's guard: an event that breaks a rule is refused, 422 guard_refused, with nothing stored. */
+export interface GuardSpec {
+  /** Events only with a key: a member token's are refused (403). */
+  trusted?: boolean;
+  /** Sum boards: at most max gained in a span of window. */
+  gain?: GuardRule;
+  /** Best boards: a new best beats the previous one in a span of window by at most amount and/or percent. */
+  jump?: GuardRule;
+}
+
+export interface GuardRule {
+  /** One of the board's windows. */
+  window: string;
+  max?: number;
+  amount?: number;
+  percent?: number;
+  action?: "refuse";
 }
 
 export interface CohortsSpec {
@@ -154,6 +176,7 @@ export interface Board {
   rewards?: RewardRule[];
   tournament?: TournamentSpec;
   cohorts?: CohortsSpec;
+  guard?: GuardSpec;
 }
 
 export interface BoardList {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	mrand "math/rand"
@@ -34,10 +35,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&c.preload, "preload", true, "first give every member one event and a name, so all of them are ranked")
 	fs.BoolVar(&c.names, "names", false, "every event laurel takes carries its member's name, as from a client that does not track which names it sent (Redis's workloads set names only in the preload)")
 	fs.Float64Var(&c.rate, "rate", 0, "events per second to send in all, paced (0: as fast as the system takes them)")
+	fs.StringVar(&c.guard, "guard", "", `also run the same workload on a board with this guard (JSON, such as {"trusted": true, "gain": {"window": "all", "max": 1000000000}}), alternating with the board without, and print the ratios`)
+	fs.IntVar(&c.rounds, "rounds", 2, "with -guard: rounds of the two boards, alternating")
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")
 	fs.BoolVar(&c.mirror, "redis-mirror", false, "Redis does laurel's work per event: HSETNX of the id, ZINCRBY in one sorted set per window")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if c.guard != "" && (*redis != "" || c.rounds < 1 || !json.Valid([]byte(c.guard))) {
+		return usageError{fmt.Errorf("-guard takes a JSON object, -rounds ≥ 1, and no -redis")}
 	}
 	if c.members < 1 || c.batch < 1 || c.batch > 1000 || c.writers < 1 || c.readers < 0 || c.zipf <= 1 || c.duration <= 0 || c.rate < 0 || c.readRate < 0 {
 		return usageError{fmt.Errorf("need -members ≥ 1, -batch 1…1000, -writers ≥ 1, -readers ≥ 0, -zipf > 1, -duration > 0, -rate ≥ 0, -read-rate ≥ 0")}
@@ -47,6 +53,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c.stderr = stderr
 
 	targets := []benchTarget{newLaurelTarget(c)}
+	if c.guard != "" {
+		guarded := c
+		guarded.board, guarded.guarded = c.board+"-guarded", true
+		targets = nil
+		for range c.rounds {
+			targets = append(targets, newLaurelTarget(c), newLaurelTarget(guarded))
+		}
+	}
 	if *redis != "" {
 		rt, err := newRedisTarget(*redis, c)
 		if err != nil {
@@ -123,8 +137,11 @@ type benchConfig struct {
 	duration                      time.Duration
 	zipf, rate, readRate          float64
 	preload                       bool
-	names                         bool // laurel: every event carries its member's name
-	mirror                        bool // Redis: an id and a sorted set per window, not one set
+	names                         bool   // laurel: every event carries its member's name
+	mirror                        bool   // Redis: an id and a sorted set per window, not one set
+	guard                         string // -guard: the guard of the second board, as JSON
+	guarded                       bool   // this target's board has the guard
+	rounds                        int
 	stderr                        io.Writer
 }
 
@@ -396,6 +413,9 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 	if rs[0].mem.known() {
 		fmt.Fprintf(w, "\n%-8s %16s %16s %12s\n", "system", "B/entry (data)", "B/entry (all)", "entries")
 		for _, r := range rs {
+			if r.mem.entries == 0 {
+				continue // a round after the first: the members were there already
+			}
 			data, all := r.mem.perEntry()
 			fmt.Fprintf(w, "%-8s %16.1f %16.1f %12d\n", r.name, data, all, r.mem.entries)
 		}
@@ -405,6 +425,15 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 		} else {
 			fmt.Fprintf(w, "(data: laurel's live heap, everything it keeps for the board and names; all: its resident set)\n")
 		}
+	}
+	if c.guard != "" {
+		fmt.Fprintf(w, "\nguard %s\n", c.guard)
+		for i := 0; i+1 < len(rs); i += 2 {
+			l, g := rs[i], rs[i+1]
+			fmt.Fprintf(w, "round %d, guarded / laurel: events/s %.2f, server CPU an event %.2f\n", i/2+1,
+				g.rate()/l.rate(), g.cpuPerEvent(g.serverCPU)/l.cpuPerEvent(l.serverCPU))
+		}
+		return
 	}
 	if len(rs) == 2 {
 		l, r := rs[0], rs[1]

@@ -36,7 +36,12 @@ func newLaurelTarget(c benchConfig) *laurelTarget {
 		client: &http.Client{Transport: tr, Timeout: time.Minute}, fast: &http.Client{Transport: tr}}
 }
 
-func (t *laurelTarget) name() string { return "laurel" }
+func (t *laurelTarget) name() string {
+	if t.c.guarded {
+		return "guarded"
+	}
+	return "laurel"
+}
 
 // newRequest returns a request to path with the headers every call sends.
 func (t *laurelTarget) newRequest(ctx context.Context, method, path string, body []byte) (*http.Request, error) {
@@ -88,7 +93,11 @@ func (t *laurelTarget) call(ctx context.Context, method, path string, body []byt
 }
 
 func (t *laurelTarget) setup(ctx context.Context) error {
-	body, err := json.Marshal(map[string]any{"windows": strings.Split(t.c.windows, ",")})
+	spec := map[string]any{"windows": strings.Split(t.c.windows, ",")}
+	if t.c.guarded {
+		spec["guard"] = json.RawMessage(t.c.guard)
+	}
+	body, err := json.Marshal(spec)
 	if err != nil {
 		return err
 	}

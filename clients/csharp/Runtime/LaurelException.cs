@@ -62,6 +62,7 @@ namespace Laurel
             [404] = ErrorCodes.NotFound,
             [405] = ErrorCodes.MethodNotAllowed,
             [409] = ErrorCodes.Conflict,
+            [422] = ErrorCodes.GuardRefused,
             [413] = ErrorCodes.PayloadTooLarge,
             [429] = ErrorCodes.RateLimited,
             [500] = ErrorCodes.Internal,
@@ -78,6 +79,8 @@ namespace Laurel
         public const string NotFound = "not_found";
         public const string MethodNotAllowed = "method_not_allowed";
         public const string Conflict = "conflict";
+        /// <summary>An event breaks a rule of its board's guard; nothing of the write was stored.</summary>
+        public const string GuardRefused = "guard_refused";
         public const string PayloadTooLarge = "payload_too_large";
         public const string RateLimited = "rate_limited";
         public const string Unavailable = "unavailable";

@@ -35,6 +35,8 @@ namespace Laurel
         public TournamentSpec Tournament { get; set; }
         /// <summary>Splits each period of a window into cohorts; an empty CohortsSpec removes them.</summary>
         public CohortsSpec Cohorts { get; set; }
+        /// <summary>What the board refuses as implausible before it ranks; an empty GuardSpec removes it.</summary>
+        public GuardSpec Guard { get; set; }
 
         internal Dictionary<string, object> ToJson()
         {
@@ -53,6 +55,7 @@ namespace Laurel
             if (Rewards != null) o["rewards"] = Rewards.Select(r => r.ToJson()).ToList();
             if (Tournament != null) o["tournament"] = Tournament.ToJson();
             if (Cohorts != null) o["cohorts"] = Cohorts.ToJson();
+            if (Guard != null) o["guard"] = Guard.ToJson();
             return o;
         }
     }
@@ -166,6 +169,64 @@ namespace Laurel
         };
     }
 
+    /// <summary>A board's guard: an event that breaks a rule is refused (ErrorCodes.GuardRefused), nothing stored.</summary>
+    public sealed class GuardSpec
+    {
+        /// <summary>Events only with a key: a member token's are refused.</summary>
+        public bool? Trusted { get; set; }
+        /// <summary>Sum boards: at most Max gained in a span of Window.</summary>
+        public GuardRule Gain { get; set; }
+        /// <summary>Best boards: a new best beats the previous one in a span of Window by at most Amount and/or Percent.</summary>
+        public GuardRule Jump { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "trusted", Trusted);
+            if (Gain != null) o["gain"] = Gain.ToJson();
+            if (Jump != null) o["jump"] = Jump.ToJson();
+            return o;
+        }
+
+        internal static GuardSpec Read(JsonObject o) => new GuardSpec
+        {
+            Trusted = o.BoolOrNull("trusted"),
+            Gain = o.One("gain", GuardRule.Read),
+            Jump = o.One("jump", GuardRule.Read),
+        };
+    }
+
+    /// <summary>A rule of a guard, in one of the board's windows.</summary>
+    public sealed class GuardRule
+    {
+        public string Window { get; set; }
+        public long? Max { get; set; }
+        public long? Amount { get; set; }
+        public long? Percent { get; set; }
+        /// <summary>refuse (the default).</summary>
+        public string Action { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "window", Window);
+            Json.Put(o, "max", Max);
+            Json.Put(o, "amount", Amount);
+            Json.Put(o, "percent", Percent);
+            Json.Put(o, "action", Action);
+            return o;
+        }
+
+        internal static GuardRule Read(JsonObject o) => new GuardRule
+        {
+            Window = o.String("window"),
+            Max = o.LongOrNull("max"),
+            Amount = o.LongOrNull("amount"),
+            Percent = o.LongOrNull("percent"),
+            Action = o.String("action"),
+        };
+    }
+
     /// <summary>A board: its configuration and, per window, the period a read now sees.</summary>
     public sealed class Board
     {
@@ -187,6 +248,7 @@ namespace Laurel
         public IReadOnlyList<RewardRule> Rewards { get; set; }
         public TournamentSpec Tournament { get; set; }
         public CohortsSpec Cohorts { get; set; }
+        public GuardSpec Guard { get; set; }
 
         internal static Board Read(JsonObject o) => new Board
         {
@@ -207,6 +269,7 @@ namespace Laurel
             Rewards = o.List("rewards", RewardRule.Read),
             Tournament = o.One("tournament", TournamentSpec.Read),
             Cohorts = o.One("cohorts", CohortsSpec.Read),
+            Guard = o.One("guard", GuardSpec.Read),
         };
     }
 

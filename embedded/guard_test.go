@@ -1,0 +1,52 @@
+package embedded_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/embedded"
+	"github.com/laurel/laurel/laureltest"
+)
+
+// TestGuard: each rule of a board's guard decides as its model, on one store.
+//
+//	go test ./embedded/ -run TestGuard -v -seed=N  # replay a failure
+func TestGuard(t *testing.T) {
+	laureltest.Guard(t, func(t testing.TB, now func() int64) []laurel.Service {
+		target := laureltest.EmbeddedTarget(t)
+		s, err := target.Open(t, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { target.Close(s) })
+		return []laurel.Service{s}
+	})
+}
+
+// TestGuardInDumps: a board's guard goes through a dump, and judges on the store it lands in.
+func TestGuardInDumps(t *testing.T) {
+	ctx := context.Background()
+	now := func() int64 { return 1_795_000_000_000 }
+	from, err := laureltest.EmbeddedTarget(t).Open(t, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.(*embedded.Store).Close()
+	spec := laurel.BoardSpec{Mode: ptr("best"), Guard: &laurel.GuardSpec{Trusted: ptr(true),
+		Jump: &laurel.GuardRuleSpec{Window: "all", Percent: ptr(int64(10))}}}
+	if _, _, err := from.PutBoard(ctx, "laps", spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := from.Submit(ctx, []laurel.Event{{Board: "laps", Member: "ada", Value: 100}}, laurel.SubmitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	to := laureltest.IntoEmbedded(t, from.(*embedded.Store), now)
+	b, err := to.Board(ctx, "laps")
+	if err != nil || b.Guard == nil || !b.Guard.Trusted || b.Guard.Jump == nil || b.Guard.Jump.Percent != 10 {
+		t.Fatalf("the board after a dump: %+v, %v", b.Guard, err)
+	}
+	if _, err := to.Submit(ctx, []laurel.Event{{Board: "laps", Member: "ada", Value: 120}}, laurel.SubmitOptions{}); laurel.ErrorCode(err) != laurel.EGuardRefused {
+		t.Errorf("a jump after the dump: %v, want guard_refused", err)
+	}
+}

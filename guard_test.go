@@ -1,0 +1,167 @@
+package laurel_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/laurel/laurel"
+)
+
+// TestGuardRules: each rule refuses exactly the events that break it, judged on the member's
+// aggregate in the rule's window with the refused events left out (a refused write stores
+// nothing).
+func TestGuardRules(t *testing.T) {
+	const max = math.MaxInt64
+	for _, tc := range []struct {
+		name, board string
+		values      []int64
+		want        []bool
+	}{
+		{"gain on a rolling window", `{"windows": ["last1h"], "guard": {"gain": {"window": "last1h", "max": 5}}}`,
+			[]int64{5, 1}, []bool{false, true}},
+		{"gain up to max", `{"guard": {"gain": {"window": "all", "max": 10}}}`,
+			[]int64{6, 4, 1, -3, 3, 1}, []bool{false, false, true, false, false, true}},
+		{"gain on asc is a fall", `{"order": "asc", "guard": {"gain": {"window": "all", "max": 10}}}`,
+			[]int64{-10, -1, 5, -5}, []bool{false, true, false, false}},
+		{"gain: a loss never breaks it", `{"guard": {"gain": {"window": "all", "max": 1}}}`,
+			[]int64{1, -5, -5}, []bool{false, false, false}},
+		{"gain near the int64 range", `{"order": "asc", "guard": {"gain": {"window": "all", "max": 9223372036854775807}}}`,
+			[]int64{-max, -1}, []bool{false, true}},
+		{"jump by amount", `{"mode": "best", "guard": {"jump": {"window": "all", "amount": 10}}}`,
+			[]int64{100, 110, 121, 5, 120}, []bool{false, false, true, false, false}},
+		{"jump by percent", `{"mode": "best", "guard": {"jump": {"window": "all", "percent": 25}}}`,
+			[]int64{100, 125, 157, 156}, []bool{false, false, true, false}},
+		{"jump on asc: a 45 s lap after 60 s ones", `{"mode": "best", "order": "asc", "guard": {"jump": {"window": "all", "percent": 10}}}`,
+			[]int64{60_000, 61_000, 55_000, 45_000, 54_500}, []bool{false, false, false, true, false}},
+		{"jump: the amount with a percent", `{"mode": "best", "guard": {"jump": {"window": "all", "amount": 50, "percent": 10}}}`,
+			[]int64{1000, 1060, 1040}, []bool{false, true, false}},
+		{"jump: the percent with an amount", `{"mode": "best", "guard": {"jump": {"window": "all", "amount": 50, "percent": 10}}}`,
+			[]int64{100, 140, 110}, []bool{false, true, false}},
+		{"jump: the first score is free", `{"mode": "best", "guard": {"jump": {"window": "all", "amount": 0}}}`,
+			[]int64{max, -max, max}, []bool{false, false, false}},
+		{"jump exact at the int64 range", `{"mode": "best", "guard": {"jump": {"window": "all", "percent": 199}}}`,
+			[]int64{-max, max, -max + 1}, []bool{false, true, false}},
+		{"jump of exactly the percent", `{"mode": "best", "guard": {"jump": {"window": "all", "percent": 200}}}`,
+			[]int64{-max, max}, []bool{false, false}},
+		{"jump from a negative best", `{"mode": "best", "guard": {"jump": {"window": "all", "percent": 100}}}`,
+			[]int64{-10, 10, 0, 10}, []bool{false, true, false, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var spec laurel.BoardSpec
+			if err := json.Unmarshal([]byte(tc.board), &spec); err != nil {
+				t.Fatal(err)
+			}
+			const now = 1_795_000_000_000
+			b, err := spec.Apply("b", nil, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			aggs := newMemAggs(&b, now)
+			got := make([]bool, len(tc.values))
+			for i, v := range tc.values {
+				before := len(aggs.m)
+				snapshot := map[string]laurel.Agg{}
+				for k, a := range aggs.m {
+					snapshot[k] = a
+				}
+				err := laurel.StageEvent(context.Background(), &b, aggs, "ann", v, now-int64(len(tc.values)-i), uint64(i+1), now)
+				switch laurel.ErrorCode(err) {
+				case "":
+				case laurel.EGuardRefused:
+					got[i] = true
+					if rule := laurel.GuardRuleOf(laurel.InEvent(3, err)); rule == "" || !strings.Contains(tc.board, `"`+rule+`"`) {
+						t.Errorf("refused by rule %q: %v", rule, err)
+					}
+					// A store abandons the refused write; the test does as it does.
+					aggs.m = snapshot
+					if len(aggs.m) != before {
+						t.Fatal("lost aggregates")
+					}
+				default:
+					t.Fatalf("event %d: %v", i, err)
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("refused %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestGuardSpec(t *testing.T) {
+	for _, tc := range []struct{ name, body, field string }{
+		{"gain window not the board's", `{"guard": {"gain": {"window": "day", "max": 5}}}`, "guard.gain.window"},
+		{"gain without max", `{"guard": {"gain": {"window": "all"}}}`, "guard.gain.max"},
+		{"gain with percent", `{"guard": {"gain": {"window": "all", "max": 3, "percent": 5}}}`, "guard.gain.max"},
+		{"gain on a best board", `{"mode": "best", "guard": {"gain": {"window": "all", "max": 5}}}`, "guard.gain"},
+		{"gain of 0", `{"guard": {"gain": {"window": "all", "max": 0}}}`, "guard.gain.max"},
+		{"jump on a sum board", `{"guard": {"jump": {"window": "all", "amount": 5}}}`, "guard.jump"},
+		{"jump without limits", `{"mode": "best", "guard": {"jump": {"window": "all"}}}`, "guard.jump"},
+		{"jump with max", `{"mode": "best", "guard": {"jump": {"window": "all", "max": 5}}}`, "guard.jump.max"},
+		{"jump of a negative amount", `{"mode": "best", "guard": {"jump": {"window": "all", "amount": -1}}}`, "guard.jump.amount"},
+		{"jump of 0%", `{"mode": "best", "guard": {"jump": {"window": "all", "percent": 0}}}`, "guard.jump.percent"},
+		{"an unknown action", `{"guard": {"gain": {"window": "all", "max": 5, "action": "ban"}}}`, "guard.gain.action"},
+	} {
+		var spec laurel.BoardSpec
+		if err := json.Unmarshal([]byte(tc.body), &spec); err != nil {
+			t.Fatal(err)
+		}
+		_, err := spec.Apply("b", nil, 0)
+		var le *laurel.Error
+		if !asError(err, &le) || le.Code != laurel.EInvalid || le.Field != tc.field {
+			t.Errorf("%s: %v, want invalid_argument at %s", tc.name, err, tc.field)
+		}
+	}
+}
+
+// TestGuardSpecRoundTrip: a board with a guard is kept and shown as it was put, and an empty
+// guard removes it.
+func TestGuardSpecRoundTrip(t *testing.T) {
+	body := `{"mode": "best", "windows": ["all", "hour"], "guard": {"trusted": true,
+		"jump": {"window": "all", "amount": 15000, "percent": 20}}}`
+	var spec laurel.BoardSpec
+	if err := json.Unmarshal([]byte(body), &spec); err != nil {
+		t.Fatal(err)
+	}
+	b, err := spec.Apply("b", nil, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Record().Board("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Guard, b.Guard) || !b.Guard.Trusted || b.Guard.Jump.Max != 15000 || b.Guard.Jump.Percent != 20 {
+		t.Errorf("kept %+v, read back %+v", b.Guard, again.Guard)
+	}
+	js, _ := json.Marshal(b.Spec().Guard)
+	if want := `{"trusted":true,"jump":{"window":"all","amount":15000,"percent":20,"action":"refuse"}}`; string(js) != want {
+		t.Errorf("shown as %s, want %s", js, want)
+	}
+	off, err := (&laurel.BoardSpec{Guard: &laurel.GuardSpec{}}).Apply("b", &b, 8)
+	if err != nil || off.Guard != nil || off.Spec().Guard != nil {
+		t.Errorf("an empty guard: %+v, %v; want none", off.Guard, err)
+	}
+}
+
+// TestTrustedBoard: a trusted board refuses a member token's events, and takes a key's.
+func TestTrustedBoard(t *testing.T) {
+	b, err := (&laurel.BoardSpec{Guard: &laurel.GuardSpec{Trusted: ptr(true)}}).Apply("b", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AdmitWriter(laurel.SubmitOptions{MemberToken: true}); laurel.ErrorCode(err) != laurel.EPermissionDenied || laurel.GuardRuleOf(err) != "trusted" {
+		t.Errorf("a token's events: %v, want permission_denied by the trusted rule", err)
+	}
+	if err := b.AdmitWriter(laurel.SubmitOptions{}); err != nil {
+		t.Errorf("a key's events: %v", err)
+	}
+	open, _ := (&laurel.BoardSpec{}).Apply("c", nil, 0)
+	if err := open.AdmitWriter(laurel.SubmitOptions{MemberToken: true}); err != nil {
+		t.Errorf("a token's events on a board without a guard: %v", err)
+	}
+}
