@@ -9,6 +9,7 @@
 #   bench/scaleout.sh                       # 1 2 3 4 nodes, 0.2 CPU each, 20 s, batches of 1
 #   NODES="1 3" CPU=0.3 BATCH=10 DURATION=30s SHARDS=8 bench/scaleout.sh
 #   LAUREL_BIN=/tmp/laurel bench/scaleout.sh  # a binary built already
+#   NODES="1 2 3" READERS=4 WRITERS=4 bench/scaleout.sh  # reads of the top 100 too, a column each
 #   NODES= LONE=1 DURATION=10s bench/scaleout.sh  # one uncapped node against the embedded store,
 #                                                 # with the CPU an event of each process
 #
@@ -23,6 +24,7 @@ CPU=${CPU:-0.2}              # cores per node
 DURATION=${DURATION:-20s}
 BATCH=${BATCH:-1}
 WRITERS=${WRITERS:-16}       # per node
+READERS=${READERS:-0}        # readers of the top 100, per node, each reading again once answered
 MEMBERS=${MEMBERS:-100000}
 SHARDS=${SHARDS:-4}
 PG=${PG:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
@@ -89,7 +91,7 @@ drop() {
 }
 one=""
 printf "%s\n" "nodes ${NODES}, ${CPU} CPU each (${quota} µs every ${period} µs), batch ${BATCH}, ${WRITERS} writers a node, ${MEMBERS} members, ${SHARDS} shards, ${DURATION}"
-printf "%-6s %10s %10s %10s %16s %s\n" nodes "events/s" "÷ 1 node" "node CPU" "lock waits" "(per node events/s)"
+printf "%-6s %10s %10s %10s %10s %10s %16s %s\n" nodes "events/s" "÷ 1 node" "reads/s" "÷ 1 node" "node CPU" "lock waits" "(per node events/s)"
 for n in $NODES; do
   schema=laurel_scaleout_${n}_$$
   fresh "$schema"
@@ -116,7 +118,7 @@ for n in $NODES; do
   benches=()
   for i in $(seq 1 "$n"); do
     "$bin" bench -url "http://127.0.0.1:$((BASEPORT + i))" -board hot -members "$MEMBERS" -preload=false \
-      -duration "$DURATION" -batch "$BATCH" -writers "$WRITERS" -readers 0 >"$work/bench$n.$i" 2>&1 &
+      -duration "$DURATION" -batch "$BATCH" -writers "$WRITERS" -readers "$READERS" >"$work/bench$n.$i" 2>&1 &
     benches+=($!)
   done
   wait "${benches[@]}" || true
@@ -124,15 +126,20 @@ for n in $NODES; do
   wait "$sampler" || true
   per=()
   total=0
+  reads=0
   for i in $(seq 1 "$n"); do
     r=$(awk '$1 == "laurel" && $2 ~ /^[0-9.]+$/ { print $2; exit }' "$work/bench$n.$i")
     [ -z "$r" ] && { echo "the bench of node $i failed:" >&2; tail -3 "$work/bench$n.$i" >&2; }
     per+=("${r:-0}")
     total=$(awk -v a="$total" -v b="${r:-0}" 'BEGIN { print a + b }')
+    # reads/s: the column after the write latencies (p50 / p99 / p999, five fields)
+    reads=$(awk -v a="$reads" '$1 == "laurel" && $2 ~ /^[0-9.]+$/ { print a + $8; exit }' "$work/bench$n.$i")
   done
   [ -z "$one" ] && one=$total
+  [ -z "${onereads:-}" ] && onereads=$reads
   waits=$(awk 'NF { all++ } $1 == "Lock" { lock++ } END { if (all) printf "%.0f%% of %d", 100 * lock / all, all; else print "-" }' "$work/waits$n")
-  printf "%-6s %10.0f %10.2f %10s %16s (%s)\n" "$n" "$total" "$(awk -v a="$total" -v b="$one" 'BEGIN { print a / b }')" "$busy" "$waits" "${per[*]}"
+  printf "%-6s %10.0f %10.2f %10.0f %10s %10s %16s (%s)\n" "$n" "$total" "$(awk -v a="$total" -v b="$one" 'BEGIN { print a / b }')" \
+    "$reads" "$(awk -v a="$reads" -v b="$onereads" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')" "$busy" "$waits" "${per[*]}"
   [ -n "${WAITS:-}" ] && sort "$work/waits$n" | uniq -c | sort -rn | head -8
   stop_nodes
   uncap
