@@ -98,7 +98,7 @@ func (h *hub) start() {
 		} else {
 			poll = pollEvery
 		}
-		go h.run(poll)
+		go runPublisher(h.closed, h.wake, poll, h.publish)
 	})
 }
 
@@ -118,17 +118,17 @@ func (h *hub) changed(boards []string) {
 	}
 }
 
-// run publishes until the hub closes: on a change, on the end of a feed's period, and every
-// poll (when not zero), at most once per publishEvery.
-func (h *hub) run(poll time.Duration) {
+// runPublisher calls publish until closed: on a wake, and every publishEvery (for the ends
+// of periods), with all set every poll (when not zero), at most once per publishEvery.
+func runPublisher(closed, wake <-chan struct{}, poll time.Duration, publish func(now int64, all bool)) {
 	tick := time.NewTicker(publishEvery)
 	defer tick.Stop()
 	var lastPoll time.Time
 	for {
 		select {
-		case <-h.closed:
+		case <-closed:
 			return
-		case <-h.wake:
+		case <-wake:
 		case <-tick.C:
 		}
 		now := time.Now()
@@ -136,9 +136,9 @@ func (h *hub) run(poll time.Duration) {
 		if all {
 			lastPoll = now
 		}
-		h.publish(now.UnixMilli(), all)
+		publish(now.UnixMilli(), all)
 		select {
-		case <-h.closed:
+		case <-closed:
 			return
 		case <-time.After(time.Until(now.Add(publishEvery))):
 		}
@@ -280,7 +280,14 @@ func sse(event string, data []byte) []byte {
 
 // Close ends the live streams, so that a graceful shutdown of the HTTP server need not wait
 // for them: register it with http.Server.RegisterOnShutdown. The other routes keep working.
-func (s *Server) Close() { s.hub.close() }
+func (s *Server) Close() {
+	s.hub.close()
+	s.members.close()
+}
+
+// isStream reports whether a route is a live stream: it sets its own deadlines and may take
+// its key as ?key=, since a browser's EventSource cannot send headers.
+func isStream(pattern string) bool { return pattern == streamRoute || pattern == memberStreamRoute }
 
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	q, err := query(r)
@@ -309,6 +316,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.hub.unsubscribe(k, st)
+	s.follow(w, r, first, st, s.hub.closed)
+}
+
+// follow answers a live stream: first, then what the publisher sends st, with a ping between,
+// until st is dropped, the publisher closes, the client goes, or its member token expires.
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, first []byte, st *stream, closed <-chan struct{}) {
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
 
@@ -357,7 +370,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 				send(st.end)
 			}
 			return
-		case <-s.hub.closed:
+		case <-closed:
 			return
 		case <-r.Context().Done():
 			return
