@@ -27,6 +27,13 @@ const memberStreamRoute = "GET /v1/boards/{board}/members/{member}/stream"
 // would cost as much as the writes).
 const maxNamedMoves = 500
 
+// memberSendBudget caps the members' standings read and sent a second over all member streams,
+// as sendBudget does the pages: a publish reads every member streaming from a board, and a
+// busy board moves most of them each time, so that with more than memberSendBudget/10 streams
+// open on a board each hears less often than ten times a second (the latest, always), and the
+// writers keep their CPU (docs/benchmarks.md, "Members' live streams").
+const memberSendBudget = 500
+
 type memberKey struct {
 	board, member, window string // window "": every window of the board
 }
@@ -167,7 +174,7 @@ func (h *memberHub) publish(now int64, all bool) {
 	}
 	var ds []due
 	h.mu.Lock()
-	space := max(publishEvery.Milliseconds(), int64(h.count)*1000/sendBudget)
+	space := max(publishEvery.Milliseconds(), int64(h.count)*1000/memberSendBudget)
 	for id, b := range h.boards {
 		switch m := dirty[id]; {
 		case all:
