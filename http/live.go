@@ -316,12 +316,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.hub.unsubscribe(k, st)
-	s.follow(w, r, first, st, s.hub.closed)
+	s.follow(w, r, first, st, s.hub.closed, s.ping)
 }
 
 // follow answers a live stream: first, then what the publisher sends st, with a ping between,
 // until st is dropped, the publisher closes, the client goes, or its member token expires.
-func (s *Server) follow(w http.ResponseWriter, r *http.Request, first []byte, st *stream, closed <-chan struct{}) {
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, first []byte, st *stream, closed <-chan struct{}, pingEvery time.Duration) {
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
 
@@ -342,7 +342,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, first []byte, st
 	if !send(first) {
 		return
 	}
-	ping := time.NewTicker(s.ping)
+	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
 	// A member token's stream ends when the token does: the reads after would need a new one.
 	var expired <-chan time.Time

@@ -32,7 +32,7 @@ const maxNamedMoves = 500
 // busy board moves most of them each time, so that with more than memberSendBudget/10 streams
 // open on a board each hears less often than ten times a second (the latest, always), and the
 // writers keep their CPU (docs/benchmarks.md, "Members' live streams").
-const memberSendBudget = 500
+const memberSendBudget = 250
 
 type memberKey struct {
 	board, member, window string // window "": every window of the board
@@ -567,5 +567,5 @@ func (s *Server) handleMemberStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.members.unsubscribe(k, st)
-	s.follow(w, r, first, st, s.members.closed)
+	s.follow(w, r, first, st, s.members.closed, 2*s.ping)
 }
