@@ -64,42 +64,79 @@ type stream struct {
 
 // hub is the publisher.
 type hub struct {
-	svc  laurel.Service
-	srv  *Server
-	once sync.Once
+	svc laurel.Service
+	srv *Server
+	publisher
 
-	mu    sync.Mutex
+	mu    sync.Mutex // guards the publisher's shut and stop too
 	feeds map[feedKey]*feed
 
 	// The writer marks changes under a lock of their own, never waiting for a publish.
 	dirtyMu sync.Mutex
 	dirty   map[string]bool // boards changed since the last publish
 	all     bool            // every board may have changed
+}
 
+func newHub(s *Server) *hub {
+	return &hub{svc: s.svc, srv: s, feeds: make(map[feedKey]*feed), dirty: make(map[string]bool), publisher: newPublisher()}
+}
+
+// start watches the service and runs the publisher, on the first stream.
+func (h *hub) start() {
+	var watch func() (stop func())
+	if w := h.srv.cfg.Watcher; w != nil {
+		watch = func() func() { return w.Watch(h.changed) }
+	}
+	h.begin(&h.mu, watch, h.publish)
+}
+
+// publisher is what runs a hub's publish: started on the first stream, woken by the store's
+// callback, ended once.
+type publisher struct {
+	once   sync.Once
 	wake   chan struct{}
 	closed chan struct{}
 	stop   func() // stops watching the service
 	shut   bool
 }
 
-func newHub(s *Server) *hub {
-	return &hub{svc: s.svc, srv: s, feeds: make(map[feedKey]*feed), dirty: make(map[string]bool),
-		wake: make(chan struct{}, 1), closed: make(chan struct{})}
+func newPublisher() publisher {
+	return publisher{wake: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
-// start watches the service and runs the publisher, on the first stream.
-func (h *hub) start() {
-	h.once.Do(func() {
-		poll := time.Duration(0)
-		if w := h.srv.cfg.Watcher; w != nil {
-			h.mu.Lock()
-			h.stop = w.Watch(h.changed)
-			h.mu.Unlock()
-		} else {
-			poll = pollEvery
+// begin runs publish, once: on the store's changes that watch subscribes to, under mu, or,
+// without watch, on every change and every pollEvery.
+func (p *publisher) begin(mu *sync.Mutex, watch func() (stop func()), publish func(now int64, all bool)) {
+	p.once.Do(func() {
+		poll := pollEvery
+		if watch != nil {
+			mu.Lock()
+			p.stop = watch()
+			mu.Unlock()
+			poll = 0
 		}
-		go runPublisher(h.closed, h.wake, poll, h.publish)
+		go runPublisher(p.closed, p.wake, poll, publish)
 	})
+}
+
+// poke wakes the publisher, never waiting.
+func (p *publisher) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end stops the publisher and the watching, once; under the hub's mu.
+func (p *publisher) end() {
+	if p.shut {
+		return
+	}
+	p.shut = true
+	close(p.closed)
+	if p.stop != nil {
+		p.stop()
+	}
 }
 
 // changed is the service's Watch callback: it runs on the writer, so it only marks.
@@ -112,10 +149,7 @@ func (h *hub) changed(boards []string) {
 		h.dirty[b] = true
 	}
 	h.dirtyMu.Unlock()
-	select {
-	case h.wake <- struct{}{}:
-	default:
-	}
+	h.poke()
 }
 
 // runPublisher calls publish until closed: on a wake, and every publishEvery (for the ends
@@ -258,14 +292,7 @@ func (h *hub) drop(f *feed, s *stream) {
 func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.shut {
-		return
-	}
-	h.shut = true
-	close(h.closed)
-	if h.stop != nil {
-		h.stop()
-	}
+	h.end()
 }
 
 // sse frames data as one server-sent event.

@@ -96,11 +96,11 @@ func (m *moves) merge(o moves) {
 }
 
 type memberHub struct {
-	svc  laurel.Service
-	srv  *Server
-	once sync.Once
+	svc laurel.Service
+	srv *Server
+	publisher
 
-	mu     sync.Mutex
+	mu     sync.Mutex // guards the publisher's shut and stop too
 	boards map[string]*memberBoard
 	count  int // streams open
 
@@ -108,31 +108,19 @@ type memberHub struct {
 	dirtyMu sync.Mutex
 	dirty   map[string]*moves
 	all     bool // any board, anyone
-
-	wake   chan struct{}
-	closed chan struct{}
-	stop   func()
-	shut   bool
 }
 
 func newMemberHub(s *Server) *memberHub {
-	return &memberHub{svc: s.svc, srv: s, boards: make(map[string]*memberBoard), dirty: make(map[string]*moves),
-		wake: make(chan struct{}, 1), closed: make(chan struct{})}
+	return &memberHub{svc: s.svc, srv: s, boards: make(map[string]*memberBoard), dirty: make(map[string]*moves), publisher: newPublisher()}
 }
 
 // start watches the service and runs the publisher, on the first stream.
 func (h *memberHub) start() {
-	h.once.Do(func() {
-		poll := time.Duration(0)
-		if w := h.srv.cfg.MemberWatcher; w != nil {
-			h.mu.Lock()
-			h.stop = w.WatchMembers(h.changed)
-			h.mu.Unlock()
-		} else {
-			poll = pollEvery
-		}
-		go runPublisher(h.closed, h.wake, poll, h.publish)
-	})
+	var watch func() (stop func())
+	if w := h.srv.cfg.MemberWatcher; w != nil {
+		watch = func() func() { return w.WatchMembers(h.changed) }
+	}
+	h.begin(&h.mu, watch, h.publish)
 }
 
 // changed is the service's WatchMembers callback: it runs on the writer, so it only marks.
@@ -152,10 +140,7 @@ func (h *memberHub) changed(cs []laurel.Changed) {
 		m.add(c.Members)
 	}
 	h.dirtyMu.Unlock()
-	select {
-	case h.wake <- struct{}{}:
-	default:
-	}
+	h.poke()
 }
 
 // publish reads the boards that changed, at most once per the send budget's spacing each,
@@ -329,14 +314,7 @@ func (h *memberHub) drop(f *memberFeed, s *stream) {
 func (h *memberHub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.shut {
-		return
-	}
-	h.shut = true
-	close(h.closed)
-	if h.stop != nil {
-		h.stop()
-	}
+	h.end()
 }
 
 // standingReader reads, for one publish of a board, each window's standings of the members

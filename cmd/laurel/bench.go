@@ -109,6 +109,14 @@ func runTarget(ctx context.Context, t benchTarget, c benchConfig) (benchResult, 
 		}
 		mem = after.minus(before)
 	}
+	r, err := measureServer(ctx, t, c)
+	r.mem = mem
+	return r, err
+}
+
+// measureServer measures t under load, with the CPU the server and this load generator used
+// over the run, and laurel's own view of its latencies.
+func measureServer(ctx context.Context, t benchTarget, c benchConfig) (benchResult, error) {
 	before, err := t.server(ctx)
 	if err != nil {
 		return benchResult{}, fmt.Errorf("server: %w", err)
@@ -124,7 +132,6 @@ func runTarget(ctx context.Context, t benchTarget, c benchConfig) (benchResult, 
 		return benchResult{}, fmt.Errorf("server: %w", err)
 	}
 	r.serverCPU, r.server = after.cpu-before.cpu, after.latencies.minus(before.latencies)
-	r.mem = mem
 	return r, nil
 }
 

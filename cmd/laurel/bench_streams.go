@@ -26,7 +26,7 @@ func runMemberStreams(ctx context.Context, t *laurelTarget, c benchConfig, stdou
 			return fmt.Errorf("preload: %w", err)
 		}
 	}
-	before, err := measureServer(ctx, t, c)
+	before, err := measureAgain(ctx, t, c)
 	if err != nil {
 		return fmt.Errorf("without streams: %w", err)
 	}
@@ -35,14 +35,14 @@ func runMemberStreams(ctx context.Context, t *laurelTarget, c benchConfig, stdou
 		return err
 	}
 	sent0 := streams.events.Load()
-	with, err := measureServer(ctx, t, c)
+	with, err := measureAgain(ctx, t, c)
 	sent := streams.events.Load() - sent0
 	dropped := streams.dropped.Load()
 	streams.close()
 	if err != nil {
 		return fmt.Errorf("with %d member streams: %w", c.memberStreams, err)
 	}
-	after, err := measureServer(ctx, t, c)
+	after, err := measureAgain(ctx, t, c)
 	if err != nil {
 		return fmt.Errorf("without streams again: %w", err)
 	}
@@ -68,27 +68,12 @@ func runMemberStreams(ctx context.Context, t *laurelTarget, c benchConfig, stdou
 	return nil
 }
 
-// measureServer measures t under load with the server's CPU over the run, its events with
-// ids of their own (a run's ids again would all be duplicates).
-func measureServer(ctx context.Context, t *laurelTarget, c benchConfig) (benchResult, error) {
+// measureAgain is measureServer with ids of the run's own: a run's ids again would all be
+// duplicates.
+func measureAgain(ctx context.Context, t *laurelTarget, c benchConfig) (benchResult, error) {
 	t.runs++
 	t.c.run = c.run + "." + strconv.Itoa(t.runs)
-	before, err := t.server(ctx)
-	if err != nil {
-		return benchResult{}, fmt.Errorf("server: %w", err)
-	}
-	own0 := ownCPU()
-	r, err := measure(ctx, t, c)
-	if err != nil {
-		return benchResult{}, err
-	}
-	r.benchCPU = ownCPU() - own0
-	after, err := t.server(ctx)
-	if err != nil {
-		return benchResult{}, fmt.Errorf("server: %w", err)
-	}
-	r.serverCPU, r.server = after.cpu-before.cpu, after.latencies.minus(before.latencies)
-	return r, nil
+	return measureServer(ctx, t, c)
 }
 
 // memberStreams are the open streams, counting the standings they receive.
