@@ -14,11 +14,11 @@ import (
 
 // A member's live feed (docs/api.md, "A member's live feed"): its standing in each window, sent
 // again each time its rank or score there changes. A change only marks the boards it touched,
-// and the members it moved; the publisher then reads, per board and window, every member that
-// streams there in one lookup, so that a publish costs a read per subscribed member, however
-// many events came since, at most ten times a second and within the page streams' send budget.
-// Who passed a member is told from the members the change named, read once per board and
-// window, never from the board's pages.
+// and the members it moved (laurel.MemberWatcher); the publisher then reads, per board and
+// window, every member that streams there in lookups of 1,000, so that a publish costs a read
+// per subscribed member, however many events came since, at most ten times a second and within
+// a send budget of its own. Who passed a member is told from the members the changes named,
+// read in the same lookups, never from the board's pages.
 
 const memberStreamRoute = "GET /v1/boards/{board}/members/{member}/stream"
 
