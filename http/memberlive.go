@@ -12,7 +12,7 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// A member's live feed (docs/api.md, "A member's live feed"): its standing in each window, sent
+// A member's live feed (docs/api.md, "Live and history"): its standing in each window, sent
 // again each time its rank or score there changes. A change only marks the boards it touched,
 // and the members it moved (laurel.MemberWatcher); the publisher then reads, per board and
 // window, every member that streams there in lookups of 1,000, so that a publish costs a read
