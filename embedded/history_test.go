@@ -1,9 +1,11 @@
 package embedded_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -318,4 +320,54 @@ func TestHistoryReadsItsOwnWrites(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestWatchMembers: member watchers hear, with each board a commit touched, whose entries it
+// set; a name alone moves no entry, a hidden mark may move any.
+func TestWatchMembers(t *testing.T) {
+	ctx := context.Background()
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
+	e := testStore(t, "", c)
+	putBoard(t, e, "a", laurel.BoardSpec{Windows: []string{"all", "day"}})
+	putBoard(t, e, "b", laurel.BoardSpec{})
+
+	var mu sync.Mutex
+	var heard []string
+	stop := e.WatchMembers(func(cs []laurel.Changed) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard = append(heard, changedString(cs))
+	})
+	defer stop()
+	expect := func(what, want string) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if got := heard[len(heard)-1]; got != want {
+			t.Fatalf("after %s: heard %s, want %s", what, got, want)
+		}
+	}
+	submit(t, e, laurel.Event{Board: "b", Member: "x", Value: 1}, laurel.Event{Board: "a", Member: "y", Value: 1}, laurel.Event{Board: "a", Member: "x", Value: 1})
+	expect("a submit", "a:y,x b:x")
+	name := "X"
+	submit(t, e, laurel.Event{Board: "a", Member: "x", Value: 1, Name: &name})
+	expect("a submit with a new name", "a:x (any board):")
+	if err := e.Hide(ctx, "y"); err != nil {
+		t.Fatal(err)
+	}
+	expect("a hidden mark", "(any board):anyone")
+}
+
+// changedString renders what a member watcher heard: each board with its members, or anyone.
+func changedString(cs []laurel.Changed) string {
+	var out []string
+	for _, c := range cs {
+		b := cmp.Or(c.Board, "(any board)")
+		if c.Members == nil {
+			out = append(out, b+":anyone")
+		} else {
+			out = append(out, b+":"+strings.Join(c.Members, ","))
+		}
+	}
+	return strings.Join(out, " ")
 }

@@ -43,6 +43,7 @@ type txn struct {
 	breaks  []int
 	touched map[*board]bool
 	global  bool // a change beyond single boards: a profile, a hidden mark, a deleted board
+	moved   bool // one of them that may move any member's entries: all but a profile's
 
 	// cpRecs are the records of the checkpoint file the commit appends (cpfile.go): the
 	// aggregates of open periods and all it stores, and what it drops of them.
@@ -192,6 +193,7 @@ func (tx *txn) mergeInto(p *txn) {
 		p.erase = tx.erase
 	}
 	p.global = p.global || tx.global
+	p.moved = p.moved || tx.moved
 	p.deferredBuckets = p.deferredBuckets || tx.deferredBuckets
 	for b := range tx.touched {
 		p.touched[b] = true
@@ -340,6 +342,7 @@ func (tx *txn) queue(b *board, c change) {
 		tx.touched[b] = true
 	} else {
 		tx.global = true
+		tx.moved = tx.moved || c.kind == changeOrdered
 	}
 }
 

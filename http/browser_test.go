@@ -393,6 +393,29 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("MemberPanelSaysWhoPassed", func(t *testing.T) {
+		s := start(t, options{cfg: lhttp.Config{Keys: lhttp.Keys{Admin: []string{"admin-key"}},
+			Tokens: lhttp.Tokens{Secrets: map[string][]byte{"k2": currentSecret}}}})
+		s.key = "admin-key"
+		s.do("PUT", "/v1/boards/duel", map[string]any{"windows": []string{"all"}, "mode": "best"}).must(t, 201)
+		s.do("POST", "/v1/boards/duel/events", `{"events": [{"member": "ann", "value": 100}, {"member": "ben", "value": 90},
+			{"member": "dan", "value": 80, "name": "Dan"}, {"member": "ada", "value": 10, "name": "Ada"}]}`).must(t, 200)
+		// Anyone's page names the member selected.
+		tab := newTab(t, browser)
+		tab.open(s.url + "/boards/duel?key=admin-key&member=dan")
+		tab.wait(`document.querySelector('#member .stat b')?.textContent === '#3' && document.getElementById('member-feed')?.dataset.live`)
+		s.do("POST", "/v1/boards/duel/events", `{"member": "ada", "value": 85}`).must(t, 200)
+		tab.waitFor(5*time.Second, `document.getElementById('member-feed')?.textContent === 'Ada passed Dan · #3 → #4'`)
+		// The member's own page, opened with its token, says "you".
+		own := newTab(t, browser)
+		own.open(s.url + "/boards/duel?member=dan&key=" + mint(t, "k2", currentSecret, claimsFor("dan", "duel")))
+		own.wait(`document.querySelector('#member .stat b')?.textContent === '#4' && document.getElementById('member-feed')?.dataset.live`)
+		s.do("POST", "/v1/boards/duel/events", `{"member": "dan", "value": 87}`).must(t, 200)
+		own.waitFor(5*time.Second, `document.getElementById('member-feed')?.textContent === 'You passed Ada · #4 → #3'`)
+		s.do("POST", "/v1/boards/duel/events", `{"member": "ada", "value": 95}`).must(t, 200)
+		own.waitFor(5*time.Second, `document.getElementById('member-feed')?.textContent === 'Ada passed you · #3 → #4'`)
+	})
+
 	t.Run("ResultsOnceThePeriodCloses", func(t *testing.T) {
 		// Yesterday ended 10 hours ago and takes late events for 15: its results show once it
 		// closes, without a reload.

@@ -64,42 +64,79 @@ type stream struct {
 
 // hub is the publisher.
 type hub struct {
-	svc  laurel.Service
-	srv  *Server
-	once sync.Once
+	svc laurel.Service
+	srv *Server
+	publisher
 
-	mu    sync.Mutex
+	mu    sync.Mutex // guards the publisher's shut and stop too
 	feeds map[feedKey]*feed
 
 	// The writer marks changes under a lock of their own, never waiting for a publish.
 	dirtyMu sync.Mutex
 	dirty   map[string]bool // boards changed since the last publish
 	all     bool            // every board may have changed
+}
 
+func newHub(s *Server) *hub {
+	return &hub{svc: s.svc, srv: s, feeds: make(map[feedKey]*feed), dirty: make(map[string]bool), publisher: newPublisher()}
+}
+
+// start watches the service and runs the publisher, on the first stream.
+func (h *hub) start() {
+	var watch func() (stop func())
+	if w := h.srv.cfg.Watcher; w != nil {
+		watch = func() func() { return w.Watch(h.changed) }
+	}
+	h.begin(&h.mu, watch, h.publish)
+}
+
+// publisher is what runs a hub's publish: started on the first stream, woken by the store's
+// callback, ended once.
+type publisher struct {
+	once   sync.Once
 	wake   chan struct{}
 	closed chan struct{}
 	stop   func() // stops watching the service
 	shut   bool
 }
 
-func newHub(s *Server) *hub {
-	return &hub{svc: s.svc, srv: s, feeds: make(map[feedKey]*feed), dirty: make(map[string]bool),
-		wake: make(chan struct{}, 1), closed: make(chan struct{})}
+func newPublisher() publisher {
+	return publisher{wake: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
-// start watches the service and runs the publisher, on the first stream.
-func (h *hub) start() {
-	h.once.Do(func() {
-		poll := time.Duration(0)
-		if w := h.srv.cfg.Watcher; w != nil {
-			h.mu.Lock()
-			h.stop = w.Watch(h.changed)
-			h.mu.Unlock()
-		} else {
-			poll = pollEvery
+// begin runs publish, once: on the store's changes that watch subscribes to, under mu, or,
+// without watch, on every change and every pollEvery.
+func (p *publisher) begin(mu *sync.Mutex, watch func() (stop func()), publish func(now int64, all bool)) {
+	p.once.Do(func() {
+		poll := pollEvery
+		if watch != nil {
+			mu.Lock()
+			p.stop = watch()
+			mu.Unlock()
+			poll = 0
 		}
-		go h.run(poll)
+		go runPublisher(p.closed, p.wake, poll, publish)
 	})
+}
+
+// poke wakes the publisher, never waiting.
+func (p *publisher) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end stops the publisher and the watching, once; under the hub's mu.
+func (p *publisher) end() {
+	if p.shut {
+		return
+	}
+	p.shut = true
+	close(p.closed)
+	if p.stop != nil {
+		p.stop()
+	}
 }
 
 // changed is the service's Watch callback: it runs on the writer, so it only marks.
@@ -112,23 +149,20 @@ func (h *hub) changed(boards []string) {
 		h.dirty[b] = true
 	}
 	h.dirtyMu.Unlock()
-	select {
-	case h.wake <- struct{}{}:
-	default:
-	}
+	h.poke()
 }
 
-// run publishes until the hub closes: on a change, on the end of a feed's period, and every
-// poll (when not zero), at most once per publishEvery.
-func (h *hub) run(poll time.Duration) {
+// runPublisher calls publish until closed: on a wake, and every publishEvery (for the ends
+// of periods), with all set every poll (when not zero), at most once per publishEvery.
+func runPublisher(closed, wake <-chan struct{}, poll time.Duration, publish func(now int64, all bool)) {
 	tick := time.NewTicker(publishEvery)
 	defer tick.Stop()
 	var lastPoll time.Time
 	for {
 		select {
-		case <-h.closed:
+		case <-closed:
 			return
-		case <-h.wake:
+		case <-wake:
 		case <-tick.C:
 		}
 		now := time.Now()
@@ -136,9 +170,9 @@ func (h *hub) run(poll time.Duration) {
 		if all {
 			lastPoll = now
 		}
-		h.publish(now.UnixMilli(), all)
+		publish(now.UnixMilli(), all)
 		select {
-		case <-h.closed:
+		case <-closed:
 			return
 		case <-time.After(time.Until(now.Add(publishEvery))):
 		}
@@ -258,14 +292,7 @@ func (h *hub) drop(f *feed, s *stream) {
 func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.shut {
-		return
-	}
-	h.shut = true
-	close(h.closed)
-	if h.stop != nil {
-		h.stop()
-	}
+	h.end()
 }
 
 // sse frames data as one server-sent event.
@@ -280,7 +307,14 @@ func sse(event string, data []byte) []byte {
 
 // Close ends the live streams, so that a graceful shutdown of the HTTP server need not wait
 // for them: register it with http.Server.RegisterOnShutdown. The other routes keep working.
-func (s *Server) Close() { s.hub.close() }
+func (s *Server) Close() {
+	s.hub.close()
+	s.members.close()
+}
+
+// isStream reports whether a route is a live stream: it sets its own deadlines and may take
+// its key as ?key=, since a browser's EventSource cannot send headers.
+func isStream(pattern string) bool { return pattern == streamRoute || pattern == memberStreamRoute }
 
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	q, err := query(r)
@@ -309,6 +343,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.hub.unsubscribe(k, st)
+	s.follow(w, r, first, st, s.hub.closed, s.ping)
+}
+
+// follow answers a live stream: first, then what the publisher sends st, with a ping between,
+// until st is dropped, the publisher closes, the client goes, or its member token expires.
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, first []byte, st *stream, closed <-chan struct{}, pingEvery time.Duration) {
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
 
@@ -329,7 +369,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	if !send(first) {
 		return
 	}
-	ping := time.NewTicker(s.ping)
+	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
 	// A member token's stream ends when the token does: the reads after would need a new one.
 	var expired <-chan time.Time
@@ -357,7 +397,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 				send(st.end)
 			}
 			return
-		case <-s.hub.closed:
+		case <-closed:
 			return
 		case <-r.Context().Done():
 			return

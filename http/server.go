@@ -67,11 +67,14 @@ type Config struct {
 	// not_found.
 	Hooks laurel.Webhooks
 	// Watcher tells live streams when boards change; nil: they look every pollEvery.
-	Watcher    laurel.Watcher
-	Ready      func() bool   // nil: always ready
-	Failed     func() bool   // nil: never; true: the store cannot serve (it failed, or its backends do not answer), and /readyz answers 503
-	MaxBody    int64         // 0: DefaultMaxBody
-	StreamPing time.Duration // keep-alive comment interval of live streams; 0: 15 s
+	Watcher laurel.Watcher
+	// MemberWatcher tells members' live streams whose entries changed; nil: they look every
+	// pollEvery and name no one who passed.
+	MemberWatcher laurel.MemberWatcher
+	Ready         func() bool   // nil: always ready
+	Failed        func() bool   // nil: never; true: the store cannot serve (it failed, or its backends do not answer), and /readyz answers 503
+	MaxBody       int64         // 0: DefaultMaxBody
+	StreamPing    time.Duration // keep-alive comment interval of live streams; 0: 15 s
 	// RequestTimeout bounds every request but live streams: one the store has not answered
 	// by then is answered 503 unavailable. 0: DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -91,6 +94,7 @@ type Server struct {
 	byAddr  *limiter // per client address
 	metrics *metrics
 	hub     *hub
+	members *memberHub
 	ping    time.Duration
 }
 
@@ -124,6 +128,7 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	}
 	s.metrics = newMetrics(svc)
 	s.hub = newHub(s)
+	s.members = newMemberHub(s)
 	s.ping = cmp.Or(cfg.StreamPing, defaultPing)
 
 	s.handle("GET /healthz", scopeNone, s.handleHealthz)
@@ -172,6 +177,7 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 
 	s.handle(whoamiRoute, scopeRead, s.handleWhoami)
 	s.handle(streamRoute, scopeRead, s.handleStream)
+	s.handle(memberStreamRoute, scopeRead, s.handleMemberStream)
 	s.handle("GET /v1/boards/{board}/members/{member}/history", scopeRead, s.handleHistory)
 	s.routeWeb()
 	s.routeDebug()
@@ -276,7 +282,7 @@ func (s *Server) handle(pattern string, sc scope, h http.HandlerFunc) {
 	s.routes = append(s.routes, pattern)
 	// Streams and profiles (?seconds=N, which the server's write timeout bounds) set their
 	// own deadlines.
-	ownDeadline := pattern == streamRoute || strings.HasPrefix(pattern, debugRoutes)
+	ownDeadline := isStream(pattern) || strings.HasPrefix(pattern, debugRoutes)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		if !ownDeadline {
@@ -333,7 +339,7 @@ func (s *Server) ready() bool { return s.cfg.Ready == nil || s.cfg.Ready() }
 // may not go on; the request it returns carries a member token's grant.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request, sc scope) (*http.Request, bool) {
 	key, hasKey := bearer(r)
-	if !hasKey && r.Pattern == streamRoute {
+	if !hasKey && isStream(r.Pattern) {
 		// A browser's EventSource cannot send headers (docs/api.md, "Live and history").
 		key = r.URL.Query().Get("key")
 		hasKey = key != ""

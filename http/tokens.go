@@ -139,6 +139,7 @@ var tokenRoutes = map[string]scope{
 	"GET /v1/boards/{board}/periods":                  scopeRead,
 	"GET /v1/boards/{board}/members/{member}/history": scopeRead,
 	streamRoute:                      scopeRead,
+	memberStreamRoute:                scopeRead,
 	whoamiRoute:                      scopeRead,
 	"POST /v1/boards/{board}/events": scopeWrite,
 	"POST /v1/events":                scopeWrite,

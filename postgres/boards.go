@@ -245,7 +245,7 @@ func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 			}
 		}
 		// Its streams, on every node, hear of it and end (the index's delete tells no one).
-		b.deleted, s.global = true, true
+		b.deleted, s.global, s.moved = true, true, true
 		return nil
 	})
 }

@@ -43,6 +43,19 @@ func (s *step) changes(b *boardStep, i int) []shardindex.Change {
 	return out
 }
 
+// moved lists the members whose entries the step changed, in every shard, each once.
+func (b *boardStep) moved() []string {
+	out := make([]string, 0, len(b.dirty)+len(b.extra))
+	for k := range b.dirty {
+		out = append(out, k.member)
+	}
+	for _, c := range b.extra {
+		out = append(out, c.Member)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // expected returns the entry that read k of the board's step expects, as the step left it,
 // and whether there is one.
 func (b *boardStep) expected(k int) (shardindex.Key, bool) {
@@ -215,6 +228,9 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			return nil
 		}
 		u := shardindex.Update{After: sh.version, Version: sh.version, Quiet: i != teller}
+		if i == teller && !b.stateChanged {
+			u.Tell = b.moved()
+		}
 		if sh.ranked {
 			u.After--
 			u.Changes = s.changes(b, i)

@@ -35,7 +35,7 @@ func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.Profi
 	}
 	pctx, cancel := laurel.AfterWrite(ctx, indexGrace)
 	defer cancel()
-	if err := e.index.Publish(pctx); err != nil {
+	if err := e.index.Publish(pctx, false); err != nil {
 		e.log.Error("publish a change", "err", err)
 	}
 	return profileOf(member, name, stored, hidden), nil
@@ -107,7 +107,7 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 			return fmt.Errorf("postgres: hide: %w", err)
 		}
 		s.hidden[member] = hide
-		s.global = true // closed periods read the mark from the store
+		s.global, s.moved = true, true // closed periods read the mark from the store
 		for _, id := range boards {
 			b := s.boards[id]
 			if err := s.advance(ctx, b); err != nil {
@@ -215,7 +215,7 @@ func (e *Store) DeleteMember(ctx context.Context, member string) error {
 				return fmt.Errorf("postgres: delete member: %w", err)
 			}
 		}
-		s.global = true
+		s.global, s.moved = true, true
 		return nil
 	})
 }

@@ -30,6 +30,7 @@ type step struct {
 	// storedNames are the names the store holds of the members whose events carry one.
 	storedNames map[string]string
 	global      bool // a change that may show on any board: subscribers hear of it
+	moved       bool // and one that may have moved any member's entries (not a name)
 	ops         int  // the operations the step carries (a group's submits), for metrics
 	// stamp marks the rows of the shards the step holds as left by it (aggcache.go); submit
 	// says that the step is a group of submits, whose aggregates the node keeps.
@@ -446,7 +447,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 		}
 	}
 	if s.global {
-		if err := e.index.Publish(ictx); err != nil {
+		if err := e.index.Publish(ictx, s.moved); err != nil {
 			e.log.Error("publish a change", "err", err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -573,5 +574,54 @@ func TestIndexedSeesAShardLost(t *testing.T) {
 	}
 	if ok, err := e.Indexed(ctx, "nope"); err != nil || !ok {
 		t.Fatalf("a board the store does not have: indexed %v, %v; want it taken as indexed", ok, err)
+	}
+}
+
+// TestWatchMembersAcrossNodes: a node hears whose entries another node's write moved, every
+// shard's, that a name alone moved none, and that a hidden mark may have moved any.
+func TestWatchMembersAcrossNodes(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
+	a, b := store.Open(t, now), store.OpenWith(t, postgres.Options{Now: now, Maintenance: -1, Shards: 4})
+	heard := make(chan string, 16)
+	stop := a.WatchMembers(func(cs []laurel.Changed) {
+		for _, c := range cs {
+			switch {
+			case c.Members == nil:
+				heard <- c.Board + ":anyone"
+			default:
+				ms := slices.Sorted(slices.Values(c.Members))
+				heard <- c.Board + ":" + strings.Join(ms, ",")
+			}
+		}
+	})
+	defer stop()
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got := <-heard:
+			if got != want {
+				t.Fatalf("heard %s, want %s", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("heard nothing, want %s", want)
+		}
+	}
+	putBoard(t, b, "x", laurel.BoardSpec{})
+	expect("x:anyone")
+	submit(t, b, laurel.Event{Board: "x", Member: "m", Value: 1}, laurel.Event{Board: "x", Member: "n", Value: 1}, laurel.Event{Board: "x", Member: "o", Value: 1})
+	expect("x:m,n,o")
+	name := "M"
+	if _, err := b.PutProfile(ctx, "m", laurel.ProfileSpec{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	expect(":")
+	if err := b.Hide(ctx, "n"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if got := <-heard; got == ":anyone" {
+			break
+		}
 	}
 }

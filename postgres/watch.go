@@ -2,7 +2,10 @@ package postgres
 
 import "github.com/laurel/laurel"
 
-var _ laurel.Watcher = (*Store)(nil)
+var (
+	_ laurel.Watcher       = (*Store)(nil)
+	_ laurel.MemberWatcher = (*Store)(nil)
+)
 
 // Watch calls changed after every change that a read can see, on any store serving the same
 // database pair: with the board it touched, or nil when the change may show on any board (a
@@ -12,12 +15,13 @@ func (e *Store) Watch(changed func(boards []string)) (stop func()) {
 	return e.watchers.Watch(changed)
 }
 
-// changed hears from the index that a board changed ("": any board).
-func (e *Store) changed(board string) {
-	e.watchers.Notify(func() []string {
-		if board == "" {
-			return nil
-		}
-		return []string{board}
-	})
+// WatchMembers is Watch with the members whose entries each change moved, as the store that
+// made it told the index. It implements laurel.MemberWatcher.
+func (e *Store) WatchMembers(changed func([]laurel.Changed)) (stop func()) {
+	return e.watchers.WatchMembers(changed)
+}
+
+// changed hears from the index what changed.
+func (e *Store) changed(c laurel.Changed) {
+	e.watchers.Notify(func(bool) []laurel.Changed { return []laurel.Changed{c} })
 }

@@ -126,11 +126,15 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 	if u.Quiet {
 		channel = ""
 	}
+	message := board
+	if u.Tell != nil {
+		message = board + "\n" + strings.Join(u.Tell, "\n")
+	}
 	if u.State != nil {
 		hasState, state = "1", string(u.State)
 	}
 	args = append(args, strconv.FormatInt(u.After, 10), strconv.FormatInt(u.Version, 10),
-		hasState, state, channel, board, strconv.FormatInt(u.Stamp, 10), strconv.Itoa(len(names)))
+		hasState, state, channel, message, strconv.FormatInt(u.Stamp, 10), strconv.Itoa(len(names)))
 	args = append(args, names...)
 	args = append(args, strconv.Itoa(len(drops)))
 	args = append(args, drops...)
@@ -358,10 +362,15 @@ func (x *Index) Delete(ctx context.Context, board string, sh shardindex.Shard) e
 	}
 }
 
-// Publish announces "" on the channel: something that may show on any board changed.
-func (x *Index) Publish(ctx context.Context) error {
+// Publish announces on the channel that something that may show on any board changed: ""
+// when it may have moved entries, else "\n" (no board's members).
+func (x *Index) Publish(ctx context.Context, moved bool) error {
+	message := "\n"
+	if moved {
+		message = ""
+	}
 	if err := x.do(ctx, func() rueidis.RedisResult {
-		return x.client.Do(ctx, x.client.B().Publish().Channel(x.channel).Message("").Build())
+		return x.client.Do(ctx, x.client.B().Publish().Channel(x.channel).Message(message).Build())
 	}).Error(); err != nil {
 		return fmt.Errorf("redis: publishing a change: %w", err)
 	}
@@ -379,9 +388,10 @@ func (x *Index) Ping(ctx context.Context) error {
 // Subscribe listens on a dedicated connection, so that a slow handler never holds up the
 // connections the steps and reads share. It returns once Redis confirmed the subscription,
 // so that every later Apply or Publish is heard. When the connection is lost it subscribes
-// again on a new one and then calls changed(""), since any board may have changed unheard.
-// stop waits until changed is no longer called, so it must not be called from changed.
-func (x *Index) Subscribe(changed func(board string)) (stop func(), err error) {
+// again on a new one and then calls changed with any board, since any may have changed
+// unheard. stop waits until changed is no longer called, so it must not be called from
+// changed.
+func (x *Index) Subscribe(changed func(laurel.Changed)) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var (
 		mu      sync.Mutex // serializes changed with stop
@@ -391,11 +401,11 @@ func (x *Index) Subscribe(changed func(board string)) (stop func(), err error) {
 		once    sync.Once
 		done    = make(chan struct{})
 	)
-	deliver := func(board string) {
+	deliver := func(message string) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !stopped {
-			changed(board)
+			changed(parseChanged(message))
 		}
 	}
 	signal := func(err error) { once.Do(func() { ready <- err }) }
@@ -444,6 +454,21 @@ func (x *Index) Subscribe(changed func(board string)) (stop func(), err error) {
 			<-done
 		})
 	}, nil
+}
+
+// parseChanged reads a message of the channel: a board alone (any of its members), or a
+// board and the members Update.Tell named, each on a line of its own (ids hold no control
+// character); "" after a Publish or a lost connection: any board.
+func parseChanged(message string) laurel.Changed {
+	board, members, named := strings.Cut(message, "\n")
+	c := laurel.Changed{Board: board}
+	switch {
+	case named && members == "":
+		c.Members = []string{}
+	case named:
+		c.Members = strings.Split(members, "\n")
+	}
+	return c
 }
 
 // receive subscribes on a dedicated connection and handles its messages until ctx is done or

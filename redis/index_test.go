@@ -226,7 +226,7 @@ func TestSubscribe(t *testing.T) {
 	idx, _, _ := newIndex(t)
 	ctx := context.Background()
 	heard := make(chan string, 16)
-	stop, err := idx.Subscribe(func(board string) { heard <- board })
+	stop, err := idx.Subscribe(func(c laurel.Changed) { heard <- c.Board })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("pub.1")
-	if err := idx.Publish(ctx); err != nil {
+	if err := idx.Publish(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	expect("")
@@ -263,7 +263,7 @@ func TestSubscribe(t *testing.T) {
 	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, shardindex.Update{After: 1, Version: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := idx.Publish(ctx); err != nil {
+	if err := idx.Publish(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -286,7 +286,7 @@ func TestSubscribeReconnects(t *testing.T) {
 	defer named.Close()
 	idx := redis.New(named, prefix)
 	heard := make(chan string, 16)
-	stop, err := idx.Subscribe(func(board string) { heard <- board })
+	stop, err := idx.Subscribe(func(c laurel.Changed) { heard <- c.Board })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,11 +62,14 @@ type Index interface {
 	Delete(ctx context.Context, board string, sh Shard) error
 
 	// Publish tells the subscribers of every node that something changed that may show on
-	// any board (a profile, a hidden mark).
-	Publish(ctx context.Context) error
-	// Subscribe calls changed with the board each Apply changed, or "" after a Publish, on
-	// every node, until stop is called. changed must return at once.
-	Subscribe(changed func(board string)) (stop func(), err error)
+	// any board (a profile, a hidden mark): with moved, something that may have moved any
+	// member's entries (a hidden mark, an erasure); without, nothing that did (a name).
+	Publish(ctx context.Context, moved bool) error
+	// Subscribe calls changed with what each Apply that tells changed (its board and the
+	// members it names, Update.Tell), or after a Publish with any board (Changed.Board "")
+	// and, unless it moved entries, no member, on every node, until stop is called. changed
+	// must return at once.
+	Subscribe(changed func(laurel.Changed)) (stop func(), err error)
 	// Ping reports whether the index answers, within ctx.
 	Ping(ctx context.Context) error
 }
@@ -131,6 +134,9 @@ type Update struct {
 	State   []byte
 	Stamp   int64 // when not 0: the stamp of the state the shard follows (of State, when given)
 	Quiet   bool  // subscribers are not told: another shard's step of the same write tells them
+	// Tell are the members the subscribers are told the write moved, in every shard of the
+	// board; nil: any member.
+	Tell    []string
 	Drops   []Set
 	Changes []Change
 	Read    []Read

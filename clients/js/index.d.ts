@@ -488,6 +488,29 @@ export declare class Laurel {
    * even the server's ping every 15 s) arrives for idleTimeout ms (default 45000).
    */
   streamPage(board: string, opts?: When & CallOptions & { limit?: number; metadata?: boolean; idleTimeout?: number }): AsyncGenerator<Page, void, void>;
+  /**
+   * A member's live standing: one MemberStanding a window (or the one `window` names), then
+   * one each time its rank or score in a window changes. Reconnects as streamPage does; a new
+   * connection starts with the current standings.
+   */
+  streamMember(board: string, member: string, opts?: CallOptions & { window?: string; idleTimeout?: number }): AsyncGenerator<MemberStanding, void, void>;
+}
+
+/** One event of a member's live stream: its standing in one window's current period. */
+export interface MemberStanding {
+  window: string;
+  period: Period;
+  /** Members ranked in the period when the event was sent. */
+  total: number;
+  /** Absent while the member is not ranked in the period (not scored yet, hidden, erased). */
+  rank?: number;
+  score?: number;
+  /** What the stream last sent for this window in the same period; absent in the first events and a new period's first. */
+  previous?: { rank?: number; score?: number };
+  /** The member that passed it, when one member alone did. */
+  passed_by?: Entry;
+  /** The member it passed, when it passed one member alone. */
+  passed?: Entry;
 }
 
 /** Signs a member token (HS256 JWT) for one member and some boards, as a game's own server does; pass it as `key` to a client. */

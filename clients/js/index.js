@@ -245,11 +245,29 @@ export class Laurel {
    * without closing).
    */
   async *streamPage(board, { limit, metadata, signal, idleTimeout = 45_000, ...at } = {}) {
+    const params = { ...when(at), limit, metadata: metadata ? "true" : undefined };
+    yield* this.#follow(`/v1/boards/${enc(board)}/stream`, params, "page", { signal, idleTimeout });
+  }
+
+  /**
+   * streamMember follows one member's standing on a board: an async iterator of standings,
+   * {window, period, total, rank, score, previous, passed_by, passed}, one for each window (or
+   * the one window names) first, then one each time the member's rank or score in a window
+   * changes; passed_by and passed name the member that passed it or that it passed, when one
+   * alone did. It reconnects as streamPage does, and a new connection starts with the current
+   * standings again.
+   */
+  async *streamMember(board, member, { window, signal, idleTimeout = 45_000 } = {}) {
+    yield* this.#follow(`/v1/boards/${enc(board)}/members/${enc(member)}/stream`, { window }, "standing", { signal, idleTimeout });
+  }
+
+  // #follow yields the data of a live stream's events of one name, reconnecting (streamPage).
+  async *#follow(route, query, name, { signal, idleTimeout }) {
     const params = new URLSearchParams();
-    for (const [k, v] of Object.entries({ ...when(at), limit, metadata: metadata ? "true" : undefined })) {
+    for (const [k, v] of Object.entries(query)) {
       if (v !== undefined && v !== null && v !== "") params.set(k, String(v));
     }
-    const path = checkPath(`/v1/boards/${enc(board)}/stream`);
+    const path = checkPath(route);
     const url = `${this.url}${path}${[...params].length ? "?" + params : ""}`;
     const headers = { accept: "text/event-stream" };
     if (this.key) headers.authorization = `Bearer ${this.key}`;
@@ -261,7 +279,7 @@ export class Laurel {
       let idle;
       const alive = () => {
         clearTimeout(idle);
-        idle = setTimeout(() => conn.abort(new Error("laurel: the live page went quiet")), idleTimeout);
+        idle = setTimeout(() => conn.abort(new Error("laurel: the live stream went quiet")), idleTimeout);
       };
       let refused; // a 503 or 429, whose Retry-After says when to connect again
       try {
@@ -269,7 +287,7 @@ export class Laurel {
         const res = await this.fetch(url, { headers, signal: conn.signal });
         if (res.ok) {
           for await (const ev of serverEvents(res.body, conn.signal, alive)) {
-            if (ev.event === "page") {
+            if (ev.event === name) {
               attempt = 0;
               clearTimeout(idle); // the caller's time with a page is not the connection's
               yield JSON.parse(ev.data);

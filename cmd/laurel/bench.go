@@ -39,6 +39,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.rounds, "rounds", 2, "with -guard: rounds of the two boards, alternating")
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")
 	fs.BoolVar(&c.mirror, "redis-mirror", false, "Redis does laurel's work per event: HSETNX of the id, ZINCRBY in one sorted set per window")
+	fs.IntVar(&c.memberStreams, "member-streams", 0, "measure laurel twice, without and then with this many members' live streams open (the most active members'), and print the ratios")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,10 +49,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.members < 1 || c.batch < 1 || c.batch > 1000 || c.writers < 1 || c.readers < 0 || c.zipf <= 1 || c.duration <= 0 || c.rate < 0 || c.readRate < 0 {
 		return usageError{fmt.Errorf("need -members ≥ 1, -batch 1…1000, -writers ≥ 1, -readers ≥ 0, -zipf > 1, -duration > 0, -rate ≥ 0, -read-rate ≥ 0")}
 	}
+	if c.memberStreams < 0 || c.memberStreams > c.members || c.memberStreams > 0 && *redis != "" {
+		return usageError{fmt.Errorf("need -member-streams 0…-members, and not with -redis")}
+	}
 	c.key = firstKey("LAUREL_ADMIN_KEY")
 	c.run = strconv.FormatInt(time.Now().UnixNano(), 36)
 	c.stderr = stderr
 
+	if c.memberStreams > 0 {
+		return runMemberStreams(ctx, newLaurelTarget(c), c, stdout)
+	}
 	targets := []benchTarget{newLaurelTarget(c)}
 	if c.guard != "" {
 		guarded := c
@@ -102,6 +109,14 @@ func runTarget(ctx context.Context, t benchTarget, c benchConfig) (benchResult, 
 		}
 		mem = after.minus(before)
 	}
+	r, err := measureServer(ctx, t, c)
+	r.mem = mem
+	return r, err
+}
+
+// measureServer measures t under load, with the CPU the server and this load generator used
+// over the run, and laurel's own view of its latencies.
+func measureServer(ctx context.Context, t benchTarget, c benchConfig) (benchResult, error) {
 	before, err := t.server(ctx)
 	if err != nil {
 		return benchResult{}, fmt.Errorf("server: %w", err)
@@ -117,7 +132,6 @@ func runTarget(ctx context.Context, t benchTarget, c benchConfig) (benchResult, 
 		return benchResult{}, fmt.Errorf("server: %w", err)
 	}
 	r.serverCPU, r.server = after.cpu-before.cpu, after.latencies.minus(before.latencies)
-	r.mem = mem
 	return r, nil
 }
 
@@ -142,6 +156,7 @@ type benchConfig struct {
 	guard                         string // -guard: the guard of the second board, as JSON
 	guarded                       bool   // this target's board has the guard
 	rounds                        int
+	memberStreams                 int // laurel, measured without, with this many member streams, and without
 	stderr                        io.Writer
 }
 
@@ -378,11 +393,15 @@ func quantile(lat []time.Duration, q float64) time.Duration {
 
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 
-func printBench(w io.Writer, c benchConfig, rs []benchResult) {
-	pace := "as fast as taken"
+// pace says how the writers send.
+func pace(c benchConfig) string {
 	if c.rate > 0 {
-		pace = fmt.Sprintf("paced at %.0f events/s", c.rate)
+		return fmt.Sprintf("paced at %.0f events/s", c.rate)
 	}
+	return "as fast as taken"
+}
+
+func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 	readPace := "each as fast as answered"
 	if c.readRate > 0 {
 		readPace = fmt.Sprintf("each paced at %.0f a second", c.readRate)
@@ -396,7 +415,7 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 		}
 	}
 	fmt.Fprintf(w, "members %d, windows %s, batch %d, writers %d (%s), readers %d (%s), %s each, zipf %.2f%s\n\n",
-		c.members, c.windows, c.batch, c.writers, pace, c.readers, readPace, c.duration, c.zipf, redis)
+		c.members, c.windows, c.batch, c.writers, pace(c), c.readers, readPace, c.duration, c.zipf, redis)
 	fmt.Fprintf(w, "%-8s %12s %28s %10s %28s %22s\n", "system", "events/s", "write ms p50/p99/p999", "reads/s", "top-100 ms p50/p99/p999", "CPU µs/event srv/gen")
 	for _, r := range rs {
 		fmt.Fprintf(w, "%-8s %12.0f %28s %10.0f %28s %22s\n", r.name, r.rate(),

@@ -25,6 +25,7 @@ type laurelTarget struct {
 	base   string       // the URL without its trailing slash
 	client *http.Client // for setup and load
 	fast   *http.Client // for writers and readers: their ctx bounds them, and no timer per request
+	runs   int          // measurements so far, each with ids of its own (measureAgain)
 }
 
 func newLaurelTarget(c benchConfig) *laurelTarget {

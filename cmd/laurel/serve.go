@@ -289,6 +289,7 @@ type store interface {
 	laurel.Service
 	laurel.Records
 	laurel.Watcher
+	laurel.MemberWatcher
 	Close() error
 }
 
@@ -367,7 +368,7 @@ func (s *server) serve(store store, cfg lhttp.Config) {
 	s.store = store
 	svc := competition.New(store, store, nil)
 	hooks := &webhook.Outbox{Records: store, Service: svc, Results: svc.Results, Encode: lhttp.EncodeDelivery}
-	cfg.Contests, cfg.Hooks, cfg.Watcher = svc, hooks, store
+	cfg.Contests, cfg.Hooks, cfg.Watcher, cfg.MemberWatcher = svc, hooks, store, store
 	a := lhttp.NewServer(svc, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopHooks, s.hooksDone = cancel, make(chan struct{})

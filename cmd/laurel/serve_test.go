@@ -513,3 +513,31 @@ func TestServeMemberTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchMemberStreams: -member-streams measures without streams, with them and without
+// again, each run's events counted (new ids each run, not duplicates), and the streams hear
+// their members' standings.
+func TestBenchMemberStreams(t *testing.T) {
+	base, stop := startServe(t, t.TempDir(), nil)
+	defer stop()
+	var stdout, stderr bytes.Buffer
+	args := []string{"bench", "-url", base, "-board", "benchfeed", "-members", "200", "-batch", "10",
+		"-writers", "2", "-readers", "0", "-duration", "1s", "-member-streams", "20"}
+	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("bench exited %d: %s\n%s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{`(?m)^none +[1-9][0-9]* `, `(?m)^20 +[1-9][0-9]* +[0-9.]+ +[0-9.]+ +[1-9][0-9]*$`,
+		`(?m)^none again +[1-9][0-9]* `, `with / without \(the mean of the two runs without\): server CPU an event [0-9.]+`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("the report lacks %s:\n%s", want, out)
+		}
+	}
+	code, body := do(t, "GET", base+"/v1/boards/benchfeed/members/player-0", "")
+	if score, _ := body["entry"].(map[string]any)["score"].(float64); code != 200 || score < 3 {
+		t.Errorf("player-0 after three runs: %d %v", code, body)
+	}
+	if run(context.Background(), []string{"bench", "-url", base, "-members", "10", "-member-streams", "20"}, io.Discard, io.Discard) != 2 {
+		t.Error("more member streams than members: not a usage error")
+	}
+}

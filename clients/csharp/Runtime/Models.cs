@@ -474,6 +474,45 @@ namespace Laurel
         internal static Bucket Read(JsonObject o) => new Bucket { Min = o.Long("min"), Max = o.Long("max"), Count = o.Int("count") };
     }
 
+    /// <summary>One event of a member's live stream: its standing in one window's current period.</summary>
+    public sealed class MemberStanding
+    {
+        public string Window { get; set; }
+        public Period Period { get; set; }
+        /// <summary>Members ranked in the period when the event was sent.</summary>
+        public int Total { get; set; }
+        /// <summary>Null while the member is not ranked in the period (not scored yet, hidden, erased).</summary>
+        public int? Rank { get; set; }
+        public long? Score { get; set; }
+        /// <summary>What the stream last sent for this window in the same period; null in the first events and a new period's first.</summary>
+        public PreviousStanding Previous { get; set; }
+        /// <summary>The member that passed it, when one member alone did.</summary>
+        public Entry PassedBy { get; set; }
+        /// <summary>The member it passed, when it passed one member alone.</summary>
+        public Entry Passed { get; set; }
+
+        internal static MemberStanding Read(JsonObject o) => new MemberStanding
+        {
+            Window = o.String("window"),
+            Period = o.One("period", Period.Read),
+            Total = o.Int("total"),
+            Rank = o.IntOrNull("rank"),
+            Score = o.LongOrNull("score"),
+            Previous = o.One("previous", PreviousStanding.Read),
+            PassedBy = o.One("passed_by", Entry.Read),
+            Passed = o.One("passed", Entry.Read),
+        };
+    }
+
+    /// <summary>A member's standing before a change of its live stream; Rank and Score null when it was not ranked.</summary>
+    public sealed class PreviousStanding
+    {
+        public int? Rank { get; set; }
+        public long? Score { get; set; }
+
+        internal static PreviousStanding Read(JsonObject o) => new PreviousStanding { Rank = o.IntOrNull("rank"), Score = o.LongOrNull("score") };
+    }
+
     /// <summary>The rank a member reaching a score now would get (schema Rank).</summary>
     public sealed class ScoreRank
     {

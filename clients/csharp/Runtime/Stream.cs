@@ -1,4 +1,4 @@
-// The live page: a server-sent-event stream read over HttpClient, so that it can send the key
+// The live page and a member's live standing: server-sent-event streams read over HttpClient, so that it can send the key
 // in a header, and reconnected by itself as the JavaScript client's is.
 using System;
 using System.Collections.Generic;
@@ -35,15 +35,40 @@ namespace Laurel
         {
             if (onPage == null) throw new ArgumentNullException(nameof(onPage));
             var path = "/v1/boards/" + Seg(board) + "/stream";
+            var query = new Query().Add("window", window).Add("cohort", cohort).Add("limit", limit).Flag("metadata", metadata, "true");
+            await FollowStream(path, query, "page", Page.Read, onPage, idleTimeout, cancellationToken);
+        }
+
+        /// <summary>
+        /// Follows one member's standing on a board: calls onStanding with its standing in each
+        /// window (or the one window names), then each time its rank or score in a window
+        /// changes, with the previous standing and who passed it (PassedBy) or whom it passed
+        /// (Passed) when one member alone did. It runs, reconnects, ends and throws as
+        /// <see cref="StreamPageAsync"/> does; a new connection starts with the current
+        /// standings again.
+        /// </summary>
+        /// <param name="window">The window followed; null: every window of the board.</param>
+        public async Task StreamMemberAsync(string board, string member, Action<MemberStanding> onStanding, string window = null,
+            TimeSpan? idleTimeout = null, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (onStanding == null) throw new ArgumentNullException(nameof(onStanding));
+            var path = "/v1/boards/" + Seg(board) + "/members/" + Seg(member) + "/stream";
+            await FollowStream(path, new Query().Add("window", window), "standing", MemberStanding.Read, onStanding, idleTimeout, cancellationToken);
+        }
+
+        // FollowStream follows a live stream's events of one name, reconnecting, until cancelled.
+        async Task FollowStream<T>(string path, Query query, string name, Func<JsonObject, T> read, Action<T> on, TimeSpan? idleTimeout,
+            CancellationToken cancellationToken) where T : class
+        {
             CheckPath(path);
-            var uri = Url + path + new Query().Add("window", window).Add("cohort", cohort).Add("limit", limit).Flag("metadata", metadata, "true");
+            var uri = Url + path + query;
             var idle = idleTimeout ?? TimeSpan.FromSeconds(45);
             for (var attempt = 0; !cancellationToken.IsCancellationRequested; attempt++)
             {
                 LaurelException refused = null; // a 503 or 429, whose Retry-After says when to connect again
                 try
                 {
-                    if (await Follow(uri, onPage, idle, cancellationToken)) attempt = 0;
+                    if (await Follow(uri, name, read, on, idle, cancellationToken)) attempt = 0;
                 }
                 catch (LaurelException e) when (e.Retryable)
                 {
@@ -66,8 +91,9 @@ namespace Laurel
         }
 
         // Follow reads one connection of a stream until it ends, breaks, goes quiet for idle or
-        // the caller cancels, and says whether it brought a page.
-        async Task<bool> Follow(string uri, Action<Page> onPage, TimeSpan idle, CancellationToken cancellationToken)
+        // the caller cancels, and says whether it brought an event of the name.
+        async Task<bool> Follow<T>(string uri, string name, Func<JsonObject, T> read, Action<T> on, TimeSpan idle, CancellationToken cancellationToken)
+            where T : class
         {
             var paged = false;
             using (var conn = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken))
@@ -93,21 +119,21 @@ namespace Laurel
                                 conn.CancelAfter(idle);
                                 if (!events.Take(line)) continue;
                                 if (events.Name == "error") throw StreamError(events.Data);
-                                if (events.Name != "page") continue;
-                                Page page;
+                                if (events.Name != name) continue;
+                                T page;
                                 try
                                 {
-                                    page = One(Page.Read)(events.Data);
+                                    page = One(read)(events.Data);
                                 }
                                 catch (FormatException e)
                                 {
-                                    throw new LaurelException(200, ErrorCodes.Internal, "laurel: a live page this client cannot read: " + e.Message, innerException: e);
+                                    throw new LaurelException(200, ErrorCodes.Internal, "laurel: a live " + name + " this client cannot read: " + e.Message, innerException: e);
                                 }
                                 paged = true;
                                 conn.CancelAfter(System.Threading.Timeout.Infinite); // the caller's time with a page is not the connection's
                                 try
                                 {
-                                    onPage(page);
+                                    on(page);
                                 }
                                 catch (Exception e)
                                 {

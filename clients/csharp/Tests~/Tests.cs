@@ -51,6 +51,7 @@ static class Tests
             ["free-form JSON (metadata) goes and comes back exactly"] = FreeFormJson,
             ["the live page: the current page, then each change, on the caller's thread"] = LivePage,
             ["the live page ends with not_found when its board is deleted"] = LivePageEnds,
+            ["a member's live standing: its rank now, then who passed it"] = LiveMemberStanding,
             ["the live page connects again when its connection goes quiet, and sends its options"] = LivePageQuiet,
             ["the live page backs off while its connections end without a page"] = LivePageBacksOff,
             ["the live page waits as Retry-After says, at most MaxDelay"] = LivePageRetryAfter,
@@ -154,7 +155,7 @@ static class Tests
         var operations = new HashSet<string>();
         // Parameters the client takes otherwise: the stream's key goes in the header, as every
         // call's does; a rank has no entries to show metadata of.
-        var otherwise = new HashSet<string> { "streamPage.key", "getRank.metadata" };
+        var otherwise = new HashSet<string> { "streamPage.key", "streamMember.key", "getRank.metadata" };
         foreach (var path in Obj(api, "paths"))
         {
             var ops = (IDictionary<string, object>)path.Value;
@@ -712,6 +713,26 @@ static class Tests
         await submitted;
         Assert.Equal("erin:1 | finn:2,erin:1", string.Join(" | ", seen));
         Assert.Equal(main.ToString(), string.Join(",", threads), "onPage ran on the thread that started the stream");
+    }
+
+    static async Task LiveMemberStanding()
+    {
+        var board = await NewBoard();
+        await client.SubmitBoardEventsAsync(board, new[] { new Event { Member = "cs-rival", Value = 1, Name = "Rival" }, new Event { Member = "me", Value = 3 } });
+        var seen = new List<string>();
+        Task submitted = null;
+        using (var stop = new CancellationTokenSource(TimeSpan.FromSeconds(10)))
+        {
+            await client.StreamMemberAsync(board, "me", s =>
+            {
+                var from = s.Previous == null ? "" : "#" + s.Previous.Rank + " → ";
+                seen.Add(s.Window + " " + from + "#" + s.Rank + (s.PassedBy == null ? "" : " passed by " + s.PassedBy.Name));
+                if (seen.Count == 1) submitted = client.SubmitBoardEventsAsync(board, new Event { Member = "cs-rival", Value = 4 });
+                if (seen.Count == 2) stop.Cancel();
+            }, window: "all", cancellationToken: stop.Token);
+        }
+        await submitted;
+        Assert.Equal("all #1 | all #1 → #2 passed by Rival", string.Join(" | ", seen));
     }
 
     static async Task LivePageEnds()

@@ -210,6 +210,24 @@ test("the live page: the current page, then each change", async () => {
   assert.deepEqual(seen, ["erin:1", "finn:2,erin:1"]);
 });
 
+test("a member's live standing: its rank now, then who passed it", async () => {
+  const board = await newBoard();
+  await client.submitBoardEvents(board, [{ member: "js-rival", value: 1, name: "Rival" }, { member: "me", value: 3 }]);
+  const ac = new AbortController();
+  const seen = [];
+  const done = (async () => {
+    for await (const s of client.streamMember(board, "me", { window: "all", signal: ac.signal })) {
+      seen.push(`${s.window} ${s.previous ? `#${s.previous.rank} → ` : ""}#${s.rank}${s.passed_by ? ` passed by ${s.passed_by.name}` : ""}`);
+      if (seen.length === 1) await client.submitBoardEvents(board, { member: "js-rival", value: 4 });
+      if (seen.length === 2) ac.abort();
+    }
+  })();
+  const timeout = setTimeout(() => ac.abort(), 10_000);
+  await done;
+  clearTimeout(timeout);
+  assert.deepEqual(seen, ["all #1", "all #1 → #2 passed by Rival"]);
+});
+
 test("a game client with a member token submits its own member's events and nothing else", async () => {
   const board = await newBoard();
   const token = await mintMemberToken({ secret: process.env.LAUREL_TOKEN_SECRET, kid: process.env.LAUREL_TOKEN_KID, member: "ada", boards: [board], ttlSeconds: 600 });

@@ -707,6 +707,7 @@
       }
       if (!member) {
         st.meEntry = null;
+        stopFeed();
         renderPinned();
         panel.hidden = true;
         panel.replaceChildren();
@@ -728,14 +729,19 @@
     let panelScore = null;
     let historyTimer = 0;
     const panelParts = {};
+    let feed = null; // the selected member's live stream (followFeed)
+    let viewer = ''; // the member a member token opened the page as: "you" in its panel
+    api('/v1/whoami').then((w) => { viewer = w.member || ''; }).catch(() => {});
 
     // refreshPanel reads the selected member's entry and history afresh.
     async function refreshPanel() {
       const member = st.member;
       const my = ++panelSeq;
+      stopFeed();
       if (!member) return;
       panel.hidden = false;
       buildPanel(member);
+      if (!st.period) followFeed(member, my);
       const onPage = st.shown.find((e) => e.member === member);
       if (onPage) updatePanel(onPage);
       try {
@@ -748,6 +754,48 @@
       }
       loadHistory(my);
       loadLeague(my);
+    }
+
+    // followFeed follows the selected member's standing in the window shown (its own live
+    // stream): its rank in the panel, and a line that says who passed whom ("Ada passed you ·
+    // #4 → #5"). EventSource reconnects by itself; a new connection starts with the standing.
+    function followFeed(member, my) {
+      const es = new EventSource(withKey(base + '/members/' + enc(member) + '/stream', { window: st.window }));
+      feed = es;
+      es.addEventListener('standing', (ev) => {
+        if (my !== panelSeq) return;
+        let s;
+        try { s = JSON.parse(ev.data); } catch (err) { return; }
+        panelParts.feed.dataset.live = 'true';
+        if (s.rank !== undefined) {
+          const e = st.meEntry && st.meEntry.member === member ? st.meEntry : { member };
+          updatePanel({ ...e, rank: s.rank, score: s.score }, s.total);
+        }
+        const line = feedLine(member, s);
+        if (line) say(panelParts.feed, line);
+      });
+      es.addEventListener('error', () => {
+        // The board or window gone, a token expired: the page's own stream says so.
+        if (es.readyState === EventSource.CLOSED && feed === es) feed = null;
+      });
+    }
+
+    function stopFeed() {
+      if (feed) feed.close();
+      feed = null;
+    }
+
+    // feedLine tells a change of a member's standing: who passed whom, and the ranks.
+    function feedLine(member, s) {
+      const p = s.previous;
+      if (!p || p.rank === s.rank) return '';
+      const ranks = `${p.rank ? '#' + num.format(p.rank) : 'unranked'} → ${s.rank ? '#' + num.format(s.rank) : 'unranked'}`;
+      const you = member === viewer;
+      const name = (e) => e.name || e.member;
+      const self = st.meEntry && st.meEntry.member === member ? name(st.meEntry) : member;
+      if (s.passed_by) return `${name(s.passed_by)} passed ${you ? 'you' : self} · ${ranks}`;
+      if (s.passed) return `${you ? 'You' : self} passed ${name(s.passed)} · ${ranks}`;
+      return ranks;
     }
 
     // loadLeague shows the selected member's cohort, its rank there, and its league tier, on a
@@ -791,12 +839,14 @@
       panelParts.name = h('h2', { text: member });
       panelParts.id = h('p', { class: 'id' });
       panelParts.stats = h('div', { class: 'stats' });
+      panelParts.feed = h('p', { class: 'feed muted', id: 'member-feed', role: 'status', hidden: true });
       panelParts.league = h('div', { class: 'stats league', id: 'league', hidden: true });
       panelParts.chart = h('div', { class: 'chart', id: 'chart' });
       panel.replaceChildren(
         h('div', { class: 'panel-head' }, panelParts.avatar, h('div', null, panelParts.name, panelParts.id),
           h('button', { type: 'button', class: 'close', 'aria-label': 'Close', text: '×', onclick: () => select('') })),
         panelParts.stats,
+        panelParts.feed,
         panelParts.league,
         h('h3', { text: 'Rank history' }),
         panelParts.chart);
