@@ -36,16 +36,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&c.rate, "rate", 0, "events per second to send in all, paced (0: as fast as the system takes them)")
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")
 	fs.BoolVar(&c.mirror, "redis-mirror", false, "Redis does laurel's work per event: HSETNX of the id, ZINCRBY in one sorted set per window")
+	soakFor := fs.Duration("soak", 0, "laurel alone, for this long at a steady -rate, printing a line an -interval: events/s, write and read p99, resident set, live heap, open files, the store's tables and memtables (0: no soak)")
+	interval := fs.Duration("interval", time.Minute, "with -soak, how long each interval of the report lasts")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if c.members < 1 || c.batch < 1 || c.batch > 1000 || c.writers < 1 || c.readers < 0 || c.zipf <= 1 || c.duration <= 0 || c.rate < 0 || c.readRate < 0 {
 		return usageError{fmt.Errorf("need -members ≥ 1, -batch 1…1000, -writers ≥ 1, -readers ≥ 0, -zipf > 1, -duration > 0, -rate ≥ 0, -read-rate ≥ 0")}
 	}
+	if *soakFor < 0 || (*soakFor > 0 && (*redis != "" || *interval <= 0 || c.rate == 0)) {
+		return usageError{fmt.Errorf("-soak runs laurel alone at a steady pace: give it a duration, -rate > 0, -interval > 0, and no -redis")}
+	}
 	c.key = firstKey("LAUREL_ADMIN_KEY")
 	c.run = strconv.FormatInt(time.Now().UnixNano(), 36)
 	c.stderr = stderr
 
+	if *soakFor > 0 {
+		return soak(ctx, newLaurelTarget(c), c, *soakFor, *interval, stdout)
+	}
 	targets := []benchTarget{newLaurelTarget(c)}
 	if *redis != "" {
 		rt, err := newRedisTarget(*redis, c)
@@ -125,6 +133,7 @@ type benchConfig struct {
 	preload                       bool
 	names                         bool // laurel: every event carries its member's name
 	mirror                        bool // Redis: an id and a sorted set per window, not one set
+	round                         int  // a soak's interval: its writers draw other members than the last's
 	stderr                        io.Writer
 }
 
@@ -271,7 +280,7 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			z := mrand.NewZipf(mrand.New(mrand.NewSource(int64(w)+1)), c.zipf, 1, uint64(c.members-1))
+			z := mrand.NewZipf(mrand.New(mrand.NewSource(int64(c.round)<<32|int64(w)+1)), c.zipf, 1, uint64(c.members-1))
 			write := t.writer(ctx, w)
 			ms := make([]int, c.batch)
 			var lat []time.Duration

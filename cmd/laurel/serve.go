@@ -350,6 +350,7 @@ func (s *server) open(dir string, o embedded.Options) error {
 	cfg := s.cfg
 	cfg.Failed = store.Failed
 	s.serve(store, cfg)
+	s.api.Load().Registry().MustRegister(footprintCollector{store})
 	s.log.Info("ready", "data", dir)
 	return nil
 }

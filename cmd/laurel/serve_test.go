@@ -272,6 +272,43 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// TestBenchSoak: -soak prints a line an interval with what the server holds (its store's
+// tables and memtables among them, from /metrics), then the growth over the second half.
+func TestBenchSoak(t *testing.T) {
+	base, stop := startServe(t, t.TempDir(), nil)
+	defer stop()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"bench", "-url", base, "-board", "soaktest", "-members", "200", "-batch", "10",
+		"-writers", "2", "-readers", "1", "-rate", "200", "-read-rate", "5", "-soak", "3s", "-interval", "1s"}, &stdout, &stderr)
+	out := stdout.String()
+	if code != 0 {
+		t.Fatalf("bench -soak exited %d: %s\n%s", code, out, stderr.String())
+	}
+	interval := regexp.MustCompile(`(?m)^ +[0-9]+s +[1-9][0-9]* +[0-9.]+ +[0-9.]+ +[0-9.]+ +[1-9][0-9.]* +[1-9][0-9.]* +[1-9][0-9]* +[0-9]+ +[0-9]+ +[0-9.]+$`)
+	if n := len(interval.FindAllString(out, -1)); n != 3 {
+		t.Errorf("bench -soak printed %d intervals, want 3:\n%s", n, out)
+	}
+	for _, want := range []string{"over the second half (", "read p99 of the intervals: median "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench -soak's report lacks %q:\n%s", want, out)
+		}
+	}
+	// Every interval's events are counted: ids differ from one interval to the next.
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(metrics, []byte("\nlaurel_events_duplicate_total 0\n")) {
+		t.Errorf("the soak's events were taken as duplicates:\n%s", metrics)
+	}
+	var stderr2 bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "-url", base, "-soak", "1s", "-redis", "127.0.0.1:1"}, io.Discard, &stderr2); code != 2 {
+		t.Errorf("-soak with -redis: exit %d, %s; want 2", code, stderr2.String())
+	}
+}
+
 // TestBenchNeedsAnAdminKey: against a server with keys, bench without an admin key in
 // $LAUREL_ADMIN_KEY fails saying where its key comes from.
 func TestBenchNeedsAnAdminKey(t *testing.T) {
