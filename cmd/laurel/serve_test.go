@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -394,6 +395,24 @@ func TestBenchRedisMirror(t *testing.T) {
 
 // TestServeRefusesBadFlags: a flag out of its range stops serve with exit 2 and one line that
 // names the flag, before anything is opened.
+// TestServeMemoryLimit: -memory-limit is the Go runtime's memory limit, which the log's
+// garbage collection line reports beside the collector's target.
+func TestServeMemoryLimit(t *testing.T) {
+	was := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(was) })
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // serve starts, then stops at once
+	var stderr bytes.Buffer
+	if code := run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-memory-limit", "300"}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("serve -memory-limit 300: exit %d, %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `"msg":"garbage collection","gogc":"25","memory_limit_mib":300`) || debug.SetMemoryLimit(-1) != 300<<20 {
+		t.Errorf("serve -memory-limit 300 set the limit to %d; log:\n%s", debug.SetMemoryLimit(-1), stderr.String())
+	}
+}
+
 func TestServeRefusesBadFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -408,6 +427,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"-cache", "0"}, "-cache and -memtable must be at least 1"},
 		{[]string{"-min-free", "-2"}, "-min-free must be -1"},
 		{[]string{"-max-conns", "0"}, "-max-conns must be at least 1"},
+		{[]string{"-memory-limit", "-1"}, "-memory-limit must be 0 (the default) or MiB"},
 		{[]string{"-request-timeout", "0s"}, "-request-timeout must be positive"},
 		{[]string{"-address-rate-limit", "-2"}, "-address-rate-limit must be -1"},
 		{[]string{"-trusted-proxies", "10.0.0.0/8,proxy"}, `-trusted-proxies: "proxy" is neither an address nor a CIDR prefix`},
