@@ -170,18 +170,23 @@ type footprint struct {
 	// Pebble's memtables and cache); Redis's used_memory (names' hashes included; its resident
 	// set would not grow when the allocator reuses an earlier run's pages).
 	all int64
+	// resident is the resident set: laurel's (as all), Redis's used_memory_rss, which is
+	// what a Redis of its own, fresh for the run, makes a user provision.
+	resident int64
 	// entries is the number of ranked entries: in every window's current period for laurel,
 	// in the sorted set for Redis.
 	entries int64
 }
 
 func (f footprint) minus(g footprint) footprint {
-	return footprint{data: f.data - g.data, all: f.all - g.all, entries: f.entries - g.entries}
+	return footprint{data: f.data - g.data, all: f.all - g.all, resident: f.resident - g.resident, entries: f.entries - g.entries}
 }
 
 // known reports whether the footprint says something per entry: not when the preload's
 // members were all on the board already.
 func (f footprint) known() bool { return f.entries > 0 }
+
+func (f footprint) residentPerEntry() float64 { return float64(f.resident) / float64(f.entries) }
 
 func (f footprint) perEntry() (data, all float64) {
 	return float64(f.data) / float64(f.entries), float64(f.all) / float64(f.entries)
@@ -433,6 +438,8 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 			ld, lr := l.mem.perEntry()
 			rd, rr := r.mem.perEntry()
 			fmt.Fprintf(w, "laurel / redis: memory per entry %.2f (all %.2f)\n", ld/rd, lr/rr)
+			fmt.Fprintf(w, "laurel / redis: resident per entry %.2f (%.1f B / %.1f B, Redis's used_memory_rss: a Redis of its own, fresh)\n",
+				l.mem.residentPerEntry()/r.mem.residentPerEntry(), l.mem.residentPerEntry(), r.mem.residentPerEntry())
 		}
 	}
 }

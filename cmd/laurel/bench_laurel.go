@@ -126,7 +126,7 @@ func (t *laurelTarget) memory(ctx context.Context) (footprint, error) {
 	for _, w := range b.Current {
 		entries += w.Total
 	}
-	return footprint{data: int64(data), all: int64(rss), entries: entries}, nil
+	return footprint{data: int64(data), all: int64(rss), resident: int64(rss), entries: entries}, nil
 }
 
 // serverLatencies are laurel's request duration histograms of the routes the bench drives.

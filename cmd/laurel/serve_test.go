@@ -259,6 +259,7 @@ func TestBench(t *testing.T) {
 		regexp.MustCompile(`(?m)^laurel +-?[0-9.]+ +-?[0-9.]+ +1200$`),
 		regexp.MustCompile(`(?m)^redis +[1-9][0-9.]* +-?[0-9.]+ +300$`),
 		regexp.MustCompile(`laurel / redis: memory per entry -?[0-9.]+ \(all -?[0-9.a-zA-Z+]+\)`),
+		regexp.MustCompile(`laurel / redis: resident per entry -?[0-9.a-zA-Z+]+ \(-?[0-9.]+ B / -?[0-9.]+ B, Redis's used_memory_rss`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("bench report lacks %s:\n%s", want, out)
