@@ -28,10 +28,10 @@ func soak(ctx context.Context, t *laurelTarget, c benchConfig, total, every time
 	run := c.run
 	start := time.Now()
 	var samples []soakSample
-	for n := 0; time.Since(start) < total; n++ {
+	for n := 0; time.Duration(n)*every < total; n++ {
 		c.run = run + "-" + strconv.Itoa(n) // ids differ from one interval to the next
 		c.round = n
-		c.duration = min(every, total-time.Since(start))
+		c.duration = min(every, total-time.Duration(n)*every)
 		t.c = c // its writers name their ids after c.run
 		r, err := measure(ctx, t, c)
 		if err != nil {
@@ -66,11 +66,7 @@ type soakSample struct {
 // soakSample reads what the server holds now: its live heap after a collection, and from
 // /metrics its resident set, open files and the store's tables and memtables.
 func (t *laurelTarget) soakSample(ctx context.Context) (soakSample, error) {
-	heap, err := t.call(ctx, "GET", "/debug/pprof/heap?gc=1&debug=1", nil)
-	if err != nil {
-		return soakSample{}, err
-	}
-	metrics, err := t.call(ctx, "GET", "/metrics", nil)
+	heap, metrics, err := t.heapAndMetrics(ctx)
 	if err != nil {
 		return soakSample{}, err
 	}
