@@ -40,6 +40,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")
 	fs.BoolVar(&c.mirror, "redis-mirror", false, "Redis does laurel's work per event: HSETNX of the id, ZINCRBY in one sorted set per window")
 	fs.IntVar(&c.memberStreams, "member-streams", 0, "measure laurel twice, without and then with this many members' live streams open (the most active members'), and print the ratios")
+	soakFor := fs.Duration("soak", 0, "laurel alone, for this long at a steady -rate, printing a line an -interval: events/s, write and read p99, resident set, live heap, open files, the store's tables and memtables (0: no soak)")
+	interval := fs.Duration("interval", time.Minute, "with -soak, how long each interval of the report lasts")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -52,12 +54,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.memberStreams < 0 || c.memberStreams > c.members || c.memberStreams > 0 && *redis != "" {
 		return usageError{fmt.Errorf("need -member-streams 0…-members, and not with -redis")}
 	}
+	if *soakFor < 0 || (*soakFor > 0 && (*redis != "" || *interval <= 0 || c.rate == 0)) {
+		return usageError{fmt.Errorf("-soak runs laurel alone at a steady pace: give it a duration, -rate > 0, -interval > 0, and no -redis")}
+	}
 	c.key = firstKey("LAUREL_ADMIN_KEY")
 	c.run = strconv.FormatInt(time.Now().UnixNano(), 36)
 	c.stderr = stderr
 
 	if c.memberStreams > 0 {
 		return runMemberStreams(ctx, newLaurelTarget(c), c, stdout)
+	}
+	if *soakFor > 0 {
+		return soak(ctx, newLaurelTarget(c), c, *soakFor, *interval, stdout)
 	}
 	targets := []benchTarget{newLaurelTarget(c)}
 	if c.guard != "" {
@@ -157,6 +165,7 @@ type benchConfig struct {
 	guarded                       bool   // this target's board has the guard
 	rounds                        int
 	memberStreams                 int // laurel, measured without, with this many member streams, and without
+	round                         int // a soak's interval: its writers draw other members than the last's
 	stderr                        io.Writer
 }
 
@@ -193,18 +202,23 @@ type footprint struct {
 	// Pebble's memtables and cache); Redis's used_memory (names' hashes included; its resident
 	// set would not grow when the allocator reuses an earlier run's pages).
 	all int64
+	// resident is the resident set: laurel's (as all), Redis's used_memory_rss, which is
+	// what a Redis of its own, fresh for the run, makes a user provision.
+	resident int64
 	// entries is the number of ranked entries: in every window's current period for laurel,
 	// in the sorted set for Redis.
 	entries int64
 }
 
 func (f footprint) minus(g footprint) footprint {
-	return footprint{data: f.data - g.data, all: f.all - g.all, entries: f.entries - g.entries}
+	return footprint{data: f.data - g.data, all: f.all - g.all, resident: f.resident - g.resident, entries: f.entries - g.entries}
 }
 
 // known reports whether the footprint says something per entry: not when the preload's
 // members were all on the board already.
 func (f footprint) known() bool { return f.entries > 0 }
+
+func (f footprint) residentPerEntry() float64 { return float64(f.resident) / float64(f.entries) }
 
 func (f footprint) perEntry() (data, all float64) {
 	return float64(f.data) / float64(f.entries), float64(f.all) / float64(f.entries)
@@ -303,7 +317,7 @@ func measure(ctx context.Context, t benchTarget, c benchConfig) (benchResult, er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			z := mrand.NewZipf(mrand.New(mrand.NewSource(int64(w)+1)), c.zipf, 1, uint64(c.members-1))
+			z := mrand.NewZipf(mrand.New(mrand.NewSource(int64(c.round)<<32|int64(w)+1)), c.zipf, 1, uint64(c.members-1))
 			write := t.writer(ctx, w)
 			ms := make([]int, c.batch)
 			var lat []time.Duration
@@ -472,6 +486,8 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 			ld, lr := l.mem.perEntry()
 			rd, rr := r.mem.perEntry()
 			fmt.Fprintf(w, "laurel / redis: memory per entry %.2f (all %.2f)\n", ld/rd, lr/rr)
+			fmt.Fprintf(w, "laurel / redis: resident per entry %.2f (%.1f B / %.1f B, Redis's used_memory_rss: a Redis of its own, fresh)\n",
+				l.mem.residentPerEntry()/r.mem.residentPerEntry(), l.mem.residentPerEntry(), r.mem.residentPerEntry())
 		}
 	}
 }

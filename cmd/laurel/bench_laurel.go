@@ -109,11 +109,7 @@ func (t *laurelTarget) setup(ctx context.Context) error {
 // memory reads the live heap from the heap profile's statistics, taken right after the
 // collection gc=1 asks for, and the resident set from /metrics.
 func (t *laurelTarget) memory(ctx context.Context) (footprint, error) {
-	heap, err := t.call(ctx, "GET", "/debug/pprof/heap?gc=1&debug=1", nil)
-	if err != nil {
-		return footprint{}, err
-	}
-	metrics, err := t.call(ctx, "GET", "/metrics", nil)
+	heap, metrics, err := t.heapAndMetrics(ctx)
 	if err != nil {
 		return footprint{}, err
 	}
@@ -136,7 +132,17 @@ func (t *laurelTarget) memory(ctx context.Context) (footprint, error) {
 	for _, w := range b.Current {
 		entries += w.Total
 	}
-	return footprint{data: int64(data), all: int64(rss), entries: entries}, nil
+	return footprint{data: int64(data), all: int64(rss), resident: int64(rss), entries: entries}, nil
+}
+
+// heapAndMetrics reads the heap profile's statistics, right after the collection gc=1 asks
+// for, then /metrics.
+func (t *laurelTarget) heapAndMetrics(ctx context.Context) (heap, metrics []byte, err error) {
+	if heap, err = t.call(ctx, "GET", "/debug/pprof/heap?gc=1&debug=1", nil); err != nil {
+		return nil, nil, err
+	}
+	metrics, err = t.call(ctx, "GET", "/metrics", nil)
+	return heap, metrics, err
 }
 
 // serverLatencies are laurel's request duration histograms of the routes the bench drives.

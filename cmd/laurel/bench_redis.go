@@ -52,7 +52,7 @@ func (t *redisTarget) setup(ctx context.Context) error {
 }
 
 // memory reads the sorted set's MEMORY USAGE (every member counted: SAMPLES 0) and the
-// server's used_memory.
+// server's used_memory and used_memory_rss.
 func (t *redisTarget) memory(ctx context.Context) (footprint, error) {
 	data, err := t.client.Do(ctx, t.client.B().MemoryUsage().Key(t.key).Samples(0).Build()).AsInt64()
 	if rueidis.IsRedisNil(err) { // no such key
@@ -69,11 +69,15 @@ func (t *redisTarget) memory(ctx context.Context) (footprint, error) {
 	if err != nil {
 		return footprint{}, err
 	}
+	rss, err := statLine([]byte(info), "used_memory_rss:")
+	if err != nil {
+		return footprint{}, err
+	}
 	entries, err := t.client.Do(ctx, t.client.B().Zcard().Key(t.key).Build()).AsInt64()
 	if err != nil {
 		return footprint{}, err
 	}
-	return footprint{data: data, all: int64(all), entries: entries}, nil
+	return footprint{data: data, all: int64(all), resident: int64(rss), entries: entries}, nil
 }
 
 // server reads the CPU time of the Redis server from INFO.

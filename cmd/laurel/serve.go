@@ -79,6 +79,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxConns := fs.Int("max-conns", budget.conns, fmt.Sprintf("connections served at once; more are answered 503 and closed; by default the descriptor limit (%d here) less %d for the store's files and %d spare", budget.limit, budget.storeFiles, spareDescriptors))
 	hookEvery := fs.Duration("webhook-interval", time.Second, "how often webhooks look for periods closed and send the deliveries due")
 	hookTimeout := fs.Duration("webhook-timeout", 10*time.Second, "longest a webhook's receiver may take to answer a delivery; an attempt is leased for three times as long")
+	memLimit := fs.Int64("memory-limit", 0, fmt.Sprintf("MiB the Go runtime may hold: its memory limit, which the garbage collector steers by as the heap nears it; 0: %.0f%% of the machine's memory, or of the container's limit, less what the embedded store holds outside the Go heap (-cache and the memtables); the GOMEMLIMIT environment variable, when set, decides instead of that default", memoryShare*100))
 	procs := fs.Int("procs", 0, fmt.Sprintf("processors (GOMAXPROCS) laurel runs on; 0: on the embedded store %d more than the cores (or the container's CPU limit), so that reads are taken at once while writes keep the cores busy, on the scale-out store as many; the GOMAXPROCS environment variable, when set, decides instead of that default", spareProcs))
 	minFree := minFreeFlag(fs, "writes are refused (503)")
 	if err := parseFlags(fs, args); err != nil {
@@ -99,6 +100,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *maxConns < 1 {
 		return usageError{fmt.Errorf("-max-conns must be at least 1")}
+	}
+	if *memLimit < 0 {
+		return usageError{fmt.Errorf("-memory-limit must be 0 (the default) or MiB")}
 	}
 	if *procs < 0 {
 		return usageError{fmt.Errorf("-procs must be 0 (the default) or a number of processors")}
@@ -163,7 +167,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("the key file can be read by other users than its owner", "config", *config)
 	}
 	log.Info("processors", "gomaxprocs", setProcs(*procs, scale.on()), "cores", runtime.NumCPU())
-	log.Info("garbage collection", "gogc", setGC(scale.on()))
+	outside := int64(0) // what the store holds beyond the Go heap
+	if !scale.on() {
+		outside = (*cache + 3**memtable) << 20
+	}
+	log.Info("garbage collection", "gogc", setGC(scale.on()), "memory_limit_mib", setMemoryLimit(*memLimit, outside)>>20)
 
 	cfg := lhttp.Config{
 		Keys:           acc.keys,
@@ -351,6 +359,7 @@ func (s *server) open(dir string, o embedded.Options) error {
 	cfg := s.cfg
 	cfg.Failed = store.Failed
 	s.serve(store, cfg)
+	s.api.Load().Registry().MustRegister(footprintCollector{store})
 	s.log.Info("ready", "data", dir)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,6 +259,7 @@ func TestBench(t *testing.T) {
 		regexp.MustCompile(`(?m)^laurel +-?[0-9.]+ +-?[0-9.]+ +1200$`),
 		regexp.MustCompile(`(?m)^redis +[1-9][0-9.]* +-?[0-9.]+ +300$`),
 		regexp.MustCompile(`laurel / redis: memory per entry -?[0-9.]+ \(all -?[0-9.a-zA-Z+]+\)`),
+		regexp.MustCompile(`laurel / redis: resident per entry -?[0-9.a-zA-Z+]+ \(-?[0-9.]+ B / -?[0-9.]+ B, Redis's used_memory_rss`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("bench report lacks %s:\n%s", want, out)
@@ -269,6 +271,43 @@ func TestBench(t *testing.T) {
 	all, _ := cur["all"].(map[string]any)
 	if code != http.StatusOK || all["total"] != float64(300) {
 		t.Fatalf("board after bench: %d %v; want 300 members in all", code, body)
+	}
+}
+
+// TestBenchSoak: -soak prints a line an interval with what the server holds (its store's
+// tables and memtables among them, from /metrics), then the growth over the second half.
+func TestBenchSoak(t *testing.T) {
+	base, stop := startServe(t, t.TempDir(), nil)
+	defer stop()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"bench", "-url", base, "-board", "soaktest", "-members", "200", "-batch", "10",
+		"-writers", "2", "-readers", "1", "-rate", "200", "-read-rate", "5", "-soak", "3s", "-interval", "1s"}, &stdout, &stderr)
+	out := stdout.String()
+	if code != 0 {
+		t.Fatalf("bench -soak exited %d: %s\n%s", code, out, stderr.String())
+	}
+	interval := regexp.MustCompile(`(?m)^ +[0-9]+s +[1-9][0-9]* +[0-9.]+ +[0-9.]+ +[0-9.]+ +[1-9][0-9.]* +[1-9][0-9.]* +[1-9][0-9]* +[0-9]+ +[0-9]+ +[0-9.]+$`)
+	if n := len(interval.FindAllString(out, -1)); n != 3 {
+		t.Errorf("bench -soak printed %d intervals, want 3:\n%s", n, out)
+	}
+	for _, want := range []string{"over the second half (", "read p99 of the intervals: median "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench -soak's report lacks %q:\n%s", want, out)
+		}
+	}
+	// Every interval's events are counted: ids differ from one interval to the next.
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(metrics, []byte("\nlaurel_events_duplicate_total 0\n")) {
+		t.Errorf("the soak's events were taken as duplicates:\n%s", metrics)
+	}
+	var stderr2 bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "-url", base, "-soak", "1s", "-redis", "127.0.0.1:1"}, io.Discard, &stderr2); code != 2 {
+		t.Errorf("-soak with -redis: exit %d, %s; want 2", code, stderr2.String())
 	}
 }
 
@@ -357,6 +396,24 @@ func TestBenchRedisMirror(t *testing.T) {
 
 // TestServeRefusesBadFlags: a flag out of its range stops serve with exit 2 and one line that
 // names the flag, before anything is opened.
+// TestServeMemoryLimit: -memory-limit is the Go runtime's memory limit, which the log's
+// garbage collection line reports beside the collector's target.
+func TestServeMemoryLimit(t *testing.T) {
+	was := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(was) })
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // serve starts, then stops at once
+	var stderr bytes.Buffer
+	if code := run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-memory-limit", "300"}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("serve -memory-limit 300: exit %d, %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `"msg":"garbage collection","gogc":"25","memory_limit_mib":300`) || debug.SetMemoryLimit(-1) != 300<<20 {
+		t.Errorf("serve -memory-limit 300 set the limit to %d; log:\n%s", debug.SetMemoryLimit(-1), stderr.String())
+	}
+}
+
 func TestServeRefusesBadFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -371,6 +428,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"-cache", "0"}, "-cache and -memtable must be at least 1"},
 		{[]string{"-min-free", "-2"}, "-min-free must be -1"},
 		{[]string{"-max-conns", "0"}, "-max-conns must be at least 1"},
+		{[]string{"-memory-limit", "-1"}, "-memory-limit must be 0 (the default) or MiB"},
 		{[]string{"-request-timeout", "0s"}, "-request-timeout must be positive"},
 		{[]string{"-address-rate-limit", "-2"}, "-address-rate-limit must be -1"},
 		{[]string{"-trusted-proxies", "10.0.0.0/8,proxy"}, `-trusted-proxies: "proxy" is neither an address nor a CIDR prefix`},
