@@ -74,16 +74,18 @@ func countsIn(reads map[int][]int, i int, entry func(k int) (shardindex.Key, boo
 }
 
 // countBefore counts in shard i the entries before keys, those of the reads at (countsIn),
-// and tallies them.
+// and those before the old entries of the reads priorAt (priorsIn), and tallies them.
 func (s *step) countBefore(ctx context.Context, b *boardStep, i int, keys []shardindex.Key, at []int, mu *sync.Mutex) error {
-	if len(keys) == 0 {
+	priors, priorAt := b.priorsIn(i)
+	if len(keys)+len(priors) == 0 {
 		return nil
 	}
-	counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, keys)
+	counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, append(keys[:len(keys):len(keys)], priors...))
 	if err != nil {
 		return err
 	}
-	b.tally(mu, i, at, counts)
+	b.tally(mu, i, at, counts[:len(keys)])
+	b.tallyPrior(mu, i, priorAt, counts[len(keys):])
 	return nil
 }
 
@@ -149,6 +151,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			b.expect[k] = shardindex.Key{Set: r.Set, Score: v.score, At: v.at, Member: r.Member}
 		}
 	}
+	b.setPriorKeys()
 	var mu sync.Mutex
 	send := func(i int, u shardindex.Update) error {
 		for _, k := range reads[i] {
@@ -156,6 +159,8 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		}
 		var counts []int
 		u.Count, counts = countsIn(reads, i, b.expected)
+		priors, priorAt := b.priorsIn(i)
+		u.Count = append(u.Count, priors...)
 		got, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
 		if err != nil {
 			return err
@@ -163,7 +168,8 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		for j, k := range reads[i] {
 			b.read[k] = got.Read[j]
 		}
-		b.tally(&mu, i, counts, got.Before)
+		b.tally(&mu, i, counts, got.Before[:len(counts)])
+		b.tallyPrior(&mu, i, priorAt, got.Before[len(counts):])
 		return nil
 	}
 	// A shard whose step the index still refuses once the steps before it have had their

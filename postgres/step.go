@@ -81,7 +81,14 @@ type boardStep struct {
 	expect   []shardindex.Key
 	before   []int
 	counted  []bool
-	undo     *undoLog // while a request is staged: how to take it back
+	// The standings before a submit's events (prior.go): written holds the aggregates its
+	// requests wrote as they stood before them; priorKey the old entries of reads whose
+	// aggregate changed (Member "": none), counted in every shard like expect.
+	written      map[aggKey]aggVal
+	priorKey     []shardindex.Key
+	priorBefore  []int
+	priorCounted []bool
+	undo         *undoLog // while a request is staged: how to take it back
 	// spareUndo is the last request's undo log, for the next one (begin).
 	spareUndo *undoLog
 }
@@ -173,6 +180,9 @@ func (s *step) begin() {
 // keep accepts what the request changed.
 func (s *step) keep() {
 	for _, b := range s.boards {
+		if s.submit && b.undo != nil {
+			b.noteWritten(b.undo)
+		}
 		b.undo, b.spareUndo = nil, b.undo
 	}
 }
