@@ -72,6 +72,8 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 func (e *Store) previous(events []laurel.Event, now int64) []map[string]laurel.Standing {
 	out := make([]map[string]laurel.Standing, len(events))
 	var seen map[[2]string]int // board and member → the first event of theirs, in batches of several
+	var last *board
+	var spans []*span // of last, at now
 	for i := range events {
 		ev := &events[i]
 		if len(events) > 1 {
@@ -89,9 +91,12 @@ func (e *Store) previous(events []laurel.Event, now int64) []map[string]laurel.S
 		if b == nil {
 			continue // refused when staged
 		}
+		if b != last {
+			last, spans = b, e.currentSpans(b, now)
+		}
 		var nameBuf [8]string
 		var standingBuf [8]laurel.Standing
-		names, standings := e.standings(b, e.currentSpans(b, now), ev.Member, nameBuf[:0], standingBuf[:0])
+		names, standings := e.standings(b, spans, ev.Member, nameBuf[:0], standingBuf[:0])
 		if len(names) > 0 {
 			out[i] = make(map[string]laurel.Standing, len(names))
 			for j, name := range names {
