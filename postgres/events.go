@@ -290,7 +290,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 					continue
 				}
 				for j := range b.st.Windows {
-					b.addRead(&b.st.Windows[j], ev.Member, s.now)
+					b.addRead(&b.st.Windows[j], ev.Member, s.now, !r.opts.NoRanks && r.seqs[i] != 0)
 				}
 			}
 		}

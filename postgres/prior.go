@@ -41,13 +41,13 @@ func (b *boardStep) changed(k aggKey) (aggVal, bool) {
 	return old, ok && old != b.aggs[k]
 }
 
-// setPriorKeys sets the old entries to count for the reads whose aggregate the events
-// changed and that had one.
+// setPriorKeys sets the old entries to count for the reads that ask for them whose aggregate
+// the events changed and that had one.
 func (b *boardStep) setPriorKeys() {
 	n := b.st.shards()
 	b.priorKey, b.priorBefore, b.priorCounted = make([]shardindex.Key, len(b.reads)), make([]int, len(b.reads)), make([]bool, len(b.reads)*n)
 	for k, r := range b.reads {
-		if old, ok := b.changed(b.readKeys[k]); ok && old.present {
+		if old, ok := b.changed(b.readKeys[k]); ok && old.present && b.asksPrior[k] {
 			b.priorKey[k] = shardindex.Key{Set: r.Set, Score: old.score, At: old.at, Member: r.Member}
 		}
 	}
@@ -91,6 +91,9 @@ func (b *boardStep) previous(k int, sets map[shardindex.Set]*priorSet) (laurel.S
 	r := b.reads[k]
 	key := laurel.Entry{Member: r.Member, Score: en.Score, ReachedAt: en.At}
 	before := en.Rank - 1
+	if !b.asksPrior[k] {
+		return laurel.Standing{}, false
+	}
 	if _, ok := b.changed(b.readKeys[k]); ok {
 		n := b.st.shards()
 		x := b.priorKey[k]

@@ -85,6 +85,7 @@ type boardStep struct {
 	// requests wrote as they stood before them; priorKey the old entries of reads whose
 	// aggregate changed (Member "": none), counted in every shard like expect.
 	written      map[aggKey]aggVal
+	asksPrior    []bool // per read
 	priorKey     []shardindex.Key
 	priorBefore  []int
 	priorCounted []bool
@@ -103,12 +104,13 @@ type shardStep struct {
 }
 
 // addRead asks for member's standing in the current span of ws at now, once the step is in
-// the index.
-func (b *boardStep) addRead(ws *windowState, member string, now int64) {
+// the index, and its standing before the step's events too when prior is set.
+func (b *boardStep) addRead(ws *windowState, member string, now int64, prior bool) {
 	span := b.currentSpanOf(ws, now)
 	set, _ := ws.indexSet(span)
 	b.reads = append(b.reads, shardindex.Read{Set: set, Member: member})
 	b.readKeys = append(b.readKeys, aggKey{ws.Name, span, member})
+	b.asksPrior = append(b.asksPrior, prior)
 }
 
 // currentSpanOf is the span of the aggregates of ws's period current at now.
