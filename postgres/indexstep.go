@@ -84,20 +84,25 @@ func (s *step) countBefore(ctx context.Context, b *boardStep, i int, keys []shar
 	if err != nil {
 		return err
 	}
-	b.tally(mu, i, at, counts[:len(keys)])
-	b.tallyPrior(mu, i, priorAt, counts[len(keys):])
+	b.tally(mu, i, at, counts[:len(keys)], false)
+	b.tally(mu, i, priorAt, counts[len(keys):], true)
 	return nil
 }
 
 // tally adds to each read at at what shard i counts before its entry, counts[j] for at[j],
-// and notes that i has counted it; under mu, as shards answer at once.
-func (b *boardStep) tally(mu *sync.Mutex, i int, at, counts []int) {
+// and notes that i has counted it; under mu, as shards answer at once. The entry is the new
+// one, or, with prior, the old one (prior.go).
+func (b *boardStep) tally(mu *sync.Mutex, i int, at, counts []int, prior bool) {
 	mu.Lock()
 	defer mu.Unlock()
+	before, counted := b.before, b.counted
+	if prior {
+		before, counted = b.priorBefore, b.priorCounted
+	}
 	n := b.st.shards()
 	for j, k := range at {
-		b.before[k] += counts[j]
-		b.counted[k*n+i] = true
+		before[k] += counts[j]
+		counted[k*n+i] = true
 	}
 }
 
@@ -168,8 +173,8 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		for j, k := range reads[i] {
 			b.read[k] = got.Read[j]
 		}
-		b.tally(&mu, i, counts, got.Before[:len(counts)])
-		b.tallyPrior(&mu, i, priorAt, got.Before[len(counts):])
+		b.tally(&mu, i, counts, got.Before[:len(counts)], false)
+		b.tally(&mu, i, priorAt, got.Before[len(counts):], true)
 		return nil
 	}
 	// A shard whose step the index still refuses once the steps before it have had their

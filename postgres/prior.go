@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"slices"
-	"sync"
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/shardindex"
@@ -62,18 +61,6 @@ func (b *boardStep) priorsIn(i int) (keys []shardindex.Key, at []int) {
 		}
 	}
 	return keys, at
-}
-
-// tallyPrior adds to each read at at what shard i counts before its old entry, counts[j]
-// for at[j]; under mu, as shards answer at once.
-func (b *boardStep) tallyPrior(mu *sync.Mutex, i int, at, counts []int) {
-	mu.Lock()
-	defer mu.Unlock()
-	n := b.st.shards()
-	for j, k := range at {
-		b.priorBefore[k] += counts[j]
-		b.priorCounted[k*n+i] = true
-	}
 }
 
 // priorSet is what the events changed in one set: the entries before and after, each
