@@ -141,6 +141,10 @@ type EventResult struct {
 	ID      string
 	Status  string // StatusApplied or StatusDuplicate
 	Entries map[string]Standing
+	// Previous is the member's standing in each window's current period before the write
+	// (the whole batch), where it had one; applied events only (docs/design.md, "Where the
+	// member came from").
+	Previous map[string]Standing
 }
 
 // Standing is a member's rank and score in one window's current period.

@@ -26,6 +26,10 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 		run: func(tx *txn) error {
 			now = tx.now
 			tx.deferAggs = true
+			var previous []map[string]laurel.Standing
+			if !opts.NoRanks {
+				previous = e.previous(events, now)
+			}
 			for i := range events {
 				status, seq, ts, err := e.stageEvent(tx, &events[i], opts)
 				if err != nil {
@@ -34,6 +38,9 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 				seqs[i], times[i] = seq, ts
 				ev := &events[i]
 				results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
+				if previous != nil && status == laurel.StatusApplied {
+					results[i].Previous = previous[i]
+				}
 			}
 			return nil
 		},
@@ -57,6 +64,47 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 		return nil, err
 	}
 	return results, nil
+}
+
+// previous returns, for each event, its member's standing in each window's current span at
+// now before the events, as the trees show it before the writer stages them: the state of
+// the last commit, which the group's commit changes at once. Nil where the member has none.
+func (e *Store) previous(events []laurel.Event, now int64) []map[string]laurel.Standing {
+	out := make([]map[string]laurel.Standing, len(events))
+	var seen map[[2]string]int // board and member → the first event of theirs, in batches of several
+	var last *board
+	var spans []*span // of last, at now
+	for i := range events {
+		ev := &events[i]
+		if len(events) > 1 {
+			if seen == nil {
+				seen = make(map[[2]string]int, len(events))
+			}
+			k := [2]string{ev.Board, ev.Member}
+			if j, ok := seen[k]; ok {
+				out[i] = out[j]
+				continue
+			}
+			seen[k] = i
+		}
+		b := e.boards[ev.Board]
+		if b == nil {
+			continue // refused when staged
+		}
+		if b != last {
+			last, spans = b, e.currentSpans(b, now)
+		}
+		var nameBuf [8]string
+		var standingBuf [8]laurel.Standing
+		names, standings := e.standings(b, spans, ev.Member, nameBuf[:0], standingBuf[:0])
+		if len(names) > 0 {
+			out[i] = make(map[string]laurel.Standing, len(names))
+			for j, name := range names {
+				out[i][name] = standings[j]
+			}
+		}
+	}
+	return out
 }
 
 // stageEvent validates one event against its board and stages it in every window. It returns

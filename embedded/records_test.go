@@ -68,3 +68,8 @@ func openOnClock(t *testing.T, start string) (*embedded.Store, *laureltest.Clock
 	t.Cleanup(func() { s.Close() })
 	return s, clock
 }
+
+func TestPreviousRules(t *testing.T) {
+	s, clock := openOnClock(t, "2026-12-07T10:00:00Z")
+	laureltest.PreviousRules(t, s, clock)
+}

@@ -138,10 +138,13 @@ func TestEvents(t *testing.T) {
 	e.do("POST", "/v1/boards/solvers/events?ranks=false",
 		`{"events": [{"member": "alice", "value": 5}, {"member": "bob", "value": 2, "id": "x-9"}]}`).must(t, 200).is(t, `
 	{"results": [{"member": "alice", "status": "applied"}, {"member": "bob", "id": "x-9", "status": "applied"}]}`)
-	// With ranks.
+	// With ranks, and where bob came from.
 	r = e.do("POST", "/v1/boards/solvers/events", `{"events": [{"member": "bob", "value": 20}]}`).must(t, 200)
 	if r.get("results", 0, "entries", "all", "rank") != 1.0 || r.get("results", 0, "entries", "all", "score") != 22.0 {
 		t.Fatalf("batch ranks: %s", r.raw)
+	}
+	if r.get("results", 0, "entries", "all", "previous", "rank") != 2.0 || r.get("results", 0, "entries", "all", "previous", "score") != 2.0 {
+		t.Fatalf("batch previous: %s", r.raw)
 	}
 
 	// Across boards.

@@ -269,7 +269,14 @@ func (g gen) results() ([]laurel.EventResult, bool) {
 		if g.r.IntN(4) != 0 {
 			res.Entries = map[string]laurel.Standing{}
 			for range g.r.IntN(10) {
-				res.Entries[g.str()] = laurel.Standing{Rank: int(g.int64()), Score: g.int64()}
+				name := g.str()
+				res.Entries[name] = laurel.Standing{Rank: int(g.int64()), Score: g.int64()}
+				if g.r.IntN(2) == 0 {
+					if res.Previous == nil {
+						res.Previous = map[string]laurel.Standing{}
+					}
+					res.Previous[name] = laurel.Standing{Rank: int(g.int64()), Score: g.int64()}
+				}
 			}
 		}
 		out[i] = res

@@ -277,8 +277,9 @@ func boardOf(b laurel.BoardInfo) boardJSON {
 }
 
 type standingJSON struct {
-	Rank  int   `json:"rank"`
-	Score int64 `json:"score"`
+	Rank     int           `json:"rank"`
+	Score    int64         `json:"score"`
+	Previous *standingJSON `json:"previous,omitempty"`
 }
 
 type resultJSON struct {
@@ -300,7 +301,11 @@ func resultsOf(results []laurel.EventResult, ranks bool) resultsJSON {
 		if ranks {
 			rj.Entries = make(map[string]standingJSON, len(res.Entries))
 			for name, st := range res.Entries {
-				rj.Entries[name] = standingJSON{Rank: st.Rank, Score: st.Score}
+				sj := standingJSON{Rank: st.Rank, Score: st.Score}
+				if prev, ok := res.Previous[name]; ok {
+					sj.Previous = &standingJSON{Rank: prev.Rank, Score: prev.Score}
+				}
+				rj.Entries[name] = sj
 			}
 		}
 		out.Results[i] = rj
@@ -434,6 +439,12 @@ func resultFrom(r resultJSON, board string) laurel.EventResult {
 		out.Entries = make(map[string]laurel.Standing, len(r.Entries))
 		for name, st := range r.Entries {
 			out.Entries[name] = laurel.Standing{Rank: st.Rank, Score: st.Score}
+			if st.Previous != nil {
+				if out.Previous == nil {
+					out.Previous = make(map[string]laurel.Standing)
+				}
+				out.Previous[name] = laurel.Standing{Rank: st.Previous.Rank, Score: st.Previous.Score}
+			}
 		}
 	}
 	return out

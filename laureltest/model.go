@@ -442,6 +442,29 @@ func (m *model) apply(evs []laurel.Event) []string {
 	return st
 }
 
+// standingsBefore returns, for each of evs, its member's standing in each window's span at
+// now before the batch, as a submit's previous gives it (none for a hidden member).
+func (m *model) standingsBefore(evs []laurel.Event) []map[string]laurel.Standing {
+	out := make([]map[string]laurel.Standing, len(evs))
+	for i, ev := range evs {
+		b := m.byID[ev.Board]
+		if b == nil || m.hidden[ev.Member] {
+			continue
+		}
+		for _, w := range b.windows {
+			for _, en := range m.ranking(b, w, m.spanAt(b, w, m.now)) {
+				if en.Member == ev.Member {
+					if out[i] == nil {
+						out[i] = make(map[string]laurel.Standing)
+					}
+					out[i][w.name] = laurel.Standing{Rank: en.Rank, Score: en.Score}
+				}
+			}
+		}
+	}
+	return out
+}
+
 // applied applies evs and returns their statuses and the events applied (nil for
 // duplicates).
 func (m *model) applied(evs []laurel.Event) ([]string, []*mEvent) {

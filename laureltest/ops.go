@@ -3,6 +3,7 @@ package laureltest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -329,6 +330,7 @@ func (h *harness) opSubmit(kind string) {
 	if err != nil {
 		h.fatalf("Submit %s: %v", fmtEvents(evs), err)
 	}
+	previous := h.m.standingsBefore(evs)
 	st, added := h.m.applied(evs)
 	h.m.notePoints(added)
 	if len(res) != len(evs) {
@@ -346,10 +348,17 @@ func (h *harness) opSubmit(kind string) {
 				fmtEvents(evs), i, r.Board, r.Member, r.ID, r.Status, ev.Board, ev.Member, ev.ID, st[i])
 		}
 		if opts.NoRanks {
-			if len(r.Entries) != 0 {
-				h.fatalf("Submit with NoRanks: result %d has entries %v", i, r.Entries)
+			if len(r.Entries) != 0 || len(r.Previous) != 0 {
+				h.fatalf("Submit with NoRanks: result %d has entries %v, previous %v", i, r.Entries, r.Previous)
 			}
 			continue
+		}
+		if want := previous[i]; st[i] != laurel.StatusApplied {
+			if len(r.Previous) != 0 {
+				h.fatalf("Submit %s: result %d (%s) has previous %v, want none", fmtEvents(evs), i, st[i], r.Previous)
+			}
+		} else if !maps.Equal(r.Previous, want) {
+			h.fatalf("Submit %s: result %d previous = %v, want %v (the member's standings before the batch)", fmtEvents(evs), i, r.Previous, want)
 		}
 		if st[i] != laurel.StatusApplied || h.m.hidden[ev.Member] || perMember[[2]string{ev.Board, ev.Member}] != 1 {
 			continue

@@ -290,13 +290,14 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 					continue
 				}
 				for j := range b.st.Windows {
-					b.addRead(&b.st.Windows[j], ev.Member, s.now)
+					b.addRead(&b.st.Windows[j], ev.Member, s.now, !r.opts.NoRanks && r.seqs[i] != 0)
 				}
 			}
 		}
 		s.after = append(s.after, func(ctx context.Context) error {
+			sets := make(map[*boardStep]map[shardindex.Set]*priorSet) // the changes of each board's events, by set
 			for _, r := range ok {
-				history = append(history, s.answer(r)...)
+				history = append(history, s.answer(r, sets)...)
 			}
 			return s.recordHistory(ctx, history)
 		})
@@ -374,7 +375,7 @@ func (s *step) stageRequest(ctx context.Context, r *submitReq) error {
 
 // answer fills a request's results with the standings the index read back, and returns its
 // events' history points.
-func (s *step) answer(r *submitReq) []historyRow {
+func (s *step) answer(r *submitReq, sets map[*boardStep]map[shardindex.Set]*priorSet) []historyRow {
 	var history []historyRow
 	for i := range r.events {
 		ev := &r.events[i]
@@ -383,6 +384,7 @@ func (s *step) answer(r *submitReq) []historyRow {
 			continue
 		}
 		entries := make(map[string]laurel.Standing)
+		var previous map[string]laurel.Standing
 		var points []historyPoint
 		if !s.hidden[ev.Member] {
 			for j := range b.st.Windows {
@@ -391,10 +393,22 @@ func (s *step) answer(r *submitReq) []historyRow {
 					entries[name] = laurel.Standing{Rank: en.Rank, Score: en.Score}
 					points = append(points, historyPoint{name, en.Score, en.Rank})
 				}
+				if r.opts.NoRanks || r.results[i].Status != laurel.StatusApplied {
+					continue
+				}
+				if sets[b] == nil {
+					sets[b] = b.priorSets(s.hidden)
+				}
+				if prev, ok := b.previous(r.readAt[i]+j, sets[b]); ok {
+					if previous == nil {
+						previous = make(map[string]laurel.Standing)
+					}
+					previous[b.st.Windows[j].Name] = prev
+				}
 			}
 		}
 		if !r.opts.NoRanks {
-			r.results[i].Entries = entries
+			r.results[i].Entries, r.results[i].Previous = entries, previous
 		}
 		if r.seqs[i] != 0 {
 			history = append(history, historyRow{ev.Board, ev.Member, r.seqs[i], r.times[i], points})

@@ -87,28 +87,35 @@ func countsIn(reads map[int][]int, i int, entry func(k int) (shardindex.Key, boo
 }
 
 // countBefore counts in shard i the entries before keys, those of the reads at (countsIn),
-// and tallies them.
+// and those before the old entries of the reads priorAt (priorsIn), and tallies them.
 func (s *step) countBefore(ctx context.Context, b *boardStep, i int, keys []shardindex.Key, at []int, mu *sync.Mutex) error {
-	if len(keys) == 0 {
+	priors, priorAt := b.priorsIn(i)
+	if len(keys)+len(priors) == 0 {
 		return nil
 	}
-	counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, keys)
+	counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, append(keys[:len(keys):len(keys)], priors...))
 	if err != nil {
 		return err
 	}
-	b.tally(mu, i, at, counts)
+	b.tally(mu, i, at, counts[:len(keys)], false)
+	b.tally(mu, i, priorAt, counts[len(keys):], true)
 	return nil
 }
 
 // tally adds to each read at at what shard i counts before its entry, counts[j] for at[j],
-// and notes that i has counted it; under mu, as shards answer at once.
-func (b *boardStep) tally(mu *sync.Mutex, i int, at, counts []int) {
+// and notes that i has counted it; under mu, as shards answer at once. The entry is the new
+// one, or, with prior, the old one (prior.go).
+func (b *boardStep) tally(mu *sync.Mutex, i int, at, counts []int, prior bool) {
 	mu.Lock()
 	defer mu.Unlock()
+	before, counted := b.before, b.counted
+	if prior {
+		before, counted = b.priorBefore, b.priorCounted
+	}
 	n := b.st.shards()
 	for j, k := range at {
-		b.before[k] += counts[j]
-		b.counted[k*n+i] = true
+		before[k] += counts[j]
+		counted[k*n+i] = true
 	}
 }
 
@@ -162,6 +169,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			b.expect[k] = shardindex.Key{Set: r.Set, Score: v.score, At: v.at, Member: r.Member}
 		}
 	}
+	b.setPriorKeys()
 	var mu sync.Mutex
 	send := func(i int, u shardindex.Update) error {
 		for _, k := range reads[i] {
@@ -169,6 +177,8 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		}
 		var counts []int
 		u.Count, counts = countsIn(reads, i, b.expected)
+		priors, priorAt := b.priorsIn(i)
+		u.Count = append(u.Count, priors...)
 		got, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
 		if err != nil {
 			return err
@@ -176,7 +186,8 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		for j, k := range reads[i] {
 			b.read[k] = got.Read[j]
 		}
-		b.tally(&mu, i, counts, got.Before)
+		b.tally(&mu, i, counts, got.Before[:len(counts)], false)
+		b.tally(&mu, i, priorAt, got.Before[len(counts):], true)
 		return nil
 	}
 	// A shard whose step the index still refuses once the steps before it have had their

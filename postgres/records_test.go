@@ -169,3 +169,8 @@ func TestImportKeepsTheStoresRecords(t *testing.T) {
 		t.Fatalf("the dump's board: %v", err)
 	}
 }
+
+func TestPreviousRules(t *testing.T) {
+	clock := laureltest.NewClock("2026-12-07T10:00:00Z")
+	laureltest.PreviousRules(t, laureltest.NewScaleOutStore(t).Open(t, clock.Now), clock)
+}

@@ -82,7 +82,15 @@ type boardStep struct {
 	expect   []shardindex.Key
 	before   []int
 	counted  []bool
-	undo     *undoLog // while a request is staged: how to take it back
+	// The standings before a submit's events (prior.go): written holds the aggregates its
+	// requests wrote as they stood before them; priorKey the old entries of reads whose
+	// aggregate changed (Member "": none), counted in every shard like expect.
+	written      map[aggKey]aggVal
+	asksPrior    []bool // per read
+	priorKey     []shardindex.Key
+	priorBefore  []int
+	priorCounted []bool
+	undo         *undoLog // while a request is staged: how to take it back
 	// spareUndo is the last request's undo log, for the next one (begin).
 	spareUndo *undoLog
 }
@@ -97,12 +105,13 @@ type shardStep struct {
 }
 
 // addRead asks for member's standing in the current span of ws at now, once the step is in
-// the index.
-func (b *boardStep) addRead(ws *windowState, member string, now int64) {
+// the index, and its standing before the step's events too when prior is set.
+func (b *boardStep) addRead(ws *windowState, member string, now int64, prior bool) {
 	span := b.currentSpanOf(ws, now)
 	set, _ := ws.indexSet(span)
 	b.reads = append(b.reads, shardindex.Read{Set: set, Member: member})
 	b.readKeys = append(b.readKeys, aggKey{ws.Name, span, member})
+	b.asksPrior = append(b.asksPrior, prior)
 }
 
 // currentSpanOf is the span of the aggregates of ws's period current at now.
@@ -174,6 +183,9 @@ func (s *step) begin() {
 // keep accepts what the request changed.
 func (s *step) keep() {
 	for _, b := range s.boards {
+		if s.submit && b.undo != nil {
+			b.noteWritten(b.undo)
+		}
 		b.undo, b.spareUndo = nil, b.undo
 	}
 }

@@ -204,6 +204,14 @@ export type EventSubmit = Event | EventBatch;
 export interface Standing {
   rank: number;
   score: number;
+  /** In a write's answer: the standing there before the write (the whole batch); absent where
+   *  the member was not ranked there before, for a duplicate and for a hidden member. */
+  previous?: PreviousStanding;
+}
+
+export interface PreviousStanding {
+  rank: number;
+  score: number;
 }
 
 export interface EventResult {

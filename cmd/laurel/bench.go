@@ -34,6 +34,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&c.zipf, "zipf", 1.1, "Zipf exponent (> 1) of member activity: higher is more skewed")
 	fs.BoolVar(&c.preload, "preload", true, "first give every member one event and a name, so all of them are ranked")
 	fs.BoolVar(&c.names, "names", false, "every event laurel takes carries its member's name, as from a client that does not track which names it sent (Redis's workloads set names only in the preload)")
+	fs.BoolVar(&c.ranks, "ranks", false, "the writes ask for their ranks and where each member came from (ranks=true), as a game's end-of-run screen does")
 	fs.Float64Var(&c.rate, "rate", 0, "events per second to send in all, paced (0: as fast as the system takes them)")
 	fs.StringVar(&c.guard, "guard", "", `also run the same workload on a board with this guard (JSON, such as {"trusted": true, "gain": {"window": "all", "max": 1000000000}}), alternating with the board without, and print the ratios`)
 	fs.IntVar(&c.rounds, "rounds", 2, "with -guard: rounds of the two boards, alternating")
@@ -160,6 +161,7 @@ type benchConfig struct {
 	zipf, rate, readRate          float64
 	preload                       bool
 	names                         bool   // laurel: every event carries its member's name
+	ranks                         bool   // laurel: the writes ask for their standings
 	mirror                        bool   // Redis: an id and a sorted set per window, not one set
 	guard                         string // -guard: the guard of the second board, as JSON
 	guarded                       bool   // this target's board has the guard

@@ -236,7 +236,10 @@ func statLine(text []byte, prefix string) (float64, error) {
 	return 0, fmt.Errorf("no %q in the answer", strings.TrimSpace(prefix))
 }
 
-func (t *laurelTarget) eventsPath() string { return "/v1/boards/" + t.c.board + "/events?ranks=false" }
+// eventsPath is where events go: without ranks in the answer, unless ranks (bench -ranks).
+func (t *laurelTarget) eventsPath(ranks bool) string {
+	return "/v1/boards/" + t.c.board + "/events?ranks=" + strconv.FormatBool(ranks)
+}
 
 // appendEvent appends a value-1 event of member m with the id prefix-suffix, and the name
 // "Player m" when named. Member ids, event ids and names need no JSON escapes.
@@ -262,7 +265,7 @@ func (t *laurelTarget) load(ctx context.Context, members []int) error {
 		}
 		b = appendEvent(b, m, prefix, m, true)
 	}
-	_, err := t.call(ctx, "POST", t.eventsPath(), append(b, "]}"...))
+	_, err := t.call(ctx, "POST", t.eventsPath(false), append(b, "]}"...))
 	return err
 }
 
@@ -300,7 +303,7 @@ func (t *laurelTarget) writer(ctx context.Context, w int) func(int, []int) error
 		return io.NopCloser(bytes.NewReader(lw.buf)), nil
 	}
 	var err error
-	if lw.tmpl, err = t.newRequest(ctx, "POST", t.eventsPath(), []byte{}); err != nil {
+	if lw.tmpl, err = t.newRequest(ctx, "POST", t.eventsPath(t.c.ranks), []byte{}); err != nil {
 		return func(int, []int) error { return err }
 	}
 	return lw.write

@@ -340,8 +340,25 @@ namespace Laurel
     {
         public int Rank { get; set; }
         public long Score { get; set; }
+        /// <summary>In a write's answer: the standing there before the write (the whole batch);
+        /// null where the member was not ranked there before, for a duplicate and for a hidden member.</summary>
+        public PreviousStanding Previous { get; set; }
 
-        internal static Standing Read(JsonObject o) => new Standing { Rank = o.Int("rank"), Score = o.Long("score") };
+        internal static Standing Read(JsonObject o) => new Standing
+        {
+            Rank = o.Int("rank"),
+            Score = o.Long("score"),
+            Previous = o.One("previous", PreviousStanding.Read),
+        };
+    }
+
+    /// <summary>A member's rank and score before a write ("#12 → #5": the 12).</summary>
+    public sealed class PreviousStanding
+    {
+        public int Rank { get; set; }
+        public long Score { get; set; }
+
+        internal static PreviousStanding Read(JsonObject o) => new PreviousStanding { Rank = o.Int("rank"), Score = o.Long("score") };
     }
 
     /// <summary>What became of one submitted event.</summary>

@@ -437,6 +437,7 @@ static class Tests
         Assert.Equal(3, results.Count);
         Assert.Equal("applied", results[0].Status);
         Assert.Equal("1 5", results[0].Entries["all"].Rank + " " + results[0].Entries["all"].Score);
+        Assert.True(results[0].Entries["all"].Previous == null, "no standing before a first score");
         Assert.True(Guid.TryParse(results[1].Id, out _), "the client gives an event without an id a UUID: " + results[1].Id);
 
         var page = await client.GetEntriesAsync(board, window: "day", limit: 2);

@@ -60,6 +60,15 @@ test("each type of index.d.ts has the fields of its OpenAPI schema, required as 
   }
 });
 
+test("a write says where the member came from: #3 → #1", async () => {
+  const board = await newBoard();
+  const [first] = await client.submitBoardEvents(board, [{ member: "ann", value: 5 }, { member: "bob", value: 4 }, { member: "cy", value: 3 }]);
+  assert.equal(first.entries.all.previous, undefined, "no standing before a first score");
+  const [moved] = await client.submitBoardEvents(board, { member: "cy", value: 10 });
+  assert.deepEqual(moved.entries.all, { rank: 1, score: 13, previous: { rank: 3, score: 3 } });
+  assert.deepEqual(moved.entries.day.previous, { rank: 3, score: 3 });
+});
+
 test("a board's life: write, read every way, retract, delete", async () => {
   const board = await newBoard();
   const info = await client.getBoard(board);

@@ -97,6 +97,13 @@ func AppendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte 
 				dst = strconv.AppendInt(dst, int64(st.Rank), 10)
 				dst = append(dst, `,"score":`...)
 				dst = strconv.AppendInt(dst, st.Score, 10)
+				if prev, ok := res.Previous[name]; ok {
+					dst = append(dst, `,"previous":{"rank":`...)
+					dst = strconv.AppendInt(dst, int64(prev.Rank), 10)
+					dst = append(dst, `,"score":`...)
+					dst = strconv.AppendInt(dst, prev.Score, 10)
+					dst = append(dst, '}')
+				}
 				dst = append(dst, '}')
 			}
 			dst = append(dst, '}')
