@@ -14,28 +14,28 @@ import (
 // advanceBoard brings b to tx.now: calendar periods whose late_limit has passed since their
 // end are frozen to disk with their ranks (and the oldest dropped beyond keep), and rolling
 // windows move to the span of now.
-func (e *Store) advanceBoard(tx *txn, b *board) error {
+func (s *Store) advanceBoard(tx *txn, b *board) error {
 	for _, w := range b.windows {
 		switch {
 		case w.w.IsCalendar():
 			n := laurel.Closing(&b.cfg, w.marks, w.open, tx.now)
 			if n == 0 {
 				if laurel.Due(w.dropAt, tx.now) {
-					e.keepClosed(tx, b, w, slices.Clone(w.closed), &b.cfg)
+					s.keepClosed(tx, b, w, slices.Clone(w.closed), &b.cfg)
 				}
 				continue
 			}
 			closing := w.open[:n]
 			closed := slices.Clone(w.closed)
 			for _, sp := range closing {
-				cp := e.freeze(tx, b, w, sp.start, sp.end, spanEntries(b, sp))
+				cp := s.freeze(tx, b, w, sp.start, sp.end, spanEntries(b, sp))
 				tx.dropSpans(spanPrefix(tagAgg, b.cfg.ID, w.name, sp.start))
 				closed = slices.Insert(closed, 0, cp)
 			}
 			tx.onCommit(b, func() { w.open = slices.Clone(w.open[n:]) })
-			e.keepClosed(tx, b, w, closed, &b.cfg)
+			s.keepClosed(tx, b, w, closed, &b.cfg)
 		case w.w.IsRolling():
-			if err := e.roll(tx, b, w); err != nil {
+			if err := s.roll(tx, b, w); err != nil {
 				return err
 			}
 		}
@@ -46,12 +46,12 @@ func (e *Store) advanceBoard(tx *txn, b *board) error {
 
 // keepClosed makes closed (newest first) w's closed periods, dropping those that are no
 // longer kept under cfg at tx.now, and notes when the oldest kept one will be dropped.
-func (e *Store) keepClosed(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board) {
-	e.keepClosedWith(tx, b, w, closed, cfg, w.marks)
+func (s *Store) keepClosed(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board) {
+	s.keepClosedWith(tx, b, w, closed, cfg, w.marks)
 }
 
 // keepClosedWith is keepClosed under marks about to be w's.
-func (e *Store) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board, m laurel.Marks) {
+func (s *Store) keepClosedWith(tx *txn, b *board, w *window, closed []*closedPeriod, cfg *laurel.Board, m laurel.Marks) {
 	n, dropAt := laurel.Kept(cfg, w.w, m, closed, tx.now)
 	id := b.cfg.ID
 	for _, cp := range closed[n:] {
@@ -86,7 +86,7 @@ func spanEntries(b *board, sp *span) []entry {
 }
 
 // freeze writes a closed period: every entry by rank and every rank by member.
-func (e *Store) freeze(tx *txn, b *board, w *window, start, end int64, entries []entry) *closedPeriod {
+func (s *Store) freeze(tx *txn, b *board, w *window, start, end int64, entries []entry) *closedPeriod {
 	slices.SortFunc(entries, func(x, y entry) int {
 		return laurel.CompareRanked(b.cfg.Order, x.agg.score, x.agg.at, x.member, y.agg.score, y.agg.at, y.member)
 	})
@@ -101,7 +101,7 @@ func (e *Store) freeze(tx *txn, b *board, w *window, start, end int64, entries [
 		tx.set(rankKey(id, w.name, start, r), encodeFrozen(frozen{rank: r, member: en.member, agg: en.agg}))
 		binary.BigEndian.PutUint32(rk[:], r)
 		tx.set(frozenMemberKey(id, w.name, start, en.member), rk[:])
-		if e.hidden[en.member] {
+		if s.hidden[en.member] {
 			cp.hidden = append(cp.hidden, r)
 		}
 	}
@@ -157,7 +157,7 @@ func frozenRankOf(r pebble.Reader, board, window string, start int64, member str
 // leaving bucket (the oldest of the span) leaves, and any other keeps its reached_at (sum:
 // minus the bucket's score); in best mode the best of the remaining buckets is read back.
 // Buckets that enter (events up to five minutes ahead of the clock) are merged in.
-func (e *Store) roll(tx *txn, b *board, w *window) error {
+func (s *Store) roll(tx *txn, b *board, w *window) error {
 	sp := w.open[0]
 	r, ok := b.cfg.RollTo(w.w, sp.Bounds(), tx.now)
 	if !ok {
@@ -166,17 +166,17 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 	start, end := r.To.Start, r.To.End
 	id, m, o := b.cfg.ID, b.cfg.Mode, b.cfg.Order
 	if r.Whole {
-		aggs, err := loadBuckets(e.db, b, w, w.inMemory(), start, end)
+		aggs, err := loadBuckets(s.db, b, w, w.inMemory(), start, end)
 		if err != nil {
 			return err
 		}
-		tx.onCommit(b, func() { w.open[0] = buildSpan(e, b, start, end, aggs) })
+		tx.onCommit(b, func() { w.open[0] = buildSpan(s, b, start, end, aggs) })
 		return nil
 	}
 	cal := b.cfg.Calendar()
 	recheck := make(map[string]bool)
 	bucketEnd := make(map[int64]int64)
-	err := eachBucket(e.db, b, w, w.inMemory(), r.Leaving.Start, r.Leaving.End, func(bs int64, member string, a aggregate) error {
+	err := eachBucket(s.db, b, w, w.inMemory(), r.Leaving.Start, r.Leaving.End, func(bs int64, member string, a aggregate) error {
 		cur, ok := tx.memGet(b, w, member)
 		if !ok {
 			return nil
@@ -207,7 +207,7 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 	if err != nil {
 		return err
 	}
-	err = eachBucket(e.db, b, w, w.inMemory(), r.Entering.Start, r.Entering.End, func(_ int64, member string, a aggregate) error {
+	err = eachBucket(s.db, b, w, w.inMemory(), r.Entering.Start, r.Entering.End, func(_ int64, member string, a aggregate) error {
 		cur, ok := tx.memGet(b, w, member)
 		next, err := laurel.Merge(m, o, toAgg(aggregate(cur), ok), toAgg(a, true))
 		if err != nil {
@@ -240,7 +240,7 @@ func (e *Store) roll(tx *txn, b *board, w *window) error {
 						// Sums that were each checked can add up past int64 when the
 						// bucket that balanced them leaves; keep the member at the
 						// bound rather than wrap around.
-						e.log.Error("rolling sum out of int64 range", "board", id, "window", w.name, "member", member)
+						s.log.Error("rolling sum out of int64 range", "board", id, "window", w.name, "member", member)
 					}
 				}
 			}

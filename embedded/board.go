@@ -53,22 +53,22 @@ type bucket struct {
 // one there, loaded whole from the store as committed: the writer's staged writes to it
 // follow in its overlay, and reach memory with their commit (setBucket). The store is read
 // before the readers' lock is taken; interning needs it. The bucket it replaces is retired.
-func (e *Store) reachBucket(tx *txn, b *board, w *window, start int64) {
+func (s *Store) reachBucket(tx *txn, b *board, w *window, start int64) {
 	old := w.newest
 	if old != nil && start <= old.start {
 		return
 	}
 	if old != nil {
-		e.retireBucket(tx, b, w, old)
+		s.retireBucket(tx, b, w, old)
 	}
-	aggs, err := loadBuckets(e.db, b, w, nil, start, start+1)
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	aggs, err := loadBuckets(s.db, b, w, nil, start, start+1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if old != nil {
 		w.retired = append(w.retired, old)
 	}
 	if err != nil {
-		e.log.Warn("loading a bucket; its aggregates will be read from the store", "board", b.cfg.ID, "window", w.name, "err", err)
+		s.log.Warn("loading a bucket; its aggregates will be read from the store", "board", b.cfg.ID, "window", w.name, "err", err)
 		w.newest = nil
 		return
 	}
@@ -81,16 +81,16 @@ func (e *Store) reachBucket(tx *txn, b *board, w *window, start int64) {
 
 // retireBucket stages what the store does not hold yet of nb, which stops being w's newest
 // bucket, since only the newest one's aggregates are written behind (checkpoint.go): those
-// committed, as of e.seq, in the group's batch; then those the group has staged to be
+// committed, as of s.seq, in the group's batch; then those the group has staged to be
 // written behind, in its batch, and those the operation tx has, in its own, so that an
 // operation that fails leaves none of its own. For a key the operation wrote, the group's
 // value is the one its undo log keeps. Until the group's commit is in the store's snapshot,
 // nb stays in memory, retired, for reads (eachBucket) and writes (setBucket) of it.
-func (e *Store) retireBucket(tx *txn, b *board, w *window, nb *bucket) {
+func (s *Store) retireBucket(tx *txn, b *board, w *window, nb *bucket) {
 	root := tx.group()
 	for h := range nb.dirty.all() {
 		v, ok := nb.slots.get(h)
-		root.setAgg(aggKey(b.cfg.ID, w.name, nb.start, b.members.name(h)), aggregate(v), ok, e.seq)
+		root.setAgg(aggKey(b.cfg.ID, w.name, nb.start, b.members.name(h)), aggregate(v), ok, s.seq)
 	}
 	nb.dirty = nil
 	in := func(k memKey) bool { return k.bucket && k.w == w && k.start == nb.start }

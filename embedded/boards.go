@@ -10,13 +10,13 @@ import (
 
 // PutBoard creates a board or updates its configuration. A window added to an existing board
 // is computed from the board's retained events, its past periods included.
-func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
+func (s *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return laurel.BoardInfo{}, false, err
 	}
 	var created bool
-	err := e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
-		cur := e.boards[id]
+	err := s.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+		cur := s.boards[id]
 		var curCfg *laurel.Board
 		if cur != nil {
 			curCfg = &cur.cfg
@@ -32,7 +32,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 			for _, w := range b.windows {
 				initWindow(b, w, tx.now)
 			}
-			tx.onCommit(b, func() { e.boards[id] = b })
+			tx.onCommit(b, func() { s.boards[id] = b })
 			return nil
 		}
 		windows := make([]*window, len(cfg.Windows))
@@ -44,7 +44,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 			w := cur.newWindow(lw)
 			initWindow(cur, w, tx.now)
 			tx.dropSpans(prefix(tagAgg, id, w.name)) // a window of that name before, if any
-			if err := e.buildWindow(tx, cur, &cfg, w); err != nil {
+			if err := s.buildWindow(tx, cur, &cfg, w); err != nil {
 				return err
 			}
 			windows[i] = w
@@ -61,7 +61,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 				tx.set(key(tagWindow, id, w.name), appendTime(appendTime(nil, m.ClosedThrough), m.DroppedBefore))
 				tx.onCommit(cur, func() { w.marks = m })
 			}
-			e.keepClosedWith(tx, cur, w, slices.Clone(w.closed), &cfg, m)
+			s.keepClosedWith(tx, cur, w, slices.Clone(w.closed), &cfg, m)
 		}
 		tx.onCommit(cur, func() { cur.cfg, cur.windows = cfg, windows })
 		return nil
@@ -69,7 +69,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 	if err != nil {
 		return laurel.BoardInfo{}, false, err
 	}
-	info, err := e.Board(ctx, id)
+	info, err := s.Board(ctx, id)
 	return info, created, err
 }
 
@@ -86,7 +86,7 @@ func initWindow(b *board, w *window, now int64) {
 
 // buildWindow computes a window added to an existing board from its retained events: the
 // aggregates of its open periods and buckets, and its closed periods, frozen.
-func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) error {
+func (s *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) error {
 	id := cfg.ID
 	cal := cfg.Calendar()
 	closing := make(map[int64][]entry)
@@ -117,39 +117,39 @@ func (e *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) err
 		}
 		return nil
 	}
-	if err := eachMemberEvents(e.db, e.recent, nil, id, false, build); err != nil {
+	if err := eachMemberEvents(s.db, s.recent, nil, id, false, build); err != nil {
 		return err
 	}
 	if len(closing) > 0 {
 		starts := make([]int64, 0, len(closing))
-		for s := range closing {
-			starts = append(starts, s)
+		for start := range closing {
+			starts = append(starts, start)
 		}
 		slices.Sort(starts)
 		var closed []*closedPeriod
-		for _, s := range starts {
-			p := cal.PeriodAt(w.w, time.UnixMilli(s))
-			closed = slices.Insert(closed, 0, e.freeze(tx, b, w, s, p.End.UnixMilli(), closing[s]))
+		for _, start := range starts {
+			p := cal.PeriodAt(w.w, time.UnixMilli(start))
+			closed = slices.Insert(closed, 0, s.freeze(tx, b, w, start, p.End.UnixMilli(), closing[start]))
 		}
-		e.keepClosed(tx, b, w, closed, cfg)
+		s.keepClosed(tx, b, w, closed, cfg)
 	}
 	return nil
 }
 
 // DeleteBoard erases a board and everything of it.
-func (e *Store) DeleteBoard(ctx context.Context, id string) error {
+func (s *Store) DeleteBoard(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
-	return e.do(ctx, &op{exclusive: true, seals: true, run: func(tx *txn) error {
-		if e.boards[id] == nil {
+	return s.do(ctx, &op{exclusive: true, seals: true, run: func(tx *txn) error {
+		if s.boards[id] == nil {
 			return laurel.ErrNoBoard(id)
 		}
 		// The sealed events, found through the member index, then every table by the
 		// board's prefix; the events since the last seal are left out of the seal that
 		// commits this.
 		var seqs []uint64
-		err := scanPrefix(e.db, prefix(tagEvents, id), func(k, v []byte) (err error) {
+		err := scanPrefix(s.db, prefix(tagEvents, id), func(k, v []byte) (err error) {
 			seqs, err = indexedSeqs(seqs[:0], k, v)
 			for _, seq := range seqs {
 				tx.del(sealedKey(seq, id))
@@ -170,40 +170,40 @@ func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 			p := prefix(tag, id)
 			tx.delRange(p, upper(p))
 		}
-		tx.onCommit(nil, func() { delete(e.boards, id) })
+		tx.onCommit(nil, func() { delete(s.boards, id) })
 		return nil
 	}})
 }
 
 // Board returns a board's configuration and, per window, its current period and total.
-func (e *Store) Board(ctx context.Context, id string) (laurel.BoardInfo, error) {
+func (s *Store) Board(ctx context.Context, id string) (laurel.BoardInfo, error) {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return laurel.BoardInfo{}, err
 	}
-	now := e.now()
-	e.mu.RLock()
-	b := e.boards[id]
-	e.mu.RUnlock()
+	now := s.now()
+	s.mu.RLock()
+	b := s.boards[id]
+	s.mu.RUnlock()
 	if b == nil {
 		return laurel.BoardInfo{}, laurel.ErrNoBoard(id)
 	}
-	if err := e.catchUp(ctx, b, now); err != nil {
+	if err := s.catchUp(ctx, b, now); err != nil {
 		return laurel.BoardInfo{}, err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.boards[id] != b {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.boards[id] != b {
 		return laurel.BoardInfo{}, laurel.ErrNoBoard(id)
 	}
-	return e.boardInfo(b, now), nil
+	return s.boardInfo(b, now), nil
 }
 
-func (e *Store) boardInfo(b *board, now int64) laurel.BoardInfo {
+func (s *Store) boardInfo(b *board, now int64) laurel.BoardInfo {
 	info := laurel.BoardInfo{Board: b.cfg, Current: make(map[string]laurel.PeriodInfo, len(b.windows))}
 	info.Board.Windows = slices.Clone(b.cfg.Windows)
 	for _, w := range b.windows {
-		p := e.periodAt(b, w, now)
-		if sp := e.currentSpan(b, w, now); sp != nil {
+		p := s.periodAt(b, w, now)
+		if sp := s.currentSpan(b, w, now); sp != nil {
 			p.Total = sp.tree.Len()
 		}
 		info.Current[w.name] = p
@@ -212,18 +212,18 @@ func (e *Store) boardInfo(b *board, now int64) laurel.BoardInfo {
 }
 
 // periodAt describes the span of w that a read at t sees.
-func (e *Store) periodAt(b *board, w *window, t int64) laurel.PeriodInfo {
+func (s *Store) periodAt(b *board, w *window, t int64) laurel.PeriodInfo {
 	return b.cfg.CurrentPeriod(w.w, t)
 }
 
 // Boards lists every board, sorted by id.
-func (e *Store) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
-	e.mu.RLock()
-	ids := make([]string, 0, len(e.boards))
-	for id := range e.boards {
+func (s *Store) Boards(ctx context.Context) ([]laurel.BoardInfo, error) {
+	s.mu.RLock()
+	ids := make([]string, 0, len(s.boards))
+	for id := range s.boards {
 		ids = append(ids, id)
 	}
-	e.mu.RUnlock()
+	s.mu.RUnlock()
 	slices.Sort(ids)
-	return laurel.BoardsOf(ctx, ids, e.Board)
+	return laurel.BoardsOf(ctx, ids, s.Board)
 }

@@ -19,17 +19,17 @@ import (
 //
 // It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
 // that the two can be compared, and checks that the checkpoint queue then names nothing.
-func (e *Store) Check() error {
+func (s *Store) Check() error {
 	// The checkpoint file is read by the writer, right after the commit: it appends to it,
 	// and renames another over it, only between groups.
 	var spans map[string]map[string]laurel.Agg
 	var readErr error
-	err := e.do(context.Background(), &op{exclusive: true, run: func(tx *txn) error {
-		e.checkpoint(tx, true)
-		return e.checkQueueEmpty()
+	err := s.do(context.Background(), &op{exclusive: true, run: func(tx *txn) error {
+		s.checkpoint(tx, true)
+		return s.checkQueueEmpty()
 	}, finish: func() {
-		if spans, readErr = e.checkpointedSpans(e.cpNo); readErr == nil {
-			readErr = e.checkSealed()
+		if spans, readErr = s.checkpointedSpans(s.cpNo); readErr == nil {
+			readErr = s.checkSealed()
 		}
 	}})
 	if err != nil {
@@ -38,14 +38,14 @@ func (e *Store) Check() error {
 	if readErr != nil {
 		return readErr
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.snap == nil {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.snap == nil {
 		return errClosed
 	}
-	for _, b := range e.boards {
+	for _, b := range s.boards {
 		for _, w := range b.windows {
-			if err := e.checkWindow(b, w, spans); err != nil {
+			if err := s.checkWindow(b, w, spans); err != nil {
 				return fmt.Errorf("board %s window %s: %w", b.cfg.ID, w.name, err)
 			}
 		}
@@ -67,9 +67,9 @@ type sealedRef struct {
 // checkSealed verifies, in the writer, that the sealed events through the last seal that
 // ended are of boards the store has, and that the member index and the ids agree with them,
 // reading them once for both (a seal under way may have ingested its files already).
-func (e *Store) checkSealed() error {
+func (s *Store) checkSealed() error {
 	retracted := make(map[string]bool)
-	err := scanPrefix(e.db, []byte{tagRetract}, func(k, _ []byte) error {
+	err := scanPrefix(s.db, []byte{tagRetract}, func(k, _ []byte) error {
 		retracted[string(k)] = true
 		return nil
 	})
@@ -78,16 +78,16 @@ func (e *Store) checkSealed() error {
 	}
 	members := make(map[sealedRef]string)
 	ids := make(map[boardID]uint64) // of the events neither retracted nor erased
-	err = scanPrefix(e.db, []byte{tagSealed}, func(k, v []byte) error {
+	err = scanPrefix(s.db, []byte{tagSealed}, func(k, v []byte) error {
 		seq := readU64(k[1:9])
-		if seq > e.sealedTo {
+		if seq > s.sealedTo {
 			return nil
 		}
 		board, ev, _, err := decodeSealed(seq, v)
 		if err != nil {
 			return err
 		}
-		if e.boards[board] == nil {
+		if s.boards[board] == nil {
 			return fmt.Errorf("sealed event %d is of board %q, which the store does not have", seq, board)
 		}
 		members[sealedRef{seq, board}] = ev.member
@@ -103,13 +103,13 @@ func (e *Store) checkSealed() error {
 	if err != nil {
 		return err
 	}
-	return cmp.Or(e.checkMemberIndex(members), e.checkIDs(ids), e.checkUnsealedIDs())
+	return cmp.Or(s.checkMemberIndex(members), s.checkIDs(ids), s.checkUnsealedIDs())
 }
 
 // checkUnsealedIDs verifies that the id filter holds the ids of the events not sealed.
-func (e *Store) checkUnsealedIDs() error {
-	return e.eachUnsealedID(func(k []byte, board string, ev event) error {
-		if e.ids.absent(k) {
+func (s *Store) checkUnsealedIDs() error {
+	return s.eachUnsealedID(func(k []byte, board string, ev event) error {
+		if s.ids.absent(k) {
 			return fmt.Errorf("the id filter calls the id %q of board %q (event %d, not sealed) surely absent", ev.id, board, ev.seq)
 		}
 		return nil
@@ -119,16 +119,16 @@ func (e *Store) checkUnsealedIDs() error {
 // checkMemberIndex verifies that the member index lists each sealed event of members once,
 // by its board and member's record, and that each number listed is such an event; it
 // empties members.
-func (e *Store) checkMemberIndex(members map[sealedRef]string) error {
+func (s *Store) checkMemberIndex(members map[sealedRef]string) error {
 	var seqs []uint64
-	err := scanPrefix(e.db, []byte{tagEvents}, func(k, v []byte) (err error) {
+	err := scanPrefix(s.db, []byte{tagEvents}, func(k, v []byte) (err error) {
 		board, rest, _ := strings.Cut(string(k[1:]), "\x00")
 		member := rest[:len(rest)-9]
 		if seqs, err = indexedSeqs(seqs[:0], k, v); err != nil {
 			return err
 		}
 		for _, seq := range seqs {
-			if seq > e.sealedTo {
+			if seq > s.sealedTo {
 				continue
 			}
 			if m, ok := members[sealedRef{seq, board}]; !ok || m != member {
@@ -149,15 +149,15 @@ func (e *Store) checkMemberIndex(members map[sealedRef]string) error {
 
 // checkQueueEmpty verifies, once every dirty aggregate is checkpointed, that nothing of the
 // queue is left: no run, no target in use, no span or bucket that says it is one.
-func (e *Store) checkQueueEmpty() error {
-	cp := &e.cp
+func (s *Store) checkQueueEmpty() error {
+	cp := &s.cp
 	if _, ok := cp.queue.oldest(); ok || len(cp.runs) > cp.runsHead {
 		return fmt.Errorf("checkpoint queue: entries or runs left after a full checkpoint")
 	}
 	if len(cp.free) != len(cp.targets) {
 		return fmt.Errorf("checkpoint queue: %d targets, %d free", len(cp.targets), len(cp.free))
 	}
-	for _, b := range e.boards {
+	for _, b := range s.boards {
 		for _, w := range b.windows {
 			for _, sp := range w.open {
 				if sp.target != 0 {
@@ -176,9 +176,9 @@ func (e *Store) checkQueueEmpty() error {
 
 // checkpointedSpans reads the checkpoint file through frame last: the aggregates it holds,
 // by span (spanPrefix) and member.
-func (e *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg, error) {
+func (s *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg, error) {
 	spans := make(map[string]map[string]laurel.Agg)
-	_, _, err := readCheckpoints(e.opts.FS, e.dir, last, func(r *cpRecord) error {
+	_, _, err := readCheckpoints(s.opts.FS, s.dir, last, func(r *cpRecord) error {
 		k, err := parseAggKey(r.key)
 		if err != nil {
 			return err
@@ -205,7 +205,7 @@ func (e *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg
 	return spans, err
 }
 
-func (e *Store) checkWindow(b *board, w *window, spans map[string]map[string]laurel.Agg) error {
+func (s *Store) checkWindow(b *board, w *window, spans map[string]map[string]laurel.Agg) error {
 	for _, sp := range w.open {
 		if err := sp.tree.Check(); err != nil {
 			return err
@@ -215,7 +215,7 @@ func (e *Store) checkWindow(b *board, w *window, spans map[string]map[string]lau
 		var want map[string]laurel.Agg
 		var err error
 		if w.w.IsRolling() {
-			if want, err = loadBuckets(e.snap, b, w, nil, sp.start, sp.end); err != nil {
+			if want, err = loadBuckets(s.snap, b, w, nil, sp.start, sp.end); err != nil {
 				return err
 			}
 		} else {
@@ -235,7 +235,7 @@ func (e *Store) checkWindow(b *board, w *window, spans map[string]map[string]lau
 			if v, ok := sp.slots.get(h); !ok || v != slot(fromAgg(a)) {
 				return fmt.Errorf("span %d: member %q: memory %+v (present %v), store %+v", sp.start, m, v, ok, a)
 			}
-			if e.hidden[m] {
+			if s.hidden[m] {
 				continue
 			}
 			ranked++
@@ -248,7 +248,7 @@ func (e *Store) checkWindow(b *board, w *window, spans map[string]map[string]lau
 		}
 	}
 	if nb := w.newest; nb != nil {
-		want, err := loadBuckets(e.snap, b, w, nil, nb.start, nb.start+1)
+		want, err := loadBuckets(s.snap, b, w, nil, nb.start, nb.start+1)
 		if err != nil {
 			return err
 		}
@@ -263,7 +263,7 @@ func (e *Store) checkWindow(b *board, w *window, spans map[string]map[string]lau
 	}
 	for _, cp := range w.closed {
 		n := 0
-		err := scanPrefix(e.snap, spanPrefix(tagRank, b.cfg.ID, w.name, cp.start), func(k, v []byte) error {
+		err := scanPrefix(s.snap, spanPrefix(tagRank, b.cfg.ID, w.name, cp.start), func(k, v []byte) error {
 			n++
 			return nil
 		})
@@ -283,31 +283,31 @@ type boardID struct{ board, id string }
 // checkIDs verifies that the id records name the sealed events of want, each once, in the
 // run that covers it or under I, and nothing else; and that the runs are listed in order and
 // do not overlap (idruns.go). It empties want.
-func (e *Store) checkIDs(want map[boardID]uint64) error {
-	for i := 1; i < len(e.idRuns); i++ {
-		if e.idRuns[i].first <= e.idRuns[i-1].last {
-			return fmt.Errorf("id runs %+v and %+v overlap", e.idRuns[i-1], e.idRuns[i])
+func (s *Store) checkIDs(want map[boardID]uint64) error {
+	for i := 1; i < len(s.idRuns); i++ {
+		if s.idRuns[i].first <= s.idRuns[i-1].last {
+			return fmt.Errorf("id runs %+v and %+v overlap", s.idRuns[i-1], s.idRuns[i])
 		}
 	}
 	found := func(where, board, id string, seq uint64) error {
-		if e.ids.absent(key(tagID, board, id)) {
+		if s.ids.absent(key(tagID, board, id)) {
 			// Which of two faults: a live id the filter missed, or a record that should be gone.
-			s, live := want[boardID{board, id}]
+			sealed, live := want[boardID{board, id}]
 			return fmt.Errorf("the id filter calls the id %q of board %q (%s, event %d; a sealed event holds it: %v, event %d) surely absent",
-				id, board, where, seq, live, s)
+				id, board, where, seq, live, sealed)
 		}
-		if s, ok := want[boardID{board, id}]; !ok || s != seq {
-			return fmt.Errorf("the id %q of board %q (%s) names event %d; the sealed events have it for %d", id, board, where, seq, s)
+		if sealed, ok := want[boardID{board, id}]; !ok || sealed != seq {
+			return fmt.Errorf("the id %q of board %q (%s) names event %d; the sealed events have it for %d", id, board, where, seq, sealed)
 		}
 		delete(want, boardID{board, id})
 		return nil
 	}
-	err := scanPrefix(e.db, []byte{tagIDRun}, func(k, v []byte) error {
+	err := scanPrefix(s.db, []byte{tagIDRun}, func(k, v []byte) error {
 		r, err := readIDRun(k)
-		if err != nil || r.first > e.sealedTo { // a seal under way
+		if err != nil || r.first > s.sealedTo { // a seal under way
 			return err
 		}
-		if !slices.Contains(e.idRuns, r) {
+		if !slices.Contains(s.idRuns, r) {
 			return fmt.Errorf("the store holds ids of run %+v, which is not listed", r)
 		}
 		board, id, _ := strings.Cut(string(k[idRunPrefixLen:]), "\x00")
@@ -319,10 +319,10 @@ func (e *Store) checkIDs(want map[boardID]uint64) error {
 	if err != nil {
 		return err
 	}
-	err = scanPrefix(e.db, []byte{tagID}, func(k, v []byte) error {
+	err = scanPrefix(s.db, []byte{tagID}, func(k, v []byte) error {
 		board, id, _ := strings.Cut(string(k[1:]), "\x00")
 		ev, _, err := decodeID(v, id)
-		if err != nil || ev.seq > e.sealedTo {
+		if err != nil || ev.seq > s.sealedTo {
 			return err
 		}
 		return found("under I", board, id, ev.seq)

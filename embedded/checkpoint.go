@@ -122,7 +122,7 @@ func (q *dirtyQueue) pop() {
 
 // markDirty notes that the aggregate of handle h in sp (or bk) changed in a group whose first
 // sequence number is seq and is not stored yet. The writer calls it, under the write lock.
-func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, seq uint64) {
+func (s *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, seq uint64) {
 	var marks *dirtyMarks
 	if sp != nil {
 		marks = &sp.dirtyMarks
@@ -133,7 +133,7 @@ func (e *Store) markDirty(b *board, w *window, sp *span, bk *bucket, h uint32, s
 		return
 	}
 	marks.dirty.add(h)
-	cp := &e.cp
+	cp := &s.cp
 	if marks.target == 0 {
 		t := dirtyTarget{b: b, w: w, sp: sp, bk: bk, marks: marks}
 		if n := len(cp.free); n > 0 {
@@ -185,40 +185,40 @@ func (cp *checkpoints) pop(d dirtyEntry) {
 
 // checkpoint stages, first in a new group's batch, the aggregates dirty for at least
 // CheckpointLag events (all of them when all is set), as memory holds them; then the number
-// replay starts from. Memory counts every event up to e.seq: the group's own changes come
+// replay starts from. Memory counts every event up to s.seq: the group's own changes come
 // later in the batch, and win.
-func (e *Store) checkpoint(tx *txn, all bool) {
+func (s *Store) checkpoint(tx *txn, all bool) {
 	for {
-		d, seq, ok := e.cp.oldest()
-		if !ok || !all && seq+uint64(e.opts.CheckpointLag) > e.seq {
+		d, seq, ok := s.cp.oldest()
+		if !ok || !all && seq+uint64(s.opts.CheckpointLag) > s.seq {
 			break
 		}
-		t := e.cp.targets[d.target-1]
-		e.cp.pop(d)
+		t := s.cp.targets[d.target-1]
+		s.cp.pop(d)
 		if !t.marks.dirty.has(d.h) {
 			continue // stored since: its bucket stopped being the newest (retireBucket)
 		}
 		t.marks.dirty.remove(d.h)
-		if !e.stillOpen(t) {
+		if !s.stillOpen(t) {
 			continue // its period closed, or its window or board went: nothing to store
 		}
 		start, slots := t.entry()
 		v, ok := slots.get(d.h)
 		if member := t.b.members.name(d.h); t.sp != nil {
-			tx.spanAgg(t.b.cfg.ID, t.w.name, start, member, aggregate(v), ok, e.seq)
+			tx.spanAgg(t.b.cfg.ID, t.w.name, start, member, aggregate(v), ok, s.seq)
 		} else {
-			tx.setAgg(aggKey(t.b.cfg.ID, t.w.name, start, member), aggregate(v), ok, e.seq)
+			tx.setAgg(aggKey(t.b.cfg.ID, t.w.name, start, member), aggregate(v), ok, s.seq)
 		}
 	}
-	from := e.seq + 1
-	if _, seq, ok := e.cp.oldest(); ok {
+	from := s.seq + 1
+	if _, seq, ok := s.cp.oldest(); ok {
 		from = seq
 	}
-	if from == e.cp.replayFrom || len(e.recent.list) == 0 {
+	if from == s.cp.replayFrom || len(s.recent.list) == 0 {
 		return // nothing new; with nothing in the log, where replay starts does not matter
 	}
 	tx.set([]byte{tagReplay}, appendU64(nil, from))
-	tx.onCommitFree(nil, func() { e.cp.replayFrom = from })
+	tx.onCommitFree(nil, func() { s.cp.replayFrom = from })
 }
 
 // entry returns where t's aggregates are in memory: its span's or bucket's start and slots.
@@ -240,8 +240,8 @@ type replayedBucket struct {
 
 // replayedEvents returns the events that replay goes through, in sequence: those sealed from
 // the number from on, then those in the log, less those retracted.
-func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
-	sealed, err := e.sealedThrough()
+func (s *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
+	sealed, err := s.sealedThrough()
 	if err != nil {
 		return nil, err
 	}
@@ -250,8 +250,8 @@ func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
 		// The retractions of these events, read by range, board by board: a point read
 		// each was most of a replay.
 		retracted := make(map[uint64]bool)
-		for id := range e.boards {
-			err := scan(e.db, retractKey(id, from), retractKey(id, sealed+1), func(k, _ []byte) error {
+		for id := range s.boards {
+			err := scan(s.db, retractKey(id, from), retractKey(id, sealed+1), func(k, _ []byte) error {
 				retracted[readU64(k[len(k)-8:])] = true
 				return nil
 			})
@@ -259,7 +259,7 @@ func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
 				return nil, err
 			}
 		}
-		err := scan(e.db, sealedKey(from, ""), sealedKey(sealed+1, ""), func(k, v []byte) error {
+		err := scan(s.db, sealedKey(from, ""), sealedKey(sealed+1, ""), func(k, v []byte) error {
 			board, ev, _, err := decodeSealed(readU64(k[1:]), v)
 			if err == nil && ev.flags&flagRetracted == 0 && !retracted[ev.seq] {
 				events = append(events, loggedEvent{board, ev})
@@ -270,9 +270,9 @@ func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
 			return nil, err
 		}
 	}
-	for i := range e.recent.list {
-		if e.recent.list[i].seq >= from {
-			if board, ev := e.recent.at(int32(i)); ev.flags&flagRetracted == 0 {
+	for i := range s.recent.list {
+		if s.recent.list[i].seq >= from {
+			if board, ev := s.recent.at(int32(i)); ev.flags&flagRetracted == 0 {
 				events = append(events, loggedEvent{board, ev})
 			}
 		}
@@ -284,10 +284,10 @@ func (e *Store) replayedEvents(from uint64) ([]loggedEvent, error) {
 // rolling window that events fall in, in key order through one iterator: read one by one in
 // event order, they would be a point read each, most of what replay costs. A bucket stored without
 // a number counts every event through bucketsAsOf.
-func (e *Store) readBuckets(events []loggedEvent, buckets map[string]*replayedBucket, bucketsAsOf uint64) error {
+func (s *Store) readBuckets(events []loggedEvent, buckets map[string]*replayedBucket, bucketsAsOf uint64) error {
 	var keys []string
 	for _, be := range events {
-		b := e.boards[be.board]
+		b := s.boards[be.board]
 		if b == nil {
 			continue
 		}
@@ -306,7 +306,7 @@ func (e *Store) readBuckets(events []loggedEvent, buckets map[string]*replayedBu
 		return nil
 	}
 	slices.Sort(keys)
-	pr, err := newPointReader(e.db)
+	pr, err := newPointReader(s.db)
 	if err != nil {
 		return err
 	}
@@ -334,8 +334,8 @@ func (e *Store) readBuckets(events []loggedEvent, buckets map[string]*replayedBu
 // stillOpen reports whether t is still an open span of its window (or its bucket the newest),
 // of a board the store still has (a board deleted, or deleted and made again, is another
 // board).
-func (e *Store) stillOpen(t dirtyTarget) bool {
-	if e.boards[t.b.cfg.ID] != t.b {
+func (s *Store) stillOpen(t dirtyTarget) bool {
+	if s.boards[t.b.cfg.ID] != t.b {
 		return false
 	}
 	for _, w := range t.b.windows {
@@ -370,7 +370,7 @@ func frozenSince(w *window, start int64) bool {
 //
 // When the store held aggregates of open periods or all (legacy), or the checkpoint file ends
 // with frames no commit made durable (tail), it writes the file whole instead.
-func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, legacy, tail bool) (int, error) {
+func (s *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, legacy, tail bool) (int, error) {
 	type touched struct {
 		b  *board
 		w  *window
@@ -388,7 +388,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 		if err != nil {
 			return err
 		}
-		b.set(e, sp, ev.member, slot(fromAgg(next)), true)
+		b.set(s, sp, ev.member, slot(fromAgg(next)), true)
 		return nil
 	}
 	addToBucket := func(b *board, w *window, bs, be int64, ev event) error {
@@ -411,7 +411,7 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 		return nil
 	}
 	add := func(board string, ev event) error {
-		b := e.boards[board]
+		b := s.boards[board]
 		if b == nil {
 			return nil
 		}
@@ -440,11 +440,11 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 		}
 		return nil
 	}
-	events, err := e.replayedEvents(from)
+	events, err := s.replayedEvents(from)
 	if err != nil {
 		return 0, err
 	}
-	if err := e.readBuckets(events, buckets, bucketsAsOf); err != nil {
+	if err := s.readBuckets(events, buckets, bucketsAsOf); err != nil {
 		return 0, err
 	}
 	for _, be := range events {
@@ -452,12 +452,12 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 			return 0, err
 		}
 	}
-	batch := e.db.NewBatch()
+	batch := s.db.NewBatch()
 	defer batch.Close()
 	if bucketsAsOf == math.MaxUint64 {
 		// The first open since buckets were written behind: every bucket stored without a
 		// number counts every event so far.
-		if err := batch.Set([]byte{tagBucketsAsOf}, appendU64(nil, e.seq), nil); err != nil {
+		if err := batch.Set([]byte{tagBucketsAsOf}, appendU64(nil, s.seq), nil); err != nil {
 			return 0, err
 		}
 	}
@@ -467,17 +467,17 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 	if legacy || tail {
 		// Memory now counts every event: the checkpoint file is written whole from it, and
 		// the store's aggregates of open periods and all, which it holds since, go.
-		if err := e.rewriteCheckpoints(); err != nil {
+		if err := s.rewriteCheckpoints(); err != nil {
 			return 0, err
 		}
 		if legacy {
-			for _, b := range e.boards {
+			for _, b := range s.boards {
 				for _, w := range b.windows {
 					if p := prefix(tagAgg, b.cfg.ID, w.name); !w.w.IsRolling() {
 						if err := batch.DeleteRange(p, upper(p), nil); err != nil {
 							return 0, err
 						}
-						e.moved = append(e.moved, [2][]byte{p, upper(p)})
+						s.moved = append(s.moved, [2][]byte{p, upper(p)})
 					}
 				}
 			}
@@ -486,23 +486,23 @@ func (e *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 		var recs []byte
 		for t := range changed {
 			v, _ := t.sp.slots.get(t.h)
-			recs = appendCPAgg(recs, t.b.cfg.ID, t.w.name, t.sp.start, t.b.members.name(t.h), aggregate(v), true, e.seq)
+			recs = appendCPAgg(recs, t.b.cfg.ID, t.w.name, t.sp.start, t.b.members.name(t.h), aggregate(v), true, s.seq)
 		}
-		if err := e.appendCheckpoints(recs, batch); err != nil {
+		if err := s.appendCheckpoints(recs, batch); err != nil {
 			return 0, err
 		}
 	}
 	for k, rb := range buckets {
 		if rb.added {
-			if err := batch.Set([]byte(k), encodeAggAsOf(rb.a, e.seq), nil); err != nil {
+			if err := batch.Set([]byte(k), encodeAggAsOf(rb.a, s.seq), nil); err != nil {
 				return 0, err
 			}
 		}
 	}
-	if err := batch.Set([]byte{tagReplay}, appendU64(nil, e.seq+1), nil); err != nil {
+	if err := batch.Set([]byte{tagReplay}, appendU64(nil, s.seq+1), nil); err != nil {
 		return 0, err
 	}
-	e.cp.replayFrom = e.seq + 1
+	s.cp.replayFrom = s.seq + 1
 	if err := batch.Commit(pebble.Sync); err != nil {
 		return 0, err
 	}

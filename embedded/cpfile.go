@@ -235,13 +235,13 @@ func readCheckpoints(fs vfs.FS, dir string, last uint64, fn func(r *cpRecord) er
 // (writeCheckpoints): its fsync, done by the writer, would be nearly a quarter of the time
 // the writer spends off its CPU.
 // Nothing else touches the file until then: a rewrite starts and ends between groups.
-func (e *Store) startCheckpoints(tx *txn) {
+func (s *Store) startCheckpoints(tx *txn) {
 	if len(tx.cpRecs) == 0 || tx.cpFrame != nil {
 		return
 	}
-	f := &cpFrameWrite{n: e.cpNo + 1, recs: len(tx.cpRecs), done: make(chan error, 1)}
+	f := &cpFrameWrite{n: s.cpNo + 1, recs: len(tx.cpRecs), done: make(chan error, 1)}
 	recs := tx.cpRecs[:f.recs] // later records go after: never over these
-	go func() { f.done <- e.cpf.appendSynced(f.n, recs) }()
+	go func() { f.done <- s.cpf.appendSynced(f.n, recs) }()
 	tx.cpFrame = f
 }
 
@@ -256,14 +256,14 @@ type cpFrameWrite struct {
 // writeCheckpoints writes the checkpoint file's part of tx's commit, before the commit's
 // own durable write: tx's records in frames, synced, the last of whose numbers tx's batch
 // stores. A frame begun by startCheckpoints holds the first of them.
-func (e *Store) writeCheckpoints(tx *txn) error {
+func (s *Store) writeCheckpoints(tx *txn) error {
 	recs := tx.cpRecs
 	if f := tx.cpFrame; f != nil {
 		tx.cpFrame = nil
 		if err := <-f.done; err != nil {
 			return err
 		}
-		e.cpNo = f.n
+		s.cpNo = f.n
 		recs = recs[f.recs:]
 		if len(recs) == 0 {
 			return setCheckpointNo(tx.batch, f.n)
@@ -272,17 +272,17 @@ func (e *Store) writeCheckpoints(tx *txn) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return e.appendCheckpoints(recs, tx.batch)
+	return s.appendCheckpoints(recs, tx.batch)
 }
 
 // appendCheckpoints appends recs to the checkpoint file as its next frame, synced, and stages
 // the frame's number in the batch that makes it count.
-func (e *Store) appendCheckpoints(recs []byte, batch *pebble.Batch) error {
-	n := e.cpNo + 1
-	if err := e.cpf.appendSynced(n, recs); err != nil {
+func (s *Store) appendCheckpoints(recs []byte, batch *pebble.Batch) error {
+	n := s.cpNo + 1
+	if err := s.cpf.appendSynced(n, recs); err != nil {
 		return err
 	}
-	e.cpNo = n
+	s.cpNo = n
 	return setCheckpointNo(batch, n)
 }
 

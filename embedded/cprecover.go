@@ -20,31 +20,31 @@ import (
 // from where replay starts. It then opens the file for appending: written whole again first
 // when it ends with frames no durable commit names, since a later frame must not land among
 // their bytes.
-func (e *Store) recoverCheckpoints(asOf map[string]uint64) (tail bool, err error) {
-	if v, ok, err := get(e.db, []byte{tagCheckpointNo}); err != nil {
+func (s *Store) recoverCheckpoints(asOf map[string]uint64) (tail bool, err error) {
+	if v, ok, err := get(s.db, []byte{tagCheckpointNo}); err != nil {
 		return false, err
 	} else if ok {
-		e.cpNo = readU64(v)
+		s.cpNo = readU64(v)
 	}
-	fs := e.opts.FS
+	fs := s.opts.FS
 	// A rewrite that a crash cut short.
-	if err := fs.Remove(fs.PathJoin(e.dir, cpTempName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := fs.Remove(fs.PathJoin(s.dir, cpTempName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, err
 	}
-	ap := &cpApplier{e: e, asOf: asOf}
-	size, tail, err := readCheckpoints(fs, e.dir, e.cpNo, ap.apply)
+	ap := &cpApplier{e: s, asOf: asOf}
+	size, tail, err := readCheckpoints(fs, s.dir, s.cpNo, ap.apply)
 	if err != nil {
 		return false, err
 	}
-	f, err := fs.OpenReadWrite(fs.PathJoin(e.dir, cpFileName), vfs.WriteCategoryUnspecified)
+	f, err := fs.OpenReadWrite(fs.PathJoin(s.dir, cpFileName), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return false, err
 	}
-	if err := syncDir(fs, e.dir); err != nil { // the file's name, if it was made just now
+	if err := syncDir(fs, s.dir); err != nil { // the file's name, if it was made just now
 		f.Close()
 		return false, err
 	}
-	e.cpf = cpFile{f: f, size: size, rewriteAt: e.rewriteAt(size)}
+	s.cpf = cpFile{f: f, size: size, rewriteAt: s.rewriteAt(size)}
 	return tail, nil
 }
 
@@ -184,24 +184,24 @@ func parseAggKey(key []byte) (k aggKeyParts, err error) {
 // compactMoved compacts the ranges whose aggregates Open moved to the checkpoint file, so
 // that their deleted records leave the disk, and the scans of later opens, now rather than
 // whenever writes reach them. It runs beside the writer, and stops with the store.
-func (e *Store) compactMoved() {
+func (s *Store) compactMoved() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
 		select {
-		case <-e.stop:
+		case <-s.stop:
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
 	start := time.Now()
-	for _, r := range e.moved {
-		if err := e.db.Compact(ctx, r[0], r[1], false); err != nil {
+	for _, r := range s.moved {
+		if err := s.db.Compact(ctx, r[0], r[1], false); err != nil {
 			if ctx.Err() == nil {
-				e.log.Warn("compacting the aggregates moved to the checkpoint file", "err", err)
+				s.log.Warn("compacting the aggregates moved to the checkpoint file", "err", err)
 			}
 			return
 		}
 	}
-	e.log.Info("compacted the aggregates moved to the checkpoint file", "ranges", len(e.moved), "took", time.Since(start))
+	s.log.Info("compacted the aggregates moved to the checkpoint file", "ranges", len(s.moved), "took", time.Since(start))
 }

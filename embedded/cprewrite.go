@@ -16,27 +16,27 @@ import (
 // starts after it and what Open notes of the rewritten aggregates stays small (recover's
 // asOf); then memory's aggregates are copied, and written out by another goroutine while the
 // writer goes on appending to the file (finishRewrite ends it).
-func (e *Store) maybeRewriteCheckpoints(now int64) {
-	if e.broken() || e.rewriting != nil || e.cpf.size < e.cpf.rewriteAt {
+func (s *Store) maybeRewriteCheckpoints(now int64) {
+	if s.broken() || s.rewriting != nil || s.cpf.size < s.cpf.rewriteAt {
 		return
 	}
 	// The new file is about as large as the old one was when last written whole; until the
 	// disk has room for it beyond the reserve, the old one grows.
-	if !e.disk.room(uint64(e.cpf.rewriteAt / cpRewriteRatio)) {
+	if !s.disk.room(uint64(s.cpf.rewriteAt / cpRewriteRatio)) {
 		return
 	}
-	tx := e.newTxn(now)
-	e.checkpoint(tx, true)
-	e.commit(tx, nil)
-	if e.broken() {
+	tx := s.newTxn(now)
+	s.checkpoint(tx, true)
+	s.commit(tx, nil)
+	if s.broken() {
 		return
 	}
-	rw, err := e.startRewrite()
+	rw, err := s.startRewrite()
 	if err != nil {
-		e.rewriteFailed(err)
+		s.rewriteFailed(err)
 		return
 	}
-	e.rewriting = rw
+	s.rewriting = rw
 	go func() { rw.done <- rw.write() }()
 }
 
@@ -66,9 +66,9 @@ type spanCopy struct {
 // runs on the writer's goroutine or under the read lock. The member table's slices only
 // grow, and what they hold is never written again: a copy of their headers names every
 // member of the span.
-func (e *Store) copySpans() []spanCopy {
+func (s *Store) copySpans() []spanCopy {
 	var spans []spanCopy
-	for _, b := range e.boards {
+	for _, b := range s.boards {
 		for _, w := range b.windows {
 			if w.w.IsRolling() {
 				continue
@@ -82,13 +82,13 @@ func (e *Store) copySpans() []spanCopy {
 }
 
 // startRewrite copies memory's aggregates of open periods and all, and makes the new file.
-func (e *Store) startRewrite() (*cpRewrite, error) {
-	fs := e.opts.FS
-	f, err := fs.Create(fs.PathJoin(e.dir, cpTempName), vfs.WriteCategoryUnspecified)
+func (s *Store) startRewrite() (*cpRewrite, error) {
+	fs := s.opts.FS
+	f, err := fs.Create(fs.PathJoin(s.dir, cpTempName), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, err
 	}
-	return &cpRewrite{f: f, n: e.cpNo, asOf: e.seq, from: e.cpf.size, spans: e.copySpans(), done: make(chan error, 1)}, nil
+	return &cpRewrite{f: f, n: s.cpNo, asOf: s.seq, from: s.cpf.size, spans: s.copySpans(), done: make(chan error, 1)}, nil
 }
 
 // write writes the copied aggregates into the new file, each counting every event up to
@@ -127,15 +127,15 @@ func (rw *cpRewrite) write() error {
 // finishRewrite ends the rewrite once its goroutine is done: the frames appended since it
 // began are copied after what it wrote, and the new file, synced, is renamed over the old.
 // A crash before the rename leaves the old file, whole; the new one is removed at Open.
-func (e *Store) finishRewrite(err error) {
-	rw := e.rewriting
-	e.rewriting = nil
+func (s *Store) finishRewrite(err error) {
+	rw := s.rewriting
+	s.rewriting = nil
 	if err == nil {
-		err = e.switchFile(rw)
+		err = s.switchFile(rw)
 	}
-	if err != nil && e.cpf.f != rw.f {
+	if err != nil && s.cpf.f != rw.f {
 		rw.f.Close()
-		e.rewriteFailed(err)
+		s.rewriteFailed(err)
 	}
 }
 
@@ -143,10 +143,10 @@ func (e *Store) finishRewrite(err error) {
 // then puts that file in its place. Once the rename is done the writer appends to the new
 // file; if the rename's sync then fails, the name may still be the old file's after a crash,
 // without what is appended next: the store fails, and acknowledges nothing more.
-func (e *Store) switchFile(rw *cpRewrite) error {
-	fs := e.opts.FS
-	tail := make([]byte, e.cpf.size-rw.from)
-	if _, err := e.cpf.f.ReadAt(tail, rw.from); err != nil && (err != io.EOF || len(tail) > 0) {
+func (s *Store) switchFile(rw *cpRewrite) error {
+	fs := s.opts.FS
+	tail := make([]byte, s.cpf.size-rw.from)
+	if _, err := s.cpf.f.ReadAt(tail, rw.from); err != nil && (err != io.EOF || len(tail) > 0) {
 		return err
 	}
 	if _, err := rw.f.WriteAt(tail, rw.size); err != nil {
@@ -155,13 +155,13 @@ func (e *Store) switchFile(rw *cpRewrite) error {
 	if err := rw.f.Sync(); err != nil {
 		return err
 	}
-	if err := fs.Rename(fs.PathJoin(e.dir, cpTempName), fs.PathJoin(e.dir, cpFileName)); err != nil {
+	if err := fs.Rename(fs.PathJoin(s.dir, cpTempName), fs.PathJoin(s.dir, cpFileName)); err != nil {
 		return err
 	}
-	e.cpf.close()
-	e.cpf = cpFile{f: rw.f, size: rw.size + int64(len(tail)), rewriteAt: e.rewriteAt(rw.size)}
-	if err := syncDir(fs, e.dir); err != nil {
-		e.fail(fmt.Errorf("embedded: the checkpoint file, written whole again: %w", err))
+	s.cpf.close()
+	s.cpf = cpFile{f: rw.f, size: rw.size + int64(len(tail)), rewriteAt: s.rewriteAt(rw.size)}
+	if err := syncDir(fs, s.dir); err != nil {
+		s.fail(fmt.Errorf("embedded: the checkpoint file, written whole again: %w", err))
 		return err
 	}
 	return nil
@@ -169,21 +169,21 @@ func (e *Store) switchFile(rw *cpRewrite) error {
 
 // rewriteFailed notes a rewrite that did not finish: the file it was to replace is whole, so
 // nothing is lost; the next is tried once the file has grown as much again.
-func (e *Store) rewriteFailed(err error) {
-	e.log.Warn("writing the checkpoint file whole again; it keeps growing until the next try", "err", err)
-	e.opts.FS.Remove(e.opts.FS.PathJoin(e.dir, cpTempName))
-	e.cpf.rewriteAt = 2 * e.cpf.size
+func (s *Store) rewriteFailed(err error) {
+	s.log.Warn("writing the checkpoint file whole again; it keeps growing until the next try", "err", err)
+	s.opts.FS.Remove(s.opts.FS.PathJoin(s.dir, cpTempName))
+	s.cpf.rewriteAt = 2 * s.cpf.size
 }
 
 // rewriteCheckpoints writes the checkpoint file whole again at once, as Open does once replay
 // is done.
-func (e *Store) rewriteCheckpoints() error {
-	rw, err := e.startRewrite()
+func (s *Store) rewriteCheckpoints() error {
+	rw, err := s.startRewrite()
 	if err == nil {
 		if err = rw.write(); err == nil {
-			err = e.switchFile(rw)
+			err = s.switchFile(rw)
 		}
-		if err != nil && e.cpf.f != rw.f {
+		if err != nil && s.cpf.f != rw.f {
 			rw.f.Close()
 		}
 	}
@@ -191,14 +191,14 @@ func (e *Store) rewriteCheckpoints() error {
 }
 
 // rewriteAt is the size past which a checkpoint file written whole at size is written again.
-func (e *Store) rewriteAt(size int64) int64 {
-	return max(e.opts.CheckpointFileMin, cpRewriteRatio*size)
+func (s *Store) rewriteAt(size int64) int64 {
+	return max(s.opts.CheckpointFileMin, cpRewriteRatio*size)
 }
 
 // rewriteDone is the rewrite in progress's done; nil, which never answers, when none is.
-func (e *Store) rewriteDone() <-chan error {
-	if e.rewriting == nil {
+func (s *Store) rewriteDone() <-chan error {
+	if s.rewriting == nil {
 		return nil
 	}
-	return e.rewriting.done
+	return s.rewriting.done
 }

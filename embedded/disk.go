@@ -80,8 +80,8 @@ func (g *diskGuard) refusal() error {
 }
 
 // stalled reports whether the commit in progress has taken longer than stallAfter.
-func (e *Store) stalled() bool {
-	start := e.committing.Load()
+func (s *Store) stalled() bool {
+	start := s.committing.Load()
 	return start != 0 && time.Since(time.Unix(0, start)) > stallAfter
 }
 

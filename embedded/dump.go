@@ -25,7 +25,7 @@ var _ laurel.Exporter = (*Store)(nil)
 
 // Export writes everything the store holds as a dump, from one snapshot of it. Writes go on
 // meanwhile; Close stops the export at its next record.
-func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
+func (s *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	// The writer takes the snapshot right after a commit of its own that holds the history
 	// points still waiting for one and every aggregate not stored yet: no batch is then in
 	// flight (Pebble shows a batch before its fsync returns), every event in the snapshot has
@@ -33,31 +33,31 @@ func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 	var snap, logSnap *pebble.Snapshot
 	var recent *recentEvents
 	var spans []spanCopy
-	err := e.do(ctx, &op{
+	err := s.do(ctx, &op{
 		exclusive: true,
 		run: func(tx *txn) error {
-			e.stageHistory(tx)
-			e.checkpoint(tx, true)
+			s.stageHistory(tx)
+			s.checkpoint(tx, true)
 			return nil
 		},
 		finish: func() {
-			snap, logSnap = e.db.NewSnapshot(), e.logDB.NewSnapshot()
-			recent = e.recent.clone()
-			spans = e.copySpans()
-			e.exports.Add(1)
+			snap, logSnap = s.db.NewSnapshot(), s.logDB.NewSnapshot()
+			recent = s.recent.clone()
+			spans = s.copySpans()
+			s.exports.Add(1)
 		},
 	})
 	if snap != nil {
 		defer func() {
 			snap.Close()
 			logSnap.Close()
-			e.exports.Done()
+			s.exports.Done()
 		}()
 	}
 	if err != nil {
 		return err
 	}
-	x := &exporter{stop: e.stop, r: snap, recent: recent, points: newLogPoints(logSnap), spans: spans, w: w}
+	x := &exporter{stop: s.stop, r: snap, recent: recent, points: newLogPoints(logSnap), spans: spans, w: w}
 	if err := x.run(ctx); err != nil {
 		return fmt.Errorf("embedded: export: %w", err)
 	}

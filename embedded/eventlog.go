@@ -350,30 +350,30 @@ func openLog(dir string, opts Options) (*pebble.DB, error) {
 // readLog reads the log, first thing in Open: it applies to the store again the batches of
 // the records the store lost in a crash (those after the last it applied), drops the records
 // a seal took (a seal cut short before the log was emptied), and returns the others.
-func (e *Store) readLog() ([]logRecord, error) {
-	sealed, err := e.sealedThrough()
+func (s *Store) readLog() ([]logRecord, error) {
+	sealed, err := s.sealedThrough()
 	if err != nil {
 		return nil, err
 	}
 	var applied uint64
-	if v, ok, err := get(e.db, []byte{tagApplied}); err != nil {
+	if v, ok, err := get(s.db, []byte{tagApplied}); err != nil {
 		return nil, err
 	} else if ok {
 		applied = readU64(v)
 	}
-	e.logNo = applied
-	stale := e.logDB.NewBatch()
+	s.logNo = applied
+	stale := s.logDB.NewBatch()
 	defer stale.Close()
 	var records []logRecord
 	reapplied := 0
-	err = scanPrefix(e.logDB, []byte{tagLog}, func(k, v []byte) error {
+	err = scanPrefix(s.logDB, []byte{tagLog}, func(k, v []byte) error {
 		r, err := decodeLogRecord(readU64(k[1:]), append([]byte(nil), v...))
 		if err != nil {
 			return err
 		}
-		e.logNo = max(e.logNo, r.n)
+		s.logNo = max(s.logNo, r.n)
 		if r.n > applied && r.batch != nil {
-			b := e.db.NewBatch()
+			b := s.db.NewBatch()
 			defer b.Close()
 			if err := b.SetRepr(r.batch); err != nil {
 				return err
@@ -393,10 +393,10 @@ func (e *Store) readLog() ([]logRecord, error) {
 		return nil, err
 	}
 	if reapplied > 0 {
-		if err := e.db.LogData(nil, pebble.Sync); err != nil {
+		if err := s.db.LogData(nil, pebble.Sync); err != nil {
 			return nil, err
 		}
-		e.log.Info("applied the log's last commits again", "commits", reapplied)
+		s.log.Info("applied the log's last commits again", "commits", reapplied)
 	}
 	if !stale.Empty() {
 		if err := stale.Commit(pebble.Sync); err != nil {
@@ -408,20 +408,20 @@ func (e *Store) readLog() ([]logRecord, error) {
 
 // recoverRecent rebuilds the events since the last seal from the log's records, and marks the
 // retracted ones.
-func (e *Store) recoverRecent(records []logRecord) error {
-	sealed, err := e.sealedThrough()
+func (s *Store) recoverRecent(records []logRecord) error {
+	sealed, err := s.sealedThrough()
 	if err != nil {
 		return err
 	}
 	for _, r := range records {
 		for _, j := range r.events {
-			e.recent.add(j.board, j.event)
+			s.recent.add(j.board, j.event)
 			if j.id != "" {
-				e.ids.add(key(tagID, j.board, j.id)) // a seal will store it
+				s.ids.add(key(tagID, j.board, j.id)) // a seal will store it
 			}
 		}
 		for _, p := range r.points {
-			e.recent.setPoint(p.seq, r.n)
+			s.recent.setPoint(p.seq, r.n)
 		}
 	}
 	// The retraction marks, one scan of each board's range of them rather than a read per
@@ -429,8 +429,8 @@ func (e *Store) recoverRecent(records []logRecord) error {
 	// order, so a board's first event and its last bound its range.
 	type seqs struct{ lo, hi uint64 }
 	boards := make(map[string]seqs)
-	for i := range e.recent.list {
-		board, ev := e.recent.at(int32(i))
+	for i := range s.recent.list {
+		board, ev := s.recent.at(int32(i))
 		r, ok := boards[board]
 		if !ok {
 			r.lo = ev.seq
@@ -439,11 +439,11 @@ func (e *Store) recoverRecent(records []logRecord) error {
 		boards[board] = r
 	}
 	for board, r := range boards {
-		err := scan(e.db, retractKey(board, r.lo), retractKey(board, r.hi+1), func(k, _ []byte) error {
+		err := scan(s.db, retractKey(board, r.lo), retractKey(board, r.hi+1), func(k, _ []byte) error {
 			seq := readU64(k[len(k)-8:])
-			if i, ok := e.recent.index(seq); ok {
-				if b, _ := e.recent.at(i); b == board {
-					e.recent.retract(seq)
+			if i, ok := s.recent.index(seq); ok {
+				if b, _ := s.recent.at(i); b == board {
+					s.recent.retract(seq)
 				}
 			}
 			return nil
@@ -454,7 +454,7 @@ func (e *Store) recoverRecent(records []logRecord) error {
 	}
 	// A seal cut short may have handed the store events it never indexed: they are copies
 	// of events still in the log, or of events a deletion erased since; drop them.
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: sealedKey(sealed+1, ""), UpperBound: []byte{tagSealed + 1}})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: sealedKey(sealed+1, ""), UpperBound: []byte{tagSealed + 1}})
 	if err != nil {
 		return err
 	}
@@ -462,12 +462,12 @@ func (e *Store) recoverRecent(records []logRecord) error {
 	if err := it.Close(); err != nil || !strays {
 		return err
 	}
-	return e.db.DeleteRange(sealedKey(sealed+1, ""), []byte{tagSealed + 1}, pebble.Sync)
+	return s.db.DeleteRange(sealedKey(sealed+1, ""), []byte{tagSealed + 1}, pebble.Sync)
 }
 
 // sealedThrough is the last sequence number sealed, as stored.
-func (e *Store) sealedThrough() (uint64, error) {
-	v, ok, err := get(e.db, []byte{tagSealedTo})
+func (s *Store) sealedThrough() (uint64, error) {
+	v, ok, err := get(s.db, []byte{tagSealedTo})
 	if err != nil || !ok {
 		return 0, err
 	}

@@ -12,7 +12,7 @@ import (
 
 // Submit applies events atomically: every event is validated and staged on top of the ones
 // before it, and one bad event rejects the whole batch with its index in the error's field.
-func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
+func (s *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
 	if err := laurel.ValidateEvents(events); err != nil {
 		return nil, err
 	}
@@ -28,10 +28,10 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 			tx.deferAggs = true
 			var previous []map[string]laurel.Standing
 			if !opts.NoRanks {
-				previous = e.previous(events, now)
+				previous = s.previous(events, now)
 			}
 			for i := range events {
-				status, seq, ts, err := e.stageEvent(tx, &events[i], opts)
+				status, seq, ts, err := s.stageEvent(tx, &events[i], opts)
 				if err != nil {
 					return laurel.InEvent(i, err)
 				}
@@ -48,19 +48,19 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 			var last *board
 			var spans []*span // of last, at now
 			for i := range results {
-				b := e.boards[results[i].Board]
+				b := s.boards[results[i].Board]
 				if b == nil || opts.NoRanks && seqs[i] == 0 {
 					continue
 				}
 				if b != last {
-					last, spans = b, e.currentSpans(b, now)
+					last, spans = b, s.currentSpans(b, now)
 				}
 				// Every applied event leaves a history point, ranks asked for or not.
-				results[i].Entries = e.recordHistory(b, spans, results[i].Member, seqs[i], times[i], !opts.NoRanks)
+				results[i].Entries = s.recordHistory(b, spans, results[i].Member, seqs[i], times[i], !opts.NoRanks)
 			}
 		},
 	}
-	if err := e.do(ctx, o); err != nil {
+	if err := s.do(ctx, o); err != nil {
 		return nil, err
 	}
 	return results, nil
@@ -69,7 +69,7 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 // previous returns, for each event, its member's standing in each window's current span at
 // now before the events, as the trees show it before the writer stages them: the state of
 // the last commit, which the group's commit changes at once. Nil where the member has none.
-func (e *Store) previous(events []laurel.Event, now int64) []map[string]laurel.Standing {
+func (s *Store) previous(events []laurel.Event, now int64) []map[string]laurel.Standing {
 	out := make([]map[string]laurel.Standing, len(events))
 	var seen map[[2]string]int // board and member → the first event of theirs, in batches of several
 	var last *board
@@ -87,16 +87,16 @@ func (e *Store) previous(events []laurel.Event, now int64) []map[string]laurel.S
 			}
 			seen[k] = i
 		}
-		b := e.boards[ev.Board]
+		b := s.boards[ev.Board]
 		if b == nil {
 			continue // refused when staged
 		}
 		if b != last {
-			last, spans = b, e.currentSpans(b, now)
+			last, spans = b, s.currentSpans(b, now)
 		}
 		var nameBuf [8]string
 		var standingBuf [8]laurel.Standing
-		names, standings := e.standings(b, spans, ev.Member, nameBuf[:0], standingBuf[:0])
+		names, standings := s.standings(b, spans, ev.Member, nameBuf[:0], standingBuf[:0])
 		if len(names) > 0 {
 			out[i] = make(map[string]laurel.Standing, len(names))
 			for j, name := range names {
@@ -109,8 +109,8 @@ func (e *Store) previous(events []laurel.Event, now int64) []map[string]laurel.S
 
 // stageEvent validates one event against its board and stages it in every window. It returns
 // the event's status and, when applied, its sequence number and time.
-func (e *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions) (status string, seq uint64, ts int64, err error) {
-	b := e.boards[in.Board]
+func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions) (status string, seq uint64, ts int64, err error) {
+	b := s.boards[in.Board]
 	if b == nil {
 		return "", 0, 0, laurel.ErrNoBoard(in.Board)
 	}
@@ -149,7 +149,7 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 	// allocation an event less).
 	tx.queue(b, change{kind: changeFree, set: entryChange{to: toRecent, logged: &tx.logged[len(tx.logged)-1]}})
 	if in.Name != nil {
-		if err := e.stageProfile(tx, in.Member, laurel.ProfileSpec{Name: in.Name}); err != nil {
+		if err := s.stageProfile(tx, in.Member, laurel.ProfileSpec{Name: in.Name}); err != nil {
 			return "", 0, 0, err
 		}
 	}
@@ -157,7 +157,7 @@ func (e *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 }
 
 // currentSpan is the in-memory span of w that a read at now sees, or nil when it is empty.
-func (e *Store) currentSpan(b *board, w *window, now int64) *span {
+func (s *Store) currentSpan(b *board, w *window, now int64) *span {
 	if w.w.IsCalendar() {
 		return w.span(b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(now)).Start.UnixMilli())
 	}
@@ -167,12 +167,12 @@ func (e *Store) currentSpan(b *board, w *window, now int64) *span {
 // Retract removes the event with id from every open period and from the rolling and all
 // windows, recomputing the member's aggregates there from its remaining events. Closed periods
 // do not change. The id may then be used again.
-func (e *Store) Retract(ctx context.Context, boardID, id string) error {
+func (s *Store) Retract(ctx context.Context, boardID, id string) error {
 	if err := laurel.ValidateRetract(boardID, id); err != nil {
 		return err
 	}
-	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
-		b := e.boards[boardID]
+	return s.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+		b := s.boards[boardID]
 		if b == nil {
 			return laurel.ErrNoBoard(boardID)
 		}
@@ -187,11 +187,11 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 		tx.set(retractKey(boardID, ev.seq), nil)
 		tx.idSet(boardID, ev, false)
 		tx.delID(boardID, id, ev.seq)
-		if _, ok := e.recent.index(ev.seq); ok {
+		if _, ok := s.recent.index(ev.seq); ok {
 			seq := ev.seq
-			tx.onCommitFree(b, func() { e.recent.retract(seq) })
+			tx.onCommitFree(b, func() { s.recent.retract(seq) })
 		}
-		rest, err := e.memberEvents(e.db, boardID, ev.member, false)
+		rest, err := s.memberEvents(s.db, boardID, ev.member, false)
 		if err != nil {
 			return err
 		}
@@ -210,7 +210,7 @@ type storedEvent struct {
 // holds them (the store, or a snapshot of it), with their points, and those since the last
 // seal, without, the retracted ones too when all is set. Readers other than the writer hold
 // the read lock.
-func (e *Store) memberEvents(r pebble.Reader, boardID, member string, all bool) ([]storedEvent, error) {
+func (s *Store) memberEvents(r pebble.Reader, boardID, member string, all bool) ([]storedEvent, error) {
 	var out []storedEvent
 	err := scanPrefix(r, prefix(tagEvents, boardID, member), func(k, v []byte) (err error) {
 		out, err = appendListed(out, r, boardID, k, v, all)
@@ -219,8 +219,8 @@ func (e *Store) memberEvents(r pebble.Reader, boardID, member string, all bool) 
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range e.recent.member(boardID, member) {
-		if _, ev := e.recent.at(i); all || ev.flags&flagRetracted == 0 {
+	for _, i := range s.recent.member(boardID, member) {
+		if _, ev := s.recent.at(i); all || ev.flags&flagRetracted == 0 {
 			out = append(out, storedEvent{ev, nil}) // points are read from the log where needed
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 // IDFilterReady reports whether the store's event id filter has scanned the stored ids, so
 // that a test can tell which way a duplicate was found.
-func (e *Store) IDFilterReady() bool { return e.ids.ready.Load() }
+func (s *Store) IDFilterReady() bool { return s.ids.ready.Load() }
 
 // IDFilter is the store's event id filter, alone.
 type IDFilter struct{ f *idFilter }
@@ -28,27 +28,27 @@ func (f IDFilter) Ready() { f.f.ready.Store(true) }
 
 // IDFilterMaybe reports whether the store's id filter lets the id of board through to a
 // lookup (it is not ready, or it may hold the id).
-func (e *Store) IDFilterMaybe(board, id string) bool { return !e.ids.absent(key(tagID, board, id)) }
+func (s *Store) IDFilterMaybe(board, id string) bool { return !s.ids.absent(key(tagID, board, id)) }
 
 func (f IDFilter) Add(k []byte)         { f.f.add(k) }
 func (f IDFilter) Absent(k []byte) bool { return f.f.absent(k) }
 func (f IDFilter) Bytes() int           { return f.f.bytes() }
 
 // TopHeld reports whether a published top of the board's window holds now (top.go).
-func (e *Store) TopHeld(board, window string) bool {
-	found, _ := e.tops.Load(topKey{board, window})
+func (s *Store) TopHeld(board, window string) bool {
+	found, _ := s.tops.Load(topKey{board, window})
 	v, _ := found.(*topView)
-	return v != nil && v.gen == e.topGen.Load() && e.now() < v.until
+	return v != nil && v.gen == s.topGen.Load() && s.now() < v.until
 }
 
 // WrittenBytes is what the store's Pebble instances have written to tables so far, by
 // flushes and compactions: the main store's and the log's.
-func (e *Store) WrittenBytes() (store, log uint64) {
+func (s *Store) WrittenBytes() (store, log uint64) {
 	written := func(db interface{ Metrics() *pebble.Metrics }) uint64 {
 		t := db.Metrics().Total()
 		return t.TableBytesFlushed + t.TableBytesCompacted
 	}
-	return written(e.db), written(e.logDB)
+	return written(s.db), written(s.logDB)
 }
 
 // LogRecordPoints reads the history points of a log record both ways: decoded whole, as Open
@@ -158,28 +158,28 @@ func WholeIDRecords(dir string) (int, error) {
 
 // SpanChunks counts the chunks of the current span of a board's window that hold times as
 // offsets (narrow) and whole (wide).
-func (e *Store) SpanChunks(board, window string) (narrow, wide int) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	b := e.boards[board]
-	if sp := e.currentSpan(b, b.window(window), e.now()); sp != nil {
+func (s *Store) SpanChunks(board, window string) (narrow, wide int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	b := s.boards[board]
+	if sp := s.currentSpan(b, b.window(window), s.now()); sp != nil {
 		return Slots{&sp.slots}.Chunks()
 	}
 	return 0, 0
 }
 
 // Queued is how many operations wait for the writer.
-func (e *Store) Queued() int { return len(e.ops) }
+func (s *Store) Queued() int { return len(s.ops) }
 
 // IDRunTiers waits for the merges of id runs under way, and those they lead to, then returns
 // the tier of each run listed, oldest first.
-func (e *Store) IDRunTiers(ctx context.Context) ([]int, error) {
+func (s *Store) IDRunTiers(ctx context.Context) ([]int, error) {
 	var tiers []int
-	err := e.do(ctx, &op{exclusive: true, run: func(*txn) error { return nil }, finish: func() {
-		for e.idMerging != nil {
-			e.finishIDMerge(<-e.idMerging.done)
+	err := s.do(ctx, &op{exclusive: true, run: func(*txn) error { return nil }, finish: func() {
+		for s.idMerging != nil {
+			s.finishIDMerge(<-s.idMerging.done)
 		}
-		for _, r := range e.idRuns {
+		for _, r := range s.idRuns {
 			tiers = append(tiers, int(r.tier))
 		}
 	}})
@@ -194,10 +194,10 @@ func WithIDFilterFirst(o Options, n int) Options {
 }
 
 // IDFilterRebuilds counts the rebuilds of the store's id filter so far.
-func (e *Store) IDFilterRebuilds() int {
-	e.ids.mu.Lock()
-	defer e.ids.mu.Unlock()
-	return e.ids.rebuilt
+func (s *Store) IDFilterRebuilds() int {
+	s.ids.mu.Lock()
+	defer s.ids.mu.Unlock()
+	return s.ids.rebuilt
 }
 
 // SortedRun is the records (key, value) of a file a seal writes.

@@ -22,8 +22,8 @@ type PebbleFootprint struct {
 }
 
 // Footprint reads the footprint of the store's databases now.
-func (e *Store) Footprint() Footprint {
-	return Footprint{Store: pebbleFootprint(e.db), Log: pebbleFootprint(e.logDB)}
+func (s *Store) Footprint() Footprint {
+	return Footprint{Store: pebbleFootprint(s.db), Log: pebbleFootprint(s.logDB)}
 }
 
 func pebbleFootprint(db *pebble.DB) PebbleFootprint {

@@ -28,8 +28,8 @@ const historyDelay = 50 * time.Millisecond
 // none (those of the last group before a crash: a later commit would have carried them), and
 // attaches them to their events. It runs
 // in Open, after recover and before anything changes the recovered state.
-func (e *Store) recoverHistory() error {
-	it, err := e.logDB.NewIter(&pebble.IterOptions{LowerBound: []byte{tagLog}, UpperBound: []byte{tagLog + 1}})
+func (s *Store) recoverHistory() error {
+	it, err := s.logDB.NewIter(&pebble.IterOptions{LowerBound: []byte{tagLog}, UpperBound: []byte{tagLog + 1}})
 	if err != nil {
 		return err
 	}
@@ -46,25 +46,25 @@ func (e *Store) recoverHistory() error {
 	now, entries := last.now, last.events
 	var points []pointRecord
 	for _, j := range entries {
-		b := e.boards[j.board]
-		i, ok := e.recent.index(j.seq)
-		if b == nil || !ok || e.recent.list[i].point != 0 || e.recent.list[i].flags&flagRetracted != 0 {
+		b := s.boards[j.board]
+		i, ok := s.recent.index(j.seq)
+		if b == nil || !ok || s.recent.list[i].point != 0 || s.recent.list[i].flags&flagRetracted != 0 {
 			continue // its board or member deleted since, or it has its point, or it counts no more
 		}
-		names, standings := e.standings(b, e.currentSpans(b, now), j.member, nil, nil)
+		names, standings := s.standings(b, s.currentSpans(b, now), j.member, nil, nil)
 		points = append(points, pointRecord{j.seq, encodeHistory(j.ts, names, standings)})
 	}
 	if len(points) == 0 {
 		return nil
 	}
-	if err := e.logDB.Set(logKey(e.logNo+1), appendLogRecord(nil, e.now(), nil, points, nil), pebble.Sync); err != nil {
+	if err := s.logDB.Set(logKey(s.logNo+1), appendLogRecord(nil, s.now(), nil, points, nil), pebble.Sync); err != nil {
 		return err
 	}
-	e.logNo++
+	s.logNo++
 	for _, p := range points {
-		e.recent.setPoint(p.seq, e.logNo)
+		s.recent.setPoint(p.seq, s.logNo)
 	}
-	e.log.Info("recovered the rank history of the last writes before a crash", "points", len(points))
+	s.log.Info("recovered the rank history of the last writes before a crash", "points", len(points))
 	return nil
 }
 
@@ -141,10 +141,10 @@ func decodePoints(b []byte) (ts int64, points map[string][2]int64, err error) {
 // the current spans of b's windows, and queues its history record. It runs in the writer,
 // under the read lock, after the apply; it returns the standings for the event's result when
 // ranks is set.
-func (e *Store) recordHistory(b *board, spans []*span, member string, seq uint64, ts int64, ranks bool) map[string]laurel.Standing {
+func (s *Store) recordHistory(b *board, spans []*span, member string, seq uint64, ts int64, ranks bool) map[string]laurel.Standing {
 	var nameBuf [8]string
 	var standingBuf [8]laurel.Standing
-	names, standings := e.standings(b, spans, member, nameBuf[:0], standingBuf[:0])
+	names, standings := s.standings(b, spans, member, nameBuf[:0], standingBuf[:0])
 	var entries map[string]laurel.Standing
 	if ranks {
 		entries = make(map[string]laurel.Standing, len(names))
@@ -153,9 +153,9 @@ func (e *Store) recordHistory(b *board, spans []*span, member string, seq uint64
 		}
 	}
 	if seq != 0 {
-		point := appendHistory(e.pointChunks.take(historySize(names)), ts, names, standings)
-		e.history = append(e.history, pointRecord{seq, point})
-		e.pending.Add(1)
+		point := appendHistory(s.pointChunks.take(historySize(names)), ts, names, standings)
+		s.history = append(s.history, pointRecord{seq, point})
+		s.pending.Add(1)
 	}
 	return entries
 }
@@ -181,9 +181,9 @@ func (c *chunks) take(n int) []byte {
 // standings appends to names and standings the member's standing in each window of b where
 // it has one: its rank and score in the window's current span, of spans (currentSpans). A
 // hidden member has none. It runs in the writer, under the read lock, right after the write.
-func (e *Store) standings(b *board, spans []*span, member string, names []string, standings []laurel.Standing) ([]string, []laurel.Standing) {
+func (s *Store) standings(b *board, spans []*span, member string, names []string, standings []laurel.Standing) ([]string, []laurel.Standing) {
 	h, ok := b.members.lookup(member)
-	if !ok || !e.ranked(member) {
+	if !ok || !s.ranked(member) {
 		return names, standings
 	}
 	for i, sp := range spans {
@@ -203,50 +203,50 @@ func (e *Store) standings(b *board, spans []*span, member string, names []string
 
 // currentSpans returns the in-memory span of each of b's windows that a read at now sees,
 // nil where it is empty.
-func (e *Store) currentSpans(b *board, now int64) []*span {
+func (s *Store) currentSpans(b *board, now int64) []*span {
 	spans := make([]*span, len(b.windows))
 	for i, w := range b.windows {
-		spans[i] = e.currentSpan(b, w, now)
+		spans[i] = s.currentSpan(b, w, now)
 	}
 	return spans
 }
 
 // stageHistory adds the queued history points to tx, for its log record (or its seal).
-func (e *Store) stageHistory(tx *txn) {
-	if len(e.history) == 0 {
+func (s *Store) stageHistory(tx *txn) {
+	if len(s.history) == 0 {
 		return
 	}
-	points := slices.Clone(e.history)
+	points := slices.Clone(s.history)
 	tx.points = append(tx.points, points...)
 	tx.historyPoints += len(points)
-	e.history = e.history[:0]
+	s.history = s.history[:0]
 	tx.onCommitFree(nil, func() {
 		for _, p := range points {
-			e.recent.setPoint(p.seq, e.logNo) // the record the commit just wrote
+			s.recent.setPoint(p.seq, s.logNo) // the record the commit just wrote
 		}
 	})
 }
 
 // History returns the member's points in window, newest first.
-func (e *Store) History(ctx context.Context, boardID, window, member string, limit int) ([]laurel.HistoryPoint, error) {
+func (s *Store) History(ctx context.Context, boardID, window, member string, limit int) ([]laurel.HistoryPoint, error) {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return nil, err
 	}
 	if limit <= 0 || limit > laurel.MaxHistoryLimit {
 		return nil, laurel.FieldErrorf(laurel.EInvalid, "limit", "must be an integer from 1 to %d", laurel.MaxHistoryLimit)
 	}
-	if e.pending.Load() > 0 {
+	if s.pending.Load() > 0 {
 		// Wait for the commit that makes the points of recent events durable.
-		if err := e.do(ctx, &op{}); err != nil {
+		if err := s.do(ctx, &op{}); err != nil {
 			return nil, err
 		}
 	}
-	rd, err := e.resolve(ctx, laurel.Query{Board: boardID, Window: window})
+	rd, err := s.resolve(ctx, laurel.Query{Board: boardID, Window: window})
 	if err != nil {
 		return nil, err
 	}
 	defer rd.done()
-	if e.hidden[member] {
+	if s.hidden[member] {
 		return nil, laurel.FieldErrorf(laurel.ENotFound, "member", "member %q is hidden", member)
 	}
 	// Newest first: the events since the last seal, those being sealed, then the sealed ones
@@ -262,8 +262,8 @@ func (e *Store) History(ctx context.Context, boardID, window, member string, lim
 		}
 		return len(points) < limit, err
 	}
-	lp := newLogPoints(e.logDB)
-	for _, r := range []*recentEvents{e.recent, e.sealing} {
+	lp := newLogPoints(s.logDB)
+	for _, r := range []*recentEvents{s.recent, s.sealing} {
 		recent := r.member(rd.b.cfg.ID, member)
 		for k := len(recent) - 1; k >= 0; k-- {
 			_, ev := r.at(recent[k])
@@ -277,7 +277,7 @@ func (e *Store) History(ctx context.Context, boardID, window, member string, lim
 		}
 	}
 	p := prefix(tagEvents, rd.b.cfg.ID, member)
-	it, err := e.snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper(p)})
+	it, err := s.snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -288,10 +288,10 @@ func (e *Store) History(ctx context.Context, boardID, window, member string, lim
 			return nil, err
 		}
 		for _, seq := range slices.Backward(seqs) {
-			if seq > e.sealedTo {
+			if seq > s.sealedTo {
 				continue // being sealed: read from sealing above
 			}
-			ev, ok, err := readSealed(e.snap, rd.b.cfg.ID, seq)
+			ev, ok, err := readSealed(s.snap, rd.b.cfg.ID, seq)
 			if err != nil {
 				return nil, err
 			}

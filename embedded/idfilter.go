@@ -201,9 +201,9 @@ func (f *idFilter) scan(its []*pebble.Iterator, into *blockedBloom, stop <-chan 
 // filter when it asked for one. Every id with a record is then stored in what the iterators it
 // opens read, or in the events not sealed yet (their seal ends in the writer), which it adds;
 // every id staged from now on goes to the new filter as it is added.
-func (e *Store) rebuildIDs() {
-	f := e.ids
-	if e.broken() || e.stopping() || !f.ready.Load() {
+func (s *Store) rebuildIDs() {
+	f := s.ids
+	if s.broken() || s.stopping() || !f.ready.Load() {
 		return
 	}
 	f.mu.Lock()
@@ -219,40 +219,40 @@ func (e *Store) rebuildIDs() {
 	f.next = next
 	f.mu.Unlock()
 	var hs []uint64
-	e.eachUnsealedID(func(k []byte, _ string, _ event) error {
+	s.eachUnsealedID(func(k []byte, _ string, _ event) error {
 		hs = append(hs, maphash.Bytes(f.seed, k))
 		return nil
 	})
 	f.addHashes(hs, next)
-	its, err := idIters(e.db)
+	its, err := idIters(s.db)
 	start := time.Now()
-	e.loading.Go(func() {
+	s.loading.Go(func() {
 		done := false
 		if err == nil {
-			done, err = f.scan(its, next, e.stop)
+			done, err = f.scan(its, next, s.stop)
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.next = nil
 		if err != nil || !done {
 			if err != nil {
-				e.log.Warn("rebuilding the event id filter failed; it keeps growing by stages", "err", err)
+				s.log.Warn("rebuilding the event id filter failed; it keeps growing by stages", "err", err)
 			}
 			f.rebuild = false // asked again when its last stage fills
 			return
 		}
 		f.blooms, f.rebuild = []*blockedBloom{next}, next.full()
 		f.rebuilt++
-		e.log.Debug("rebuilt the event id filter", "ids", next.n, "bytes", 8*len(next.words), "took", time.Since(start))
+		s.log.Debug("rebuilt the event id filter", "ids", next.n, "bytes", 8*len(next.words), "took", time.Since(start))
 	})
 }
 
 // eachUnsealedID calls fn, in the writer, with the key of the id record of each event not
 // sealed yet that has an id (those since the last seal, and those being sealed), until fn
 // fails. The key, the board and the event's strings are valid only during the call.
-func (e *Store) eachUnsealedID(fn func(k []byte, board string, ev event) error) error {
+func (s *Store) eachUnsealedID(fn func(k []byte, board string, ev event) error) error {
 	var k []byte
-	for _, r := range []*recentEvents{e.recent, e.sealing} {
+	for _, r := range []*recentEvents{s.recent, s.sealing} {
 		if r == nil {
 			continue
 		}

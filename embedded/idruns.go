@@ -76,8 +76,8 @@ func idKeyOfRun(b, k []byte) []byte { return append(append(b, tagID), k[idRunPre
 // loadIDRuns lists the runs the store holds, one seek each, and excises those past the last
 // seal (a crash cut it short after its files were ingested: its events are in the log, and
 // the next seal writes them again).
-func (e *Store) loadIDRuns() error {
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagIDRun}, UpperBound: []byte{tagIDRun + 1}})
+func (s *Store) loadIDRuns() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagIDRun}, UpperBound: []byte{tagIDRun + 1}})
 	if err != nil {
 		return err
 	}
@@ -93,13 +93,13 @@ func (e *Store) loadIDRuns() error {
 	if err := cmp.Or(it.Error(), it.Close()); err != nil {
 		return err
 	}
-	for len(runs) > 0 && runs[len(runs)-1].last > e.sealedTo {
-		if err := e.db.Excise(context.Background(), runs[len(runs)-1].span()); err != nil {
+	for len(runs) > 0 && runs[len(runs)-1].last > s.sealedTo {
+		if err := s.db.Excise(context.Background(), runs[len(runs)-1].span()); err != nil {
 			return err
 		}
 		runs = runs[:len(runs)-1]
 	}
-	e.idRuns = runs
+	s.idRuns = runs
 	return nil
 }
 
@@ -215,45 +215,45 @@ func mergeableIDRuns(runs []idRun, fanout int) []idRun {
 // maybeMergeIDs starts a merge when Options.IDRunFanout runs of one tier follow one another
 // and none is under way. The writer calls it once a commit is applied, so that the merge's
 // snapshot holds every deletion of an id staged before (idDeletes counts those staged after).
-func (e *Store) maybeMergeIDs() {
-	if e.broken() || e.idMerging != nil || e.stopping() {
+func (s *Store) maybeMergeIDs() {
+	if s.broken() || s.idMerging != nil || s.stopping() {
 		return
 	}
-	runs := mergeableIDRuns(e.idRuns, e.opts.IDRunFanout)
+	runs := mergeableIDRuns(s.idRuns, s.opts.IDRunFanout)
 	if runs == nil {
 		return
 	}
 	out := idRun{first: runs[0].first, last: runs[len(runs)-1].last, tier: runs[0].tier + 1}
 	m := &idMerge{
-		runs: slices.Clone(runs), out: out, deletes: e.idDeletes, snap: e.db.NewSnapshot(), start: time.Now(), done: make(chan error, 1),
-		path: e.opts.FS.PathJoin(e.dir, fmt.Sprintf("sealing-ids-%016x-%016x.sst", out.first, out.last)),
+		runs: slices.Clone(runs), out: out, deletes: s.idDeletes, snap: s.db.NewSnapshot(), start: time.Now(), done: make(chan error, 1),
+		path: s.opts.FS.PathJoin(s.dir, fmt.Sprintf("sealing-ids-%016x-%016x.sst", out.first, out.last)),
 	}
-	e.idMerging = m
-	go func() { m.done <- e.writeIDMerge(m) }()
+	s.idMerging = m
+	go func() { m.done <- s.writeIDMerge(m) }()
 }
 
 // stopping reports whether Close has begun: the writer finishes the merge under way, and
 // starts none.
-func (e *Store) stopping() bool {
+func (s *Store) stopping() bool {
 	select {
-	case <-e.stop:
+	case <-s.stop:
 		return true
 	default:
 		return false
 	}
 }
 
-func (e *Store) idMergeDone() <-chan error {
-	if e.idMerging == nil {
+func (s *Store) idMergeDone() <-chan error {
+	if s.idMerging == nil {
 		return nil
 	}
-	return e.idMerging.done
+	return s.idMerging.done
 }
 
 // writeIDMerge writes the merge of m's runs to its file: their records in id order under the
 // new run's prefix. Ids are unique among the records of a board (a retracted id's record goes
 // before the id is used again), but should two runs hold one, the newer's is kept.
-func (e *Store) writeIDMerge(m *idMerge) (err error) {
+func (s *Store) writeIDMerge(m *idMerge) (err error) {
 	defer m.snap.Close()
 	its := make([]*pebble.Iterator, 0, len(m.runs))
 	defer func() {
@@ -270,7 +270,7 @@ func (e *Store) writeIDMerge(m *idMerge) (err error) {
 		its = append(its, it)
 		it.First()
 	}
-	w, err := e.newTable(m.path)
+	w, err := s.newTable(m.path)
 	if err != nil {
 		return err
 	}
@@ -307,29 +307,29 @@ func (e *Store) writeIDMerge(m *idMerge) (err error) {
 // record deleted since is dropped and started again, from a snapshot that holds the deletion;
 // one that failed (the disk may be full) is dropped, its runs staying as they are until the
 // merge after the next seal.
-func (e *Store) finishIDMerge(err error) {
-	m := e.idMerging
-	e.idMerging = nil
-	if err == nil && e.idDeletes != m.deletes {
-		e.opts.FS.Remove(m.path) // before the merge started again writes it anew
-		e.maybeMergeIDs()        // at once: the commits of those deletions are applied
+func (s *Store) finishIDMerge(err error) {
+	m := s.idMerging
+	s.idMerging = nil
+	if err == nil && s.idDeletes != m.deletes {
+		s.opts.FS.Remove(m.path) // before the merge started again writes it anew
+		s.maybeMergeIDs()        // at once: the commits of those deletions are applied
 		return
 	}
-	defer e.opts.FS.Remove(m.path)
+	defer s.opts.FS.Remove(m.path)
 	if err == nil {
 		span := pebble.KeyRange{Start: m.runs[0].span().Start, End: m.runs[len(m.runs)-1].span().End}
 		if m.ids > 0 {
-			_, err = e.db.IngestAndExcise(context.Background(), []string{m.path}, nil, nil, span)
+			_, err = s.db.IngestAndExcise(context.Background(), []string{m.path}, nil, nil, span)
 		} else {
-			err = e.db.Excise(context.Background(), span)
+			err = s.db.Excise(context.Background(), span)
 		}
 	}
 	if err != nil {
-		e.log.Warn("merging the ids of sealed events failed; their runs stay as they are", "runs", len(m.runs), "err", err)
+		s.log.Warn("merging the ids of sealed events failed; their runs stay as they are", "runs", len(m.runs), "err", err)
 		return
 	}
-	i := slices.Index(e.idRuns, m.runs[0])
-	e.idRuns = slices.Replace(e.idRuns, i, i+len(m.runs), m.out)
-	e.log.Debug("merged the ids of sealed events", "runs", len(m.runs), "ids", m.ids, "tier", m.out.tier, "took", time.Since(m.start))
-	e.maybeMergeIDs()
+	i := slices.Index(s.idRuns, m.runs[0])
+	s.idRuns = slices.Replace(s.idRuns, i, i+len(m.runs), m.out)
+	s.log.Debug("merged the ids of sealed events", "runs", len(m.runs), "ids", m.ids, "tier", m.out.tier, "took", time.Since(m.start))
+	s.maybeMergeIDs()
 }

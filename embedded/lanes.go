@@ -126,24 +126,24 @@ func runKind(e *Store, cs []change, kind int8) {
 
 // noteDirty notes on w's lane an aggregate for the checkpoint queue (markDirty): the queue is
 // shared by every window, so the writer adds to it once the lanes are done.
-func (e *Store) noteDirty(b *board, w *window, sp *span, bk *bucket, h uint32, seq uint64) {
-	e.laneNotes[w.lane] = append(e.laneNotes[w.lane], dirtyNote{b, w, sp, bk, h, seq})
+func (s *Store) noteDirty(b *board, w *window, sp *span, bk *bucket, h uint32, seq uint64) {
+	s.laneNotes[w.lane] = append(s.laneNotes[w.lane], dirtyNote{b, w, sp, bk, h, seq})
 }
 
 // markNoted makes the markDirty calls noted on the lanes, and empties them.
-func (e *Store) markNoted() {
-	for l := range e.laneNotes {
-		for _, n := range e.laneNotes[l] {
-			e.markDirty(n.b, n.w, n.sp, n.bk, n.h, n.seq)
+func (s *Store) markNoted() {
+	for l := range s.laneNotes {
+		for _, n := range s.laneNotes[l] {
+			s.markDirty(n.b, n.w, n.sp, n.bk, n.h, n.seq)
 		}
-		clear(e.laneNotes[l])
-		e.laneNotes[l] = e.laneNotes[l][:0]
+		clear(s.laneNotes[l])
+		s.laneNotes[l] = s.laneNotes[l][:0]
 	}
 }
 
 // applySlice applies the changes cs, all of whole operations: on both lanes at once when
 // none of them is ordered and each lane has some, else in order on the writer.
-func (e *Store) applySlice(cs []change) {
+func (s *Store) applySlice(cs []change) {
 	var ordered bool
 	var perLane [lanes]int
 	for i := range cs {
@@ -157,19 +157,19 @@ func (e *Store) applySlice(cs []change) {
 	if ordered || perLane[0] == 0 || perLane[1] == 0 {
 		for i := range cs {
 			c := &cs[i]
-			c.run(e)
+			c.run(s)
 			if c.kind >= changeLane {
-				e.markNoted() // where markDirty was made before lanes
+				s.markNoted() // where markDirty was made before lanes
 			}
 		}
 		return
 	}
-	if e.helper == nil {
-		e.helper = startLaneHelper(e)
+	if s.helper == nil {
+		s.helper = startLaneHelper(s)
 	}
-	e.helper.work <- cs
-	runKind(e, cs, changeLane)
-	<-e.helper.done
-	runKind(e, cs, changeFree)
-	e.markNoted()
+	s.helper.work <- cs
+	runKind(s, cs, changeLane)
+	<-s.helper.done
+	runKind(s, cs, changeFree)
+	s.markNoted()
 }

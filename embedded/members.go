@@ -34,7 +34,7 @@ func (tx *txn) profileGet(member string) (*profile, error) {
 }
 
 // stageProfile sets the fields of a member's profile that spec gives, when they change it.
-func (e *Store) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) error {
+func (s *Store) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) error {
 	cur, err := tx.profileGet(member)
 	if err != nil {
 		return err
@@ -63,35 +63,35 @@ func (e *Store) stageProfile(tx *txn, member string, spec laurel.ProfileSpec) er
 		return err
 	}
 	tx.set(key(tagProfile, member), v)
-	tx.onCommitFree(nil, func() { e.profiles.put(member, &p) })
+	tx.onCommitFree(nil, func() { s.profiles.put(member, &p) })
 	return nil
 }
 
 // PutProfile sets a member's name and metadata; a field left nil keeps its value.
-func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
+func (s *Store) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
 	spec, err := laurel.ValidateProfile(member, spec)
 	if err != nil {
 		return laurel.Profile{}, err
 	}
-	err = e.do(ctx, &op{run: func(tx *txn) error { return e.stageProfile(tx, member, spec) }})
+	err = s.do(ctx, &op{run: func(tx *txn) error { return s.stageProfile(tx, member, spec) }})
 	if err != nil {
 		return laurel.Profile{}, err
 	}
-	return e.Profile(ctx, member)
+	return s.Profile(ctx, member)
 }
 
 // Profile returns a member's profile; ENotFound when it has none.
-func (e *Store) Profile(ctx context.Context, member string) (laurel.Profile, error) {
+func (s *Store) Profile(ctx context.Context, member string) (laurel.Profile, error) {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return laurel.Profile{}, err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	stored, err := e.profile(member)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	stored, err := s.profile(member)
 	if err != nil {
 		return laurel.Profile{}, err
 	}
-	hidden := !e.ranked(member)
+	hidden := !s.ranked(member)
 	if stored == nil && !hidden {
 		return laurel.Profile{}, laurel.FieldErrorf(laurel.ENotFound, "member", "no profile for %q", member)
 	}
@@ -107,22 +107,22 @@ func (e *Store) Profile(ctx context.Context, member string) (laurel.Profile, err
 
 // Hide leaves a member out of every ranking and total, closed periods included, keeping its
 // data.
-func (e *Store) Hide(ctx context.Context, member string) error {
-	return e.setHidden(ctx, member, true)
+func (s *Store) Hide(ctx context.Context, member string) error {
+	return s.setHidden(ctx, member, true)
 }
 
 // Unhide puts a hidden member back in every ranking.
-func (e *Store) Unhide(ctx context.Context, member string) error {
-	return e.setHidden(ctx, member, false)
+func (s *Store) Unhide(ctx context.Context, member string) error {
+	return s.setHidden(ctx, member, false)
 }
 
-func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
+func (s *Store) setHidden(ctx context.Context, member string, hide bool) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
 	// Exclusive: the member's entries are read from memory and the store as they stand.
-	return e.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
-		if e.hidden[member] == hide {
+	return s.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
+		if s.hidden[member] == hide {
 			return nil
 		}
 		if hide {
@@ -141,7 +141,7 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 		}
 		var keys []openKey
 		var ranks []frozenRank
-		for _, b := range e.boards {
+		for _, b := range s.boards {
 			h, ok := b.members.lookup(member)
 			for _, w := range b.windows {
 				for _, sp := range w.open {
@@ -153,7 +153,7 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 					}
 				}
 				for _, cp := range w.closed {
-					r, ok, err := frozenRankOf(e.db, b.cfg.ID, w.name, cp.start, member)
+					r, ok, err := frozenRankOf(s.db, b.cfg.ID, w.name, cp.start, member)
 					if err != nil {
 						return err
 					}
@@ -165,9 +165,9 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 		}
 		tx.onCommit(nil, func() {
 			if hide {
-				e.hidden[member] = true
+				s.hidden[member] = true
 			} else {
-				delete(e.hidden, member)
+				delete(s.hidden, member)
 			}
 			for _, ok := range keys {
 				if hide {
@@ -191,22 +191,22 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 
 // DeleteMember erases a member everywhere: its events, ids, entries (closed periods
 // included), profile and hidden mark.
-func (e *Store) DeleteMember(ctx context.Context, member string) error {
+func (s *Store) DeleteMember(ctx context.Context, member string) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
-	return e.do(ctx, &op{exclusive: true, seals: true, run: func(tx *txn) error {
+	return s.do(ctx, &op{exclusive: true, seals: true, run: func(tx *txn) error {
 		tx.erase = &erasure{members: make(map[string]bool)}
-		for _, b := range e.boards {
-			if err := e.deleteFromBoard(tx, b, member); err != nil {
+		for _, b := range s.boards {
+			if err := s.deleteFromBoard(tx, b, member); err != nil {
 				return err
 			}
 		}
 		tx.del(key(tagProfile, member))
 		tx.del(key(tagHidden, member))
 		tx.onCommit(nil, func() {
-			delete(e.hidden, member)
-			e.profiles.put(member, nil)
+			delete(s.hidden, member)
+			s.profiles.put(member, nil)
 		})
 		return nil
 	}})
@@ -214,9 +214,9 @@ func (e *Store) DeleteMember(ctx context.Context, member string) error {
 
 // deleteFromBoard stages the erasure of a member's events, ids and entries on a board: its
 // sealed events here, those since the last seal by the seal that commits the deletion.
-func (e *Store) deleteFromBoard(tx *txn, b *board, member string) error {
+func (s *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 	id := b.cfg.ID
-	events, err := e.memberEvents(e.db, id, member, true)
+	events, err := s.memberEvents(s.db, id, member, true)
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (e *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 			tx.idSet(id, ev.event, false)
 			tx.delID(id, ev.id, ev.seq)
 		}
-		if _, recent := e.recent.index(ev.seq); !recent {
+		if _, recent := s.recent.index(ev.seq); !recent {
 			tx.del(sealedKey(ev.seq, id))
 		}
 		tx.del(retractKey(id, ev.seq))
@@ -240,7 +240,7 @@ func (e *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 	}
 	for _, w := range b.windows {
 		for _, cp := range w.closed {
-			r, ok, err := frozenRankOf(e.db, id, w.name, cp.start, member)
+			r, ok, err := frozenRankOf(s.db, id, w.name, cp.start, member)
 			if err != nil {
 				return err
 			}
@@ -286,4 +286,4 @@ func (cp *closedPeriod) updateExcluded() {
 }
 
 // ranked reports whether member has places in trees: whether it is not hidden.
-func (e *Store) ranked(member string) bool { return len(e.hidden) == 0 || !e.hidden[member] }
+func (s *Store) ranked(member string) bool { return len(s.hidden) == 0 || !s.hidden[member] }

@@ -39,11 +39,11 @@ func (c *profileCache) put(member string, p *profile) {
 }
 
 // profile returns a member's stored profile, nil when it has none, under the read lock.
-func (e *Store) profile(member string) (*profile, error) {
-	if p, ok := e.profiles.get(member); ok {
+func (s *Store) profile(member string) (*profile, error) {
+	if p, ok := s.profiles.get(member); ok {
 		return p, nil
 	}
-	v, ok, err := get(e.snap, key(tagProfile, member))
+	v, ok, err := get(s.snap, key(tagProfile, member))
 	if err != nil {
 		return nil, err
 	}
@@ -54,8 +54,8 @@ func (e *Store) profile(member string) (*profile, error) {
 			return nil, err
 		}
 	}
-	if !e.snapBehind { // a profile the group being applied changed is cached already
-		e.profiles.put(member, p)
+	if !s.snapBehind { // a profile the group being applied changed is cached already
+		s.profiles.put(member, p)
 	}
 	return p, nil
 }

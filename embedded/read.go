@@ -168,34 +168,34 @@ func (rd *reading) done() { rd.e.mu.RUnlock() }
 
 // resolve finds what q reads, catching the board up to now first. On success the caller must
 // call done.
-func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
+func (s *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 	if err := laurel.ValidateBoardID(q.Board); err != nil {
 		return nil, err
 	}
 	if q.HasAt && q.Period != "" {
 		return nil, laurel.FieldErrorf(laurel.EInvalid, "period", "give either at or period, not both")
 	}
-	now := e.now()
-	e.mu.RLock()
-	b, err := e.lookupBoard(q.Board)
-	e.mu.RUnlock()
+	now := s.now()
+	s.mu.RLock()
+	b, err := s.lookupBoard(q.Board)
+	s.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
-	if err := e.catchUp(ctx, b, now); err != nil {
+	if err := s.catchUp(ctx, b, now); err != nil {
 		return nil, err
 	}
-	e.mu.RLock()
-	rd, err := e.resolveLocked(ctx, b, q, now)
+	s.mu.RLock()
+	rd, err := s.resolveLocked(ctx, b, q, now)
 	if err != nil {
-		e.mu.RUnlock()
+		s.mu.RUnlock()
 		return nil, err
 	}
 	return rd, nil
 }
 
-func (e *Store) resolveLocked(ctx context.Context, b *board, q laurel.Query, now int64) (*reading, error) {
-	if e.boards[b.cfg.ID] != b {
+func (s *Store) resolveLocked(ctx context.Context, b *board, q laurel.Query, now int64) (*reading, error) {
+	if s.boards[b.cfg.ID] != b {
 		return nil, laurel.ErrNoBoard(b.cfg.ID)
 	}
 	res, err := b.cfg.Resolve(q, now)
@@ -207,22 +207,22 @@ func (e *Store) resolveLocked(ctx context.Context, b *board, q laurel.Query, now
 	if err != nil {
 		return nil, err
 	}
-	rd := &reading{e: e, b: b, w: w, at: res.At, period: plan.Period}
+	rd := &reading{e: s, b: b, w: w, at: res.At, period: plan.Period}
 	switch plan.Source {
 	case laurel.FromOpen:
 		rd.v = memView{b, w, w.span(res.Period.Start)}
 	case laurel.FromClosed:
-		rd.v = frozenView{e.snap, b.cfg.ID, w.name, b.cfg.Order, w.closed[plan.Closed]}
+		rd.v = frozenView{s.snap, b.cfg.ID, w.name, b.cfg.Order, w.closed[plan.Closed]}
 	case laurel.FromNothing:
 		rd.v = memView{b, w, nil}
 	case laurel.FromBuckets:
-		aggs, err := loadBuckets(e.snap, b, w, w.inMemory(), res.Period.Start, res.Period.End)
+		aggs, err := loadBuckets(s.snap, b, w, w.inMemory(), res.Period.Start, res.Period.End)
 		if err != nil {
 			return nil, err
 		}
 		entries := make([]laurel.Entry, 0, len(aggs))
 		for m, a := range aggs {
-			if !e.hidden[m] {
+			if !s.hidden[m] {
 				entries = append(entries, laurel.Entry{Member: m, Score: a.Score, ReachedAt: a.At})
 			}
 		}
@@ -252,11 +252,11 @@ func (rd *reading) fill(entries []laurel.Entry, metadata bool) error {
 
 // Read resolves q and calls fn with its reading: from a published top when one holds and
 // suffices (top.go), else under the store's read lock.
-func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
-	if ok, err := e.readTop(q, e.now(), fn); ok {
+func (s *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) error {
+	if ok, err := s.readTop(q, s.now(), fn); ok {
 		return err
 	}
-	rd, err := e.resolve(ctx, q)
+	rd, err := s.resolve(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -267,8 +267,8 @@ func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading
 
 // Periods lists a calendar window's kept periods, newest first: the current one, the open
 // ones that still take late events, and the closed ones.
-func (e *Store) Periods(ctx context.Context, boardID, windowName string) ([]laurel.PeriodInfo, error) {
-	rd, err := e.resolve(ctx, laurel.Query{Board: boardID, Window: windowName})
+func (s *Store) Periods(ctx context.Context, boardID, windowName string) ([]laurel.PeriodInfo, error) {
+	rd, err := s.resolve(ctx, laurel.Query{Board: boardID, Window: windowName})
 	if err != nil {
 		return nil, err
 	}

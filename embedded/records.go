@@ -16,16 +16,16 @@ import (
 func recordKey(kind, key string) []byte { return append(prefix(tagRecord, kind), key...) }
 
 // Record returns the value stored under (kind, key) (laurel.Records).
-func (e *Store) Record(ctx context.Context, kind, key string) ([]byte, error) {
+func (s *Store) Record(ctx context.Context, kind, key string) ([]byte, error) {
 	if err := validateRecord(kind, key); err != nil {
 		return nil, err
 	}
-	e.recMu.RLock()
-	defer e.recMu.RUnlock()
-	if e.recClosed {
+	s.recMu.RLock()
+	defer s.recMu.RUnlock()
+	if s.recClosed {
 		return nil, errClosed
 	}
-	v, err := e.record(recordKey(kind, key))
+	v, err := s.record(recordKey(kind, key))
 	if err == nil && v == nil {
 		return nil, laurel.Errorf(laurel.ENotFound, "no %s %q", kind, key)
 	}
@@ -33,13 +33,13 @@ func (e *Store) Record(ctx context.Context, kind, key string) ([]byte, error) {
 }
 
 // Records lists the records of kind under prefix after after (laurel.Records).
-func (e *Store) Records(ctx context.Context, kind, keyPrefix, after string, limit int) ([]laurel.Record, error) {
+func (s *Store) Records(ctx context.Context, kind, keyPrefix, after string, limit int) ([]laurel.Record, error) {
 	if err := laurel.ValidateRecordKey(kind); err != nil {
 		return nil, err
 	}
-	e.recMu.RLock()
-	defer e.recMu.RUnlock()
-	if e.recClosed {
+	s.recMu.RLock()
+	defer s.recMu.RUnlock()
+	if s.recClosed {
 		return nil, errClosed
 	}
 	p := prefix(tagRecord, kind)
@@ -47,7 +47,7 @@ func (e *Store) Records(ctx context.Context, kind, keyPrefix, after string, limi
 	if after != "" && after >= keyPrefix {
 		from = append(append(append([]byte(nil), p...), after...), 0) // the least key after it
 	}
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: upper(append(append([]byte(nil), p...), keyPrefix...))})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: upper(append(append([]byte(nil), p...), keyPrefix...))})
 	if err != nil {
 		return nil, err
 	}
@@ -60,22 +60,22 @@ func (e *Store) Records(ctx context.Context, kind, keyPrefix, after string, limi
 }
 
 // SwapRecord stores new under (kind, key) if old is stored there (laurel.Records).
-func (e *Store) SwapRecord(ctx context.Context, kind, key string, old, new []byte) (bool, error) {
+func (s *Store) SwapRecord(ctx context.Context, kind, key string, old, new []byte) (bool, error) {
 	if err := validateRecord(kind, key); err != nil {
 		return false, err
 	}
-	e.recMu.Lock()
-	defer e.recMu.Unlock()
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
 	switch {
-	case e.recClosed:
+	case s.recClosed:
 		return false, errClosed
-	case e.broken():
-		return false, e.failedError()
-	case e.disk.full():
-		return false, e.disk.refusal()
+	case s.broken():
+		return false, s.failedError()
+	case s.disk.full():
+		return false, s.disk.refusal()
 	}
 	k := recordKey(kind, key)
-	cur, err := e.record(k)
+	cur, err := s.record(k)
 	if err != nil {
 		return false, err
 	}
@@ -83,16 +83,16 @@ func (e *Store) SwapRecord(ctx context.Context, kind, key string, old, new []byt
 		return false, nil
 	}
 	if new == nil {
-		err = e.db.Delete(k, pebble.Sync)
+		err = s.db.Delete(k, pebble.Sync)
 	} else {
-		err = e.db.Set(k, new, pebble.Sync)
+		err = s.db.Set(k, new, pebble.Sync)
 	}
 	return err == nil, err
 }
 
 // record reads the newest value under k: nil when there is none.
-func (e *Store) record(k []byte) ([]byte, error) {
-	v, closer, err := e.db.Get(k)
+func (s *Store) record(k []byte) ([]byte, error) {
+	v, closer, err := s.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
 	}

@@ -20,46 +20,46 @@ import (
 
 // recover rebuilds memory from the store: boards, hidden members, and per window its open
 // spans (from the stored aggregates) and closed periods. Nothing is served before it ends.
-func (e *Store) recover() error {
-	if _, ok, err := get(e.db, []byte{tagImport}); err != nil {
+func (s *Store) recover() error {
+	if _, ok, err := get(s.db, []byte{tagImport}); err != nil {
 		return err
 	} else if ok {
 		return errUnfinishedImport
 	}
-	if err := refuseEarlierVersion(e.db); err != nil {
+	if err := refuseEarlierVersion(s.db); err != nil {
 		return err
 	}
-	records, err := e.readLog()
+	records, err := s.readLog()
 	if err != nil {
 		return fmt.Errorf("reading the log: %w", err)
 	}
-	if v, ok, err := get(e.db, []byte{tagSeq}); err != nil {
+	if v, ok, err := get(s.db, []byte{tagSeq}); err != nil {
 		return err
 	} else if ok {
-		e.seq = readU64(v)
+		s.seq = readU64(v)
 	}
 	// Aggregates that count events from where replay starts are noted, so that replay
 	// adds to each only what it does not count yet.
 	asOf := make(map[string]uint64)
-	if v, ok, err := get(e.db, []byte{tagReplay}); err != nil {
+	if v, ok, err := get(s.db, []byte{tagReplay}); err != nil {
 		return err
 	} else if ok {
-		e.cp.replayFrom = readU64(v)
+		s.cp.replayFrom = readU64(v)
 	}
 	bucketsAsOf := uint64(math.MaxUint64)
-	if v, ok, err := get(e.db, []byte{tagBucketsAsOf}); err != nil {
+	if v, ok, err := get(s.db, []byte{tagBucketsAsOf}); err != nil {
 		return err
 	} else if ok {
 		bucketsAsOf = readU64(v)
 	}
-	if err := scanPrefix(e.db, []byte{tagHidden}, func(k, _ []byte) error {
-		e.hidden[string(k[1:])] = true
+	if err := scanPrefix(s.db, []byte{tagHidden}, func(k, _ []byte) error {
+		s.hidden[string(k[1:])] = true
 		return nil
 	}); err != nil {
 		return err
 	}
 	var cfgs []laurel.Board
-	if err := scanPrefix(e.db, []byte{tagBoard}, func(k, v []byte) error {
+	if err := scanPrefix(s.db, []byte{tagBoard}, func(k, v []byte) error {
 		cfg, err := decodeBoard(string(k[1:]), v)
 		if err != nil {
 			return err
@@ -69,46 +69,46 @@ func (e *Store) recover() error {
 	}); err != nil {
 		return err
 	}
-	now := e.now()
+	now := s.now()
 	legacy := false // aggregates of open periods or all in the store (earlier versions, imports)
 	for _, cfg := range cfgs {
 		b := newBoard(cfg)
-		stored, err := e.recoverWindows(b, now, asOf, false)
+		stored, err := s.recoverWindows(b, now, asOf, false)
 		if err != nil {
 			return err
 		}
 		legacy = legacy || stored
-		e.boards[cfg.ID] = b
+		s.boards[cfg.ID] = b
 	}
-	tail, err := e.recoverCheckpoints(asOf)
+	tail, err := s.recoverCheckpoints(asOf)
 	if err != nil {
 		return fmt.Errorf("reading the checkpoint file: %w", err)
 	}
 	// Rolling windows last: their buckets' members are then nearly all interned, found in
 	// member order (windowScan.handle).
-	for _, b := range e.boards {
-		if _, err := e.recoverWindows(b, now, asOf, true); err != nil {
+	for _, b := range s.boards {
+		if _, err := s.recoverWindows(b, now, asOf, true); err != nil {
 			return err
 		}
 	}
-	if err := e.recoverRecent(records); err != nil {
+	if err := s.recoverRecent(records); err != nil {
 		return fmt.Errorf("reading the log: %w", err)
 	}
-	if e.sealedTo, err = e.sealedThrough(); err != nil {
+	if s.sealedTo, err = s.sealedThrough(); err != nil {
 		return err
 	}
-	if err := e.loadIDRuns(); err != nil {
+	if err := s.loadIDRuns(); err != nil {
 		return fmt.Errorf("listing the runs of ids: %w", err)
 	}
-	n, err := e.replay(e.cp.replayFrom, asOf, bucketsAsOf, legacy, tail)
+	n, err := s.replay(s.cp.replayFrom, asOf, bucketsAsOf, legacy, tail)
 	if err != nil {
 		return fmt.Errorf("replaying the log: %w", err)
 	}
-	e.buildTrees()
+	s.buildTrees()
 	if n > 0 {
-		e.log.Info("replayed the events whose aggregates were not stored yet", "events", n)
+		s.log.Info("replayed the events whose aggregates were not stored yet", "events", n)
 	}
-	for _, b := range e.boards {
+	for _, b := range s.boards {
 		b.updateDeadline()
 	}
 	return nil
@@ -120,7 +120,7 @@ func (e *Store) recover() error {
 // Scanning the stored aggregates is most of an open, and nothing else runs meanwhile. It
 // recovers every window but the rolling windows' spans, or (rolling set) those alone, and
 // reports whether the store held aggregates of open periods or all.
-func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, rolling bool) (stored bool, err error) {
+func (s *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, rolling bool) (stored bool, err error) {
 	windows := b.windows
 	if rolling {
 		windows = slices.DeleteFunc(slices.Clone(windows), func(w *window) bool { return !w.w.IsRolling() })
@@ -130,7 +130,7 @@ func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, roll
 	}
 	first := max(slices.IndexFunc(windows, func(w *window) bool { return w.w.Kind == laurel.WindowAll }), 0)
 	sc := &windowScan{intern: true, rolling: rolling, asOf: asOf}
-	if err := e.recoverWindow(b, windows[first], now, sc); err != nil {
+	if err := s.recoverWindow(b, windows[first], now, sc); err != nil {
 		return false, err
 	}
 	stored = sc.stored
@@ -141,7 +141,7 @@ func (e *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, roll
 		scans = append(scans, sc)
 		return func(i int) {
 			if sc.err == nil {
-				sc.err = e.recoverWindow(b, rest[i], now, sc)
+				sc.err = s.recoverWindow(b, rest[i], now, sc)
 			}
 		}
 	})
@@ -208,21 +208,21 @@ func onCores(n int, newWorker func() func(i int)) {
 }
 
 // recoverWindow recovers one window of b, through sc.
-func (e *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) error {
+func (s *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) error {
 	if sc.rolling {
-		s, en := b.cfg.Calendar().Span(w.w, time.UnixMilli(now))
-		sp, err := e.recoverRolling(b, w, s.UnixMilli(), en.UnixMilli(), sc)
+		start, end := b.cfg.Calendar().Span(w.w, time.UnixMilli(now))
+		sp, err := s.recoverRolling(b, w, start.UnixMilli(), end.UnixMilli(), sc)
 		w.open = []*span{sp}
 		return err
 	}
 	id := b.cfg.ID
-	if v, ok, err := get(e.db, key(tagWindow, id, w.name)); err != nil {
+	if v, ok, err := get(s.db, key(tagWindow, id, w.name)); err != nil {
 		return err
 	} else if ok && len(v) == 16 {
 		w.marks.ClosedThrough, w.marks.DroppedBefore = readTime(v), readTime(v[8:])
 	}
 	cp := prefix(tagClosed, id, w.name)
-	if err := scanPrefix(e.db, cp, func(k, v []byte) error {
+	if err := scanPrefix(s.db, cp, func(k, v []byte) error {
 		c, err := decodeClosed(readTime(k[len(cp):]), v)
 		if err != nil {
 			return err
@@ -232,9 +232,9 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) er
 	}); err != nil {
 		return err
 	}
-	for member := range e.hidden {
+	for member := range s.hidden {
 		for _, c := range w.closed {
-			r, ok, err := frozenRankOf(e.db, id, w.name, c.start, member)
+			r, ok, err := frozenRankOf(s.db, id, w.name, c.start, member)
 			if err != nil {
 				return err
 			}
@@ -266,14 +266,14 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) er
 		}
 		sc.gathered = sc.gathered[:0]
 	}
-	err := scanPrefix(e.db, ap, func(k, v []byte) error {
-		if s := readTime(k[len(ap):]); sp == nil || s != sp.start {
+	err := scanPrefix(s.db, ap, func(k, v []byte) error {
+		if start := readTime(k[len(ap):]); sp == nil || start != sp.start {
 			fill()
 			end := int64(0)
 			if w.w.IsCalendar() {
-				end = b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(s)).End.UnixMilli()
+				end = b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(start)).End.UnixMilli()
 			}
-			sp = &span{start: s, end: end}
+			sp = &span{start: start, end: end}
 			if w.w.IsCalendar() {
 				w.open = append(w.open, sp)
 			} else {
@@ -285,7 +285,7 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) er
 			return err
 		}
 		sc.stored = true
-		if seq > 0 && seq >= e.cp.replayFrom {
+		if seq > 0 && seq >= s.cp.replayFrom {
 			sc.asOf[string(k)] = seq
 		}
 		// The id is valid only during the call: intern copies it into its arena.
@@ -306,14 +306,14 @@ func (e *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) er
 // recoverRolling builds a rolling window's current span from its stored buckets, merging
 // them per member in a slice indexed by handle: each bucket is scanned in member order. Its
 // tree is built once replay has added what the span lacks (buildTrees).
-func (e *Store) recoverRolling(b *board, w *window, start, end int64, sc *windowScan) (*span, error) {
+func (s *Store) recoverRolling(b *board, w *window, start, end int64, sc *windowScan) (*span, error) {
 	id := b.cfg.ID
 	p := prefix(tagAgg, id, w.name)
 	aggs := make([]laurel.Agg, b.members.count())
 	var others map[string]laurel.Agg // of members not interned yet (windowScan.missed)
 	bucket := int64(noTime)
 	var hint uint32
-	err := scan(e.db, spanPrefix(tagAgg, id, w.name, start), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
+	err := scan(s.db, spanPrefix(tagAgg, id, w.name, start), spanPrefix(tagAgg, id, w.name, end), func(k, v []byte) error {
 		if bs := readTime(k[len(p):]); bs != bucket {
 			bucket, hint = bs, 0
 		}
@@ -362,13 +362,13 @@ func (e *Store) recoverRolling(b *board, w *window, start, end int64, sc *window
 // buildTrees builds the tree of each span recovered without one, from its slots: hidden
 // members have aggregates but no place in trees. Spans are built side by side, one a core:
 // sorting their keys is most of it, and nothing else runs while Open recovers.
-func (e *Store) buildTrees() {
+func (s *Store) buildTrees() {
 	type spanOf struct {
 		b  *board
 		sp *span
 	}
 	var todo []spanOf
-	for _, b := range e.boards {
+	for _, b := range s.boards {
 		for _, w := range b.windows {
 			for _, sp := range w.open {
 				if sp.tree == nil {
@@ -383,7 +383,7 @@ func (e *Store) buildTrees() {
 			b, sp := todo[i].b, todo[i].sp
 			keys = slices.Grow(keys[:0], sp.slots.n)
 			sp.slots.each(func(h uint32, v slot) {
-				if len(e.hidden) == 0 || !e.hidden[b.members.name(h)] {
+				if len(s.hidden) == 0 || !s.hidden[b.members.name(h)] {
 					keys = append(keys, treeKey(h, v))
 				}
 			})

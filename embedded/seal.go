@@ -67,19 +67,19 @@ func (x *erasure) erases(board, member string) bool {
 // maybeSeal, after each group, starts a seal when the log holds SealEvents events, or starts
 // again one that failed (the disk was full: its events stay in the log meanwhile), once the
 // disk has room for the sealed file beside its reserve.
-func (e *Store) maybeSeal() {
+func (s *Store) maybeSeal() {
 	switch {
-	case e.broken() || e.sealDone != nil:
-	case e.sealing != nil:
-		if time.Now().After(e.sealRetry) && e.disk.room(e.sealingBytes) {
-			e.resumeSeal()
+	case s.broken() || s.sealDone != nil:
+	case s.sealing != nil:
+		if time.Now().After(s.sealRetry) && s.disk.room(s.sealingBytes) {
+			s.resumeSeal()
 		}
-	case len(e.recent.list) >= e.opts.SealEvents && time.Now().After(e.sealRetry):
-		if !e.disk.room(e.logBytes) {
-			e.sealRetry = time.Now().Add(sealRetryAfter)
+	case len(s.recent.list) >= s.opts.SealEvents && time.Now().After(s.sealRetry):
+		if !s.disk.room(s.logBytes) {
+			s.sealRetry = time.Now().Add(sealRetryAfter)
 			return
 		}
-		e.startSeal()
+		s.startSeal()
 	}
 }
 
@@ -88,39 +88,39 @@ const sealRetryAfter = time.Second
 
 // startSeal freezes the events since the last seal and starts sealing them. Their history
 // points are committed first: every event sealed has its point.
-func (e *Store) startSeal() {
-	tx := e.newTxn(e.now())
-	e.stageHistory(tx)
-	e.commit(tx, nil)
-	if e.broken() {
+func (s *Store) startSeal() {
+	tx := s.newTxn(s.now())
+	s.stageHistory(tx)
+	s.commit(tx, nil)
+	if s.broken() {
 		return
 	}
-	frozen := e.recent
-	e.mu.Lock()
-	e.sealing, e.recent = frozen, newRecentEvents(e.opts.SealEvents)
-	e.mu.Unlock()
-	e.sealingLog = e.logNo // the log's records through it hold the frozen events
-	e.sealingBytes, e.logBytes = e.logBytes, 0
-	e.resumeSeal()
+	frozen := s.recent
+	s.mu.Lock()
+	s.sealing, s.recent = frozen, newRecentEvents(s.opts.SealEvents)
+	s.mu.Unlock()
+	s.sealingLog = s.logNo // the log's records through it hold the frozen events
+	s.sealingBytes, s.logBytes = s.logBytes, 0
+	s.resumeSeal()
 }
 
 // resumeSeal seals the frozen events on a goroutine of their own.
-func (e *Store) resumeSeal() {
-	frozen := e.sealing
+func (s *Store) resumeSeal() {
+	frozen := s.sealing
 	last := frozen.list[len(frozen.list)-1].seq
 	done := make(chan error, 1)
-	e.sealDone = done
-	go func() { done <- e.sealFrozen(frozen, last) }()
+	s.sealDone = done
+	go func() { done <- s.sealFrozen(frozen, last) }()
 }
 
 // sealFrozen seals the frozen events through last, outside the writer.
-func (e *Store) sealFrozen(frozen *recentEvents, last uint64) error {
+func (s *Store) sealFrozen(frozen *recentEvents, last uint64) error {
 	start := time.Now()
-	n, err := e.sealInto(frozen, nil, nil, last, nil)
+	n, err := s.sealInto(frozen, nil, nil, last, nil)
 	if err != nil {
 		return err
 	}
-	e.log.Debug("sealed events", "events", n, "through", last, "took", time.Since(start))
+	s.log.Debug("sealed events", "events", n, "through", last, "took", time.Since(start))
 	return nil
 }
 
@@ -128,12 +128,12 @@ func (e *Store) sealFrozen(frozen *recentEvents, last uint64) error {
 // point: from extra (points staged in the commit that seals, which the log never gets) or
 // from the log, whose records it reads once, in order, keeping only the points read ahead
 // of their events.
-func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure, fn func(board string, ev *event, point []byte) error) error {
+func (s *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure, fn func(board string, ev *event, point []byte) error) error {
 	pending := make(map[uint64][]byte, len(extra))
 	for _, p := range extra {
 		pending[p.seq] = p.point
 	}
-	it, err := e.logDB.NewIter(&pebble.IterOptions{LowerBound: []byte{tagLog}, UpperBound: []byte{tagLog + 1}})
+	it, err := s.logDB.NewIter(&pebble.IterOptions{LowerBound: []byte{tagLog}, UpperBound: []byte{tagLog + 1}})
 	if err != nil {
 		return err
 	}
@@ -168,37 +168,37 @@ func (e *Store) eachSealed(r *recentEvents, extra []pointRecord, erase *erasure,
 
 // finishSeal ends the seal in progress, in the writer: readers see the sealed events in the
 // store from now on, and the log's sealed records go.
-func (e *Store) finishSeal(err error) {
-	e.sealDone = nil
+func (s *Store) finishSeal(err error) {
+	s.sealDone = nil
 	if err != nil {
 		// The events stay in the log and frozen in memory: nothing is lost, and the seal
 		// is tried again (the disk may be full; its guard refuses writes meanwhile).
-		e.log.Warn("sealing events failed; they stay in the log, and the seal is tried again", "events", len(e.sealing.list), "err", err)
-		e.sealRetry = time.Now().Add(sealRetryAfter)
+		s.log.Warn("sealing events failed; they stay in the log, and the seal is tried again", "events", len(s.sealing.list), "err", err)
+		s.sealRetry = time.Now().Add(sealRetryAfter)
 		return
 	}
-	last := e.sealing.list[len(e.sealing.list)-1].seq
-	e.idRuns = append(e.idRuns, e.sealing.idRun(last))
-	e.mu.Lock()
-	e.snap.Close()
-	e.snap = e.db.NewSnapshot()
-	e.sealing, e.sealedTo = nil, last
-	e.mu.Unlock()
-	e.dropLog(e.sealingLog)
-	e.maybeMergeIDs()
+	last := s.sealing.list[len(s.sealing.list)-1].seq
+	s.idRuns = append(s.idRuns, s.sealing.idRun(last))
+	s.mu.Lock()
+	s.snap.Close()
+	s.snap = s.db.NewSnapshot()
+	s.sealing, s.sealedTo = nil, last
+	s.mu.Unlock()
+	s.dropLog(s.sealingLog)
+	s.maybeMergeIDs()
 }
 
 // waitSeal waits for the seal in progress, if any, and ends it; a seal that failed before is
 // tried once more. It fails when events are left frozen: operations that read events from the
 // store must not run then.
-func (e *Store) waitSeal() error {
-	if e.sealDone == nil && e.sealing != nil && e.disk.room(e.sealingBytes) {
-		e.resumeSeal()
+func (s *Store) waitSeal() error {
+	if s.sealDone == nil && s.sealing != nil && s.disk.room(s.sealingBytes) {
+		s.resumeSeal()
 	}
-	if e.sealDone != nil {
-		e.finishSeal(<-e.sealDone)
+	if s.sealDone != nil {
+		s.finishSeal(<-s.sealDone)
 	}
-	if e.sealing != nil {
+	if s.sealing != nil {
 		return errSealPending
 	}
 	return nil
@@ -209,27 +209,27 @@ var errSealPending = laurel.Errorf(laurel.EUnavailable, "the store could not mov
 // seal commits tx together with the sealing of the events since the last seal, less those
 // tx erases, in the writer. Every event sealed has its history point: the caller has staged
 // the points pending in tx (they go to the store with their events, not to the log).
-func (e *Store) seal(tx *txn, ops []*op) {
-	last := e.seq
-	if n := len(e.recent.list); n > 0 {
-		last = max(last, e.recent.list[n-1].seq)
+func (s *Store) seal(tx *txn, ops []*op) {
+	last := s.seq
+	if n := len(s.recent.list); n > 0 {
+		last = max(last, s.recent.list[n-1].seq)
 	}
-	if _, err := e.sealInto(e.recent, tx.points, tx.erase, last, tx.batch); err != nil {
+	if _, err := s.sealInto(s.recent, tx.points, tx.erase, last, tx.batch); err != nil {
 		// Nothing of the operation is stored; the store goes on (the disk may be full).
-		e.log.Warn("sealing events for an erasure failed", "err", err)
+		s.log.Warn("sealing events for an erasure failed", "err", err)
 		answerOps(laurel.Errorf(laurel.EUnavailable, "the store could not erase from disk now (is the disk full?); nothing was changed; try again later"), ops)
 		tx.discard()
 		return
 	}
 	tx.points = nil
-	if len(e.recent.list) > 0 {
-		run := e.recent.idRun(last)
-		tx.onCommit(nil, func() { e.idRuns = append(e.idRuns, run) })
+	if len(s.recent.list) > 0 {
+		run := s.recent.idRun(last)
+		tx.onCommit(nil, func() { s.idRuns = append(s.idRuns, run) })
 	}
-	tx.onCommit(nil, func() { e.recent, e.sealedTo = newRecentEvents(e.opts.SealEvents), last })
-	logged := e.logNo // the seal's commit logs nothing
-	tx.afterCommit = func() { e.dropLog(logged) }
-	e.commit(tx, ops)
+	tx.onCommit(nil, func() { s.recent, s.sealedTo = newRecentEvents(s.opts.SealEvents), last })
+	logged := s.logNo // the seal's commit logs nothing
+	tx.afterCommit = func() { s.dropLog(logged) }
+	s.commit(tx, ops)
 }
 
 // sealInto seals the events of r that erase leaves: it writes them, with their points, to one
@@ -243,19 +243,19 @@ func (e *Store) seal(tx *txn, ops []*op) {
 // writes them again. An ingested file is as if written at its ingestion: it shadows what the
 // memtable holds of its keys, as a batch committed then would (while a seal runs, only
 // submits commit, and they write no index or id record).
-func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, last uint64, final *pebble.Batch) (int, error) {
-	fs := e.opts.FS
+func (s *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, last uint64, final *pebble.Batch) (int, error) {
+	fs := s.opts.FS
 	paths := []string{
-		fs.PathJoin(e.dir, fmt.Sprintf("sealing-%016x.sst", last)),
-		fs.PathJoin(e.dir, fmt.Sprintf("sealing-%016x-index.sst", last)),
-		fs.PathJoin(e.dir, fmt.Sprintf("sealing-%016x-ids.sst", last)),
+		fs.PathJoin(s.dir, fmt.Sprintf("sealing-%016x.sst", last)),
+		fs.PathJoin(s.dir, fmt.Sprintf("sealing-%016x-index.sst", last)),
+		fs.PathJoin(s.dir, fmt.Sprintf("sealing-%016x-ids.sst", last)),
 	}
 	defer func() {
 		for _, path := range paths {
 			fs.Remove(path) // ingested files were linked into the store: these names are ours
 		}
 	}()
-	w, err := e.newTable(paths[0])
+	w, err := s.newTable(paths[0])
 	if err != nil {
 		return 0, err
 	}
@@ -268,7 +268,7 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 	run := r.idRun(last)
 	n := 0
 	var k, v []byte // the table copies them: one buffer each serves every event
-	err = e.eachSealed(r, extra, erase, func(board string, ev *event, point []byte) error {
+	err = s.eachSealed(r, extra, erase, func(board string, ev *event, point []byte) error {
 		k, v = appendSealedKey(k[:0], ev.seq, board), appendSealedValue(v[:0], board, ev, point)
 		if err := w.Set(k, v); err != nil {
 			return err
@@ -292,7 +292,7 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 	ingest := []string{paths[0]}
 	for i, run := range []*sortedRun{index, ids} {
 		if err == nil && len(run.recs) > 0 {
-			err = e.writeSorted(paths[1+i], run)
+			err = s.writeSorted(paths[1+i], run)
 			ingest = append(ingest, paths[1+i])
 		}
 	}
@@ -300,14 +300,14 @@ func (e *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 		return 0, err
 	}
 	if n > 0 {
-		if err := e.db.Ingest(context.Background(), ingest); err != nil {
+		if err := s.db.Ingest(context.Background(), ingest); err != nil {
 			return 0, err
 		}
 	}
 	if final != nil {
 		return n, final.Set([]byte{tagSealedTo}, appendU64(nil, last), nil)
 	}
-	batch := e.db.NewBatch()
+	batch := s.db.NewBatch()
 	defer batch.Close()
 	if err = batch.Set([]byte{tagSealedTo}, appendU64(nil, last), nil); err == nil {
 		err = batch.Commit(pebble.Sync)
@@ -425,12 +425,12 @@ func byHead(recs, tmp []runRecord) []runRecord {
 }
 
 // newTable creates a table file at path for the store to ingest.
-func (e *Store) newTable(path string) (*sstable.Writer, error) {
-	f, err := e.opts.FS.Create(path, vfs.WriteCategoryUnspecified)
+func (s *Store) newTable(path string) (*sstable.Writer, error) {
+	f, err := s.opts.FS.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, err
 	}
-	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), e.pebbleOpts.MakeWriterOptions(6, e.db.TableFormat())), nil
+	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.pebbleOpts.MakeWriterOptions(6, s.db.TableFormat())), nil
 }
 
 // writeSorted writes run's records to a table at path in key order; of records with one
@@ -442,9 +442,9 @@ func (e *Store) newTable(path string) (*sstable.Writer, error) {
 // quarter as many, where the member index, a record an event, would be two thirds of what
 // each compaction of level 0 rewrites (docs/benchmarks-log.md, "A member's events in a seal,
 // one record").
-func (e *Store) writeSorted(path string, run *sortedRun) error {
+func (s *Store) writeSorted(path string, run *sortedRun) error {
 	recs := run.sort()
-	w, err := e.newTable(path)
+	w, err := s.newTable(path)
 	if err != nil {
 		return err
 	}
@@ -479,9 +479,9 @@ func (e *Store) writeSorted(path string, run *sortedRun) error {
 
 // dropLog deletes the log's records through number n, sealed now: without a sync, since Open
 // knows them for sealed if they come back.
-func (e *Store) dropLog(n uint64) {
-	if err := e.logDB.DeleteRange(logKey(0), logKey(n+1), pebble.NoSync); err != nil {
-		e.fail(err)
+func (s *Store) dropLog(n uint64) {
+	if err := s.logDB.DeleteRange(logKey(0), logKey(n+1), pebble.NoSync); err != nil {
+		s.fail(err)
 	}
 }
 
@@ -502,15 +502,15 @@ func removeSealing(fs vfs.FS, dir string) error {
 }
 
 // failOps answers ops with err, after the store failed with it.
-func (e *Store) failOps(err error, ops []*op) {
-	e.fail(err)
-	answerOps(e.failedError(), ops)
+func (s *Store) failOps(err error, ops []*op) {
+	s.fail(err)
+	answerOps(s.failedError(), ops)
 }
 
 // failedError is what a write gets once the store has failed (its cause is in the log):
 // unavailable, since nothing of it was stored, nor will be until a restart.
-func (e *Store) failedError() error {
-	if err := e.failed.Load(); err != nil && errors.Is(*err, syscall.ENOSPC) {
+func (s *Store) failedError() error {
+	if err := s.failed.Load(); err != nil && errors.Is(*err, syscall.ENOSPC) {
 		return laurel.Errorf(laurel.EUnavailable, "the store's disk filled up faster than its reserve could be kept; nothing was stored; free space and restart laurel")
 	}
 	return laurel.Errorf(laurel.EUnavailable, "the store failed; nothing was stored; see the server log")

@@ -309,35 +309,35 @@ func (o Options) withDefaults() Options {
 // writer does not stop within CloseTimeout (its disk stalls), Close gives up and returns an
 // error, leaving Pebble open: everything acknowledged is durable already, and the process
 // can exit. Later calls do nothing.
-func (e *Store) Close() error {
+func (s *Store) Close() error {
 	var err error
-	e.once.Do(func() {
-		close(e.stop)
+	s.once.Do(func() {
+		close(s.stop)
 		select {
-		case <-e.stopped:
-		case <-time.After(e.opts.CloseTimeout):
-			err = fmt.Errorf("embedded: the writer did not stop within %v (a commit is stalled: is the disk full?); what was acknowledged is durable", e.opts.CloseTimeout)
-			e.log.Error("closing the store", "err", err)
+		case <-s.stopped:
+		case <-time.After(s.opts.CloseTimeout):
+			err = fmt.Errorf("embedded: the writer did not stop within %v (a commit is stalled: is the disk full?); what was acknowledged is durable", s.opts.CloseTimeout)
+			s.log.Error("closing the store", "err", err)
 			return
 		}
-		if e.helper != nil {
-			e.helper.stop() // the writer, its only user, has stopped
+		if s.helper != nil {
+			s.helper.stop() // the writer, its only user, has stopped
 		}
-		e.recMu.Lock()
-		e.recClosed = true
-		e.recMu.Unlock()
-		e.exports.Wait() // they stop at their next record, and close their snapshots
-		e.loading.Wait() // the id scan stops at its next batch
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		e.snap.Close()
-		e.snap = nil
-		dropHolder(e.opts.FS, e.dir)
-		err = e.db.Close()
-		if lerr := e.logDB.Close(); err == nil {
+		s.recMu.Lock()
+		s.recClosed = true
+		s.recMu.Unlock()
+		s.exports.Wait() // they stop at their next record, and close their snapshots
+		s.loading.Wait() // the id scan stops at its next batch
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.snap.Close()
+		s.snap = nil
+		dropHolder(s.opts.FS, s.dir)
+		err = s.db.Close()
+		if lerr := s.logDB.Close(); err == nil {
 			err = lerr
 		}
-		if cerr := e.cpf.close(); err == nil {
+		if cerr := s.cpf.close(); err == nil {
 			err = cerr
 		}
 	})
@@ -375,14 +375,14 @@ const (
 var errClosed = laurel.Errorf(laurel.EUnavailable, "the store is shutting down")
 
 // do hands o to the writer and waits until it is durable and applied, or failed.
-func (e *Store) do(ctx context.Context, o *op) error {
-	if o.run != nil && e.stalled() {
+func (s *Store) do(ctx context.Context, o *op) error {
+	if o.run != nil && s.stalled() {
 		return errStalled
 	}
 	o.done = make(chan struct{})
 	select {
-	case e.ops <- o:
-	case <-e.stop:
+	case s.ops <- o:
+	case <-s.stop:
 		return errClosed
 	case <-ctx.Done():
 		return ctx.Err()
@@ -399,7 +399,7 @@ func (e *Store) do(ctx context.Context, o *op) error {
 		}
 		<-o.done
 		return o.err
-	case <-e.stopped:
+	case <-s.stopped:
 		select {
 		case <-o.done:
 			return o.err
@@ -410,64 +410,64 @@ func (e *Store) do(ctx context.Context, o *op) error {
 }
 
 // loop is the writer.
-func (e *Store) loop() {
-	defer close(e.stopped)
+func (s *Store) loop() {
+	defer close(s.stopped)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		e.resetTimer(timer)
+		s.resetTimer(timer)
 		var group []*op
 		select {
-		case o := <-e.ops:
+		case o := <-s.ops:
 			group = append(group, o)
-		case err := <-e.sealDone:
-			e.finishSeal(err)
+		case err := <-s.sealDone:
+			s.finishSeal(err)
 			continue
-		case err := <-e.rewriteDone():
-			e.finishRewrite(err)
+		case err := <-s.rewriteDone():
+			s.finishRewrite(err)
 			continue
-		case err := <-e.idMergeDone():
-			e.finishIDMerge(err)
+		case err := <-s.idMergeDone():
+			s.finishIDMerge(err)
 			continue
 		case <-timer.C:
-		case <-e.stop:
-			e.waitSeal() // what it cannot seal stays in the log
-			if e.idMerging != nil {
-				e.finishIDMerge(<-e.idMerging.done)
+		case <-s.stop:
+			s.waitSeal() // what it cannot seal stays in the log
+			if s.idMerging != nil {
+				s.finishIDMerge(<-s.idMerging.done)
 			}
-			if e.rewriting != nil {
-				e.finishRewrite(<-e.rewriting.done)
+			if s.rewriting != nil {
+				s.finishRewrite(<-s.rewriting.done)
 			}
 			// Finish what was queued before the stop; do answers anything queued later.
-			if group = e.gather(nil); len(group) > 0 {
-				e.runGroup(group)
+			if group = s.gather(nil); len(group) > 0 {
+				s.runGroup(group)
 			}
-			if !e.broken() {
+			if !s.broken() {
 				// The history points still pending, and every aggregate: a clean stop
 				// leaves nothing to replay.
-				tx := e.newTxn(e.now())
-				e.stageHistory(tx)
-				e.checkpoint(tx, true)
-				e.commit(tx, nil)
+				tx := s.newTxn(s.now())
+				s.stageHistory(tx)
+				s.checkpoint(tx, true)
+				s.commit(tx, nil)
 			}
 			return
 		}
-		group = e.gather(group)
-		e.runGroup(group)
+		group = s.gather(group)
+		s.runGroup(group)
 	}
 }
 
 // gather adds to group what is queued. The callers answered by the last commit are waking up
 // to send their next writes as this runs, so when the queue is empty it yields once and looks
 // again, until a look finds nothing new: bigger groups share one fsync.
-func (e *Store) gather(group []*op) []*op {
+func (s *Store) gather(group []*op) []*op {
 	size := 0
 	for _, o := range group {
 		size += max(o.weight, 1)
 	}
 	take := func() bool {
 		select {
-		case o := <-e.ops:
+		case o := <-s.ops:
 			group = append(group, o)
 			size += max(o.weight, 1)
 			return true
@@ -475,7 +475,7 @@ func (e *Store) gather(group []*op) []*op {
 			return false
 		}
 	}
-	for size < e.opts.MaxGroup {
+	for size < s.opts.MaxGroup {
 		if !take() {
 			runtime.Gosched()
 			if !take() {
@@ -488,18 +488,18 @@ func (e *Store) gather(group []*op) []*op {
 
 // resetTimer arms the writer's timer for the next instant a board has work to do: a period
 // to close or a rolling bucket to leave.
-func (e *Store) resetTimer(t *time.Timer) {
+func (s *Store) resetTimer(t *time.Timer) {
 	next := int64(noTime)
-	for _, b := range e.boards {
+	for _, b := range s.boards {
 		if b.deadline != noTime && (next == noTime || b.deadline < next) {
 			next = b.deadline
 		}
 	}
 	d := time.Hour
 	if next != noTime {
-		d = min(d, time.Duration(max(next-e.now(), 0)+1)*time.Millisecond)
+		d = min(d, time.Duration(max(next-s.now(), 0)+1)*time.Millisecond)
 	}
-	if len(e.history) > 0 {
+	if len(s.history) > 0 {
 		d = min(d, historyDelay)
 	}
 	if !t.Stop() {
@@ -511,33 +511,33 @@ func (e *Store) resetTimer(t *time.Timer) {
 	t.Reset(d)
 }
 
-func (e *Store) runGroup(group []*op) {
-	now := e.now()
-	if !e.broken() {
-		if err := e.advance(now); err != nil {
-			e.fail(err)
+func (s *Store) runGroup(group []*op) {
+	now := s.now()
+	if !s.broken() {
+		if err := s.advance(now); err != nil {
+			s.fail(err)
 		}
 	}
-	tx := e.newTxn(now)
+	tx := s.newTxn(now)
 	for _, o := range group {
 		tx.sizeHint += max(o.weight, 1) * overlayPerEvent
 	}
-	if !e.broken() {
-		e.stageFirst(tx)
+	if !s.broken() {
+		s.stageFirst(tx)
 	}
-	full := e.disk.full()
+	full := s.disk.full()
 	var staged []*op
 	for _, o := range group {
 		if !o.state.CompareAndSwap(opQueued, opTaken) {
 			continue // withdrawn: its caller was answered
 		}
-		if e.broken() {
-			o.err = e.failedError()
+		if s.broken() {
+			o.err = s.failedError()
 			close(o.done)
 			continue
 		}
 		if full && o.run != nil {
-			o.err = e.disk.refusal()
+			o.err = s.disk.refusal()
 			close(o.done)
 			continue
 		}
@@ -546,17 +546,17 @@ func (e *Store) runGroup(group []*op) {
 			continue
 		}
 		if o.exclusive {
-			e.commit(tx, staged)
+			s.commit(tx, staged)
 			staged = nil
-			tx = e.newTxn(now)
-			if err := e.waitSeal(); err != nil { // it reads events from the store
+			tx = s.newTxn(now)
+			if err := s.waitSeal(); err != nil { // it reads events from the store
 				o.err = err
 				close(o.done)
 				continue
 			}
 			// The points of the events just committed go first in the batch, so that a
 			// retraction or deletion in it removes them too.
-			e.stageFirst(tx)
+			s.stageFirst(tx)
 		}
 		child := tx.child()
 		if err := o.run(child); err != nil {
@@ -570,61 +570,61 @@ func (e *Store) runGroup(group []*op) {
 		staged = append(staged, o)
 		if o.exclusive {
 			if o.seals && o.err == nil {
-				e.seal(tx, staged)
-				e.maybeMergeIDs()
+				s.seal(tx, staged)
+				s.maybeMergeIDs()
 			} else {
-				e.commit(tx, staged)
+				s.commit(tx, staged)
 			}
 			staged = nil
-			tx = e.newTxn(now)
+			tx = s.newTxn(now)
 		}
 	}
-	e.commit(tx, staged)
-	e.maybeSeal()
-	e.maybeRewriteCheckpoints(now)
-	e.rebuildIDs()
+	s.commit(tx, staged)
+	s.maybeSeal()
+	s.maybeRewriteCheckpoints(now)
+	s.rebuildIDs()
 }
 
 // stageFirst stages what a group's txn holds before its operations: the history points
 // pending and the aggregates a checkpoint writes, so that the operations' own writes win,
 // and starts writing the checkpoint's frame while they stage.
-func (e *Store) stageFirst(tx *txn) {
-	e.stageHistory(tx)
-	e.checkpoint(tx, false)
-	e.startCheckpoints(tx)
+func (s *Store) stageFirst(tx *txn) {
+	s.stageHistory(tx)
+	s.checkpoint(tx, false)
+	s.startCheckpoints(tx)
 }
 
 // commit makes tx durable, applies it to memory and answers ops. A commit that logs (events,
 // history points) writes one record of the log, with the store's batch in it, and one fsync;
 // the store then applies the batch without one (Open applies it again if a crash took it).
 // Other commits sync the store's batch itself.
-func (e *Store) commit(tx *txn, ops []*op) {
+func (s *Store) commit(tx *txn, ops []*op) {
 	defer tx.discard()
-	if err := e.writeCheckpoints(tx); err != nil {
-		e.failOps(fmt.Errorf("embedded: commit: the checkpoint file: %w", err), ops)
+	if err := s.writeCheckpoints(tx); err != nil {
+		s.failOps(fmt.Errorf("embedded: commit: the checkpoint file: %w", err), ops)
 		return
 	}
-	if tx.seq != e.seq {
+	if tx.seq != s.seq {
 		// The last sequence number taken, once per group.
 		tx.set([]byte{tagSeq}, appendU64(nil, tx.seq))
 	}
 	start := time.Now()
 	size := 0
-	e.committing.Store(start.UnixNano())
+	s.committing.Store(start.UnixNano())
 	var err error
 	var applied chan error // the store's batch, applied beside memory's
 	if len(tx.logged) > 0 || len(tx.points) > 0 {
 		// One durable write: the log's record, with the store's batch in it, which Pebble
 		// then takes on another goroutine while the writer applies the group to memory.
-		n := e.logNo + 1
+		n := s.logNo + 1
 		tx.set([]byte{tagApplied}, appendU64(nil, n))
-		rec := appendLogRecord(e.logRecord[:0], tx.now, tx.logged, tx.points, tx.batch.Repr())
+		rec := appendLogRecord(s.logRecord[:0], tx.now, tx.logged, tx.points, tx.batch.Repr())
 		if cap(rec) <= maxLogBuffer {
-			e.logRecord = rec // Pebble copies what it is given: the buffer serves the next commit
+			s.logRecord = rec // Pebble copies what it is given: the buffer serves the next commit
 		}
 		size = len(rec)
-		if err = e.logDB.Set(logKey(n), rec, pebble.Sync); err == nil {
-			e.logNo, e.logBytes = n, e.logBytes+uint64(len(rec))
+		if err = s.logDB.Set(logKey(n), rec, pebble.Sync); err == nil {
+			s.logNo, s.logBytes = n, s.logBytes+uint64(len(rec))
 			applied = make(chan error, 1)
 			go func() { applied <- tx.batch.Commit(pebble.NoSync) }()
 		}
@@ -633,24 +633,24 @@ func (e *Store) commit(tx *txn, ops []*op) {
 		err = tx.batch.Commit(pebble.Sync)
 	}
 	if applied == nil {
-		e.committing.Store(0)
+		s.committing.Store(0)
 	} else {
 		// Until Pebble takes the batch: a write stall there stalls the commit as much.
-		defer e.committing.Store(0)
+		defer s.committing.Store(0)
 	}
 	if err != nil {
-		e.failOps(fmt.Errorf("embedded: commit: %w", err), ops)
+		s.failOps(fmt.Errorf("embedded: commit: %w", err), ops)
 		return
 	}
-	if size > 0 && e.opts.OnCommit != nil {
-		e.opts.OnCommit(len(ops), size, time.Since(start))
+	if size > 0 && s.opts.OnCommit != nil {
+		s.opts.OnCommit(len(ops), size, time.Since(start))
 	}
-	e.seq = tx.seq
+	s.seq = tx.seq
 	// A submit's finish reads memory alone: it runs while Pebble applies a logged commit's
 	// batch (apply calls it then), or after an unlogged commit's.
-	beside := func() { e.finishOps(ops, true) }
-	if err := e.apply(tx, applied, beside); err != nil {
-		e.failOps(fmt.Errorf("embedded: commit: %w", err), ops)
+	beside := func() { s.finishOps(ops, true) }
+	if err := s.apply(tx, applied, beside); err != nil {
+		s.failOps(fmt.Errorf("embedded: commit: %w", err), ops)
 		return
 	}
 	if tx.afterCommit != nil {
@@ -659,10 +659,10 @@ func (e *Store) commit(tx *txn, ops []*op) {
 	if applied == nil {
 		beside()
 	}
-	e.finishOps(ops, false)
+	s.finishOps(ops, false)
 	// Watchers hear of the commit before its writers are answered, so a change a client has
 	// been told of is never missing from what watchers were told.
-	e.notify(tx)
+	s.notify(tx)
 	for _, o := range ops {
 		close(o.done)
 	}
@@ -674,12 +674,12 @@ const maxLogBuffer = 4 << 20
 
 // finishOps runs the finish of each op that succeeded and whose memOnly is memOnly, under
 // the read lock.
-func (e *Store) finishOps(ops []*op, memOnly bool) {
+func (s *Store) finishOps(ops []*op, memOnly bool) {
 	if len(ops) == 0 {
 		return
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	for _, o := range ops {
 		if o.err == nil && o.finish != nil && o.memOnly == memOnly {
 			o.finish()
@@ -704,75 +704,75 @@ const applySlice = 400
 // windows, read at other instants from the snapshot alone, and profiles, which the profile
 // cache has from the group's apply on). The writer calls beside meanwhile, once memory
 // holds the whole group.
-func (e *Store) apply(tx *txn, applied <-chan error, beside func()) error {
-	e.mu.Lock()
+func (s *Store) apply(tx *txn, applied <-chan error, beside func()) error {
+	s.mu.Lock()
 	if applied == nil && !tx.batch.Empty() {
-		e.snap.Close()
-		e.snap = e.db.NewSnapshot()
+		s.snap.Close()
+		s.snap = s.db.NewSnapshot()
 	}
-	e.snapBehind = applied != nil
+	s.snapBehind = applied != nil
 	from := 0
 	for _, end := range append(tx.breaks, len(tx.after)) {
 		if end-from < applySlice && end < len(tx.after) {
 			continue
 		}
-		e.applySlice(tx.after[from:end])
+		s.applySlice(tx.after[from:end])
 		from = end
 		if end < len(tx.after) {
-			e.mu.Unlock()
-			e.mu.Lock()
+			s.mu.Unlock()
+			s.mu.Lock()
 		}
 	}
 	if applied != nil {
-		e.mu.Unlock()
+		s.mu.Unlock()
 		beside()
 		err := <-applied
-		e.mu.Lock()
+		s.mu.Lock()
 		if err != nil {
-			e.snapBehind = false // the store failed: nothing will be cached from it
-			e.mu.Unlock()
+			s.snapBehind = false // the store failed: nothing will be cached from it
+			s.mu.Unlock()
 			return err
 		}
-		e.snap.Close()
-		e.snap = e.db.NewSnapshot()
-		e.snapBehind = false
+		s.snap.Close()
+		s.snap = s.db.NewSnapshot()
+		s.snapBehind = false
 	}
-	defer e.mu.Unlock()
+	defer s.mu.Unlock()
 	for _, f := range tx.published {
 		f()
 	}
-	e.pending.Add(-int64(tx.historyPoints))
+	s.pending.Add(-int64(tx.historyPoints))
 	for b := range tx.touched {
 		b.updateDeadline()
 	}
-	e.publishTops(tx)
+	s.publishTops(tx)
 	return nil
 }
 
-func (e *Store) fail(err error) {
-	if e.failed.CompareAndSwap(nil, &err) {
-		e.log.Error("store failed; refusing writes", "err", err)
+func (s *Store) fail(err error) {
+	if s.failed.CompareAndSwap(nil, &err) {
+		s.log.Error("store failed; refusing writes", "err", err)
 	}
 }
 
 // Failed reports whether the store refuses writes: it has failed (until a restart), its disk
 // is full (until space is freed) or a commit has stalled. The server should then be taken
 // out of service; its /readyz says so.
-func (e *Store) Failed() bool { return e.broken() || e.disk.full() || e.stalled() }
+func (s *Store) Failed() bool { return s.broken() || s.disk.full() || s.stalled() }
 
 // broken reports whether the store has failed: every write is refused until a restart.
-func (e *Store) broken() bool { return e.failed.Load() != nil }
+func (s *Store) broken() bool { return s.failed.Load() != nil }
 
 // advance closes the periods and moves the rolling windows of every board whose deadline has
 // passed, as one commit of its own.
-func (e *Store) advance(now int64) error {
-	tx := e.newTxn(now)
-	for _, b := range e.boards {
+func (s *Store) advance(now int64) error {
+	tx := s.newTxn(now)
+	for _, b := range s.boards {
 		if b.deadline != noTime && b.deadline <= now {
 			// The closings change ranks: the points pending go first, as they were (after
 			// the first board, there are none left to stage).
-			e.stageHistory(tx)
-			if err := e.advanceBoard(tx, b); err != nil {
+			s.stageHistory(tx)
+			if err := s.advanceBoard(tx, b); err != nil {
 				tx.discard()
 				return err
 			}
@@ -782,8 +782,8 @@ func (e *Store) advance(now int64) error {
 		tx.discard()
 		return nil
 	}
-	e.commit(tx, nil)
-	if err := e.failed.Load(); err != nil {
+	s.commit(tx, nil)
+	if err := s.failed.Load(); err != nil {
 		return *err
 	}
 	return nil
@@ -791,19 +791,19 @@ func (e *Store) advance(now int64) error {
 
 // catchUp makes sure memory is current at now before a read: when a period should have
 // closed or a rolling bucket left, it asks the writer to do it and waits.
-func (e *Store) catchUp(ctx context.Context, b *board, now int64) error {
-	e.mu.RLock()
+func (s *Store) catchUp(ctx context.Context, b *board, now int64) error {
+	s.mu.RLock()
 	due := b.deadline != noTime && b.deadline <= now
-	e.mu.RUnlock()
+	s.mu.RUnlock()
 	if !due {
 		return nil
 	}
-	return e.do(ctx, &op{})
+	return s.do(ctx, &op{})
 }
 
 // lookupBoard returns the board with id, under the caller's read lock.
-func (e *Store) lookupBoard(id string) (*board, error) {
-	b := e.boards[id]
+func (s *Store) lookupBoard(id string) (*board, error) {
+	b := s.boards[id]
 	if b == nil {
 		if err := laurel.ValidateBoardID(id); err != nil {
 			return nil, err

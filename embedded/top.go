@@ -40,23 +40,23 @@ type topKey struct{ board, window string }
 var errOutsideTop = errors.New("embedded: outside the published top")
 
 // publishTops publishes the views of the boards tx changed, under the write lock.
-func (e *Store) publishTops(tx *txn) {
-	gen := e.topGen.Load()
+func (s *Store) publishTops(tx *txn) {
+	gen := s.topGen.Load()
 	if tx.global {
-		gen = e.topGen.Add(1)
+		gen = s.topGen.Add(1)
 	}
-	now := e.now()
+	now := s.now()
 	for b := range tx.touched {
-		if e.boards[b.cfg.ID] != b {
+		if s.boards[b.cfg.ID] != b {
 			continue // deleted since
 		}
 		names := make(map[uint32]memberName) // the board's windows share most of their tops
 		for i, w := range b.windows {
-			v := e.topOf(b, w, now, names)
+			v := s.topOf(b, w, now, names)
 			v.gen = gen
-			e.tops.Store(topKey{b.cfg.ID, w.name}, v)
+			s.tops.Store(topKey{b.cfg.ID, w.name}, v)
 			if i == 0 {
-				e.tops.Store(topKey{b.cfg.ID, ""}, v)
+				s.tops.Store(topKey{b.cfg.ID, ""}, v)
 			}
 		}
 	}
@@ -67,15 +67,15 @@ type memberName struct{ member, name string }
 
 // topOf computes the view of w's current span at now; names holds the members of b already
 // looked up.
-func (e *Store) topOf(b *board, w *window, now int64, names map[uint32]memberName) *topView {
-	v := &topView{board: b.cfg.ID, window: w.name, order: b.cfg.Order, period: e.periodAt(b, w, now), until: b.deadline}
+func (s *Store) topOf(b *board, w *window, now int64, names map[uint32]memberName) *topView {
+	v := &topView{board: b.cfg.ID, window: w.name, order: b.cfg.Order, period: s.periodAt(b, w, now), until: b.deadline}
 	if v.until == noTime {
 		v.until = int64(^uint64(0) >> 1)
 	}
 	if p := v.period; p.End != 0 {
 		v.until = min(v.until, p.End)
 	}
-	sp := e.currentSpan(b, w, now)
+	sp := s.currentSpan(b, w, now)
 	if sp == nil {
 		return v
 	}
@@ -90,7 +90,7 @@ func (e *Store) topOf(b *board, w *window, now int64, names map[uint32]memberNam
 			// A copy of the id: a name shares the members' arena, whose older arrays a view
 			// kept alive as it grew (14 MiB at 300k members).
 			mn.member = strings.Clone(b.members.name(k.Member))
-			p, err := e.profile(mn.member)
+			p, err := s.profile(mn.member)
 			if err != nil {
 				return &topView{until: noTime} // a view that never holds: reads take the lock
 			}
@@ -106,13 +106,13 @@ func (e *Store) topOf(b *board, w *window, now int64, names map[uint32]memberNam
 
 // readTop answers q from a published view when it can: ok is false when no view holds (the
 // caller then reads under the lock), or when fn asked for what the view does not hold.
-func (e *Store) readTop(q laurel.Query, now int64, fn func(laurel.Reading) error) (ok bool, err error) {
+func (s *Store) readTop(q laurel.Query, now int64, fn func(laurel.Reading) error) (ok bool, err error) {
 	if q.HasAt || q.Period != "" || q.Metadata {
 		return false, nil
 	}
-	found, _ := e.tops.Load(topKey{q.Board, q.Window})
+	found, _ := s.tops.Load(topKey{q.Board, q.Window})
 	v, _ := found.(*topView)
-	if v == nil || v.gen != e.topGen.Load() || now >= v.until {
+	if v == nil || v.gen != s.topGen.Load() || now >= v.until {
 		return false, nil
 	}
 	err = fn(laurel.Reading{Board: v.board, Window: v.window, Order: v.order, At: now, Period: v.period,

@@ -133,9 +133,9 @@ func playBack[K comparable, V any](m map[K]V, log []undoEntry[K, V]) {
 
 const rollingSpan = 0
 
-func (e *Store) newTxn(now int64) *txn {
-	tx := &txn{e: e, now: now, batch: e.db.NewBatch(), seq: e.seq, touched: make(map[*board]bool)}
-	e.spare.takeLists(tx)
+func (s *Store) newTxn(now int64) *txn {
+	tx := &txn{e: s, now: now, batch: s.db.NewBatch(), seq: s.seq, touched: make(map[*board]bool)}
+	s.spare.takeLists(tx)
 	return tx
 }
 

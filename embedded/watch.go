@@ -16,22 +16,22 @@ var (
 // boards it touched, or nil when the change may show on any board (a profile, a hidden mark,
 // a deleted board). It implements laurel.Watcher. changed runs on the writer: it must return
 // at once, or every write waits.
-func (e *Store) Watch(changed func(boards []string)) (stop func()) {
-	return e.watchers.Watch(changed)
+func (s *Store) Watch(changed func(boards []string)) (stop func()) {
+	return s.watchers.Watch(changed)
 }
 
 // WatchMembers is Watch with the members whose entries each board's change moved. It
 // implements laurel.MemberWatcher.
-func (e *Store) WatchMembers(changed func([]laurel.Changed)) (stop func()) {
-	return e.watchers.WatchMembers(changed)
+func (s *Store) WatchMembers(changed func([]laurel.Changed)) (stop func()) {
+	return s.watchers.WatchMembers(changed)
 }
 
 // notify tells the watchers what the committed tx changed.
-func (e *Store) notify(tx *txn) {
+func (s *Store) notify(tx *txn) {
 	if len(tx.touched) == 0 && !tx.global {
 		return
 	}
-	e.watchers.Notify(func(members bool) []laurel.Changed {
+	s.watchers.Notify(func(members bool) []laurel.Changed {
 		out := make([]laurel.Changed, 0, len(tx.touched)+1)
 		for b := range tx.touched {
 			out = append(out, laurel.Changed{Board: b.cfg.ID})

@@ -12,38 +12,38 @@ import (
 
 // PutBoard creates a board or updates its configuration. A window added to an existing board
 // is computed from the board's retained events, its past periods included.
-func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
+func (s *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) (laurel.BoardInfo, bool, error) {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return laurel.BoardInfo{}, false, err
 	}
 	// The board as it is, read first: the answer after the write needs the index, and a
 	// store whose index does not answer now refuses the write rather than store it and then
 	// fail to answer. Should the index fail in between, the answer is made of this read.
-	before, err := e.Board(ctx, id)
+	before, err := s.Board(ctx, id)
 	if err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 		return laurel.BoardInfo{}, false, err
 	}
 	var committed *state
 	var last *step // the try that committed
 	created := false
-	err = e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
-		b := s.boards[id]
-		defer func() { committed, last = b.st, s }()
+	err = s.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, w *step) error {
+		b := w.boards[id]
+		defer func() { committed, last = b.st, w }()
 		if b.st == nil {
-			cfg, err := spec.Apply(id, nil, s.now)
+			cfg, err := spec.Apply(id, nil, w.now)
 			if err != nil {
 				return err
 			}
 			created = true
-			b.st, b.stateChanged = newState(cfg, e.opts.Shards, s.now), true
+			b.st, b.stateChanged = newState(cfg, s.opts.Shards, w.now), true
 			b.makeShards()
 			return nil
 		}
-		if err := s.advance(ctx, b); err != nil {
+		if err := w.advance(ctx, b); err != nil {
 			return err
 		}
 		old := b.st.cfg
-		cfg, err := spec.Apply(id, &old, s.now)
+		cfg, err := spec.Apply(id, &old, w.now)
 		if err != nil {
 			return err
 		}
@@ -51,30 +51,30 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 		if cfg.LateLimit != old.LateLimit || cfg.Keep != old.Keep {
 			for i := range b.st.Windows {
 				if ws := &b.st.Windows[i]; ws.w.IsCalendar() {
-					ws.Marks = ws.Marks.After(&old, ws.w, s.now)
+					ws.Marks = ws.Marks.After(&old, ws.w, w.now)
 				}
 			}
 		}
 		b.st.setConfig(cfg)
 		windows := make([]windowState, 0, len(cfg.Windows))
 		var added []string
-		for _, w := range cfg.Windows {
-			if ws := b.st.window(w.String()); ws != nil {
+		for _, win := range cfg.Windows {
+			if ws := b.st.window(win.String()); ws != nil {
 				windows = append(windows, *ws)
 				continue
 			}
-			windows = append(windows, newWindowState(&cfg, w, s.now))
-			added = append(added, w.String())
+			windows = append(windows, newWindowState(&cfg, win, w.now))
+			added = append(added, win.String())
 		}
 		b.st.Windows = windows
 		for i := range b.st.Windows {
 			ws := &b.st.Windows[i]
 			if slices.Contains(added, ws.Name) {
-				if err := s.buildWindow(ctx, b, ws); err != nil {
+				if err := w.buildWindow(ctx, b, ws); err != nil {
 					return err
 				}
 			} else if ws.w.IsCalendar() {
-				if err := s.keepClosed(ctx, b, ws, ws.Marks); err != nil {
+				if err := w.keepClosed(ctx, b, ws, ws.Marks); err != nil {
 					return err
 				}
 			}
@@ -85,7 +85,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 	if err != nil {
 		return laurel.BoardInfo{}, false, err
 	}
-	info, err := e.Board(ctx, id)
+	info, err := s.Board(ctx, id)
 	if err == nil {
 		return info, created, nil
 	}
@@ -93,7 +93,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 	// one; a changed one holds whom it held in the periods it had, and a window it gained
 	// those of its members the step found, hidden ones left out. A period that began since
 	// the first read, or since the step, is not known without the index.
-	now := e.now()
+	now := s.now()
 	info = committed.info(now)
 	stepped := committed.info(last.now).Current // the periods the step built a window gained for
 	for name, p := range info.Current {
@@ -109,7 +109,7 @@ func (e *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 		}
 		info.Current[name] = p
 	}
-	e.log.Warn("a board was written, but could not be read back; answering from what was read before", "board", id, "err", err)
+	s.log.Warn("a board was written, but could not be read back; answering from what was read before", "board", id, "err", err)
 	return info, created, nil
 }
 
@@ -221,18 +221,18 @@ func (s *step) freezeEntries(ctx context.Context, b *boardStep, ws *windowState,
 var boardTables = []string{"laurel_events", "laurel_aggs", "laurel_closed", "laurel_frozen", "laurel_history", "laurel_shards", "laurel_boards"}
 
 // DeleteBoard erases a board and everything of it.
-func (e *Store) DeleteBoard(ctx context.Context, id string) error {
+func (s *Store) DeleteBoard(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
-	return e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
-		b, err := s.board(id)
+	return s.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, w *step) error {
+		b, err := w.board(id)
 		if err != nil {
 			return err
 		}
 		// The index goes first: a read that finds no state asks the store, which answers
 		// once this step is done, so no read serves the board from the index after it.
-		if err := e.deleteIndex(ctx, id, b.st.shards()); err != nil {
+		if err := s.deleteIndex(ctx, id, b.st.shards()); err != nil {
 			return err
 		}
 		for _, table := range boardTables {
@@ -240,12 +240,12 @@ func (e *Store) DeleteBoard(ctx context.Context, id string) error {
 			if table == "laurel_boards" {
 				col = "id"
 			}
-			if _, err := s.tx.Exec(ctx, "DELETE FROM "+table+" WHERE "+col+" = $1", id); err != nil {
+			if _, err := w.tx.Exec(ctx, "DELETE FROM "+table+" WHERE "+col+" = $1", id); err != nil {
 				return fmt.Errorf("postgres: delete board: %w", err)
 			}
 		}
 		// Its streams, on every node, hear of it and end (the index's delete tells no one).
-		b.deleted, s.global, s.moved = true, true, true
+		b.deleted, w.global, w.moved = true, true, true
 		return nil
 	})
 }

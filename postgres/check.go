@@ -17,24 +17,24 @@ import (
 // version, and every set, hidden members left out) and that the store's aggregates are what
 // its retained events add up to. It reads everything: it is for tests and for an operator
 // who suspects the index.
-func (e *Store) Check(ctx context.Context) error {
-	ids, err := e.boardIDs(ctx, e.pool)
+func (s *Store) Check(ctx context.Context) error {
+	ids, err := s.boardIDs(ctx, s.pool)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		if err := e.checkBoard(ctx, id); err != nil {
+		if err := s.checkBoard(ctx, id); err != nil {
 			return fmt.Errorf("board %s: %w", id, err)
 		}
 	}
 	return nil
 }
 
-func (e *Store) checkBoard(ctx context.Context, id string) error {
+func (s *Store) checkBoard(ctx context.Context, id string) error {
 	var raw []byte
 	var stamp int64
 	var versions []int64
-	if err := e.pool.QueryRow(ctx, `SELECT b.state, b.version, array(SELECT s.version FROM laurel_shards s WHERE s.board = b.id ORDER BY s.shard)
+	if err := s.pool.QueryRow(ctx, `SELECT b.state, b.version, array(SELECT s.version FROM laurel_shards s WHERE s.board = b.id ORDER BY s.shard)
 		FROM laurel_boards b WHERE b.id = $1`, id).Scan(&raw, &stamp, &versions); err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 	if len(versions) != st.shards() {
 		return fmt.Errorf("the store has %d shards of the board, its state says %d", len(versions), st.shards())
 	}
-	is, ok, err := e.index.State(ctx, id)
+	is, ok, err := s.index.State(ctx, id)
 	switch {
 	case err != nil:
 		return err
@@ -56,7 +56,7 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 	case !bytes.Equal(is.State, raw):
 		return fmt.Errorf("the index's state differs from the store's:\n index %s\n store %s", is.State, raw)
 	}
-	vs, err := e.index.Versions(ctx, id, st.shards())
+	vs, err := s.index.Versions(ctx, id, st.shards())
 	if err != nil {
 		return err
 	}
@@ -65,11 +65,11 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 			return fmt.Errorf("shard %d of the index is at version %d stamped %d, the store's at %d stamped %d", i, v.Version, v.Stamp, versions[i], stamp)
 		}
 	}
-	stored, err := e.storedAggs(ctx, id)
+	stored, err := s.storedAggs(ctx, id)
 	if err != nil {
 		return err
 	}
-	want, err := e.aggsFromEvents(ctx, st)
+	want, err := s.aggsFromEvents(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 			return fmt.Errorf("aggregate %v = %+v is stored, but no event makes it", k, stored[k])
 		}
 	}
-	rows, err := e.pool.Query(ctx, "SELECT member FROM laurel_hidden")
+	rows, err := s.pool.Query(ctx, "SELECT member FROM laurel_hidden")
 	if err != nil {
 		return err
 	}
@@ -109,11 +109,11 @@ func (e *Store) checkBoard(ctx context.Context, id string) error {
 			}
 			for i, part := range parts {
 				what := fmt.Sprintf("shard %d of set %v", i, set)
-				if err := sameRanking(ctx, what, e.index.Ranking(id, st.shard(i), st.cfg.Order, set, stamp), st.cfg.Order, part); err != nil {
+				if err := sameRanking(ctx, what, s.index.Ranking(id, st.shard(i), st.cfg.Order, set, stamp), st.cfg.Order, part); err != nil {
 					return err
 				}
 			}
-			if err := sameRanking(ctx, fmt.Sprintf("set %v", set), e.openRanking(st, set, stamp), st.cfg.Order, entries); err != nil {
+			if err := sameRanking(ctx, fmt.Sprintf("set %v", set), s.openRanking(st, set, stamp), st.cfg.Order, entries); err != nil {
 				return err
 			}
 		}
@@ -144,8 +144,8 @@ func compareKeys(a, b aggKey) int {
 	return cmp.Or(cmp.Compare(a.win, b.win), cmp.Compare(a.span, b.span), cmp.Compare(a.member, b.member))
 }
 
-func (e *Store) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, error) {
-	rows, err := e.pool.Query(ctx, "SELECT win, span, member, score, at FROM laurel_aggs WHERE board = $1", id)
+func (s *Store) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, error) {
+	rows, err := s.pool.Query(ctx, "SELECT win, span, member, score, at FROM laurel_aggs WHERE board = $1", id)
 	if err != nil {
 		return nil, err
 	}
@@ -165,8 +165,8 @@ func (e *Store) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, e
 // aggsFromEvents computes the aggregates the store should hold from the board's counted
 // events: those of its open calendar periods, all, every rolling bucket, and each rolling
 // window's current span.
-func (e *Store) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggVal, error) {
-	rows, err := e.pool.Query(ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", st.cfg.ID)
+func (s *Store) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggVal, error) {
+	rows, err := s.pool.Query(ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", st.cfg.ID)
 	if err != nil {
 		return nil, err
 	}

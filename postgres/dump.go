@@ -18,8 +18,8 @@ var _ laurel.Exporter = (*Store)(nil)
 
 // Export writes everything the store holds as a dump, from one snapshot of the database
 // (a repeatable-read transaction): writes may go on meanwhile.
-func (e *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
-	tx, err := e.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+func (s *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("postgres: export: %w", err)
 	}
@@ -193,13 +193,13 @@ func (x exporter) board(ctx context.Context, st *state) error {
 // history points of their members' events), and commits; then the index of each board is
 // built. The boards then catch up with the store's clock as any board does: periods that
 // ended meanwhile close, rolling windows move.
-func (e *Store) Import(ctx context.Context, r *laurel.DumpReader, boards []string) error {
+func (s *Store) Import(ctx context.Context, r *laurel.DumpReader, boards []string) error {
 	targets := make([]target, len(boards))
 	for i, id := range boards {
 		targets[i] = wholeBoard(id)
 	}
 	tried := false
-	err := e.write(ctx, targets, func(ctx context.Context, s *step) error {
+	err := s.write(ctx, targets, func(ctx context.Context, w *step) error {
 		if tried {
 			// The dump is read once: a step that starts again (a board made meanwhile
 			// changed its locks) cannot.
@@ -207,13 +207,13 @@ func (e *Store) Import(ctx context.Context, r *laurel.DumpReader, boards []strin
 		}
 		tried = true
 		for _, id := range boards {
-			if s.boards[id].st != nil {
+			if w.boards[id].st != nil {
 				return laurel.Errorf(laurel.EConflict, "board %q exists already; nothing was imported", id)
 			}
 		}
 		rec, err := r.Next()
 		for err == nil && rec.Board == nil {
-			err = s.importShared(ctx, rec)
+			err = w.importShared(ctx, rec)
 			if err == nil {
 				rec, err = r.Next()
 			}
@@ -222,12 +222,12 @@ func (e *Store) Import(ctx context.Context, r *laurel.DumpReader, boards []strin
 			if !slices.Contains(boards, rec.Board.ID) {
 				return laurel.DumpError(r.Line(), "board %q is not one of the dump's boards as read before", rec.Board.ID)
 			}
-			rec, err = s.importBoard(ctx, r, rec.Board)
+			rec, err = w.importBoard(ctx, r, rec.Board)
 		}
 		if !errors.Is(err, io.EOF) {
 			return err
 		}
-		return s.checkImported(ctx, boards)
+		return w.checkImported(ctx, boards)
 	})
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == "23505" /* unique_violation */ {

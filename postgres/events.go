@@ -21,7 +21,7 @@ import (
 // before it, and one bad event rejects the whole batch with its index in the error's field.
 // Submits to the same boards that arrive while one is being written are written together,
 // in one step (see submits), with the shards that no other node's write holds.
-func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
+func (s *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
 	if err := laurel.ValidateEvents(events); err != nil {
 		return nil, err
 	}
@@ -34,14 +34,14 @@ func (e *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 	slices.Sort(boards)
 	deadline, _ := ctx.Deadline()
 	req := &submitReq{deadline: deadline, events: events, opts: opts, results: make([]laurel.EventResult, len(events)), done: make(chan struct{})}
-	e.submits.add(e, strings.Join(boards, "\x00"), req)
+	s.submits.add(s, strings.Join(boards, "\x00"), req)
 	select {
 	case <-req.done:
 	case <-ctx.Done():
 		// Still queued, it is withdrawn: no step will write it. A step that has it answers
 		// by the step's deadline, its requests' latest.
 		if req.state.CompareAndSwap(reqQueued, reqWithdrawn) {
-			return nil, e.unavailable("write", ctx.Err())
+			return nil, s.unavailable("write", ctx.Err())
 		}
 		<-req.done
 	}
@@ -174,7 +174,7 @@ func (q *submits) take(key string, budget int, first bool) []*submitReq {
 // answered. It calls handOff once, with the requests it left for the next step because it did
 // not hold their shards (see submits): as soon as the step's locks are gone, or at its end. A
 // request that fails leaves no trace and fails alone; a step that fails fails them all.
-func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitReq, handOff func(later []*submitReq)) (done []*submitReq) {
+func (s *Store) submitGroup(group []*submitReq, more func(budget int) []*submitReq, handOff func(later []*submitReq)) (done []*submitReq) {
 	// The step outlives any one caller's wait: a caller that gives up does not cancel the
 	// others' writes. A database that stops answering fails it at its requests' latest
 	// deadline, so that each is answered 503 about when it asked to be.
@@ -218,7 +218,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 	}
 	var history []historyRow
 	var ok []*submitReq // the requests staged
-	err := e.write(ctx, targets, func(ctx context.Context, s *step) error {
+	err := s.write(ctx, targets, func(ctx context.Context, w *step) error {
 		// The requests that queued for the same boards meanwhile join the group, and should
 		// the step start again, its targets count their members (join changes them in place).
 		if events < maxGroupEvents {
@@ -232,7 +232,7 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		// writes the requests whose shards it holds.
 		history, ok, done, later = nil, nil, nil, nil
 		for _, r := range group {
-			if s.holds(r.events) {
+			if w.holds(r.events) {
 				done = append(done, r)
 			} else {
 				later = append(later, r)
@@ -241,11 +241,11 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		if len(done) == 0 {
 			return errNothing
 		}
-		s.ops, s.submit = len(done), true
-		s.unlocked = hand
+		w.ops, w.submit = len(done), true
+		w.unlocked = hand
 		for _, t := range targets {
-			if b := s.boards[t.board]; b.st != nil {
-				if err := s.advance(ctx, b); err != nil {
+			if b := w.boards[t.board]; b.st != nil {
+				if err := w.advance(ctx, b); err != nil {
 					return err
 				}
 			}
@@ -254,12 +254,12 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		for _, r := range done {
 			all = append(all, r.events...)
 		}
-		if err := s.prefetchEvents(ctx, all); err != nil {
+		if err := w.prefetchEvents(ctx, all); err != nil {
 			return err
 		}
 		var members []string
 		for _, r := range done {
-			r.err = s.stageRequest(ctx, r)
+			r.err = w.stageRequest(ctx, r)
 			if whole := (*needWhole)(nil); errors.As(r.err, &whole) {
 				r.err = nil
 				return whole
@@ -274,32 +274,32 @@ func (e *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 		if len(ok) == 0 {
 			return errNothing
 		}
-		s.setNames(ok)
+		w.setNames(ok)
 		// The standings to answer with, read from the index once the step is in it: every
 		// event's member in every window's current span, hidden members left out.
-		if err := s.readHidden(ctx, members); err != nil {
+		if err := w.readHidden(ctx, members); err != nil {
 			return err
 		}
 		for _, r := range ok {
 			r.readAt = make([]int, len(r.events))
 			for i := range r.events {
 				ev := &r.events[i]
-				b := s.boards[ev.Board]
+				b := w.boards[ev.Board]
 				r.readAt[i] = len(b.reads)
-				if r.opts.NoRanks && r.seqs[i] == 0 || s.hidden[ev.Member] {
+				if r.opts.NoRanks && r.seqs[i] == 0 || w.hidden[ev.Member] {
 					continue
 				}
 				for j := range b.st.Windows {
-					b.addRead(&b.st.Windows[j], ev.Member, s.now, !r.opts.NoRanks && r.seqs[i] != 0)
+					b.addRead(&b.st.Windows[j], ev.Member, w.now, !r.opts.NoRanks && r.seqs[i] != 0)
 				}
 			}
 		}
-		s.after = append(s.after, func(ctx context.Context) error {
+		w.after = append(w.after, func(ctx context.Context) error {
 			sets := make(map[*boardStep]map[shardindex.Set]*priorSet) // the changes of each board's events, by set
 			for _, r := range ok {
-				history = append(history, s.answer(r, sets)...)
+				history = append(history, w.answer(r, sets)...)
 			}
-			return s.recordHistory(ctx, history)
+			return w.recordHistory(ctx, history)
 		})
 		return nil
 	})
@@ -628,7 +628,7 @@ func (s *step) queueNamesWrite(batch *pgx.Batch) {
 // Retract removes the event with id from every open period and from the rolling and all
 // windows, recomputing the member's aggregates there from its remaining events. Closed
 // periods do not change. The id may then be used again.
-func (e *Store) Retract(ctx context.Context, boardID, id string) error {
+func (s *Store) Retract(ctx context.Context, boardID, id string) error {
 	if err := laurel.ValidateRetract(boardID, id); err != nil {
 		return err
 	}
@@ -636,21 +636,21 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 	// the id may have been retracted and used by another member meanwhile.
 	for range maxStarts {
 		var member string
-		err := e.pool.QueryRow(ctx, "SELECT member FROM laurel_events WHERE board = $1 AND id = $2 AND NOT retracted", boardID, id).Scan(&member)
+		err := s.pool.QueryRow(ctx, "SELECT member FROM laurel_events WHERE board = $1 AND id = $2 AND NOT retracted", boardID, id).Scan(&member)
 		if errors.Is(err, pgx.ErrNoRows) {
 			member = id // no such event: any shard will say so, under its lock
 		} else if err != nil {
-			return e.unavailable("write", fmt.Errorf("postgres: retract: %w", err))
+			return s.unavailable("write", fmt.Errorf("postgres: retract: %w", err))
 		}
-		err = e.write(ctx, []target{{board: boardID, members: []string{member}}}, func(ctx context.Context, s *step) error {
-			b, err := s.board(boardID)
+		err = s.write(ctx, []target{{board: boardID, members: []string{member}}}, func(ctx context.Context, w *step) error {
+			b, err := w.board(boardID)
 			if err != nil {
 				return err
 			}
-			if err := s.advance(ctx, b); err != nil {
+			if err := w.advance(ctx, b); err != nil {
 				return err
 			}
-			if err := s.readIDs(ctx, b, []string{id}); err != nil {
+			if err := w.readIDs(ctx, b, []string{id}); err != nil {
 				return err
 			}
 			held := b.ids[id]
@@ -661,17 +661,17 @@ func (e *Store) Retract(ctx context.Context, boardID, id string) error {
 				return errRetractAgain
 			}
 			ev := *held
-			if _, err := s.tx.Exec(ctx, "UPDATE laurel_events SET retracted = true WHERE board = $1 AND seq = $2", boardID, ev.seq); err != nil {
+			if _, err := w.tx.Exec(ctx, "UPDATE laurel_events SET retracted = true WHERE board = $1 AND seq = $2", boardID, ev.seq); err != nil {
 				return fmt.Errorf("postgres: retract: %w", err)
 			}
-			if _, err := s.tx.Exec(ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2 AND seq = $3", boardID, ev.member, ev.seq); err != nil {
+			if _, err := w.tx.Exec(ctx, "DELETE FROM laurel_history WHERE board = $1 AND member = $2 AND seq = $3", boardID, ev.member, ev.seq); err != nil {
 				return fmt.Errorf("postgres: retract: %w", err)
 			}
-			rest, err := s.memberEvents(ctx, boardID, ev.member)
+			rest, err := w.memberEvents(ctx, boardID, ev.member)
 			if err != nil {
 				return err
 			}
-			return laurel.Recompute(&b.st.cfg, staged{s, b}, ev.member, ev.ts, counted(rest), s.now)
+			return laurel.Recompute(&b.st.cfg, staged{w, b}, ev.member, ev.ts, counted(rest), w.now)
 		})
 		if !errors.Is(err, errRetractAgain) {
 			return err

@@ -22,15 +22,15 @@ type frozenRanking struct {
 }
 
 // frozen opens the closed period cp of a board's window for reading.
-func (e *Store) frozen(ctx context.Context, board, win string, order laurel.Order, cp closedPeriod) (*frozenRanking, error) {
+func (s *Store) frozen(ctx context.Context, board, win string, order laurel.Order, cp closedPeriod) (*frozenRanking, error) {
 	var removed, hidden []int32
-	err := e.pool.QueryRow(ctx, `SELECT c.removed, coalesce((SELECT array_agg(f.rank) FROM laurel_hidden h
+	err := s.pool.QueryRow(ctx, `SELECT c.removed, coalesce((SELECT array_agg(f.rank) FROM laurel_hidden h
 			JOIN laurel_frozen f ON f.board = c.board AND f.win = c.win AND f.span = c.span AND f.member = h.member), '{}')
 		FROM laurel_closed c WHERE c.board = $1 AND c.win = $2 AND c.span = $3`, board, win, cp.Start).Scan(&removed, &hidden)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("postgres: read closed period: %w", err)
 	}
-	v := &frozenRanking{e: e, board: board, win: win, order: order, cp: cp}
+	v := &frozenRanking{e: s, board: board, win: win, order: order, cp: cp}
 	for _, r := range append(removed, hidden...) {
 		v.excluded = append(v.excluded, uint32(r))
 	}
@@ -41,8 +41,8 @@ func (e *Store) frozen(ctx context.Context, board, win string, order laurel.Orde
 
 // excludedCounts returns, per closed period of a board's window, how many of its frozen
 // ranks are left out now.
-func (e *Store) excludedCounts(ctx context.Context, board, win string) (map[int64]int, error) {
-	rows, err := e.pool.Query(ctx, `SELECT c.span, cardinality(c.removed) + (SELECT count(*) FROM laurel_hidden h
+func (s *Store) excludedCounts(ctx context.Context, board, win string) (map[int64]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT c.span, cardinality(c.removed) + (SELECT count(*) FROM laurel_hidden h
 			JOIN laurel_frozen f ON f.board = c.board AND f.win = c.win AND f.span = c.span AND f.member = h.member)
 		FROM laurel_closed c WHERE c.board = $1 AND c.win = $2`, board, win)
 	if err != nil {

@@ -11,17 +11,17 @@ const probeTimeout = time.Second
 // probe asks PostgreSQL and the index whether they answer, as the maintenance pass does each
 // time, and notes the answer for Failed; it logs only when it changes. It reports whether
 // both answered.
-func (e *Store) probe() bool {
+func (s *Store) probe() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	pgErr := e.pool.Ping(ctx)
-	indexErr := e.index.Ping(ctx)
+	pgErr := s.pool.Ping(ctx)
+	indexErr := s.index.Ping(ctx)
 	down := pgErr != nil || indexErr != nil
-	if e.down.Swap(down) != down {
+	if s.down.Swap(down) != down {
 		if down {
-			e.log.Error("the store is not ready: a backend does not answer", "postgres", errText(pgErr), "index", errText(indexErr))
+			s.log.Error("the store is not ready: a backend does not answer", "postgres", errText(pgErr), "index", errText(indexErr))
 		} else {
-			e.log.Info("the store is ready again: PostgreSQL and the index answer")
+			s.log.Info("the store is ready again: PostgreSQL and the index answer")
 		}
 	}
 	return !down
@@ -30,7 +30,7 @@ func (e *Store) probe() bool {
 // Failed reports whether the last probe found PostgreSQL or the index not answering: the
 // server then answers /readyz with 503, so that a balancer sends requests to other nodes.
 // Probes run with the maintenance pass (Options.Maintenance); without it, Failed is false.
-func (e *Store) Failed() bool { return e.down.Load() }
+func (s *Store) Failed() bool { return s.down.Load() }
 
 func errText(err error) string {
 	if err == nil {

@@ -51,23 +51,23 @@ func (s *step) recordHistory(ctx context.Context, rows []historyRow) error {
 
 // HistoryPointsLost counts the history points of stored events that PostgreSQL did not take
 // by their write's deadline (recordHistory): for metrics.
-func (e *Store) HistoryPointsLost() uint64 { return e.historyLost.Load() }
+func (s *Store) HistoryPointsLost() uint64 { return s.historyLost.Load() }
 
 // History returns the member's points in window, newest first.
-func (e *Store) History(ctx context.Context, boardID, window, member string, limit int) (_ []laurel.HistoryPoint, err error) {
-	defer func() { err = e.unavailable("read", err) }()
+func (s *Store) History(ctx context.Context, boardID, window, member string, limit int) (_ []laurel.HistoryPoint, err error) {
+	defer func() { err = s.unavailable("read", err) }()
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return nil, err
 	}
 	if limit <= 0 || limit > laurel.MaxHistoryLimit {
 		return nil, laurel.FieldErrorf(laurel.EInvalid, "limit", "must be an integer from 1 to %d", laurel.MaxHistoryLimit)
 	}
-	rd, err := e.resolve(ctx, laurel.Query{Board: boardID, Window: window})
+	rd, err := s.resolve(ctx, laurel.Query{Board: boardID, Window: window})
 	if err != nil {
 		return nil, err
 	}
 	var hidden bool
-	if err := e.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_hidden WHERE member = $1)", member).Scan(&hidden); err != nil {
+	if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_hidden WHERE member = $1)", member).Scan(&hidden); err != nil {
 		return nil, fmt.Errorf("postgres: history: %w", err)
 	}
 	if hidden {
@@ -78,7 +78,7 @@ func (e *Store) History(ctx context.Context, boardID, window, member string, lim
 	// skipped, so read in pages until limit points are found.
 	before := int64(1<<63 - 1)
 	for len(points) < limit {
-		rows, err := e.pool.Query(ctx, `SELECT seq, ts, points FROM laurel_history
+		rows, err := s.pool.Query(ctx, `SELECT seq, ts, points FROM laurel_history
 			WHERE board = $1 AND member = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`, boardID, member, before, limit)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: history: %w", err)

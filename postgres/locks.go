@@ -116,11 +116,11 @@ func (c *shardCounts) set(board string, n int) {
 }
 
 // counts returns the shard count of each board, 0 for a board that does not exist.
-func (e *Store) counts(ctx context.Context, boards []string) (map[string]int, error) {
+func (s *Store) counts(ctx context.Context, boards []string) (map[string]int, error) {
 	out := make(map[string]int, len(boards))
 	var ask []string
 	for _, b := range boards {
-		if n, ok := e.shardCounts.get(b); ok {
+		if n, ok := s.shardCounts.get(b); ok {
 			out[b] = n
 		} else {
 			ask = append(ask, b)
@@ -130,7 +130,7 @@ func (e *Store) counts(ctx context.Context, boards []string) (map[string]int, er
 	if len(ask) == 0 {
 		return out, nil
 	}
-	rows, err := e.pool.Query(ctx, "SELECT id, state FROM laurel_boards WHERE id = ANY($1)", ask)
+	rows, err := s.pool.Query(ctx, "SELECT id, state FROM laurel_boards WHERE id = ANY($1)", ask)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read shard counts: %w", err)
 	}
@@ -141,33 +141,33 @@ func (e *Store) counts(ctx context.Context, boards []string) (map[string]int, er
 		if err := rows.Scan(&id, &raw); err != nil {
 			return nil, err
 		}
-		st, err := e.states.parse(id, raw)
+		st, err := s.states.parse(id, raw)
 		if err != nil {
 			return nil, err
 		}
 		out[id] = st.shards()
-		e.shardCounts.set(id, st.shards())
+		s.shardCounts.set(id, st.shards())
 	}
 	return out, rows.Err()
 }
 
 // lockKeys returns the locks of targets, sorted, given the boards' shard counts, and apart
 // the locks the step tries; a board that does not exist is locked by its own lock alone.
-func (e *Store) lockKeys(targets []target, counts map[string]int) (keys, tries []int64) {
+func (s *Store) lockKeys(targets []target, counts map[string]int) (keys, tries []int64) {
 	for _, t := range targets {
 		n := counts[t.board]
 		if t.whole || n == 0 {
-			keys = append(keys, lockKey(e.ns, t.board))
+			keys = append(keys, lockKey(s.ns, t.board))
 			for i := range n {
-				keys = append(keys, shardLockKey(e.ns, t.board, i))
+				keys = append(keys, shardLockKey(s.ns, t.board, i))
 			}
 			continue
 		}
 		for _, m := range t.members {
-			keys = append(keys, shardLockKey(e.ns, t.board, shardindex.ShardOf(m, n)))
+			keys = append(keys, shardLockKey(s.ns, t.board, shardindex.ShardOf(m, n)))
 		}
 		for _, m := range t.maybe {
-			tries = append(tries, shardLockKey(e.ns, t.board, shardindex.ShardOf(m, n)))
+			tries = append(tries, shardLockKey(s.ns, t.board, shardindex.ShardOf(m, n)))
 		}
 	}
 	slices.Sort(keys)

@@ -12,7 +12,7 @@ import (
 )
 
 // PutProfile sets a member's name and metadata; a field left nil keeps its value.
-func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
+func (s *Store) PutProfile(ctx context.Context, member string, spec laurel.ProfileSpec) (laurel.Profile, error) {
 	spec, err := laurel.ValidateProfile(member, spec)
 	if err != nil {
 		return laurel.Profile{}, err
@@ -26,17 +26,17 @@ func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.Profi
 	var name *string
 	var stored []byte
 	var hidden bool
-	err = e.pool.QueryRow(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, coalesce($2, ''), $3)
+	err = s.pool.QueryRow(ctx, `INSERT INTO laurel_profiles (member, name, metadata) VALUES ($1, coalesce($2, ''), $3)
 		ON CONFLICT (member) DO UPDATE SET name = coalesce($2, laurel_profiles.name), metadata = coalesce($3, laurel_profiles.metadata)
 		RETURNING name, metadata, EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = $1)`,
 		member, spec.Name, metadata).Scan(&name, &stored, &hidden)
 	if err != nil {
-		return laurel.Profile{}, e.unavailable("write", fmt.Errorf("postgres: put profile: %w", err))
+		return laurel.Profile{}, s.unavailable("write", fmt.Errorf("postgres: put profile: %w", err))
 	}
 	pctx, cancel := laurel.AfterWrite(ctx, indexGrace)
 	defer cancel()
-	if err := e.index.Publish(pctx, false); err != nil {
-		e.log.Error("publish a change", "err", err)
+	if err := s.index.Publish(pctx, false); err != nil {
+		s.log.Error("publish a change", "err", err)
 	}
 	return profileOf(member, name, stored, hidden), nil
 }
@@ -44,15 +44,15 @@ func (e *Store) PutProfile(ctx context.Context, member string, spec laurel.Profi
 func ptr[T any](v T) *T { return &v }
 
 // Profile returns a member's profile; ENotFound when it has none.
-func (e *Store) Profile(ctx context.Context, member string) (_ laurel.Profile, err error) {
-	defer func() { err = e.unavailable("read", err) }()
+func (s *Store) Profile(ctx context.Context, member string) (_ laurel.Profile, err error) {
+	defer func() { err = s.unavailable("read", err) }()
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return laurel.Profile{}, err
 	}
 	var name *string
 	var metadata []byte
 	var hidden bool
-	err = e.pool.QueryRow(ctx, `SELECT p.name, p.metadata, EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = $1)
+	err = s.pool.QueryRow(ctx, `SELECT p.name, p.metadata, EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = $1)
 		FROM (SELECT 1) one LEFT JOIN laurel_profiles p ON p.member = $1`, member).Scan(&name, &metadata, &hidden)
 	if err != nil {
 		return laurel.Profile{}, fmt.Errorf("postgres: read profile: %w", err)
@@ -78,22 +78,22 @@ func profileOf(member string, name *string, metadata []byte, hidden bool) laurel
 
 // Hide leaves a member out of every ranking and total, closed periods included, keeping its
 // data.
-func (e *Store) Hide(ctx context.Context, member string) error {
-	return e.setHidden(ctx, member, true)
+func (s *Store) Hide(ctx context.Context, member string) error {
+	return s.setHidden(ctx, member, true)
 }
 
 // Unhide puts a hidden member back in every ranking.
-func (e *Store) Unhide(ctx context.Context, member string) error {
-	return e.setHidden(ctx, member, false)
+func (s *Store) Unhide(ctx context.Context, member string) error {
+	return s.setHidden(ctx, member, false)
 }
 
-func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
+func (s *Store) setHidden(ctx context.Context, member string, hide bool) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
-	return e.everywhere(ctx, member, func(s *step, boards []string) error {
+	return s.everywhere(ctx, member, func(w *step, boards []string) error {
 		var was bool
-		if err := s.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_hidden WHERE member = $1)", member).Scan(&was); err != nil {
+		if err := w.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_hidden WHERE member = $1)", member).Scan(&was); err != nil {
 			return fmt.Errorf("postgres: hide: %w", err)
 		}
 		if was == hide {
@@ -103,18 +103,18 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 		if hide {
 			q = "INSERT INTO laurel_hidden (member) VALUES ($1)"
 		}
-		if _, err := s.tx.Exec(ctx, q, member); err != nil {
+		if _, err := w.tx.Exec(ctx, q, member); err != nil {
 			return fmt.Errorf("postgres: hide: %w", err)
 		}
-		s.hidden[member] = hide
-		s.global, s.moved = true, true // closed periods read the mark from the store
+		w.hidden[member] = hide
+		w.global, w.moved = true, true // closed periods read the mark from the store
 		for _, id := range boards {
-			b := s.boards[id]
-			if err := s.advance(ctx, b); err != nil {
+			b := w.boards[id]
+			if err := w.advance(ctx, b); err != nil {
 				return err
 			}
 			keys := b.rankedKeys(member)
-			if err := s.prefetch(ctx, b, keys); err != nil {
+			if err := w.prefetch(ctx, b, keys); err != nil {
 				return err
 			}
 			for _, k := range keys {
@@ -131,33 +131,33 @@ func (e *Store) setHidden(ctx context.Context, member string, hide bool) error {
 // everywhere runs fn as a step over the member's shard of every board (every board the member
 // could be on, for a hide or a deletion), passing the boards that exist. A board created
 // meanwhile makes it start again with that board locked too.
-func (e *Store) everywhere(ctx context.Context, member string, fn func(s *step, boards []string) error) error {
+func (s *Store) everywhere(ctx context.Context, member string, fn func(w *step, boards []string) error) error {
 	for {
-		all, err := e.boardIDs(ctx, e.pool)
+		all, err := s.boardIDs(ctx, s.pool)
 		if err != nil {
-			return e.unavailable("write", err)
+			return s.unavailable("write", err)
 		}
 		targets := make([]target, len(all))
 		for i, id := range all {
 			targets[i] = target{board: id, members: []string{member}}
 		}
-		err = e.write(ctx, targets, func(ctx context.Context, s *step) error {
-			now, err := e.boardIDs(ctx, s.tx)
+		err = s.write(ctx, targets, func(ctx context.Context, w *step) error {
+			now, err := s.boardIDs(ctx, w.tx)
 			if err != nil {
 				return err
 			}
 			for _, id := range now {
-				if _, ok := s.boards[id]; !ok {
+				if _, ok := w.boards[id]; !ok {
 					return errMoreBoards
 				}
 			}
 			var boards []string
 			for _, id := range now {
-				if s.boards[id].st != nil {
+				if w.boards[id].st != nil {
 					boards = append(boards, id)
 				}
 			}
-			return fn(s, boards)
+			return fn(w, boards)
 		})
 		if !errors.Is(err, errMoreBoards) {
 			return err
@@ -172,9 +172,9 @@ type querier interface {
 }
 
 // BoardIDs lists the ids of every board in the store, sorted.
-func (e *Store) BoardIDs(ctx context.Context) ([]string, error) { return e.boardIDs(ctx, e.pool) }
+func (s *Store) BoardIDs(ctx context.Context) ([]string, error) { return s.boardIDs(ctx, s.pool) }
 
-func (e *Store) boardIDs(ctx context.Context, q querier) ([]string, error) {
+func (s *Store) boardIDs(ctx context.Context, q querier) ([]string, error) {
 	rows, err := q.Query(ctx, "SELECT id FROM laurel_boards ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list boards: %w", err)
@@ -197,25 +197,25 @@ func (b *boardStep) rankedKeys(member string) []aggKey {
 
 // DeleteMember erases a member everywhere: its events, entries (closed periods included),
 // history, profile and hidden mark.
-func (e *Store) DeleteMember(ctx context.Context, member string) error {
+func (s *Store) DeleteMember(ctx context.Context, member string) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
-	return e.everywhere(ctx, member, func(s *step, boards []string) error {
-		if err := s.readHidden(ctx, []string{member}); err != nil {
+	return s.everywhere(ctx, member, func(w *step, boards []string) error {
+		if err := w.readHidden(ctx, []string{member}); err != nil {
 			return err
 		}
 		for _, id := range boards {
-			if err := s.deleteFromBoard(ctx, s.boards[id], member); err != nil {
+			if err := w.deleteFromBoard(ctx, w.boards[id], member); err != nil {
 				return err
 			}
 		}
 		for _, table := range []string{"laurel_profiles", "laurel_hidden"} {
-			if _, err := s.tx.Exec(ctx, "DELETE FROM "+table+" WHERE member = $1", member); err != nil {
+			if _, err := w.tx.Exec(ctx, "DELETE FROM "+table+" WHERE member = $1", member); err != nil {
 				return fmt.Errorf("postgres: delete member: %w", err)
 			}
 		}
-		s.global, s.moved = true, true
+		w.global, w.moved = true, true
 		return nil
 	})
 }

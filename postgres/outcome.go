@@ -47,16 +47,16 @@ const outcomeUnknown = "the write may or may not be stored: its commit was cut o
 // false with lost (the commit's own error) when it did not, and an outcome_unknown error when
 // PostgreSQL cannot be asked before ctx ends. A transaction still in progress (its backend
 // is still finishing) is asked about again.
-func (e *Store) commitOutcome(ctx context.Context, xid string, lost error) (landed bool, err error) {
+func (s *Store) commitOutcome(ctx context.Context, xid string, lost error) (landed bool, err error) {
 	pause := 5 * time.Millisecond
 	for {
 		var status *string
-		err := e.pool.QueryRow(ctx, "SELECT pg_xact_status($1::xid8)", xid).Scan(&status)
+		err := s.pool.QueryRow(ctx, "SELECT pg_xact_status($1::xid8)", xid).Scan(&status)
 		switch {
 		case err == nil && status == nil: // too old to tell: cannot happen within a deadline
-			return false, e.outcomeUnknown(xid, lost)
+			return false, s.outcomeUnknown(xid, lost)
 		case err == nil && *status == "committed":
-			e.log.Warn("a commit's connection was lost; the commit landed", "xid", xid, "err", lost)
+			s.log.Warn("a commit's connection was lost; the commit landed", "xid", xid, "err", lost)
 			return true, nil
 		case err == nil && *status == "aborted":
 			return false, lost
@@ -65,14 +65,14 @@ func (e *Store) commitOutcome(ctx context.Context, xid string, lost error) (land
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false, e.outcomeUnknown(xid, lost)
+			return false, s.outcomeUnknown(xid, lost)
 		case <-t.C:
 		}
 		pause = min(2*pause, 200*time.Millisecond)
 	}
 }
 
-func (e *Store) outcomeUnknown(xid string, lost error) error {
-	e.log.Error("a commit's outcome is unknown: its connection was lost and PostgreSQL did not answer in time", "xid", xid, "err", lost)
+func (s *Store) outcomeUnknown(xid string, lost error) error {
+	s.log.Error("a commit's outcome is unknown: its connection was lost and PostgreSQL did not answer in time", "xid", xid, "err", lost)
 	return laurel.Errorf(laurel.EOutcomeUnknown, outcomeUnknown)
 }

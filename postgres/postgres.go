@@ -205,18 +205,18 @@ func Open(ctx context.Context, dsn string, index shardindex.Index, opts Options)
 // serves, so that it is not ready until then. (catchUp first waits a moment for steps on
 // their way from live nodes.) A board whose index holds nothing of it (Redis restarted empty)
 // is left to its first read, which rebuilds it, as a whole store could take long.
-func (e *Store) CatchUpLagging(ctx context.Context) error {
-	boards, err := e.boardVersions(ctx)
+func (s *Store) CatchUpLagging(ctx context.Context) error {
+	boards, err := s.boardVersions(ctx)
 	if err != nil {
 		return err
 	}
 	for _, b := range boards {
-		view, err := e.indexView(ctx, b.id, len(b.versions))
+		view, err := s.indexView(ctx, b.id, len(b.versions))
 		if err != nil {
 			return err
 		}
 		if view.ok && view.below(b.stamp, b.versions) {
-			if err := e.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+			if err := s.catchUp(ctx, b.id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 				return err
 			}
 		}
@@ -234,8 +234,8 @@ type boardVersion struct {
 }
 
 // boardVersions reads every board's row and its shards' versions.
-func (e *Store) boardVersions(ctx context.Context) ([]boardVersion, error) {
-	rows, err := e.pool.Query(ctx, `SELECT b.id, b.version, b.state, array_agg(s.version ORDER BY s.shard)
+func (s *Store) boardVersions(ctx context.Context) ([]boardVersion, error) {
+	rows, err := s.pool.Query(ctx, `SELECT b.id, b.version, b.state, array_agg(s.version ORDER BY s.shard)
 		FROM laurel_boards b JOIN laurel_shards s ON s.board = b.id GROUP BY b.id`)
 	if err != nil {
 		return nil, err
@@ -248,12 +248,12 @@ func (e *Store) boardVersions(ctx context.Context) ([]boardVersion, error) {
 }
 
 // Close stops the store's maintenance and closes its connections. Later calls do nothing.
-func (e *Store) Close() error {
-	e.once.Do(func() {
-		close(e.stop)
-		<-e.done
-		e.unsub()
-		e.pool.Close()
+func (s *Store) Close() error {
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.done
+		s.unsub()
+		s.pool.Close()
 	})
 	return nil
 }
@@ -311,10 +311,10 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 
 // maintain catches up boards whose time has come and repairs boards whose index missed a
 // step, every period, so that reads rarely wait for either.
-func (e *Store) maintain(period time.Duration) {
-	defer close(e.done)
+func (s *Store) maintain(period time.Duration) {
+	defer close(s.done)
 	if period < 0 {
-		<-e.stop
+		<-s.stop
 		return
 	}
 	t := time.NewTicker(period)
@@ -324,23 +324,23 @@ func (e *Store) maintain(period time.Duration) {
 	lost := time.NewTicker(min(period, missedEvery))
 	defer lost.Stop()
 	for {
-		pass := e.Maintain
+		pass := s.Maintain
 		select {
-		case <-e.stop:
+		case <-s.stop:
 			return
 		case <-t.C:
 		case <-lost.C:
-			if !e.anyMissed() {
+			if !s.anyMissed() {
 				continue
 			}
-			pass = e.repairMissed
+			pass = s.repairMissed
 		}
-		if !e.probe() {
+		if !s.probe() {
 			continue // nothing to maintain without both backends
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*period)
 		if err := pass(ctx); err != nil && ctx.Err() == nil {
-			e.log.Error("maintenance", "err", err)
+			s.log.Error("maintenance", "err", err)
 		}
 		cancel()
 	}
@@ -349,25 +349,25 @@ func (e *Store) maintain(period time.Duration) {
 // missedEvery is how often a node looks to repair the boards whose step it saw lost.
 const missedEvery = 100 * time.Millisecond
 
-func (e *Store) anyMissed() bool {
-	e.missed.mu.Lock()
-	defer e.missed.mu.Unlock()
-	return len(e.missed.boards) > 0
+func (s *Store) anyMissed() bool {
+	s.missed.mu.Lock()
+	defer s.missed.mu.Unlock()
+	return len(s.missed.boards) > 0
 }
 
 // repairMissed rebuilds the index of the boards whose step this node saw lost, at once: a
 // catch-up would first wait a second for the step to arrive, which it never does. A board
 // that fails is kept for the next try.
-func (e *Store) repairMissed(ctx context.Context) error {
-	e.missed.mu.Lock()
-	missed := e.missed.boards
-	e.missed.boards = nil
-	e.missed.mu.Unlock()
+func (s *Store) repairMissed(ctx context.Context) error {
+	s.missed.mu.Lock()
+	missed := s.missed.boards
+	s.missed.boards = nil
+	s.missed.mu.Unlock()
 	var first error
 	for id := range missed {
-		if err := e.Rebuild(ctx, id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+		if err := s.Rebuild(ctx, id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 			first = cmp.Or(first, err)
-			e.missedStep(id)
+			s.missedStep(id)
 		}
 	}
 	return first
@@ -377,28 +377,28 @@ func (e *Store) repairMissed(ctx context.Context) error {
 // up the boards whose time has come and rebuilds the index of those whose index is not at
 // the store's version (a step lost between a commit and the index, or an index that lost its
 // data).
-func (e *Store) Maintain(ctx context.Context) error {
+func (s *Store) Maintain(ctx context.Context) error {
 	read := time.Now()
-	boards, err := e.boardVersions(ctx)
+	boards, err := s.boardVersions(ctx)
 	if err != nil {
 		return err
 	}
-	now := e.now()
-	e.lagging.mu.Lock()
-	defer e.lagging.mu.Unlock()
-	last := e.lagging.m
-	e.lagging.m = make(map[string]lagging)
+	now := s.now()
+	s.lagging.mu.Lock()
+	defer s.lagging.mu.Unlock()
+	last := s.lagging.m
+	s.lagging.m = make(map[string]lagging)
 	// The boards whose step this node saw lost first, at once. A board that fails is left
 	// for the next pass; the others are still seen to (one board's failure held back the
 	// repair of every other).
-	first := e.repairMissed(ctx)
+	first := s.repairMissed(ctx)
 	for _, b := range boards {
-		st, err := e.states.parse(b.id, b.state)
+		st, err := s.states.parse(b.id, b.state)
 		if err != nil {
 			first = cmp.Or(first, err)
 			continue
 		}
-		view, err := e.indexView(ctx, b.id, len(b.versions))
+		view, err := s.indexView(ctx, b.id, len(b.versions))
 		if err != nil {
 			first = cmp.Or(first, err)
 			continue
@@ -415,11 +415,11 @@ func (e *Store) Maintain(ctx context.Context) error {
 			if ok && len(prev.versions) == len(b.versions) && view.below(prev.stamp, prev.versions) {
 				behind, wait = true, max(0, indexWait-time.Since(prev.read))
 			}
-			e.lagging.m[b.id] = lagging{b.stamp, b.versions, read}
+			s.lagging.m[b.id] = lagging{b.stamp, b.versions, read}
 		}
 		if behind || st.due(now) {
-			delete(e.lagging.m, b.id)
-			if err := e.catchUpWithin(ctx, b.id, wait); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+			delete(s.lagging.m, b.id)
+			if err := s.catchUpWithin(ctx, b.id, wait); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
 				first = cmp.Or(first, err)
 			}
 		}
@@ -429,13 +429,13 @@ func (e *Store) Maintain(ctx context.Context) error {
 
 // missedStep notes that the index missed a step of board this node committed: repairMissed
 // rebuilds it, without waiting to see whether the step is on its way.
-func (e *Store) missedStep(board string) {
-	e.missed.mu.Lock()
-	defer e.missed.mu.Unlock()
-	if e.missed.boards == nil {
-		e.missed.boards = make(map[string]struct{})
+func (s *Store) missedStep(board string) {
+	s.missed.mu.Lock()
+	defer s.missed.mu.Unlock()
+	if s.missed.boards == nil {
+		s.missed.boards = make(map[string]struct{})
 	}
-	e.missed.boards[board] = struct{}{}
+	s.missed.boards[board] = struct{}{}
 }
 
 // lagging is what a maintenance pass found the index behind: the store's versions it read.

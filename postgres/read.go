@@ -45,9 +45,9 @@ func again(ctx context.Context, attempt int) error {
 
 // read resolves q and runs fn on it, again from the start when the index says the board's
 // state changed meanwhile (a period closed, a bucket left, a window was added): untilSettled.
-func (e *Store) read(ctx context.Context, q laurel.Query, fn func(rd *reading) error) error {
-	return e.untilSettled(ctx, q.Board, func() error {
-		rd, err := e.resolve(ctx, q)
+func (s *Store) read(ctx context.Context, q laurel.Query, fn func(rd *reading) error) error {
+	return s.untilSettled(ctx, q.Board, func() error {
+		rd, err := s.resolve(ctx, q)
 		if err == nil {
 			err = fn(rd)
 		}
@@ -59,14 +59,14 @@ func (e *Store) read(ctx context.Context, q laurel.Query, fn func(rd *reading) e
 // (ErrIndexStale), maxAttempts times at most, pausing between tries. A board whose shards
 // keep disagreeing with its state half as many times as that is caught up, which rebuilds
 // what of its index missed a step.
-func (e *Store) untilSettled(ctx context.Context, board string, try func() error) error {
+func (s *Store) untilSettled(ctx context.Context, board string, try func() error) error {
 	for attempt := range maxAttempts {
 		err := try()
 		if !errors.Is(err, shardindex.ErrStale) {
 			return err
 		}
 		if attempt == maxAttempts/2 {
-			if err := e.catchUp(ctx, board); err != nil {
+			if err := s.catchUp(ctx, board); err != nil {
 				return err
 			}
 		}
@@ -79,35 +79,35 @@ func (e *Store) untilSettled(ctx context.Context, board string, try func() error
 
 // boardState returns a board's state as the index has it, catching the board up first when
 // its time has come or rebuilding its index when the index has none of it.
-func (e *Store) boardState(ctx context.Context, id string) (*state, int64, int64, error) {
+func (s *Store) boardState(ctx context.Context, id string) (*state, int64, int64, error) {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return nil, 0, 0, err
 	}
 	for range maxAttempts {
-		is, ok, err := e.index.State(ctx, id)
+		is, ok, err := s.index.State(ctx, id)
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		now := e.now()
+		now := s.now()
 		if !ok {
 			var exists bool
-			if err := e.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_boards WHERE id = $1)", id).Scan(&exists); err != nil {
+			if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_boards WHERE id = $1)", id).Scan(&exists); err != nil {
 				return nil, 0, 0, fmt.Errorf("postgres: %w", err)
 			}
 			if !exists {
 				return nil, 0, 0, laurel.ErrNoBoard(id)
 			}
-			if err := e.catchUp(ctx, id); err != nil {
+			if err := s.catchUp(ctx, id); err != nil {
 				return nil, 0, 0, err
 			}
 			continue
 		}
-		st, err := e.states.parse(id, is.State)
+		st, err := s.states.parse(id, is.State)
 		if err != nil {
 			return nil, 0, 0, err
 		}
 		if st.due(now) {
-			if err := e.catchUp(ctx, id); err != nil {
+			if err := s.catchUp(ctx, id); err != nil {
 				return nil, 0, 0, err
 			}
 			continue
@@ -118,14 +118,14 @@ func (e *Store) boardState(ctx context.Context, id string) (*state, int64, int64
 }
 
 // resolve finds what q reads.
-func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
+func (s *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 	if err := laurel.ValidateBoardID(q.Board); err != nil {
 		return nil, err
 	}
 	if q.HasAt && q.Period != "" {
 		return nil, laurel.FieldErrorf(laurel.EInvalid, "period", "give either at or period, not both")
 	}
-	st, stamp, now, err := e.boardState(ctx, q.Board)
+	st, stamp, now, err := s.boardState(ctx, q.Board)
 	if err != nil {
 		return nil, err
 	}
@@ -147,11 +147,11 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 		if ws.w.IsCalendar() {
 			set.Start = res.Period.Start
 		}
-		rd.v = e.openRanking(st, set, stamp)
+		rd.v = s.openRanking(st, set, stamp)
 	case laurel.FromBuckets:
-		rd.v, err = e.rollingAt(ctx, st, ws, res.Period.Start, res.Period.End)
+		rd.v, err = s.rollingAt(ctx, st, ws, res.Period.Start, res.Period.End)
 	case laurel.FromClosed:
-		rd.v, err = e.frozen(ctx, q.Board, ws.Name, order, ws.Closed[plan.Closed])
+		rd.v, err = s.frozen(ctx, q.Board, ws.Name, order, ws.Closed[plan.Closed])
 	case laurel.FromNothing:
 		rd.v = laurel.NewSortedRanking(order, nil)
 	}
@@ -162,16 +162,16 @@ func (e *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 }
 
 // openRanking is the ranking of an open span's set: its shards' sets merged.
-func (e *Store) openRanking(st *state, set shardindex.Set, stamp int64) laurel.Ranking {
+func (s *Store) openRanking(st *state, set shardindex.Set, stamp int64) laurel.Ranking {
 	shards := make([]shardindex.Ranking, st.shards())
 	for i := range shards {
-		shards[i] = e.index.Ranking(st.cfg.ID, st.shard(i), st.cfg.Order, set, stamp)
+		shards[i] = s.index.Ranking(st.cfg.ID, st.shard(i), st.cfg.Order, set, stamp)
 	}
 	return shardindex.Merge(st.cfg.Order, shards)
 }
 
 // totals counts the members of sets over every shard of a board, as of the state stamped stamp.
-func (e *Store) totals(ctx context.Context, st *state, sets []shardindex.Set, stamp int64) ([]int, error) {
+func (s *Store) totals(ctx context.Context, st *state, sets []shardindex.Set, stamp int64) ([]int, error) {
 	all := make([]int, len(sets))
 	var mu sync.Mutex
 	shards := make([]int, st.shards())
@@ -179,7 +179,7 @@ func (e *Store) totals(ctx context.Context, st *state, sets []shardindex.Set, st
 		shards[i] = i
 	}
 	err := eachShard(shards, func(i int) error {
-		ns, err := e.index.Totals(ctx, st.cfg.ID, st.shard(i), sets, stamp)
+		ns, err := s.index.Totals(ctx, st.cfg.ID, st.shard(i), sets, stamp)
 		mu.Lock()
 		defer mu.Unlock()
 		for k, n := range ns {
@@ -195,8 +195,8 @@ func (e *Store) totals(ctx context.Context, st *state, sets []shardindex.Set, st
 
 // rollingAt computes a rolling window's ranking over [start, end) from its buckets: a read
 // at another instant than the window's current span.
-func (e *Store) rollingAt(ctx context.Context, st *state, ws *windowState, start, end int64) (laurel.Ranking, error) {
-	rows, err := e.pool.Query(ctx, `SELECT a.member, a.score, a.at FROM laurel_aggs a
+func (s *Store) rollingAt(ctx context.Context, st *state, ws *windowState, start, end int64) (laurel.Ranking, error) {
+	rows, err := s.pool.Query(ctx, `SELECT a.member, a.score, a.at FROM laurel_aggs a
 		WHERE a.board = $1 AND a.win = $2 AND a.span >= $3 AND a.span < $4
 		AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)
 		ORDER BY a.member`, st.cfg.ID, ws.Name, start, end)
@@ -235,7 +235,7 @@ func (e *Store) rollingAt(ctx context.Context, st *state, ws *windowState, start
 }
 
 // fill adds profiles (name, and metadata when asked) to entries.
-func (e *Store) fill(ctx context.Context, entries []laurel.Entry, metadata bool) error {
+func (s *Store) fill(ctx context.Context, entries []laurel.Entry, metadata bool) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -243,7 +243,7 @@ func (e *Store) fill(ctx context.Context, entries []laurel.Entry, metadata bool)
 	for i := range entries {
 		members[i] = entries[i].Member
 	}
-	rows, err := e.pool.Query(ctx, "SELECT member, name, metadata FROM laurel_profiles WHERE member = ANY($1)", members)
+	rows, err := s.pool.Query(ctx, "SELECT member, name, metadata FROM laurel_profiles WHERE member = ANY($1)", members)
 	if err != nil {
 		return fmt.Errorf("postgres: read profiles: %w", err)
 	}
@@ -277,20 +277,20 @@ func (e *Store) fill(ctx context.Context, entries []laurel.Entry, metadata bool)
 
 // Read resolves q and calls fn with its reading, again from the start when the index says
 // the board's state changed meanwhile.
-func (e *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) (err error) {
-	defer func() { err = e.unavailable("read", err) }()
-	return e.read(ctx, q, func(rd *reading) error {
+func (s *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) (err error) {
+	defer func() { err = s.unavailable("read", err) }()
+	return s.read(ctx, q, func(rd *reading) error {
 		return fn(laurel.Reading{Board: rd.st.cfg.ID, Window: rd.res.Name, Order: rd.st.cfg.Order, At: rd.res.At,
 			Period: rd.period, Ranking: rd.v,
-			Fill: func(entries []laurel.Entry, metadata bool) error { return e.fill(ctx, entries, metadata) }})
+			Fill: func(entries []laurel.Entry, metadata bool) error { return s.fill(ctx, entries, metadata) }})
 	})
 }
 
 // Board returns a board's configuration and, per window, its current period and total.
-func (e *Store) Board(ctx context.Context, id string) (info laurel.BoardInfo, err error) {
-	defer func() { err = e.unavailable("read", err) }()
-	err = e.untilSettled(ctx, id, func() error {
-		st, stamp, now, err := e.boardState(ctx, id)
+func (s *Store) Board(ctx context.Context, id string) (info laurel.BoardInfo, err error) {
+	defer func() { err = s.unavailable("read", err) }()
+	err = s.untilSettled(ctx, id, func() error {
+		st, stamp, now, err := s.boardState(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -303,7 +303,7 @@ func (e *Store) Board(ctx context.Context, id string) (info laurel.BoardInfo, er
 				sets, names = append(sets, set), append(names, ws.Name)
 			}
 		}
-		totals, err := e.totals(ctx, st, sets, stamp)
+		totals, err := s.totals(ctx, st, sets, stamp)
 		if err != nil {
 			return err
 		}
@@ -333,21 +333,21 @@ func (st *state) info(now int64) laurel.BoardInfo {
 }
 
 // Boards lists every board, sorted by id.
-func (e *Store) Boards(ctx context.Context) (_ []laurel.BoardInfo, err error) {
-	defer func() { err = e.unavailable("read", err) }()
-	ids, err := e.boardIDs(ctx, e.pool)
+func (s *Store) Boards(ctx context.Context) (_ []laurel.BoardInfo, err error) {
+	defer func() { err = s.unavailable("read", err) }()
+	ids, err := s.boardIDs(ctx, s.pool)
 	if err != nil {
 		return nil, err
 	}
-	return laurel.BoardsOf(ctx, ids, e.Board)
+	return laurel.BoardsOf(ctx, ids, s.Board)
 }
 
 // Periods lists a calendar window's kept periods, newest first: the current one, the open
 // ones that still take late events, and the closed ones.
-func (e *Store) Periods(ctx context.Context, boardID, windowName string) (_ []laurel.PeriodInfo, err error) {
-	defer func() { err = e.unavailable("read", err) }()
+func (s *Store) Periods(ctx context.Context, boardID, windowName string) (_ []laurel.PeriodInfo, err error) {
+	defer func() { err = s.unavailable("read", err) }()
 	var out []laurel.PeriodInfo
-	err = e.read(ctx, laurel.Query{Board: boardID, Window: windowName}, func(rd *reading) error {
+	err = s.read(ctx, laurel.Query{Board: boardID, Window: windowName}, func(rd *reading) error {
 		ws := rd.st.window(rd.res.Name)
 		cur := rd.period
 		var err error
@@ -361,10 +361,10 @@ func (e *Store) Periods(ctx context.Context, boardID, windowName string) (_ []la
 			for i, sp := range ws.Open {
 				sets[i] = shardindex.Set{Window: ws.Name, Start: sp.Start}
 			}
-			if totals, err = e.totals(ctx, rd.st, sets, rd.stamp); err != nil {
+			if totals, err = s.totals(ctx, rd.st, sets, rd.stamp); err != nil {
 				return err
 			}
-			if excluded, err = e.excludedCounts(ctx, boardID, ws.Name); err != nil {
+			if excluded, err = s.excludedCounts(ctx, boardID, ws.Name); err != nil {
 				return err
 			}
 		}

@@ -20,13 +20,13 @@ import (
 // own way to the index: indexstep.go.
 
 // deleteIndex removes what the index holds of a board of n shards.
-func (e *Store) deleteIndex(ctx context.Context, id string, n int) error {
+func (s *Store) deleteIndex(ctx context.Context, id string, n int) error {
 	shards := make([]int, n)
 	for i := range shards {
 		shards[i] = i
 	}
 	return eachShard(shards, func(i int) error {
-		return e.index.Delete(ctx, id, shardindex.Shard{Number: i, Count: n})
+		return s.index.Delete(ctx, id, shardindex.Shard{Number: i, Count: n})
 	})
 }
 
@@ -35,13 +35,13 @@ func (e *Store) deleteIndex(ctx context.Context, id string, n int) error {
 // records the state at the end, reads find none and wait for the lock. A rebuild that finds
 // the index changed under it (Redis flushed or restarted) starts again, at most
 // rebuildAttempts times in all.
-func (e *Store) rebuild(ctx context.Context, conn *pgxpool.Conn, id string, only []int) error {
+func (s *Store) rebuild(ctx context.Context, conn *pgxpool.Conn, id string, only []int) error {
 	for attempt := 1; ; attempt++ {
-		err := e.rebuildOnce(ctx, conn, id, only)
+		err := s.rebuildOnce(ctx, conn, id, only)
 		if !errors.Is(err, shardindex.ErrStale) || attempt == rebuildAttempts {
 			return err
 		}
-		e.log.Warn("the index changed during a rebuild; starting it again", "board", id, "attempt", attempt)
+		s.log.Warn("the index changed during a rebuild; starting it again", "board", id, "attempt", attempt)
 	}
 }
 
@@ -56,13 +56,13 @@ const rebuildChunk = 10_000
 // the fence, the next chunk is refused with ErrIndexStale, so that a partial index is never
 // marked current. Each shard's last chunk records its version and the board's stamp; shard 0's,
 // the very last, the board's state.
-func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, only []int) error {
+func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, only []int) error {
 	var raw []byte
 	var stamp int64
 	err := conn.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &stamp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Whatever shard count the index had, shard 0 holds the state reads look for.
-		return e.index.Delete(ctx, id, shardindex.Shard{Number: 0, Count: 1})
+		return s.index.Delete(ctx, id, shardindex.Shard{Number: 0, Count: 1})
 	}
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 			only = append(only, i)
 		}
 	}
-	if err := eachShard(only, func(i int) error { return e.index.Delete(ctx, id, st.shard(i)) }); err != nil {
+	if err := eachShard(only, func(i int) error { return s.index.Delete(ctx, id, st.shard(i)) }); err != nil {
 		return err
 	}
 	order := st.cfg.Order
@@ -117,7 +117,7 @@ func (e *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 				u.State = raw
 			}
 		}
-		_, err := e.index.Apply(ctx, id, st.shard(i), order, u)
+		_, err := s.index.Apply(ctx, id, st.shard(i), order, u)
 		sh.changes, sh.after = sh.changes[:0], sh.fence
 		return err
 	}
@@ -177,12 +177,12 @@ type indexView struct {
 	shards []shardindex.Version
 }
 
-func (e *Store) indexView(ctx context.Context, id string, n int) (indexView, error) {
-	is, ok, err := e.index.State(ctx, id)
+func (s *Store) indexView(ctx context.Context, id string, n int) (indexView, error) {
+	is, ok, err := s.index.State(ctx, id)
 	if err != nil || !ok {
 		return indexView{}, err
 	}
-	vs, err := e.index.Versions(ctx, id, n)
+	vs, err := s.index.Versions(ctx, id, n)
 	return indexView{ok: true, stamp: is.Stamp, shards: vs}, err
 }
 
@@ -219,10 +219,10 @@ func (v indexView) below(stamp int64, versions []int64) bool {
 // way to it: the steps of early writes, whose locks went with their commits, may still be
 // reaching the index when the whole board is locked. It waits up to within for the index
 // to reach the store's stamp and versions, and returns the view it last found.
-func (e *Store) settled(ctx context.Context, id string, stamp int64, versions []int64, within time.Duration) (indexView, error) {
+func (s *Store) settled(ctx context.Context, id string, stamp int64, versions []int64, within time.Duration) (indexView, error) {
 	wait := newPacing(within)
 	for {
-		view, err := e.indexView(ctx, id, len(versions))
+		view, err := s.indexView(ctx, id, len(versions))
 		if err != nil || !view.ok || !view.below(stamp, versions) {
 			return view, err
 		}
@@ -235,14 +235,14 @@ func (e *Store) settled(ctx context.Context, id string, stamp int64, versions []
 // catchUp brings a board to now in a step of its own, the whole board locked: periods to
 // close, closed periods to drop, rolling buckets to leave; and rebuilds its index if it
 // missed a step, once the steps on their way to it have had indexWait to arrive.
-func (e *Store) catchUp(ctx context.Context, id string) error {
-	return e.catchUpWithin(ctx, id, indexWait)
+func (s *Store) catchUp(ctx context.Context, id string) error {
+	return s.catchUpWithin(ctx, id, indexWait)
 }
 
 // catchUpWithin is catchUp giving the steps on their way wait to arrive (0: none is).
-func (e *Store) catchUpWithin(ctx context.Context, id string, wait time.Duration) error {
-	return e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
-		b, err := s.board(id)
+func (s *Store) catchUpWithin(ctx context.Context, id string, wait time.Duration) error {
+	return s.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, w *step) error {
+		b, err := w.board(id)
 		if err != nil {
 			return err
 		}
@@ -250,17 +250,17 @@ func (e *Store) catchUpWithin(ctx context.Context, id string, wait time.Duration
 		for i, sh := range b.shards {
 			versions[i] = sh.version
 		}
-		view, err := e.settled(ctx, id, b.version, versions, wait)
+		view, err := s.settled(ctx, id, b.version, versions, wait)
 		if err != nil {
 			return err
 		}
 		if !view.at(b.version, versions) {
-			e.log.Warn("the index is not at the store's version; rebuilding it", "board", id, "store", b.version)
-			if err := e.rebuild(ctx, s.conn, id, nil); err != nil {
+			s.log.Warn("the index is not at the store's version; rebuilding it", "board", id, "store", b.version)
+			if err := s.rebuild(ctx, w.conn, id, nil); err != nil {
 				return err
 			}
 		}
-		return s.advance(ctx, b)
+		return w.advance(ctx, b)
 	})
 }
 
@@ -268,12 +268,12 @@ func (e *Store) catchUpWithin(ctx context.Context, id string, wait time.Duration
 // rebuilt, then lost in part or whole to a flush or a restart of Redis, does not. (Every
 // shard of a board the index holds is at a version above zero: the board's making is a step
 // of each.) A board the store no longer has counts as indexed.
-func (e *Store) Indexed(ctx context.Context, id string) (bool, error) {
-	counts, err := e.counts(ctx, []string{id})
+func (s *Store) Indexed(ctx context.Context, id string) (bool, error) {
+	counts, err := s.counts(ctx, []string{id})
 	if err != nil || counts[id] == 0 {
 		return true, err
 	}
-	view, err := e.indexView(ctx, id, counts[id])
+	view, err := s.indexView(ctx, id, counts[id])
 	if err != nil || !view.ok {
 		return false, err
 	}
@@ -287,15 +287,15 @@ func (e *Store) Indexed(ctx context.Context, id string) (bool, error) {
 
 // Rebuild makes a board's index what the store holds, whatever the index holds now: after
 // the index was lost, or to be sure. Reads of the board wait for it.
-func (e *Store) Rebuild(ctx context.Context, id string) error {
+func (s *Store) Rebuild(ctx context.Context, id string) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
-	return e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
-		if _, err := s.board(id); err != nil {
+	return s.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, w *step) error {
+		if _, err := w.board(id); err != nil {
 			return err
 		}
-		return e.rebuild(ctx, s.conn, id, nil)
+		return s.rebuild(ctx, w.conn, id, nil)
 	})
 }
 
@@ -304,15 +304,15 @@ const MaxShards = 256
 
 // Reshard splits a board's members into n shards, and rebuilds its index so. Writes and reads
 // of the board wait for it.
-func (e *Store) Reshard(ctx context.Context, id string, n int) error {
+func (s *Store) Reshard(ctx context.Context, id string, n int) error {
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return err
 	}
 	if n < 1 || n > MaxShards {
 		return laurel.FieldErrorf(laurel.EInvalid, "shards", "must be 1 to %d", MaxShards)
 	}
-	return e.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, s *step) error {
-		b, err := s.board(id)
+	return s.write(ctx, []target{wholeBoard(id)}, func(ctx context.Context, w *step) error {
+		b, err := w.board(id)
 		if err != nil {
 			return err
 		}
@@ -321,10 +321,10 @@ func (e *Store) Reshard(ctx context.Context, id string, n int) error {
 		}
 		// The index goes first: until the rebuild after the commit records the state again,
 		// reads find none and wait for the lock.
-		if err := e.deleteIndex(ctx, id, b.st.shards()); err != nil {
+		if err := s.deleteIndex(ctx, id, b.st.shards()); err != nil {
 			return err
 		}
-		if err := s.tx.QueryRow(ctx, "SELECT coalesce(max(seq), 0) FROM laurel_events WHERE board = $1", id).Scan(&b.seqFloor); err != nil {
+		if err := w.tx.QueryRow(ctx, "SELECT coalesce(max(seq), 0) FROM laurel_events WHERE board = $1", id).Scan(&b.seqFloor); err != nil {
 			return fmt.Errorf("postgres: reshard: %w", err)
 		}
 		// Versions go on from the highest, so that no read stamped before can take the

@@ -292,10 +292,10 @@ type storedEvent struct {
 // write runs fn as one step over targets: it locks them, runs fn in a transaction, commits,
 // brings the index along, and unlocks. It starts again, with more locked, when fn needs a
 // whole board it holds in part, and with the right locks when a board's shard count changed.
-func (e *Store) write(ctx context.Context, targets []target, fn func(ctx context.Context, s *step) error) error {
+func (s *Store) write(ctx context.Context, targets []target, fn func(ctx context.Context, w *step) error) error {
 	var err error
 	for range maxStarts {
-		err = e.runStep(ctx, targets, fn)
+		err = s.runStep(ctx, targets, fn)
 		var whole *needWhole
 		switch {
 		case errors.As(err, &whole):
@@ -305,30 +305,30 @@ func (e *Store) write(ctx context.Context, targets []target, fn func(ctx context
 				}
 			}
 		case !errors.Is(err, errShardsChanged):
-			return e.unavailable("write", err)
+			return s.unavailable("write", err)
 		}
 	}
 	// Its board kept changing under it (reshards one after the other): the write stored
 	// nothing, and may be sent again.
-	e.log.Warn("a write kept starting again", "err", err)
+	s.log.Warn("a write kept starting again", "err", err)
 	return laurel.Errorf(laurel.EUnavailable, "the board's shards kept changing while it was written; try again")
 }
 
 // runStep is one try of write, without the mapping of PostgreSQL's failures.
-func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx context.Context, s *step) error) error {
+func (s *Store) runStep(ctx context.Context, targets []target, fn func(ctx context.Context, w *step) error) error {
 	boards := make([]string, 0, len(targets))
 	for _, t := range targets {
 		boards = append(boards, t.board)
 	}
-	counts, err := e.counts(ctx, boards)
+	counts, err := s.counts(ctx, boards)
 	if err != nil {
 		return err
 	}
-	conn, err := e.pool.Acquire(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	keys, tries := e.lockKeys(targets, counts)
+	keys, tries := s.lockKeys(targets, counts)
 	// A step that writes shards only (no target whole, no board to make) holds its locks for
 	// its transaction alone: they go with its commit, and its changes reach the index after,
 	// in the order of the shards' versions (applyIndex). One that changes a board as a whole
@@ -351,7 +351,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 	}()
 	// One round trip begins the transaction, takes the locks, in the order of the array (a
 	// function scan keeps it), tries the others, and reads the rows of the boards and shards.
-	s := &step{e: e, conn: conn, tx: conn, now: e.now(), stamp: newStamp(), early: early, boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
+	w := &step{e: s, conn: conn, tx: conn, now: s.now(), stamp: newStamp(), early: early, boards: make(map[string]*boardStep), hidden: make(map[string]bool)}
 	var batch pgx.Batch
 	batch.Queue("BEGIN")
 	batch.Queue("SELECT "+lock+"(k) FROM unnest($1::bigint[]) AS k", keys)
@@ -359,7 +359,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 		batch.Queue("SELECT k FROM unnest($1::bigint[]) AS k WHERE "+try+"(k)", tries)
 	}
 	batch.Queue("SELECT pg_current_xact_id()::text")
-	load := s.queueLoad(&batch, targets, counts)
+	load := w.queueLoad(&batch, targets, counts)
 	br := conn.SendBatch(ctx, &batch)
 	_, err = br.Exec()
 	if err == nil {
@@ -373,7 +373,7 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 		}
 	}
 	if err == nil {
-		err = br.QueryRow().Scan(&s.xid)
+		err = br.QueryRow().Scan(&w.xid)
 	}
 	if err != nil {
 		br.Close()
@@ -395,33 +395,33 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 		return err
 	}
 	if len(got) < len(tries) {
-		s.dropUnheld(keys, got)
+		w.dropUnheld(keys, got)
 	}
-	if err := fn(ctx, s); err != nil {
+	if err := fn(ctx, w); err != nil {
 		return err
 	}
 	start := time.Now()
-	if err := s.commit(ctx); err != nil {
+	if err := w.commit(ctx); err != nil {
 		var lost *errCommitLost
 		if !errors.As(err, &lost) {
 			return err
 		}
 		committed = true // nothing to roll back on a connection gone
-		if landed, err := e.commitOutcome(ctx, s.xid, err); !landed {
+		if landed, err := s.commitOutcome(ctx, w.xid, err); !landed {
 			return err
 		}
 		// It landed, and its locks went with its connection: its changes reach the index
 		// as an early step's do, in the order of the shards' versions.
-		locked, early, s.early = false, true, true
+		locked, early, w.early = false, true, true
 	}
 	committed = true
-	if s.submit {
-		e.aggs.keep(s.boards, s.stamp)
+	if w.submit {
+		s.aggs.keep(w.boards, w.stamp)
 	} else {
-		e.aggs.drop(s.boards)
+		s.aggs.drop(w.boards)
 	}
-	if e.opts.OnCommit != nil {
-		e.opts.OnCommit(max(s.ops, 1), time.Since(start))
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit(max(w.ops, 1), time.Since(start))
 	}
 	// Committed: from here on the step happened, whatever fails; the index follows, or a
 	// later step, read or maintenance rebuilds it.
@@ -432,15 +432,15 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 	// does not answer by then leaves the writes answered without ranks.
 	ictx, cancel := laurel.AfterWrite(ctx, indexGrace)
 	defer cancel()
-	if early && s.unlocked != nil {
-		s.unlocked()
+	if early && w.unlocked != nil {
+		w.unlocked()
 	}
-	for _, id := range slices.Sorted(maps.Keys(s.boards)) {
-		if err := s.applyIndex(ictx, s.boards[id]); err != nil {
+	for _, id := range slices.Sorted(maps.Keys(w.boards)) {
+		if err := w.applyIndex(ictx, w.boards[id]); err != nil {
 			// The index is behind: the next write, read or maintenance pass of the board
 			// rebuilds it. Without the step's reads there are no ranks to answer with.
-			e.log.Error("the index missed a committed step; it will be rebuilt", "board", id, "err", err)
-			e.missedStep(id)
+			s.log.Error("the index missed a committed step; it will be rebuilt", "board", id, "err", err)
+			s.missedStep(id)
 			return nil
 		}
 	}
@@ -452,26 +452,26 @@ func (e *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 			// A connection that cannot unlock is closed, which unlocks; the step's ranks and
 			// history points do not need it.
 			conn.Conn().Close(ictx)
-			e.log.Warn("a committed step's connection was lost as it unlocked; closed", "err", err)
+			s.log.Warn("a committed step's connection was lost as it unlocked; closed", "err", err)
 		}
-		if s.unlocked != nil {
-			s.unlocked()
-		}
-	}
-	if s.global {
-		if err := e.index.Publish(ictx, s.moved); err != nil {
-			e.log.Error("publish a change", "err", err)
+		if w.unlocked != nil {
+			w.unlocked()
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(s.boards)) {
-		if err := s.standings(ictx, s.boards[id]); err != nil {
-			e.log.Error("after a committed step", "err", err)
-			clear(s.boards[id].read) // no ranks rather than ranks within a shard
+	if w.global {
+		if err := s.index.Publish(ictx, w.moved); err != nil {
+			s.log.Error("publish a change", "err", err)
 		}
 	}
-	for _, f := range s.after {
+	for _, id := range slices.Sorted(maps.Keys(w.boards)) {
+		if err := w.standings(ictx, w.boards[id]); err != nil {
+			s.log.Error("after a committed step", "err", err)
+			clear(w.boards[id].read) // no ranks rather than ranks within a shard
+		}
+	}
+	for _, f := range w.after {
 		if err := f(ictx); err != nil {
-			e.log.Error("after a committed step", "err", err)
+			s.log.Error("after a committed step", "err", err)
 		}
 	}
 	return nil

@@ -15,11 +15,11 @@ import (
 // or gave up — a connection refused or lost, a backend terminated, the server shutting down,
 // a deadline — to laurel's EUnavailable, which clients may retry (with event ids, safely), and
 // logs its cause. Any other error is returned as it is.
-func (e *Store) unavailable(what string, err error) error {
+func (s *Store) unavailable(what string, err error) error {
 	if err == nil || !backendDown(err) {
 		return err
 	}
-	e.log.Warn("a backend is unavailable", "op", what, "err", err)
+	s.log.Warn("a backend is unavailable", "op", what, "err", err)
 	return laurel.Errorf(laurel.EUnavailable, "PostgreSQL or the index did not complete the %s; try again", what)
 }
 

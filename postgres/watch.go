@@ -11,17 +11,17 @@ var (
 // database pair: with the board it touched, or nil when the change may show on any board (a
 // profile, a hidden mark). The index carries the news between stores. It implements
 // laurel.Watcher; changed must return at once.
-func (e *Store) Watch(changed func(boards []string)) (stop func()) {
-	return e.watchers.Watch(changed)
+func (s *Store) Watch(changed func(boards []string)) (stop func()) {
+	return s.watchers.Watch(changed)
 }
 
 // WatchMembers is Watch with the members whose entries each change moved, as the store that
 // made it told the index. It implements laurel.MemberWatcher.
-func (e *Store) WatchMembers(changed func([]laurel.Changed)) (stop func()) {
-	return e.watchers.WatchMembers(changed)
+func (s *Store) WatchMembers(changed func([]laurel.Changed)) (stop func()) {
+	return s.watchers.WatchMembers(changed)
 }
 
 // changed hears from the index what changed.
-func (e *Store) changed(c laurel.Changed) {
-	e.watchers.Notify(func(bool) []laurel.Changed { return []laurel.Changed{c} })
+func (s *Store) changed(c laurel.Changed) {
+	s.watchers.Notify(func(bool) []laurel.Changed { return []laurel.Changed{c} })
 }
