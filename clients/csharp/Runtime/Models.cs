@@ -502,7 +502,7 @@ namespace Laurel
         public int? Rank { get; set; }
         public long? Score { get; set; }
         /// <summary>What the stream last sent for this window in the same period; null in the first events and a new period's first.</summary>
-        public PreviousStanding Previous { get; set; }
+        public LastStanding Previous { get; set; }
         /// <summary>The member that passed it, when one member alone did.</summary>
         public Entry PassedBy { get; set; }
         /// <summary>The member it passed, when it passed one member alone.</summary>
@@ -515,19 +515,19 @@ namespace Laurel
             Total = o.Int("total"),
             Rank = o.IntOrNull("rank"),
             Score = o.LongOrNull("score"),
-            Previous = o.One("previous", PreviousStanding.Read),
+            Previous = o.One("previous", LastStanding.Read),
             PassedBy = o.One("passed_by", Entry.Read),
             Passed = o.One("passed", Entry.Read),
         };
     }
 
-    /// <summary>A member's standing before a change of its live stream; Rank and Score null when it was not ranked.</summary>
-    public sealed class PreviousStanding
+    /// <summary>What a member's live stream last sent for a window, before this change; Rank and Score null when it was not ranked then.</summary>
+    public sealed class LastStanding
     {
         public int? Rank { get; set; }
         public long? Score { get; set; }
 
-        internal static PreviousStanding Read(JsonObject o) => new PreviousStanding { Rank = o.IntOrNull("rank"), Score = o.LongOrNull("score") };
+        internal static LastStanding Read(JsonObject o) => new LastStanding { Rank = o.IntOrNull("rank"), Score = o.LongOrNull("score") };
     }
 
     /// <summary>The rank a member reaching a score now would get (schema Rank).</summary>
