@@ -198,7 +198,7 @@ func (h *memberHub) publishBoard(board string, feeds []*memberFeed, last []map[s
 	for _, f := range feeds {
 		members = append(members, f.key.member)
 	}
-	r := newStandingReader(ctx, h.svc, board, members, m)
+	r := newStandingReader(h.svc, board, members, m)
 	type update struct {
 		msg   []byte
 		order []string
@@ -207,7 +207,7 @@ func (h *memberHub) publishBoard(board string, feeds []*memberFeed, last []map[s
 	ups := make([]update, len(feeds))
 	for i, f := range feeds {
 		u := &ups[i]
-		u.msg, last[i], u.order, u.err = r.update(f.key, last[i])
+		u.msg, last[i], u.order, u.err = r.update(ctx, f.key, last[i])
 		if u.err != nil && laurel.ErrorCode(u.err) == laurel.EInternal {
 			// Keep the streams; the next publish tries again.
 			h.srv.log.Error("member feed", "board", board, "member", f.key.member, "err", u.err)
@@ -321,7 +321,6 @@ func (h *memberHub) close() {
 // streaming there, with the members the change moved in the same lookups: who passed whom is
 // told from one instant of the board.
 type standingReader struct {
-	ctx     context.Context
 	svc     laurel.Service
 	board   string
 	members []string // every member streaming from the board
@@ -340,8 +339,8 @@ type windowRead struct {
 	err     error
 }
 
-func newStandingReader(ctx context.Context, svc laurel.Service, board string, members []string, m moves) *standingReader {
-	r := &standingReader{ctx: ctx, svc: svc, board: board, members: members, moves: m, read: make(map[string]*windowRead)}
+func newStandingReader(svc laurel.Service, board string, members []string, m moves) *standingReader {
+	r := &standingReader{svc: svc, board: board, members: members, moves: m, read: make(map[string]*windowRead)}
 	if !m.anyone {
 		r.movers = slices.Sorted(maps.Keys(m.members))
 	}
@@ -350,16 +349,16 @@ func newStandingReader(ctx context.Context, svc laurel.Service, board string, me
 
 // update returns the events of the feed of k since last (every window's, when last is nil),
 // nil when none; what the feed has said once they are sent; and its windows in order.
-func (r *standingReader) update(k memberKey, last map[string]standing) (msg []byte, now map[string]standing, order []string, err error) {
+func (r *standingReader) update(ctx context.Context, k memberKey, last map[string]standing) (msg []byte, now map[string]standing, order []string, err error) {
 	order = []string{k.window}
 	if k.window == "" {
-		if order, err = r.boardWindows(); err != nil {
+		if order, err = r.boardWindows(ctx); err != nil {
 			return nil, last, nil, err
 		}
 	}
 	now = make(map[string]standing, len(order))
 	for _, w := range order {
-		wr := r.window(w)
+		wr := r.window(ctx, w)
 		if wr.err != nil {
 			return nil, last, nil, wr.err
 		}
@@ -373,7 +372,7 @@ func (r *standingReader) update(k memberKey, last map[string]standing) (msg []by
 		case had && cur.same(prev):
 			continue
 		case had && cur.period.ID == prev.period.ID:
-			by, passed := r.crossed(w, k.member, prev, cur)
+			by, passed := r.crossed(ctx, w, k.member, prev, cur)
 			msg = appendStanding(msg, w, cur, &prev, by, passed)
 		default:
 			msg = appendStanding(msg, w, cur, nil, nil, nil)
@@ -391,7 +390,7 @@ func (s standing) same(o standing) bool {
 // prev to cur, when one member alone did: the member's rank moved by one, and of the members
 // the change moved, one alone can have crossed it. A member that moved itself names the
 // neighbour it crossed only when it moved alone.
-func (r *standingReader) crossed(w, member string, prev, cur standing) (by, passed *laurel.Entry) {
+func (r *standingReader) crossed(ctx context.Context, w, member string, prev, cur standing) (by, passed *laurel.Entry) {
 	d := cur.rank - prev.rank
 	if r.movers == nil || !prev.ranked || !cur.ranked || (d != 1 && d != -1) {
 		return nil, nil
@@ -401,7 +400,7 @@ func (r *standingReader) crossed(w, member string, prev, cur standing) (by, pass
 			return nil, nil
 		}
 		// It crossed one member, who now stands beside it.
-		p, err := r.svc.Page(r.ctx, laurel.Query{Board: r.board, Window: w}, cur.rank-d-1, 1, laurel.ScoreRange{})
+		p, err := r.svc.Page(ctx, laurel.Query{Board: r.board, Window: w}, cur.rank-d-1, 1, laurel.ScoreRange{})
 		if err != nil || len(p.Entries) != 1 || p.Period.ID != cur.period.ID || p.Entries[0].Member == member {
 			return nil, nil
 		}
@@ -434,11 +433,11 @@ func (r *standingReader) crossed(w, member string, prev, cur standing) (by, pass
 }
 
 // boardWindows returns the board's windows, read once.
-func (r *standingReader) boardWindows() ([]string, error) {
+func (r *standingReader) boardWindows(ctx context.Context) ([]string, error) {
 	if r.windows != nil {
 		return r.windows, nil
 	}
-	b, err := r.svc.Board(r.ctx, r.board)
+	b, err := r.svc.Board(ctx, r.board)
 	if err != nil {
 		return nil, err
 	}
@@ -450,7 +449,7 @@ func (r *standingReader) boardWindows() ([]string, error) {
 
 // window reads window w's standings of every member streaming from the board, and of the
 // movers, in lookups of the most members one takes, each holding every mover.
-func (r *standingReader) window(w string) *windowRead {
+func (r *standingReader) window(ctx context.Context, w string) *windowRead {
 	if wr := r.read[w]; wr != nil {
 		return wr
 	}
@@ -459,7 +458,7 @@ func (r *standingReader) window(w string) *windowRead {
 	room := laurel.MaxLookup - len(r.movers)
 	for from := 0; from < len(r.members) && wr.err == nil; from += room {
 		batch := append(slices.Clone(r.movers), r.members[from:min(from+room, len(r.members))]...)
-		p, err := r.svc.Lookup(r.ctx, laurel.Query{Board: r.board, Window: w}, batch)
+		p, err := r.svc.Lookup(ctx, laurel.Query{Board: r.board, Window: w}, batch)
 		if err != nil {
 			wr.err = err
 			break
@@ -534,8 +533,8 @@ func (s *Server) handleMemberStream(w http.ResponseWriter, r *http.Request) {
 	k := memberKey{board: board, member: member, window: v.Get("window")}
 	s.members.start()
 	// Read once here, so that a bad window or an unknown board is a plain error response.
-	rd := newStandingReader(r.Context(), s.svc, board, []string{member}, moves{anyone: true})
-	_, read, order, err := rd.update(k, nil)
+	rd := newStandingReader(s.svc, board, []string{member}, moves{anyone: true})
+	_, read, order, err := rd.update(r.Context(), k, nil)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
