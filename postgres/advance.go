@@ -85,6 +85,7 @@ func (s *step) freeze(ctx context.Context, b *boardStep, ws *windowState, sp lau
 		if k.win == ws.Name && k.span == sp.Start {
 			delete(b.aggs, k)
 			delete(b.dirty, k)
+			delete(b.stored, k)
 		}
 	}
 	return cp, nil
@@ -131,6 +132,7 @@ func (s *step) roll(ctx context.Context, b *boardStep, ws *windowState) error {
 		for _, m := range gone {
 			b.aggs[aggKey{ws.Name, currentSpan, m}] = aggVal{}
 			b.dirty[aggKey{ws.Name, currentSpan, m}] = true
+			delete(b.stored, aggKey{ws.Name, currentSpan, m})
 		}
 		return s.recomputeRolling(ctx, b, ws, nil)
 	}

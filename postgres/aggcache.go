@@ -71,7 +71,7 @@ func (c *aggCache) fill(b *boardStep, keys []aggKey) []aggKey {
 		sa, sh := c.shards[shardRef{b.id, i}], b.shards[i]
 		if sa != nil && sh != nil && sa.mark == sh.found {
 			if v, ok := sa.aggs[k]; ok {
-				b.aggs[k] = v
+				b.aggs[k], b.stored[k] = v, v.present
 				continue
 			}
 		}

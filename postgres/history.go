@@ -3,9 +3,11 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/laurel/laurel"
 )
 
@@ -18,7 +20,8 @@ import (
 // would serve here.) A point is stored only while its event is, and the event's row is locked
 // meanwhile, so that a retraction or a deletion that comes in between, now that the shard is
 // free, never leaves the point of an event it took away. The step's connection lost (its
-// backend terminated), it tries again on others, as the statement stores each point once. It
+// backend terminated), it tries again on others, with a statement that skips the points stored
+// already (the first try may have committed before its connection went). It
 // keeps to ctx, the committed step's deadline (it waited on a lock for as long as the lock was
 // held, and the writes' answers with it): points not stored by then are lost, counted
 // (HistoryPointsLost) and logged.
@@ -33,12 +36,12 @@ func (s *step) recordHistory(ctx context.Context, rows []historyRow) error {
 	}
 	args := []any{boards, members, seqs, times, points}
 	_, err := s.conn.Exec(ctx, insertHistorySQL, args...)
-	for pause := 5 * time.Millisecond; err != nil && !refused(err) && ctx.Err() == nil; pause = min(2*pause, 200*time.Millisecond) {
+	for pause := 5 * time.Millisecond; err != nil && (!refused(err) || duplicate(err)) && ctx.Err() == nil; pause = min(2*pause, 200*time.Millisecond) {
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-			_, err = s.e.pool.Exec(ctx, insertHistorySQL, args...)
+			_, err = s.e.pool.Exec(ctx, insertHistoryAgainSQL, args...)
 		}
 		t.Stop()
 	}
@@ -47,6 +50,13 @@ func (s *step) recordHistory(ctx context.Context, rows []historyRow) error {
 		return fmt.Errorf("postgres: %d history points lost: %w", len(rows), err)
 	}
 	return nil
+}
+
+// duplicate reports whether PostgreSQL refused a statement for a row a unique index holds
+// already.
+func duplicate(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" // unique_violation
 }
 
 // HistoryPointsLost counts the history points of stored events that PostgreSQL did not take

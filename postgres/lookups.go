@@ -37,9 +37,15 @@ const readFrozenSQL = `SELECT f.rank, k.member, f.score, f.at FROM unnest($4::te
 // insertHistorySQL records history points of events that are still counted, and holds their
 // rows against a retraction until it commits (history.go). Run alone, it is its own
 // transaction, and its set_config makes that transaction's commit not wait for the disk.
+// Points are new the first time they are sent: a plain insert, which costs PostgreSQL less
+// than one that checks for conflicts (docs/benchmarks.md).
 const insertHistorySQL = `INSERT INTO laurel_history (board, member, seq, ts, points)
 	SELECT k.* FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[]) AS k(board, member, seq, ts, points)
 	CROSS JOIN LATERAL (SELECT FROM laurel_events
 		WHERE board = k.board AND seq = k.seq AND NOT retracted OFFSET 0 FOR SHARE) e
-	WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL
+	WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL`
+
+// insertHistoryAgainSQL is insertHistorySQL sent again, after a connection lost: it skips the
+// points stored already.
+const insertHistoryAgainSQL = insertHistorySQL + `
 	ON CONFLICT DO NOTHING`

@@ -66,9 +66,13 @@ type boardStep struct {
 	rebuild      bool  // the index of the board is built anew after the commit (an import, a reshard)
 	seqFloor     int64 // for shards made in the step: the event numbers they give are above it
 
-	aggs   map[aggKey]aggVal // aggregates read or written, as they stand in the step
-	dirty  map[aggKey]bool   // aggregates written
-	events []newEvent        // events to insert
+	aggs  map[aggKey]aggVal // aggregates read or written, as they stand in the step
+	dirty map[aggKey]bool   // aggregates written
+	// stored says, of the aggregates read (from the store, or the node's cache of it),
+	// whether the store held a row of each: a submit's commit inserts those it did not
+	// hold rather than upserting them.
+	stored map[aggKey]bool
+	events []newEvent // events to insert
 	drops  []shardindex.Set
 	extra  []shardindex.Change // changes not from aggregates written (a hidden mark)
 	reads  []shardindex.Read
@@ -497,7 +501,7 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 	var shards []int32
 	for _, t := range targets {
 		b := &boardStep{id: t.board, whole: t.whole || counts[t.board] == 0, shards: make(map[int]*shardStep),
-			aggs: make(map[aggKey]aggVal), dirty: make(map[aggKey]bool), ids: make(map[string]*storedEvent)}
+			aggs: make(map[aggKey]aggVal), dirty: make(map[aggKey]bool), stored: make(map[aggKey]bool), ids: make(map[string]*storedEvent)}
 		s.boards[t.board] = b
 		ids = append(ids, t.board)
 		n := counts[t.board]
@@ -637,7 +641,7 @@ func (s *step) get(ctx context.Context, b *boardStep, k aggKey) (aggVal, error) 
 	default:
 		v.present = true
 	}
-	b.aggs[k] = v
+	b.aggs[k], b.stored[k] = v, v.present
 	return v, nil
 }
 
@@ -692,7 +696,7 @@ func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
 		if _, ok := b.aggs[k]; ok {
 			continue
 		}
-		b.aggs[k] = aggVal{}
+		b.aggs[k], b.stored[k] = aggVal{}, false
 		wins, spans, members = append(wins, k.win), append(spans, k.span), append(members, k.member)
 	}
 	if len(wins) == 0 {
@@ -710,7 +714,7 @@ func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
 			if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.at); err != nil {
 				return err
 			}
-			b.aggs[k] = v
+			b.aggs[k], b.stored[k] = v, true
 		}
 		return rows.Err()
 	})
@@ -789,24 +793,28 @@ func (s *step) commit(ctx context.Context) error {
 				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[]) AS k(seq, member, value, ts, id)`,
 				b.id, seqs, members, values, times, ids)
 		}
-		var putW, delW, putM, delM []string
-		var putS, delS, scores, ats []int64
+		var put, add aggRows
+		var delW, delM []string
+		var delS []int64
 		var touched []string
 		for k := range b.dirty {
 			v := b.aggs[k]
-			if v.present {
-				putW, putS, putM, scores, ats = append(putW, k.win), append(putS, k.span), append(putM, k.member), append(scores, v.score), append(ats, v.at)
-			} else {
+			stored, read := b.stored[k]
+			switch {
+			case !v.present:
 				delW, delS, delM = append(delW, k.win), append(delS, k.span), append(delM, k.member)
+			case s.submit && read && !stored:
+				add.append(k, v)
+			default:
+				put.append(k, v)
 			}
 			touched = append(touched, k.member)
 		}
-		if len(putW) > 0 {
-			batch.Queue(`INSERT INTO laurel_aggs (board, win, span, member, score, at)
-				SELECT $1, k.win, k.span, k.member, k.score, k.at
-				FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[]) AS k(win, span, member, score, at)
-				ON CONFLICT (board, win, span, member) DO UPDATE SET score = excluded.score, at = excluded.at`,
-				b.id, putW, putS, putM, scores, ats)
+		if len(add.wins) > 0 {
+			batch.Queue(insertAggsSQL, b.id, add.wins, add.spans, add.members, add.scores, add.ats)
+		}
+		if len(put.wins) > 0 {
+			batch.Queue(upsertAggsSQL, b.id, put.wins, put.spans, put.members, put.scores, put.ats)
 		}
 		if len(delW) > 0 {
 			batch.Queue(deleteAggsSQL, b.id, delW, delS, delM)
@@ -868,7 +876,34 @@ func (s *step) commit(ctx context.Context) error {
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = commitFailed(cerr)
 	}
+	if duplicate(err) {
+		// A row the node had kept as absent (insertAggsSQL): the next step reads the store.
+		s.e.aggs.drop(s.boards)
+	}
 	return err
+}
+
+// insertAggsSQL writes aggregates of board $1 that the store has no row of; upsertAggsSQL,
+// those it may have. A plain insert costs PostgreSQL less than one that checks for conflicts
+// (docs/benchmarks.md), and a row the step did not expect fails the step rather than
+// being overwritten.
+const (
+	insertAggsSQL = `INSERT INTO laurel_aggs (board, win, span, member, score, at)
+		SELECT $1, k.win, k.span, k.member, k.score, k.at
+		FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[]) AS k(win, span, member, score, at)`
+	upsertAggsSQL = insertAggsSQL + `
+		ON CONFLICT (board, win, span, member) DO UPDATE SET score = excluded.score, at = excluded.at`
+)
+
+// aggRows are aggregates to write, as the arrays of insertAggsSQL.
+type aggRows struct {
+	wins, members      []string
+	spans, scores, ats []int64
+}
+
+func (r *aggRows) append(k aggKey, v aggVal) {
+	r.wins, r.spans, r.members = append(r.wins, k.win), append(r.spans, k.span), append(r.members, k.member)
+	r.scores, r.ats = append(r.scores, v.score), append(r.ats, v.at)
 }
 
 // versions decides which shards of a board take a step in the index, and their versions and
