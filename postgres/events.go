@@ -285,13 +285,10 @@ func (s *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			for i := range r.events {
 				ev := &r.events[i]
 				b := w.boards[ev.Board]
-				r.readAt[i] = len(b.reads)
 				if r.opts.NoRanks && r.seqs[i] == 0 || w.hidden[ev.Member] {
 					continue
 				}
-				for j := range b.st.Windows {
-					b.addRead(&b.st.Windows[j], ev.Member, w.now, !r.opts.NoRanks && r.seqs[i] != 0)
-				}
+				r.readAt[i] = b.readStandings(ev.Member, w.now, !r.opts.NoRanks && r.seqs[i] != 0)
 			}
 		}
 		w.after = append(w.after, func(ctx context.Context) error {

@@ -16,16 +16,16 @@ import (
 // the shards' versions (follow), and the standings it answers with, ranked across shards.
 // How the index of a board is made what the store holds when it is not: rebuild.go.
 
-// changes lists what the step changed in the sets of shard i of a board: every ranked
-// aggregate of its members written. A hidden member is in no set, so its aggregates are
-// removals, whatever they are (it may have been hidden in this very step, after its
-// aggregates changed).
-func (s *step) changes(b *boardStep, i int) []shardindex.Change {
-	var out []shardindex.Change
+// changes lists what the step changed in the sets of each shard of a board (by shard
+// number): every ranked aggregate of its members written. A hidden member is in no set, so
+// its aggregates are removals, whatever they are (it may have been hidden in this very step,
+// after its aggregates changed).
+func (s *step) changes(b *boardStep) [][]shardindex.Change {
 	n := b.st.shards()
+	out := make([][]shardindex.Change, n)
 	for k := range b.dirty {
 		ws := b.st.window(k.win)
-		if ws == nil || shardindex.ShardOf(k.member, n) != i {
+		if ws == nil {
 			continue
 		}
 		set, ok := ws.indexSet(k.span)
@@ -33,12 +33,12 @@ func (s *step) changes(b *boardStep, i int) []shardindex.Change {
 			continue
 		}
 		v := b.aggs[k]
-		out = append(out, shardindex.Change{Set: set, Member: k.member, Score: v.score, At: v.at, Remove: !v.present || s.hidden[k.member]})
+		i := shardindex.ShardOf(k.member, n)
+		out[i] = append(out[i], shardindex.Change{Set: set, Member: k.member, Score: v.score, At: v.at, Remove: !v.present || s.hidden[k.member]})
 	}
 	for _, c := range b.extra {
-		if shardindex.ShardOf(c.Member, n) == i {
-			out = append(out, c)
-		}
+		i := shardindex.ShardOf(c.Member, n)
+		out[i] = append(out[i], c)
 	}
 	return out
 }
@@ -148,6 +148,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	}
 	n := b.st.shards()
 	reads := b.readsByShard(n)
+	changes := s.changes(b)
 	b.read = make([]shardindex.Entry, len(b.reads))
 	// One shard's step tells subscribers of the write: shard 0's when the state changes
 	// (it goes last), else the first that takes one.
@@ -244,7 +245,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		}
 		if sh.ranked {
 			u.After--
-			u.Changes = s.changes(b, i)
+			u.Changes = changes[i]
 			if b.stateChanged {
 				u.Drops, u.Stamp = b.drops, b.version
 				if i == 0 {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/shardindex"
@@ -69,8 +70,28 @@ type priorSet struct{ before, after []laurel.Entry }
 
 // previous returns the standing of read k before the step's events, once the index has
 // answered it (its rank in the whole board); false when the member had none, or the read
-// has no answer. sets holds the changes by set, made by priorSets.
+// has no answer. sets holds the changes by set, made by priorSets. Every event of a member
+// answers with its read's standing, worked out once.
 func (b *boardStep) previous(k int, sets map[shardindex.Set]*priorSet) (laurel.Standing, bool) {
+	if b.prior == nil {
+		b.prior = make([]priorAnswer, len(b.reads))
+	}
+	if a := b.prior[k]; a.done {
+		return a.standing, a.ok
+	}
+	st, ok := b.previousOf(k, sets)
+	b.prior[k] = priorAnswer{st, ok, true}
+	return st, ok
+}
+
+// priorAnswer is a read's previous standing, once worked out.
+type priorAnswer struct {
+	standing laurel.Standing
+	ok, done bool
+}
+
+// previousOf works out previous.
+func (b *boardStep) previousOf(k int, sets map[shardindex.Set]*priorSet) (laurel.Standing, bool) {
 	en := b.read[k]
 	if en.Rank == 0 || b.priorKey == nil {
 		return laurel.Standing{}, false
@@ -137,6 +158,8 @@ func (b *boardStep) priorSets(hidden map[string]bool) map[shardindex.Set]*priorS
 
 // countBefore counts the entries of sorted that rank before key.
 func countBefore(o laurel.Order, sorted []laurel.Entry, key laurel.Entry) int {
-	n, _ := slices.BinarySearchFunc(sorted, key, func(e, t laurel.Entry) int { return laurel.CompareEntries(o, e, t) })
-	return n
+	return sort.Search(len(sorted), func(i int) bool {
+		e := &sorted[i]
+		return laurel.CompareRanked(o, e.Score, e.ReachedAt, e.Member, key.Score, key.ReachedAt, key.Member) >= 0
+	})
 }

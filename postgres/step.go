@@ -76,6 +76,7 @@ type boardStep struct {
 	drops  []shardindex.Set
 	extra  []shardindex.Change // changes not from aggregates written (a hidden mark)
 	reads  []shardindex.Read
+	readAt map[string]int          // where each member's reads begin in reads
 	ids    map[string]*storedEvent // ids read or used in the step; nil value: free
 	read   []shardindex.Entry      // the answers to reads, once applied
 	// The ranks of reads in the whole board: readKeys are the aggregates they read, and
@@ -94,7 +95,8 @@ type boardStep struct {
 	priorKey     []shardindex.Key
 	priorBefore  []int
 	priorCounted []bool
-	undo         *undoLog // while a request is staged: how to take it back
+	prior        []priorAnswer // per read, once the step's answers are worked out
+	undo         *undoLog      // while a request is staged: how to take it back
 	// spareUndo is the last request's undo log, for the next one (begin).
 	spareUndo *undoLog
 }
@@ -108,14 +110,32 @@ type shardStep struct {
 	ranked  bool      // the shard's sets change: its index takes a step
 }
 
-// addRead asks for member's standing in the current span of ws at now, once the step is in
-// the index, and its standing before the step's events too when prior is set.
-func (b *boardStep) addRead(ws *windowState, member string, now int64, prior bool) {
-	span := b.currentSpanOf(ws, now)
-	set, _ := ws.indexSet(span)
-	b.reads = append(b.reads, shardindex.Read{Set: set, Member: member})
-	b.readKeys = append(b.readKeys, aggKey{ws.Name, span, member})
-	b.asksPrior = append(b.asksPrior, prior)
+// readStandings asks for member's standings in the current span of every window at now,
+// once the step is in the index, and its standings before the step's events too when prior
+// is set, and returns where they begin in b.reads (window j's at the start plus j). A member
+// is read once a step however many of its events the step holds: every one of them answers
+// with the same standings, so the index ranks and counts each member once.
+func (b *boardStep) readStandings(member string, now int64, prior bool) int {
+	if at, ok := b.readAt[member]; ok {
+		for j := range b.st.Windows {
+			b.asksPrior[at+j] = b.asksPrior[at+j] || prior
+		}
+		return at
+	}
+	if b.readAt == nil {
+		b.readAt = make(map[string]int)
+	}
+	at := len(b.reads)
+	b.readAt[member] = at
+	for j := range b.st.Windows {
+		ws := &b.st.Windows[j]
+		span := b.currentSpanOf(ws, now)
+		set, _ := ws.indexSet(span)
+		b.reads = append(b.reads, shardindex.Read{Set: set, Member: member})
+		b.readKeys = append(b.readKeys, aggKey{ws.Name, span, member})
+		b.asksPrior = append(b.asksPrior, prior)
+	}
+	return at
 }
 
 // currentSpanOf is the span of the aggregates of ws's period current at now.

@@ -22,6 +22,8 @@ const staleReply = "LAUREL_STALE"
 // bound.
 // Reply: for each read, its 0-based rank+1 (0 when absent) and its prefix ("" when absent);
 // then for each count, how many members of its set sort before its bound.
+// A member the step changed is looked up in its set's hash once: its reads, and its later
+// changes in the same step, take the prefix the step gave it.
 var applyScript = rueidis.NewLuaScript(`
 local meta, reg = KEYS[1], KEYS[2]
 local cur = redis.call('HGET', meta, 'v') or '0'
@@ -39,11 +41,15 @@ for i = 1, n do
   redis.call('SREM', reg, names[s])
 end
 local registered = {}
+local now = {} -- by set, the prefix each changed member now has ('' when removed)
+for i = 1, nsets do now[i] = {} end
 n = tonumber(ARGV[p]); p = p + 1
 for i = 1, n do
   local s, m, k = tonumber(ARGV[p]), ARGV[p+1], ARGV[p+2]; p = p + 3
   local z, h = KEYS[1+2*s], KEYS[2+2*s]
-  local old = redis.call('HGET', h, m)
+  local old = now[s][m]
+  if old == nil then old = redis.call('HGET', h, m) elseif old == '' then old = false end
+  now[s][m] = k
   if k == '' then
     if old then
       redis.call('ZREM', z, old .. m)
@@ -55,7 +61,8 @@ for i = 1, n do
       redis.call('ZADD', z, 0, k .. m)
       redis.call('HSET', h, m, k)
     end
-    if not registered[s] then
+    -- A member found in the set's hash was put there by a step that registered the set.
+    if not old and not registered[s] then
       redis.call('SADD', reg, names[s])
       registered[s] = true
     end
@@ -73,7 +80,8 @@ local out = {}
 n = tonumber(ARGV[p]); p = p + 1
 for i = 1, n do
   local s, m = tonumber(ARGV[p]), ARGV[p+1]; p = p + 2
-  local k = redis.call('HGET', KEYS[2+2*s], m)
+  local k = now[s][m]
+  if k == nil then k = redis.call('HGET', KEYS[2+2*s], m) elseif k == '' then k = false end
   local r = false
   if k then r = redis.call('ZRANK', KEYS[1+2*s], k .. m) end
   if r then
