@@ -282,7 +282,12 @@ func (s *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading
 	return s.read(ctx, q, func(rd *reading) error {
 		return fn(laurel.Reading{Board: rd.st.cfg.ID, Window: rd.res.Name, Order: rd.st.cfg.Order, At: rd.res.At,
 			Period: rd.period, Ranking: rd.v,
-			Fill: func(entries []laurel.Entry, metadata bool) error { return s.fill(ctx, entries, metadata) }})
+			Fill: func(entries []laurel.Entry, metadata bool) error {
+				if err := s.fill(ctx, entries, metadata); err != nil {
+					return err
+				}
+				return s.tags(ctx, &rd.st.cfg, rd.period.Closed, entries)
+			}})
 	})
 }
 
