@@ -507,6 +507,9 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 // record (an id names one counted event of a board at a time) or else its retraction.
 func (in *importer) event(de *laurel.DumpEvent) error {
 	ev := event{member: de.Member, seq: de.Seq, value: de.Value, ts: de.TS, id: de.ID, tag: string(de.Tag)}
+	// Every event by its time, so that a board whose later events carry tags finds any of
+	// them (tags.go).
+	in.set(appendByTimeKey(nil, de.Board, de.Member, de.TS, de.Seq), nil)
 	switch {
 	case de.Retracted:
 		ev.flags |= flagRetracted

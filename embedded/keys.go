@@ -50,6 +50,8 @@ import (
 //	                                   (records.go)
 //	Z board 0                        → (empty): an event of the board carried a tag, so its
 //	                                   reads look tags up (tags.go)
+//	D board 0 member 0 ts seq        → (empty): a sealed event of a board that carried tags
+//	                                   when it was sealed, by its member and time (tags.go)
 //
 // The log (a Pebble store of its own, in the directory's log/) holds the events since the
 // last seal, one record a group, and their history points:
@@ -84,6 +86,7 @@ const (
 	tagBucketsAsOf  = 'Q'
 	tagCheckpointNo = 'F'
 	tagTagged       = 'Z'
+	tagByTime       = 'D'
 
 	tagLog = 'L' // in the log
 
@@ -93,7 +96,7 @@ const (
 )
 
 // boardTags are the tables keyed by board first (the sealed events are keyed by seq).
-var boardTags = []byte{tagBoard, tagEvents, tagID, tagRetract, tagAgg, tagWindow, tagClosed, tagRank, tagMember, tagTagged}
+var boardTags = []byte{tagBoard, tagEvents, tagID, tagRetract, tagAgg, tagWindow, tagClosed, tagRank, tagMember, tagTagged, tagByTime}
 
 var errCorrupt = errors.New("embedded: corrupt record")
 

@@ -1,13 +1,19 @@
 package embedded
 
 import (
+	"encoding/binary"
 	"encoding/json"
 
 	"github.com/laurel/laurel"
 )
 
 // Tags are kept with their events only, so that they cost the index nothing: a read finds an
-// entry's tag among the member's events (laurel.TagOf), on the boards whose events carried one.
+// entry's tag among the member's events at its reached_at (laurel.TagOf), on the boards whose
+// events carried one. Those since the last seal are in memory; a seal indexes the sealed events
+// of such boards by member and time (D), so that a read finds the few at one instant without
+// reading the member's others. Events sealed before their board's first tag are not indexed:
+// none of them carries one, and the rule finds them only to break a tie in best mode (an
+// untagged event and a later tagged one at the same millisecond with the same value).
 
 // taggedKey is the mark of a board whose events carried a tag.
 func taggedKey(board string) []byte { return prefix(tagTagged, board) }
@@ -32,53 +38,72 @@ func (s *Store) recoverTagged(b *board) error {
 	return err
 }
 
+// taggedBoards returns the boards that carry tags, for a seal to index their events; in the
+// writer.
+func (s *Store) taggedBoards() map[string]bool {
+	var out map[string]bool
+	for id, b := range s.boards {
+		if b.tagged.Load() {
+			if out == nil {
+				out = make(map[string]bool)
+			}
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// appendByTimeKey appends the key of a sealed event in the index by member and time.
+func appendByTimeKey(b []byte, board, member string, ts int64, seq uint64) []byte {
+	return appendU64(appendTime(appendPrefix(b, tagByTime, board, member), ts), seq)
+}
+
 // tags sets the tag of each entry of a reading of a tagged board: that of the event that made
-// its score among the member's counted events, or, in a closed period, among all its events
-// (the period froze with events retracted since).
+// its score among the member's counted events at its reached_at, or, in a closed period, among
+// all its events there (the period froze with events retracted since).
 func (rd *reading) tags(entries []laurel.Entry) error {
 	if !rd.b.tagged.Load() {
 		return nil
 	}
 	for i := range entries {
-		events, err := rd.e.readEvents(rd.b.cfg.ID, entries[i].Member, rd.period.Closed)
+		en := &entries[i]
+		events, err := rd.e.eventsAt(rd.b.cfg.ID, en.Member, en.ReachedAt, rd.period.Closed)
 		if err != nil {
 			return err
 		}
-		entries[i].Tag = laurel.TagOf(rd.b.cfg.Mode, entries[i].Score, entries[i].ReachedAt, counted(events))
+		en.Tag = laurel.TagOf(rd.b.cfg.Mode, en.Score, en.ReachedAt, counted(events))
 	}
 	return nil
 }
 
-// readEvents returns the member's events on a board as a read under the read lock sees them,
-// in arrival order: the sealed ones as the snapshot holds them, those being sealed, then those
-// since the last seal; the retracted ones too when all is set.
-func (s *Store) readEvents(boardID, member string, all bool) ([]storedEvent, error) {
+// eventsAt returns the member's events on a board at the instant ts as a read under the read
+// lock sees them, in arrival order: the sealed ones the index by time lists, as the snapshot
+// holds them, then those being sealed and those since the last seal; the retracted ones too
+// when all is set.
+func (s *Store) eventsAt(boardID, member string, ts int64, all bool) ([]storedEvent, error) {
 	var out []storedEvent
-	err := scanPrefix(s.snap, prefix(tagEvents, boardID, member), func(k, v []byte) error {
-		seqs, err := indexedSeqs(nil, k, v)
-		if err != nil {
-			return err
+	p := appendTime(prefix(tagByTime, boardID, member), ts)
+	err := scanPrefix(s.snap, p, func(k, _ []byte) error {
+		if len(k) != len(p)+8 {
+			return errCorrupt
 		}
-		for _, seq := range seqs {
-			if seq > s.sealedTo {
-				continue // being sealed: read from sealing below
-			}
-			ev, ok, err := readSealed(s.snap, boardID, seq)
-			if err != nil {
-				return err
-			}
-			if ok && (all || ev.flags&flagRetracted == 0) {
-				out = append(out, ev)
-			}
+		seq := binary.BigEndian.Uint64(k[len(p):])
+		if seq > s.sealedTo {
+			return nil // being sealed: read from sealing below
 		}
-		return nil
+		ev, ok, err := readSealed(s.snap, boardID, seq)
+		if err == nil && ok && (all || ev.flags&flagRetracted == 0) {
+			out = append(out, ev)
+		}
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range []*recentEvents{s.sealing, s.recent} {
 		for _, i := range r.member(boardID, member) {
-			if _, ev := r.at(i); all || ev.flags&flagRetracted == 0 {
+			if _, ev := r.view(i); ev.ts == ts && (all || ev.flags&flagRetracted == 0) {
+				_, ev = r.at(i) // a copy, whose tag outlives the arena
 				out = append(out, storedEvent{event: ev})
 			}
 		}
