@@ -62,25 +62,30 @@ func appendByTimeKey(b []byte, board, member string, ts int64, seq uint64) []byt
 // its score among the member's counted events at its reached_at, or, in a closed period, among
 // all its events there (the period froze with events retracted since).
 func (rd *reading) tags(entries []laurel.Entry) error {
-	if !rd.b.tagged.Load() {
+	if !rd.b.tagged.Load() || len(entries) == 0 {
 		return nil
 	}
-	for i := range entries {
-		en := &entries[i]
-		events, err := rd.e.eventsAt(rd.b.cfg.ID, en.Member, en.ReachedAt, rd.period.Closed)
-		if err != nil {
+	all := rd.period.Closed
+	events := make([][]storedEvent, len(entries))
+	for i, en := range entries {
+		var err error
+		if events[i], err = rd.e.sealedAt(rd.b.cfg.ID, en.Member, en.ReachedAt, all); err != nil {
 			return err
 		}
-		en.Tag = laurel.TagOf(rd.b.cfg.Mode, en.Score, en.ReachedAt, counted(events))
+	}
+	for _, r := range []*recentEvents{rd.e.sealing, rd.e.recent} {
+		r.eventsAt(rd.b.cfg.ID, entries, all, events)
+	}
+	for i := range entries {
+		entries[i].Tag = laurel.TagOf(rd.b.cfg.Mode, entries[i].Score, entries[i].ReachedAt, counted(events[i]))
 	}
 	return nil
 }
 
-// eventsAt returns the member's events on a board at the instant ts as a read under the read
-// lock sees them, in arrival order: the sealed ones the index by time lists, as the snapshot
-// holds them, then those being sealed and those since the last seal; the retracted ones too
-// when all is set.
-func (s *Store) eventsAt(boardID, member string, ts int64, all bool) ([]storedEvent, error) {
+// sealedAt returns the member's sealed events on a board at the instant ts that the index by
+// time lists, as the snapshot holds them, in arrival order; the retracted ones too when all is
+// set. Under the read lock.
+func (s *Store) sealedAt(boardID, member string, ts int64, all bool) ([]storedEvent, error) {
 	var out []storedEvent
 	p := appendTime(prefix(tagByTime, boardID, member), ts)
 	err := scanPrefix(s.snap, p, func(k, _ []byte) error {
@@ -89,7 +94,7 @@ func (s *Store) eventsAt(boardID, member string, ts int64, all bool) ([]storedEv
 		}
 		seq := binary.BigEndian.Uint64(k[len(p):])
 		if seq > s.sealedTo {
-			return nil // being sealed: read from sealing below
+			return nil // being sealed: read from memory
 		}
 		ev, ok, err := readSealed(s.snap, boardID, seq)
 		if err == nil && ok && (all || ev.flags&flagRetracted == 0) {
@@ -97,18 +102,39 @@ func (s *Store) eventsAt(boardID, member string, ts int64, all bool) ([]storedEv
 		}
 		return err
 	})
-	if err != nil {
-		return nil, err
+	return out, err
+}
+
+// eventsAt appends to events[i] the events of r (r may be nil) of entries[i]'s member on a
+// board at its reached_at, in arrival order; the retracted ones too when all is set. One pass
+// over r for every entry: a member's events are not indexed in memory.
+func (r *recentEvents) eventsAt(board string, entries []laurel.Entry, all bool, events [][]storedEvent) {
+	if r == nil {
+		return
 	}
-	for _, r := range []*recentEvents{s.sealing, s.recent} {
-		for _, i := range r.member(boardID, member) {
-			if _, ev := r.view(i); ev.ts == ts && (all || ev.flags&flagRetracted == 0) {
-				_, ev = r.at(i) // a copy, whose tag outlives the arena
-				out = append(out, storedEvent{event: ev})
+	var filter [1024]bool // by the member hash's low bits: most events are passed over here
+	byHash := make(map[uint64][]int, len(entries))
+	for i := range entries {
+		h := r.hash(board, entries[i].Member)
+		filter[h%1024] = true
+		byHash[h] = append(byHash[h], i)
+	}
+	for i := range r.list {
+		re := &r.list[i]
+		if !filter[re.mh%1024] || byHash[re.mh] == nil || !all && re.flags&flagRetracted != 0 {
+			continue
+		}
+		b, ev := r.view(int32(i))
+		if b != board {
+			continue
+		}
+		for _, j := range byHash[re.mh] {
+			if entries[j].Member == ev.member && entries[j].ReachedAt == ev.ts {
+				_, ev := r.at(int32(i)) // a copy, whose tag outlives the arena
+				events[j] = append(events[j], storedEvent{event: ev})
 			}
 		}
 	}
-	return out, nil
 }
 
 // tagJSON is a stored tag as the domain carries it: nil for none.

@@ -433,7 +433,7 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 	if c.readRate > 0 {
 		readPace = fmt.Sprintf("each paced at %.0f a second", c.readRate)
 	}
-	redisRan := len(rs) > 1
+	redisRan := slices.ContainsFunc(rs, func(r benchResult) bool { return r.name == "redis" }) // not a second board's rounds
 	redis := ""
 	if redisRan {
 		redis = "; Redis: one sorted set"
