@@ -162,7 +162,7 @@ func appendEntry(dst []byte, e *laurel.Entry) ([]byte, error) {
 	}
 	if len(e.Tag) > 0 {
 		dst = append(dst, `,"tag":`...)
-		dst = append(dst, e.Tag...) // compact JSON, as laurel.NormalizeTag made it
+		dst, _ = AppendCompact(dst, e.Tag) // valid JSON: laurel.NormalizeTag let it in
 	}
 	var err error
 	if len(e.Metadata) > 0 {
