@@ -1,34 +1,37 @@
 package postgres
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
 )
 
 // Tags are kept with their events only (laurel_events.tag), so that they cost the index
 // nothing: a read finds an entry's tag among the member's events (laurel.TagOf).
 
-// tags sets the tag of each entry of a read of board b: that of the event that made its score
-// among the member's counted events at its reached_at, or, in a closed period, among all its
-// events there (the period froze with events retracted since). One query for the page, which
-// stops at once on a board none of whose events carried a tag (laurel_events_tagged).
-func (s *Store) tags(ctx context.Context, b *laurel.Board, closed bool, entries []laurel.Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
+// queueTags queues the read of the events that may have made the entries' scores, for readTags:
+// the members' events at their reached_at, counted ones or, in a closed period, all of them (the
+// period froze with events retracted since). The query stops at once on a board none of whose
+// events carried a tag (laurel_events_tagged).
+func queueTags(batch *pgx.Batch, b *laurel.Board, closed bool, entries []laurel.Entry) {
 	members := make([]string, len(entries))
 	times := make([]int64, len(entries))
 	for i, en := range entries {
 		members[i], times[i] = en.Member, en.ReachedAt
 	}
-	rows, err := s.pool.Query(ctx, `SELECT e.member, e.value, e.ts, e.seq, e.tag
+	batch.Queue(`SELECT e.member, e.value, e.ts, e.seq, e.tag
 		FROM unnest($2::text[], $3::bigint[]) AS k(member, ts)
 		JOIN laurel_events e ON e.member = k.member AND e.board = $1 AND e.ts = k.ts AND ($4 OR NOT e.retracted)
 		WHERE EXISTS (SELECT 1 FROM laurel_events WHERE board = $1 AND tag IS NOT NULL)
 		ORDER BY e.member, e.seq`, b.ID, members, times, closed)
+}
+
+// readTags reads what queueTags asked for and sets each entry's tag: that of the event that
+// made its score (laurel.TagOf).
+func readTags(br pgx.BatchResults, b *laurel.Board, entries []laurel.Entry) error {
+	rows, err := br.Query()
 	if err != nil {
 		return fmt.Errorf("postgres: read tags: %w", err)
 	}
