@@ -3,6 +3,7 @@ package laurel
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // MaxTag is the most bytes an event's tag may take, as compact JSON (docs/api.md, "Tags").
@@ -19,6 +20,10 @@ func NormalizeTag(field string, tag json.RawMessage) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, tag); err != nil {
 		return nil, FieldErrorf(EInvalid, field, "must be a JSON value")
+	}
+	if !utf8.Valid(buf.Bytes()) {
+		// JSON is UTF-8 (RFC 8259): a tag is answered as it was stored.
+		return nil, FieldErrorf(EInvalid, field, "must be valid UTF-8")
 	}
 	if buf.Len() > MaxTag {
 		return nil, FieldErrorf(EInvalid, field, "must be at most %d bytes as compact JSON", MaxTag)

@@ -23,6 +23,8 @@ func TestNormalizeTag(t *testing.T) {
 		{in: `[` + strings.Repeat("1, ", 126) + `11]`, want: `[` + strings.Repeat("1,", 126) + `11]`}, // 256 once compacted
 		{in: `[` + strings.Repeat("1, ", 127) + `1]`, code: laurel.EInvalid},                          // 257
 		{in: `{"a":}`, code: laurel.EInvalid},
+		{in: "\"w\xa8t\"", code: laurel.EInvalid}, // not UTF-8
+		{in: `"\ud800é"`, want: `"\ud800é"`},      // an escape as it came
 	} {
 		got, err := laurel.NormalizeTag("tag", json.RawMessage(tc.in))
 		if laurel.ErrorCode(err) != tc.code || string(got) != tc.want {
