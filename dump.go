@@ -20,7 +20,7 @@ import (
 // import` loads one into another store, of either store. It is a backup, and the way from
 // the embedded store to the scale-out one and back.
 //
-// The first line is the header, {"laurel_dump": 3}. Then come the profiles and hidden marks,
+// The first line is the header, {"laurel_dump": 4}. Then come the profiles and hidden marks,
 // the store's records (laurel.Records: webhooks, deliveries, tournaments' entries), then each
 // board: its record, its events in arrival order, the aggregates of its open spans
 // (open calendar periods, all, every rolling bucket), each kept closed period followed by its
@@ -29,10 +29,10 @@ import (
 // counts in them), and periods that close between the export and the import are closed by
 // the importing store as its clock passes them, from the aggregates.
 
-// DumpVersion is the version of the dump format this build writes. It reads it and version 2,
-// which is the same without records (an older laurel refuses a version-3 dump by its header,
-// rather than at its first record).
-const DumpVersion = 3
+// DumpVersion is the version of the dump format this build writes. It reads it, version 3,
+// which is the same without events' tags, and version 2, which is version 3 without records
+// (an older laurel refuses a newer dump by its header, rather than at its first record).
+const DumpVersion = 4
 
 const oldestDumpVersion = 2
 
@@ -95,6 +95,8 @@ type DumpEvent struct {
 	TS        int64  `json:"ts"`
 	ID        string `json:"id,omitempty"`
 	Retracted bool   `json:"retracted,omitempty"`
+	// Tag is the event's tag (version 4 on; nil for none).
+	Tag json.RawMessage `json:"tag,omitempty"`
 }
 
 // DumpAgg is a member's aggregate in an open span of a window: a calendar period or rolling
@@ -472,6 +474,14 @@ func (d *DumpReader) check(r *DumpRecord) error {
 		if err := ValidateEventID("id", ev.ID); err != nil {
 			return err
 		}
+		if ev.Tag != nil && d.version < 4 {
+			return Errorf(EInvalid, "a version-%d dump holds no tags", d.version)
+		}
+		tag, err := NormalizeTag("tag", ev.Tag)
+		if err != nil {
+			return err
+		}
+		ev.Tag = tag
 		return member(ev.Member)
 	case r.Agg != nil:
 		a := r.Agg

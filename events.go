@@ -1,6 +1,7 @@
 package laurel
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -37,7 +38,9 @@ func validateEvent(ev *Event) error {
 			return err
 		}
 	}
-	return nil
+	tag, err := NormalizeTag("tag", ev.Tag)
+	ev.Tag = tag
+	return err
 }
 
 // InEvent names the event of a batch that err is about: field "value" becomes
@@ -126,6 +129,9 @@ type Event struct {
 	HasTS  bool   // false: the server's clock at receipt
 	ID     string // optional; makes the event idempotent and retractable
 	Name   *string
+	// Tag is a small JSON value the event carries (compact, at most MaxTag bytes; nil for
+	// none): what the score was made with (docs/design.md, "Tags").
+	Tag json.RawMessage
 }
 
 // Event statuses in a submit's results.

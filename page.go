@@ -13,6 +13,8 @@ type Entry struct {
 	// Percentile is set by the reads about members (member, around, lookup): the share of
 	// the others ranked with it that the entry beats (Percentile).
 	Percentile *float64
+	// Tag is the tag of the event that made the entry's score (TagOf); nil for none.
+	Tag json.RawMessage
 }
 
 // PeriodInfo describes the span a read was answered from: a calendar period (ID set, bounded
@@ -48,4 +50,5 @@ type HistoryPoint struct {
 	At    int64 // the event's time, unix ms
 	Score int64
 	Rank  int
+	Tag   json.RawMessage // the event's tag; nil for none
 }

@@ -2,6 +2,7 @@ package laurel
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -30,11 +31,13 @@ type Aggregates interface {
 	SetAgg(w int, sp AggSpan, member string, a Agg) error
 }
 
-// Counted is an event as it counts in aggregates: its value, time and arrival order.
+// Counted is an event as it counts in aggregates: its value, time and arrival order, and the
+// tag that TagOf finds for the entry it made.
 type Counted struct {
 	Value int64
 	TS    int64
 	Seq   uint64
+	Tag   json.RawMessage
 }
 
 // StageEvent adds the member's event (value at ts, arrival seq) to every window of b at now:

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/rank"
@@ -17,6 +18,10 @@ type board struct {
 	deadline int64     // the next instant advanceBoard has work; noTime: never
 	// windowsMade counts the windows made for the board, to put each on a lane (newWindow).
 	windowsMade int
+	// tagged is set once an event of the board carried a tag: its reads look tags up
+	// (tags.go). tagKept says the store holds its mark; the writer's alone.
+	tagged  atomic.Bool
+	tagKept bool
 }
 
 // window is what memory holds of one window of a board.

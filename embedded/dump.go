@@ -240,7 +240,7 @@ func (x *exporter) events(ctx context.Context, id string) error {
 	slices.SortFunc(events, func(a, b storedEvent) int { return cmp.Compare(a.seq, b.seq) })
 	for _, ev := range events {
 		err := x.write(ctx, laurel.DumpRecord{Event: &laurel.DumpEvent{
-			Board: id, Seq: ev.seq, Member: ev.member, Value: ev.value, TS: ev.ts, ID: ev.id, Retracted: ev.flags&flagRetracted != 0,
+			Board: id, Seq: ev.seq, Member: ev.member, Value: ev.value, TS: ev.ts, ID: ev.id, Retracted: ev.flags&flagRetracted != 0, Tag: tagJSON(ev.tag),
 		}})
 		if err != nil {
 			return err
@@ -482,6 +482,9 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 			in.set(key(tagWindow, b.ID, name), appendTime(appendTime(nil, m.ClosedThrough), m.DroppedBefore))
 		}
 	case rec.Event != nil:
+		if rec.Event.Tag != nil {
+			in.set(taggedKey(rec.Event.Board), nil)
+		}
 		return in.event(rec.Event)
 	case rec.Agg != nil:
 		a := rec.Agg
@@ -503,7 +506,10 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 // event writes an event, sealed, with its member index and, while it counts, its id's
 // record (an id names one counted event of a board at a time) or else its retraction.
 func (in *importer) event(de *laurel.DumpEvent) error {
-	ev := event{member: de.Member, seq: de.Seq, value: de.Value, ts: de.TS, id: de.ID}
+	ev := event{member: de.Member, seq: de.Seq, value: de.Value, ts: de.TS, id: de.ID, tag: string(de.Tag)}
+	// Every event by its time, so that a board whose later events carry tags finds any of
+	// them (tags.go).
+	in.set(appendByTimeKey(nil, de.Board, de.Member, de.TS, de.Seq), nil)
 	switch {
 	case de.Retracted:
 		ev.flags |= flagRetracted

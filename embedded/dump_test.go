@@ -168,6 +168,11 @@ func TestImportRefuses(t *testing.T) {
 	if err := importDump(t.TempDir(), laureltest.SealDump(`{"laurel_dump":2}`, board), embedded.Options{}); err != nil {
 		t.Fatalf("a version-2 dump: %v", err)
 	}
+	// A dump of the version before tags, with an event, is read as it was: its events untagged.
+	event := `{"event":{"board":"b","seq":1,"member":"a","value":1,"ts":0}}`
+	if err := importDump(t.TempDir(), laureltest.SealDump(`{"laurel_dump":3}`, board, event), embedded.Options{}); err != nil {
+		t.Fatalf("a version-3 dump: %v", err)
+	}
 	for _, tc := range []struct {
 		name  string
 		lines []string
@@ -175,7 +180,8 @@ func TestImportRefuses(t *testing.T) {
 	}{
 		{"not a dump", []string{"hello"}, "not a laurel dump"},
 		{"another version", []string{`{"laurel_dump":1}`}, "dump version 1"},
-		{"a version too new", []string{`{"laurel_dump":4}`}, "dump version 4: this laurel reads versions 2 to 3; a newer laurel wrote it"},
+		{"a version too new", []string{`{"laurel_dump":5}`}, "dump version 5: this laurel reads versions 2 to 4; a newer laurel wrote it"},
+		{"tags in a version-3 dump", []string{`{"laurel_dump":3}`, board, `{"event":{"board":"b","seq":1,"member":"a","value":1,"ts":0,"tag":"x"}}`}, "a version-3 dump holds no tags"},
 		{"records in a version-2 dump", []string{`{"laurel_dump":2}`, `{"record":{"kind":"k","key":"a","value":""}}`}, "a version-2 dump holds no records"},
 		{"a record after a board", []string{head, board, `{"record":{"kind":"k","key":"a","value":""}}`}, "records come before the first board"},
 		{"unknown field", []string{head, `{"hidden":"a","color":"red"}`}, `dump record 2: json: unknown field "color"`},

@@ -45,10 +45,13 @@ type recentEvent struct {
 // seen before and for a member's history. The writer changes it, holding the store's write
 // lock; readers read it holding the read lock.
 type recentEvents struct {
-	list  []recentEvent
-	arena []byte // the events, encoded back to back; only ever appended to
-	ids   *blockedBloom
-	seed  maphash.Seed
+	// tagged are the boards that carried tags when the events were frozen for a seal, which
+	// indexes theirs by time (tags.go); nil until then.
+	tagged map[string]bool
+	list   []recentEvent
+	arena  []byte // the events, encoded back to back; only ever appended to
+	ids    *blockedBloom
+	seed   maphash.Seed
 }
 
 // newRecentEvents makes the index for a seal's capacity of events, its list and arena made

@@ -133,13 +133,16 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 	if err != nil {
 		return "", 0, 0, err
 	}
-	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID}
+	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID, tag: string(in.Tag)}
 	if in.HasTS {
 		ev.flags |= flagExplicitTS
 	}
 	if err := laurel.StageEvent(context.Background(), &b.cfg, newStaged(tx, b), // staged reads memory only: nothing to cancel
 		ev.member, ev.value, ev.ts, ev.seq, tx.now); err != nil {
 		return "", 0, 0, err
+	}
+	if ev.tag != "" {
+		s.markTagged(tx, b)
 	}
 	tx.logged = append(tx.logged, loggedEvent{board: b.cfg.ID, event: ev})
 	if ev.id != "" {

@@ -258,6 +258,7 @@ func (s *Store) History(ctx context.Context, boardID, window, member string, lim
 		}
 		pt, ok, err := decodeHistory(ev.point, rd.w.name)
 		if ok {
+			pt.Tag = tagJSON(ev.tag)
 			points = append(points, pt)
 		}
 		return len(points) < limit, err

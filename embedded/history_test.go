@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -61,17 +62,17 @@ func TestHistory(t *testing.T) {
 		}
 	}
 	slices.Reverse(want)
-	if got := history(t, e, "g", "all", "alice", 10); !slices.Equal(got, want) {
+	if got := history(t, e, "g", "all", "alice", 10); !reflect.DeepEqual(got, want) {
 		t.Fatalf("history:\n got %v\nwant %v", got, want)
 	}
 	// By hand: 3 behind bob's 5, 4 behind bob's 5, 8 behind carol's 9.
 	if want[2].Rank != 2 || want[2].Score != 3 || want[0].Score != 8 || want[0].Rank != 2 {
 		t.Fatalf("unexpected standings %v", want)
 	}
-	if got := history(t, e, "g", "all", "alice", 2); !slices.Equal(got, want[:2]) {
+	if got := history(t, e, "g", "all", "alice", 2); !reflect.DeepEqual(got, want[:2]) {
 		t.Fatalf("limit 2: %v", got)
 	}
-	if got := history(t, e, "g", "", "alice", 10); !slices.Equal(got, want) {
+	if got := history(t, e, "g", "", "alice", 10); !reflect.DeepEqual(got, want) {
 		t.Fatalf("the default window is the first: %v", got)
 	}
 	if got := history(t, e, "g", "day", "alice", 10); len(got) != 3 || got[0].Score != 8 {
@@ -85,14 +86,14 @@ func TestHistory(t *testing.T) {
 	if err := e.Retract(ctx, "g", "a2"); err != nil {
 		t.Fatal(err)
 	}
-	if got := history(t, e, "g", "all", "alice", 10); !slices.Equal(got, []laurel.HistoryPoint{want[0], want[2]}) {
+	if got := history(t, e, "g", "all", "alice", 10); !reflect.DeepEqual(got, []laurel.HistoryPoint{want[0], want[2]}) {
 		t.Fatalf("after retracting a2: %v", got)
 	}
 
 	// A restart keeps the points.
 	e.Close()
 	e = testStore(t, dir, c)
-	if got := history(t, e, "g", "all", "alice", 10); !slices.Equal(got, []laurel.HistoryPoint{want[0], want[2]}) {
+	if got := history(t, e, "g", "all", "alice", 10); !reflect.DeepEqual(got, []laurel.HistoryPoint{want[0], want[2]}) {
 		t.Fatalf("after a restart: %v", got)
 	}
 
@@ -141,7 +142,7 @@ func TestHistoryWithoutRanks(t *testing.T) {
 		t.Fatalf("Submit: %v %v", res, err)
 	}
 	want := []laurel.HistoryPoint{{At: c.Now(), Score: 2, Rank: 2}}
-	if got := history(t, e, "g", "", "a", 10); !slices.Equal(got, want) {
+	if got := history(t, e, "g", "", "a", 10); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
@@ -282,7 +283,7 @@ func TestHistorySurvivesACrash(t *testing.T) {
 			"alice": first[0].Entries[w], "bob": first[1].Entries[w], "carol": second[0].Entries[w],
 		} {
 			want := []laurel.HistoryPoint{{At: c.Now(), Score: s.Score, Rank: s.Rank}}
-			if got := history(t, r, "g", w, member, 10); !slices.Equal(got, want) {
+			if got := history(t, r, "g", w, member, 10); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s in %s after the crash: %v; want %v (as answered)", member, w, got, want)
 			}
 		}

@@ -48,6 +48,10 @@ import (
 //	                                   one counts every event (written by earlier versions)
 //	O kind 0 key                     → a record of laurel.Records: webhooks, deliveries
 //	                                   (records.go)
+//	Z board 0                        → (empty): an event of the board carried a tag, so its
+//	                                   reads look tags up (tags.go)
+//	D board 0 member 0 ts seq        → (empty): a sealed event of a board that carried tags
+//	                                   when it was sealed, by its member and time (tags.go)
 //
 // The log (a Pebble store of its own, in the directory's log/) holds the events since the
 // last seal, one record a group, and their history points:
@@ -81,6 +85,8 @@ const (
 	// every event (checkpoint.go, replay).
 	tagBucketsAsOf  = 'Q'
 	tagCheckpointNo = 'F'
+	tagTagged       = 'Z'
+	tagByTime       = 'D'
 
 	tagLog = 'L' // in the log
 
@@ -90,7 +96,7 @@ const (
 )
 
 // boardTags are the tables keyed by board first (the sealed events are keyed by seq).
-var boardTags = []byte{tagBoard, tagEvents, tagID, tagRetract, tagAgg, tagWindow, tagClosed, tagRank, tagMember}
+var boardTags = []byte{tagBoard, tagEvents, tagID, tagRetract, tagAgg, tagWindow, tagClosed, tagRank, tagMember, tagTagged, tagByTime}
 
 var errCorrupt = errors.New("embedded: corrupt record")
 
@@ -236,6 +242,7 @@ func decodeAggAsOf(b []byte) (aggregate, uint64, error) {
 const (
 	flagExplicitTS = 1 << iota // the client gave ts
 	flagRetracted              // retracted: kept as the audit trail, counted nowhere
+	flagTagged                 // a tag follows the id: the event carries one
 )
 
 // event is one stored event.
@@ -246,16 +253,27 @@ type event struct {
 	ts     int64
 	flags  byte
 	id     string
+	tag    string // compact JSON; empty for none
 }
 
-// appendEvent encodes an event of board, without its seq (its key's, or its record's).
+// appendEvent encodes an event of board, without its seq (its key's, or its record's). A tag
+// follows the id only when the event has one (flagTagged), so that untagged events cost
+// nothing more than before tags were kept.
 func appendEvent(b []byte, board string, ev *event) []byte {
+	flags := ev.flags &^ flagTagged
+	if ev.tag != "" {
+		flags |= flagTagged
+	}
 	b = appendString(b, board)
 	b = appendString(b, ev.member)
 	b = binary.AppendVarint(b, ev.value)
 	b = binary.AppendVarint(b, ev.ts)
-	b = append(b, ev.flags)
-	return appendString(b, ev.id)
+	b = append(b, flags)
+	b = appendString(b, ev.id)
+	if ev.tag != "" {
+		b = appendString(b, ev.tag)
+	}
+	return b
 }
 
 // readEvent decodes what appendEvent wrote, and returns the rest of b.
@@ -290,6 +308,11 @@ func decodeEvent(b []byte, ev *event, view bool) (board string, rest []byte, err
 	if ev.id, b, ok = str(b); !ok {
 		return "", nil, errCorrupt
 	}
+	if ev.flags&flagTagged != 0 {
+		if ev.tag, b, ok = str(b); !ok {
+			return "", nil, errCorrupt
+		}
+	}
 	return board, b, nil
 }
 
@@ -311,7 +334,11 @@ func skipEvent(b []byte) ([]byte, bool) {
 	if len(b) == 0 { // flags
 		return nil, false
 	}
+	tagged := b[0]&flagTagged != 0
 	_, b, ok = readBytes(b[1:]) // id
+	if ok && tagged {
+		_, b, ok = readBytes(b)
+	}
 	return b, ok
 }
 

@@ -222,6 +222,8 @@ func (s *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 	}
 	p := prefix(tagEvents, id, member)
 	tx.delRange(p, upper(p))
+	p = prefix(tagByTime, id, member)
+	tx.delRange(p, upper(p))
 	tx.erase.members[pairKey(id, member)] = true
 	times := make([]int64, 0, len(events))
 	for _, ev := range events {

@@ -232,8 +232,11 @@ func (s *Store) resolveLocked(ctx context.Context, b *board, q laurel.Query, now
 	return rd, err
 }
 
-// fill adds profiles (name, and metadata when asked) to entries.
+// fill adds profiles (name, and metadata when asked) and tags to entries.
 func (rd *reading) fill(entries []laurel.Entry, metadata bool) error {
+	if err := rd.tags(entries); err != nil {
+		return err
+	}
 	for i := range entries {
 		p, err := rd.e.profile(entries[i].Member)
 		if err != nil {

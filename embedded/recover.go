@@ -73,6 +73,9 @@ func (s *Store) recover() error {
 	legacy := false // aggregates of open periods or all in the store (earlier versions, imports)
 	for _, cfg := range cfgs {
 		b := newBoard(cfg)
+		if err := s.recoverTagged(b); err != nil {
+			return err
+		}
 		stored, err := s.recoverWindows(b, now, asOf, false)
 		if err != nil {
 			return err

@@ -96,6 +96,7 @@ func (s *Store) startSeal() {
 		return
 	}
 	frozen := s.recent
+	frozen.tagged = s.taggedBoards()
 	s.mu.Lock()
 	s.sealing, s.recent = frozen, newRecentEvents(s.opts.SealEvents)
 	s.mu.Unlock()
@@ -214,6 +215,7 @@ func (s *Store) seal(tx *txn, ops []*op) {
 	if n := len(s.recent.list); n > 0 {
 		last = max(last, s.recent.list[n-1].seq)
 	}
+	s.recent.tagged = s.taggedBoards()
 	if _, err := s.sealInto(s.recent, tx.points, tx.erase, last, tx.batch); err != nil {
 		// Nothing of the operation is stored; the store goes on (the disk may be full).
 		s.log.Warn("sealing events for an erasure failed", "err", err)
@@ -249,6 +251,7 @@ func (s *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 		fs.PathJoin(s.dir, fmt.Sprintf("sealing-%016x.sst", last)),
 		fs.PathJoin(s.dir, fmt.Sprintf("sealing-%016x-index.sst", last)),
 		fs.PathJoin(s.dir, fmt.Sprintf("sealing-%016x-ids.sst", last)),
+		fs.PathJoin(s.dir, fmt.Sprintf("sealing-%016x-times.sst", last)),
 	}
 	defer func() {
 		for _, path := range paths {
@@ -265,6 +268,7 @@ func (s *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 	index := newSortedRun(len(r.list), 32)
 	index.bySeq = true
 	ids := newSortedRun(len(r.list), 64)
+	times := newSortedRun(0, 0) // of the boards that carry tags (tags.go)
 	run := r.idRun(last)
 	n := 0
 	var k, v []byte // the table copies them: one buffer each serves every event
@@ -277,6 +281,11 @@ func (s *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 		start := len(index.arena)
 		index.arena = appendEventsKey(index.arena, board, ev.member, ev.seq)
 		index.add(start, len(index.arena))
+		if r.tagged[board] {
+			start = len(times.arena)
+			times.arena = appendByTimeKey(times.arena, board, ev.member, ev.ts, ev.seq)
+			times.add(start, len(times.arena))
+		}
 		if ev.id != "" && ev.flags&flagRetracted == 0 {
 			start = len(ids.arena)
 			ids.arena = run.appendKey(ids.arena, board, ev.id)
@@ -290,7 +299,7 @@ func (s *Store) sealInto(r *recentEvents, extra []pointRecord, erase *erasure, l
 		err = cerr
 	}
 	ingest := []string{paths[0]}
-	for i, run := range []*sortedRun{index, ids} {
+	for i, run := range []*sortedRun{index, ids, times} {
 		if err == nil && len(run.recs) > 0 {
 			err = s.writeSorted(paths[1+i], run)
 			ingest = append(ingest, paths[1+i])

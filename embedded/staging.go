@@ -89,7 +89,7 @@ func fromAgg(a laurel.Agg) aggregate { return aggregate{a.Score, a.At} }
 func counted(events []storedEvent) []laurel.Counted {
 	out := make([]laurel.Counted, len(events))
 	for i, ev := range events {
-		out[i] = laurel.Counted{Value: ev.value, TS: ev.ts, Seq: ev.seq}
+		out[i] = laurel.Counted{Value: ev.value, TS: ev.ts, Seq: ev.seq, Tag: tagJSON(ev.tag)}
 	}
 	return out
 }

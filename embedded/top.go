@@ -53,6 +53,9 @@ func (s *Store) publishTops(tx *txn) {
 		names := make(map[uint32]memberName) // the board's windows share most of their tops
 		for i, w := range b.windows {
 			v := s.topOf(b, w, now, names)
+			if b.tagged.Load() {
+				v = &topView{until: noTime} // its entries' tags are looked up as they are read (tags.go)
+			}
 			v.gen = gen
 			s.tops.Store(topKey{b.cfg.ID, w.name}, v)
 			if i == 0 {

@@ -234,6 +234,11 @@ func (g gen) entry(rank int, metadata bool) laurel.Entry {
 	if g.r.IntN(4) != 0 {
 		e.Name = g.str()
 	}
+	if g.r.IntN(3) == 0 { // a tag, as laurel.NormalizeTag lets it in
+		if tag, err := laurel.NormalizeTag("tag", g.value(nil, 0)); err == nil {
+			e.Tag = tag
+		}
+	}
 	if metadata {
 		e.Metadata = g.metadata()
 	}

@@ -99,6 +99,24 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("Tags", func(t *testing.T) {
+		// A quiet second line under the name shows the tag of the event that made the score,
+		// on the rows that have one; the others show none.
+		e.do("PUT", "/v1/boards/laps", map[string]any{"order": "asc", "mode": "best"}).must(t, 201)
+		e.do("POST", "/v1/boards/laps/events", map[string]any{"events": []map[string]any{
+			{"member": "ada", "value": 59_000, "tag": map[string]any{"car": "kart-3", "lap": 4}}, {"member": "bob", "value": 60_000}}}).must(t, 200)
+		tab := newTab(t, browser)
+		tab.open(e.url + "/boards/laps")
+		tab.waitView("all||0|25|")
+		tab.wait(`document.querySelectorAll('#rows > li.row').length === 2`)
+		if got := evalJS[string](tab, `document.querySelector('#rows > li.row[data-member="ada"] .tag').textContent`); got != "car kart-3 · lap 4" {
+			t.Errorf("ada's tag line: %q", got)
+		}
+		if evalJS[bool](tab, `document.querySelector('#rows > li.row[data-member="bob"] .tag').offsetHeight > 0`) {
+			t.Error("bob's row, without a tag, shows a tag line")
+		}
+	})
+
 	t.Run("Live", func(t *testing.T) {
 		tab := newTab(t, browser)
 		tab.open(e.url + "/boards/arena")

@@ -199,7 +199,7 @@ func (c *Client) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 	}
 	in := eventsJSON{Events: make([]eventJSON, len(events))}
 	for i, ev := range events {
-		ej := eventJSON{Member: ev.Member, Value: ev.Value, ID: ev.ID, Name: ev.Name}
+		ej := eventJSON{Member: ev.Member, Value: ev.Value, ID: ev.ID, Name: ev.Name, Tag: ev.Tag}
 		if board == "" {
 			ej.Board = &events[i].Board
 		}
@@ -446,7 +446,7 @@ func (c *Client) History(ctx context.Context, board, window, member string, limi
 		if err != nil {
 			return nil, err
 		}
-		points[i] = laurel.HistoryPoint{At: at, Score: p.Score, Rank: p.Rank}
+		points[i] = laurel.HistoryPoint{At: at, Score: p.Score, Rank: p.Rank, Tag: p.Tag}
 	}
 	return points, nil
 }

@@ -163,12 +163,13 @@ func eventIndex(err error) int {
 
 // eventJSON is one event of a submit. Board is nil when the board is in the path.
 type eventJSON struct {
-	Board  *string `json:"board,omitempty"`
-	Member string  `json:"member"`
-	Value  int64   `json:"value"`
-	TS     string  `json:"ts,omitempty"`
-	ID     string  `json:"id,omitempty"`
-	Name   *string `json:"name,omitempty"`
+	Board  *string         `json:"board,omitempty"`
+	Member string          `json:"member"`
+	Value  int64           `json:"value"`
+	TS     string          `json:"ts,omitempty"`
+	ID     string          `json:"id,omitempty"`
+	Name   *string         `json:"name,omitempty"`
+	Tag    json.RawMessage `json:"tag,omitempty"`
 }
 
 // eventsJSON is a batch of events.

@@ -181,11 +181,12 @@ type entryJSON struct {
 	ReachedAt  string          `json:"reached_at"`
 	Percentile *float64        `json:"percentile,omitempty"`
 	Name       string          `json:"name,omitempty"`
+	Tag        json.RawMessage `json:"tag,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 }
 
 func entryOf(e laurel.Entry) entryJSON {
-	return entryJSON{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: laurel.FormatTime(e.ReachedAt), Percentile: e.Percentile, Name: e.Name, Metadata: e.Metadata}
+	return entryJSON{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: laurel.FormatTime(e.ReachedAt), Percentile: e.Percentile, Name: e.Name, Tag: e.Tag, Metadata: e.Metadata}
 }
 
 type pageJSON struct {
@@ -375,7 +376,7 @@ func periodFrom(p periodJSON) (laurel.PeriodInfo, error) {
 
 func entryFrom(e entryJSON) (laurel.Entry, error) {
 	at, err := timeFrom("reached_at", e.ReachedAt)
-	return laurel.Entry{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: at, Percentile: e.Percentile, Name: e.Name, Metadata: e.Metadata}, err
+	return laurel.Entry{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: at, Percentile: e.Percentile, Name: e.Name, Tag: e.Tag, Metadata: e.Metadata}, err
 }
 
 func pageFrom(p pageJSON) (laurel.Page, error) {

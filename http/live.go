@@ -453,7 +453,7 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	out := historyJSON{Points: make([]pointJSON, len(points))}
 	for i, p := range points {
-		out.Points[i] = pointJSON{At: laurel.FormatTime(p.At), Score: p.Score, Rank: p.Rank}
+		out.Points[i] = pointJSON{At: laurel.FormatTime(p.At), Score: p.Score, Rank: p.Rank, Tag: p.Tag}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -463,7 +463,8 @@ type historyJSON struct {
 }
 
 type pointJSON struct {
-	At    string `json:"at"`
-	Score int64  `json:"score"`
-	Rank  int    `json:"rank"`
+	At    string          `json:"at"`
+	Score int64           `json:"score"`
+	Rank  int             `json:"rank"`
+	Tag   json.RawMessage `json:"tag,omitempty"` // the event's
 }

@@ -1,6 +1,7 @@
 package laureltest
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sort"
@@ -12,7 +13,11 @@ import (
 // The checks: every read of the store compared with the model.
 
 func fmtEntry(e laurel.Entry) string {
-	return fmt.Sprintf("#%d %q %d @%s", e.Rank, e.Member, e.Score, laurel.FormatTime(e.ReachedAt))
+	s := fmt.Sprintf("#%d %q %d @%s", e.Rank, e.Member, e.Score, laurel.FormatTime(e.ReachedAt))
+	if e.Tag != nil {
+		s += " tag " + string(e.Tag)
+	}
+	return s
 }
 
 func fmtEntries(es []laurel.Entry, n int) string {
@@ -27,12 +32,17 @@ func fmtEntries(es []laurel.Entry, n int) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// SameEntries reports whether two lists of entries agree in rank, member, score and
-// reached_at, in order (profiles aside).
+// SameEntries reports whether two lists of entries agree in rank, member, score, reached_at
+// and tag, in order (profiles aside).
 func SameEntries(a, b []laurel.Entry) bool { return slices.EqualFunc(a, b, sameEntry) }
 
 func sameEntry(a, b laurel.Entry) bool {
-	return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.ReachedAt == b.ReachedAt
+	return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.ReachedAt == b.ReachedAt && bytes.Equal(a.Tag, b.Tag)
+}
+
+// samePoint reports whether two history points agree, tags included.
+func samePoint(a, b laurel.HistoryPoint) bool {
+	return a.At == b.At && a.Score == b.Score && a.Rank == b.Rank && bytes.Equal(a.Tag, b.Tag)
 }
 
 // diffEntries describes how got differs from want, or returns "".
@@ -594,14 +604,14 @@ func (h *harness) checkHistory(b *mBoard, w *mWindow) {
 			}
 			known = known && e.pointsKnown
 			if p, ok := e.points[w.name]; ok && len(want) < limit {
-				want = append(want, laurel.HistoryPoint{At: e.ts, Score: p.Score, Rank: p.Rank})
+				want = append(want, laurel.HistoryPoint{At: e.ts, Score: p.Score, Rank: p.Rank, Tag: tagJSON(e.tag)})
 			}
 		}
 		if !known {
 			continue // some of its points come from concurrent batches, whose order the model does not know
 		}
 		h.stats["history checked"]++
-		if !slices.Equal(got, want) && len(got)+len(want) > 0 {
+		if !slices.EqualFunc(got, want, samePoint) && len(got)+len(want) > 0 {
 			h.fatalf("History(%s, %s, %q, limit %d) = %v, want %v", b.id, w.name, member, limit, got, want)
 		}
 	}

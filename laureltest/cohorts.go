@@ -223,7 +223,7 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 				}
 				i := slices.IndexFunc(all.Entries, func(e laurel.Entry) bool { return e.Member == m })
 				hist, err := svc.CohortHistory(ctx, b.ID, "", m, 1)
-				if err != nil || len(hist) != 1 || i < 0 || hist[0] != (laurel.HistoryPoint{At: at, Score: all.Entries[i].Score, Rank: i + 1}) {
+				if err != nil || len(hist) != 1 || i < 0 || !samePoint(hist[0], laurel.HistoryPoint{At: at, Score: all.Entries[i].Score, Rank: i + 1}) {
 					t.Fatalf("op %d: %s's newest point in its cohort: %+v, %v; want at %s score and rank of %d in %v", op, m, hist, err, laurel.FormatTime(at), i, all.Entries)
 				}
 			}

@@ -27,6 +27,7 @@ type harness struct {
 	op      int
 	log     []string
 	nextID  int
+	nextTag int
 	nextMem int
 	stats   map[string]int
 }

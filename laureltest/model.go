@@ -1,6 +1,7 @@
 package laureltest
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -17,6 +18,7 @@ type mEvent struct {
 	member     string
 	value, ts  int64
 	id         string
+	tag        string // compact JSON; "" for none
 	arrival    uint64
 	retracted  bool
 	retractAt  int64  // clock at the retraction
@@ -286,6 +288,7 @@ func (m *model) ranking(b *mBoard, w *mWindow, sp mSpan) []laurel.Entry {
 	type agg struct {
 		score, at int64
 		arr       uint64
+		tag       string // of the event that made the score
 	}
 	aggs := map[string]*agg{}
 	for _, e := range b.events {
@@ -294,22 +297,23 @@ func (m *model) ranking(b *mBoard, w *mWindow, sp mSpan) []laurel.Entry {
 		}
 		a := aggs[e.member]
 		if a == nil {
-			aggs[e.member] = &agg{e.value, e.ts, e.arrival}
+			aggs[e.member] = &agg{e.value, e.ts, e.arrival, e.tag}
 			continue
 		}
 		switch b.mode {
 		case laurel.Sum:
+			if e.ts >= a.at { // the latest counted event; on equal times, the later arrival
+				a.tag = e.tag
+			}
 			a.score += e.value
 			a.at = max(a.at, e.ts)
 		case laurel.Best:
-			if b.order.Better(e.value, a.score) {
-				a.score, a.at = e.value, e.ts
-			} else if e.value == a.score && e.ts < a.at {
-				a.at = e.ts
+			if b.order.Better(e.value, a.score) || e.value == a.score && e.ts < a.at {
+				a.score, a.at, a.tag = e.value, e.ts, e.tag
 			}
 		case laurel.Last:
 			if e.ts > a.at || e.ts == a.at && e.arrival > a.arr {
-				a.score, a.at, a.arr = e.value, e.ts, e.arrival
+				a.score, a.at, a.arr, a.tag = e.value, e.ts, e.arrival, e.tag
 			}
 		}
 	}
@@ -318,7 +322,11 @@ func (m *model) ranking(b *mBoard, w *mWindow, sp mSpan) []laurel.Entry {
 		if m.hidden[mem] {
 			continue
 		}
-		out = append(out, laurel.Entry{Member: mem, Score: a.score, ReachedAt: a.at})
+		tag := a.tag
+		if sp.kind == spanPeriod && sp.closed {
+			tag = m.frozenTag(b, sp, mem, a.score, a.at)
+		}
+		out = append(out, laurel.Entry{Member: mem, Score: a.score, ReachedAt: a.at, Tag: tagJSON(tag)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		x, y := out[i], out[j]
@@ -334,6 +342,31 @@ func (m *model) ranking(b *mBoard, w *mWindow, sp mSpan) []laurel.Entry {
 		out[i].Rank = i + 1
 	}
 	return out
+}
+
+// frozenTag is the tag of a member's entry (score, at) in a closed period: among all its events
+// at that instant, retracted ones too (the period froze with those retracted since), in best
+// the first to arrive with that score, in last and sum the last to arrive.
+func (m *model) frozenTag(b *mBoard, sp mSpan, member string, score, at int64) string {
+	tag := ""
+	found := false
+	for _, e := range b.events {
+		if e.member != member || e.deleted || e.ts != at || e.ts < sp.start || e.ts >= sp.end || b.mode == laurel.Best && e.value != score {
+			continue
+		}
+		if b.mode != laurel.Best || !found {
+			tag, found = e.tag, true
+		}
+	}
+	return tag
+}
+
+// tagJSON is a model's tag as entries carry it: nil for none.
+func tagJSON(tag string) json.RawMessage {
+	if tag == "" {
+		return nil
+	}
+	return json.RawMessage(tag)
 }
 
 // expRead is the model's answer to a Query.
@@ -479,7 +512,7 @@ func (m *model) applied(evs []laurel.Event) ([]string, []*mEvent) {
 		}
 		st[i] = laurel.StatusApplied
 		m.arrival++
-		e := &mEvent{board: b.id, member: ev.Member, value: ev.Value, ts: m.now, id: ev.ID, arrival: m.arrival}
+		e := &mEvent{board: b.id, member: ev.Member, value: ev.Value, ts: m.now, id: ev.ID, tag: string(ev.Tag), arrival: m.arrival}
 		if ev.HasTS {
 			e.ts = ev.TS
 		}

@@ -159,6 +159,11 @@ func (h *harness) genEvent(b *mBoard, used map[string]bool) laurel.Event {
 	ev.Member = h.pickMember()
 	ev.Value = b.valLo + h.rng.Int64N(b.valHi-b.valLo+1)
 	ev.TS, ev.HasTS = h.genTS(b)
+	if h.rng.IntN(2) == 0 {
+		// A tag of its own on half the events, so that a tag from the wrong event shows.
+		h.nextTag++
+		ev.Tag = json.RawMessage(`{"n":` + strconv.Itoa(h.nextTag) + `}`)
+	}
 	switch r := h.rng.IntN(100); {
 	case r < 45:
 	case r < 88:
@@ -189,6 +194,9 @@ func fmtEvent(ev laurel.Event) string {
 	}
 	if ev.ID != "" {
 		s += " id=" + ev.ID
+	}
+	if ev.Tag != nil {
+		s += " tag=" + string(ev.Tag)
 	}
 	return s + "}"
 }

@@ -119,13 +119,14 @@ func (x exporter) board(ctx context.Context, st *state) error {
 	if err := x.w.Write(laurel.DumpRecord{Board: rec}); err != nil {
 		return err
 	}
-	err := x.each(ctx, "SELECT seq, member, value, ts, coalesce(id, ''), retracted FROM laurel_events WHERE board = $1 ORDER BY seq", []any{id}, func(rows pgx.Rows) error {
+	err := x.each(ctx, "SELECT seq, member, value, ts, coalesce(id, ''), retracted, tag FROM laurel_events WHERE board = $1 ORDER BY seq", []any{id}, func(rows pgx.Rows) error {
 		ev := &laurel.DumpEvent{Board: id}
 		var seq int64
-		if err := rows.Scan(&seq, &ev.Member, &ev.Value, &ev.TS, &ev.ID, &ev.Retracted); err != nil {
+		var tag *string
+		if err := rows.Scan(&seq, &ev.Member, &ev.Value, &ev.TS, &ev.ID, &ev.Retracted, &tag); err != nil {
 			return err
 		}
-		ev.Seq = uint64(seq)
+		ev.Seq, ev.Tag = uint64(seq), tagJSON(tag)
 		return x.w.Write(laurel.DumpRecord{Event: ev})
 	})
 	if err != nil {
@@ -379,7 +380,7 @@ func (in *importer) flush(ctx context.Context) error {
 }
 
 var (
-	eventCols   = []string{"board", "seq", "member", "value", "ts", "id", "retracted"}
+	eventCols   = []string{"board", "seq", "member", "value", "ts", "id", "retracted", "tag"}
 	aggCols     = []string{"board", "win", "span", "member", "score", "at"}
 	closedCols  = []string{"board", "win", "span", "total", "removed"}
 	frozenCols  = []string{"board", "win", "span", "rank", "member", "score", "at"}
@@ -395,8 +396,13 @@ func (in *importer) add(ctx context.Context, rec laurel.DumpRecord) error {
 		if ev.ID != "" {
 			id = &ev.ID
 		}
+		var tag *string
+		if ev.Tag != nil {
+			t := string(ev.Tag)
+			tag = &t
+		}
 		b.seqFloor = max(b.seqFloor, int64(ev.Seq))
-		return in.queue(ctx, "laurel_events", eventCols, b.id, int64(ev.Seq), ev.Member, ev.Value, ev.TS, id, ev.Retracted)
+		return in.queue(ctx, "laurel_events", eventCols, b.id, int64(ev.Seq), ev.Member, ev.Value, ev.TS, id, ev.Retracted, tag)
 	case rec.Agg != nil:
 		a := rec.Agg
 		ws := b.st.window(a.Window)

@@ -550,7 +550,12 @@ func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.Sub
 	if err := laurel.StageEvent(ctx, &b.st.cfg, staged{s, b}, in.Member, in.Value, ts, uint64(seq), s.now); err != nil {
 		return "", 0, 0, err
 	}
-	b.events = append(b.events, newEvent{seq: seq, member: in.Member, value: in.Value, ts: ts, id: in.ID})
+	ev := newEvent{seq: seq, member: in.Member, value: in.Value, ts: ts, id: in.ID}
+	if in.Tag != nil {
+		tag := string(in.Tag)
+		ev.tag = &tag
+	}
+	b.events = append(b.events, ev)
 	if in.ID != "" {
 		b.setID(in.ID, &storedEvent{seq: seq, member: in.Member, value: in.Value, ts: ts})
 	}

@@ -88,8 +88,9 @@ func (s *Store) History(ctx context.Context, boardID, window, member string, lim
 	// skipped, so read in pages until limit points are found.
 	before := int64(1<<63 - 1)
 	for len(points) < limit {
-		rows, err := s.pool.Query(ctx, `SELECT seq, ts, points FROM laurel_history
-			WHERE board = $1 AND member = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`, boardID, member, before, limit)
+		rows, err := s.pool.Query(ctx, `SELECT h.seq, h.ts, h.points, e.tag FROM laurel_history h
+			LEFT JOIN laurel_events e ON e.board = h.board AND e.seq = h.seq
+			WHERE h.board = $1 AND h.member = $2 AND h.seq < $3 ORDER BY h.seq DESC LIMIT $4`, boardID, member, before, limit)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: history: %w", err)
 		}
@@ -97,7 +98,8 @@ func (s *Store) History(ctx context.Context, boardID, window, member string, lim
 		for rows.Next() {
 			var ts int64
 			var raw []byte
-			if err := rows.Scan(&before, &ts, &raw); err != nil {
+			var tag *string
+			if err := rows.Scan(&before, &ts, &raw, &tag); err != nil {
 				rows.Close()
 				return nil, err
 			}
@@ -108,7 +110,7 @@ func (s *Store) History(ctx context.Context, boardID, window, member string, lim
 				return nil, fmt.Errorf("postgres: history: %w", err)
 			}
 			if p, ok := m[rd.res.Name]; ok && len(points) < limit {
-				points = append(points, laurel.HistoryPoint{At: ts, Score: p[0], Rank: int(p[1])})
+				points = append(points, laurel.HistoryPoint{At: ts, Score: p[0], Rank: int(p[1]), Tag: tagJSON(tag)})
 			}
 		}
 		rows.Close()

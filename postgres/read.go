@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/shardindex"
 )
@@ -234,8 +235,9 @@ func (s *Store) rollingAt(ctx context.Context, st *state, ws *windowState, start
 	return laurel.NewSortedRanking(o, entries), nil
 }
 
-// fill adds profiles (name, and metadata when asked) to entries.
-func (s *Store) fill(ctx context.Context, entries []laurel.Entry, metadata bool) error {
+// fill adds profiles (name, and metadata when asked) and tags to the entries of a read of board
+// b (closed: of a closed period), in one round trip.
+func (s *Store) fill(ctx context.Context, b *laurel.Board, closed bool, entries []laurel.Entry, metadata bool) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -243,7 +245,20 @@ func (s *Store) fill(ctx context.Context, entries []laurel.Entry, metadata bool)
 	for i := range entries {
 		members[i] = entries[i].Member
 	}
-	rows, err := s.pool.Query(ctx, "SELECT member, name, metadata FROM laurel_profiles WHERE member = ANY($1)", members)
+	var batch pgx.Batch
+	batch.Queue("SELECT member, name, metadata FROM laurel_profiles WHERE member = ANY($1)", members)
+	queueTags(&batch, b, closed, entries)
+	br := s.pool.SendBatch(ctx, &batch)
+	defer br.Close()
+	if err := fillProfiles(br, entries, metadata); err != nil {
+		return err
+	}
+	return readTags(br, b, entries)
+}
+
+// fillProfiles reads the profiles fill asked for and adds them to entries.
+func fillProfiles(br pgx.BatchResults, entries []laurel.Entry, metadata bool) error {
+	rows, err := br.Query()
 	if err != nil {
 		return fmt.Errorf("postgres: read profiles: %w", err)
 	}
@@ -282,7 +297,9 @@ func (s *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading
 	return s.read(ctx, q, func(rd *reading) error {
 		return fn(laurel.Reading{Board: rd.st.cfg.ID, Window: rd.res.Name, Order: rd.st.cfg.Order, At: rd.res.At,
 			Period: rd.period, Ranking: rd.v,
-			Fill: func(entries []laurel.Entry, metadata bool) error { return s.fill(ctx, entries, metadata) }})
+			Fill: func(entries []laurel.Entry, metadata bool) error {
+				return s.fill(ctx, &rd.st.cfg, rd.period.Closed, entries, metadata)
+			}})
 	})
 }
 

@@ -304,6 +304,7 @@ type newEvent struct {
 	member    string
 	value, ts int64
 	id        string
+	tag       *string // compact JSON; nil for none
 }
 
 // storedEvent is an event with an id as the store has it.
@@ -805,13 +806,14 @@ func (s *step) commit(ctx context.Context) error {
 		if len(b.events) > 0 {
 			var seqs, values, times []int64
 			var members, ids []string
+			var tags []*string
 			for _, ev := range b.events {
-				seqs, members, values, times, ids = append(seqs, ev.seq), append(members, ev.member), append(values, ev.value), append(times, ev.ts), append(ids, ev.id)
+				seqs, members, values, times, ids, tags = append(seqs, ev.seq), append(members, ev.member), append(values, ev.value), append(times, ev.ts), append(ids, ev.id), append(tags, ev.tag)
 			}
-			batch.Queue(`INSERT INTO laurel_events (board, seq, member, value, ts, id)
-				SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, '')
-				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[]) AS k(seq, member, value, ts, id)`,
-				b.id, seqs, members, values, times, ids)
+			batch.Queue(`INSERT INTO laurel_events (board, seq, member, value, ts, id, tag)
+				SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, ''), k.tag
+				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS k(seq, member, value, ts, id, tag)`,
+				b.id, seqs, members, values, times, ids, tags)
 		}
 		var put, add aggRows
 		var delW, delM []string

@@ -193,7 +193,12 @@ export interface Event {
   /** Makes the event idempotent and retractable (this client cannot retract "." or ".."). With retries on (the default), the client gives an event without one a random id before its first attempt. */
   id?: string;
   name?: string;
+  /** What the score was made with (a car, a replay id, a build): any JSON value of at most 256 bytes as compact JSON. Entries show the tag of the event that made their score. */
+  tag?: Tag;
 }
+
+/** An event's tag: any JSON value, as laurel keeps it (compact). */
+export type Tag = string | number | boolean | Tag[] | { [key: string]: Tag };
 
 export interface EventBatch {
   events: Event[];
@@ -233,6 +238,8 @@ export interface Result {
   score: number;
   reached_at: string;
   name?: string;
+  /** The tag of the event that made the final score, when it carried one. */
+  tag?: Tag;
   metadata?: Record<string, unknown>;
   reward: Record<string, unknown>;
   /** On a board with cohorts: the member's cohort, within which it is ranked. */
@@ -306,6 +313,8 @@ export interface Entry {
   /** In member, around and lookup reads: the share of the others ranked that this entry beats, in percent, rounded down to hundredths (100 for the first, 0 for the last). */
   percentile?: number;
   name?: string;
+  /** The tag of the event that made the score (best: the best event's; last: the latest's; sum: the latest counted event's), when it carried one. */
+  tag?: Tag;
   metadata?: Record<string, unknown>;
 }
 
@@ -393,6 +402,8 @@ export interface HistoryPoint {
   at: string;
   score: number;
   rank: number;
+  /** The event's own tag, when it carried one. */
+  tag?: Tag;
 }
 
 export interface History {

@@ -37,7 +37,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&c.ranks, "ranks", false, "the writes ask for their ranks and where each member came from (ranks=true), as a game's end-of-run screen does")
 	fs.Float64Var(&c.rate, "rate", 0, "events per second to send in all, paced (0: as fast as the system takes them)")
 	fs.StringVar(&c.guard, "guard", "", `also run the same workload on a board with this guard (JSON, such as {"trusted": true, "gain": {"window": "all", "max": 1000000000}}), alternating with the board without, and print the ratios`)
-	fs.IntVar(&c.rounds, "rounds", 2, "with -guard: rounds of the two boards, alternating")
+	fs.BoolVar(&c.tags, "tags", false, `also run the same workload on a board whose events carry a tag ({"car":"kart-N"}), alternating with the board without, and print the ratios, memory per entry included`)
+	fs.IntVar(&c.rounds, "rounds", 2, "with -guard or -tags: rounds of the two boards, alternating")
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")
 	fs.BoolVar(&c.mirror, "redis-mirror", false, "Redis does laurel's work per event: HSETNX of the id, ZINCRBY in one sorted set per window")
 	fs.IntVar(&c.memberStreams, "member-streams", 0, "measure laurel twice, without and then with this many members' live streams open (the most active members'), and print the ratios")
@@ -48,6 +49,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if c.guard != "" && (*redis != "" || c.rounds < 1 || !json.Valid([]byte(c.guard))) {
 		return usageError{fmt.Errorf("-guard takes a JSON object, -rounds ≥ 1, and no -redis")}
+	}
+	if c.tags && (*redis != "" || c.rounds < 1 || c.guard != "") {
+		return usageError{fmt.Errorf("-tags takes -rounds ≥ 1, and no -redis or -guard")}
 	}
 	if c.members < 1 || c.batch < 1 || c.batch > 1000 || c.writers < 1 || c.readers < 0 || c.zipf <= 1 || c.duration <= 0 || c.rate < 0 || c.readRate < 0 {
 		return usageError{fmt.Errorf("need -members ≥ 1, -batch 1…1000, -writers ≥ 1, -readers ≥ 0, -zipf > 1, -duration > 0, -rate ≥ 0, -read-rate ≥ 0")}
@@ -69,12 +73,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return soak(ctx, newLaurelTarget(c), c, *soakFor, *interval, stdout)
 	}
 	targets := []benchTarget{newLaurelTarget(c)}
-	if c.guard != "" {
-		guarded := c
-		guarded.board, guarded.guarded = c.board+"-guarded", true
+	if c.guard != "" || c.tags {
+		// The second board, alternating with the first: guarded, or taking tags.
+		other := c
+		if c.guard != "" {
+			other.board, other.guarded = c.board+"-guarded", true
+		} else {
+			other.board, other.tagged = c.board+"-tagged", true
+		}
 		targets = nil
 		for range c.rounds {
-			targets = append(targets, newLaurelTarget(c), newLaurelTarget(guarded))
+			targets = append(targets, newLaurelTarget(c), newLaurelTarget(other))
 		}
 	}
 	if *redis != "" {
@@ -165,6 +174,8 @@ type benchConfig struct {
 	mirror                        bool   // Redis: an id and a sorted set per window, not one set
 	guard                         string // -guard: the guard of the second board, as JSON
 	guarded                       bool   // this target's board has the guard
+	tags                          bool   // -tags: the second board's events carry tags
+	tagged                        bool   // this target's events carry tags
 	rounds                        int
 	memberStreams                 int // laurel, measured without, with this many member streams, and without
 	round                         int // a soak's interval: its writers draw other members than the last's
@@ -422,7 +433,7 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 	if c.readRate > 0 {
 		readPace = fmt.Sprintf("each paced at %.0f a second", c.readRate)
 	}
-	redisRan := len(rs) > 1
+	redisRan := slices.ContainsFunc(rs, func(r benchResult) bool { return r.name == "redis" }) // not a second board's rounds
 	redis := ""
 	if redisRan {
 		redis = "; Redis: one sorted set"
@@ -461,12 +472,21 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 			fmt.Fprintf(w, "(data: laurel's live heap, everything it keeps for the board and names; all: its resident set)\n")
 		}
 	}
-	if c.guard != "" {
-		fmt.Fprintf(w, "\nguard %s\n", c.guard)
+	if c.guard != "" || c.tags {
+		if c.guard != "" {
+			fmt.Fprintf(w, "\nguard %s\n", c.guard)
+		} else {
+			fmt.Fprintf(w, "\ntags: every event of the second board carries one\n")
+		}
 		for i := 0; i+1 < len(rs); i += 2 {
 			l, g := rs[i], rs[i+1]
-			fmt.Fprintf(w, "round %d, guarded / laurel: events/s %.2f, server CPU an event %.2f\n", i/2+1,
+			fmt.Fprintf(w, "round %d, %s / laurel: events/s %.2f, server CPU an event %.2f\n", i/2+1, g.name,
 				g.rate()/l.rate(), g.cpuPerEvent(g.serverCPU)/l.cpuPerEvent(l.serverCPU))
+		}
+		if l, g := rs[0], rs[1]; c.tags && l.mem.known() && g.mem.known() {
+			ld, _ := l.mem.perEntry()
+			gd, _ := g.mem.perEntry()
+			fmt.Fprintf(w, "tagged / laurel: memory per entry %.2f (%.1f B / %.1f B)\n", gd/ld, gd, ld)
 		}
 		return
 	}

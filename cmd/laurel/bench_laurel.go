@@ -38,8 +38,11 @@ func newLaurelTarget(c benchConfig) *laurelTarget {
 }
 
 func (t *laurelTarget) name() string {
-	if t.c.guarded {
+	switch {
+	case t.c.guarded:
 		return "guarded"
+	case t.c.tagged:
+		return "tagged"
 	}
 	return "laurel"
 }
@@ -241,9 +244,10 @@ func (t *laurelTarget) eventsPath(ranks bool) string {
 	return "/v1/boards/" + t.c.board + "/events?ranks=" + strconv.FormatBool(ranks)
 }
 
-// appendEvent appends a value-1 event of member m with the id prefix-suffix, and the name
-// "Player m" when named. Member ids, event ids and names need no JSON escapes.
-func appendEvent(b []byte, m int, prefix []byte, suffix int, named bool) []byte {
+// appendEvent appends a value-1 event of member m with the id prefix-suffix, the name
+// "Player m" when named, and the tag {"car":"kart-N"} (N of 0–99, by member) when tagged.
+// Member ids, event ids, names and tags need no JSON escapes.
+func appendEvent(b []byte, m int, prefix []byte, suffix int, named, tagged bool) []byte {
 	b = append(b, `{"member":"player-`...)
 	b = strconv.AppendInt(b, int64(m), 10)
 	b = append(b, `","value":1,"id":"`...)
@@ -253,7 +257,13 @@ func appendEvent(b []byte, m int, prefix []byte, suffix int, named bool) []byte 
 		b = append(b, `","name":"Player `...)
 		b = strconv.AppendInt(b, int64(m), 10)
 	}
-	return append(b, `"}`...)
+	b = append(b, '"')
+	if tagged {
+		b = append(b, `,"tag":{"car":"kart-`...)
+		b = strconv.AppendInt(b, int64(m%100), 10)
+		b = append(b, `"}`...)
+	}
+	return append(b, '}')
 }
 
 func (t *laurelTarget) load(ctx context.Context, members []int) error {
@@ -263,7 +273,7 @@ func (t *laurelTarget) load(ctx context.Context, members []int) error {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, m, prefix, m, true)
+		b = appendEvent(b, m, prefix, m, true, t.c.tagged)
 	}
 	_, err := t.call(ctx, "POST", t.eventsPath(false), append(b, "]}"...))
 	return err
@@ -325,7 +335,7 @@ func (lw *laurelWriter) write(n int, members []int) error {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, m, p, i, lw.t.c.names)
+		b = appendEvent(b, m, p, i, lw.t.c.names, lw.t.c.tagged)
 	}
 	lw.buf = append(b, "]}"...)
 

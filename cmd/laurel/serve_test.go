@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -271,6 +272,37 @@ func TestBench(t *testing.T) {
 	all, _ := cur["all"].(map[string]any)
 	if code != http.StatusOK || all["total"] != float64(300) {
 		t.Fatalf("board after bench: %d %v; want 300 members in all", code, body)
+	}
+}
+
+// TestBenchTags: -tags alternates the board with a board whose events carry tags, printing
+// each round's ratios and the memory per entry of both; the tagged board's entries show them.
+func TestBenchTags(t *testing.T) {
+	base, stop := startServe(t, t.TempDir(), nil)
+	defer stop()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"bench", "-url", base, "-board", "benchtags", "-tags", "-rounds", "2",
+		"-members", "300", "-batch", "20", "-writers", "2", "-readers", "1", "-duration", "1s"}, &stdout, &stderr)
+	out := stdout.String()
+	if code != 0 {
+		t.Fatalf("bench exited %d: %s\n%s", code, out, stderr.String())
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^tagged +[1-9][0-9]* `),
+		regexp.MustCompile(`round 1, tagged / laurel: events/s [0-9.]+, server CPU an event [0-9.]+`),
+		regexp.MustCompile(`round 2, tagged / laurel: events/s [0-9.]+, server CPU an event [0-9.]+`),
+		regexp.MustCompile(`(?m)^tagged +-?[0-9.]+ +-?[0-9.]+ +1200$`),
+		regexp.MustCompile(`tagged / laurel: memory per entry -?[0-9.]+ \(-?[0-9.]+ B / -?[0-9.]+ B\)`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("bench report lacks %s:\n%s", want, out)
+		}
+	}
+	if code, body := do(t, "GET", base+"/v1/boards/benchtags-tagged/entries?limit=1", ""); code != http.StatusOK || !strings.Contains(fmt.Sprint(body["entries"]), "kart-") {
+		t.Errorf("the tagged board's top entry: %d %v, want a tag", code, body)
+	}
+	if code, body := do(t, "GET", base+"/v1/boards/benchtags/entries?limit=1", ""); code != http.StatusOK || strings.Contains(fmt.Sprint(body["entries"]), "kart-") {
+		t.Errorf("the board without tags: %d %v, want no tag", code, body)
 	}
 }
 

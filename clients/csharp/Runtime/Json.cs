@@ -377,6 +377,9 @@ namespace Laurel
 
         public DateTimeOffset Time(string name) => TimeOrNull(name) ?? default(DateTimeOffset);
 
+        /// <summary>Any JSON value (a tag), as <see cref="Json.Parse"/> reads it; null when missing.</summary>
+        public object Any(string name) => Get(name);
+
         /// <summary>A free-form object (metadata, a reward), as <see cref="Json.Parse"/> reads it.</summary>
         public IDictionary<string, object> Free(string name)
         {

@@ -321,6 +321,12 @@ namespace Laurel
         public string Id { get; set; }
         /// <summary>Sets the member's profile name in the same write (not with a member token).</summary>
         public string Name { get; set; }
+        /// <summary>
+        /// What the score was made with (a car, a replay id, a build): any JSON value of at most
+        /// 256 bytes as compact JSON, as plain .NET values (a string, a long, a list, a
+        /// dictionary…). Entries show the tag of the event that made their score.
+        /// </summary>
+        public object Tag { get; set; }
 
         internal Dictionary<string, object> ToJson()
         {
@@ -331,6 +337,7 @@ namespace Laurel
             Json.Put(o, "ts", Ts);
             Json.Put(o, "id", Id);
             Json.Put(o, "name", Name);
+            Json.Put(o, "tag", Tag);
             return o;
         }
     }
@@ -404,6 +411,8 @@ namespace Laurel
         public double? Percentile { get; set; }
         /// <summary>When the member has one.</summary>
         public string Name { get; set; }
+        /// <summary>The tag of the event that made the score (best: the best event's; last: the latest's; sum: the latest counted event's), when it carried one; as <see cref="Event.Tag"/>.</summary>
+        public object Tag { get; set; }
         /// <summary>
         /// With metadata: true, when the member has some. Values as JSON has them: strings,
         /// bools, long (an integer) or double, lists of objects, dictionaries, null.
@@ -418,6 +427,7 @@ namespace Laurel
             ReachedAt = o.Time("reached_at"),
             Percentile = o.DoubleOrNull("percentile"),
             Name = o.String("name"),
+            Tag = o.Any("tag"),
             Metadata = o.Free("metadata"),
         };
     }
@@ -593,8 +603,10 @@ namespace Laurel
         public DateTimeOffset At { get; set; }
         public long Score { get; set; }
         public int Rank { get; set; }
+        /// <summary>The event's own tag, when it carried one.</summary>
+        public object Tag { get; set; }
 
-        internal static HistoryPoint Read(JsonObject o) => new HistoryPoint { At = o.Time("at"), Score = o.Long("score"), Rank = o.Int("rank") };
+        internal static HistoryPoint Read(JsonObject o) => new HistoryPoint { At = o.Time("at"), Score = o.Long("score"), Rank = o.Int("rank"), Tag = o.Any("tag") };
     }
 
     /// <summary>What the client's key or member token may do.</summary>
@@ -627,6 +639,8 @@ namespace Laurel
         public long Score { get; set; }
         public DateTimeOffset ReachedAt { get; set; }
         public string Name { get; set; }
+        /// <summary>The tag of the event that made the final score, when it carried one.</summary>
+        public object Tag { get; set; }
         public IDictionary<string, object> Metadata { get; set; }
         public IDictionary<string, object> Reward { get; set; }
         /// <summary>On a board with cohorts: the member's cohort, within which it is ranked.</summary>
@@ -639,6 +653,7 @@ namespace Laurel
             Score = o.Long("score"),
             ReachedAt = o.Time("reached_at"),
             Name = o.String("name"),
+            Tag = o.Any("tag"),
             Metadata = o.Free("metadata"),
             Reward = o.Free("reward"),
             Cohort = o.String("cohort"),

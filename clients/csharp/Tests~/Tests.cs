@@ -244,6 +244,11 @@ static class Tests
         }
         var kind = spec.TryGetValue("type", out var k) ? (string)k : null;
         var format = spec.TryGetValue("format", out var f) ? (string)f : null;
+        if (kind == null && !spec.ContainsKey("properties"))
+        {
+            Assert.True(t == typeof(object), what + ": " + t.Name + ", not any JSON value"); // a tag
+            return;
+        }
         switch (kind)
         {
             case "string":
@@ -340,6 +345,7 @@ static class Tests
         n++;
         var kind = spec.TryGetValue("type", out var k) ? (string)k : null;
         var format = spec.TryGetValue("format", out var f) ? (string)f : null;
+        if (kind == null && !spec.ContainsKey("properties")) return "s" + n; // any JSON value: a tag
         switch (kind)
         {
             case "string": return format == "date-time" ? Json.Time(epoch.AddSeconds(n)) : "s" + n;
@@ -376,6 +382,7 @@ static class Tests
         if (t == typeof(bool)) return true;
         if (t == typeof(DateTimeOffset)) return epoch.AddSeconds(n);
         if (t == typeof(IDictionary<string, object>)) return new Dictionary<string, object> { ["k" + n] = "v" + n };
+        if (t == typeof(object)) return "s" + n; // any JSON value: a tag
         var item = Element(t, typeof(IList<>));
         if (item != null)
         {
@@ -430,7 +437,7 @@ static class Tests
 
         var results = await client.SubmitBoardEventsAsync(board, new[]
         {
-            new Event { Member = "alice", Value = 5, Id = "a1", Name = "Alice" },
+            new Event { Member = "alice", Value = 5, Id = "a1", Name = "Alice", Tag = "kart-3" },
             new Event { Member = "bob", Value = 3 },
             new Event { Member = "carol", Value = 4 },
         });
@@ -444,6 +451,7 @@ static class Tests
         Assert.Equal(3, page.Total);
         Assert.Equal("1 alice 5, 2 carol 4", string.Join(", ", page.Entries.Select(e => e.Rank + " " + e.Member + " " + e.Score)));
         Assert.Equal("Alice", page.Entries[0].Name);
+        Assert.Equal("kart-3 none", page.Entries[0].Tag + " " + (page.Entries[1].Tag ?? "none"));
         Assert.True(DateTimeOffset.UtcNow - page.Entries[0].ReachedAt < TimeSpan.FromMinutes(1), "reached_at is now: " + page.Entries[0].ReachedAt);
         Assert.Equal("carol", (await client.GetEntriesAsync(board, minScore: 4, maxScore: 4)).Entries[0].Member);
         Assert.Equal(3, (await client.GetMemberEntryAsync(board, "bob")).Entry.Rank);
@@ -467,7 +475,7 @@ static class Tests
         Assert.Equal(3, (await client.GetEntriesAsync(board, at: DateTimeOffset.UtcNow)).Total);
         Assert.Equal(3, (await client.GetEntriesAsync(board, period: periods[0].Id, window: "day")).Total);
         var points = await client.MemberHistoryAsync(board, "alice", window: "all");
-        Assert.Equal("1 5", string.Join(", ", points.Select(p => p.Rank + " " + p.Score)));
+        Assert.Equal("1 5 kart-3", string.Join(", ", points.Select(p => p.Rank + " " + p.Score + " " + p.Tag)));
 
         Assert.Equal("SE", (await client.PutProfileAsync("alice", new ProfileSpec { Metadata = new Dictionary<string, object> { ["country"] = "SE" } })).Metadata["country"]);
         Assert.Equal("Alice", (await client.GetProfileAsync("alice")).Name);

@@ -69,6 +69,20 @@ test("a write says where the member came from: #3 → #1", async () => {
   assert.deepEqual(moved.entries.day.previous, { rank: 3, score: 3 });
 });
 
+test("a tag on each score: the entry shows its event's, a point its own", async () => {
+  const board = await newBoard();
+  await client.submitBoardEvents(board, [
+    { member: "tag-racer", value: 7, tag: { car: "kart-3" } },
+    { member: "tag-racer", value: 6, tag: "kart-5" },
+  ]);
+  const entry = (await client.getMemberEntry(board, "tag-racer")).entry;
+  assert.equal(entry.score, 13);
+  assert.equal(entry.tag, "kart-5", "sum: the latest counted event's tag");
+  assert.deepEqual((await client.memberHistory(board, "tag-racer", { window: "all" })).map((p) => p.tag), ["kart-5", { car: "kart-3" }]);
+  await assert.rejects(client.submitBoardEvents(board, [{ member: "tag-racer", value: 1, tag: "x".repeat(300) }]),
+    { code: "invalid_argument", field: "events[0].tag" });
+});
+
 test("a board's life: write, read every way, retract, delete", async () => {
   const board = await newBoard();
   const info = await client.getBoard(board);

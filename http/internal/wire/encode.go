@@ -160,6 +160,10 @@ func appendEntry(dst []byte, e *laurel.Entry) ([]byte, error) {
 		dst = append(dst, `,"name":`...)
 		dst = AppendString(dst, e.Name)
 	}
+	if len(e.Tag) > 0 {
+		dst = append(dst, `,"tag":`...)
+		dst, _ = AppendCompact(dst, e.Tag) // valid JSON: laurel.NormalizeTag let it in
+	}
 	var err error
 	if len(e.Metadata) > 0 {
 		dst = append(dst, `,"metadata":`...)

@@ -13,13 +13,13 @@ import (
 )
 
 // DecodeEvents reads the body of an event submit: one event {"member", "value", "ts", "id",
-// "name"} or a batch {"events": [...]} of at most laurel.MaxBatch. With board set (POST
+// "name", "tag"} or a batch {"events": [...]} of at most laurel.MaxBatch. With board set (POST
 // /v1/boards/{board}/events) every event goes to that board and may not name one; with board
 // empty (POST /v1/events) every event must name its "board". single reports whether the body
 // was one event, whose fields are then named without the "events[0]." prefix.
 //
-// Every event returned has a valid board id, member id, event id and name, and its ts, when
-// set, within the years that laurel.ParseTime reads.
+// Every event returned has a valid board id, member id, event id, name and tag (compact), and
+// its ts, when set, within the years that laurel.ParseTime reads.
 //
 // It reads the body in one pass, without encoding/json, but answers exactly as reading it
 // into a map of json.RawMessage per object would (the reference in decode_ref_test.go): any
@@ -108,13 +108,14 @@ type eventFields struct {
 }
 
 // eventKeys are the keys of an event, sorted, as faults are reported in that order.
-var eventKeys = [...]string{"board", "id", "member", "name", "ts", "value"}
+var eventKeys = [...]string{"board", "id", "member", "name", "tag", "ts", "value"}
 
 const (
 	keyBoard = iota
 	keyID
 	keyMember
 	keyName
+	keyTag
 	keyTS
 	keyValue
 )
@@ -443,6 +444,13 @@ func (d *eventsDecoder) field(a *eventFields, idx int, k []byte, depth int) bool
 			}
 			a.ev.Name, a.errs[keyName] = &s, nil
 		}
+	case "tag":
+		start := d.pos
+		if !d.skip(depth) {
+			return false
+		}
+		tag, err := laurel.NormalizeTag(fieldName(idx, "tag"), d.data[start:d.pos])
+		a.ev.Tag, a.errs[keyTag] = tag, err
 	default:
 		if !a.hasUnknown || string(k) < a.unknown {
 			a.hasUnknown, a.unknown = true, string(k)

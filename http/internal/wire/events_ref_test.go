@@ -164,6 +164,12 @@ func refDecodeEvent(f string, obj map[string]json.RawMessage, board string) (lau
 				return ev, err
 			}
 			ev.Name = &s
+		case "tag":
+			tag, err := laurel.NormalizeTag(field, raw)
+			if err != nil {
+				return ev, err
+			}
+			ev.Tag = tag
 		default:
 			return ev, laurel.FieldErrorf(laurel.EInvalid, field, "unknown field")
 		}

@@ -81,6 +81,12 @@ var decodeCorpus = func() []string {
 		`{"member":"a","value":1,"ts":true}`, `{"member":"a","value":1,"id":false}`, `{"member":"a","value":1,"name":{}}`,
 		`{"member":"a","value":1,"name":[]}`, `{"member":"a","value":1,"name":""}`, `{"member":"a","value":1,"id":""}`,
 		`{"member":"a","value":1,"name":"\n"}`, `{"member":"a","value":1,"id":"a\tb"}`,
+		// Tags: any JSON value, compacted, at most laurel.MaxTag bytes so.
+		`{"member":"a","value":1,"tag":{"car": "kart", "lap": [1, 2]}}`, `{"member":"a","value":1,"tag":"x"}`, `{"member":"a","value":1,"tag":7}`,
+		`{"member":"a","value":1,"tag":null}`, `{"member":"a","value":1,"tag":"` + strings.Repeat("t", 254) + `"}`,
+		`{"member":"a","value":1,"tag":"` + strings.Repeat("t", 255) + `"}`, `{"member":"a","value":1,"tag":[` + strings.Repeat(" 1,", 127) + ` 1]}`,
+		`{"member":"a","value":1,"tag":"x","tag":null}`, `{"member":"a","value":1,"tag":{"a":}}`, `{"tag":1,"ts":"bad"}`,
+		`{"events":[{"member":"a","value":1,"tag":{"x":true}},{"member":"b","value":1,"tag":"` + strings.Repeat("t", 300) + `"}]}`,
 		// Escapes.
 		`{"member":"\"\\\/\b\f\n\r\t","value":1}`, `{"member":"\"\\\/","value":1}`, `{"member":"\u0041\u00e9\u20ac","value":1}`,
 		`{"member":"\ud83d\ude00","value":1}`, `{"member":"\uD83D\uDE00","value":1}`, `{"member":"\ud83d","value":1}`,
@@ -204,7 +210,7 @@ type decodeGen struct{ r *rand.Rand }
 func (g *decodeGen) pick(s []string) string { return s[g.r.IntN(len(s))] }
 
 var (
-	genKeys = []string{"member", "value", "ts", "id", "name", "board", "events", "x", "", "Member", "valu", "values",
+	genKeys = []string{"member", "value", "ts", "id", "name", "tag", "board", "events", "x", "", "Member", "valu", "values",
 		`m\u0065mber`, `\u0076alue`, `\u0062oard`, `ev\u0065nts`, "a", "zz", "é", "\xff", `val\u0000ue`, `\ud800`, "\ufffd"}
 	// genStrings are the contents of valid JSON strings, genBadStrings of invalid ones.
 	genStrings = []string{"alice", "player-123", "b", "bench", "", "B", "-x", "a/b", "x y", `a\"b`, `\\`, `\/`, `\b\f\n\r\t`,

@@ -604,7 +604,7 @@
         h('span', { class: 'rank' }),
         h('span', { class: 'move' }),
         h('span', { class: 'slot' }),
-        h('span', { class: 'who' }, h('span', { class: 'name' }), h('span', { class: 'id' })),
+        h('span', { class: 'who' }, h('span', { class: 'name' }), h('span', { class: 'id' }), h('span', { class: 'tag' })),
         h('span', { class: 'score' }));
       el.addEventListener('click', () => select(st.member === member ? '' : member));
       el.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); el.click(); } });
@@ -614,6 +614,17 @@
         if (ev.animationName === 'bump') el.classList.remove('bump');
       });
       return el;
+    }
+
+    // tagText is how a row shows the tag of the event that made its score: a string or number
+    // as it is, an object's fields as "car kart-3 · lap 4", anything else as JSON.
+    function tagText(tag) {
+      if (tag === undefined || tag === null) return '';
+      if (typeof tag === 'string' || typeof tag === 'number' || typeof tag === 'boolean') return String(tag);
+      if (!Array.isArray(tag)) {
+        return Object.entries(tag).map(([k, v]) => k + ' ' + (typeof v === 'string' ? v : JSON.stringify(v))).join(' · ');
+      }
+      return JSON.stringify(tag);
     }
 
     function fillRow(el, e) {
@@ -636,6 +647,7 @@
       }
       who.children[0].textContent = name;
       who.children[1].textContent = e.name && e.name !== e.member ? '@' + e.member : '';
+      who.children[2].textContent = tagText(e.tag); // empty, and so hidden, on untagged boards
       score.textContent = scoreText(st.meta, e.score);
       if (oldScore !== undefined && oldScore !== String(e.score) && !reduceMotion) {
         el.classList.remove('bump');

@@ -1,0 +1,146 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"encoding/json"
+
+	"github.com/laurel/laurel"
+)
+
+// Tags are kept with their events only, so that they cost the index nothing: a read finds an
+// entry's tag among the member's events at its reached_at (laurel.TagOf), on the boards whose
+// events carried one. Those since the last seal are in memory; a seal indexes the sealed events
+// of such boards by member and time (D), so that a read finds the few at one instant without
+// reading the member's others. Events sealed before their board's first tag are not indexed:
+// none of them carries one, and the rule finds them only to break a tie in best mode (an
+// untagged event and a later tagged one at the same millisecond with the same value).
+
+// taggedKey is the mark of a board whose events carried a tag.
+func taggedKey(board string) []byte { return prefix(tagTagged, board) }
+
+// markTagged marks b as carrying tags, in memory at once (a batch that fails only costs its
+// reads the look-ups) and in the store with the first commit that holds a tagged event.
+func (s *Store) markTagged(tx *txn, b *board) {
+	b.tagged.Store(true)
+	if !b.tagKept {
+		tx.set(taggedKey(b.cfg.ID), nil)
+		tx.onCommit(b, func() { b.tagKept = true })
+	}
+}
+
+// recoverTagged reads b's mark.
+func (s *Store) recoverTagged(b *board) error {
+	_, ok, err := get(s.db, taggedKey(b.cfg.ID))
+	if ok {
+		b.tagged.Store(true)
+		b.tagKept = true
+	}
+	return err
+}
+
+// taggedBoards returns the boards that carry tags, for a seal to index their events; in the
+// writer.
+func (s *Store) taggedBoards() map[string]bool {
+	var out map[string]bool
+	for id, b := range s.boards {
+		if b.tagged.Load() {
+			if out == nil {
+				out = make(map[string]bool)
+			}
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// appendByTimeKey appends the key of a sealed event in the index by member and time.
+func appendByTimeKey(b []byte, board, member string, ts int64, seq uint64) []byte {
+	return appendU64(appendTime(appendPrefix(b, tagByTime, board, member), ts), seq)
+}
+
+// tags sets the tag of each entry of a reading of a tagged board: that of the event that made
+// its score among the member's counted events at its reached_at, or, in a closed period, among
+// all its events there (the period froze with events retracted since).
+func (rd *reading) tags(entries []laurel.Entry) error {
+	if !rd.b.tagged.Load() || len(entries) == 0 {
+		return nil
+	}
+	all := rd.period.Closed
+	events := make([][]storedEvent, len(entries))
+	for i, en := range entries {
+		var err error
+		if events[i], err = rd.e.sealedAt(rd.b.cfg.ID, en.Member, en.ReachedAt, all); err != nil {
+			return err
+		}
+	}
+	for _, r := range []*recentEvents{rd.e.sealing, rd.e.recent} {
+		r.eventsAt(rd.b.cfg.ID, entries, all, events)
+	}
+	for i := range entries {
+		entries[i].Tag = laurel.TagOf(rd.b.cfg.Mode, entries[i].Score, entries[i].ReachedAt, counted(events[i]))
+	}
+	return nil
+}
+
+// sealedAt returns the member's sealed events on a board at the instant ts that the index by
+// time lists, as the snapshot holds them, in arrival order; the retracted ones too when all is
+// set. Under the read lock.
+func (s *Store) sealedAt(boardID, member string, ts int64, all bool) ([]storedEvent, error) {
+	var out []storedEvent
+	p := appendTime(prefix(tagByTime, boardID, member), ts)
+	err := scanPrefix(s.snap, p, func(k, _ []byte) error {
+		if len(k) != len(p)+8 {
+			return errCorrupt
+		}
+		seq := binary.BigEndian.Uint64(k[len(p):])
+		if seq > s.sealedTo {
+			return nil // being sealed: read from memory
+		}
+		ev, ok, err := readSealed(s.snap, boardID, seq)
+		if err == nil && ok && (all || ev.flags&flagRetracted == 0) {
+			out = append(out, ev)
+		}
+		return err
+	})
+	return out, err
+}
+
+// eventsAt appends to events[i] the events of r (r may be nil) of entries[i]'s member on a
+// board at its reached_at, in arrival order; the retracted ones too when all is set. One pass
+// over r for every entry: a member's events are not indexed in memory.
+func (r *recentEvents) eventsAt(board string, entries []laurel.Entry, all bool, events [][]storedEvent) {
+	if r == nil {
+		return
+	}
+	var filter [1024]bool // by the member hash's low bits: most events are passed over here
+	byHash := make(map[uint64][]int, len(entries))
+	for i := range entries {
+		h := r.hash(board, entries[i].Member)
+		filter[h%1024] = true
+		byHash[h] = append(byHash[h], i)
+	}
+	for i := range r.list {
+		re := &r.list[i]
+		if !filter[re.mh%1024] || byHash[re.mh] == nil || !all && re.flags&flagRetracted != 0 {
+			continue
+		}
+		b, ev := r.view(int32(i))
+		if b != board {
+			continue
+		}
+		for _, j := range byHash[re.mh] {
+			if entries[j].Member == ev.member && entries[j].ReachedAt == ev.ts {
+				_, ev := r.at(int32(i)) // a copy, whose tag outlives the arena
+				events[j] = append(events[j], storedEvent{event: ev})
+			}
+		}
+	}
+}
+
+// tagJSON is a stored tag as the domain carries it: nil for none.
+func tagJSON(tag string) json.RawMessage {
+	if tag == "" {
+		return nil
+	}
+	return json.RawMessage(tag)
+}
