@@ -72,7 +72,7 @@ export interface GuardRule {
   max?: number;
   amount?: number;
   percent?: number;
-  action?: "refuse";
+  action?: "refuse" | "hold";
 }
 
 export interface CohortsSpec {
@@ -218,6 +218,8 @@ export interface EventResult {
   member: string;
   id?: string;
   status: "applied" | "duplicate";
+  /** The flag that holds the event for review (a hold rule held it; its member is hidden). */
+  flag?: string;
   /** Per window, the member's standing right after the write; absent with ranks: false. */
   entries?: Record<string, Standing>;
 }
