@@ -146,8 +146,9 @@ type EventResult struct {
 	// member came from").
 	Previous map[string]Standing
 	// Flag is the id of the flag that holds the event for review, when a hold rule of its
-	// board's guard held it: its member is hidden (docs/design.md, "Guards").
-	Flag string
+	// board's guard held it: its member is hidden (docs/design.md, "Guards"). Rule is the
+	// rule that held it.
+	Flag, Rule string
 }
 
 // Standing is a member's rank and score in one window's current period.

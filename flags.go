@@ -1,9 +1,12 @@
 package laurel
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // Flag is a member held for review on a board (docs/design.md, "Guards"): by a hold rule of
@@ -109,4 +112,172 @@ func DecodeFlag(v []byte) (*Flag, error) {
 		return nil, fmt.Errorf("laurel: decoding a flag: %w", err)
 	}
 	return f, nil
+}
+
+// FlagStore is what a store does for the review queue: a change of a member's open flags and
+// of its hidden mark, in one write that no hold of the member's events interleaves with.
+type FlagStore interface {
+	// ChangeFlags calls change with the store's clock and the member's open flags on every
+	// board, and writes the flags it returns (a flag no longer open leaves its member's open
+	// flags) and, when hide is not nil, the member's hidden mark, all in one write. An error
+	// of change is returned as it is, and nothing is written.
+	ChangeFlags(ctx context.Context, member string, change func(now int64, open []*Flag) (write []*Flag, hide *bool, err error)) error
+}
+
+// FlagFilter selects flags in a list: each field, when set, must match.
+type FlagFilter struct {
+	Board, Member, State string
+}
+
+// MaxFlagsPage bounds a page of flags.
+const MaxFlagsPage = 1000
+
+// ListFlags returns the flags that f selects, in id order (the order they were opened), after
+// the id after ("": from the first), at most limit of them.
+func ListFlags(ctx context.Context, rec Records, f FlagFilter, after string, limit int) ([]*Flag, error) {
+	if f.State != "" && f.State != FlagOpen && f.State != FlagCleared && f.State != FlagConfirmed {
+		return nil, FieldErrorf(EInvalid, "state", "must be open, cleared or confirmed")
+	}
+	if limit < 1 || limit > MaxFlagsPage {
+		return nil, FieldErrorf(EInvalid, "limit", "must be 1 to %d", MaxFlagsPage)
+	}
+	var out []*Flag
+	err := EachRecord(ctx, rec, FlagKind, "", after, func(r Record) (bool, error) {
+		fl, err := DecodeFlag(r.Value)
+		if err != nil {
+			return false, err
+		}
+		if (f.Board == "" || fl.Board == f.Board) && (f.Member == "" || fl.Member == f.Member) && (f.State == "" || fl.State == f.State) {
+			out = append(out, fl)
+		}
+		return len(out) < limit, nil
+	})
+	return out, err
+}
+
+// ReportFlag holds a member on a board for review at the game's word, with its reason: the
+// member is hidden and a flag opened, or its open flag on the board returned as it is.
+func ReportFlag(ctx context.Context, fs FlagStore, board, member, reason string) (*Flag, error) {
+	if err := ValidateBoardID(board); err != nil {
+		return nil, err
+	}
+	if err := ValidateMember("member", member); err != nil {
+		return nil, err
+	}
+	if reason == "" {
+		return nil, FieldErrorf(EInvalid, "reason", "is required: what the game's anti-cheat saw")
+	}
+	if err := validateText("reason", reason, MaxFlagReason); err != nil {
+		return nil, err
+	}
+	var out *Flag
+	err := fs.ChangeFlags(ctx, member, func(now int64, open []*Flag) ([]*Flag, *bool, error) {
+		for _, f := range open {
+			if f.Board == board {
+				out = f
+				return nil, ptr(true), nil
+			}
+		}
+		out = &Flag{ID: NewFlagID(now), Board: board, Member: member, Reason: reason, Opened: now, State: FlagOpen}
+		return []*Flag{out}, ptr(true), nil
+	})
+	return out, err
+}
+
+// MaxFlagReason bounds the reason of a flag the game reports.
+const MaxFlagReason = 512
+
+// Resolution is what a person decided of a flag.
+type Resolution struct {
+	Action string // "clear" or "confirm"
+	Erase  bool   // confirm: erase the member (everywhere), not only keep it hidden
+}
+
+// ResolveFlag resolves the flag id: clear unhides its member (unless another flag of the
+// member is open) and its events stand; confirm retracts its events that have ids, exactly as
+// a retraction does, and keeps the member hidden, or erases it. Resolving a flag again the
+// same way answers it as it is (resolved false); the other way is a conflict.
+func ResolveFlag(ctx context.Context, svc Service, rec Records, fs FlagStore, id string, res Resolution) (f *Flag, resolved bool, err error) {
+	state := map[string]string{"clear": FlagCleared, "confirm": FlagConfirmed}[res.Action]
+	if state == "" {
+		return nil, false, FieldErrorf(EInvalid, "action", "must be clear or confirm")
+	}
+	if res.Erase && state != FlagConfirmed {
+		return nil, false, FieldErrorf(EInvalid, "erase", "is for confirm: a cleared member stays")
+	}
+	for {
+		f, err = FlagByID(ctx, rec, id)
+		if err != nil {
+			return nil, false, err
+		}
+		if f.State != FlagOpen {
+			if f.State != state || f.Erased != res.Erase {
+				return nil, false, Errorf(EConflict, "flag %s is already %s", id, f.State)
+			}
+			if f.Erased { // a resolution cut off before the erasure finishes it
+				return f, false, svc.DeleteMember(ctx, f.Member)
+			}
+			return f, false, nil
+		}
+		if state == FlagConfirmed {
+			for _, ev := range f.Events {
+				if ev.ID == "" {
+					continue
+				}
+				if err := svc.Retract(ctx, f.Board, ev.ID); err != nil && ErrorCode(err) != ENotFound {
+					return nil, false, err
+				}
+			}
+		}
+		var out *Flag
+		err = fs.ChangeFlags(ctx, f.Member, func(now int64, open []*Flag) ([]*Flag, *bool, error) {
+			i := slices.IndexFunc(open, func(o *Flag) bool { return o.ID == id })
+			if i < 0 || len(open[i].Events) != len(f.Events) {
+				return nil, nil, errFlagMoved // resolved meanwhile, or it held more events: read it again
+			}
+			out = open[i]
+			out.State, out.Resolved, out.Erased = state, now, res.Erase
+			var hide *bool
+			if state == FlagCleared && len(open) == 1 {
+				hide = ptr(false)
+			}
+			return []*Flag{out}, hide, nil
+		})
+		if errors.Is(err, errFlagMoved) {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if res.Erase {
+			if err := svc.DeleteMember(ctx, f.Member); err != nil {
+				return nil, false, err
+			}
+		}
+		return out, true, nil
+	}
+}
+
+var errFlagMoved = errors.New("laurel: the flag changed while it was resolved")
+
+// FlagByID returns the flag id, or ENotFound.
+func FlagByID(ctx context.Context, rec Records, id string) (*Flag, error) {
+	if err := ValidateRecordKey(id); err != nil {
+		return nil, FieldErrorf(EInvalid, "flag", "is not a flag's id")
+	}
+	v, err := rec.Record(ctx, FlagKind, id)
+	if ErrorCode(err) == ENotFound {
+		return nil, FieldErrorf(ENotFound, "flag", "no flag %q", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return DecodeFlag(v)
+}
+
+// FlagQueue is what a store gives the review queue: its records, where flags are kept, and
+// the changes of flags with hidden marks.
+type FlagQueue interface {
+	Records
+	FlagStore
 }

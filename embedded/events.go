@@ -91,14 +91,10 @@ func (s *Store) submit(ctx context.Context, events []laurel.Event, opts laurel.S
 			if err != nil {
 				return err
 			}
-			for _, f := range flags {
-				flag, open := f.Records()
-				tx.set(recordKey(laurel.FlagKind, flag.Key), flag.Value)
-				tx.set(recordKey(laurel.OpenFlagKind, open.Key), open.Value)
-			}
+			s.stageFlags(tx, flags)
 			for j, i := range holdAt {
 				r := &results[i]
-				r.Previous = nil
+				r.Previous, r.Rule = nil, holds[j].Event.Rule
 				r.Flag = flags[slices.IndexFunc(flags, func(f *laurel.Flag) bool { return f.Board == holds[j].Board && f.Member == holds[j].Member })].ID
 			}
 			return nil

@@ -99,16 +99,7 @@ func guardModel(t *testing.T, nodes Nodes, kind string, hold bool) {
 		g.compare(op)
 	}
 	t.Logf("%v", g.stats)
-	// The store's own invariants: hides in the writes that held have left its rankings whole.
-	switch s := g.nodes[0].(type) {
-	case interface{ Check() error }:
-		err = s.Check()
-	case interface{ Check(context.Context) error }:
-		err = s.Check(context.Background())
-	}
-	if err != nil {
-		t.Fatalf("the store's check: %v", err)
-	}
+	checkStore(t, g.nodes[0])
 }
 
 // spec makes the board: a random order, the rule's mode, its rule on a random window.
@@ -501,5 +492,20 @@ func (g *guardTest) compareFlags(op int) {
 		if p, err := g.node().Profile(context.Background(), m); err != nil || !p.Hidden {
 			g.t.Fatalf("op %d: %s held: profile %+v, %v; want hidden", op, m, p, err)
 		}
+	}
+}
+
+// checkStore runs the store's check of its own invariants, when it has one: hides in the
+// writes that held, among others, leave its rankings whole.
+func checkStore(t *testing.T, s laurel.Service) {
+	var err error
+	switch s := s.(type) {
+	case interface{ Check() error }:
+		err = s.Check()
+	case interface{ Check(context.Context) error }:
+		err = s.Check(context.Background())
+	}
+	if err != nil {
+		t.Fatalf("the store's check: %v", err)
 	}
 }

@@ -17,3 +17,12 @@ func TestGuard(t *testing.T) {
 		return []laurel.Service{s.Open(t, now), s.Open(t, now), s.Open(t, now)}
 	})
 }
+
+// TestReview: the review queue decides as its model, each step through another of three
+// nodes over one store.
+func TestReview(t *testing.T) {
+	laureltest.Review(t, func(t testing.TB, now func() int64) []laurel.Service {
+		s := laureltest.NewScaleOutStore(t)
+		return []laurel.Service{s.Open(t, now), s.Open(t, now), s.Open(t, now)}
+	})
+}

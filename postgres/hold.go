@@ -78,21 +78,12 @@ func (w *step) hold(ctx context.Context, r *submitReq) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range flags {
-		flag, open := f.Records()
-		for _, rec := range []struct {
-			kind string
-			laurel.Record
-		}{{laurel.FlagKind, flag}, {laurel.OpenFlagKind, open}} {
-			if _, err := w.tx.Exec(ctx, `INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
-				ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, rec.kind, rec.Key, rec.Value); err != nil {
-				return fmt.Errorf("postgres: open a flag: %w", err)
-			}
-		}
+	if err := w.writeFlags(ctx, flags); err != nil {
+		return err
 	}
 	for _, h := range r.holds {
 		i := slices.IndexFunc(flags, func(f *laurel.Flag) bool { return f.Board == h.ev.Board && f.Member == h.ev.Member })
-		r.results[h.at].Flag = flags[i].ID
+		r.results[h.at].Flag, r.results[h.at].Rule = flags[i].ID, h.ev.Event.Rule
 	}
 	return nil
 }
@@ -110,4 +101,61 @@ func (w *step) openFlag(ctx context.Context, board, member string) (*laurel.Flag
 		return nil, fmt.Errorf("postgres: read a flag: %w", err)
 	}
 	return laurel.DecodeFlag(v)
+}
+
+// ChangeFlags changes a member's open flags and its hidden mark in one step over the member's
+// shard of every board (laurel.FlagStore): a hold of the member's events on any board waits
+// for it, or it for the hold.
+func (s *Store) ChangeFlags(ctx context.Context, member string, change func(now int64, open []*laurel.Flag) ([]*laurel.Flag, *bool, error)) error {
+	if err := laurel.ValidateMember("member", member); err != nil {
+		return err
+	}
+	return s.everywhere(ctx, member, func(w *step, boards []string) error {
+		rows, err := w.tx.Query(ctx, `SELECT f.value FROM laurel_records o JOIN laurel_records f ON f.kind = $3 AND f.key = convert_from(o.value, 'UTF8')
+			WHERE o.kind = $1 AND starts_with(o.key, $2) ORDER BY o.key FOR UPDATE`, laurel.OpenFlagKind, member+"/", laurel.FlagKind)
+		if err != nil {
+			return fmt.Errorf("postgres: read flags: %w", err)
+		}
+		values, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return fmt.Errorf("postgres: read flags: %w", err)
+		}
+		open := make([]*laurel.Flag, len(values))
+		for i, v := range values {
+			if open[i], err = laurel.DecodeFlag(v); err != nil {
+				return err
+			}
+		}
+		write, hide, err := change(w.now, open)
+		if err != nil {
+			return err
+		}
+		if err := w.writeFlags(ctx, write); err != nil {
+			return err
+		}
+		if hide != nil {
+			return w.setHidden(ctx, member, boards, *hide)
+		}
+		return nil
+	})
+}
+
+// writeFlags writes the records of flags in the step.
+func (w *step) writeFlags(ctx context.Context, flags []*laurel.Flag) error {
+	for _, f := range flags {
+		flag, open := f.Records()
+		if _, err := w.tx.Exec(ctx, `INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
+			ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, laurel.FlagKind, flag.Key, flag.Value); err != nil {
+			return fmt.Errorf("postgres: write a flag: %w", err)
+		}
+		q, args := `DELETE FROM laurel_records WHERE kind = $1 AND key = $2`, []any{laurel.OpenFlagKind, open.Key}
+		if open.Value != nil {
+			q, args = `INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
+				ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, append(args, open.Value)
+		}
+		if _, err := w.tx.Exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("postgres: write a flag: %w", err)
+		}
+	}
+	return nil
 }
