@@ -296,6 +296,40 @@ export interface DeliveryList {
   deliveries: Delivery[];
 }
 
+export interface FlagEvent {
+  rule: string;
+  id?: string;
+  value: number;
+  ts: string;
+}
+
+/** A member held for review on a board: by a hold rule of its guard, or by the game. */
+export interface Flag {
+  id: string;
+  board: string;
+  member: string;
+  rule?: string;
+  reason?: string;
+  state: "open" | "cleared" | "confirmed";
+  opened: string;
+  resolved?: string;
+  erased?: boolean;
+  events: FlagEvent[];
+}
+
+export interface FlagList {
+  flags: Flag[];
+}
+
+export interface FlagReport {
+  reason: string;
+}
+
+export interface FlagResolution {
+  action: "clear" | "confirm";
+  erase?: boolean;
+}
+
 export interface Retracted {
   status: "retracted";
 }
@@ -482,6 +516,13 @@ export declare class Laurel {
   listDeliveries(hook: string, opts?: CallOptions & { state?: "pending" | "delivered" | "failed"; after?: string; limit?: number }): Promise<Delivery[]>;
   getDelivery(hook: string, delivery: string, opts?: CallOptions): Promise<Delivery>;
   replayDelivery(hook: string, delivery: string, opts?: CallOptions): Promise<Delivery>;
+  /** The game's anti-cheat holds a member for review (a key, not a member token). */
+  reportFlag(board: string, member: string, reason: string, opts?: CallOptions): Promise<Flag>;
+  /** The review queue (admin), in the order the flags were opened. */
+  listFlags(opts?: CallOptions & { state?: "open" | "cleared" | "confirmed"; board?: string; member?: string; after?: string; limit?: number }): Promise<Flag[]>;
+  getFlag(flag: string, opts?: CallOptions): Promise<Flag>;
+  /** clear: the member back, its events stand; confirm: the flagged events retracted, the member hidden (or erased). */
+  resolveFlag(flag: string, resolution: FlagResolution, opts?: CallOptions): Promise<Flag>;
   /** With cohort (the member itself): its ranks in its cohorts, a point a write. */
   memberHistory(board: string, member: string, opts?: CallOptions & { window?: string; limit?: number; cohort?: string }): Promise<HistoryPoint[]>;
 
