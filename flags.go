@@ -24,6 +24,9 @@ type Flag struct {
 	State    string      `json:"state"`
 	Resolved int64       `json:"resolved,omitempty"`
 	Erased   bool        `json:"erased,omitempty"` // confirmed with the member erased
+
+	// opened is set on a flag a write opens (not kept): its notice says so.
+	opened bool
 }
 
 // FlagEvent is an event a hold rule held: the rule it broke, and what names the event (its
@@ -48,7 +51,17 @@ const (
 const (
 	FlagKind     = "flag"
 	OpenFlagKind = "flag.open"
+	// FlagNoticeKind holds what each write did to flags, to be told to the webhooks that ask
+	// (package webhook): a queue, by keys that sort by when they were written.
+	FlagNoticeKind = "flag.notice"
 )
+
+// FlagNotice is what a write did to a flag: opened it, held more events in it (held), or
+// resolved it, and the flag as the write left it.
+type FlagNotice struct {
+	Type string `json:"type"` // "flag.opened", "flag.held" or "flag.resolved"
+	Flag *Flag  `json:"flag"`
+}
 
 // OpenFlagKey is the key of a member's open flag on a board; a member's keys share the
 // prefix member + "/" (a member id has no '/').
@@ -82,7 +95,7 @@ func OpenFlags(holds []HeldEvent, now int64, open func(board, member string) (*F
 				return nil, err
 			}
 			if f == nil {
-				f = &Flag{ID: NewFlagID(now), Board: h.Board, Member: h.Member, Rule: h.Event.Rule, Opened: now, State: FlagOpen}
+				f = &Flag{ID: NewFlagID(now), Board: h.Board, Member: h.Member, Rule: h.Event.Rule, Opened: now, State: FlagOpen, opened: true}
 			}
 			out = append(out, f)
 		}
@@ -91,9 +104,10 @@ func OpenFlags(holds []HeldEvent, now int64, open func(board, member string) (*F
 	return out, nil
 }
 
-// Records returns what a store keeps of f: the flag, and, while it is open, the member's
-// open flag on its board (nil Value: no longer).
-func (f *Flag) Records() (flag, open Record) {
+// Records returns what a write of f at now stores: the flag, the member's open flag on its
+// board (nil Value: no longer open), and the notice of what the write did to it
+// (FlagNoticeKind).
+func (f *Flag) Records(now int64) (flag, open, notice Record) {
 	v, err := json.Marshal(f)
 	if err != nil {
 		panic("laurel: encoding a flag: " + err.Error())
@@ -102,7 +116,18 @@ func (f *Flag) Records() (flag, open Record) {
 	if f.State == FlagOpen {
 		open.Value = []byte(f.ID)
 	}
-	return flag, open
+	n := FlagNotice{Type: "flag.resolved", Flag: f}
+	switch {
+	case f.opened:
+		n.Type = "flag.opened"
+	case f.State == FlagOpen:
+		n.Type = "flag.held"
+	}
+	if notice.Value, err = json.Marshal(n); err != nil {
+		panic("laurel: encoding a flag's notice: " + err.Error())
+	}
+	notice.Key = NewFlagID(now)
+	return flag, open, notice
 }
 
 // DecodeFlag reads a flag as Records keeps it.
@@ -178,7 +203,7 @@ func ReportFlag(ctx context.Context, fs FlagStore, board, member, reason string)
 				return nil, ptr(true), nil
 			}
 		}
-		out = &Flag{ID: NewFlagID(now), Board: board, Member: member, Reason: reason, Opened: now, State: FlagOpen}
+		out = &Flag{ID: NewFlagID(now), Board: board, Member: member, Reason: reason, Opened: now, State: FlagOpen, opened: true}
 		return []*Flag{out}, ptr(true), nil
 	})
 	return out, err

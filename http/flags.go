@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/laurel/laurel"
@@ -38,6 +39,17 @@ func flagOf(f *laurel.Flag) flagJSON {
 		out.Events[i] = flagEventJSON{Rule: ev.Rule, ID: ev.ID, Value: ev.Value, TS: laurel.FormatTime(ev.TS)}
 	}
 	return out
+}
+
+// EncodeFlagDelivery is the body of a delivery of a flag's notice: its type, the delivery's
+// id and hook, and the flag as GET /v1/flags/{flag} shows it (webhook.Outbox.EncodeFlag).
+func EncodeFlagDelivery(d laurel.FlagDelivery) ([]byte, error) {
+	return json.Marshal(struct {
+		Type     string   `json:"type"`
+		Delivery string   `json:"delivery"`
+		Hook     string   `json:"hook"`
+		Flag     flagJSON `json:"flag"`
+	}{d.Notice.Type, d.Delivery, d.Hook, flagOf(d.Notice.Flag)})
 }
 
 // flags returns the server's review queue, or answers that it has none.

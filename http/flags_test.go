@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -85,5 +86,53 @@ func TestReviewQueue(t *testing.T) {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestFlagWebhooks: a hook that asks for flags is told, signed from the same outbox as
+// results, of a flag opened, of more events it held and of its resolution, each once; a
+// hook that does not ask is told of none.
+func TestFlagWebhooks(t *testing.T) {
+	e := start(t, options{})
+	e.do("PUT", "/v1/hooks/game", map[string]any{"url": "http://127.0.0.1:9/flags", "secret": "a-secret-of-16-bytes", "flags": true}).must(t, 201)
+	if f := e.do("GET", "/v1/hooks/game", nil).must(t, 200).get("flags"); f != true {
+		t.Fatalf("the hook shows flags %v", f)
+	}
+	e.do("PUT", "/v1/hooks/quiet", map[string]any{"url": "http://127.0.0.1:9/results", "secret": "a-secret-of-16-bytes"}).must(t, 201)
+	e.do("PUT", "/v1/boards/laps", map[string]any{"order": "asc", "mode": "best",
+		"guard": map[string]any{"jump": map[string]any{"window": "all", "percent": 10, "action": "hold"}}}).must(t, 201)
+	collect := func(want int) {
+		t.Helper()
+		n, err := e.hooks.Collect(context.Background())
+		if err != nil || n != want {
+			t.Fatalf("collect: %d deliveries made, %v; want %d", n, err, want)
+		}
+	}
+	bodies := func(hook string) []string {
+		t.Helper()
+		var out []string
+		list := e.do("GET", "/v1/hooks/"+hook+"/deliveries", nil).must(t, 200)
+		for i := 0; list.get("deliveries", i) != nil; i++ {
+			d := e.do("GET", fmt.Sprintf("/v1/hooks/%s/deliveries/%s", hook, list.get("deliveries", i, "id")), nil).must(t, 200)
+			out = append(out, fmt.Sprintf("%v %v %v %v", d.get("body", "type"), d.get("body", "flag", "member"), d.get("body", "flag", "state"), d.get("body", "delivery") == d.get("id")))
+		}
+		return out
+	}
+	e.do("POST", "/v1/boards/laps/events", map[string]any{"member": "ada", "id": "a1", "value": 60_000}).must(t, 200)
+	collect(0)
+	flag := e.do("POST", "/v1/boards/laps/events", map[string]any{"member": "ada", "id": "a2", "value": 45_000}).must(t, 200).get("results", 0, "flag")
+	e.clock.Advance(time.Millisecond) // deliveries list by id, and ids by when their write was
+	e.do("POST", "/v1/boards/laps/events", map[string]any{"member": "ada", "id": "a3", "value": 40_000}).must(t, 200)
+	collect(2)
+	collect(0) // each notice is told once
+	e.clock.Advance(time.Millisecond)
+	e.do("POST", fmt.Sprintf("/v1/flags/%s", flag), map[string]any{"action": "confirm"}).must(t, 200)
+	collect(1)
+	want := []string{"flag.opened ada open true", "flag.held ada open true", "flag.resolved ada confirmed true"}
+	if got := bodies("game"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the flags hook was told %q, want %q", got, want)
+	}
+	if got := bodies("quiet"); len(got) != 0 {
+		t.Errorf("a hook that did not ask was told %q", got)
 	}
 }

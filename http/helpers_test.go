@@ -67,7 +67,8 @@ func start(t testing.TB, o options) *env {
 			o.cfg.Flags = store
 		}
 		if o.cfg.Hooks == nil {
-			e.hooks = &webhook.Outbox{Records: store, Service: contests, Results: contests.Results, Encode: lhttp.EncodeDelivery, Now: e.clock.Now}
+			e.hooks = &webhook.Outbox{Records: store, Service: contests, Results: contests.Results, Encode: lhttp.EncodeDelivery,
+				EncodeFlag: lhttp.EncodeFlagDelivery, Now: e.clock.Now}
 			o.cfg.Hooks = e.hooks
 		}
 	}

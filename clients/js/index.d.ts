@@ -261,12 +261,15 @@ export interface HookSpec {
   /** Signs each delivery: Laurel-Signature: v1=hex(HMAC-SHA256(secret, timestamp + "." + body)). */
   secret?: string;
   boards?: string[];
+  /** Also tell it of flags: opened, holding more events, resolved. */
+  flags?: boolean;
 }
 
 export interface Hook {
   id: string;
   url: string;
   boards: string[];
+  flags: boolean;
   created_at: string;
 }
 

@@ -377,7 +377,7 @@ func (s *server) observeCommit(ops int, took time.Duration) {
 func (s *server) serve(store store, cfg lhttp.Config) {
 	s.store = store
 	svc := competition.New(store, store, nil)
-	hooks := &webhook.Outbox{Records: store, Service: svc, Results: svc.Results, Encode: lhttp.EncodeDelivery}
+	hooks := &webhook.Outbox{Records: store, Service: svc, Results: svc.Results, Encode: lhttp.EncodeDelivery, EncodeFlag: lhttp.EncodeFlagDelivery}
 	cfg.Contests, cfg.Hooks, cfg.Watcher, cfg.MemberWatcher, cfg.Flags = svc, hooks, store, store, store
 	a := lhttp.NewServer(svc, cfg)
 	ctx, cancel := context.WithCancel(context.Background())

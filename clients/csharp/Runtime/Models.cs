@@ -691,6 +691,8 @@ namespace Laurel
         public string Secret { get; set; }
         /// <summary>The boards it hears of; empty: every board.</summary>
         public IList<string> Boards { get; set; }
+        /// <summary>Also tell it of flags: opened, holding more events, resolved.</summary>
+        public bool? Flags { get; set; }
 
         internal Dictionary<string, object> ToJson()
         {
@@ -698,6 +700,7 @@ namespace Laurel
             Json.Put(o, "url", Url);
             Json.Put(o, "secret", Secret);
             Json.Put(o, "boards", Boards);
+            Json.Put(o, "flags", Flags);
             return o;
         }
     }
@@ -707,6 +710,7 @@ namespace Laurel
         public string Id { get; set; }
         public string Url { get; set; }
         public IReadOnlyList<string> Boards { get; set; }
+        public bool Flags { get; set; }
         public DateTimeOffset CreatedAt { get; set; }
 
         internal static Hook Read(JsonObject o) => new Hook
@@ -714,11 +718,11 @@ namespace Laurel
             Id = o.String("id"),
             Url = o.String("url"),
             Boards = o.Strings("boards"),
+            Flags = o.Bool("flags"),
             CreatedAt = o.Time("created_at"),
         };
     }
 
-    /// <summary>One part of a closed period's results, posted to a hook until it answers 2xx.</summary>
     /// <summary>An event a hold rule held.</summary>
     public sealed class FlagEvent
     {
@@ -798,6 +802,7 @@ namespace Laurel
         }
     }
 
+    /// <summary>One part of a closed period's results, or a flag's notice, posted to a hook until it answers 2xx.</summary>
     public sealed class Delivery
     {
         /// <summary>hook:board:window:period:part; sent as Laurel-Delivery.</summary>
