@@ -45,12 +45,15 @@ const (
 	FlagConfirmed = "confirmed"
 )
 
-// A flag is kept in Records under two kinds: FlagKind holds each flag by its id, which sorts
-// by when it was opened; OpenFlagKind holds the id of a member's open flag on a board, under
-// OpenFlagKey, so that a member has at most one open flag a board and a write finds it.
+// A flag is kept in Records under three kinds: FlagKind holds each flag by its id, which
+// sorts by when it was opened; OpenFlagKind holds the id of a member's open flag on a board,
+// under OpenFlagKey, so that a member has at most one open flag a board and a write finds it;
+// FlagStateKind lists the ids by state (state/id), so that the open ones are listed without
+// reading every flag resolved before.
 const (
-	FlagKind     = "flag"
-	OpenFlagKind = "flag.open"
+	FlagKind      = "flag"
+	OpenFlagKind  = "flag.open"
+	FlagStateKind = "flag.state"
 	// FlagNoticeKind holds what each write did to flags, to be told to the webhooks that ask
 	// (package webhook): a queue, by keys that sort by when they were written.
 	FlagNoticeKind = "flag.notice"
@@ -104,17 +107,20 @@ func OpenFlags(holds []HeldEvent, now int64, open func(board, member string) (*F
 	return out, nil
 }
 
-// Records returns what a write of f at now stores: the flag, the member's open flag on its
-// board (nil Value: no longer open), and the notice of what the write did to it
-// (FlagNoticeKind).
-func (f *Flag) Records(now int64) (flag, open, notice Record) {
+// KindRecord is a record of a kind that a write sets, or deletes (Value nil).
+type KindRecord struct {
+	Kind string
+	Record
+}
+
+// Records returns what a write of f at now sets and deletes: the flag, the member's open flag
+// on its board (deleted once resolved), the flag's place by state, and the notice of what the
+// write did to it (FlagNoticeKind). A flag a write changes was open before (ChangeFlags
+// changes open flags only).
+func (f *Flag) Records(now int64) []KindRecord {
 	v, err := json.Marshal(f)
 	if err != nil {
 		panic("laurel: encoding a flag: " + err.Error())
-	}
-	flag, open = Record{Key: f.ID, Value: v}, Record{Key: OpenFlagKey(f.Board, f.Member)}
-	if f.State == FlagOpen {
-		open.Value = []byte(f.ID)
 	}
 	n := FlagNotice{Type: "flag.resolved", Flag: f}
 	switch {
@@ -123,11 +129,19 @@ func (f *Flag) Records(now int64) (flag, open, notice Record) {
 	case f.State == FlagOpen:
 		n.Type = "flag.held"
 	}
-	if notice.Value, err = json.Marshal(n); err != nil {
+	notice, err := json.Marshal(n)
+	if err != nil {
 		panic("laurel: encoding a flag's notice: " + err.Error())
 	}
-	notice.Key = NewFlagID(now)
-	return flag, open, notice
+	out := []KindRecord{{FlagKind, Record{f.ID, v}}, {FlagStateKind, Record{f.State + "/" + f.ID, []byte(f.ID)}},
+		{FlagNoticeKind, Record{NewFlagID(now), notice}}}
+	open := KindRecord{OpenFlagKind, Record{Key: OpenFlagKey(f.Board, f.Member)}}
+	if f.State == FlagOpen {
+		open.Value = []byte(f.ID)
+	} else {
+		out = append(out, KindRecord{FlagStateKind, Record{Key: FlagOpen + "/" + f.ID}})
+	}
+	return append(out, open)
 }
 
 // DecodeFlag reads a flag as Records keeps it.
@@ -167,8 +181,22 @@ func ListFlags(ctx context.Context, rec Records, f FlagFilter, after string, lim
 		return nil, FieldErrorf(EInvalid, "limit", "must be 1 to %d", MaxFlagsPage)
 	}
 	var out []*Flag
-	err := EachRecord(ctx, rec, FlagKind, "", after, func(r Record) (bool, error) {
-		fl, err := DecodeFlag(r.Value)
+	// By state, the state's list of ids; else every flag.
+	kind, prefix := FlagKind, ""
+	if f.State != "" {
+		kind, prefix = FlagStateKind, f.State+"/"
+		if after != "" {
+			after = prefix + after
+		}
+	}
+	err := EachRecord(ctx, rec, kind, prefix, after, func(r Record) (bool, error) {
+		var fl *Flag
+		var err error
+		if kind == FlagKind {
+			fl, err = DecodeFlag(r.Value)
+		} else {
+			fl, err = FlagByID(ctx, rec, string(r.Value))
+		}
 		if err != nil {
 			return false, err
 		}

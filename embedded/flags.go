@@ -42,13 +42,12 @@ func (s *Store) ChangeFlags(ctx context.Context, member string, change func(now 
 // stageFlags stages the records of flags in tx.
 func (s *Store) stageFlags(tx *txn, flags []*laurel.Flag) {
 	for _, f := range flags {
-		flag, open, notice := f.Records(tx.now)
-		tx.set(recordKey(laurel.FlagKind, flag.Key), flag.Value)
-		tx.set(recordKey(laurel.FlagNoticeKind, notice.Key), notice.Value)
-		if open.Value == nil {
-			tx.del(recordKey(laurel.OpenFlagKind, open.Key))
-		} else {
-			tx.set(recordKey(laurel.OpenFlagKind, open.Key), open.Value)
+		for _, r := range f.Records(tx.now) {
+			if r.Value == nil {
+				tx.del(recordKey(r.Kind, r.Key))
+			} else {
+				tx.set(recordKey(r.Kind, r.Key), r.Value)
+			}
 		}
 	}
 }

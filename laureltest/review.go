@@ -164,6 +164,9 @@ func Review(t *testing.T, nodes Nodes) {
 	// Held on two boards: clearing one keeps the member hidden until the other is cleared.
 	submit("pts", "bob", "p1", 500)
 	open = flags(laurel.FlagFilter{Member: "bob", State: laurel.FlagOpen}, "[laps/bob/speed hack:open[] pts/bob/gain:open[gain/p1]]")
+	if next, err := laurel.ListFlags(ctx, store(), laurel.FlagFilter{State: laurel.FlagOpen}, open[0].ID, 10); err != nil || len(next) != 1 || next[0].ID != open[1].ID {
+		t.Fatalf("the open flags after %s: %+v, %v; want %s", open[0].ID, next, err, open[1].ID)
+	}
 	if _, err := resolve(open[0].ID, "clear", false); err != nil {
 		t.Fatal(err)
 	}

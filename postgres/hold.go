@@ -143,23 +143,15 @@ func (s *Store) ChangeFlags(ctx context.Context, member string, change func(now 
 // writeFlags writes the records of flags in the step.
 func (w *step) writeFlags(ctx context.Context, flags []*laurel.Flag) error {
 	for _, f := range flags {
-		flag, open, notice := f.Records(w.now)
-		for _, rec := range []struct {
-			kind string
-			laurel.Record
-		}{{laurel.FlagKind, flag}, {laurel.FlagNoticeKind, notice}} {
-			if _, err := w.tx.Exec(ctx, `INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
-				ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, rec.kind, rec.Key, rec.Value); err != nil {
+		for _, r := range f.Records(w.now) {
+			q, args := `DELETE FROM laurel_records WHERE kind = $1 AND key = $2`, []any{r.Kind, r.Key}
+			if r.Value != nil {
+				q, args = `INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
+					ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, append(args, r.Value)
+			}
+			if _, err := w.tx.Exec(ctx, q, args...); err != nil {
 				return fmt.Errorf("postgres: write a flag: %w", err)
 			}
-		}
-		q, args := `DELETE FROM laurel_records WHERE kind = $1 AND key = $2`, []any{laurel.OpenFlagKind, open.Key}
-		if open.Value != nil {
-			q, args = `INSERT INTO laurel_records (kind, key, value) VALUES ($1, $2, $3)
-				ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, append(args, open.Value)
-		}
-		if _, err := w.tx.Exec(ctx, q, args...); err != nil {
-			return fmt.Errorf("postgres: write a flag: %w", err)
 		}
 	}
 	return nil
