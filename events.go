@@ -151,6 +151,10 @@ type EventResult struct {
 	// (the whole batch), where it had one; applied events only (docs/design.md, "Where the
 	// member came from").
 	Previous map[string]Standing
+	// Flag is the id of the flag that holds the event for review, when a hold rule of its
+	// board's guard held it: its member is hidden (docs/design.md, "Guards"). Rule is the
+	// rule that held it.
+	Flag, Rule string
 }
 
 // Standing is a member's rank and score in one window's current period.

@@ -31,9 +31,17 @@ type GuardAction uint8
 const (
 	// Refuse refuses the event and the rest of its write: nothing is stored.
 	Refuse GuardAction = iota
+	// Hold stores and counts the event, hides its member pending review and opens a flag
+	// naming the event, all in the event's write (flags.go).
+	Hold
 )
 
-func (a GuardAction) String() string { return "refuse" }
+func (a GuardAction) String() string {
+	if a == Hold {
+		return "hold"
+	}
+	return "refuse"
+}
 
 // GuardSpec is a guard in the API's words. On a board update it replaces the board's guard
 // whole; an empty one removes it.
@@ -92,8 +100,14 @@ func ruleOf(kind string, spec *GuardRuleSpec, b *Board) (*GuardRule, error) {
 		return nil, FieldErrorf(EInvalid, field+".window", "must be one of the board's windows: the rule holds in each of its spans")
 	}
 	r := &GuardRule{Window: w}
-	if spec.Action != nil && *spec.Action != "refuse" {
-		return nil, FieldErrorf(EInvalid, field+".action", "must be refuse")
+	if spec.Action != nil {
+		switch *spec.Action {
+		case "refuse":
+		case "hold":
+			r.Action = Hold
+		default:
+			return nil, FieldErrorf(EInvalid, field+".action", "must be refuse or hold")
+		}
 	}
 	switch kind {
 	case "jump":
@@ -166,15 +180,21 @@ func (b *Board) AdmitWriter(opts SubmitOptions) error {
 }
 
 // judge returns the breach of a rule of window w by an event of value that takes the member's
-// aggregate in the span it enters from before to after; nil when it breaks none.
-func (g *Guard) judge(b *Board, w Window, before, after Agg, value int64) *Error {
+// aggregate in the span it enters from before to after, and the rule broken; nil when it
+// breaks none.
+func (g *Guard) judge(b *Board, w Window, before, after Agg, value int64) (*Error, *GuardRule) {
 	if r := g.Gain; r != nil && r.Window == w && gains(b.Order, value) && beyond(b.Order, after.Score, r.Max) {
-		return breach(EGuardRefused, "gain", "value", "a member gains at most %d in a span of window %s", r.Max, w)
+		return breach(EGuardRefused, "gain", "value", "a member gains at most %d in a span of window %s", r.Max, w), r
 	}
 	if r := g.Jump; r != nil && r.Window == w && before.Present() && b.Order.Better(value, before.Score) && r.jumps(before.Score, value) {
-		return breach(EGuardRefused, "jump", "value", "a new best beats the member's previous best (%d) in window %s by %s", before.Score, w, r.limits())
+		return breach(EGuardRefused, "jump", "value", "a new best beats the member's previous best (%d) in window %s by %s", before.Score, w, r.limits()), r
 	}
-	return nil
+	return nil, nil
+}
+
+// HoldsEvents reports whether a rule of the guard holds events rather than refusing them.
+func (g *Guard) HoldsEvents() bool {
+	return g != nil && (g.Gain != nil && g.Gain.Action == Hold || g.Jump != nil && g.Jump.Action == Hold)
 }
 
 // breach is the error of an event that breaks a rule of the guard: its message names the

@@ -68,7 +68,7 @@ func TestGuardRules(t *testing.T) {
 				for k, a := range aggs.m {
 					snapshot[k] = a
 				}
-				err := laurel.StageEvent(context.Background(), &b, aggs, "ann", v, now-int64(len(tc.values)-i), uint64(i+1), now)
+				_, err := laurel.StageEvent(context.Background(), &b, aggs, "ann", v, now-int64(len(tc.values)-i), uint64(i+1), now)
 				switch laurel.ErrorCode(err) {
 				case "":
 				case laurel.EGuardRefused:
@@ -87,6 +87,54 @@ func TestGuardRules(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("refused %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestGuardHold: a rule whose action is hold stages the event that breaks it all the same and
+// names itself, and the held event counts when the next ones are judged.
+func TestGuardHold(t *testing.T) {
+	for _, tc := range []struct {
+		name, board string
+		values      []int64
+		want        []string
+	}{
+		{"jump", `{"mode": "best", "guard": {"jump": {"window": "all", "amount": 10, "action": "hold"}}}`,
+			[]int64{100, 110, 121, 5, 131, 142}, []string{"", "", "jump", "", "", "jump"}},
+		{"gain", `{"guard": {"gain": {"window": "all", "max": 10, "action": "hold"}}}`,
+			[]int64{6, 4, 1, -3, 3, -1}, []string{"", "", "gain", "", "gain", ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var spec laurel.BoardSpec
+			if err := json.Unmarshal([]byte(tc.board), &spec); err != nil {
+				t.Fatal(err)
+			}
+			const now = 1_795_000_000_000
+			b, err := spec.Apply("b", nil, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !b.Guard.HoldsEvents() || b.Spec().Guard.Jump != nil && *b.Spec().Guard.Jump.Action != "hold" {
+				t.Fatalf("the guard %+v does not hold", b.Spec().Guard)
+			}
+			aggs := newMemAggs(&b, now)
+			got := make([]string, len(tc.values))
+			var sum, best int64
+			for i, v := range tc.values {
+				if got[i], err = laurel.StageEvent(context.Background(), &b, aggs, "ann", v, now-int64(len(tc.values)-i), uint64(i+1), now); err != nil {
+					t.Fatalf("event %d: %v; a hold rule refuses nothing", i, err)
+				}
+				sum, best = sum+v, max(best, v)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("held by %q, want %q", got, tc.want)
+			}
+			want := map[laurel.Mode]int64{laurel.Sum: sum, laurel.Best: best}[b.Mode]
+			for _, a := range aggs.m {
+				if a.Score != want {
+					t.Errorf("the member's score is %d, want %d: every event counts", a.Score, want)
+				}
 			}
 		})
 	}

@@ -18,6 +18,7 @@ type Hook struct {
 	URL       string   `json:"url"`
 	Secret    string   `json:"secret"` // signs each delivery; the API never shows it
 	Boards    []string `json:"boards,omitempty"`
+	Flags     bool     `json:"flags,omitempty"` // also told of flags opened, held more events and resolved
 	CreatedAt int64    `json:"created_at"`
 }
 
@@ -26,6 +27,7 @@ type HookSpec struct {
 	URL    *string  `json:"url,omitempty"`
 	Secret *string  `json:"secret,omitempty"`
 	Boards []string `json:"boards,omitzero"` // [] hears every board
+	Flags  *bool    `json:"flags,omitempty"`
 }
 
 // Limits of hooks.
@@ -73,6 +75,9 @@ func (spec HookSpec) Apply(id string, current *Hook, now int64) (Hook, error) {
 		if len(h.Boards) == 0 {
 			h.Boards = nil
 		}
+	}
+	if spec.Flags != nil {
+		h.Flags = *spec.Flags
 	}
 	switch {
 	case h.URL == "":
@@ -139,6 +144,12 @@ type Delivery struct {
 	DeliveredAt int64           `json:"delivered_at,omitempty"`
 	Body        json.RawMessage `json:"-"` // what is posted, frozen when the delivery was made
 
+}
+
+// FlagDelivery is what a delivery of a flag's notice posts.
+type FlagDelivery struct {
+	Delivery, Hook string
+	Notice         FlagNotice
 }
 
 // ResultsPart is what one delivery posts: a part of a closed period's results.

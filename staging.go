@@ -45,16 +45,23 @@ type Counted struct {
 // and, when the bucket lies in the window's current span, to that span's merge. The rules of
 // the board's guard are judged on the span the event enters in their window: the period, all,
 // the rolling span or, for an event before it, the bucket. An error names the window
-// (WindowError) or the rule; the caller abandons the write.
-func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, value, ts int64, seq uint64, now int64) error {
+// (WindowError) or the rule; the caller abandons the write. An event that breaks a rule whose
+// action is hold is staged in every window all the same, and held names the rule: the caller
+// hides its member and opens a flag in the same write (flags.go).
+func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, value, ts int64, seq uint64, now int64) (held string, err error) {
 	cal := b.Calendar()
 	// add adds the event to the member's aggregate in sp; judged: the span the event enters
 	// in window w, where the rules of the board's guard in w are judged.
 	add := func(w int, sp AggSpan, cur Agg, judged bool) error {
 		next, err := Add(b.Mode, b.Order, cur, value, ts, seq)
 		if err == nil && judged && b.Guard != nil {
-			if breach := b.Guard.judge(b, b.Windows[w], cur, next, value); breach != nil {
-				return breach
+			if breach, rule := b.Guard.judge(b, b.Windows[w], cur, next, value); breach != nil {
+				if rule.Action != Hold {
+					return breach
+				}
+				if held == "" {
+					held = GuardRuleOf(breach)
+				}
 			}
 		}
 		if err == nil {
@@ -103,10 +110,10 @@ func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, v
 			return add(i, bucket, cur, true)
 		}()
 		if err != nil {
-			return WindowError(err)
+			return "", WindowError(err)
 		}
 	}
-	return nil
+	return held, nil
 }
 
 // Recompute sets the member's aggregates in every window of b, in the spans that hold ts,

@@ -104,7 +104,7 @@ func TestStaging(t *testing.T) {
 			if rng.IntN(4) == 0 && len(events) > 0 { // ties in time
 				ev.ts = events[rng.IntN(len(events))].ts
 			}
-			if err := laurel.StageEvent(ctx, &b, aggs, ev.member, ev.value, ev.ts, ev.seq, now); err != nil {
+			if _, err := laurel.StageEvent(ctx, &b, aggs, ev.member, ev.value, ev.ts, ev.seq, now); err != nil {
 				t.Fatalf("round %d: stage %+v: %v", round, ev, err)
 			}
 			events = append(events, ev)
@@ -175,12 +175,12 @@ func TestStagingClosed(t *testing.T) {
 	now := mustTime(t, "2026-11-24T12:00:00Z").UnixMilli()
 	aggs := newMemAggs(&b, now)
 	yesterday := mustTime(t, "2026-11-23T12:00:00Z").UnixMilli()
-	err = laurel.StageEvent(ctx, &b, aggs, "ann", 5, yesterday, 1, now)
+	_, err = laurel.StageEvent(ctx, &b, aggs, "ann", 5, yesterday, 1, now)
 	var e *laurel.Error
 	if !asError(err, &e) || e.Code != laurel.ETooLate || e.Field != "ts" || !strings.Contains(e.Message, "window day") {
 		t.Fatalf("an event in a closed period: %v", err)
 	}
-	if err := laurel.StageEvent(ctx, &b, aggs, "ann", 5, now-1000, 2, now); err != nil {
+	if _, err := laurel.StageEvent(ctx, &b, aggs, "ann", 5, now-1000, 2, now); err != nil {
 		t.Fatal(err)
 	}
 	if len(aggs.m) != 4 { // all, the day, the bucket, the current span

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -12,26 +13,57 @@ import (
 
 // Submit applies events atomically: every event is validated and staged on top of the ones
 // before it, and one bad event rejects the whole batch with its index in the error's field.
+// A batch with an event a hold rule holds is written again as an exclusive operation that
+// hides the members held before it stages their events (their entries never reach a tree)
+// and opens their flags, all in one commit.
 func (s *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
 	if err := laurel.ValidateEvents(events); err != nil {
 		return nil, err
 	}
+	var held []string
+	for {
+		results, more, err := s.submit(ctx, events, opts, held)
+		if len(more) == 0 {
+			return results, err
+		}
+		// Held members the write did not hide first: it stored nothing, and starts again.
+		held = append(held, more...)
+	}
+}
+
+// errHeldLate ends a write that held members it had not hidden first.
+var errHeldLate = errors.New("embedded: members held that the write did not hide first")
+
+// submit writes events as one operation, exclusive when held (members to hide before the
+// events are staged) is not nil. It returns the members held that held did not name, having
+// stored nothing, if any.
+func (s *Store) submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions, held []string) ([]laurel.EventResult, []string, error) {
 	results := make([]laurel.EventResult, len(events))
 	seqs := make([]uint64, len(events)) // of the applied events; 0 for duplicates
 	times := make([]int64, len(events))
+	var more []string
 	var now int64
 	o := &op{
-		weight:  len(events),
-		memOnly: true, // standings and history points
+		exclusive: held != nil,
+		weight:    len(events),
+		memOnly:   true, // standings and history points
 		run: func(tx *txn) error {
 			now = tx.now
 			tx.deferAggs = true
+			more = more[:0]
+			for _, m := range held {
+				if err := s.stageHidden(tx, m, true); err != nil {
+					return err
+				}
+			}
 			var previous []map[string]laurel.Standing
 			if !opts.NoRanks {
 				previous = s.previous(events, now)
 			}
+			var holds []laurel.HeldEvent
+			var holdAt []int // the events held, by index
 			for i := range events {
-				status, seq, ts, err := s.stageEvent(tx, &events[i], opts)
+				status, seq, ts, rule, err := s.stageEvent(tx, &events[i], opts)
 				if err != nil {
 					return laurel.InEvent(i, err)
 				}
@@ -41,6 +73,29 @@ func (s *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 				if previous != nil && status == laurel.StatusApplied {
 					results[i].Previous = previous[i]
 				}
+				if rule != "" {
+					holds = append(holds, laurel.HeldEvent{Board: ev.Board, Member: ev.Member, Event: laurel.FlagEvent{Rule: rule, ID: ev.ID, Value: ev.Value, TS: ts}})
+					holdAt = append(holdAt, i)
+					if !slices.Contains(held, ev.Member) && !slices.Contains(more, ev.Member) {
+						more = append(more, ev.Member)
+					}
+				}
+			}
+			if len(more) > 0 {
+				return errHeldLate
+			}
+			if len(holds) == 0 {
+				return nil
+			}
+			flags, err := laurel.OpenFlags(holds, now, s.openFlag)
+			if err != nil {
+				return err
+			}
+			s.stageFlags(tx, flags)
+			for j, i := range holdAt {
+				r := &results[i]
+				r.Previous, r.Rule = nil, holds[j].Event.Rule
+				r.Flag = flags[slices.IndexFunc(flags, func(f *laurel.Flag) bool { return f.Board == holds[j].Board && f.Member == holds[j].Member })].ID
 			}
 			return nil
 		},
@@ -61,9 +116,25 @@ func (s *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 		},
 	}
 	if err := s.do(ctx, o); err != nil {
+		if errors.Is(err, errHeldLate) {
+			return nil, more, nil
+		}
+		return nil, nil, err
+	}
+	return results, nil, nil
+}
+
+// openFlag returns the member's open flag on the board, or nil.
+func (s *Store) openFlag(board, member string) (*laurel.Flag, error) {
+	id, err := s.record(recordKey(laurel.OpenFlagKind, laurel.OpenFlagKey(board, member)))
+	if id == nil || err != nil {
 		return nil, err
 	}
-	return results, nil
+	v, err := s.record(recordKey(laurel.FlagKind, string(id)))
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return laurel.DecodeFlag(v)
 }
 
 // previous returns, for each event, its member's standing in each window's current span at
@@ -108,38 +179,40 @@ func (s *Store) previous(events []laurel.Event, now int64) []map[string]laurel.S
 }
 
 // stageEvent validates one event against its board and stages it in every window. It returns
-// the event's status and, when applied, its sequence number and time.
-func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions) (status string, seq uint64, ts int64, err error) {
+// the event's status and, when applied, its sequence number, its time and the rule that held
+// it, if one did.
+func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions) (status string, seq uint64, ts int64, held string, err error) {
 	b := s.boards[in.Board]
 	if b == nil {
-		return "", 0, 0, laurel.ErrNoBoard(in.Board)
+		return "", 0, 0, "", laurel.ErrNoBoard(in.Board)
 	}
 	if err := b.cfg.AdmitWriter(opts); err != nil {
-		return "", 0, 0, err
+		return "", 0, 0, "", err
 	}
 	if in.ID != "" {
 		prev, ok, err := tx.idGet(b.cfg.ID, in.ID)
 		if err != nil {
-			return "", 0, 0, err
+			return "", 0, 0, "", err
 		}
 		if ok {
 			if in.Repeats(prev.member, prev.value, prev.ts) {
-				return laurel.StatusDuplicate, 0, 0, nil
+				return laurel.StatusDuplicate, 0, 0, "", nil
 			}
-			return "", 0, 0, laurel.ErrIDConflict(in.ID)
+			return "", 0, 0, "", laurel.ErrIDConflict(in.ID)
 		}
 	}
 	ts, err = b.cfg.Admit(in, tx.now, opts.Import)
 	if err != nil {
-		return "", 0, 0, err
+		return "", 0, 0, "", err
 	}
 	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID, tag: string(in.Tag)}
 	if in.HasTS {
 		ev.flags |= flagExplicitTS
 	}
-	if err := laurel.StageEvent(context.Background(), &b.cfg, newStaged(tx, b), // staged reads memory only: nothing to cancel
-		ev.member, ev.value, ev.ts, ev.seq, tx.now); err != nil {
-		return "", 0, 0, err
+	held, err = laurel.StageEvent(context.Background(), &b.cfg, newStaged(tx, b), // staged reads memory only: nothing to cancel
+		ev.member, ev.value, ev.ts, ev.seq, tx.now)
+	if err != nil {
+		return "", 0, 0, "", err
 	}
 	if ev.tag != "" {
 		s.markTagged(tx, b)
@@ -153,10 +226,10 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 	tx.queue(b, change{kind: changeFree, set: entryChange{to: toRecent, logged: &tx.logged[len(tx.logged)-1]}})
 	if in.Name != nil {
 		if err := s.stageProfile(tx, in.Member, laurel.ProfileSpec{Name: in.Name}); err != nil {
-			return "", 0, 0, err
+			return "", 0, 0, "", err
 		}
 	}
-	return laurel.StatusApplied, ev.seq, ev.ts, nil
+	return laurel.StatusApplied, ev.seq, ev.ts, held, nil
 }
 
 // currentSpan is the in-memory span of w that a read at now sees, or nil when it is empty.

@@ -50,3 +50,16 @@ func TestGuardInDumps(t *testing.T) {
 		t.Errorf("a jump after the dump: %v, want guard_refused", err)
 	}
 }
+
+// TestReview: the review queue decides as its model, on one store.
+func TestReview(t *testing.T) {
+	laureltest.Review(t, func(t testing.TB, now func() int64) []laurel.Service {
+		target := laureltest.EmbeddedTarget(t)
+		s, err := target.Open(t, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { target.Close(s) })
+		return []laurel.Service{s}
+	})
+}

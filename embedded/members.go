@@ -121,72 +121,77 @@ func (s *Store) setHidden(ctx context.Context, member string, hide bool) error {
 		return err
 	}
 	// Exclusive: the member's entries are read from memory and the store as they stand.
-	return s.do(ctx, &op{exclusive: true, run: func(tx *txn) error {
-		if s.hidden[member] == hide {
-			return nil
-		}
-		if hide {
-			tx.set(key(tagHidden, member), nil)
-		} else {
-			tx.del(key(tagHidden, member))
-		}
-		// The member's keys in open spans, and its frozen ranks in closed periods.
-		type openKey struct {
-			sp *span
-			k  rank.Key
-		}
-		type frozenRank struct {
-			cp   *closedPeriod
-			rank uint32
-		}
-		var keys []openKey
-		var ranks []frozenRank
-		for _, b := range s.boards {
-			h, ok := b.members.lookup(member)
-			for _, w := range b.windows {
-				for _, sp := range w.open {
-					if !ok {
-						break
-					}
-					if v, present := tx.entryGet(w, sp.start, h); present {
-						keys = append(keys, openKey{sp, treeKey(h, v)})
-					}
-				}
-				for _, cp := range w.closed {
-					r, ok, err := frozenRankOf(s.db, b.cfg.ID, w.name, cp.start, member)
-					if err != nil {
-						return err
-					}
-					if ok {
-						ranks = append(ranks, frozenRank{cp, r})
-					}
-				}
-			}
-		}
-		tx.onCommit(nil, func() {
-			if hide {
-				s.hidden[member] = true
-			} else {
-				delete(s.hidden, member)
-			}
-			for _, ok := range keys {
-				if hide {
-					ok.sp.tree.Delete(ok.k)
-				} else {
-					ok.sp.tree.Insert(ok.k)
-				}
-			}
-			for _, fr := range ranks {
-				if hide {
-					fr.cp.hidden = insertSorted(fr.cp.hidden, fr.rank)
-				} else {
-					fr.cp.hidden = removeSorted(fr.cp.hidden, fr.rank)
-				}
-				fr.cp.updateExcluded()
-			}
-		})
+	return s.do(ctx, &op{exclusive: true, run: func(tx *txn) error { return s.stageHidden(tx, member, hide) }})
+}
+
+// stageHidden hides or unhides a member in tx, an exclusive operation's: its entries leave
+// the trees or come back once tx commits, as staged so far (the events tx stages before it
+// included, whose entries are placed before they leave).
+func (s *Store) stageHidden(tx *txn, member string, hide bool) error {
+	if s.hidden[member] == hide {
 		return nil
-	}})
+	}
+	if hide {
+		tx.set(key(tagHidden, member), nil)
+	} else {
+		tx.del(key(tagHidden, member))
+	}
+	// The member's keys in open spans, and its frozen ranks in closed periods.
+	type openKey struct {
+		sp *span
+		k  rank.Key
+	}
+	type frozenRank struct {
+		cp   *closedPeriod
+		rank uint32
+	}
+	var keys []openKey
+	var ranks []frozenRank
+	for _, b := range s.boards {
+		h, ok := b.members.lookup(member)
+		for _, w := range b.windows {
+			for _, sp := range w.open {
+				if !ok {
+					break
+				}
+				if v, present := tx.entryGet(w, sp.start, h); present {
+					keys = append(keys, openKey{sp, treeKey(h, v)})
+				}
+			}
+			for _, cp := range w.closed {
+				r, ok, err := frozenRankOf(s.db, b.cfg.ID, w.name, cp.start, member)
+				if err != nil {
+					return err
+				}
+				if ok {
+					ranks = append(ranks, frozenRank{cp, r})
+				}
+			}
+		}
+	}
+	tx.onCommit(nil, func() {
+		if hide {
+			s.hidden[member] = true
+		} else {
+			delete(s.hidden, member)
+		}
+		for _, ok := range keys {
+			if hide {
+				ok.sp.tree.Delete(ok.k)
+			} else {
+				ok.sp.tree.Insert(ok.k)
+			}
+		}
+		for _, fr := range ranks {
+			if hide {
+				fr.cp.hidden = insertSorted(fr.cp.hidden, fr.rank)
+			} else {
+				fr.cp.hidden = removeSorted(fr.cp.hidden, fr.rank)
+			}
+			fr.cp.updateExcluded()
+		}
+	})
+	return nil
 }
 
 // DeleteMember erases a member everywhere: its events, ids, entries (closed periods

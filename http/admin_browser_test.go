@@ -192,6 +192,43 @@ func TestBrowserAdmin(t *testing.T) {
 		e.do("GET", "/v1/boards/arena/members/m30", nil).isError(t, 404, "not_found", "member")
 	})
 
+	t.Run("Review", func(t *testing.T) {
+		e.do("PUT", "/v1/boards/laps", map[string]any{"order": "asc", "mode": "best",
+			"guard": map[string]any{"jump": map[string]any{"window": "all", "percent": 10, "action": "hold"}}}).must(t, 201)
+		for _, ev := range []map[string]any{{"member": "rev-ada", "id": "a1", "value": 60_000}, {"member": "rev-bo", "id": "b1", "value": 61_000},
+			{"member": "rev-ada", "id": "a2", "value": 45_000}, {"member": "rev-bo", "id": "b2", "value": 50_000}} {
+			e.do("POST", "/v1/boards/laps/events", ev).must(t, 200)
+		}
+		if total := e.do("GET", "/v1/boards/laps/entries", nil).must(t, 200).get("total"); total != 0.0 {
+			t.Fatalf("the held members are ranked: total %v", total)
+		}
+		tab := signedIn(t, browser, e, adminKey)
+		ada, bo := `#admin-flags tr[data-member="rev-ada"]`, `#admin-flags tr[data-member="rev-bo"]`
+		tab.wait(fmt.Sprintf(`document.querySelector(%q) && document.querySelector(%q)`, ada, bo))
+		if got := evalJS[string](tab, fmt.Sprintf(`document.querySelector(%q).textContent`, ada)); !strings.Contains(got, "jump rule") || !strings.Contains(got, "(a2)") {
+			t.Errorf("ada's row: %q, want the rule and the held lap", got)
+		}
+		tab.click(ada + " button.confirm")
+		if st := e.do("GET", "/v1/flags?member=rev-ada", nil).must(t, 200).get("flags", 0, "state"); st != "open" {
+			t.Fatalf("one click confirmed: %v", st) // it asks again
+		}
+		tab.click(ada + " button.confirm")
+		tab.wait(fmt.Sprintf(`!document.querySelector(%q) && document.getElementById('review-msg').textContent.includes('retracted')`, ada))
+		if st := e.do("GET", "/v1/flags?member=rev-ada", nil).must(t, 200).get("flags", 0, "state"); st != "confirmed" {
+			t.Fatalf("ada's flag after Confirm: %v", st)
+		}
+		e.do("GET", "/v1/members/rev-ada", nil).must(t, 200)
+		tab.click(bo + " button.clear")
+		tab.wait(fmt.Sprintf(`!document.querySelector(%q) && document.getElementById('admin-flags').children.length === 0`, bo))
+		if p := e.do("GET", "/v1/boards/laps/entries", nil).must(t, 200); p.get("total") != 1.0 || p.get("entries", 0, "score") != 50_000.0 {
+			t.Fatalf("after Clear: %s; want bo with his held lap", p.raw)
+		}
+		e.do("POST", "/v1/members/rev-ada/unhide", nil).must(t, 200)
+		if p := e.do("GET", "/v1/boards/laps/members/rev-ada", nil).must(t, 200); p.get("entry", "score") != 60_000.0 {
+			t.Fatalf("ada after Confirm and unhide: %s; want her lap before the held one", p.raw)
+		}
+	})
+
 	t.Run("Webhooks", func(t *testing.T) {
 		ctx := context.Background()
 		// The dispatcher's rules over the server's store, as serve runs them; one attempt

@@ -271,6 +271,9 @@ func (g gen) results() ([]laurel.EventResult, bool) {
 		if g.r.IntN(3) == 0 {
 			res.Status = g.str()
 		}
+		if g.r.IntN(4) == 0 {
+			res.Flag = g.str()
+		}
 		if g.r.IntN(4) != 0 {
 			res.Entries = map[string]laurel.Standing{}
 			for range g.r.IntN(10) {

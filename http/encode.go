@@ -287,6 +287,7 @@ type resultJSON struct {
 	Member  string                  `json:"member"`
 	ID      string                  `json:"id,omitempty"`
 	Status  string                  `json:"status"`
+	Flag    string                  `json:"flag,omitempty"` // held for review by this flag
 	Entries map[string]standingJSON `json:"entries,omitzero"`
 }
 
@@ -298,7 +299,7 @@ type resultsJSON struct {
 func resultsOf(results []laurel.EventResult, ranks bool) resultsJSON {
 	out := resultsJSON{Results: make([]resultJSON, len(results))}
 	for i, res := range results {
-		rj := resultJSON{Member: res.Member, ID: res.ID, Status: res.Status}
+		rj := resultJSON{Member: res.Member, ID: res.ID, Status: res.Status, Flag: res.Flag}
 		if ranks {
 			rj.Entries = make(map[string]standingJSON, len(res.Entries))
 			for name, st := range res.Entries {
@@ -435,7 +436,7 @@ func boardFrom(b boardJSON) (laurel.BoardInfo, error) {
 // resultFrom reads one result of a submit; the answer does not name the board, which the
 // caller knows from the event.
 func resultFrom(r resultJSON, board string) laurel.EventResult {
-	out := laurel.EventResult{Board: board, Member: r.Member, ID: r.ID, Status: r.Status}
+	out := laurel.EventResult{Board: board, Member: r.Member, ID: r.ID, Status: r.Status, Flag: r.Flag}
 	if r.Entries != nil {
 		out.Entries = make(map[string]laurel.Standing, len(r.Entries))
 		for name, st := range r.Entries {

@@ -131,6 +131,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 	}
 	var applied, duplicates int
 	for _, res := range results {
+		if res.Flag != "" {
+			s.metrics.held.WithLabelValues(res.Board, res.Rule).Inc()
+		}
 		if res.Status == laurel.StatusDuplicate {
 			duplicates++
 		} else {

@@ -63,8 +63,12 @@ func start(t testing.TB, o options) *env {
 		e.store = store
 		contests := competition.New(store, store, e.clock.Now) // as serve wires it
 		svc, o.cfg.Contests, o.cfg.Watcher, o.cfg.MemberWatcher = contests, contests, store, store
+		if o.cfg.Flags == nil {
+			o.cfg.Flags = store
+		}
 		if o.cfg.Hooks == nil {
-			e.hooks = &webhook.Outbox{Records: store, Service: contests, Results: contests.Results, Encode: lhttp.EncodeDelivery, Now: e.clock.Now}
+			e.hooks = &webhook.Outbox{Records: store, Service: contests, Results: contests.Results, Encode: lhttp.EncodeDelivery,
+				EncodeFlag: lhttp.EncodeFlagDelivery, Now: e.clock.Now}
 			o.cfg.Hooks = e.hooks
 		}
 	}

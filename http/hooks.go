@@ -85,11 +85,12 @@ type hookJSON struct {
 	ID        string   `json:"id"`
 	URL       string   `json:"url"`
 	Boards    []string `json:"boards"`
+	Flags     bool     `json:"flags"`
 	CreatedAt string   `json:"created_at"`
 }
 
 func hookOf(h laurel.Hook) hookJSON {
-	return hookJSON{ID: h.ID, URL: h.URL, Boards: append([]string{}, h.Boards...), CreatedAt: laurel.FormatTime(h.CreatedAt)}
+	return hookJSON{ID: h.ID, URL: h.URL, Boards: append([]string{}, h.Boards...), Flags: h.Flags, CreatedAt: laurel.FormatTime(h.CreatedAt)}
 }
 
 type deliveryJSON struct {

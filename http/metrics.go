@@ -23,6 +23,8 @@ type metrics struct {
 	streamsDropped  prometheus.Counter
 	hookAttempts    *prometheus.CounterVec
 	guardRefused    *prometheus.CounterVec
+	held            *prometheus.CounterVec
+	flagsResolved   *prometheus.CounterVec
 }
 
 func newMetrics(svc laurel.Service) *metrics {
@@ -71,6 +73,14 @@ func newMetrics(svc laurel.Service) *metrics {
 			Name: "laurel_guard_refused_total",
 			Help: "Submits refused by a rule of a board's guard (trusted, gain, jump), by board and rule.",
 		}, []string{"board", "rule"}),
+		held: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laurel_guard_held_total",
+			Help: "Events held for review by a hold rule of a board's guard (gain, jump), and members the game reported (reported), by board and rule.",
+		}, []string{"board", "rule"}),
+		flagsResolved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "laurel_flags_resolved_total",
+			Help: "Flags resolved by a person, by board, the rule that opened them (or reported) and resolution (cleared, confirmed).",
+		}, []string{"board", "rule", "resolution"}),
 	}
 	// Each state's series is there from the start, at 0, so that an alert on failed
 	// attempts has a series to watch before the first attempt.
@@ -78,10 +88,24 @@ func newMetrics(svc laurel.Service) *metrics {
 		m.hookAttempts.WithLabelValues(state)
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.commitOps, m.commitSeconds, m.eventsApplied, m.eventsDuplicate,
-		m.streams, m.streamsDropped, m.hookAttempts, m.guardRefused,
+		m.streams, m.streamsDropped, m.hookAttempts, m.guardRefused, m.held, m.flagsResolved,
 		&entriesCollector{svc: svc},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// flagRule is the rule label of a flag: its rule, or reported for the game's.
+func flagRule(f *laurel.Flag) string {
+	if f.Rule == "" {
+		return "reported"
+	}
+	return f.Rule
+}
+
+func (m *metrics) flagOpened(f *laurel.Flag) { m.held.WithLabelValues(f.Board, flagRule(f)).Inc() }
+
+func (m *metrics) flagResolved(f *laurel.Flag) {
+	m.flagsResolved.WithLabelValues(f.Board, flagRule(f), f.State).Inc()
 }
 
 func (m *metrics) observeRequest(route string, status int, took time.Duration) {

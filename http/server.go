@@ -66,6 +66,9 @@ type Config struct {
 	// Hooks are the store's webhooks (/v1/hooks, package webhook); nil answers those routes
 	// not_found.
 	Hooks laurel.Webhooks
+	// Flags is the store's review queue (/v1/flags, and the game's reports of members); nil
+	// answers those routes not_found.
+	Flags laurel.FlagQueue
 	// Watcher tells live streams when boards change; nil: they look every pollEvery.
 	Watcher laurel.Watcher
 	// MemberWatcher tells members' live streams whose entries changed; nil: they look every
@@ -168,6 +171,11 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.handle("GET /v1/hooks/{hook}/deliveries", scopeAdmin, s.handleDeliveries)
 	s.handle("GET /v1/hooks/{hook}/deliveries/{delivery}", scopeAdmin, s.handleDelivery)
 	s.handle("POST /v1/hooks/{hook}/deliveries/{delivery}/replay", scopeAdmin, s.bodiless(s.handleReplay))
+
+	s.handle("POST /v1/boards/{board}/members/{member}/flags", scopeWrite, s.handleReportFlag)
+	s.handle("GET /v1/flags", scopeAdmin, s.handleFlags)
+	s.handle("GET /v1/flags/{flag}", scopeAdmin, s.handleFlag)
+	s.handle("POST /v1/flags/{flag}", scopeAdmin, s.handleResolveFlag)
 
 	s.handle("PUT /v1/members/{member}", scopeWrite, s.handlePutProfile)
 	s.handle("GET /v1/members/{member}", scopeRead, s.handleProfile)

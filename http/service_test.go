@@ -321,6 +321,7 @@ func TestRoutes(t *testing.T) {
 		"POST /v1/hooks/{hook}/deliveries/{delivery}/replay",
 		"POST /v1/boards/{board}/members/{member}/join", "GET /v1/boards/{board}/members/{member}/entry",
 		"GET /v1/boards/{board}/members/{member}/cohort", "GET /v1/boards/{board}/members/{member}/tier",
+		"POST /v1/boards/{board}/members/{member}/flags", "GET /v1/flags", "GET /v1/flags/{flag}", "POST /v1/flags/{flag}",
 	}
 	for _, want := range api {
 		if !slices.Contains(routes, want) {

@@ -24,10 +24,13 @@ type Nodes func(t testing.TB, now func() int64) []laurel.Service
 // after each; then bursts of concurrent submits to one member through every node at once,
 // of which exactly as many are taken as the rule allows. Half the boards are trusted too, and
 // a quarter of the submits and retries come as from a member token: a trusted board refuses
-// them all, retries included.
+// them all, retries included. Each rule runs twice: refusing, and holding (the events that
+// break it are stored and counted, their members hidden and their flags opened in the same
+// write, and the admin unhides members at times).
 func Guard(t *testing.T, nodes Nodes) {
 	for _, kind := range []string{"gain", "jump"} {
-		t.Run(kind, func(t *testing.T) { guardModel(t, nodes, kind) })
+		t.Run(kind, func(t *testing.T) { guardModel(t, nodes, kind, false) })
+		t.Run(kind+"/hold", func(t *testing.T) { guardModel(t, nodes, kind, true) })
 	}
 }
 
@@ -42,21 +45,27 @@ type gEvent struct {
 }
 
 type guardTest struct {
-	t      *testing.T
-	rng    *rand.Rand
-	clock  atomic.Int64
-	nodes  []laurel.Service
-	board  laurel.Board
-	kind   string
-	rule   *laurel.GuardRule
-	events []*gEvent // counted and retracted, in arrival order
-	nextID int
-	stats  map[string]int
+	t     *testing.T
+	rng   *rand.Rand
+	clock atomic.Int64
+	nodes []laurel.Service
+	board laurel.Board
+	kind  string
+	hold  bool
+	rule  *laurel.GuardRule
+	// hidden are the members held (or hidden) now; flagged, the events each member's open
+	// flag names.
+	hidden  map[string]bool
+	flagged map[string]int
+	events  []*gEvent // counted and retracted, in arrival order
+	nextID  int
+	stats   map[string]int
 }
 
-func guardModel(t *testing.T, nodes Nodes, kind string) {
+func guardModel(t *testing.T, nodes Nodes, kind string, hold bool) {
 	seed := Seed(t)
-	g := &guardTest{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x51)), kind: kind, stats: map[string]int{}}
+	g := &guardTest{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x51)), kind: kind, hold: hold, stats: map[string]int{},
+		hidden: map[string]bool{}, flagged: map[string]int{}}
 	start, _ := laurel.ParseTime(oracleStarts[g.rng.IntN(len(oracleStarts))])
 	g.clock.Store(start + g.rng.Int64N(86_400_000))
 	g.nodes = nodes(t, g.clock.Load)
@@ -78,6 +87,8 @@ func guardModel(t *testing.T, nodes Nodes, kind string) {
 			g.submit(op)
 		case r < 8:
 			g.retry(op)
+		case r < 9 && g.hold && g.rng.IntN(2) == 0:
+			g.unhide(op)
 		case r < 9:
 			g.retract(op)
 		default:
@@ -88,6 +99,7 @@ func guardModel(t *testing.T, nodes Nodes, kind string) {
 		g.compare(op)
 	}
 	t.Logf("%v", g.stats)
+	checkStore(t, g.nodes[0])
 }
 
 // spec makes the board: a random order, the rule's mode, its rule on a random window.
@@ -95,6 +107,9 @@ func (g *guardTest) spec() laurel.BoardSpec {
 	rng := g.rng
 	order, mode := []string{"desc", "asc"}[rng.IntN(2)], "sum"
 	rule := &laurel.GuardRuleSpec{Window: guardWindows[rng.IntN(len(guardWindows))]}
+	if g.hold {
+		rule.Action = ptr("hold")
+	}
 	guard := &laurel.GuardSpec{Trusted: ptr(rng.IntN(2) == 0)}
 	switch g.kind {
 	case "gain":
@@ -163,18 +178,23 @@ func (g *guardTest) submit(op int) {
 	want := -1
 	var field string
 	var taken []*gEvent
+	held := make([]bool, len(staged))
 	for i, ev := range staged {
 		if ev == nil {
 			continue
 		}
 		if f := g.breaks(ev, taken, now); f != "" {
-			want, field = i, f
-			break
+			if g.hold {
+				held[i] = true
+			} else {
+				want, field = i, f
+				break
+			}
 		}
 		taken = append(taken, ev)
 	}
 	token := g.rng.IntN(4) == 0
-	_, err := g.node().Submit(context.Background(), batch, laurel.SubmitOptions{MemberToken: token})
+	res, err := g.node().Submit(context.Background(), batch, laurel.SubmitOptions{MemberToken: token})
 	if token && g.board.Guard.Trusted {
 		g.refusedToken(op, err)
 		return
@@ -192,6 +212,29 @@ func (g *guardTest) submit(op int) {
 	}
 	g.stats["taken"]++
 	g.events = append(g.events, taken...)
+	for i, h := range held {
+		if h != (res[i].Flag != "") {
+			g.t.Fatalf("op %d at %s: submit %+v: event %d's flag %q; the model holds it: %v", op, laurel.FormatTime(now), batch, i, res[i].Flag, h)
+		}
+		if h {
+			g.hidden[staged[i].member] = true
+			g.flagged[staged[i].member]++
+			g.stats["held"]++
+		}
+	}
+}
+
+// unhide puts a held member back, as an admin would; its flag stays open, and takes the
+// member's next held events.
+func (g *guardTest) unhide(op int) {
+	for m := range g.hidden {
+		if err := g.node().Unhide(context.Background(), m); err != nil {
+			g.t.Fatalf("op %d: unhide %s: %v", op, m, err)
+		}
+		delete(g.hidden, m)
+		g.stats["unhidden"]++
+		return
+	}
 }
 
 // retry sends a counted event again alone: a duplicate, whatever the rule would say now.
@@ -259,17 +302,21 @@ func (g *guardTest) burst(op int) {
 	}
 	n := room + 1 + g.rng.IntN(4)
 	var wg sync.WaitGroup
-	var ok, refused atomic.Int64
+	var ok, refused, held atomic.Int64
 	errs := make(chan error, n)
 	for i := range n {
 		node := g.nodes[i%len(g.nodes)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := node.Submit(context.Background(), []laurel.Event{{Board: "g", Member: member, Value: value}}, laurel.SubmitOptions{NoRanks: true})
+			res, err := node.Submit(context.Background(), []laurel.Event{{Board: "g", Member: member, Value: value}}, laurel.SubmitOptions{NoRanks: true})
 			switch laurel.ErrorCode(err) {
 			case "":
-				ok.Add(1)
+				if res[0].Flag != "" {
+					held.Add(1)
+				} else {
+					ok.Add(1)
+				}
 			case laurel.EGuardRefused:
 				refused.Add(1)
 			default:
@@ -282,13 +329,21 @@ func (g *guardTest) burst(op int) {
 	for err := range errs {
 		g.t.Fatalf("op %d: burst: %v", op, err)
 	}
-	if ok.Load() != int64(room) {
-		g.t.Fatalf("op %d at %s: a burst of %d events of %s (value %d) through %d nodes: %d taken, %d refused; the rule has room for %d",
-			op, laurel.FormatTime(now), n, member, value, len(g.nodes), ok.Load(), refused.Load(), room)
+	if ok.Load() != int64(room) || g.hold && held.Load() != int64(n-room) {
+		g.t.Fatalf("op %d at %s: a burst of %d events of %s (value %d) through %d nodes: %d taken, %d refused, %d held; the rule has room for %d",
+			op, laurel.FormatTime(now), n, member, value, len(g.nodes), ok.Load(), refused.Load(), held.Load(), room)
 	}
 	g.stats["bursts"]++
 	g.stats["burst events refused"] += int(refused.Load())
 	g.events = append(g.events, taken...)
+	if g.hold {
+		for range n - room {
+			g.events = append(g.events, &gEvent{member: member, value: value, ts: now})
+		}
+		g.hidden[member] = true
+		g.flagged[member] += n - room
+		g.stats["burst events held"] += n - room
+	}
 }
 
 func (g *guardTest) counted() []*gEvent {
@@ -395,6 +450,9 @@ func (g *guardTest) compare(op int) {
 		if err != nil {
 			g.t.Fatalf("op %d: page of %s: %v", op, w, err)
 		}
+		for m := range g.hidden {
+			delete(want, m)
+		}
 		got := map[string]int64{}
 		for _, en := range page.Entries {
 			got[en.Member] = en.Score
@@ -402,5 +460,52 @@ func (g *guardTest) compare(op int) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			g.t.Fatalf("op %d at %s: window %s holds %v, want %v", op, laurel.FormatTime(now), w, got, want)
 		}
+	}
+	g.compareFlags(op)
+}
+
+// compareFlags checks the open flags against the model's: one a member held, naming each
+// event held since it opened.
+func (g *guardTest) compareFlags(op int) {
+	got := map[string]int{}
+	rec := g.node().(laurel.Records)
+	err := laurel.EachRecord(context.Background(), rec, laurel.FlagKind, "", "", func(r laurel.Record) (bool, error) {
+		f, err := laurel.DecodeFlag(r.Value)
+		if err != nil {
+			return false, err
+		}
+		if f.State == laurel.FlagOpen && f.Board == "g" {
+			if _, dup := got[f.Member]; dup {
+				g.t.Fatalf("op %d: two open flags of %s", op, f.Member)
+			}
+			got[f.Member] = len(f.Events)
+		}
+		return true, nil
+	})
+	if err != nil {
+		g.t.Fatalf("op %d: flags: %v", op, err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(g.flagged) {
+		g.t.Fatalf("op %d: open flags name %v events, want %v", op, got, g.flagged)
+	}
+	for m := range g.hidden {
+		if p, err := g.node().Profile(context.Background(), m); err != nil || !p.Hidden {
+			g.t.Fatalf("op %d: %s held: profile %+v, %v; want hidden", op, m, p, err)
+		}
+	}
+}
+
+// checkStore runs the store's check of its own invariants, when it has one: hides in the
+// writes that held, among others, leave its rankings whole.
+func checkStore(t *testing.T, s laurel.Service) {
+	var err error
+	switch s := s.(type) {
+	case interface{ Check() error }:
+		err = s.Check()
+	case interface{ Check(context.Context) error }:
+		err = s.Check(context.Background())
+	}
+	if err != nil {
+		t.Fatalf("the store's check: %v", err)
 	}
 }

@@ -21,9 +21,30 @@ import (
 // before it, and one bad event rejects the whole batch with its index in the error's field.
 // Submits to the same boards that arrive while one is being written are written together,
 // in one step (see submits), with the shards that no other node's write holds.
+//
+// A submit with an event a hold rule holds is written again in a step of its own that also
+// holds the held members' shards on every board: it hides them and opens their flags in the
+// same commit as their events (hold.go).
 func (s *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions) ([]laurel.EventResult, error) {
 	if err := laurel.ValidateEvents(events); err != nil {
 		return nil, err
+	}
+	var held []string
+	for {
+		results, more, err := s.submit(ctx, events, opts, held)
+		if more == nil {
+			return results, err
+		}
+		held = append(held, more...)
+	}
+}
+
+// submit writes a submit, in a group of those to the same boards, or alone when held (the
+// members a hold rule held) is not nil. It returns the members held that held did not name
+// (not nil, with nothing stored) when the write must start again with them.
+func (s *Store) submit(ctx context.Context, events []laurel.Event, opts laurel.SubmitOptions, held []string) ([]laurel.EventResult, []string, error) {
+	if held != nil {
+		return s.submitHeld(ctx, events, opts, held)
 	}
 	var boards []string
 	for i := range events {
@@ -41,14 +62,23 @@ func (s *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 		// Still queued, it is withdrawn: no step will write it. A step that has it answers
 		// by the step's deadline, its requests' latest.
 		if req.state.CompareAndSwap(reqQueued, reqWithdrawn) {
-			return nil, s.unavailable("write", ctx.Err())
+			return nil, nil, s.unavailable("write", ctx.Err())
 		}
 		<-req.done
 	}
-	if req.err != nil {
-		return nil, req.err
+	return req.answer()
+}
+
+// answer is what a request's step answered: its results, or the members held that the step
+// did not hide first, or its error.
+func (r *submitReq) answer() ([]laurel.EventResult, []string, error) {
+	switch {
+	case errors.Is(r.err, errHeldLate):
+		return nil, r.more, nil
+	case r.err != nil:
+		return nil, nil, r.err
 	}
-	return req.results, nil
+	return r.results, nil, nil
 }
 
 // submits groups the submits of this store to the same boards: the first to arrive writes
@@ -77,6 +107,14 @@ type submitReq struct {
 	results  []laurel.EventResult
 	err      error
 	done     chan struct{}
+
+	// everywhere, for a request that hides the members held, is every board: its step
+	// holds those members' shards on each. held are those members; holds the events held as
+	// staged, and more the members held that held does not name.
+	everywhere []string
+	held       []string
+	holds      []holdAt
+	more       []string
 
 	left   int     // how often a step tried its shards and left it for later
 	seqs   []int64 // of the applied events; 0 for duplicates
@@ -194,6 +232,13 @@ func (s *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 				targets[k].members = append(targets[k].members, ev.Member)
 			}
 		}
+		for _, id := range r.everywhere {
+			k := slices.IndexFunc(targets, func(t target) bool { return t.board == id })
+			if k < 0 {
+				targets, k = append(targets, target{board: id}), len(targets)
+			}
+			targets[k].members = append(targets[k].members, r.held...)
+		}
 	}
 	events := 0
 	wait := len(group) == 1 || group[0].left > 0 // for the first submit's shards
@@ -263,6 +308,12 @@ func (s *Store) submitGroup(group []*submitReq, more func(budget int) []*submitR
 			if whole := (*needWhole)(nil); errors.As(r.err, &whole) {
 				r.err = nil
 				return whole
+			}
+			if r.err == nil && len(r.holds) > 0 {
+				// What hold writes cannot be rolled back alone: it fails the step (alone).
+				if err := w.hold(ctx, r); err != nil {
+					return err
+				}
 			}
 			if r.err == nil {
 				ok = append(ok, r)
@@ -352,19 +403,32 @@ func (s *step) holds(events []laurel.Event) bool {
 // request it held failed.
 var errNothing = errors.New("postgres: no request of the group could be staged")
 
-// stageRequest stages one submit's events in the step, all or none.
+// stageRequest stages one submit's events in the step, all or none. Events a hold rule holds
+// are staged, and noted in r.holds; when their members are not all in r.held, nothing is, and
+// the request fails with errHeldLate, naming them in r.more.
 func (s *step) stageRequest(ctx context.Context, r *submitReq) error {
 	r.seqs, r.times = make([]int64, len(r.events)), make([]int64, len(r.events))
+	r.holds, r.more = r.holds[:0], r.more[:0]
 	s.begin()
 	for i := range r.events {
 		ev := &r.events[i]
-		status, seq, ts, err := s.stageEvent(ctx, ev, r.opts)
+		status, seq, ts, rule, err := s.stageEvent(ctx, ev, r.opts)
 		if err != nil {
 			s.rollback()
 			return laurel.InEvent(i, err)
 		}
 		r.seqs[i], r.times[i] = seq, ts
 		r.results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
+		if rule != "" {
+			r.holds = append(r.holds, holdAt{i, laurel.HeldEvent{Board: ev.Board, Member: ev.Member, Event: laurel.FlagEvent{Rule: rule, ID: ev.ID, Value: ev.Value, TS: ts}}})
+			if !slices.Contains(r.held, ev.Member) && !slices.Contains(r.more, ev.Member) {
+				r.more = append(r.more, ev.Member)
+			}
+		}
+	}
+	if len(r.more) > 0 {
+		s.rollback()
+		return errHeldLate
 	}
 	s.keep()
 	return nil
@@ -518,37 +582,38 @@ func (s *step) queueIDs(r *reads, b *boardStep, ids []string) {
 }
 
 // stageEvent validates one event against its board and stages it in every window. It returns
-// the event's status and, when applied, its sequence number and time.
-func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.SubmitOptions) (status string, seq, ts int64, err error) {
+// the event's status and, when applied, its sequence number, its time and the rule that held
+// it, if one did.
+func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.SubmitOptions) (status string, seq, ts int64, held string, err error) {
 	b, err := s.board(in.Board)
 	if err != nil {
-		return "", 0, 0, err
+		return "", 0, 0, "", err
 	}
 	if err := b.st.cfg.AdmitWriter(opts); err != nil {
-		return "", 0, 0, err
+		return "", 0, 0, "", err
 	}
 	if in.ID != "" {
 		if err := s.readIDs(ctx, b, []string{in.ID}); err != nil {
-			return "", 0, 0, err
+			return "", 0, 0, "", err
 		}
 		if prev := b.ids[in.ID]; prev != nil {
 			if in.Repeats(prev.member, prev.value, prev.ts) {
-				return laurel.StatusDuplicate, 0, 0, nil
+				return laurel.StatusDuplicate, 0, 0, "", nil
 			}
-			return "", 0, 0, laurel.ErrIDConflict(in.ID)
+			return "", 0, 0, "", laurel.ErrIDConflict(in.ID)
 		}
 	}
 	if ts, err = b.st.cfg.Admit(in, s.now, opts.Import); err != nil {
-		return "", 0, 0, err
+		return "", 0, 0, "", err
 	}
 	_, sh, err := b.shardOf(in.Member)
 	if err != nil {
-		return "", 0, 0, err
+		return "", 0, 0, "", err
 	}
 	sh.seq += int64(b.st.shards())
 	seq = sh.seq
-	if err := laurel.StageEvent(ctx, &b.st.cfg, staged{s, b}, in.Member, in.Value, ts, uint64(seq), s.now); err != nil {
-		return "", 0, 0, err
+	if held, err = laurel.StageEvent(ctx, &b.st.cfg, staged{s, b}, in.Member, in.Value, ts, uint64(seq), s.now); err != nil {
+		return "", 0, 0, "", err
 	}
 	ev := newEvent{seq: seq, member: in.Member, value: in.Value, ts: ts, id: in.ID}
 	if in.Tag != nil {
@@ -559,7 +624,7 @@ func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.Sub
 	if in.ID != "" {
 		b.setID(in.ID, &storedEvent{seq: seq, member: in.Member, value: in.Value, ts: ts})
 	}
-	return laurel.StatusApplied, seq, ts, nil
+	return laurel.StatusApplied, seq, ts, held, nil
 }
 
 // setNames stages the profile names that the applied events of requests carry, the last one

@@ -91,41 +91,47 @@ func (s *Store) setHidden(ctx context.Context, member string, hide bool) error {
 	if err := laurel.ValidateMember("member", member); err != nil {
 		return err
 	}
-	return s.everywhere(ctx, member, func(w *step, boards []string) error {
-		var was bool
-		if err := w.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_hidden WHERE member = $1)", member).Scan(&was); err != nil {
-			return fmt.Errorf("postgres: hide: %w", err)
-		}
-		if was == hide {
-			return nil
-		}
-		q := "DELETE FROM laurel_hidden WHERE member = $1"
-		if hide {
-			q = "INSERT INTO laurel_hidden (member) VALUES ($1)"
-		}
-		if _, err := w.tx.Exec(ctx, q, member); err != nil {
-			return fmt.Errorf("postgres: hide: %w", err)
-		}
+	return s.everywhere(ctx, member, func(w *step, boards []string) error { return w.setHidden(ctx, member, boards, hide) })
+}
+
+// setHidden hides or unhides a member in the step, which holds its shard of each of boards
+// (every board): its ranked aggregates leave the index or come back, as the step has them
+// (those of events it staged before included: indexstep.go removes them too).
+func (w *step) setHidden(ctx context.Context, member string, boards []string, hide bool) error {
+	var was bool
+	if err := w.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM laurel_hidden WHERE member = $1)", member).Scan(&was); err != nil {
+		return fmt.Errorf("postgres: hide: %w", err)
+	}
+	if was == hide {
 		w.hidden[member] = hide
-		w.global, w.moved = true, true // closed periods read the mark from the store
-		for _, id := range boards {
-			b := w.boards[id]
-			if err := w.advance(ctx, b); err != nil {
-				return err
-			}
-			keys := b.rankedKeys(member)
-			if err := w.prefetch(ctx, b, keys); err != nil {
-				return err
-			}
-			for _, k := range keys {
-				if v := b.aggs[k]; v.present {
-					set, _ := b.st.window(k.win).indexSet(k.span)
-					b.extra = append(b.extra, shardindex.Change{Set: set, Member: member, Score: v.score, At: v.at, Remove: hide})
-				}
+		return nil
+	}
+	q := "DELETE FROM laurel_hidden WHERE member = $1"
+	if hide {
+		q = "INSERT INTO laurel_hidden (member) VALUES ($1)"
+	}
+	if _, err := w.tx.Exec(ctx, q, member); err != nil {
+		return fmt.Errorf("postgres: hide: %w", err)
+	}
+	w.hidden[member] = hide
+	w.global, w.moved = true, true // closed periods read the mark from the store
+	for _, id := range boards {
+		b := w.boards[id]
+		if err := w.advance(ctx, b); err != nil {
+			return err
+		}
+		keys := b.rankedKeys(member)
+		if err := w.prefetch(ctx, b, keys); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if v := b.aggs[k]; v.present {
+				set, _ := b.st.window(k.win).indexSet(k.span)
+				b.extra = append(b.extra, shardindex.Change{Set: set, Member: member, Score: v.score, At: v.at, Remove: hide})
 			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // everywhere runs fn as a step over the member's shard of every board (every board the member

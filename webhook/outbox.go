@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -33,6 +34,9 @@ type Outbox struct {
 	// Encode makes a delivery's body (the HTTP API's JSON, so that a receiver reads the
 	// results as GET …/results shows them).
 	Encode func(laurel.ResultsPart) ([]byte, error)
+	// EncodeFlag makes the body of a delivery of a flag's notice, for the hooks that ask for
+	// flags; nil: they are told of none.
+	EncodeFlag func(laurel.FlagDelivery) ([]byte, error)
 	// Results reads a closed period's results: laurel.Contests.Results, which ranks the
 	// members of each cohort apart, where the server keeps competitions; nil is
 	// laurel.BoardResults over Service.
@@ -376,8 +380,12 @@ func (o *Outbox) swap(ctx context.Context, d Stored, n *Stored) (bool, error) {
 // Retain. It returns how many deliveries it made.
 func (o *Outbox) Collect(ctx context.Context) (int, error) {
 	hooks, err := o.List(ctx)
-	if err != nil || len(hooks) == 0 {
+	if err != nil {
 		return 0, err
+	}
+	made, err := o.collectFlags(ctx, hooks)
+	if err != nil || len(hooks) == 0 {
+		return made, err
 	}
 	now := o.now()
 	br := o.boardsRead.Load()
@@ -389,7 +397,7 @@ func (o *Outbox) Collect(ctx context.Context) (int, error) {
 		br = &boardsRead{boards: boards, at: now}
 		o.boardsRead.Store(br)
 	}
-	made, results := 0, map[string]laurel.Results{}
+	results := map[string]laurel.Results{}
 	// A board about to be collected is read again, once a pass: the list may be a minute
 	// old, and a board deleted and made again since would be collected as the old one (its
 	// making decides which periods a hook was told of).
@@ -545,19 +553,7 @@ func (o *Outbox) make(ctx context.Context, h *laurel.Hook, b *laurel.Board, wind
 		}
 		d := laurel.Delivery{ID: id, Hook: h.ID, Board: board, Window: window, Period: period, Part: part, Parts: parts,
 			State: laurel.DeliveryPending, NextAt: now, CreatedAt: now}
-		v, err := json.Marshal(d)
-		if err != nil {
-			return made, err
-		}
-		// The index first, then the body, then the state that makes the delivery exist: a crash
-		// before the state leaves the rest to be made again, or pruned.
-		if err := o.markPending(ctx, id); err != nil {
-			return made, err
-		}
-		if _, err := o.Records.SwapRecord(ctx, recDeliveryBody, id, nil, body); err != nil {
-			return made, err
-		}
-		ok, err := o.Records.SwapRecord(ctx, recDelivery, id, nil, v)
+		ok, err := o.store(ctx, d, body)
 		if err != nil {
 			return made, err
 		}
@@ -566,6 +562,59 @@ func (o *Outbox) make(ctx context.Context, h *laurel.Hook, b *laurel.Board, wind
 		}
 	}
 	return made, nil
+}
+
+// store makes the delivery d with its body, unless it is made already, and reports whether it
+// made it.
+func (o *Outbox) store(ctx context.Context, d laurel.Delivery, body []byte) (bool, error) {
+	v, err := json.Marshal(d)
+	if err != nil {
+		return false, err
+	}
+	// The index first, then the body, then the state that makes the delivery exist: a crash
+	// before the state leaves the rest to be made again, or pruned.
+	if err := o.markPending(ctx, d.ID); err != nil {
+		return false, err
+	}
+	if _, err := o.Records.SwapRecord(ctx, recDeliveryBody, d.ID, nil, body); err != nil {
+		return false, err
+	}
+	return o.Records.SwapRecord(ctx, recDelivery, d.ID, nil, v)
+}
+
+// collectFlags makes a delivery of each flag's notice the stores queued (laurel.FlagNoticeKind)
+// to each hook that asks for flags and hears its board, then deletes the notice: each is told
+// once, to the hooks there are when it is collected. Two nodes collecting one notice make its
+// deliveries once (their ids are the notice's).
+func (o *Outbox) collectFlags(ctx context.Context, hooks []laurel.Hook) (int, error) {
+	made, now := 0, o.now()
+	err := laurel.EachRecord(ctx, o.Records, laurel.FlagNoticeKind, "", "", func(r laurel.Record) (bool, error) {
+		var n laurel.FlagNotice
+		if err := json.Unmarshal(r.Value, &n); err != nil || n.Flag == nil {
+			return false, fmt.Errorf("webhook: a flag's notice %s: %v", r.Key, err)
+		}
+		for _, h := range hooks {
+			if !h.Flags || !h.Hears(n.Flag.Board) || o.EncodeFlag == nil {
+				continue
+			}
+			id := h.ID + ":flag:" + r.Key
+			body, err := o.EncodeFlag(laurel.FlagDelivery{Delivery: id, Hook: h.ID, Notice: n})
+			if err != nil {
+				return false, err
+			}
+			ok, err := o.store(ctx, laurel.Delivery{ID: id, Hook: h.ID, Board: n.Flag.Board, Part: 1, Parts: 1,
+				State: laurel.DeliveryPending, NextAt: now, CreatedAt: now}, body)
+			if err != nil {
+				return false, err
+			}
+			if ok {
+				made++
+			}
+		}
+		_, err := o.Records.SwapRecord(ctx, laurel.FlagNoticeKind, r.Key, r.Value, nil)
+		return err == nil, err
+	})
+	return made, err
 }
 
 // results reads all the results of a closed period.

@@ -72,7 +72,7 @@ export interface GuardRule {
   max?: number;
   amount?: number;
   percent?: number;
-  action?: "refuse";
+  action?: "refuse" | "hold";
 }
 
 export interface CohortsSpec {
@@ -223,6 +223,8 @@ export interface EventResult {
   member: string;
   id?: string;
   status: "applied" | "duplicate";
+  /** The flag that holds the event for review (a hold rule held it; its member is hidden). */
+  flag?: string;
   /** Per window, the member's standing right after the write; absent with ranks: false. */
   entries?: Record<string, Standing>;
 }
@@ -266,12 +268,15 @@ export interface HookSpec {
   /** Signs each delivery: Laurel-Signature: v1=hex(HMAC-SHA256(secret, timestamp + "." + body)). */
   secret?: string;
   boards?: string[];
+  /** Also tell it of flags: opened, holding more events, resolved. */
+  flags?: boolean;
 }
 
 export interface Hook {
   id: string;
   url: string;
   boards: string[];
+  flags: boolean;
   created_at: string;
 }
 
@@ -299,6 +304,40 @@ export interface Delivery {
 
 export interface DeliveryList {
   deliveries: Delivery[];
+}
+
+export interface FlagEvent {
+  rule: string;
+  id?: string;
+  value: number;
+  ts: string;
+}
+
+/** A member held for review on a board: by a hold rule of its guard, or by the game. */
+export interface Flag {
+  id: string;
+  board: string;
+  member: string;
+  rule?: string;
+  reason?: string;
+  state: "open" | "cleared" | "confirmed";
+  opened: string;
+  resolved?: string;
+  erased?: boolean;
+  events: FlagEvent[];
+}
+
+export interface FlagList {
+  flags: Flag[];
+}
+
+export interface FlagReport {
+  reason: string;
+}
+
+export interface FlagResolution {
+  action: "clear" | "confirm";
+  erase?: boolean;
 }
 
 export interface Retracted {
@@ -491,6 +530,13 @@ export declare class Laurel {
   listDeliveries(hook: string, opts?: CallOptions & { state?: "pending" | "delivered" | "failed"; after?: string; limit?: number }): Promise<Delivery[]>;
   getDelivery(hook: string, delivery: string, opts?: CallOptions): Promise<Delivery>;
   replayDelivery(hook: string, delivery: string, opts?: CallOptions): Promise<Delivery>;
+  /** The game's anti-cheat holds a member for review (a key, not a member token). */
+  reportFlag(board: string, member: string, reason: string, opts?: CallOptions): Promise<Flag>;
+  /** The review queue (admin), in the order the flags were opened. */
+  listFlags(opts?: CallOptions & { state?: "open" | "cleared" | "confirmed"; board?: string; member?: string; after?: string; limit?: number }): Promise<Flag[]>;
+  getFlag(flag: string, opts?: CallOptions): Promise<Flag>;
+  /** clear: the member back, its events stand; confirm: the flagged events retracted, the member hidden (or erased). */
+  resolveFlag(flag: string, resolution: FlagResolution, opts?: CallOptions): Promise<Flag>;
   /** With cohort (the member itself): its ranks in its cohorts, a point a write. */
   memberHistory(board: string, member: string, opts?: CallOptions & { window?: string; limit?: number; cohort?: string }): Promise<HistoryPoint[]>;
 

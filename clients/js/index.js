@@ -227,6 +227,17 @@ export class Laurel {
   getDelivery(hook, delivery, opts) { return this.request("GET", `/v1/hooks/${enc(hook)}/deliveries/${enc(delivery)}`, opts); }
   replayDelivery(hook, delivery, opts) { return this.request("POST", `/v1/hooks/${enc(hook)}/deliveries/${enc(delivery)}/replay`, opts); }
 
+  // The review queue.
+
+  reportFlag(board, member, reason, opts) {
+    return this.request("POST", `/v1/boards/${enc(board)}/members/${enc(member)}/flags`, { ...opts, body: { reason } });
+  }
+  listFlags({ state, board, member, after, limit, signal } = {}) {
+    return this.request("GET", "/v1/flags", { query: { state, board, member, after, limit }, signal }).then((r) => r.flags);
+  }
+  getFlag(flag, opts) { return this.request("GET", `/v1/flags/${enc(flag)}`, opts); }
+  resolveFlag(flag, resolution, opts) { return this.request("POST", `/v1/flags/${enc(flag)}`, { ...opts, body: resolution }); }
+
   // Members
 
   putProfile(member, spec, opts) { return this.request("PUT", `/v1/members/${enc(member)}`, { ...opts, body: spec }); }

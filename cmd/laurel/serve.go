@@ -296,6 +296,7 @@ var errStopped = errors.New("stopped")
 type store interface {
 	laurel.Service
 	laurel.Records
+	laurel.FlagStore
 	laurel.Watcher
 	laurel.MemberWatcher
 	Close() error
@@ -376,8 +377,8 @@ func (s *server) observeCommit(ops int, took time.Duration) {
 func (s *server) serve(store store, cfg lhttp.Config) {
 	s.store = store
 	svc := competition.New(store, store, nil)
-	hooks := &webhook.Outbox{Records: store, Service: svc, Results: svc.Results, Encode: lhttp.EncodeDelivery}
-	cfg.Contests, cfg.Hooks, cfg.Watcher, cfg.MemberWatcher = svc, hooks, store, store
+	hooks := &webhook.Outbox{Records: store, Service: svc, Results: svc.Results, Encode: lhttp.EncodeDelivery, EncodeFlag: lhttp.EncodeFlagDelivery}
+	cfg.Contests, cfg.Hooks, cfg.Watcher, cfg.MemberWatcher, cfg.Flags = svc, hooks, store, store, store
 	a := lhttp.NewServer(svc, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopHooks, s.hooksDone = cancel, make(chan struct{})

@@ -30,7 +30,8 @@ import (
 //   - comments; each curl is followed by its answer, a comment that starts with `# → `: an
 //     optional status (200 when absent), then JSON (absent: the body is not checked), which
 //     may go on over the comment lines that follow until it is complete. $NAME in it stands
-//     for the variable's value.
+//     for the variable's value; a string "$NAME" of a variable not assigned takes the value
+//     the server answered there (an id the server made), for the curls that follow.
 //
 // Anything else is an error, so a README that the test cannot follow fails too. A JSON answer
 // is matched as a pattern: every object key shown must be present with a matching value (keys
@@ -207,9 +208,16 @@ func runWalkthrough(t *testing.T, w walkthrough) []string {
 	base, stop := startServe(t, t.TempDir(), nil)
 	defer stop()
 	var failures []string
+	answered := map[string]string{} // variables bound by answers
 	for _, s := range w.steps {
-		status, body := s.do(t, base)
 		where := fmt.Sprintf("README.md:%d: %s %s", s.line, s.method, s.path)
+		var unbound []string
+		s.path, unbound = bindVars(s.path, answered, unbound)
+		if s.body, unbound = bindVars(s.body, answered, unbound); len(unbound) > 0 {
+			failures = append(failures, fmt.Sprintf("%s: $%s is neither assigned nor given by an earlier answer", where, unbound[0]))
+			continue
+		}
+		status, body := s.do(t, base)
 		if status != s.status {
 			failures = append(failures, fmt.Sprintf("%s: status %d, README says %d; body %s", where, status, s.status, body))
 			continue
@@ -222,7 +230,7 @@ func runWalkthrough(t *testing.T, w walkthrough) []string {
 			failures = append(failures, fmt.Sprintf("%s: answer is not JSON (%v): %s", where, err, body))
 			continue
 		}
-		if diff := matchJSON("", s.want, got); diff != "" {
+		if diff := matchJSON("", answerVars(s.want, got, answered), got); diff != "" {
 			failures = append(failures, fmt.Sprintf("%s: %s\nREADME: %s\nserver: %s", where, diff, s.wantText, body))
 		}
 	}
@@ -269,6 +277,7 @@ func (s step) do(t *testing.T, base string) (int, []byte) {
 type walkthrough struct {
 	title string
 	steps []step
+	given map[string]bool // variables that an answer gives: "$NAME" in it, NAME not assigned
 }
 
 type step struct {
@@ -367,6 +376,12 @@ func addSteps(w *walkthrough, items []shellItem, vars map[string]string) error {
 				return fmt.Errorf("line %d: %v", it.line, err)
 			}
 			s.want = want
+			for _, m := range answerRef.FindAllStringSubmatch(s.wantText, -1) {
+				if w.given == nil {
+					w.given = map[string]bool{}
+				}
+				w.given[m[1]] = true
+			}
 			continue
 		}
 		if len(it.words) == 1 && assignment.MatchString(it.words[0]) {
@@ -378,6 +393,11 @@ func addSteps(w *walkthrough, items []shellItem, vars map[string]string) error {
 		}
 		if w == nil {
 			return fmt.Errorf("line %d: a curl before the first walk-through", it.line)
+		}
+		for _, m := range unboundRef.FindAllStringSubmatch(s.path+s.body, -1) {
+			if !w.given[m[1]] {
+				return fmt.Errorf("line %d: $%s is not defined, nor given by an answer before", it.line, m[1])
+			}
 		}
 		if !answered {
 			return fmt.Errorf("line %d: the curl before this one has no answer (# → …)", it.line)
@@ -454,6 +474,65 @@ const elided = "…"
 
 // matchJSON returns "" if got matches the pattern want (see TestReadmeWalkthroughs), else
 // where and how it differs.
+// unboundVar marks in a command the place of a variable that an answer gives (lexShell).
+const unboundVar = "\x00"
+
+var (
+	unboundRef = regexp.MustCompile("\x00([A-Za-z_][A-Za-z0-9_]*)\x00")
+	answerRef  = regexp.MustCompile(`"\$([A-Za-z_][A-Za-z0-9_]*)"`)
+)
+
+// bindVars puts in s the variables answers gave, and appends to unbound those none gave yet.
+func bindVars(s string, answered map[string]string, unbound []string) (string, []string) {
+	return unboundRef.ReplaceAllStringFunc(s, func(ref string) string {
+		name := strings.Trim(ref, unboundVar)
+		v, ok := answered[name]
+		if !ok {
+			unbound = append(unbound, name)
+		}
+		return v
+	}), unbound
+}
+
+// answerVars returns want with each string "$NAME" of a variable no answer gave yet bound to
+// what got holds in its place (a value answered in a variable's place is so taken), and those
+// given already put in.
+func answerVars(want, got any, answered map[string]string) any {
+	switch w := want.(type) {
+	case map[string]any:
+		g, _ := got.(map[string]any)
+		out := make(map[string]any, len(w))
+		for k, v := range w {
+			out[k] = answerVars(v, g[k], answered)
+		}
+		return out
+	case []any:
+		g, _ := got.([]any)
+		out := make([]any, len(w))
+		for i, v := range w {
+			var gv any
+			if i < len(g) && !slices.Contains(w[:i+1], any(elided)) {
+				gv = g[i]
+			}
+			out[i] = answerVars(v, gv, answered)
+		}
+		return out
+	case string:
+		name, ok := strings.CutPrefix(w, "$")
+		if !ok || !assignment.MatchString(name+"=") {
+			return w
+		}
+		if v, ok := answered[name]; ok {
+			return v
+		}
+		if gs, ok := got.(string); ok {
+			answered[name] = gs
+			return gs
+		}
+	}
+	return want
+}
+
 func matchJSON(path string, want, got any) string {
 	if want == elided {
 		return ""
@@ -605,7 +684,7 @@ func lexShell(script string, first int, vars map[string]string, now time.Time) (
 		}
 		v, ok := vars[name]
 		if !ok {
-			return "", 0, fmt.Errorf("line %d: $%s is not defined", line, name)
+			v = unboundVar + name + unboundVar // an answer's, once the server gave it
 		}
 		return v, i + loc[1], nil
 	}
@@ -830,17 +909,18 @@ func TestWalkthroughsCatchDifferences(t *testing.T) {
 	}
 
 	for _, bad := range []string{
-		"curl localhost:7300/x\n",                        // no answer
-		"curl localhost:7300/x | jq .\n# → {}\n",         // a pipe
-		"curl -u a:b localhost:7300/x\n# → {}\n",         // an option not understood
-		"curl localhost:8080/x\n# → {}\n",                // another server
-		"curl localhost:7300/x\n# → {\"a\": \n",          // incomplete JSON
-		"curl \"localhost:7300/x?at=$NOPE\"\n# → {}\n",   // an unknown variable
-		"X=$(date -d '1 week ago' +%F)\n",                // a date not understood
-		"rm -rf /tmp/x\n",                                // not curl
-		"# → {}\n",                                       // an answer to nothing
-		"curl localhost:7300/x\n# → {}\n# → {}\n",        // two answers
-		"curl -d '{\"a\": 1} localhost:7300/x\n# → {}\n", // unterminated quote
+		"curl localhost:7300/x\n",                            // no answer
+		"curl localhost:7300/x | jq .\n# → {}\n",             // a pipe
+		"curl -u a:b localhost:7300/x\n# → {}\n",             // an option not understood
+		"curl localhost:8080/x\n# → {}\n",                    // another server
+		"curl localhost:7300/x\n# → {\"a\": \n",              // incomplete JSON
+		"curl \"localhost:7300/x?at=$NOPE\"\n# → {}\n",       // an unknown variable
+		"curl localhost:7300/x/$ID\n# → {\"id\": \"$ID\"}\n", // a variable given by its own answer only
+		"X=$(date -d '1 week ago' +%F)\n",                    // a date not understood
+		"rm -rf /tmp/x\n",                                    // not curl
+		"# → {}\n",                                           // an answer to nothing
+		"curl localhost:7300/x\n# → {}\n# → {}\n",            // two answers
+		"curl -d '{\"a\": 1} localhost:7300/x\n# → {}\n",     // unterminated quote
 	} {
 		if _, err := parseWalkthroughs("## Walk-throughs\n### w\n```sh\n"+bad+"```\n", time.Now()); err == nil {
 			t.Errorf("parsed %q without an error", bad)

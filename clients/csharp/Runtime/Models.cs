@@ -203,7 +203,7 @@ namespace Laurel
         public long? Max { get; set; }
         public long? Amount { get; set; }
         public long? Percent { get; set; }
-        /// <summary>refuse (the default).</summary>
+        /// <summary>refuse (the default), or hold: the event stored, its member hidden and a flag opened.</summary>
         public string Action { get; set; }
 
         internal Dictionary<string, object> ToJson()
@@ -376,6 +376,8 @@ namespace Laurel
         public string Id { get; set; }
         /// <summary>"applied", or "duplicate" when the board had counted the id already.</summary>
         public string Status { get; set; }
+        /// <summary>The flag that holds the event for review (a hold rule held it; its member is hidden); null if none.</summary>
+        public string Flag { get; set; }
         /// <summary>Per window, the member's standing right after the write; null when submitted with ranks: false.</summary>
         public IReadOnlyDictionary<string, Standing> Entries { get; set; }
 
@@ -384,6 +386,7 @@ namespace Laurel
             Member = o.String("member"),
             Id = o.String("id"),
             Status = o.String("status"),
+            Flag = o.String("flag"),
             Entries = o.Map("entries", Standing.Read),
         };
     }
@@ -703,6 +706,8 @@ namespace Laurel
         public string Secret { get; set; }
         /// <summary>The boards it hears of; empty: every board.</summary>
         public IList<string> Boards { get; set; }
+        /// <summary>Also tell it of flags: opened, holding more events, resolved.</summary>
+        public bool? Flags { get; set; }
 
         internal Dictionary<string, object> ToJson()
         {
@@ -710,6 +715,7 @@ namespace Laurel
             Json.Put(o, "url", Url);
             Json.Put(o, "secret", Secret);
             Json.Put(o, "boards", Boards);
+            Json.Put(o, "flags", Flags);
             return o;
         }
     }
@@ -719,6 +725,7 @@ namespace Laurel
         public string Id { get; set; }
         public string Url { get; set; }
         public IReadOnlyList<string> Boards { get; set; }
+        public bool Flags { get; set; }
         public DateTimeOffset CreatedAt { get; set; }
 
         internal static Hook Read(JsonObject o) => new Hook
@@ -726,11 +733,91 @@ namespace Laurel
             Id = o.String("id"),
             Url = o.String("url"),
             Boards = o.Strings("boards"),
+            Flags = o.Bool("flags"),
             CreatedAt = o.Time("created_at"),
         };
     }
 
-    /// <summary>One part of a closed period's results, posted to a hook until it answers 2xx.</summary>
+    /// <summary>An event a hold rule held.</summary>
+    public sealed class FlagEvent
+    {
+        public string Rule { get; set; }
+        /// <summary>The event's id, when it has one.</summary>
+        public string Id { get; set; }
+        public long Value { get; set; }
+        public DateTimeOffset Ts { get; set; }
+
+        internal static FlagEvent Read(JsonObject o) => new FlagEvent
+        {
+            Rule = o.String("rule"),
+            Id = o.String("id"),
+            Value = o.Long("value"),
+            Ts = o.Time("ts"),
+        };
+    }
+
+    /// <summary>A member held for review on a board: by a hold rule of its guard, or by the game.</summary>
+    public sealed class Flag
+    {
+        public string Id { get; set; }
+        public string Board { get; set; }
+        public string Member { get; set; }
+        /// <summary>The rule that opened it; null for a report.</summary>
+        public string Rule { get; set; }
+        /// <summary>The game's reason, for a report.</summary>
+        public string Reason { get; set; }
+        /// <summary>"open", "cleared" or "confirmed".</summary>
+        public string State { get; set; }
+        public DateTimeOffset Opened { get; set; }
+        public DateTimeOffset? Resolved { get; set; }
+        public bool? Erased { get; set; }
+        public IReadOnlyList<FlagEvent> Events { get; set; }
+
+        internal static Flag Read(JsonObject o) => new Flag
+        {
+            Id = o.String("id"),
+            Board = o.String("board"),
+            Member = o.String("member"),
+            Rule = o.String("rule"),
+            Reason = o.String("reason"),
+            State = o.String("state"),
+            Opened = o.Time("opened"),
+            Resolved = o.TimeOrNull("resolved"),
+            Erased = o.BoolOrNull("erased"),
+            Events = o.List("events", FlagEvent.Read),
+        };
+    }
+
+    public sealed class FlagReport
+    {
+        /// <summary>What the game's anti-cheat saw (1 to 512 bytes).</summary>
+        public string Reason { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "reason", Reason);
+            return o;
+        }
+    }
+
+    public sealed class FlagResolution
+    {
+        /// <summary>"clear": the member back, its events stand; "confirm": the flagged events retracted, the member kept hidden.</summary>
+        public string Action { get; set; }
+        /// <summary>With confirm: erase the member everywhere.</summary>
+        public bool? Erase { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "action", Action);
+            Json.Put(o, "erase", Erase);
+            return o;
+        }
+    }
+
+    /// <summary>One part of a closed period's results, or a flag's notice, posted to a hook until it answers 2xx.</summary>
     public sealed class Delivery
     {
         /// <summary>hook:board:window:period:part; sent as Laurel-Delivery.</summary>

@@ -219,6 +219,27 @@ namespace Laurel
         public Task<Delivery> ReplayDeliveryAsync(string hook, string delivery, CancellationToken cancellationToken = default(CancellationToken)) =>
             Request(HttpMethod.Post, "/v1/hooks/" + Seg(hook) + "/deliveries/" + Seg(delivery) + "/replay", null, null, One(Delivery.Read), cancellationToken);
 
+        // The review queue
+
+        /// <summary>The game's anti-cheat holds a member for review (a key, not a member token).</summary>
+        public Task<Flag> ReportFlagAsync(string board, string member, FlagReport report, CancellationToken cancellationToken = default(CancellationToken)) =>
+            Request(HttpMethod.Post, "/v1/boards/" + Seg(board) + "/members/" + Seg(member) + "/flags", null, (report ?? new FlagReport()).ToJson(), One(Flag.Read), cancellationToken);
+
+        /// <param name="state">"open", "cleared" or "confirmed"; null: all.</param>
+        public Task<IReadOnlyList<Flag>> ListFlagsAsync(string state = null, string board = null, string member = null, string after = null, int? limit = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var query = new Query().Add("state", state).Add("board", board).Add("member", member).Add("after", after).Add("limit", limit);
+            return Request(HttpMethod.Get, "/v1/flags", query, null, ListOf("flags", Flag.Read), cancellationToken);
+        }
+
+        public Task<Flag> GetFlagAsync(string flag, CancellationToken cancellationToken = default(CancellationToken)) =>
+            Request(HttpMethod.Get, "/v1/flags/" + Seg(flag), null, null, One(Flag.Read), cancellationToken);
+
+        /// <summary>Clears or confirms a flag; again the same way answers it as it is.</summary>
+        public Task<Flag> ResolveFlagAsync(string flag, FlagResolution resolution, CancellationToken cancellationToken = default(CancellationToken)) =>
+            Request(HttpMethod.Post, "/v1/flags/" + Seg(flag), null, (resolution ?? new FlagResolution()).ToJson(), One(Flag.Read), cancellationToken);
+
         // Members
 
         public Task<Profile> PutProfileAsync(string member, ProfileSpec spec, CancellationToken cancellationToken = default(CancellationToken)) =>

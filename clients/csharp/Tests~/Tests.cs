@@ -133,6 +133,7 @@ static class Tests
         ["History"] = "MemberHistoryAsync returns the points",
         ["HookList"] = "ListHooksAsync returns the hooks",
         ["DeliveryList"] = "ListDeliveriesAsync returns the deliveries",
+        ["FlagList"] = "ListFlagsAsync returns the flags",
         ["LookupRequest"] = "LookupAsync's parameters",
     };
 

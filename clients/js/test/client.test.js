@@ -158,6 +158,26 @@ test("rewards, results and webhooks", async () => {
   await assert.rejects(client.getHook(hook), { status: 404 });
 });
 
+test("a held lap, the review queue, and a confirmation that retracts it", async () => {
+  const board = await newBoard({ order: "asc", mode: "best", windows: ["all"], guard: { jump: { window: "all", percent: 10, action: "hold" } } });
+  await client.submitBoardEvents(board, [{ member: "ada", id: "a1", value: 60_000 }, { member: "bo", id: "b1", value: 61_000 }]);
+  const [held] = await client.submitBoardEvents(board, { member: "ada", id: "a2", value: 45_000 });
+  assert.ok(held.flag, "a held lap names its flag");
+  assert.deepEqual((await client.getEntries(board)).entries.map((e) => e.member), ["bo"]);
+  const [open] = await client.listFlags({ state: "open", board });
+  assert.deepEqual([open.id, open.member, open.rule, open.events.map((e) => e.id)], [held.flag, "ada", "jump", ["a2"]]);
+  assert.equal((await client.getFlag(held.flag)).state, "open");
+  assert.equal((await client.resolveFlag(held.flag, { action: "confirm" })).state, "confirmed");
+  await assert.rejects(client.resolveFlag(held.flag, { action: "clear" }), { status: 409, code: "conflict" });
+  await client.unhideMember("ada");
+  assert.deepEqual((await client.getEntries(board)).entries.map((e) => [e.member, e.score]), [["ada", 60_000], ["bo", 61_000]]);
+
+  const report = await client.reportFlag(board, "bo", "speed hack");
+  assert.deepEqual([report.reason, report.state], ["speed hack", "open"]);
+  assert.equal((await client.resolveFlag(report.id, { action: "clear" })).state, "cleared");
+  assert.equal((await client.getEntries(board)).total, 2);
+});
+
 test("errors carry the API's code, status and field", async () => {
   const board = await newBoard();
   await assert.rejects(client.submitBoardEvents(board, [{ member: "a", value: 1 }, { member: "b", value: 1.5 }]),

@@ -80,6 +80,10 @@ func AppendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte 
 		}
 		dst = append(dst, `,"status":`...)
 		dst = AppendString(dst, res.Status)
+		if res.Flag != "" {
+			dst = append(dst, `,"flag":`...)
+			dst = AppendString(dst, res.Flag)
+		}
 		if ranks {
 			names := keys[:0]
 			for name := range res.Entries {

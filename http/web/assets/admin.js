@@ -1,5 +1,6 @@
-// laurel's admin console, at /admin: boards created and edited, members looked up across
-// boards, hidden, shown or erased, and the server's health from /metrics. It asks for an admin
+// laurel's admin console, at /admin: the review queue worked, boards created and edited,
+// members looked up across boards, hidden, shown or erased, and the server's health from
+// /metrics. It asks for an admin
 // key and keeps it in this tab's session storage only: never in the URL, never in local storage.
 'use strict';
 (() => {
@@ -74,7 +75,7 @@
         h('div', null, h('h1', { text: 'Admin' }),
           h('p', { class: 'sub', text: who.open ? 'No key is configured: this server is open to anyone who can reach it.' : 'Signed in with an admin key.' })),
         signOut),
-      healthSection(), boardsSection(), hooksSection(), membersSection());
+      healthSection(), reviewSection(), boardsSection(), hooksSection(), membersSection());
     app.setAttribute('aria-busy', 'false');
   }
 
@@ -199,6 +200,42 @@
     return `${num.format(Math.round(n * 10) / 10)} ${units[i]}`;
   }
 
+  // ---- the review queue ----
+
+  // reviewSection lists the open flags (docs/api.md, "Flags and the review queue"), oldest
+  // first: each member held by a hold rule or reported by the game, with what held it, and
+  // Clear (a false alarm: back with its events) and Confirm (its held events retracted, the
+  // member kept hidden), which asks twice.
+  function reviewSection() {
+    const msg = h('p', { class: 'form-msg', id: 'review-msg', role: 'status', hidden: true });
+    const resolve = async (f, action) => {
+      try {
+        await call('POST', '/v1/flags/' + enc(f.id), { body: { action } });
+        say(msg, action === 'clear' ? `${f.member} is back on every board.` : `${f.member}'s held events are retracted; ${f.member} stays hidden.`);
+      } catch (err) {
+        say(msg, err.message, 'error');
+      }
+      flags.refresh();
+    };
+    const flags = listed({
+      id: 'admin-flags', path: '/v1/flags', params: { state: 'open' }, field: 'flags', heads: ['Member', 'Board', 'Why', 'Held events', 'Opened', ''],
+      empty: 'No open flags: no one is held for review.',
+      row: (f) => h('tr', { 'data-flag': f.id, 'data-member': f.member },
+        h('td', { text: f.member }),
+        h('td', null, h('a', { href: '/boards/' + enc(f.board), text: f.board })),
+        h('td', { text: f.rule ? `the ${f.rule} rule` : `reported: ${f.reason}` }),
+        h('td', { class: 'num', text: f.events.map((ev) => `${num.format(ev.value)}${ev.id ? ` (${ev.id})` : ''}`).join(', ') || '–' }),
+        h('td', { text: new Date(f.opened).toLocaleString() }),
+        h('td', null, h('div', { class: 'actions' },
+          h('button', { type: 'button', class: 'clear', text: 'Clear', onclick: () => resolve(f, 'clear') }),
+          Object.assign(confirmButton('Confirm', `Retract ${f.member}'s held events and keep ${f.member} hidden?`, () => resolve(f, 'confirm')), { className: 'danger confirm' })))),
+    });
+    flags.refresh();
+    return h('section', { class: 'admin-section', id: 'review' }, h('h2', { text: 'Review' }),
+      h('p', { class: 'sub', text: 'Members held for review, hidden from every ranking until you decide: Clear puts one back with its events; Confirm retracts its held events.' }),
+      flags.els, msg);
+  }
+
   // ---- boards ----
 
   // listed is a table of what path lists (its answer's field), a row a thing, with a note
@@ -206,7 +243,7 @@
   // (question, path, then) is a Delete button that asks twice, deletes path, tells then once
   // it is gone (deleted, or found so), and reads the list again. done is told the list each
   // time it is read.
-  function listed({ id, path, field, heads, empty, row, done }) {
+  function listed({ id, path, params, field, heads, empty, row, done }) {
     const list = h('tbody', { id });
     const msg = h('p', { class: 'notice', hidden: true });
     const del = (question, target, then) => confirmButton('Delete', question, async () => {
@@ -223,7 +260,7 @@
     async function refresh() {
       let items;
       try {
-        items = (await call('GET', path))[field];
+        items = (await call('GET', path, { params }))[field];
       } catch (err) {
         say(msg, err.message, 'error');
         return;
