@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -101,11 +102,14 @@ type Store struct {
 		mu sync.Mutex
 		m  map[string]lagging // by board, from the last maintenance pass
 	}
-	// missed holds the boards whose index missed a step this node committed, for the next
-	// maintenance pass (its own lock: a step that notes one must not wait for a pass).
+	// missed holds the boards whose index missed a step this node committed, each with the
+	// number of its last miss, until a repair that began after that miss ends (its own lock:
+	// a step that notes one must not wait for a repair).
 	missed struct {
 		mu     sync.Mutex
-		boards map[string]struct{}
+		boards map[string]uint64
+		misses uint64
+		any    atomic.Bool // boards is not empty: what a read looks at first
 	}
 	submits submits
 	aggs    aggCache
@@ -320,7 +324,8 @@ func (s *Store) maintain(period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	// Boards whose step this node saw lost are repaired sooner, as soon as both backends
-	// answer: reads of them miss what the step wrote until then.
+	// answer (or by this node's next read of them, first): other nodes' reads miss what the
+	// step wrote until then.
 	lost := time.NewTicker(min(period, missedEvery))
 	defer lost.Stop()
 	for {
@@ -349,28 +354,51 @@ func (s *Store) maintain(period time.Duration) {
 // missedEvery is how often a node looks to repair the boards whose step it saw lost.
 const missedEvery = 100 * time.Millisecond
 
-func (s *Store) anyMissed() bool {
-	s.missed.mu.Lock()
-	defer s.missed.mu.Unlock()
-	return len(s.missed.boards) > 0
-}
+func (s *Store) anyMissed() bool { return s.missed.any.Load() }
 
 // repairMissed rebuilds the index of the boards whose step this node saw lost, at once: a
 // catch-up would first wait a second for the step to arrive, which it never does. A board
 // that fails is kept for the next try.
 func (s *Store) repairMissed(ctx context.Context) error {
 	s.missed.mu.Lock()
-	missed := s.missed.boards
-	s.missed.boards = nil
+	missed := maps.Clone(s.missed.boards)
 	s.missed.mu.Unlock()
 	var first error
-	for id := range missed {
-		if err := s.Rebuild(ctx, id); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
-			first = cmp.Or(first, err)
-			s.missedStep(id)
-		}
+	for id, miss := range missed {
+		first = cmp.Or(first, s.repair(ctx, id, miss))
 	}
 	return first
+}
+
+// repairIfMissed rebuilds board's index first when this node saw a step of it lost, so that
+// a read on the node that acknowledged a write never misses it (the maintenance pass would
+// repair it within missedEvery, but a read may come sooner).
+func (s *Store) repairIfMissed(ctx context.Context, board string) error {
+	if !s.missed.any.Load() {
+		return nil
+	}
+	s.missed.mu.Lock()
+	miss, ok := s.missed.boards[board]
+	s.missed.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return s.repair(ctx, board, miss)
+}
+
+// repair rebuilds board's index and forgets its misses up to miss: one noted since, during
+// the rebuild, may not be in what it read, and waits for the next repair.
+func (s *Store) repair(ctx context.Context, board string, miss uint64) error {
+	if err := s.Rebuild(ctx, board); err != nil && laurel.ErrorCode(err) != laurel.ENotFound {
+		return err
+	}
+	s.missed.mu.Lock()
+	defer s.missed.mu.Unlock()
+	if s.missed.boards[board] == miss {
+		delete(s.missed.boards, board)
+		s.missed.any.Store(len(s.missed.boards) > 0)
+	}
+	return nil
 }
 
 // Maintain checks every board once, as the store does every Options.Maintenance: it catches
@@ -433,9 +461,11 @@ func (s *Store) missedStep(board string) {
 	s.missed.mu.Lock()
 	defer s.missed.mu.Unlock()
 	if s.missed.boards == nil {
-		s.missed.boards = make(map[string]struct{})
+		s.missed.boards = make(map[string]uint64)
 	}
-	s.missed.boards[board] = struct{}{}
+	s.missed.misses++
+	s.missed.boards[board] = s.missed.misses
+	s.missed.any.Store(true)
 }
 
 // lagging is what a maintenance pass found the index behind: the store's versions it read.

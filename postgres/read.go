@@ -84,6 +84,9 @@ func (s *Store) boardState(ctx context.Context, id string) (*state, int64, int64
 	if err := laurel.ValidateBoardID(id); err != nil {
 		return nil, 0, 0, err
 	}
+	if err := s.repairIfMissed(ctx, id); err != nil {
+		return nil, 0, 0, err
+	}
 	for range maxAttempts {
 		is, ok, err := s.index.State(ctx, id)
 		if err != nil {

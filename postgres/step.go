@@ -460,12 +460,16 @@ func (s *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 	if early && w.unlocked != nil {
 		w.unlocked()
 	}
-	for _, id := range slices.Sorted(maps.Keys(w.boards)) {
+	ids := slices.Sorted(maps.Keys(w.boards))
+	for i, id := range ids {
 		if err := w.applyIndex(ictx, w.boards[id]); err != nil {
-			// The index is behind: the next write, read or maintenance pass of the board
-			// rebuilds it. Without the step's reads there are no ranks to answer with.
-			s.log.Error("the index missed a committed step; it will be rebuilt", "board", id, "err", err)
-			s.missedStep(id)
+			// The index is behind on this board and on those the step had yet to give it:
+			// the next read of each on this node, or the maintenance pass, rebuilds it.
+			// Without the step's reads there are no ranks to answer with.
+			s.log.Error("the index missed a committed step; it will be rebuilt", "boards", ids[i:], "err", err)
+			for _, lost := range ids[i:] {
+				s.missedStep(lost)
+			}
 			return nil
 		}
 	}

@@ -148,7 +148,7 @@ func TestLostStep(t *testing.T) {
 	check(t, e)
 
 	// Maintenance repairs a board that no write touches again: the node that lost the step
-	// at its next pass (reads meanwhile miss what the step wrote); another node, which
+	// at its next pass (or its own next read of the board: TestReadsAfterALostStep); another node, which
 	// cannot tell a lost step from one on its way, at the second pass that finds the index
 	// behind (TestMaintainAfterReshard).
 	lossy.lose.Store(1)
@@ -163,6 +163,57 @@ func TestLostStep(t *testing.T) {
 	if err != nil || page.Total != 3 || page.Entries[0].Member != "carol" {
 		t.Fatalf("after maintenance: %+v, %v", page, err)
 	}
+}
+
+// TestReadsAfterALostStep: on the node that acknowledged a write whose index step was lost,
+// the next read of each board the step wrote holds it, without waiting for maintenance — the
+// step's other boards too, which the index had yet to be given when the first one failed (an
+// erasure answered done read its member back, TestAdminWritesWithRedisHung 1 run in 15).
+func TestReadsAfterALostStep(t *testing.T) {
+	store := laureltest.NewScaleOutStore(t)
+	lossy := &lossyIndex{Index: store.Index}
+	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
+	e, err := postgres.Open(ctx, store.DSN, lossy, postgres.Options{Now: now, Maintenance: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, id := range []string{"a", "b"} {
+		putBoard(t, e, id, laurel.BoardSpec{Windows: []string{"all"}})
+	}
+	submit(t, e, laurel.Event{Board: "a", Member: "alice", Value: 3}, laurel.Event{Board: "b", Member: "alice", Value: 4})
+	total := func(board string) int {
+		t.Helper()
+		p, err := e.Page(ctx, laurel.Query{Board: board}, 0, 10, laurel.ScoreRange{})
+		if err != nil {
+			t.Fatalf("read %s: %v", board, err)
+		}
+		return p.Total
+	}
+
+	// One step writes both boards; the index loses the first board's part.
+	lossy.lose.Store(1)
+	if res, err := e.Submit(ctx, []laurel.Event{{Board: "a", Member: "bob", Value: 5}, {Board: "b", Member: "bob", Value: 6}}, laurel.SubmitOptions{}); err != nil ||
+		res[0].Status != laurel.StatusApplied || res[1].Status != laurel.StatusApplied {
+		t.Fatalf("submit whose step is lost: %+v, %v", res, err)
+	}
+	for _, id := range []string{"b", "a"} {
+		if n := total(id); n != 2 {
+			t.Fatalf("board %s right after the lost step: %d ranked; want alice and bob", id, n)
+		}
+	}
+
+	// An erasure, everywhere, whose step is lost.
+	lossy.lose.Store(1)
+	if err := e.DeleteMember(ctx, "alice"); err != nil {
+		t.Fatalf("an erasure whose step is lost: %v; want done", err)
+	}
+	for _, id := range []string{"b", "a"} {
+		if _, err := e.Member(ctx, laurel.Query{Board: id}, "alice"); laurel.ErrorCode(err) != laurel.ENotFound {
+			t.Fatalf("board %s right after alice's erasure: %v; want not found", id, err)
+		}
+	}
+	check(t, e)
 }
 
 // TestRestartCatchesUp: a node that died between a commit and the index (kill -9: its steps
