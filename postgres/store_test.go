@@ -118,18 +118,24 @@ func (x *lossyIndex) Apply(ctx context.Context, board string, sh shardindex.Shar
 	return x.Index.Apply(ctx, board, sh, order, u)
 }
 
+// openLossy opens a store, without maintenance, on an index that loses the steps it is told to.
+func openLossy(t *testing.T) (*postgres.Store, *lossyIndex) {
+	t.Helper()
+	store := laureltest.NewScaleOutStore(t)
+	lossy := &lossyIndex{Index: store.Index}
+	e, err := postgres.Open(ctx, store.DSN, lossy, postgres.Options{Now: laureltest.NewClock("2026-11-22T10:00:00Z").Now, Maintenance: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e, lossy
+}
+
 // TestLostStep: a write whose index step is lost is durable all the same, and answered so
 // (applied, with no ranks to show); the next write, or the store's maintenance, notices and
 // rebuilds the board's index from the store.
 func TestLostStep(t *testing.T) {
-	store := laureltest.NewScaleOutStore(t)
-	lossy := &lossyIndex{Index: store.Index}
-	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
-	e, err := postgres.Open(ctx, store.DSN, lossy, postgres.Options{Now: now, Maintenance: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, lossy := openLossy(t)
 	putBoard(t, e, "b", laurel.BoardSpec{Windows: []string{"all", "last24h"}})
 
 	lossy.lose.Store(1)
@@ -170,14 +176,7 @@ func TestLostStep(t *testing.T) {
 // step's other boards too, which the index had yet to be given when the first one failed (an
 // erasure answered done read its member back, TestAdminWritesWithRedisHung 1 run in 15).
 func TestReadsAfterALostStep(t *testing.T) {
-	store := laureltest.NewScaleOutStore(t)
-	lossy := &lossyIndex{Index: store.Index}
-	now := laureltest.NewClock("2026-11-22T10:00:00Z").Now
-	e, err := postgres.Open(ctx, store.DSN, lossy, postgres.Options{Now: now, Maintenance: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, lossy := openLossy(t)
 	for _, id := range []string{"a", "b"} {
 		putBoard(t, e, id, laurel.BoardSpec{Windows: []string{"all"}})
 	}
