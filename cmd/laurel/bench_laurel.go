@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -76,7 +77,22 @@ func check(resp *http.Response, req *http.Request) error {
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		hint = " (laurel bench sends the first key of $LAUREL_ADMIN_KEY: it needs an admin key)"
 	}
-	return fmt.Errorf("%s %s: %s: %s%s", req.Method, req.URL.RequestURI(), resp.Status, bytes.TrimSpace(data), hint)
+	return &statusError{resp.StatusCode, fmt.Sprintf("%s %s: %s: %s%s", req.Method, req.URL.RequestURI(), resp.Status, bytes.TrimSpace(data), hint)}
+}
+
+// statusError is an answer that is not a success.
+type statusError struct {
+	status int
+	msg    string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// unavailableAnswer says whether err is a 503: the server could not take the request for a
+// while, and a request with ids may be sent again exactly.
+func unavailableAnswer(err error) bool {
+	var se *statusError
+	return errors.As(err, &se) && se.status == http.StatusServiceUnavailable
 }
 
 // call sends body and returns the answer.
@@ -275,9 +291,17 @@ func (t *laurelTarget) load(ctx context.Context, members []int) error {
 		}
 		b = appendEvent(b, m, prefix, m, true, t.c.tagged)
 	}
-	_, err := t.call(ctx, "POST", t.eventsPath(false), append(b, "]}"...))
-	return err
+	b = append(b, "]}"...)
+	// The events carry ids, so a batch answered 503 (its write queued past its deadline, as
+	// 16 loaders of 1000 events each can on the scale-out store) is sent again, exactly.
+	return retry(ctx, loadPatience, 2*time.Second, unavailableAnswer, func(error) {}, func() error {
+		_, err := t.call(ctx, "POST", t.eventsPath(false), b)
+		return err
+	})
 }
+
+// loadPatience is how long a preload's batch is sent again while the server answers 503.
+const loadPatience = time.Minute
 
 // laurelWriter is one writer's reused request and body buffer.
 type laurelWriter struct {
