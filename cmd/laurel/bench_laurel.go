@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
