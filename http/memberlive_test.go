@@ -84,6 +84,7 @@ func expectSays(t *testing.T, ch <-chan sseEvent, want ...string) {
 // memberStreamStory is what both stores must tell a member's stream: writer submits, admin
 // hides and erases, the stream was opened on reader.
 func memberStreamStory(t *testing.T, writer, reader *env) {
+	acrossNodes := writer != reader
 	writer.do("PUT", "/v1/boards/g", map[string]any{"windows": []string{"all", "day"}, "mode": "best"}).must(t, 201)
 	writer.do("POST", "/v1/boards/g/events", `{"events": [{"member": "ann", "value": 9, "name": "Ann"}, {"member": "me", "value": 5}, {"member": "bob", "value": 3}]}`).must(t, 200)
 
@@ -123,7 +124,11 @@ func memberStreamStory(t *testing.T, writer, reader *env) {
 	one, _ := reader.openStream("/v1/boards/g/members/ann/stream?window=day")
 	expectSays(t, one, "day #1")
 	writer.do("POST", "/v1/boards/g/events", `{"member": "cy", "value": 50, "name": "Cy"}`).must(t, 200)
-	expectSays(t, one, "day #1 → #2 passed by cy")
+	if got := nextStanding(t, one).says(); got != "day #1 → #2 passed by cy" && (!acrossNodes || got != "day #1 → #2") {
+		// Across nodes, the erasures' notice (anyone may have moved) can reach the reader
+		// after the stream opened, in one burst with cy's, which then names no one.
+		t.Fatalf("stream says %q, want %q", got, "day #1 → #2 passed by cy")
+	}
 
 	// The board deleted ends the streams with an error.
 	writer.do("DELETE", "/v1/boards/g", nil).must(t, 204)
