@@ -250,7 +250,7 @@ type Resolution struct {
 // member is open) and its events stand; confirm retracts its events that have ids, exactly as
 // a retraction does, and keeps the member hidden, or erases it. Resolving a flag again the
 // same way answers it as it is (resolved false); the other way is a conflict.
-func ResolveFlag(ctx context.Context, svc Service, rec Records, fs FlagStore, id string, res Resolution) (f *Flag, resolved bool, err error) {
+func ResolveFlag(ctx context.Context, svc Service, fq FlagQueue, id string, res Resolution) (f *Flag, resolved bool, err error) {
 	state := map[string]string{"clear": FlagCleared, "confirm": FlagConfirmed}[res.Action]
 	if state == "" {
 		return nil, false, FieldErrorf(EInvalid, "action", "must be clear or confirm")
@@ -259,7 +259,7 @@ func ResolveFlag(ctx context.Context, svc Service, rec Records, fs FlagStore, id
 		return nil, false, FieldErrorf(EInvalid, "erase", "is for confirm: a cleared member stays")
 	}
 	for {
-		f, err = FlagByID(ctx, rec, id)
+		f, err = FlagByID(ctx, fq, id)
 		if err != nil {
 			return nil, false, err
 		}
@@ -283,7 +283,7 @@ func ResolveFlag(ctx context.Context, svc Service, rec Records, fs FlagStore, id
 			}
 		}
 		var out *Flag
-		err = fs.ChangeFlags(ctx, f.Member, func(now int64, open []*Flag) ([]*Flag, *bool, error) {
+		err = fq.ChangeFlags(ctx, f.Member, func(now int64, open []*Flag) ([]*Flag, *bool, error) {
 			i := slices.IndexFunc(open, func(o *Flag) bool { return o.ID == id })
 			if i < 0 || len(open[i].Events) != len(f.Events) {
 				return nil, nil, errFlagMoved // resolved meanwhile, or it held more events: read it again

@@ -47,6 +47,15 @@ func formatBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
+// readJSON reads the request body (readBody) and decodes it into v (decodeStrict).
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeStrict(body, v, emptyOK)
+}
+
 // decodeStrict decodes one JSON value of body into v, rejecting unknown fields and trailing
 // data. An empty body decodes to nothing when emptyOK. Errors are invalid_argument with the
 // field at fault when there is one.
@@ -202,11 +211,7 @@ type boardSpecJSON struct {
 // (invalid_argument), as a field of a body that takes it would be, rather than ignored.
 func (s *Server) bodiless(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, err := s.readBody(w, r)
-		if err == nil {
-			err = decodeStrict(body, &struct{}{}, true)
-		}
-		if err != nil {
+		if err := s.readJSON(w, r, &struct{}{}, true); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -65,15 +65,10 @@ func (s *Server) handleReportFlag(w http.ResponseWriter, r *http.Request) {
 	if fq == nil {
 		return
 	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var in struct {
 		Reason string `json:"reason"`
 	}
-	if err := decodeStrict(body, &in, true); err != nil {
+	if err := s.readJSON(w, r, &in, true); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -135,20 +130,15 @@ func (s *Server) handleResolveFlag(w http.ResponseWriter, r *http.Request) {
 	if fq == nil {
 		return
 	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var in struct {
 		Action string `json:"action"`
 		Erase  bool   `json:"erase"`
 	}
-	if err := decodeStrict(body, &in, true); err != nil {
+	if err := s.readJSON(w, r, &in, true); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	f, resolved, err := laurel.ResolveFlag(r.Context(), s.svc, fq, fq, r.PathValue("flag"), laurel.Resolution{Action: in.Action, Erase: in.Erase})
+	f, resolved, err := laurel.ResolveFlag(r.Context(), s.svc, fq, r.PathValue("flag"), laurel.Resolution{Action: in.Action, Erase: in.Erase})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

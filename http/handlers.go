@@ -29,13 +29,8 @@ func (s *Server) handleBoards(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handlePutBoard(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("board")
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var spec laurel.BoardSpec
-	if err := decodeStrict(body, &spec, true); err != nil {
+	if err := s.readJSON(w, r, &spec, true); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -281,18 +276,13 @@ func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var in struct {
 		Members []string `json:"members"`
 		Window  *string  `json:"window"`
 		At      *string  `json:"at"`
 		Period  *string  `json:"period"`
 	}
-	if err := decodeStrict(body, &in, false); err != nil {
+	if err := s.readJSON(w, r, &in, false); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -408,16 +398,11 @@ func (s *Server) handlePeriods(w http.ResponseWriter, r *http.Request) {
 // Members.
 
 func (s *Server) handlePutProfile(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var in struct {
 		Name     *string         `json:"name"`
 		Metadata json.RawMessage `json:"metadata"`
 	}
-	if err := decodeStrict(body, &in, false); err != nil {
+	if err := s.readJSON(w, r, &in, false); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -140,13 +140,8 @@ func (s *Server) handlePutHook(w http.ResponseWriter, r *http.Request) {
 	if hs == nil {
 		return
 	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var spec laurel.HookSpec
-	if err := decodeStrict(body, &spec, true); err != nil {
+	if err := s.readJSON(w, r, &spec, true); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

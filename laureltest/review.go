@@ -87,7 +87,7 @@ func Review(t *testing.T, nodes Nodes) {
 	resolve := func(id, action string, erase bool) (*laurel.Flag, error) {
 		clock.Add(1000)
 		s := store()
-		f, resolved, err := laurel.ResolveFlag(ctx, s, s, s, id, laurel.Resolution{Action: action, Erase: erase})
+		f, resolved, err := laurel.ResolveFlag(ctx, s, s, id, laurel.Resolution{Action: action, Erase: erase})
 		if err == nil && resolved != (f.Resolved == clock.Load()) {
 			t.Fatalf("resolve %s %s: resolved %v, the flag resolved at %s", id, action, resolved, laurel.FormatTime(f.Resolved))
 		}

@@ -88,7 +88,7 @@ func TestHoldsInDumps(t *testing.T) {
 		}
 		board(s.(laurel.Service), "[bob:61000]")
 	}
-	f, _, err := laurel.ResolveFlag(ctx, to, to, to, want[0].ID, laurel.Resolution{Action: "confirm"})
+	f, _, err := laurel.ResolveFlag(ctx, to, to, want[0].ID, laurel.Resolution{Action: "confirm"})
 	if err != nil || f.State != laurel.FlagConfirmed {
 		t.Fatalf("confirm after the dumps: %+v, %v", f, err)
 	}

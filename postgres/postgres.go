@@ -335,7 +335,7 @@ func (s *Store) maintain(period time.Duration) {
 			return
 		case <-t.C:
 		case <-lost.C:
-			if !s.anyMissed() {
+			if !s.missed.any.Load() {
 				continue
 			}
 			pass = s.repairMissed
@@ -353,8 +353,6 @@ func (s *Store) maintain(period time.Duration) {
 
 // missedEvery is how often a node looks to repair the boards whose step it saw lost.
 const missedEvery = 100 * time.Millisecond
-
-func (s *Store) anyMissed() bool { return s.missed.any.Load() }
 
 // repairMissed rebuilds the index of the boards whose step this node saw lost, at once: a
 // catch-up would first wait a second for the step to arrive, which it never does. A board
