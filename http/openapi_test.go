@@ -184,3 +184,45 @@ func TestOpenAPIErrors(t *testing.T) {
 	}
 	walk(doc)
 }
+
+// TestOpenAPIFlagNotice: a flag's webhook delivery carries exactly the keys the spec's
+// FlagNotice and Flag schemas name, each required one present, so that a receiver generated
+// from the spec decodes it.
+func TestOpenAPIFlagNotice(t *testing.T) {
+	doc := openAPI(t)
+	schemas := resolve(t, doc, map[string]any{"$ref": "#/components/schemas/Delivery"})["properties"].(map[string]any)
+	var bodies []string
+	for _, s := range schemas["body"].(map[string]any)["oneOf"].([]any) {
+		bodies = append(bodies, s.(map[string]any)["$ref"].(string))
+	}
+	if !slices.Contains(bodies, "#/components/schemas/FlagNotice") {
+		t.Fatalf("a delivery's body may be %v: not a flag's notice", bodies)
+	}
+	f := &laurel.Flag{ID: "f1", Board: "laps", Member: "ada", Rule: "jump", Reason: "a 45 s lap", State: "confirmed",
+		Opened: 1, Resolved: 2, Erased: true, Events: []laurel.FlagEvent{{Rule: "jump", ID: "a2", Value: 45_000, TS: 1}}}
+	raw, err := lhttp.EncodeFlagDelivery(laurel.FlagDelivery{Delivery: "d", Hook: "h", Notice: laurel.FlagNotice{Type: "flag.resolved", Flag: f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	matches := func(name string, v map[string]any) {
+		t.Helper()
+		schema := resolve(t, doc, map[string]any{"$ref": "#/components/schemas/" + name})
+		props := schema["properties"].(map[string]any)
+		for k := range v {
+			if props[k] == nil {
+				t.Errorf("%s: the server sends %q, which the spec does not name", name, k)
+			}
+		}
+		for _, k := range schema["required"].([]any) {
+			if _, ok := v[k.(string)]; !ok {
+				t.Errorf("%s: the spec requires %q, which the server did not send", name, k)
+			}
+		}
+	}
+	matches("FlagNotice", body)
+	matches("Flag", body["flag"].(map[string]any))
+}

@@ -299,7 +299,8 @@ export interface Delivery {
   last_error?: string;
   created_at: string;
   delivered_at?: string;
-  body?: Results;
+  /** What it posts: a part of a closed period's results, or a flag's notice. */
+  body?: Results | FlagNotice;
 }
 
 export interface DeliveryList {
@@ -325,6 +326,14 @@ export interface Flag {
   resolved?: string;
   erased?: boolean;
   events: FlagEvent[];
+}
+
+/** A webhook delivery's body for a hook that asks for flags: what a write did to a flag. */
+export interface FlagNotice {
+  type: "flag.opened" | "flag.held" | "flag.resolved";
+  delivery: string;
+  hook: string;
+  flag: Flag;
 }
 
 export interface FlagList {

@@ -836,8 +836,8 @@ namespace Laurel
         public string LastError { get; set; }
         public DateTimeOffset CreatedAt { get; set; }
         public DateTimeOffset? DeliveredAt { get; set; }
-        /// <summary>What it posts (GetDeliveryAsync only).</summary>
-        public PeriodResults Body { get; set; }
+        /// <summary>What it posts (GetDeliveryAsync only): a PeriodResults, or a FlagNotice for a flag's delivery.</summary>
+        public object Body { get; set; }
 
         internal static Delivery Read(JsonObject o) => new Delivery
         {
@@ -855,7 +855,34 @@ namespace Laurel
             LastError = o.String("last_error"),
             CreatedAt = o.Time("created_at"),
             DeliveredAt = o.TimeOrNull("delivered_at"),
-            Body = o.One("body", PeriodResults.Read),
+            Body = o.One("body", ReadBody),
+        };
+
+        // ReadBody tells a flag's notice from a part of results by its type.
+        static object ReadBody(JsonObject o)
+        {
+            var type = o.String("type");
+            if (type != null && type.StartsWith("flag.", StringComparison.Ordinal)) return FlagNotice.Read(o);
+            return PeriodResults.Read(o);
+        }
+    }
+
+    /// <summary>A webhook delivery's body for a hook that asks for flags: what a write did to a flag of the review queue.</summary>
+    public sealed class FlagNotice
+    {
+        /// <summary>"flag.opened", "flag.held" or "flag.resolved".</summary>
+        public string Type { get; set; }
+        /// <summary>The delivery's id: apply each once.</summary>
+        public string Delivery { get; set; }
+        public string Hook { get; set; }
+        public Flag Flag { get; set; }
+
+        internal static FlagNotice Read(JsonObject o) => new FlagNotice
+        {
+            Type = o.String("type"),
+            Delivery = o.String("delivery"),
+            Hook = o.String("hook"),
+            Flag = o.One("flag", Flag.Read),
         };
     }
 

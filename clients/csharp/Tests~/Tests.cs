@@ -44,6 +44,7 @@ static class Tests
             ["each type reads and writes its fields by their JSON names"] = FieldsByName,
             ["a board's life: write, read every way, retract, delete"] = BoardLife,
             ["rewards, results and webhooks"] = RewardsAndHooks,
+            ["a lap too good is held for review; confirmed, the board is as if it never happened"] = FlagsReview,
             ["errors carry the API's code, status and field"] = Errors,
             ["a retry after a lost answer reuses the event ids: counted once"] = LostAnswer,
             ["retries give up after the configured number; what a retry cannot mend is not retried"] = RetriesGiveUp,
@@ -243,6 +244,17 @@ static class Tests
             Assert.True(t == TypeOf(name), what + ": " + t.Name + ", not " + name);
             return;
         }
+        if (spec.TryGetValue("oneOf", out var alternatives))
+        {
+            // One of several types: an object holding the one it is, each a type here.
+            Assert.True(t == typeof(object), what + ": " + t.Name + ", not one of several types");
+            foreach (IDictionary<string, object> a in (List<object>)alternatives)
+            {
+                var name = ((string)a["$ref"]).Split('/').Last();
+                Assert.True(TypeOf(name) != null, what + ": no type for " + name);
+            }
+            return;
+        }
         var kind = spec.TryGetValue("type", out var k) ? (string)k : null;
         var format = spec.TryGetValue("format", out var f) ? (string)f : null;
         if (kind == null && !spec.ContainsKey("properties"))
@@ -343,6 +355,7 @@ static class Tests
     static object Sample(IDictionary<string, object> api, IDictionary<string, object> spec, ref int n)
     {
         spec = Resolve(api, spec);
+        if (spec.TryGetValue("oneOf", out var alternatives)) spec = Resolve(api, (IDictionary<string, object>)((List<object>)alternatives)[0]);
         n++;
         var kind = spec.TryGetValue("type", out var k) ? (string)k : null;
         var format = spec.TryGetValue("format", out var f) ? (string)f : null;
@@ -520,6 +533,31 @@ static class Tests
         Assert.Equal("400 invalid_argument url", bad.Status + " " + bad.Code + " " + bad.Field);
         await client.DeleteHookAsync(hook);
         Assert.Equal(404, (await Assert.Throws(() => client.GetHookAsync(hook))).Status);
+    }
+
+    static async Task FlagsReview()
+    {
+        var board = await NewBoard(new BoardSpec { Order = "asc", Mode = "best", Windows = new[] { "all" },
+            Guard = new GuardSpec { Jump = new GuardRule { Window = "all", Percent = 10, Action = "hold" } } });
+        // Hiding is on every board: a member of this test's own.
+        var racer = "cs-racer-" + Process.GetCurrentProcess().Id;
+        await client.SubmitBoardEventsAsync(board, new[] { new Event { Member = racer, Value = 60000, Id = "lap-1" }, new Event { Member = "steady", Value = 61000 } });
+        var held = (await client.SubmitBoardEventsAsync(board, new Event { Member = racer, Value = 45000, Id = "lap-2" }))[0];
+        Assert.Equal("applied", held.Status, "a held event is stored");
+        Assert.True(held.Flag != null, "a 45 s lap after a 60 s one names its flag");
+        Assert.Equal("steady", string.Join(",", (await client.GetEntriesAsync(board)).Entries.Select(e => e.Member)), "the held member is hidden");
+        var open = (await client.ListFlagsAsync(state: "open", board: board)).Single();
+        Assert.Equal(held.Flag + " " + racer + " jump open lap-2", open.Id + " " + open.Member + " " + open.Rule + " " + open.State + " " + string.Join(",", open.Events.Select(e => e.Id)));
+        var confirmed = await client.ResolveFlagAsync(held.Flag, new FlagResolution { Action = "confirm" });
+        Assert.Equal("confirmed", confirmed.State);
+        Assert.Equal("confirmed", (await client.GetFlagAsync(held.Flag)).State);
+        Assert.Equal(0, (await client.ListFlagsAsync(state: "open", board: board)).Count, "nothing left to review");
+        // Shown again, the member's best is the lap before: the confirmed lap is retracted.
+        await client.UnhideMemberAsync(racer);
+        var page = await client.GetEntriesAsync(board);
+        Assert.Equal(racer + ":60000 steady:61000", string.Join(" ", page.Entries.Select(e => e.Member + ":" + e.Score)));
+        var again = await Assert.Throws(() => client.ResolveFlagAsync(held.Flag, new FlagResolution { Action = "clear" }));
+        Assert.Equal("409 conflict", again.Status + " " + again.Code);
     }
 
     static async Task Errors()
