@@ -24,9 +24,13 @@ type Flag struct {
 	State    string      `json:"state"`
 	Resolved int64       `json:"resolved,omitempty"`
 	Erased   bool        `json:"erased,omitempty"` // confirmed with the member erased
+	// Confirming marks an open flag whose confirmation began: some of its events may be
+	// retracted already, so that only a confirmation may end it.
+	Confirming bool `json:"confirming,omitempty"`
 
-	// opened is set on a flag a write opens (not kept): its notice says so.
-	opened bool
+	// opened is set on a flag a write opens (not kept): its notice says so; quiet on a write
+	// that tells the game nothing (the confirming mark).
+	opened, quiet bool
 }
 
 // FlagEvent is an event a hold rule held: the rule it broke, and what names the event (its
@@ -133,8 +137,10 @@ func (f *Flag) Records(now int64) []KindRecord {
 	if err != nil {
 		panic("laurel: encoding a flag's notice: " + err.Error())
 	}
-	out := []KindRecord{{FlagKind, Record{f.ID, v}}, {FlagStateKind, Record{f.State + "/" + f.ID, []byte(f.ID)}},
-		{FlagNoticeKind, Record{NewFlagID(now), notice}}}
+	out := []KindRecord{{FlagKind, Record{f.ID, v}}, {FlagStateKind, Record{f.State + "/" + f.ID, []byte(f.ID)}}}
+	if !f.quiet {
+		out = append(out, KindRecord{FlagNoticeKind, Record{NewFlagID(now), notice}})
+	}
 	open := KindRecord{OpenFlagKind, Record{Key: OpenFlagKey(f.Board, f.Member)}}
 	if f.State == FlagOpen {
 		open.Value = []byte(f.ID)
@@ -249,7 +255,10 @@ type Resolution struct {
 // ResolveFlag resolves the flag id: clear unhides its member (unless another flag of the
 // member is open) and its events stand; confirm retracts its events that have ids, exactly as
 // a retraction does, and keeps the member hidden, or erases it. Resolving a flag again the
-// same way answers it as it is (resolved false); the other way is a conflict.
+// same way answers it as it is (resolved false); the other way is a conflict. A confirmation
+// marks the flag (Confirming) before its first retraction, so that one cut off midway is
+// finished by confirming again and never undone by a clear that would leave its events
+// half retracted.
 func ResolveFlag(ctx context.Context, svc Service, fq FlagQueue, id string, res Resolution) (f *Flag, resolved bool, err error) {
 	state := map[string]string{"clear": FlagCleared, "confirm": FlagConfirmed}[res.Action]
 	if state == "" {
@@ -272,7 +281,22 @@ func ResolveFlag(ctx context.Context, svc Service, fq FlagQueue, id string, res 
 			}
 			return f, false, nil
 		}
+		if f.Confirming && state != FlagConfirmed {
+			return nil, false, Errorf(EConflict, "flag %s is being confirmed (its events may be retracted already): confirm it to finish", id)
+		}
 		if state == FlagConfirmed {
+			if !f.Confirming {
+				err := changeOpenFlag(ctx, fq, f, func(o *Flag, _ int64, _ []*Flag) *bool {
+					o.Confirming, o.quiet = true, true
+					return nil
+				})
+				if errors.Is(err, errFlagMoved) {
+					continue
+				}
+				if err != nil {
+					return nil, false, err
+				}
+			}
 			for _, ev := range f.Events {
 				if ev.ID == "" {
 					continue
@@ -283,18 +307,13 @@ func ResolveFlag(ctx context.Context, svc Service, fq FlagQueue, id string, res 
 			}
 		}
 		var out *Flag
-		err = fq.ChangeFlags(ctx, f.Member, func(now int64, open []*Flag) ([]*Flag, *bool, error) {
-			i := slices.IndexFunc(open, func(o *Flag) bool { return o.ID == id })
-			if i < 0 || len(open[i].Events) != len(f.Events) {
-				return nil, nil, errFlagMoved // resolved meanwhile, or it held more events: read it again
-			}
-			out = open[i]
-			out.State, out.Resolved, out.Erased = state, now, res.Erase
-			var hide *bool
+		err = changeOpenFlag(ctx, fq, f, func(o *Flag, now int64, open []*Flag) *bool {
+			out = o
+			out.State, out.Resolved, out.Erased, out.Confirming = state, now, res.Erase, false
 			if state == FlagCleared && len(open) == 1 {
-				hide = ptr(false)
+				return ptr(false)
 			}
-			return []*Flag{out}, hide, nil
+			return nil
 		})
 		if errors.Is(err, errFlagMoved) {
 			continue
@@ -312,6 +331,20 @@ func ResolveFlag(ctx context.Context, svc Service, fq FlagQueue, id string, res 
 }
 
 var errFlagMoved = errors.New("laurel: the flag changed while it was resolved")
+
+// changeOpenFlag writes f, open still and holding the events it held when read, as change
+// leaves it, with the hidden mark change returns; errFlagMoved when it was resolved meanwhile
+// or held more events.
+func changeOpenFlag(ctx context.Context, fq FlagStore, f *Flag, change func(o *Flag, now int64, open []*Flag) (hide *bool)) error {
+	return fq.ChangeFlags(ctx, f.Member, func(now int64, open []*Flag) ([]*Flag, *bool, error) {
+		i := slices.IndexFunc(open, func(o *Flag) bool { return o.ID == f.ID })
+		if i < 0 || len(open[i].Events) != len(f.Events) {
+			return nil, nil, errFlagMoved // resolved meanwhile, or it held more events: read it again
+		}
+		hide := change(open[i], now, open)
+		return []*Flag{open[i]}, hide, nil
+	})
+}
 
 // FlagByID returns the flag id, or ENotFound.
 func FlagByID(ctx context.Context, rec Records, id string) (*Flag, error) {

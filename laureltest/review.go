@@ -3,6 +3,7 @@ package laureltest
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -192,6 +193,42 @@ func Review(t *testing.T, nodes Nodes) {
 		t.Fatalf("an erased member's profile: %v", err)
 	}
 
+	// A confirmation cut off after its first retraction: a clear cannot undo it, a second
+	// confirmation finishes it, and the game hears of the flag opened, held and resolved only.
+	submit("laps", "eve", "e1", 60_000)
+	submit("laps", "eve", "e2", 40_000)
+	submit("laps", "eve", "e3", 30_000)
+	cutOff := flags(laurel.FlagFilter{Member: "eve"}, "[laps/eve/jump:open[jump/e2 jump/e3]]")[0]
+	s = store()
+	if _, _, err := laurel.ResolveFlag(ctx, &retractCut{Service: s, left: 1}, s, cutOff.ID, laurel.Resolution{Action: "confirm"}); err == nil {
+		t.Fatal("a confirmation cut off after its first retraction: no error")
+	}
+	if _, err := resolve(cutOff.ID, "clear", false); laurel.ErrorCode(err) != laurel.EConflict {
+		t.Fatalf("clear a flag being confirmed: %v; want conflict", err)
+	}
+	hidden("eve", true)
+	if f, err := resolve(cutOff.ID, "confirm", false); err != nil || f.State != laurel.FlagConfirmed || f.Confirming {
+		t.Fatalf("confirm again: %+v, %v", f, err)
+	}
+	if err := node().Unhide(ctx, "eve"); err != nil {
+		t.Fatal(err)
+	}
+	board("laps", "[ada:44000 bob:58000 eve:60000]")
+	var told []string
+	if err := laurel.EachRecord(ctx, store(), laurel.FlagNoticeKind, "", "", func(r laurel.Record) (bool, error) {
+		var n laurel.FlagNotice
+		err := json.Unmarshal(r.Value, &n)
+		if err == nil && n.Flag.ID == cutOff.ID {
+			told = append(told, n.Type)
+		}
+		return true, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(told) != "[flag.opened flag.held flag.resolved]" {
+		t.Fatalf("the game was told %v of the flag", told)
+	}
+
 	// Bad requests change nothing.
 	for _, tc := range []struct {
 		id, action string
@@ -214,7 +251,7 @@ func Review(t *testing.T, nodes Nodes) {
 	}
 	// Pages of one, in the order the flags were opened.
 	all := flags(laurel.FlagFilter{}, fmt.Sprint([]string{"laps/ada/jump:confirmed[jump/a3 jump/a5]", "pts/carl/gain:cleared[gain/c2]",
-		"laps/bob/speed hack:cleared[]", "pts/bob/gain:cleared[gain/p1]", "pts/dan/gain:confirmed[gain/d1]"}))
+		"laps/bob/speed hack:cleared[]", "pts/bob/gain:cleared[gain/p1]", "pts/dan/gain:confirmed[gain/d1]", "laps/eve/jump:confirmed[jump/e2 jump/e3]"}))
 	after := ""
 	for i := range all {
 		page, err := laurel.ListFlags(ctx, store(), laurel.FlagFilter{}, after, 1)
@@ -227,4 +264,19 @@ func Review(t *testing.T, nodes Nodes) {
 		t.Fatal("flags not in the order they were opened")
 	}
 	checkStore(t, ns[0])
+}
+
+// retractCut is a service whose retractions fail once left of them are done: a confirmation
+// cut off midway, as by a crash.
+type retractCut struct {
+	laurel.Service
+	left int
+}
+
+func (c *retractCut) Retract(ctx context.Context, board, id string) error {
+	if c.left == 0 {
+		return laurel.Errorf(laurel.EUnavailable, "cut off")
+	}
+	c.left--
+	return c.Service.Retract(ctx, board, id)
 }
