@@ -3,9 +3,9 @@ package laurel
 // Agg is a member's aggregate over one span of time (a period, a rolling bucket, or a rolling
 // window made of buckets): everything ranking needs, and what the store keeps.
 type Agg struct {
-	Score int64  // the member's score in the span
-	At    int64  // reached_at, unix ms (docs/design.md, "Order and ties")
-	Count int64  // counted events; the member is present in the span iff Count > 0
+	Score int64 // the member's score in the span
+	At    int64 // reached_at, unix ms (docs/design.md, "Order and ties")
+	Count int64 // counted events; the member is present in the span iff Count > 0
 	// Seq and Tag are the arrival order and the tag of the event that made the aggregate, the
 	// one whose tag the entry shows (docs/design.md, "Tags"): Seq breaks ties of time in
 	// Last (the later arrival) and in Best (the first). A store that does not keep them
