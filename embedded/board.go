@@ -271,6 +271,7 @@ func (b *board) setHandle(e *Store, sp *span, h uint32, member string, v slot, p
 	}
 	if !present {
 		sp.slots.del(h)
+		delete(sp.tags, h)
 		return
 	}
 	// The tree asks the slots for times: the new one is set once the old key is gone.

@@ -209,8 +209,8 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 	if in.HasTS {
 		ev.flags |= flagExplicitTS
 	}
-	held, err = laurel.StageEvent(context.Background(), &b.cfg, newStaged(tx, b), // staged reads memory only: nothing to cancel
-		ev.member, ev.value, ev.ts, ev.seq, tx.now)
+	held, err = laurel.StageCounted(context.Background(), &b.cfg, newStaged(tx, b), // staged reads memory only: nothing to cancel
+		ev.member, laurel.Counted{Value: ev.value, TS: ev.ts, Seq: ev.seq, Tag: tagJSON(ev.tag)}, tx.now)
 	if err != nil {
 		return "", 0, 0, "", err
 	}

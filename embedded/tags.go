@@ -58,26 +58,64 @@ func appendByTimeKey(b []byte, board, member string, ts int64, seq uint64) []byt
 	return appendU64(appendTime(appendPrefix(b, tagByTime, board, member), ts), seq)
 }
 
-// tags sets the tag of each entry of a reading of a tagged board: that of the event that made
+// tags sets the tag of each entry of a reading of a tagged board that memory does not hold
+// beside its aggregate (a rolling window's, a closed period's): that of the event that made
 // its score among the member's counted events at its reached_at, or, in a closed period, among
 // all its events there (the period froze with events retracted since).
 func (rd *reading) tags(entries []laurel.Entry) error {
-	if !rd.b.tagged.Load() || len(entries) == 0 {
+	if !rd.b.tagged.Load() || len(entries) == 0 || !rd.looksUpTags() {
 		return nil
 	}
-	all := rd.period.Closed
+	return rd.e.lookUpTags(rd.b, entries, rd.period.Closed)
+}
+
+// lookUpTags sets the tag of each of b's entries from the member's counted events at its
+// reached_at (all: its events, retracted ones too). Under the read lock, or the writer's at
+// Open.
+func (s *Store) lookUpTags(b *board, entries []laurel.Entry, all bool) error {
 	events := make([][]storedEvent, len(entries))
 	for i, en := range entries {
 		var err error
-		if events[i], err = rd.e.sealedAt(rd.b.cfg.ID, en.Member, en.ReachedAt, all); err != nil {
+		if events[i], err = s.sealedAt(b.cfg.ID, en.Member, en.ReachedAt, all); err != nil {
 			return err
 		}
 	}
-	for _, r := range []*recentEvents{rd.e.sealing, rd.e.recent} {
-		r.eventsAt(rd.b.cfg.ID, entries, all, events)
+	for _, r := range []*recentEvents{s.sealing, s.recent} {
+		r.eventsAt(b.cfg.ID, entries, all, events)
 	}
 	for i := range entries {
-		entries[i].Tag = laurel.TagOf(rd.b.cfg.Mode, entries[i].Score, entries[i].ReachedAt, counted(events[i]))
+		entries[i].Tag = laurel.TagOf(b.cfg.Mode, entries[i].Score, entries[i].ReachedAt, counted(events[i]))
+	}
+	return nil
+}
+
+// recoverTags sets the tags of the entries of the open periods and all of the boards that
+// carry tags, which the checkpoint file does not hold, from their events: once, at Open,
+// after replay.
+func (s *Store) recoverTags() error {
+	for _, b := range s.boards {
+		if !b.tagged.Load() {
+			continue
+		}
+		for _, w := range b.windows {
+			if w.w.IsRolling() {
+				continue
+			}
+			for _, sp := range w.open {
+				var entries []laurel.Entry
+				var handles []uint32
+				sp.slots.each(func(h uint32, v slot) {
+					entries = append(entries, laurel.Entry{Member: b.members.name(h), Score: v.score, ReachedAt: v.at})
+					handles = append(handles, h)
+				})
+				if err := s.lookUpTags(b, entries, false); err != nil {
+					return err
+				}
+				for i, en := range entries {
+					sp.setTag(handles[i], string(en.Tag))
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -143,4 +181,27 @@ func tagJSON(tag string) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(tag)
+}
+
+// looksUpTags reports whether rd's entries' tags are looked up among the events: all but those
+// of an open period or all, which its span holds (memView).
+func (rd *reading) looksUpTags() bool {
+	_, open := rd.v.(memView)
+	return !open || rd.w.w.IsRolling()
+}
+
+// tagOf returns the tag of member h's entry in sp.
+func (sp *span) tagOf(h uint32) json.RawMessage { return tagJSON(sp.tags[h]) }
+
+// setTag sets the tag of member h's entry in sp: "" for none.
+func (sp *span) setTag(h uint32, tag string) {
+	switch {
+	case tag != "":
+		if sp.tags == nil {
+			sp.tags = make(map[uint32]string)
+		}
+		sp.tags[h] = tag
+	case sp.tags != nil:
+		delete(sp.tags, h)
+	}
 }
