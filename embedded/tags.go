@@ -7,13 +7,17 @@ import (
 	"github.com/laurel/laurel"
 )
 
-// Tags are kept with their events only, so that they cost the index nothing: a read finds an
-// entry's tag among the member's events at its reached_at (laurel.TagOf), on the boards whose
-// events carried one. Those since the last seal are in memory; a seal indexes the sealed events
-// of such boards by member and time (D), so that a read finds the few at one instant without
-// reading the member's others. Events sealed before their board's first tag are not indexed:
-// none of them carries one, and the rule finds them only to break a tie in best mode (an
-// untagged event and a later tagged one at the same millisecond with the same value).
+// An entry of an open period or all carries the tag of the event that made it beside its
+// aggregate (span.tags, only for entries that have one): staging and retraction set it with
+// the aggregate (laurel.Merge chooses it), Open from the events (recoverTags), since the
+// checkpoint file holds none. Elsewhere (a rolling window, whose current span is merged from
+// buckets without tags; a past instant; a closed period) a read finds an entry's tag among the
+// member's events at its reached_at (laurel.TagOf), on the boards whose events carried one.
+// Those since the last seal are in memory; a seal indexes the sealed events of such boards by
+// member and time (D), so that a read finds the few at one instant without reading the
+// member's others. Events sealed before their board's first tag are not indexed: none of them
+// carries one, and the rule finds them only to break a tie in best mode (an untagged event and
+// a later tagged one at the same millisecond with the same value).
 
 // taggedKey is the mark of a board whose events carried a tag.
 func taggedKey(board string) []byte { return prefix(tagTagged, board) }
@@ -190,18 +194,75 @@ func (rd *reading) looksUpTags() bool {
 	return !open || rd.w.w.IsRolling()
 }
 
-// tagOf returns the tag of member h's entry in sp.
-func (sp *span) tagOf(h uint32) json.RawMessage { return tagJSON(sp.tags[h]) }
+// tagOf returns the tag of member h's entry in sp, a copy.
+func (sp *span) tagOf(h uint32) json.RawMessage { return sp.tags.get(h) }
 
 // setTag sets the tag of member h's entry in sp: "" for none.
 func (sp *span) setTag(h uint32, tag string) {
-	switch {
-	case tag != "":
-		if sp.tags == nil {
-			sp.tags = make(map[uint32]string)
-		}
-		sp.tags[h] = tag
-	case sp.tags != nil:
-		delete(sp.tags, h)
+	if tag == "" {
+		sp.tags.del(h)
+	} else {
+		sp.tags.set(h, tag)
 	}
+}
+
+// spanTags holds the tags of a span's entries that have one, without a pointer for the
+// collector to follow in each (a map of strings made the collector's scans a tenth of a tagged
+// board's CPU): each tag's bytes in one arena, found by the member's handle. A tag replaced
+// leaves its bytes behind until the arena is written again without them, once it is more
+// than twice what its entries refer to.
+type spanTags struct {
+	refs  map[uint32]tagRef // nil until an entry has a tag
+	arena []byte            // appended to only: a new one replaces it, bytes never change
+	live  int               // bytes of arena the entries refer to
+}
+
+// tagRef is where an entry's tag is in the arena: its offset, and its length (at most
+// laurel.MaxTag) in the low 16 bits.
+type tagRef uint64
+
+func (r tagRef) bytes(arena []byte) []byte { return arena[r>>16 : r>>16+r&0xFFFF] }
+
+func (t *spanTags) get(h uint32) json.RawMessage {
+	r, ok := t.refs[h]
+	if !ok {
+		return nil
+	}
+	return append(json.RawMessage(nil), r.bytes(t.arena)...)
+}
+
+func (t *spanTags) set(h uint32, tag string) {
+	r, had := t.refs[h]
+	if had {
+		if string(r.bytes(t.arena)) == tag {
+			return // most events repeat their member's tag
+		}
+		t.live -= int(r & 0xFFFF)
+	}
+	if t.refs == nil {
+		t.refs = make(map[uint32]tagRef)
+	}
+	if len(t.arena) > 2*t.live+4096 {
+		t.compact()
+	}
+	t.refs[h] = tagRef(len(t.arena))<<16 | tagRef(len(tag))
+	t.arena = append(t.arena, tag...)
+	t.live += len(tag)
+}
+
+func (t *spanTags) del(h uint32) {
+	if r, ok := t.refs[h]; ok {
+		t.live -= int(r & 0xFFFF)
+		delete(t.refs, h)
+	}
+}
+
+// compact writes the arena again with the tags its entries refer to alone.
+func (t *spanTags) compact() {
+	arena := make([]byte, 0, 2*t.live+4096)
+	for h, r := range t.refs {
+		t.refs[h] = tagRef(len(arena))<<16 | r&0xFFFF
+		arena = append(arena, r.bytes(t.arena)...)
+	}
+	t.arena = arena
 }
