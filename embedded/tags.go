@@ -3,6 +3,7 @@ package embedded
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 
 	"github.com/laurel/laurel"
 )
@@ -93,6 +94,18 @@ func (s *Store) lookUpTags(b *board, entries []laurel.Entry, all bool) error {
 	return nil
 }
 
+// lookUpSpanTags returns the entries of sp, a span of b, with the tags the look-up finds, and
+// their members' handles.
+func (s *Store) lookUpSpanTags(b *board, sp *span) ([]uint32, []laurel.Entry, error) {
+	handles := make([]uint32, 0, sp.slots.n)
+	entries := make([]laurel.Entry, 0, sp.slots.n)
+	sp.slots.each(func(h uint32, v slot) {
+		entries = append(entries, laurel.Entry{Member: b.members.name(h), Score: v.score, ReachedAt: v.at})
+		handles = append(handles, h)
+	})
+	return handles, entries, s.lookUpTags(b, entries, false)
+}
+
 // recoverTags sets the tags of the entries of the open periods and all of the boards that
 // carry tags, which the checkpoint file does not hold, from their events: once, at Open,
 // after replay.
@@ -106,13 +119,8 @@ func (s *Store) recoverTags() error {
 				continue
 			}
 			for _, sp := range w.open {
-				var entries []laurel.Entry
-				var handles []uint32
-				sp.slots.each(func(h uint32, v slot) {
-					entries = append(entries, laurel.Entry{Member: b.members.name(h), Score: v.score, ReachedAt: v.at})
-					handles = append(handles, h)
-				})
-				if err := s.lookUpTags(b, entries, false); err != nil {
+				handles, entries, err := s.lookUpSpanTags(b, sp)
+				if err != nil {
 					return err
 				}
 				for i, en := range entries {
@@ -265,4 +273,32 @@ func (t *spanTags) compact() {
 		arena = append(arena, r.bytes(t.arena)...)
 	}
 	t.arena = arena
+}
+
+// checkTags checks that the tags sp holds beside its entries are those the look-up finds, for
+// Check; a rolling window's span holds none.
+func (s *Store) checkTags(b *board, w *window, sp *span) error {
+	if w.w.IsRolling() || !b.tagged.Load() {
+		if len(sp.tags.refs) > 0 {
+			return fmt.Errorf("span %d holds %d tags", sp.start, len(sp.tags.refs))
+		}
+		return nil
+	}
+	handles, entries, err := s.lookUpSpanTags(b, sp)
+	if err != nil {
+		return err
+	}
+	held := 0
+	for i, en := range entries {
+		if got := sp.tagOf(handles[i]); string(got) != string(en.Tag) {
+			return fmt.Errorf("span %d: member %q: tag %s beside the entry, %s among its events", sp.start, en.Member, got, en.Tag)
+		}
+		if en.Tag != nil {
+			held++
+		}
+	}
+	if held != len(sp.tags.refs) {
+		return fmt.Errorf("span %d: %d tags for %d entries that have one", sp.start, len(sp.tags.refs), held)
+	}
+	return nil
 }
