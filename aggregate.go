@@ -3,10 +3,16 @@ package laurel
 // Agg is a member's aggregate over one span of time (a period, a rolling bucket, or a rolling
 // window made of buckets): everything ranking needs, and what the store keeps.
 type Agg struct {
-	Score int64  // the member's score in the span
-	At    int64  // reached_at, unix ms (docs/design.md, "Order and ties")
-	Count int64  // counted events; the member is present in the span iff Count > 0
-	Seq   uint64 // for Last: the arrival order of the event that set Score, to break ts ties
+	Score int64 // the member's score in the span
+	At    int64 // reached_at, unix ms (docs/design.md, "Order and ties")
+	Count int64 // counted events; the member is present in the span iff Count > 0
+	// Seq and Tag are the arrival order and the tag of the event that made the aggregate, the
+	// one whose tag the entry shows (docs/design.md, "Tags"): Seq breaks ties of time in
+	// Last (the later arrival) and in Best (the first). A store that does not keep them
+	// gives 0 and "": an event added to such an aggregate arrived after all of its own, and
+	// an aggregate still made by those has Seq 0 (its tag is the one the store holds).
+	Seq uint64
+	Tag string
 }
 
 // Present reports whether the member has a counted event in the span.
@@ -18,8 +24,14 @@ func Add(m Mode, o Order, a Agg, value, ts int64, seq uint64) (Agg, error) {
 	return Merge(m, o, a, Agg{Score: value, At: ts, Count: 1, Seq: seq})
 }
 
+// Agg is the aggregate of ev alone.
+func (ev Counted) Agg() Agg {
+	return Agg{Score: ev.Value, At: ev.TS, Count: 1, Seq: ev.Seq, Tag: string(ev.Tag)}
+}
+
 // Merge combines the aggregates of two disjoint spans of the same member, as if every event
-// of both had been added to one: the combination of a rolling window's buckets.
+// of both had been added to one: the combination of a rolling window's buckets. The result
+// keeps the Seq and Tag of the one whose event made it.
 func Merge(m Mode, o Order, a, b Agg) (Agg, error) {
 	if !a.Present() {
 		return b, nil
@@ -27,32 +39,42 @@ func Merge(m Mode, o Order, a, b Agg) (Agg, error) {
 	if !b.Present() {
 		return a, nil
 	}
-	out := Agg{Count: a.Count + b.Count}
+	var out Agg
 	switch m {
 	case Sum:
 		s := a.Score + b.Score
 		if (b.Score > 0 && s < a.Score) || (b.Score < 0 && s > a.Score) {
 			return a, Errorf(EInvalid, "the sum would overflow a 64-bit integer")
 		}
-		// reached_at is the latest time among the counted events.
-		out.Score, out.At = s, max(a.At, b.At)
+		// reached_at is the latest time among the counted events; the tag the latest
+		// counted event's.
+		out = later(a, b)
+		out.Score = s
 	case Best:
-		// The best value; among equal values, the earliest time it was reached.
+		// The best value; among equal values, the earliest time it was reached, and of
+		// those at the same instant the first to arrive.
 		switch {
 		case o.Better(a.Score, b.Score):
-			out.Score, out.At = a.Score, a.At
+			out = a
 		case o.Better(b.Score, a.Score):
-			out.Score, out.At = b.Score, b.At
+			out = b
+		case b.At < a.At || b.At == a.At && b.Seq < a.Seq:
+			out = b
 		default:
-			out.Score, out.At = a.Score, min(a.At, b.At)
+			out = a
 		}
 	case Last:
 		// The latest event by event time; among equal times, the later arrival.
-		if b.At > a.At || b.At == a.At && b.Seq > a.Seq {
-			out.Score, out.At, out.Seq = b.Score, b.At, b.Seq
-		} else {
-			out.Score, out.At, out.Seq = a.Score, a.At, a.Seq
-		}
+		out = later(a, b)
 	}
+	out.Count = a.Count + b.Count
 	return out, nil
+}
+
+// later returns the one of a and b made by the later event: by time, then by arrival.
+func later(a, b Agg) Agg {
+	if b.At > a.At || b.At == a.At && b.Seq > a.Seq {
+		return b
+	}
+	return a
 }

@@ -1,6 +1,8 @@
 package laurel_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -56,7 +58,8 @@ func aggregateByDefinition(m laurel.Mode, o laurel.Order, events []event) laurel
 }
 
 // TestAggregateAgainstDefinition folds random events in arrival order with Add, and merges
-// random partitions of them with Merge, and compares both with the definition.
+// random partitions of them with Merge, and compares both with the definition; tagged, the
+// same with Merge, and their tags with TagOf's among the events.
 func TestAggregateAgainstDefinition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 0))
 	for _, m := range []laurel.Mode{laurel.Sum, laurel.Best, laurel.Last} {
@@ -68,15 +71,30 @@ func TestAggregateAgainstDefinition(t *testing.T) {
 				}
 				want := aggregateByDefinition(m, o, events)
 
+				tagged := rng.IntN(2) == 0
+				var counted []laurel.Counted
 				var folded laurel.Agg
 				var parts [3]laurel.Agg
 				for _, e := range events {
-					var err error
-					if folded, err = laurel.Add(m, o, folded, e.value, e.ts, e.seq); err != nil {
-						t.Fatal(err)
+					c := laurel.Counted{Value: e.value, TS: e.ts, Seq: e.seq}
+					if rng.IntN(3) > 0 {
+						c.Tag = json.RawMessage(fmt.Sprintf(`"t%d"`, e.seq))
 					}
+					counted = append(counted, c)
+					var err error
 					p := rng.IntN(3)
-					if parts[p], err = laurel.Add(m, o, parts[p], e.value, e.ts, e.seq); err != nil {
+					if tagged {
+						folded, err = laurel.Merge(m, o, folded, c.Agg())
+						if err == nil {
+							parts[p], err = laurel.Merge(m, o, parts[p], c.Agg())
+						}
+					} else {
+						folded, err = laurel.Add(m, o, folded, e.value, e.ts, e.seq)
+						if err == nil {
+							parts[p], err = laurel.Add(m, o, parts[p], e.value, e.ts, e.seq)
+						}
+					}
+					if err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -90,16 +108,23 @@ func TestAggregateAgainstDefinition(t *testing.T) {
 				if !sameAgg(m, folded, want) || !sameAgg(m, merged, want) {
 					t.Fatalf("%v %v of %v: folded %+v, merged %+v, want %+v", m, o, events, folded, merged, want)
 				}
+				if tagged {
+					tag := string(laurel.TagOf(m, want.Score, want.At, counted))
+					if folded.Tag != tag || merged.Tag != tag {
+						t.Fatalf("%v %v of %+v: tags folded %q, merged %q, want %q", m, o, counted, folded.Tag, merged.Tag, tag)
+					}
+				}
 			}
 		}
 	}
 }
 
-// sameAgg compares what the mode defines: Seq matters only for Last.
+// sameAgg compares what the mode defines: Seq matters only for Last; tags are compared apart.
 func sameAgg(m laurel.Mode, a, b laurel.Agg) bool {
 	if m != laurel.Last {
 		a.Seq, b.Seq = 0, 0
 	}
+	a.Tag, b.Tag = "", ""
 	return a == b
 }
 

@@ -31,8 +31,8 @@ type Aggregates interface {
 	SetAgg(w int, sp AggSpan, member string, a Agg) error
 }
 
-// Counted is an event as it counts in aggregates: its value, time and arrival order, and the
-// tag that TagOf finds for the entry it made.
+// Counted is an event as it counts in aggregates: its value, time and arrival order, and its
+// tag, which an aggregate it makes carries (Merge; TagOf finds the same among the events).
 type Counted struct {
 	Value int64
 	TS    int64
@@ -40,7 +40,12 @@ type Counted struct {
 	Tag   json.RawMessage
 }
 
-// StageEvent adds the member's event (value at ts, arrival seq) to every window of b at now:
+// StageEvent is StageCounted for an event without a tag.
+func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, value, ts int64, seq uint64, now int64) (held string, err error) {
+	return StageCounted(ctx, b, aggs, member, Counted{Value: value, TS: ts, Seq: seq}, now)
+}
+
+// StageCounted adds the member's event ev to every window of b at now:
 // to its calendar period (ETooLate when that has closed) or all, and to its rolling bucket
 // and, when the bucket lies in the window's current span, to that span's merge. The rules of
 // the board's guard are judged on the span the event enters in their window: the period, all,
@@ -48,12 +53,14 @@ type Counted struct {
 // (WindowError) or the rule; the caller abandons the write. An event that breaks a rule whose
 // action is hold is staged in every window all the same, and held names the rule: the caller
 // hides its member and opens a flag in the same write (flags.go).
-func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, value, ts int64, seq uint64, now int64) (held string, err error) {
+// The aggregates it sets carry ev's Seq and Tag where ev made them (Merge).
+func StageCounted(ctx context.Context, b *Board, aggs Aggregates, member string, ev Counted, now int64) (held string, err error) {
 	cal := b.Calendar()
+	value, ts, one := ev.Value, ev.TS, ev.Agg()
 	// add adds the event to the member's aggregate in sp; judged: the span the event enters
 	// in window w, where the rules of the board's guard in w are judged.
 	add := func(w int, sp AggSpan, cur Agg, judged bool) error {
-		next, err := Add(b.Mode, b.Order, cur, value, ts, seq)
+		next, err := Merge(b.Mode, b.Order, cur, one)
 		if err == nil && judged && b.Guard != nil {
 			if breach, rule := b.Guard.judge(b, b.Windows[w], cur, next, value); breach != nil {
 				if rule.Action != Hold {
@@ -146,7 +153,8 @@ func Recompute(b *Board, aggs Aggregates, member string, ts int64, events []Coun
 	return nil
 }
 
-// AggOf aggregates the events whose time lies in sp (all's {0, 0}: every one). Every event
+// AggOf aggregates the events whose time lies in sp (all's {0, 0}: every one), in arrival
+// order, with the tag of the one that made it. Every event
 // was accepted while the sums that held it fitted in an int64, but a part of such a sum need
 // not (+max, −1 fits; +max alone after the −1 is retracted, plus more, may not): that is
 // EInvalid.
@@ -156,7 +164,7 @@ func AggOf(m Mode, o Order, events []Counted, sp Span) (Agg, error) {
 		if sp != (Span{}) && (ev.TS < sp.Start || ev.TS >= sp.End) {
 			continue
 		}
-		n, err := Add(m, o, a, ev.Value, ev.TS, ev.Seq)
+		n, err := Merge(m, o, a, ev.Agg())
 		if err != nil {
 			return a, err
 		}

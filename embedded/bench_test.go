@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 
@@ -29,6 +30,7 @@ import (
 var (
 	benchMembers = flag.Int("members", 1_000_000, "members loaded before the engine benchmarks")
 	benchLag     = flag.Int("checkpoint-lag", 0, "the store's CheckpointLag in the engine benchmarks (0: its default)")
+	benchTags    = flag.Bool("tags", false, `every event loaded carries a tag, {"car":"kart-N"} with N of 16`)
 	benchZipf    = flag.Float64("zipf", 0, "Zipf exponent (> 1) of member activity, as laurel bench's -zipf (0: the milder u³ of the figures recorded before this flag)")
 )
 
@@ -45,6 +47,9 @@ func loadBoard(tb testing.TB, e *embedded.Store, board string, members int, now 
 	for i := 0; i < members; i++ {
 		batch = append(batch, laurel.Event{Board: board, Member: memberName(i), Value: rng.Int64N(10_000),
 			TS: now - rng.Int64N(20*hour), HasTS: true, ID: "load-" + strconv.Itoa(i)})
+		if *benchTags {
+			batch[len(batch)-1].Tag = json.RawMessage(`{"car":"kart-` + strconv.Itoa(i%16) + `"}`)
+		}
 		if len(batch) == cap(batch) || i == members-1 {
 			if _, err := e.Submit(ctx, batch, laurel.SubmitOptions{NoRanks: true}); err != nil {
 				tb.Fatal(err)

@@ -18,8 +18,9 @@ type board struct {
 	deadline int64     // the next instant advanceBoard has work; noTime: never
 	// windowsMade counts the windows made for the board, to put each on a lane (newWindow).
 	windowsMade int
-	// tagged is set once an event of the board carried a tag: its reads look tags up
-	// (tags.go). tagKept says the store holds its mark; the writer's alone.
+	// tagged is set once an event of the board carried a tag: Open finds its entries' tags,
+	// and the reads that memory has no tags for look them up (tags.go). tagKept says the
+	// store holds its mark; the writer's alone.
 	tagged  atomic.Bool
 	tagKept bool
 }
@@ -271,6 +272,7 @@ func (b *board) setHandle(e *Store, sp *span, h uint32, member string, v slot, p
 	}
 	if !present {
 		sp.slots.del(h)
+		sp.tags.del(h)
 		return
 	}
 	// The tree asks the slots for times: the new one is set once the old key is gone.

@@ -112,7 +112,7 @@ func (s *Store) buildWindow(tx *txn, b *board, cfg *laurel.Board, w *window) err
 			case w.w.IsRolling():
 				tx.bucketSet(b, w, a.Start, handle(), member, fromAgg(a.Agg), true)
 			default:
-				tx.entrySet(b, w, a.Start, a.End, handle(), member, slot(fromAgg(a.Agg)), true)
+				tx.entrySet(b, w, a.Start, a.End, handle(), member, a.Agg)
 			}
 		}
 		return nil

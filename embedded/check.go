@@ -14,7 +14,9 @@ import (
 // holds exactly its members not hidden; each open calendar period and all hold the aggregates
 // the checkpoint file holds, hidden members' included, and the file holds no others; each
 // rolling window's span holds the merge of its stored buckets, and its newest bucket the
-// stored one; each closed period holds as many ranks as it says; the member index lists each
+// stored one; each entry of an open calendar period or all has the tag that the look-up among
+// the member's events finds (tags.go); each closed period holds as many ranks as it says; the
+// member index lists each
 // sealed event once, and nothing else; so do the ids (checkSealed).
 //
 // It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
@@ -208,6 +210,9 @@ func (s *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg
 func (s *Store) checkWindow(b *board, w *window, spans map[string]map[string]laurel.Agg) error {
 	for _, sp := range w.open {
 		if err := sp.tree.Check(); err != nil {
+			return err
+		}
+		if err := s.checkTags(b, w, sp); err != nil {
 			return err
 		}
 		// What the store says the span holds: the merge of a rolling window's buckets, or

@@ -209,8 +209,8 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 	if in.HasTS {
 		ev.flags |= flagExplicitTS
 	}
-	held, err = laurel.StageEvent(context.Background(), &b.cfg, newStaged(tx, b), // staged reads memory only: nothing to cancel
-		ev.member, ev.value, ev.ts, ev.seq, tx.now)
+	held, err = laurel.StageCounted(context.Background(), &b.cfg, newStaged(tx, b), // staged reads memory only: nothing to cancel
+		ev.member, laurel.Counted{Value: ev.value, TS: ev.ts, Seq: ev.seq, Tag: tagJSON(ev.tag)}, tx.now)
 	if err != nil {
 		return "", 0, 0, "", err
 	}
@@ -324,7 +324,12 @@ func appendListed(out []storedEvent, r pebble.Reader, boardID string, k, v []byt
 
 // readSealed reads the sealed event seq of a board, flagged retracted when it was since.
 func readSealed(r pebble.Reader, boardID string, seq uint64) (storedEvent, bool, error) {
-	v, ok, err := get(r, sealedKey(seq, boardID))
+	return readSealedBy(func(k []byte) ([]byte, bool, error) { return get(r, k) }, boardID, seq)
+}
+
+// readSealedBy is readSealed through get, which returns a copy of a key's value.
+func readSealedBy(get func(k []byte) ([]byte, bool, error), boardID string, seq uint64) (storedEvent, bool, error) {
+	v, ok, err := get(sealedKey(seq, boardID))
 	if err != nil || !ok {
 		return storedEvent{}, false, err
 	}
@@ -333,7 +338,7 @@ func readSealed(r pebble.Reader, boardID string, seq uint64) (storedEvent, bool,
 		return storedEvent{}, false, err
 	}
 	if ev.flags&flagRetracted == 0 {
-		if _, ok, err := get(r, retractKey(boardID, seq)); err != nil {
+		if _, ok, err := get(retractKey(boardID, seq)); err != nil {
 			return storedEvent{}, false, err
 		} else if ok {
 			ev.flags |= flagRetracted

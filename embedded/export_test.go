@@ -232,3 +232,19 @@ func (s SortedRun) SortOnly() { s.r.sort() }
 func PebbleErrorf(log *slog.Logger, format string, args ...any) {
 	pebbleLogger{log: log}.Errorf(format, args...)
 }
+
+// SpanTags is the tags a span keeps beside its entries, alone.
+type SpanTags struct{ t *spanTags }
+
+func NewSpanTags() SpanTags { return SpanTags{new(spanTags)} }
+
+// Set sets h's tag, "" for none; Get returns it; ArenaLen is the bytes its arena holds.
+func (s SpanTags) Set(h uint32, tag string) {
+	if tag == "" {
+		s.t.del(h)
+	} else {
+		s.t.set(h, tag)
+	}
+}
+func (s SpanTags) Get(h uint32) string { return string(s.t.get(h)) }
+func (s SpanTags) ArenaLen() int       { return len(s.t.arena) }

@@ -48,8 +48,9 @@ import (
 //	                                   one counts every event (written by earlier versions)
 //	O kind 0 key                     → a record of laurel.Records: webhooks, deliveries
 //	                                   (records.go)
-//	Z board 0                        → (empty): an event of the board carried a tag, so its
-//	                                   reads look tags up (tags.go)
+//	Z board 0                        → (empty): an event of the board carried a tag, so Open
+//	                                   finds its entries' tags and some reads look them up
+//	                                   (tags.go)
 //	D board 0 member 0 ts seq        → (empty): a sealed event of a board that carried tags
 //	                                   when it was sealed, by its member and time (tags.go)
 //

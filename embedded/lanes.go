@@ -38,12 +38,14 @@ type entryChange struct {
 	nb         *bucket // toBucket: the newest bucket as the change was staged
 	member     string
 	v          slot
+	tag        string       // toSpan with setTag: the entry's tag now; "" for none
 	first      uint64       // with deferred: the first sequence number of the group
 	logged     *loggedEvent // toRecent: the event, in its group's list
 	h          uint32
 	to         int8 // toSpan, toRollingSpan or toBucket
 	present    bool
 	deferred   bool // written behind: noted for the checkpoint queue
+	setTag     bool // toSpan: the event that made the entry is known, and tag is its
 }
 
 const (
@@ -64,6 +66,9 @@ func (s *entryChange) run(e *Store) {
 			return
 		}
 		b.setHandle(e, sp, s.h, s.member, s.v, s.present)
+		if s.setTag && s.present {
+			sp.setTag(s.h, s.tag)
+		}
 		if s.deferred {
 			e.noteDirty(b, w, sp, nil, s.h, s.first)
 		}

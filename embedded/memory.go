@@ -397,6 +397,8 @@ type span struct {
 	slots      slots
 	tree       *rank.Tree
 	dirtyMarks // checkpoint.go
+	// tags holds the tag of each entry of a calendar window or all that has one (tags.go).
+	tags spanTags
 }
 
 // bitset is a set of handles, a bit each.

@@ -10,6 +10,7 @@ import (
 )
 
 // memView reads an in-memory span; a nil span is an empty ranking. It is a laurel.Ranking.
+// Its entries carry the tags the span holds: a calendar window's or all's (tags.go).
 type memView struct {
 	b  *board
 	w  *window
@@ -34,7 +35,7 @@ func (v memView) Page(_ context.Context, from, n int) ([]laurel.Entry, error) {
 		if len(out) == n {
 			break
 		}
-		out = append(out, laurel.Entry{Rank: r, Member: v.b.members.name(k.Member), Score: k.Score, ReachedAt: k.At})
+		out = append(out, laurel.Entry{Rank: r, Member: v.b.members.name(k.Member), Score: k.Score, ReachedAt: k.At, Tag: v.sp.tagOf(k.Member)})
 	}
 	return out, nil
 }
@@ -50,7 +51,7 @@ func (v memView) Entries(_ context.Context, members []string) ([]laurel.Entry, e
 			continue
 		}
 		if r, ok := v.sp.tree.Rank(treeKey(h, s)); ok {
-			out = append(out, laurel.Entry{Rank: r, Member: member, Score: s.score, ReachedAt: s.at})
+			out = append(out, laurel.Entry{Rank: r, Member: member, Score: s.score, ReachedAt: s.at, Tag: v.sp.tagOf(h)})
 		}
 	}
 	return out, nil

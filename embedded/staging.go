@@ -72,7 +72,7 @@ func (s *staged) SetAgg(i int, sp laurel.AggSpan, member string, a laurel.Agg) e
 		s.tx.bucketSet(s.b, w, sp.Start, h, member, fromAgg(a), a.Present())
 		return nil
 	}
-	s.tx.entrySet(s.b, w, sp.Start, sp.End, h, member, slot(fromAgg(a)), a.Present())
+	s.tx.entrySet(s.b, w, sp.Start, sp.End, h, member, a)
 	return nil
 }
 

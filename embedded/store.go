@@ -233,6 +233,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("embedded: recover %s: %w", dir, err)
 	}
 	e.snap = db.NewSnapshot()
+	if err := e.recoverTags(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("embedded: recover the tags of %s: %w", dir, err)
+	}
 	if err := e.recoverHistory(); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("embedded: recover the rank history of %s: %w", dir, err)

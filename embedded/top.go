@@ -53,7 +53,7 @@ func (s *Store) publishTops(tx *txn) {
 		names := make(map[uint32]memberName) // the board's windows share most of their tops
 		for i, w := range b.windows {
 			v := s.topOf(b, w, now, names)
-			if b.tagged.Load() {
+			if b.tagged.Load() && w.w.IsRolling() {
 				v = &topView{until: noTime} // its entries' tags are looked up as they are read (tags.go)
 			}
 			v.gen = gen
@@ -102,7 +102,7 @@ func (s *Store) topOf(b *board, w *window, now int64, names map[uint32]memberNam
 			}
 			names[k.Member] = mn
 		}
-		v.entries = append(v.entries, laurel.Entry{Rank: r, Member: mn.member, Score: k.Score, ReachedAt: k.At, Name: mn.name})
+		v.entries = append(v.entries, laurel.Entry{Rank: r, Member: mn.member, Score: k.Score, ReachedAt: k.At, Name: mn.name, Tag: sp.tagOf(k.Member)})
 	}
 	return v
 }

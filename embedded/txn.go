@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/laurel/laurel"
 )
 
 // txn stages the writes of a group: a Pebble batch, an overlay that later operations of the
@@ -399,7 +400,7 @@ func (tx *txn) memGet(b *board, w *window, member string) (slot, bool) {
 // memSet stages a member's aggregate in the rolling window w's current span.
 func (tx *txn) memSet(b *board, w *window, member string, v slot, present bool) {
 	if h, ok := tx.handle(b, member, present); ok {
-		tx.entrySet(b, w, rollingSpan, 0, h, member, v, present)
+		tx.entrySet(b, w, rollingSpan, 0, h, member, toAgg(aggregate(v), present))
 	}
 }
 
@@ -435,7 +436,10 @@ func (tx *txn) entryGet(w *window, start int64, h uint32) (slot, bool) {
 // entrySet stages member h's aggregate in the in-memory span [start, end) of w. The store
 // holds a rolling window's buckets, not its current span; for a calendar window or all it
 // gets the aggregate at once, or behind the events when a submit changed it (checkpoint.go).
-func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member string, v slot, present bool) {
+// A calendar window's or all's entry takes the tag of a (setTag: a.Seq is not 0, the event
+// that made it is known); else it keeps its own.
+func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member string, a laurel.Agg) {
+	v, present := slot(fromAgg(a)), a.Present()
 	if !present {
 		if _, had := tx.entryGet(w, start, h); !had {
 			return
@@ -447,6 +451,7 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member 
 		set.to = toRollingSpan
 	} else {
 		set.to, set.deferred, set.first = toSpan, tx.deferAggs, tx.e.seq+1
+		set.tag, set.setTag = a.Tag, a.Seq != 0
 		if !set.deferred {
 			tx.spanAgg(b.cfg.ID, w.name, start, member, aggregate(v), present, tx.seq)
 		}

@@ -166,7 +166,7 @@ func appendEntry(dst []byte, e *laurel.Entry) ([]byte, error) {
 	}
 	if len(e.Tag) > 0 {
 		dst = append(dst, `,"tag":`...)
-		dst, _ = AppendCompact(dst, e.Tag) // valid JSON: laurel.NormalizeTag let it in
+		dst = appendValid(dst, e.Tag) // valid JSON: laurel.NormalizeTag let it in, and stores keep it as it came
 	}
 	var err error
 	if len(e.Metadata) > 0 {
@@ -255,6 +255,12 @@ func AppendCompact(dst, src []byte) ([]byte, error) {
 	if !json.Valid(src) {
 		return dst, errBadMetadata
 	}
+	return appendValid(dst, src), nil
+}
+
+// appendValid is AppendCompact for src known to be valid JSON, which it does not check again
+// (a tag on every entry of a page: its check was 1.8% of the server CPU of a tagged bench).
+func appendValid(dst, src []byte) []byte {
 	// src is valid: '<', '>', '&' and the bytes of U+2028/U+2029 can only be in strings,
 	// and whitespace outside them is insignificant.
 	inString, escaped := false, false
@@ -292,5 +298,5 @@ func AppendCompact(dst, src []byte) ([]byte, error) {
 			start = i + 1
 		}
 	}
-	return append(dst, src[start:]...), nil
+	return append(dst, src[start:]...)
 }
