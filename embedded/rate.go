@@ -1,0 +1,172 @@
+package embedded
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/laurel/laurel"
+)
+
+// The rate rule of a board's guard counts a member's counted events in an interval of time
+// (docs/design.md, "Guards"). The writer keeps, for boards with the rule only, the times of
+// each member's counted events since a horizon in memory: from the store when the store opens
+// or the rule is put (exclusive operations, which see every committed event), then as events
+// are staged (an operation that fails takes its times back, rateUndo), retracted or erased.
+// The horizon trails the writer's clock by the rule's interval and the board's late_limit,
+// so that every event a submit may stage is judged from memory; an import's older event is
+// judged from the store, in an exclusive operation (errRateFromStore).
+
+// rateTimes are the times of the counted events of a board's members: every one at or after
+// from, and maybe some before. The writer's alone.
+type rateTimes struct {
+	from    int64
+	members map[string][]int64
+	added   int // times added since the last sweep
+}
+
+// rateUndo is what an operation's staging of a time replaced: a member's times before.
+type rateUndo struct {
+	rt     *rateTimes
+	member string
+	old    []int64
+	had    bool
+}
+
+// errRateFromStore ends a submit that is not exclusive and has an event a rate rule must judge
+// on events older than memory holds: it is written again as an exclusive operation.
+var errRateFromStore = errors.New("embedded: a rate rule judges an event on older events than memory holds")
+
+// rateHorizon is what memory must hold of a board's times at now: every event that a submit
+// not imported may stage at now is judged on events after it.
+func rateHorizon(cfg *laurel.Board, now int64) int64 {
+	return cfg.Guard.Rate.Since(now - cfg.LateLimit.Milliseconds() - 1)
+}
+
+// loadRate reads the times of a board's counted events since the horizon at now from the
+// store; nil when its guard has no rate rule. Only an exclusive operation, or Open, calls it:
+// the store and its recent events hold every committed event then.
+func (s *Store) loadRate(cfg *laurel.Board, now int64) (*rateTimes, error) {
+	if cfg.Guard == nil || cfg.Guard.Rate == nil {
+		return nil, nil
+	}
+	rt := &rateTimes{from: rateHorizon(cfg, now), members: make(map[string][]int64)}
+	err := eachMemberEvents(s.db, s.recent, nil, cfg.ID, false, func(member string, events []storedEvent) error {
+		var times []int64
+		for _, ev := range events {
+			if ev.ts >= rt.from {
+				times = append(times, ev.ts)
+			}
+		}
+		if len(times) > 0 {
+			rt.members[member] = times
+		}
+		return nil
+	})
+	return rt, err
+}
+
+// countEvents is laurel.Aggregates.CountEvents.
+func (s *staged) countEvents(member string, from, to int64) (int, error) {
+	rt := s.b.rate
+	if rt == nil {
+		return 0, laurel.Errorf(laurel.EInternal, "embedded: board %q has a rate rule and no times of its events", s.b.cfg.ID)
+	}
+	times := rt.members[member]
+	if from < rt.from-1 { // older than memory holds: read from the store
+		if !s.tx.exclusive {
+			return 0, errRateFromStore
+		}
+		events, err := s.tx.e.memberEvents(s.tx.e.db, s.b.cfg.ID, member, false)
+		if err != nil {
+			return 0, err
+		}
+		times = times[:0:0]
+		for _, ev := range events {
+			times = append(times, ev.ts)
+		}
+		// The operation's own events, staged before this one: the only ones of its group.
+		for _, le := range s.tx.logged[s.tx.from.logged:] {
+			if le.board == s.b.cfg.ID && le.event.member == member {
+				times = append(times, le.event.ts)
+			}
+		}
+	}
+	n := 0
+	for _, ts := range times {
+		if ts > from && ts <= to {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// stageTime adds the time of an event staged on a board with a rate rule, noting in the
+// operation's undo log what it replaced. Now and then it drops the times before the horizon.
+func (tx *txn) stageTime(b *board, member string, ts int64) {
+	rt := b.rate
+	if rt == nil {
+		return
+	}
+	old, had := rt.members[member]
+	if tx.parent != nil {
+		tx.rateUndo = append(tx.rateUndo, rateUndo{rt, member, old, had})
+	}
+	// Appended in place past old's end, or into a new array: old stays as it was, for undo.
+	rt.members[member] = append(old[:len(old):len(old)], ts)
+	if rt.added++; rt.added > 2*len(rt.members)+1024 {
+		rt.sweep(rateHorizon(&b.cfg, tx.now))
+	}
+}
+
+// sweep drops the times before horizon, into new arrays (an undo log may hold the old ones).
+func (rt *rateTimes) sweep(horizon int64) {
+	rt.added = 0
+	if horizon <= rt.from {
+		return
+	}
+	rt.from = horizon
+	for m, times := range rt.members {
+		if slices.ContainsFunc(times, func(ts int64) bool { return ts < horizon }) {
+			if kept := slices.DeleteFunc(slices.Clone(times), func(ts int64) bool { return ts < horizon }); len(kept) > 0 {
+				rt.members[m] = kept
+			} else {
+				delete(rt.members, m)
+			}
+		}
+	}
+}
+
+// undoTimes takes an operation's staged times back, last first.
+func (tx *txn) undoTimes() {
+	for i := len(tx.rateUndo) - 1; i >= 0; i-- {
+		u := tx.rateUndo[i]
+		if u.had {
+			u.rt.members[u.member] = u.old
+		} else {
+			delete(u.rt.members, u.member)
+		}
+	}
+	tx.rateUndo = nil
+}
+
+// unstageTime takes the time of a retracted event out of the board's times once the
+// retraction commits.
+func (tx *txn) unstageTime(b *board, member string, ts int64) {
+	tx.onCommit(b, func() {
+		if rt := b.rate; rt != nil {
+			times := rt.members[member]
+			if i := slices.Index(times, ts); i >= 0 {
+				rt.members[member] = slices.Delete(slices.Clone(times), i, i+1)
+			}
+		}
+	})
+}
+
+// eraseTimes forgets a member's times on a board once its erasure commits.
+func (tx *txn) eraseTimes(b *board, member string) {
+	tx.onCommit(b, func() {
+		if b.rate != nil {
+			delete(b.rate.members, member)
+		}
+	})
+}
