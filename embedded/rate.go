@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/laurel/laurel"
@@ -63,6 +64,43 @@ func (s *Store) loadRate(cfg *laurel.Board, now int64) (*rateTimes, error) {
 		return nil
 	})
 	return rt, err
+}
+
+// checkRates verifies, in an exclusive operation, that each board with a rate rule holds in
+// memory the times of exactly its counted events at or after its horizon, as the store does.
+func (s *Store) checkRates() error {
+	for _, b := range s.boards {
+		if (b.rate != nil) != (b.cfg.Guard != nil && b.cfg.Guard.Rate != nil) {
+			return fmt.Errorf("board %s: times of events kept: %v; a rate rule: %v", b.cfg.ID, b.rate != nil, b.rate == nil)
+		}
+		if b.rate == nil {
+			continue
+		}
+		from := b.rate.from
+		want := make(map[string][]int64)
+		err := eachMemberEvents(s.db, s.recent, nil, b.cfg.ID, false, func(member string, events []storedEvent) error {
+			for _, ev := range events {
+				if ev.ts >= from {
+					want[member] = append(want[member], ev.ts)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for m, times := range b.rate.members {
+			got := slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(times), func(ts int64) bool { return ts < from })))
+			if w := slices.Sorted(slices.Values(want[m])); !slices.Equal(got, w) {
+				return fmt.Errorf("board %s: memory holds %d times of %s's events since %d, the store %d: %v, %v", b.cfg.ID, len(got), m, from, len(w), got, w)
+			}
+			delete(want, m)
+		}
+		for m, w := range want {
+			return fmt.Errorf("board %s: memory holds no times of %s's events since %d, the store %v", b.cfg.ID, m, from, w)
+		}
+	}
+	return nil
 }
 
 // countEvents is laurel.Aggregates.CountEvents.
