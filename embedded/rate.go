@@ -70,8 +70,8 @@ func (s *Store) loadRate(cfg *laurel.Board, now int64) (*rateTimes, error) {
 // memory the times of exactly its counted events at or after its horizon, as the store does.
 func (s *Store) checkRates() error {
 	for _, b := range s.boards {
-		if (b.rate != nil) != (b.cfg.Guard != nil && b.cfg.Guard.Rate != nil) {
-			return fmt.Errorf("board %s: times of events kept: %v; a rate rule: %v", b.cfg.ID, b.rate != nil, b.rate == nil)
+		if rule := b.cfg.Guard != nil && b.cfg.Guard.Rate != nil; (b.rate != nil) != rule {
+			return fmt.Errorf("board %s: times of events kept: %v; a rate rule: %v", b.cfg.ID, b.rate != nil, rule)
 		}
 		if b.rate == nil {
 			continue
