@@ -17,8 +17,8 @@ import (
 // so that every event a submit may stage is judged from memory; an import's older event is
 // judged from the store, in an exclusive operation (errRateFromStore).
 
-// rateTimes are the times of the counted events of a board's members: every one at or after
-// from, and maybe some before. The writer's alone.
+// rateTimes are the times of the counted events of a board's members, each member's in order:
+// every one at or after from, and maybe some before. The writer's alone.
 type rateTimes struct {
 	from    int64
 	members map[string][]int64
@@ -59,6 +59,7 @@ func (s *Store) loadRate(cfg *laurel.Board, now int64) (*rateTimes, error) {
 			}
 		}
 		if len(times) > 0 {
+			slices.Sort(times)
 			rt.members[member] = times
 		}
 		return nil
@@ -90,7 +91,10 @@ func (s *Store) checkRates() error {
 			return err
 		}
 		for m, times := range b.rate.members {
-			got := slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(times), func(ts int64) bool { return ts < from })))
+			if !slices.IsSorted(times) {
+				return fmt.Errorf("board %s: memory holds the times of %s's events out of order: %v", b.cfg.ID, m, times)
+			}
+			got := slices.DeleteFunc(slices.Clone(times), func(ts int64) bool { return ts < from })
 			if w := slices.Sorted(slices.Values(want[m])); !slices.Equal(got, w) {
 				return fmt.Errorf("board %s: memory holds %d times of %s's events since %d, the store %d: %v, %v", b.cfg.ID, len(got), m, from, len(w), got, w)
 			}
@@ -129,13 +133,27 @@ func (s *staged) countEvents(member string, from, to int64) (int, error) {
 			}
 		}
 	}
-	n := 0
-	for _, ts := range times {
-		if ts > from && ts <= to {
-			n++
+	if from < rt.from-1 {
+		n := 0
+		for _, ts := range times {
+			if ts > from && ts <= to {
+				n++
+			}
 		}
+		return n, nil
 	}
-	return n, nil
+	return after(times, from) - after(times, to), nil
+}
+
+// after returns how many of times, in order, are after ts.
+func after(times []int64, ts int64) int {
+	i, _ := slices.BinarySearchFunc(times, ts, func(t, ts int64) int {
+		if t <= ts {
+			return -1
+		}
+		return 1
+	})
+	return len(times) - i
 }
 
 // stageTime adds the time of an event staged on a board with a rate rule, noting in the
@@ -149,8 +167,14 @@ func (tx *txn) stageTime(b *board, member string, ts int64) {
 	if tx.parent != nil {
 		tx.rateUndo = append(tx.rateUndo, rateUndo{rt, member, old, had})
 	}
-	// Appended in place past old's end, or into a new array: old stays as it was, for undo.
-	rt.members[member] = append(old[:len(old):len(old)], ts)
+	// Appended past old's end, or, for a late event, into a new array in order: old stays as
+	// it was, for undo.
+	if n := len(old); n == 0 || old[n-1] <= ts {
+		rt.members[member] = append(old, ts)
+	} else {
+		i := n - after(old, ts)
+		rt.members[member] = slices.Insert(slices.Clone(old), i, ts)
+	}
 	if rt.added++; rt.added > 2*len(rt.members)+1024 {
 		rt.sweep(rateHorizon(&b.cfg, tx.now))
 	}
@@ -164,12 +188,12 @@ func (rt *rateTimes) sweep(horizon int64) {
 	}
 	rt.from = horizon
 	for m, times := range rt.members {
-		if slices.ContainsFunc(times, func(ts int64) bool { return ts < horizon }) {
-			if kept := slices.DeleteFunc(slices.Clone(times), func(ts int64) bool { return ts < horizon }); len(kept) > 0 {
-				rt.members[m] = kept
-			} else {
-				delete(rt.members, m)
-			}
+		i, _ := slices.BinarySearch(times, horizon)
+		switch {
+		case i == len(times):
+			delete(rt.members, m)
+		case i > 0:
+			rt.members[m] = slices.Clone(times[i:]) // the array before it is dropped
 		}
 	}
 }
@@ -193,7 +217,7 @@ func (tx *txn) unstageTime(b *board, member string, ts int64) {
 	tx.onCommit(b, func() {
 		if rt := b.rate; rt != nil {
 			times := rt.members[member]
-			if i := slices.Index(times, ts); i >= 0 {
+			if i, ok := slices.BinarySearch(times, ts); ok {
 				rt.members[member] = slices.Delete(slices.Clone(times), i, i+1)
 			}
 		}

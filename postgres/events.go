@@ -485,7 +485,7 @@ func (s *step) prefetchEvents(ctx context.Context, events []laurel.Event) error 
 	type need struct {
 		ids   []string
 		keys  []aggKey
-		rates map[string][2]int64 // members' intervals, on a board with a rate rule
+		rates []rateKey // the intervals the events are judged in, on a board with a rate rule
 	}
 	needs := make(map[string]*need)
 	for i := range events {
@@ -503,10 +503,7 @@ func (s *step) prefetchEvents(ctx context.Context, events []laurel.Event) error 
 			n.ids = append(n.ids, ev.ID)
 		}
 		if g := b.st.cfg.Guard; g != nil && g.Rate != nil {
-			if n.rates == nil {
-				n.rates = make(map[string][2]int64)
-			}
-			rateSpans(n.rates, g.Rate, ev, s.now)
+			n.rates = append(n.rates, rateKeyOf(g.Rate, ev, s.now))
 		}
 		ts := s.now
 		if ev.HasTS {
@@ -529,7 +526,9 @@ func (s *step) prefetchEvents(ctx context.Context, events []laurel.Event) error 
 		b := s.boards[id]
 		s.queueIDs(&r, b, n.ids)
 		s.queueAggs(&r, b, n.keys)
-		s.queueRates(&r, b, n.rates)
+		if len(n.rates) > 0 {
+			s.queueRates(&r, b, n.rates)
+		}
 	}
 	members := make([]string, len(events))
 	var named []string

@@ -72,8 +72,8 @@ type boardStep struct {
 	// whether the store held a row of each: a submit's commit inserts those it did not
 	// hold rather than upserting them.
 	stored map[aggKey]bool
-	events []newEvent              // events to insert
-	rates  map[string]*memberTimes // of members judged by the board's rate rule (rate.go)
+	events []newEvent // events to insert
+	rates  rateCounts // of the board's rate rule (rate.go)
 	drops  []shardindex.Set
 	extra  []shardindex.Change // changes not from aggregates written (a hidden mark)
 	reads  []shardindex.Read
@@ -246,7 +246,7 @@ func (s *step) rollback() {
 		}
 		b.events, b.stateChanged = b.events[:u.events], u.stateChanged
 		for m, n := range u.rates {
-			b.rates[m].staged = b.rates[m].staged[:n]
+			b.rates.staged[m] = b.rates.staged[m][:n]
 		}
 		for i, seq := range u.seqs {
 			b.shards[i].seq = seq
