@@ -26,7 +26,11 @@ func (s *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 			return err
 		}
 		tx.set(key(tagBoard, id), encodeBoard(&cfg))
-		rate, err := s.loadRate(&cfg, tx.now)
+		var rate *rateTimes
+		if cur != nil {
+			rate = cur.rate
+		}
+		rate, err = s.keepRate(rate, &cfg, tx.now)
 		if err != nil {
 			return err
 		}

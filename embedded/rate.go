@@ -107,6 +107,19 @@ func (s *Store) checkRates() error {
 	return nil
 }
 
+// keepRate returns the times a board keeps under its configuration cfg, put at now: those it
+// has when they reach back as far as cfg's rule needs (an update of anything else, or of
+// max, reads no event), else read from the store; nil without a rate rule.
+func (s *Store) keepRate(rt *rateTimes, cfg *laurel.Board, now int64) (*rateTimes, error) {
+	switch {
+	case cfg.Guard == nil || cfg.Guard.Rate == nil:
+		return nil, nil
+	case rt != nil && rt.from <= rateHorizon(cfg, now):
+		return rt, nil
+	}
+	return s.loadRate(cfg, now)
+}
+
 // countEvents is laurel.Aggregates.CountEvents.
 func (s *staged) countEvents(member string, from, to int64) (int, error) {
 	rt := s.b.rate
