@@ -91,9 +91,8 @@ type RateSpec struct {
 	Action   *string `json:"action,omitempty"`
 }
 
-// Bounds of a rate rule: a store keeps the times of each member's events of the last
-// interval and late_limit in memory (embedded) or reads them (PostgreSQL), at most about
-// max of them for a member that keeps to the rule.
+// Bounds of a rate rule: PostgreSQL counts up to max events an interval it judges in, and the
+// embedded store keeps the times of the members' events of the last interval and late_limit.
 const (
 	MaxRateEvents   = 100_000
 	MaxRateInterval = 7 * 24 * time.Hour
