@@ -1,18 +1,23 @@
 package laurel
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"strings"
+	"time"
 )
 
 // Guard is what a board refuses as implausible before it ranks (docs/design.md, "Guards"):
-// events from member tokens (Trusted), more than a gain, or a jump in a best. Each rule is judged on the member's aggregate in one of the board's windows, in
-// the span the event enters, as the write sees it: its earlier events, those of its batch
-// before it included. The stores judge within the write that stages the event
-// (StageEvent), so both decide the same.
+// events from member tokens (Trusted), too many events in an interval (Rate), more than a gain,
+// or a jump in a best. Gain and jump are judged on the member's aggregate in one of the board's
+// windows, in the span the event enters, rate on the member's events, as the write sees them:
+// its earlier events, those of its batch before it included. The stores judge within the write
+// that stages the event (StageEvent), so both decide the same.
 type Guard struct {
 	Trusted bool       // events only with a key: a member token's are refused
+	Rate    *RateRule  // any board
 	Gain    *GuardRule // sum boards only
 	Jump    *GuardRule // best boards only
 }
@@ -23,6 +28,23 @@ type GuardRule struct {
 	Max     int64 // gain: what a member gains in a span; jump: the amount, −1: no limit
 	Percent int64 // jump only: how far, in percent of the previous best, a new best may beat it; 0: no limit
 	Action  GuardAction
+}
+
+// RateRule is the rate rule of a guard: an event breaks it when the member has Max counted
+// events already at times in the Interval that ends at the event's time (the interval's start
+// excluded, its end included).
+type RateRule struct {
+	Max      int
+	Interval time.Duration // whole milliseconds
+	Action   GuardAction
+}
+
+// Since is the start, excluded, of the interval that an event at ts is judged in.
+func (r *RateRule) Since(ts int64) int64 {
+	if ts < math.MinInt64+r.Interval.Milliseconds() {
+		return math.MinInt64
+	}
+	return ts - r.Interval.Milliseconds()
 }
 
 // GuardAction is what breaking a rule does.
@@ -47,6 +69,7 @@ func (a GuardAction) String() string {
 // whole; an empty one removes it.
 type GuardSpec struct {
 	Trusted *bool          `json:"trusted,omitempty"`
+	Rate    *RateSpec      `json:"rate,omitempty"`
 	Gain    *GuardRuleSpec `json:"gain,omitempty"`
 	Jump    *GuardRuleSpec `json:"jump,omitempty"`
 }
@@ -60,6 +83,21 @@ type GuardRuleSpec struct {
 	Action  *string `json:"action,omitempty"`
 }
 
+// RateSpec is a rate rule in the API's words: at most max events of a member in any interval
+// ("1m") that ends at one of them.
+type RateSpec struct {
+	Max      *int64  `json:"max,omitempty"`
+	Interval string  `json:"interval"`
+	Action   *string `json:"action,omitempty"`
+}
+
+// Bounds of a rate rule: PostgreSQL counts up to max events an interval it judges in, and the
+// embedded store keeps the times of the members' events of the last interval and late_limit.
+const (
+	MaxRateEvents   = 100_000
+	MaxRateInterval = 7 * 24 * time.Hour
+)
+
 // MaxGuardPercent bounds a jump's percent.
 const MaxGuardPercent = 1_000_000
 
@@ -67,6 +105,11 @@ const MaxGuardPercent = 1_000_000
 func guardOf(spec *GuardSpec, b *Board) (*Guard, error) {
 	g := &Guard{Trusted: spec.Trusted != nil && *spec.Trusted}
 	var err error
+	if spec.Rate != nil {
+		if g.Rate, err = rateOf(spec.Rate); err != nil {
+			return nil, err
+		}
+	}
 	if spec.Gain != nil {
 		if b.Mode != Sum {
 			return nil, FieldErrorf(EInvalid, "guard.gain", "is for sum boards: a best or last score gains nothing")
@@ -86,10 +129,43 @@ func guardOf(spec *GuardSpec, b *Board) (*Guard, error) {
 			return nil, err
 		}
 	}
-	if !g.Trusted && g.Gain == nil && g.Jump == nil {
+	if !g.Trusted && g.Rate == nil && g.Gain == nil && g.Jump == nil {
 		return nil, nil
 	}
 	return g, nil
+}
+
+// rateOf checks a rate rule.
+func rateOf(spec *RateSpec) (*RateRule, error) {
+	if spec.Max == nil {
+		return nil, FieldErrorf(EInvalid, "guard.rate.max", "is required: how many events a member may submit in an interval")
+	}
+	if *spec.Max < 1 || *spec.Max > MaxRateEvents {
+		return nil, FieldErrorf(EInvalid, "guard.rate.max", "must be 1 to %d", MaxRateEvents)
+	}
+	d, err := ParseDuration(spec.Interval)
+	if err != nil || d < time.Millisecond || d > MaxRateInterval || d%time.Millisecond != 0 {
+		return nil, FieldErrorf(EInvalid, "guard.rate.interval", "must be a duration of whole milliseconds from 1ms to %s (\"1m\")", FormatDuration(MaxRateInterval))
+	}
+	action, err := actionOf("guard.rate", spec.Action)
+	if err != nil {
+		return nil, err
+	}
+	return &RateRule{Max: int(*spec.Max), Interval: d, Action: action}, nil
+}
+
+// actionOf reads a rule's action: refuse unless said.
+func actionOf(field string, action *string) (GuardAction, error) {
+	if action == nil {
+		return Refuse, nil
+	}
+	switch *action {
+	case "refuse":
+		return Refuse, nil
+	case "hold":
+		return Hold, nil
+	}
+	return Refuse, FieldErrorf(EInvalid, field+".action", "must be refuse or hold")
 }
 
 // ruleOf checks what every rule has (its window and action) and the limits of its kind.
@@ -99,16 +175,11 @@ func ruleOf(kind string, spec *GuardRuleSpec, b *Board) (*GuardRule, error) {
 	if !ok {
 		return nil, FieldErrorf(EInvalid, field+".window", "must be one of the board's windows: the rule holds in each of its spans")
 	}
-	r := &GuardRule{Window: w}
-	if spec.Action != nil {
-		switch *spec.Action {
-		case "refuse":
-		case "hold":
-			r.Action = Hold
-		default:
-			return nil, FieldErrorf(EInvalid, field+".action", "must be refuse or hold")
-		}
+	action, err := actionOf(field, spec.Action)
+	if err != nil {
+		return nil, err
 	}
+	r := &GuardRule{Window: w, Action: action}
 	switch kind {
 	case "jump":
 		if spec.Max != nil {
@@ -148,6 +219,9 @@ func (g *Guard) Spec() *GuardSpec {
 	if g.Trusted {
 		s.Trusted = ptr(true)
 	}
+	if r := g.Rate; r != nil {
+		s.Rate = &RateSpec{Max: ptr(int64(r.Max)), Interval: FormatDuration(r.Interval), Action: ptr(r.Action.String())}
+	}
 	return s
 }
 
@@ -179,6 +253,20 @@ func (b *Board) AdmitWriter(opts SubmitOptions) error {
 	return nil
 }
 
+// judgeRate returns the breach of the guard's rate rule by an event at ts, asking aggs how
+// many events the member has in its interval; nil when it breaks none (or has none).
+func (g *Guard) judgeRate(ctx context.Context, aggs Aggregates, member string, ts int64) (*Error, *RateRule, error) {
+	r := g.Rate
+	if r == nil {
+		return nil, nil, nil
+	}
+	n, err := aggs.CountEvents(ctx, member, r.Since(ts), ts, r.Max)
+	if err != nil || n < r.Max {
+		return nil, nil, err
+	}
+	return breach(EGuardRefused, "rate", "ts", "a member submits at most %d events in %s", r.Max, FormatDuration(r.Interval)), r, nil
+}
+
 // judge returns the breach of a rule of window w by an event of value that takes the member's
 // aggregate in the span it enters from before to after, and the rule broken; nil when it
 // breaks none.
@@ -194,7 +282,7 @@ func (g *Guard) judge(b *Board, w Window, before, after Agg, value int64) (*Erro
 
 // HoldsEvents reports whether a rule of the guard holds events rather than refusing them.
 func (g *Guard) HoldsEvents() bool {
-	return g != nil && (g.Gain != nil && g.Gain.Action == Hold || g.Jump != nil && g.Jump.Action == Hold)
+	return g != nil && (g.Rate != nil && g.Rate.Action == Hold || g.Gain != nil && g.Gain.Action == Hold || g.Jump != nil && g.Jump.Action == Hold)
 }
 
 // breach is the error of an event that breaks a rule of the guard: its message names the
@@ -204,7 +292,7 @@ func breach(code, rule, field, format string, args ...any) *Error {
 }
 
 // GuardRuleOf returns the rule of a guard that refused a write with err ("trusted", "gain",
-// "jump"), or "" when err is not a guard's refusal.
+// "rate", "jump"), or "" when err is not a guard's refusal.
 func GuardRuleOf(err error) string {
 	if c := ErrorCode(err); c != EGuardRefused && c != EPermissionDenied {
 		return ""

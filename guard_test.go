@@ -3,6 +3,7 @@ package laurel_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"reflect"
 	"strings"
@@ -140,6 +141,58 @@ func TestGuardHold(t *testing.T) {
 	}
 }
 
+// TestGuardRate: an event breaks the rate rule when its member has max counted events at times
+// in the interval that ends at its own (the start excluded), whatever their order of arrival;
+// a refused event does not count, a held one does.
+func TestGuardRate(t *testing.T) {
+	const now = 1_795_000_000_000
+	for _, tc := range []struct {
+		name   string
+		action string
+		times  []int64 // after now−10 s, in ms
+		want   []string
+	}{
+		{"three a second", "refuse", []int64{0, 100, 200, 300, 1000, 1050, 1100},
+			[]string{"", "", "", "rate", "", "rate", ""}},
+		{"the interval's start is out", "refuse", []int64{0, 1, 2, 1000, 1001, 1002},
+			[]string{"", "", "", "", "", ""}},
+		{"at one instant", "refuse", []int64{5, 5, 5, 5}, []string{"", "", "", "rate"}},
+		{"late events count where they fall", "refuse", []int64{2000, 1500, 1200, 500, 2100, 2600},
+			[]string{"", "", "", "", "rate", ""}},
+		{"held ones count", "hold", []int64{0, 100, 200, 300, 900, 1150, 1350},
+			[]string{"", "", "", "rate", "rate", "rate", ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := laurel.BoardSpec{Guard: &laurel.GuardSpec{Rate: &laurel.RateSpec{Max: ptr(int64(3)), Interval: "1s", Action: ptr(tc.action)}}}
+			b, err := spec.Apply("b", nil, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			aggs := newMemAggs(&b, now)
+			aggs.times = map[string][]int64{}
+			got := make([]string, len(tc.times))
+			for i, at := range tc.times {
+				ts := now - 10_000 + at
+				snapshot := maps.Clone(aggs.m)
+				held, err := laurel.StageEvent(context.Background(), &b, aggs, "ann", 1, ts, uint64(i+1), now)
+				switch {
+				case laurel.ErrorCode(err) == laurel.EGuardRefused && tc.action == "refuse":
+					got[i] = laurel.GuardRuleOf(err)
+					aggs.m = snapshot // a store abandons the refused write: it does not count
+					continue
+				case err != nil:
+					t.Fatalf("event %d: %v", i, err)
+				}
+				got[i] = held
+				aggs.times["ann"] = append(aggs.times["ann"], ts)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("broken %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestGuardSpec(t *testing.T) {
 	for _, tc := range []struct{ name, body, field string }{
 		{"gain window not the board's", `{"guard": {"gain": {"window": "day", "max": 5}}}`, "guard.gain.window"},
@@ -153,6 +206,13 @@ func TestGuardSpec(t *testing.T) {
 		{"jump of a negative amount", `{"mode": "best", "guard": {"jump": {"window": "all", "amount": -1}}}`, "guard.jump.amount"},
 		{"jump of 0%", `{"mode": "best", "guard": {"jump": {"window": "all", "percent": 0}}}`, "guard.jump.percent"},
 		{"an unknown action", `{"guard": {"gain": {"window": "all", "max": 5, "action": "ban"}}}`, "guard.gain.action"},
+		{"rate without max", `{"guard": {"rate": {"interval": "1m"}}}`, "guard.rate.max"},
+		{"rate of 0", `{"guard": {"rate": {"max": 0, "interval": "1m"}}}`, "guard.rate.max"},
+		{"rate over the bound", `{"guard": {"rate": {"max": 100001, "interval": "1m"}}}`, "guard.rate.max"},
+		{"rate without interval", `{"guard": {"rate": {"max": 20}}}`, "guard.rate.interval"},
+		{"rate in microseconds", `{"guard": {"rate": {"max": 20, "interval": "1500us"}}}`, "guard.rate.interval"},
+		{"rate over a week", `{"guard": {"rate": {"max": 20, "interval": "8d"}}}`, "guard.rate.interval"},
+		{"rate's unknown action", `{"guard": {"rate": {"max": 20, "interval": "1m", "action": "ban"}}}`, "guard.rate.action"},
 	} {
 		var spec laurel.BoardSpec
 		if err := json.Unmarshal([]byte(tc.body), &spec); err != nil {
@@ -170,6 +230,7 @@ func TestGuardSpec(t *testing.T) {
 // guard removes it.
 func TestGuardSpecRoundTrip(t *testing.T) {
 	body := `{"mode": "best", "windows": ["all", "hour"], "guard": {"trusted": true,
+		"rate": {"max": 20, "interval": "60s", "action": "hold"},
 		"jump": {"window": "all", "amount": 15000, "percent": 20}}}`
 	var spec laurel.BoardSpec
 	if err := json.Unmarshal([]byte(body), &spec); err != nil {
@@ -187,7 +248,7 @@ func TestGuardSpecRoundTrip(t *testing.T) {
 		t.Errorf("kept %+v, read back %+v", b.Guard, again.Guard)
 	}
 	js, _ := json.Marshal(b.Spec().Guard)
-	if want := `{"trusted":true,"jump":{"window":"all","amount":15000,"percent":20,"action":"refuse"}}`; string(js) != want {
+	if want := `{"trusted":true,"rate":{"max":20,"interval":"1m","action":"hold"},"jump":{"window":"all","amount":15000,"percent":20,"action":"refuse"}}`; string(js) != want {
 		t.Errorf("shown as %s, want %s", js, want)
 	}
 	off, err := (&laurel.BoardSpec{Guard: &laurel.GuardSpec{}}).Apply("b", &b, 8)

@@ -29,6 +29,10 @@ type Aggregates interface {
 	Agg(ctx context.Context, w int, sp AggSpan, member string) (Agg, error)
 	// SetAgg sets the member's aggregate in sp of window w; an Agg not Present removes it.
 	SetAgg(w int, sp AggSpan, member string, a Agg) error
+	// CountEvents counts the member's counted events on the board at times in (from, to],
+	// those the write staged before included, up to limit at least (it may stop there). The
+	// rate rule asks it, of boards with one only.
+	CountEvents(ctx context.Context, member string, from, to int64, limit int) (int, error)
 }
 
 // Counted is an event as it counts in aggregates: its value, time and arrival order, and its
@@ -50,11 +54,24 @@ func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, v
 // and, when the bucket lies in the window's current span, to that span's merge. The rules of
 // the board's guard are judged on the span the event enters in their window: the period, all,
 // the rolling span or, for an event before it, the bucket. An error names the window
-// (WindowError) or the rule; the caller abandons the write. An event that breaks a rule whose
+// (WindowError) or the rule; the caller abandons the write. The rate rule is judged first, on
+// the member's events (Aggregates.CountEvents). An event that breaks a rule whose
 // action is hold is staged in every window all the same, and held names the rule: the caller
 // hides its member and opens a flag in the same write (flags.go).
 // The aggregates it sets carry ev's Seq and Tag where ev made them (Merge).
 func StageCounted(ctx context.Context, b *Board, aggs Aggregates, member string, ev Counted, now int64) (held string, err error) {
+	if b.Guard != nil && b.Guard.Rate != nil {
+		breach, rule, err := b.Guard.judgeRate(ctx, aggs, member, ev.TS)
+		if err != nil {
+			return "", err
+		}
+		if breach != nil {
+			if rule.Action != Hold {
+				return "", breach
+			}
+			held = "rate"
+		}
+	}
 	cal := b.Calendar()
 	value, ts, one := ev.Value, ev.TS, ev.Agg()
 	// add adds the event to the member's aggregate in sp; judged: the span the event enters

@@ -32,6 +32,7 @@ var (
 	benchLag     = flag.Int("checkpoint-lag", 0, "the store's CheckpointLag in the engine benchmarks (0: its default)")
 	benchTags    = flag.Bool("tags", false, `every event loaded carries a tag, {"car":"kart-N"} with N of 16`)
 	benchZipf    = flag.Float64("zipf", 0, "Zipf exponent (> 1) of member activity, as laurel bench's -zipf (0: the milder u³ of the figures recorded before this flag)")
+	benchGuard   = flag.String("guard", "", "the guard of the engine benchmarks' board, as JSON (none by default)")
 )
 
 var benchSpec = laurel.BoardSpec{Windows: []string{"all", "week", "day", "last7d"}}
@@ -157,7 +158,13 @@ func sharedEngine(b *testing.B) *embedded.Store {
 		if err != nil {
 			b.Fatal(err)
 		}
-		putBoard(b, e, "bench", benchSpec)
+		spec := benchSpec
+		if *benchGuard != "" {
+			if err := json.Unmarshal([]byte(*benchGuard), &spec.Guard); err != nil {
+				b.Fatalf("-guard: %v", err)
+			}
+		}
+		putBoard(b, e, "bench", spec)
 		start := time.Now()
 		loadBoard(b, e, "bench", *benchMembers, shared.c.Now())
 		b.Logf("loaded %d members in %v", *benchMembers, time.Since(start))

@@ -23,6 +23,9 @@ type board struct {
 	// store holds its mark; the writer's alone.
 	tagged  atomic.Bool
 	tagKept bool
+	// rate holds the times of the members' events while the board's guard has a rate rule
+	// (rate.go); the writer's alone.
+	rate *rateTimes
 }
 
 // window is what memory holds of one window of a board.

@@ -26,9 +26,18 @@ func (s *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 			return err
 		}
 		tx.set(key(tagBoard, id), encodeBoard(&cfg))
+		var rate *rateTimes
+		if cur != nil {
+			rate = cur.rate
+		}
+		rate, err = s.keepRate(rate, &cfg, tx.now)
+		if err != nil {
+			return err
+		}
 		if cur == nil {
 			created = true
 			b := newBoard(cfg)
+			b.rate = rate
 			for _, w := range b.windows {
 				initWindow(b, w, tx.now)
 			}
@@ -63,7 +72,7 @@ func (s *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 			}
 			s.keepClosedWith(tx, cur, w, slices.Clone(w.closed), &cfg, m)
 		}
-		tx.onCommit(cur, func() { cur.cfg, cur.windows = cfg, windows })
+		tx.onCommit(cur, func() { cur.cfg, cur.windows, cur.rate = cfg, windows, rate })
 		return nil
 	}})
 	if err != nil {

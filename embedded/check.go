@@ -16,8 +16,8 @@ import (
 // rolling window's span holds the merge of its stored buckets, and its newest bucket the
 // stored one; each entry of an open calendar period or all has the tag that the look-up among
 // the member's events finds (tags.go); each closed period holds as many ranks as it says; the
-// member index lists each
-// sealed event once, and nothing else; so do the ids (checkSealed).
+// member index lists each sealed event once, and nothing else; so do the ids (checkSealed); a
+// board with a rate rule holds the times of its counted events since its horizon (checkRates).
 //
 // It first has the writer store every aggregate that memory holds alone (checkpoint.go), so
 // that the two can be compared, and checks that the checkpoint queue then names nothing.
@@ -28,6 +28,9 @@ func (s *Store) Check() error {
 	var readErr error
 	err := s.do(context.Background(), &op{exclusive: true, run: func(tx *txn) error {
 		s.checkpoint(tx, true)
+		if err := s.checkRates(); err != nil {
+			return err
+		}
 		return s.checkQueueEmpty()
 	}, finish: func() {
 		if spans, readErr = s.checkpointedSpans(s.cpNo); readErr == nil {

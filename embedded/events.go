@@ -23,6 +23,10 @@ func (s *Store) Submit(ctx context.Context, events []laurel.Event, opts laurel.S
 	var held []string
 	for {
 		results, more, err := s.submit(ctx, events, opts, held)
+		if errors.Is(err, errRateFromStore) && held == nil {
+			held = []string{} // exclusive, holding no one yet
+			continue
+		}
 		if len(more) == 0 {
 			return results, err
 		}
@@ -64,6 +68,9 @@ func (s *Store) submit(ctx context.Context, events []laurel.Event, opts laurel.S
 			var holdAt []int // the events held, by index
 			for i := range events {
 				status, seq, ts, rule, err := s.stageEvent(tx, &events[i], opts)
+				if errors.Is(err, errRateFromStore) {
+					return err
+				}
 				if err != nil {
 					return laurel.InEvent(i, err)
 				}
@@ -214,6 +221,7 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 	if err != nil {
 		return "", 0, 0, "", err
 	}
+	tx.stageTime(b, ev.member, ev.ts)
 	if ev.tag != "" {
 		s.markTagged(tx, b)
 	}
@@ -272,6 +280,7 @@ func (s *Store) Retract(ctx context.Context, boardID, id string) error {
 			return err
 		}
 		rest = slices.DeleteFunc(rest, func(x storedEvent) bool { return x.seq == ev.seq })
+		tx.unstageTime(b, ev.member, ev.ts)
 		return laurel.Recompute(&b.cfg, newStaged(tx, b), ev.member, ev.ts, counted(rest), tx.now)
 	}})
 }

@@ -245,6 +245,7 @@ func (s *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 	if err := laurel.Erase(&b.cfg, newStaged(tx, b), member, times, tx.now); err != nil {
 		return err
 	}
+	tx.eraseTimes(b, member)
 	for _, w := range b.windows {
 		for _, cp := range w.closed {
 			r, ok, err := frozenRankOf(s.db, id, w.name, cp.start, member)

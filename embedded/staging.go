@@ -76,6 +76,10 @@ func (s *staged) SetAgg(i int, sp laurel.AggSpan, member string, a laurel.Agg) e
 	return nil
 }
 
+func (s *staged) CountEvents(_ context.Context, member string, from, to int64, _ int) (int, error) {
+	return s.countEvents(member, from, to)
+}
+
 func toAgg(a aggregate, present bool) laurel.Agg {
 	if !present {
 		return laurel.Agg{}

@@ -237,6 +237,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		closeAll()
 		return nil, fmt.Errorf("embedded: recover the tags of %s: %w", dir, err)
 	}
+	for _, b := range e.boards {
+		if b.rate, err = e.loadRate(&b.cfg, e.now()); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("embedded: recover %s: the times of board %s's events: %w", dir, b.cfg.ID, err)
+		}
+	}
 	if err := e.recoverHistory(); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("embedded: recover the rank history of %s: %w", dir, err)
@@ -563,6 +569,7 @@ func (s *Store) runGroup(group []*op) {
 			s.stageFirst(tx)
 		}
 		child := tx.child()
+		child.exclusive = o.exclusive
 		if err := o.run(child); err != nil {
 			o.err = err
 			child.undo()

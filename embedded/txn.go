@@ -74,6 +74,10 @@ type txn struct {
 	keyBuf []byte
 	// aggs is what an operation's txn gives the domain's rules to stage through (staging.go).
 	aggs staged
+	// exclusive is set on the txn of an exclusive operation; rateUndo is an operation's undo
+	// log of the times it staged (rate.go).
+	exclusive bool
+	rateUndo  []rateUndo
 }
 
 // memKey names a member's aggregate in memory as a write stages it: in an in-memory span of
@@ -206,6 +210,7 @@ func (tx *txn) undo() {
 	g := tx.group()
 	playBack(g.mem, tx.memUndo)
 	playBack(g.ids, tx.idsUndo)
+	tx.undoTimes()
 	tx.memUndo, tx.idsUndo = tx.memUndo[:0], tx.idsUndo[:0]
 	// What it appended past the group's ends holds nothing of use, only pointers.
 	clear(tx.after[len(g.after):])

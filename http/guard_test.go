@@ -42,3 +42,27 @@ func TestGuardedBoard(t *testing.T) {
 		}
 	}
 }
+
+// TestRateRule: a rate rule refuses a member's event past its max in the interval, 422
+// guard_refused at the event's ts, counted in /metrics by rule; a bad rule is 400 naming its
+// field.
+func TestRateRule(t *testing.T) {
+	e := start(t, options{})
+	e.do("PUT", "/v1/boards/kills", map[string]any{"guard": map[string]any{"rate": map[string]any{"max": 2, "interval": "1m"}}}).must(t, 201)
+	if g := e.do("GET", "/v1/boards/kills", nil).must(t, 200).get("guard", "rate", "interval"); g != "1m" {
+		t.Errorf("the board shows its rate's interval as %v", g)
+	}
+	e.do("POST", "/v1/boards/kills/events", map[string]any{"events": []map[string]any{{"member": "ada", "value": 1}, {"member": "ada", "value": 1}}}).must(t, 200)
+	e.do("POST", "/v1/boards/kills/events", map[string]any{"events": []map[string]any{
+		{"member": "bob", "value": 1}, {"member": "ada", "value": 1}}}).isError(t, 422, "guard_refused", "events[1].ts")
+	if p := e.do("GET", "/v1/boards/kills/entries", nil).must(t, 200); p.get("total") != 1.0 {
+		t.Errorf("a refused batch stored something: %s", p.raw)
+	}
+	e.do("PUT", "/v1/boards/kills", map[string]any{"guard": map[string]any{"rate": map[string]any{"max": 2, "interval": "1m", "action": "ban"}}}).
+		isError(t, 400, "invalid_argument", "guard.rate.action")
+	e.do("PUT", "/v1/boards/kills", map[string]any{"guard": map[string]any{"rate": map[string]any{"interval": "1m"}}}).
+		isError(t, 400, "invalid_argument", "guard.rate.max")
+	if m := string(e.do("GET", "/metrics", nil).must(t, 200).raw); !strings.Contains(m, `laurel_guard_refused_total{board="kills",rule="rate"} 1`) {
+		t.Errorf("metrics lack the rate rule's refusal")
+	}
+}

@@ -71,11 +71,11 @@ func newMetrics(svc laurel.Service) *metrics {
 		}, []string{"state"}),
 		guardRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "laurel_guard_refused_total",
-			Help: "Submits refused by a rule of a board's guard (trusted, gain, jump), by board and rule.",
+			Help: "Submits refused by a rule of a board's guard (trusted, rate, gain, jump), by board and rule.",
 		}, []string{"board", "rule"}),
 		held: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "laurel_guard_held_total",
-			Help: "Events held for review by a hold rule of a board's guard (gain, jump), and members the game reported (reported), by board and rule.",
+			Help: "Events held for review by a hold rule of a board's guard (rate, gain, jump), and members the game reported (reported), by board and rule.",
 		}, []string{"board", "rule"}),
 		flagsResolved: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "laurel_flags_resolved_total",

@@ -28,7 +28,7 @@ type Nodes func(t testing.TB, now func() int64) []laurel.Service
 // break it are stored and counted, their members hidden and their flags opened in the same
 // write, and the admin unhides members at times).
 func Guard(t *testing.T, nodes Nodes) {
-	for _, kind := range []string{"gain", "jump"} {
+	for _, kind := range []string{"rate", "gain", "jump"} {
 		t.Run(kind, func(t *testing.T) { guardModel(t, nodes, kind, false) })
 		t.Run(kind+"/hold", func(t *testing.T) { guardModel(t, nodes, kind, true) })
 	}
@@ -52,7 +52,8 @@ type guardTest struct {
 	board laurel.Board
 	kind  string
 	hold  bool
-	rule  *laurel.GuardRule
+	rule  *laurel.GuardRule // gain's or jump's
+	rate  *laurel.RateRule
 	// hidden are the members held (or hidden) now; flagged, the events each member's open
 	// flag names.
 	hidden  map[string]bool
@@ -75,7 +76,7 @@ func guardModel(t *testing.T, nodes Nodes, kind string, hold bool) {
 		t.Fatalf("put board: %v", err)
 	}
 	g.board = info.Board
-	t.Logf("board %s: mode %s, order %s, rule %s %+v, trusted %v", laurel.FormatTime(g.clock.Load()), g.board.Mode, g.board.Order, kind, *g.rule, g.board.Guard.Trusted)
+	t.Logf("board %s: mode %s, order %s, rule %s %+v%+v, trusted %v", laurel.FormatTime(g.clock.Load()), g.board.Mode, g.board.Order, kind, g.rule, g.rate, g.board.Guard.Trusted)
 	ops := 150
 	if testing.Short() {
 		ops = 60
@@ -112,6 +113,8 @@ func (g *guardTest) spec() laurel.BoardSpec {
 	}
 	guard := &laurel.GuardSpec{Trusted: ptr(rng.IntN(2) == 0)}
 	switch g.kind {
+	case "rate": // some hours of events, a few of a member's in each interval
+		guard.Rate = &laurel.RateSpec{Max: ptr(2 + rng.Int64N(5)), Interval: []string{"10m", "30m", "1h", "2h"}[rng.IntN(4)], Action: rule.Action}
 	case "gain":
 		rule.Max = ptr(5 + rng.Int64N(25))
 		guard.Gain = rule
@@ -130,7 +133,7 @@ func (g *guardTest) spec() laurel.BoardSpec {
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	g.rule = map[string]*laurel.GuardRule{"gain": b.Guard.Gain, "jump": b.Guard.Jump}[g.kind]
+	g.rule, g.rate = map[string]*laurel.GuardRule{"gain": b.Guard.Gain, "jump": b.Guard.Jump}[g.kind], b.Guard.Rate
 	return spec
 }
 
@@ -361,6 +364,18 @@ func (g *guardTest) counted() []*gEvent {
 // rule's window: its period or all; for a rolling window, its span at now when that holds
 // ev's bucket, else the bucket.
 func (g *guardTest) breaks(ev *gEvent, batch []*gEvent, now int64) string {
+	if g.kind == "rate" { // the member's events in the interval that ends at ev's time
+		n := 0
+		for _, x := range append(g.counted(), batch...) {
+			if x.member == ev.member && x.ts > ev.ts-g.rate.Interval.Milliseconds() && x.ts <= ev.ts {
+				n++
+			}
+		}
+		if n >= g.rate.Max {
+			return "ts"
+		}
+		return ""
+	}
 	cal := g.board.Calendar()
 	w := g.rule.Window
 	in := func(ts int64) bool { return true }

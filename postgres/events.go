@@ -479,11 +479,13 @@ func (s *step) answer(r *submitReq, sets map[*boardStep]map[shardindex.Set]*prio
 }
 
 // prefetchEvents reads, in one round trip, the ids the events use, the aggregates they
-// change, their members' hidden marks and the names of those that carry one.
+// change, the times of events a rate rule counts, their members' hidden marks and the names of
+// those that carry one.
 func (s *step) prefetchEvents(ctx context.Context, events []laurel.Event) error {
 	type need struct {
-		ids  []string
-		keys []aggKey
+		ids   []string
+		keys  []aggKey
+		rates []rateKey // the intervals the events are judged in, on a board with a rate rule
 	}
 	needs := make(map[string]*need)
 	for i := range events {
@@ -499,6 +501,9 @@ func (s *step) prefetchEvents(ctx context.Context, events []laurel.Event) error 
 		}
 		if ev.ID != "" {
 			n.ids = append(n.ids, ev.ID)
+		}
+		if g := b.st.cfg.Guard; g != nil && g.Rate != nil {
+			n.rates = append(n.rates, rateKeyOf(g.Rate, ev, s.now))
 		}
 		ts := s.now
 		if ev.HasTS {
@@ -521,6 +526,9 @@ func (s *step) prefetchEvents(ctx context.Context, events []laurel.Event) error 
 		b := s.boards[id]
 		s.queueIDs(&r, b, n.ids)
 		s.queueAggs(&r, b, n.keys)
+		if len(n.rates) > 0 {
+			s.queueRates(&r, b, n.rates)
+		}
 	}
 	members := make([]string, len(events))
 	var named []string
@@ -621,6 +629,7 @@ func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.Sub
 		ev.tag = &tag
 	}
 	b.events = append(b.events, ev)
+	b.stageTime(in.Member, ts)
 	if in.ID != "" {
 		b.setID(in.ID, &storedEvent{seq: seq, member: in.Member, value: in.Value, ts: ts})
 	}

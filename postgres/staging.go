@@ -46,6 +46,10 @@ func (a staged) SetAgg(i int, sp laurel.AggSpan, member string, agg laurel.Agg) 
 	return nil
 }
 
+func (a staged) CountEvents(ctx context.Context, member string, from, to int64, _ int) (int, error) {
+	return a.s.countEvents(ctx, a.b, member, from, to)
+}
+
 // counted returns events as they count in aggregates.
 func counted(events []storedEvent) []laurel.Counted {
 	out := make([]laurel.Counted, len(events))

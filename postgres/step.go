@@ -73,6 +73,7 @@ type boardStep struct {
 	// hold rather than upserting them.
 	stored map[aggKey]bool
 	events []newEvent // events to insert
+	rates  rateCounts // of the board's rate rule (rate.go)
 	drops  []shardindex.Set
 	extra  []shardindex.Change // changes not from aggregates written (a hidden mark)
 	reads  []shardindex.Read
@@ -166,6 +167,7 @@ type undoLog struct {
 	seqs         map[int]int64
 	stateChanged bool
 	opened       []openedSpan
+	rates        map[string]int // how many times each member had staged (rate.go)
 }
 
 type undoAgg struct {
@@ -189,12 +191,13 @@ func (s *step) begin() {
 	for _, b := range s.boards {
 		u := b.spareUndo
 		if u == nil {
-			u = &undoLog{aggs: make(map[aggKey]undoAgg), ids: make(map[string]undoID), seqs: make(map[int]int64, len(b.shards))}
+			u = &undoLog{aggs: make(map[aggKey]undoAgg), ids: make(map[string]undoID), seqs: make(map[int]int64, len(b.shards)), rates: make(map[string]int)}
 		} else {
 			b.spareUndo = nil
 			clear(u.aggs)
 			clear(u.ids)
 			clear(u.seqs)
+			clear(u.rates)
 		}
 		for i, sh := range b.shards {
 			u.seqs[i] = sh.seq
@@ -242,6 +245,9 @@ func (s *step) rollback() {
 			}
 		}
 		b.events, b.stateChanged = b.events[:u.events], u.stateChanged
+		for m, n := range u.rates {
+			b.rates.staged[m] = b.rates.staged[m][:n]
+		}
 		for i, seq := range u.seqs {
 			b.shards[i].seq = seq
 		}

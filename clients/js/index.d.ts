@@ -60,10 +60,20 @@ export interface BoardSpec {
 export interface GuardSpec {
   /** Events only with a key: a member token's are refused (403). */
   trusted?: boolean;
+  /** Any board: at most max events of a member at times in any interval ("1m") that ends at one of them. */
+  rate?: RateRule;
   /** Sum boards: at most max gained in a span of window. */
   gain?: GuardRule;
   /** Best boards: a new best beats the previous one in a span of window by at most amount and/or percent. */
   jump?: GuardRule;
+}
+
+export interface RateRule {
+  /** 1 to 100 000. */
+  max: number;
+  /** A duration of whole milliseconds, 1ms to 7d, such as "1m". */
+  interval: string;
+  action?: "refuse" | "hold";
 }
 
 export interface GuardRule {

@@ -36,7 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&c.names, "names", false, "every event laurel takes carries its member's name, as from a client that does not track which names it sent (Redis's workloads set names only in the preload)")
 	fs.BoolVar(&c.ranks, "ranks", false, "the writes ask for their ranks and where each member came from (ranks=true), as a game's end-of-run screen does")
 	fs.Float64Var(&c.rate, "rate", 0, "events per second to send in all, paced (0: as fast as the system takes them)")
-	fs.StringVar(&c.guard, "guard", "", `also run the same workload on a board with this guard (JSON, such as {"trusted": true, "gain": {"window": "all", "max": 1000000000}}), alternating with the board without, and print the ratios`)
+	fs.StringVar(&c.guard, "guard", "", `also run the same workload on a board with this guard (JSON, such as {"trusted": true, "rate": {"max": 100000, "interval": "10s"}, "gain": {"window": "all", "max": 1000000000}}), alternating with the board without, and print the ratios`)
 	fs.BoolVar(&c.tags, "tags", false, `also run the same workload on a board whose events carry a tag ({"car":"kart-N"}), alternating with the board without, and print the ratios, memory per entry included`)
 	fs.IntVar(&c.rounds, "rounds", 2, "with -guard or -tags: rounds of the two boards, alternating")
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")

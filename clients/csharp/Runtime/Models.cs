@@ -174,6 +174,8 @@ namespace Laurel
     {
         /// <summary>Events only with a key: a member token's are refused.</summary>
         public bool? Trusted { get; set; }
+        /// <summary>Any board: at most Max events of a member at times in any Interval ("1m") that ends at one of them.</summary>
+        public RateRule Rate { get; set; }
         /// <summary>Sum boards: at most Max gained in a span of Window.</summary>
         public GuardRule Gain { get; set; }
         /// <summary>Best boards: a new best beats the previous one in a span of Window by at most Amount and/or Percent.</summary>
@@ -183,6 +185,7 @@ namespace Laurel
         {
             var o = new Dictionary<string, object>();
             Json.Put(o, "trusted", Trusted);
+            if (Rate != null) o["rate"] = Rate.ToJson();
             if (Gain != null) o["gain"] = Gain.ToJson();
             if (Jump != null) o["jump"] = Jump.ToJson();
             return o;
@@ -191,8 +194,35 @@ namespace Laurel
         internal static GuardSpec Read(JsonObject o) => new GuardSpec
         {
             Trusted = o.BoolOrNull("trusted"),
+            Rate = o.One("rate", RateRule.Read),
             Gain = o.One("gain", GuardRule.Read),
             Jump = o.One("jump", GuardRule.Read),
+        };
+    }
+
+    /// <summary>The rate rule of a guard: at most Max events of a member in any Interval.</summary>
+    public sealed class RateRule
+    {
+        public long Max { get; set; }
+        /// <summary>A duration of whole milliseconds, 1ms to 7d, such as "1m".</summary>
+        public string Interval { get; set; }
+        /// <summary>refuse (the default), or hold: the event stored, its member hidden and a flag opened.</summary>
+        public string Action { get; set; }
+
+        internal Dictionary<string, object> ToJson()
+        {
+            var o = new Dictionary<string, object>();
+            Json.Put(o, "max", Max);
+            Json.Put(o, "interval", Interval);
+            Json.Put(o, "action", Action);
+            return o;
+        }
+
+        internal static RateRule Read(JsonObject o) => new RateRule
+        {
+            Max = o.Long("max"),
+            Interval = o.String("interval"),
+            Action = o.String("action"),
         };
     }
 

@@ -178,6 +178,14 @@ test("a held lap, the review queue, and a confirmation that retracts it", async 
   assert.equal((await client.getEntries(board)).total, 2);
 });
 
+test("a rate rule refuses a member's events past its max in an interval", async () => {
+  const board = await newBoard({ guard: { rate: { max: 2, interval: "60s" } } });
+  assert.deepEqual((await client.getBoard(board)).guard.rate, { max: 2, interval: "1m", action: "refuse" });
+  await client.submitBoardEvents(board, [{ member: "ada", value: 1 }, { member: "ada", value: 1 }, { member: "bo", value: 1 }]);
+  await assert.rejects(client.submitBoardEvents(board, { member: "ada", value: 1 }), { status: 422, code: "guard_refused", field: "ts" });
+  await assert.rejects(newBoard({ guard: { rate: { max: 2, interval: "1us" } } }), { status: 400, code: "invalid_argument", field: "guard.rate.interval" });
+});
+
 test("errors carry the API's code, status and field", async () => {
   const board = await newBoard();
   await assert.rejects(client.submitBoardEvents(board, [{ member: "a", value: 1 }, { member: "b", value: 1.5 }]),
