@@ -26,3 +26,6 @@ var Statuses = statuses
 func ClientIP(trusted []netip.Prefix, r *http.Request) string {
 	return (&Server{cfg: Config{TrustedProxies: trusted}}).clientIP(r)
 }
+
+// PublishEvery is how often the live streams' publisher runs at most.
+const PublishEvery = publishEvery
