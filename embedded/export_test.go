@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/rank"
 )
 
 // Hooks for the black-box tests of package embedded_test, compiled only with them.
@@ -231,4 +233,10 @@ func (s SortedRun) SortOnly() { s.r.sort() }
 // PebbleErrorf logs as Pebble's errors are logged to log.
 func PebbleErrorf(log *slog.Logger, format string, args ...any) {
 	pebbleLogger{log: log}.Errorf(format, args...)
+}
+
+// SortKeys puts keys in rank order as a board of that order whose members m names does when
+// it builds a tree (ranksort.go).
+func SortKeys(order laurel.Order, m Members, keys []rank.Key) {
+	sortKeys(&board{cfg: laurel.Board{Order: order}, members: m.m}, keys)
 }
