@@ -36,6 +36,7 @@ func (s *Store) recoverCheckpoints(asOf map[string]uint64) (tail bool, err error
 	if err != nil {
 		return false, err
 	}
+	ap.flush()
 	f, err := fs.OpenReadWrite(fs.PathJoin(s.dir, cpFileName), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return false, err
@@ -61,14 +62,31 @@ type cpApplier struct {
 	boardID    []byte
 	windowName []byte
 	hint       uint32 // the handle after the last record's: a span's come in handle order when written whole
+	// The entries read for sparse span gathering, not set yet, so that it is laid out once
+	// for all of them (slots.load): until the next record of another kind or span, or until
+	// they are enough for it to switch to chunks, to which the next are set directly.
+	gathering *span
+	gathered  []handleSlot
+}
+
+// flush sets the entries gathered.
+func (ap *cpApplier) flush() {
+	if len(ap.gathered) > 0 {
+		ap.gathering.slots.load(ap.gathered, ap.b.members.count())
+	}
+	ap.gathering, ap.gathered = nil, ap.gathered[:0]
 }
 
 func (ap *cpApplier) apply(r *cpRecord) error {
+	if r.kind != cpSet {
+		ap.flush()
+	}
 	k, err := parseAggKey(r.key)
 	if err != nil {
 		return err
 	}
 	if ap.b == nil || !bytes.Equal(k.board, ap.boardID) {
+		ap.flush()
 		ap.b, ap.w, ap.windowName = ap.e.boards[string(k.board)], nil, nil
 		ap.boardID = append(ap.boardID[:0], k.board...)
 	}
@@ -112,7 +130,18 @@ func (ap *cpApplier) apply(r *cpRecord) error {
 	sp.tree = nil
 	h := b.members.internAt(member, ap.hint)
 	ap.hint = h + 1
-	sp.slots.set(h, slot(r.a), b.members.count())
+	if sp.slots.dense != nil {
+		sp.slots.set(h, slot(r.a), b.members.count())
+	} else {
+		if sp != ap.gathering {
+			ap.flush()
+			ap.gathering = sp
+		}
+		ap.gathered = append(ap.gathered, handleSlot{h, slot(r.a)})
+		if n := len(ap.gathered); n > denseAbove && 5*n > 2*b.members.count() {
+			ap.flush() // it switches to chunks
+		}
+	}
 	if r.asOf >= ap.e.cp.replayFrom && r.asOf > 0 {
 		ap.asOf[string(r.key)] = r.asOf
 	} else if len(ap.asOf) > 0 {
