@@ -315,15 +315,20 @@ func (s *slots) set(h uint32, v slot, handles int) {
 // entries before it sets them, thus spares the map that set fills and drops on the way (a
 // map of millions for a week's span read after all has interned every member).
 func (s *slots) load(entries []handleSlot, handles int) {
-	switch n := s.n + len(entries); {
+	s.layOut(len(entries), handles)
+	for _, e := range entries {
+		s.set(e.h, e.v, handles)
+	}
+}
+
+// layOut readies the slots for more entries to come (load).
+func (s *slots) layOut(more, handles int) {
+	switch n := s.n + more; {
 	case s.dense != nil:
 	case n > denseAbove && 5*n > 2*handles:
 		s.densify(handles)
 	case s.sparse == nil:
-		s.sparse = make(map[uint32]slot, len(entries))
-	}
-	for _, e := range entries {
-		s.set(e.h, e.v, handles)
+		s.sparse = make(map[uint32]slot, more)
 	}
 }
 

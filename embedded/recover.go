@@ -349,13 +349,20 @@ func (s *Store) recoverRolling(b *board, w *window, start, end int64, sc *window
 		return nil, err
 	}
 	sp := &span{start: start, end: end}
-	sc.gathered = sc.gathered[:0]
-	for h, a := range aggs {
+	// Laid out once for all, set from aggs directly: gathering them first grew a copy of
+	// millions by doubling (13% of an open's CPU at 2.5M members).
+	n := 0
+	for _, a := range aggs {
 		if a.Present() {
-			sc.gathered = append(sc.gathered, handleSlot{uint32(h), slot(fromAgg(a))})
+			n++
 		}
 	}
-	sp.slots.load(sc.gathered, b.members.count())
+	sp.slots.layOut(n, b.members.count())
+	for h, a := range aggs {
+		if a.Present() {
+			sp.slots.set(uint32(h), slot(fromAgg(a)), b.members.count())
+		}
+	}
 	for member, a := range others {
 		sc.missed = append(sc.missed, missedEntry{sp, member, slot(fromAgg(a))})
 	}
