@@ -83,8 +83,7 @@ func (s *Store) recover() error {
 		legacy = legacy || stored
 		s.boards[cfg.ID] = b
 	}
-	tail, err := s.recoverCheckpoints(asOf)
-	if err != nil {
+	if err := s.recoverCheckpoints(asOf); err != nil {
 		return fmt.Errorf("reading the checkpoint file: %w", err)
 	}
 	// Rolling windows last: their buckets' members are then nearly all interned, found in
@@ -103,7 +102,7 @@ func (s *Store) recover() error {
 	if err := s.loadIDRuns(); err != nil {
 		return fmt.Errorf("listing the runs of ids: %w", err)
 	}
-	n, err := s.replay(s.cp.replayFrom, asOf, bucketsAsOf, legacy, tail)
+	n, err := s.replay(s.cp.replayFrom, asOf, bucketsAsOf, legacy)
 	if err != nil {
 		return fmt.Errorf("replaying the log: %w", err)
 	}
