@@ -311,13 +311,14 @@ func buildSpan(e *Store, b *board, start, end int64, aggs map[string]laurel.Agg)
 			keys = append(keys, treeKey(h, v))
 		}
 	}
-	sp.tree = loadTree(b, sp, keys)
+	sp.tree = loadTree(b, sp, keys, nil)
 	return sp
 }
 
-// loadTree builds the tree of sp from keys, which it sorts; sp holds their aggregates.
-func loadTree(b *board, sp *span, keys []rank.Key) *rank.Tree {
-	sortKeys(b, keys)
+// loadTree builds the tree of sp from keys, which it sorts (through scratch: sortKeys); sp
+// holds their aggregates.
+func loadTree(b *board, sp *span, keys []rank.Key, scratch *[]rank.Key) *rank.Tree {
+	sortKeys(b, keys, scratch)
 	t, err := rank.Load(b.treeOptions(sp), keys)
 	if err != nil {
 		panic("embedded: " + err.Error())

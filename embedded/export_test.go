@@ -236,7 +236,7 @@ func PebbleErrorf(log *slog.Logger, format string, args ...any) {
 }
 
 // SortKeys puts keys in rank order as a board of that order whose members m names does when
-// it builds a tree (ranksort.go).
-func SortKeys(order laurel.Order, m Members, keys []rank.Key) {
-	sortKeys(&board{cfg: laurel.Board{Order: order}, members: m.m}, keys)
+// it builds a tree (ranksort.go), through scratch.
+func SortKeys(order laurel.Order, m Members, keys []rank.Key, scratch *[]rank.Key) {
+	sortKeys(&board{cfg: laurel.Board{Order: order}, members: m.m}, keys, scratch)
 }

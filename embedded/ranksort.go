@@ -15,8 +15,10 @@ const radixSortMin = 1 << 12
 // sortKeys puts keys in the board's rank order, reading member ids only on full ties. Large
 // sets (a span's tree built at Open or at a period's close: millions of keys) are sorted by
 // radix on score and reached_at, then each run of equal pairs by id: a comparison sort through
-// a function was most of building a tree (docs/benchmarks.md, "Restart and replay").
-func sortKeys(b *board, keys []rank.Key) {
+// a function was most of building a tree (docs/benchmarks.md, "Restart and replay"). The radix
+// sort moves keys through a second array: scratch's, when it is large enough, else one made
+// and left in scratch (when not nil) for the next sort.
+func sortKeys(b *board, keys []rank.Key, scratch *[]rank.Key) {
 	desc := b.cfg.Order == laurel.Desc
 	if len(keys) < radixSortMin {
 		slices.SortFunc(keys, func(x, y rank.Key) int {
@@ -33,7 +35,7 @@ func sortKeys(b *board, keys []rank.Key) {
 		})
 		return
 	}
-	radixSortKeys(keys, desc)
+	radixSortKeys(keys, desc, scratch)
 	tie := func(x, y rank.Key) int { return b.members.tie(x.Member, y.Member) }
 	for i := 0; i < len(keys); {
 		j := i + 1
@@ -60,8 +62,8 @@ func radixKey(k *rank.Key, desc bool) (score, at uint64) {
 
 // radixSortKeys sorts keys by score and reached_at (radixKey), stably, a byte at a time from
 // the lowest, skipping the bytes every key shares (most of them: scores are small and
-// reached_at values near each other).
-func radixSortKeys(keys []rank.Key, desc bool) {
+// reached_at values near each other), through scratch (sortKeys).
+func radixSortKeys(keys []rank.Key, desc bool, scratch *[]rank.Key) {
 	if len(keys) < 2 {
 		return
 	}
@@ -90,7 +92,16 @@ func radixSortKeys(keys []rank.Key, desc bool) {
 			counts[j][byte(w[d/8]>>(8*(d%8)))]++
 		}
 	}
-	src, dst := keys, make([]rank.Key, len(keys))
+	var dst []rank.Key
+	if scratch != nil && cap(*scratch) >= len(keys) {
+		dst = (*scratch)[:len(keys)]
+	} else {
+		dst = make([]rank.Key, len(keys))
+		if scratch != nil {
+			*scratch = dst
+		}
+	}
+	src := keys
 	for j, d := range digits {
 		c := &counts[j]
 		sum := 0

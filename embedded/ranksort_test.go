@@ -16,7 +16,8 @@ import (
 // TestSortKeys: the keys a tree is built from come out in rank order, as a comparison of
 // score, reached_at and id puts them, in both orders, for sets small and large (sorted by
 // radix from radixSortMin keys): negative and huge scores and times, keys that differ only in
-// one byte of either, and runs of full ties broken by id.
+// one byte of either, and runs of full ties broken by id; through one scratch array reused, as
+// Open's sorts are.
 func TestSortKeys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed(t), 3))
 	m := embedded.NewMembers()
@@ -30,6 +31,7 @@ func TestSortKeys(t *testing.T) {
 		func() int64 { return 1_800_000_000_000 + rng.Int64N(7*86_400_000) },               // a week's times
 		func() int64 { return int64(rng.Uint64()) >> (rng.IntN(64)) << (rng.IntN(8) * 8) }, // one byte differs
 	}
+	var scratch []rank.Key
 	for _, order := range []laurel.Order{laurel.Desc, laurel.Asc} {
 		for _, n := range []int{0, 1, 7, 4095, 4096, 4097, 40_000} {
 			score, at := values[rng.IntN(len(values))], values[rng.IntN(len(values))]
@@ -51,7 +53,7 @@ func TestSortKeys(t *testing.T) {
 				}
 				return c
 			})
-			embedded.SortKeys(order, m, keys)
+			embedded.SortKeys(order, m, keys, &scratch)
 			for i := range keys {
 				if keys[i] != want[i] { // a member drawn twice with equal pairs: equal keys
 

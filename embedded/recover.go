@@ -387,7 +387,7 @@ func (s *Store) buildTrees() {
 		}
 	}
 	onCores(len(todo), func() func(int) {
-		var keys []rank.Key
+		var keys, scratch []rank.Key // kept from one span to the next: each as large as the most keys
 		return func(i int) {
 			b, sp := todo[i].b, todo[i].sp
 			keys = slices.Grow(keys[:0], sp.slots.n)
@@ -396,7 +396,7 @@ func (s *Store) buildTrees() {
 					keys = append(keys, treeKey(h, v))
 				}
 			})
-			sp.tree = loadTree(b, sp, keys)
+			sp.tree = loadTree(b, sp, keys, &scratch)
 		}
 	})
 }
