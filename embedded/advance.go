@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"cmp"
 	"encoding/binary"
 	"slices"
 	"time"
@@ -312,30 +311,14 @@ func buildSpan(e *Store, b *board, start, end int64, aggs map[string]laurel.Agg)
 			keys = append(keys, treeKey(h, v))
 		}
 	}
-	sp.tree = loadTree(b, sp, keys)
+	sp.tree = loadTree(b, sp, keys, nil)
 	return sp
 }
 
-// sortKeys puts keys in the board's rank order, reading member ids only on full ties.
-func sortKeys(b *board, keys []rank.Key) {
-	desc := b.cfg.Order == laurel.Desc
-	slices.SortFunc(keys, func(x, y rank.Key) int {
-		if x.Score != y.Score {
-			if (x.Score > y.Score) == desc {
-				return -1
-			}
-			return 1
-		}
-		if x.At != y.At {
-			return cmp.Compare(x.At, y.At)
-		}
-		return b.members.tie(x.Member, y.Member)
-	})
-}
-
-// loadTree builds the tree of sp from keys, which it sorts; sp holds their aggregates.
-func loadTree(b *board, sp *span, keys []rank.Key) *rank.Tree {
-	sortKeys(b, keys)
+// loadTree builds the tree of sp from keys, which it sorts (through scratch: sortKeys); sp
+// holds their aggregates.
+func loadTree(b *board, sp *span, keys []rank.Key, scratch *[]rank.Key) *rank.Tree {
+	sortKeys(b, keys, scratch)
 	t, err := rank.Load(b.treeOptions(sp), keys)
 	if err != nil {
 		panic("embedded: " + err.Error())

@@ -368,9 +368,9 @@ func frozenSince(w *window, start int64) bool {
 // adds it (the span was built at open from the buckets as stored). It then stores every
 // aggregate it changed, and that replay starts after them, in one commit.
 //
-// When the store held aggregates of open periods or all (legacy), or the checkpoint file ends
-// with frames no commit made durable (tail), it writes the file whole instead.
-func (s *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, legacy, tail bool) (int, error) {
+// When the store held aggregates of open periods or all (legacy), it writes the checkpoint
+// file whole instead.
+func (s *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, legacy bool) (int, error) {
 	type touched struct {
 		b  *board
 		w  *window
@@ -461,24 +461,22 @@ func (s *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 			return 0, err
 		}
 	}
-	if len(changed) == 0 && added == 0 && batch.Empty() && !legacy && !tail {
+	if len(changed) == 0 && added == 0 && batch.Empty() && !legacy {
 		return replayed, nil
 	}
-	if legacy || tail {
+	if legacy {
 		// Memory now counts every event: the checkpoint file is written whole from it, and
 		// the store's aggregates of open periods and all, which it holds since, go.
 		if err := s.rewriteCheckpoints(); err != nil {
 			return 0, err
 		}
-		if legacy {
-			for _, b := range s.boards {
-				for _, w := range b.windows {
-					if p := prefix(tagAgg, b.cfg.ID, w.name); !w.w.IsRolling() {
-						if err := batch.DeleteRange(p, upper(p), nil); err != nil {
-							return 0, err
-						}
-						s.moved = append(s.moved, [2][]byte{p, upper(p)})
+		for _, b := range s.boards {
+			for _, w := range b.windows {
+				if p := prefix(tagAgg, b.cfg.ID, w.name); !w.w.IsRolling() {
+					if err := batch.DeleteRange(p, upper(p), nil); err != nil {
+						return 0, err
 					}
+					s.moved = append(s.moved, [2][]byte{p, upper(p)})
 				}
 			}
 		}

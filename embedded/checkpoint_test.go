@@ -3,7 +3,9 @@ package embedded_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"sync"
@@ -140,6 +142,9 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 			}
 		}
 		check("")
+		if err := checkpointFileEnds(clone); err != nil {
+			t.Fatalf("crash after commit %d%s: the checkpoint file after Open: %v", i+1, torn, err)
+		}
 		if torn != "" {
 			for j := range 3 {
 				ev := laurel.Event{Board: "sum", Member: members[rng.IntN(len(members))], Value: int64(1 + j)}
@@ -155,6 +160,33 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 		}
 		r.Close()
 	}
+}
+
+// checkpointFileEnds reports an error unless the checkpoint file in fs is frames, numbered in
+// order, then nothing or zeros alone: Open leaves no bytes of frames that no durable commit
+// named where later frames go, or a crash after them would find them their successors.
+func checkpointFileEnds(fs *vfs.MemFS) error {
+	f, err := fs.Open("/db/checkpoints")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return err
+	}
+	at, prev := 0, uint64(0)
+	for at+16 <= len(b) {
+		n, length := binary.BigEndian.Uint64(b[at:]), int(binary.BigEndian.Uint32(b[at+8:]))
+		if n < prev || at+16+length > len(b) || crc32.Checksum(b[at+16:at+16+length], crc32.MakeTable(crc32.Castagnoli)) != binary.BigEndian.Uint32(b[at+12:]) {
+			break
+		}
+		at, prev = at+16+length, n
+	}
+	if i := bytes.IndexFunc(b[at:], func(r rune) bool { return r != 0 }); i >= 0 {
+		return fmt.Errorf("%d bytes, frames through %d (number %d), then a byte not zero at %d", len(b), at, prev, at+i)
+	}
+	return nil
 }
 
 // tearCheckpointFile puts into crashed the checkpoint file of next, a crash one commit later:

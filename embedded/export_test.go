@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/rank"
 )
 
 // Hooks for the black-box tests of package embedded_test, compiled only with them.
@@ -248,3 +250,9 @@ func (s SpanTags) Set(h uint32, tag string) {
 }
 func (s SpanTags) Get(h uint32) string { return string(s.t.get(h)) }
 func (s SpanTags) ArenaLen() int       { return len(s.t.arena) }
+
+// SortKeys puts keys in rank order as a board of that order whose members m names does when
+// it builds a tree (ranksort.go), through scratch.
+func SortKeys(order laurel.Order, m Members, keys []rank.Key, scratch *[]rank.Key) {
+	sortKeys(&board{cfg: laurel.Board{Order: order}, members: m.m}, keys, scratch)
+}

@@ -101,10 +101,10 @@ func (m *members) lookupAt(id string, hint uint32) (uint32, bool) {
 }
 
 func (m *members) internAt(id string, hint uint32) uint32 {
-	if h, ok := m.lookupAt(id, hint); ok {
-		return h
+	if int(hint) < m.count() && m.name(hint) == id {
+		return hint
 	}
-	return m.intern(id)
+	return m.intern(id) // one hash and probe, whether id is new or not
 }
 
 // resize makes the table n slots (a power of two above the handles) and puts every handle
@@ -310,17 +310,25 @@ func (s *slots) set(h uint32, v slot, handles int) {
 	}
 }
 
-// load sets the entries of an empty span, laid out once for their number: in chunks when set
+// load sets entries, laid out once for the number the span then holds: in chunks when set
 // would switch to them by then, else in a map made to size. Recovery, which reads a span's
-// entries before it sets any, thus spares the map that set fills and drops on the way.
+// entries before it sets them, thus spares the map that set fills and drops on the way (a
+// map of millions for a week's span read after all has interned every member).
 func (s *slots) load(entries []handleSlot, handles int) {
-	if n := len(entries); n > denseAbove && 5*n > 2*handles {
-		s.cover(max(handles, 1))
-	} else {
-		s.sparse = make(map[uint32]slot, n)
-	}
+	s.layOut(len(entries), handles)
 	for _, e := range entries {
 		s.set(e.h, e.v, handles)
+	}
+}
+
+// layOut readies the slots for more entries to come (load).
+func (s *slots) layOut(more, handles int) {
+	switch n := s.n + more; {
+	case s.dense != nil:
+	case n > denseAbove && 5*n > 2*handles:
+		s.densify(handles)
+	case s.sparse == nil:
+		s.sparse = make(map[uint32]slot, more)
 	}
 }
 

@@ -83,8 +83,7 @@ func (s *Store) recover() error {
 		legacy = legacy || stored
 		s.boards[cfg.ID] = b
 	}
-	tail, err := s.recoverCheckpoints(asOf)
-	if err != nil {
+	if err := s.recoverCheckpoints(asOf); err != nil {
 		return fmt.Errorf("reading the checkpoint file: %w", err)
 	}
 	// Rolling windows last: their buckets' members are then nearly all interned, found in
@@ -103,7 +102,7 @@ func (s *Store) recover() error {
 	if err := s.loadIDRuns(); err != nil {
 		return fmt.Errorf("listing the runs of ids: %w", err)
 	}
-	n, err := s.replay(s.cp.replayFrom, asOf, bucketsAsOf, legacy, tail)
+	n, err := s.replay(s.cp.replayFrom, asOf, bucketsAsOf, legacy)
 	if err != nil {
 		return fmt.Errorf("replaying the log: %w", err)
 	}
@@ -349,13 +348,20 @@ func (s *Store) recoverRolling(b *board, w *window, start, end int64, sc *window
 		return nil, err
 	}
 	sp := &span{start: start, end: end}
-	sc.gathered = sc.gathered[:0]
-	for h, a := range aggs {
+	// Laid out once for all, set from aggs directly: gathering them first grew a copy of
+	// millions by doubling (13% of an open's CPU at 2.5M members).
+	n := 0
+	for _, a := range aggs {
 		if a.Present() {
-			sc.gathered = append(sc.gathered, handleSlot{uint32(h), slot(fromAgg(a))})
+			n++
 		}
 	}
-	sp.slots.load(sc.gathered, b.members.count())
+	sp.slots.layOut(n, b.members.count())
+	for h, a := range aggs {
+		if a.Present() {
+			sp.slots.set(uint32(h), slot(fromAgg(a)), b.members.count())
+		}
+	}
 	for member, a := range others {
 		sc.missed = append(sc.missed, missedEntry{sp, member, slot(fromAgg(a))})
 	}
@@ -381,7 +387,7 @@ func (s *Store) buildTrees() {
 		}
 	}
 	onCores(len(todo), func() func(int) {
-		var keys []rank.Key
+		var keys, scratch []rank.Key // kept from one span to the next: each as large as the most keys
 		return func(i int) {
 			b, sp := todo[i].b, todo[i].sp
 			keys = slices.Grow(keys[:0], sp.slots.n)
@@ -390,7 +396,7 @@ func (s *Store) buildTrees() {
 					keys = append(keys, treeKey(h, v))
 				}
 			})
-			sp.tree = loadTree(b, sp, keys)
+			sp.tree = loadTree(b, sp, keys, &scratch)
 		}
 	})
 }

@@ -1,0 +1,127 @@
+package embedded
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/rank"
+)
+
+// radixSortMin is the fewest keys sortKeys sorts by radix: below it a comparison sort is as
+// quick, and needs no second array.
+const radixSortMin = 1 << 12
+
+// sortKeys puts keys in the board's rank order, reading member ids only on full ties. Large
+// sets (a span's tree built at Open or at a period's close: millions of keys) are sorted by
+// radix on score and reached_at, then each run of equal pairs by id: a comparison sort through
+// a function was most of building a tree (docs/benchmarks.md, "Restart and replay"). The radix
+// sort moves keys through a second array: scratch's, when it is large enough, else one made
+// and left in scratch (when not nil) for the next sort.
+func sortKeys(b *board, keys []rank.Key, scratch *[]rank.Key) {
+	desc := b.cfg.Order == laurel.Desc
+	if len(keys) < radixSortMin {
+		slices.SortFunc(keys, func(x, y rank.Key) int {
+			if x.Score != y.Score {
+				if (x.Score > y.Score) == desc {
+					return -1
+				}
+				return 1
+			}
+			if x.At != y.At {
+				return cmp.Compare(x.At, y.At)
+			}
+			return b.members.tie(x.Member, y.Member)
+		})
+		return
+	}
+	radixSortKeys(keys, desc, scratch)
+	tie := func(x, y rank.Key) int { return b.members.tie(x.Member, y.Member) }
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].Score == keys[i].Score && keys[j].At == keys[i].At {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(keys[i:j], tie)
+		}
+		i = j
+	}
+}
+
+// radixKey maps a key's score and reached_at to two unsigned words whose order (score's word
+// first) is the rank order without ties: the sign bit flipped makes signed order unsigned, and
+// a descending score is complemented.
+func radixKey(k *rank.Key, desc bool) (score, at uint64) {
+	score = uint64(k.Score) ^ 1<<63
+	if desc {
+		score = ^score
+	}
+	return score, uint64(k.At) ^ 1<<63
+}
+
+// radixSortKeys sorts keys by score and reached_at (radixKey), stably, a byte at a time from
+// the lowest, skipping the bytes every key shares (most of them: scores are small and
+// reached_at values near each other), through scratch (sortKeys).
+func radixSortKeys(keys []rank.Key, desc bool, scratch *[]rank.Key) {
+	if len(keys) < 2 {
+		return
+	}
+	// digit d is byte d of reached_at for d < 8, byte d-8 of the score after.
+	s0, a0 := radixKey(&keys[0], desc)
+	var differ [2]uint64
+	for i := range keys {
+		s, a := radixKey(&keys[i], desc)
+		differ[0] |= a ^ a0
+		differ[1] |= s ^ s0
+	}
+	var digits []int
+	for d := range 16 {
+		if byte(differ[d/8]>>(8*(d%8))) != 0 {
+			digits = append(digits, d)
+		}
+	}
+	if len(digits) == 0 {
+		return
+	}
+	counts := make([][256]int, len(digits))
+	for i := range keys {
+		s, a := radixKey(&keys[i], desc)
+		w := [2]uint64{a, s}
+		for j, d := range digits {
+			counts[j][byte(w[d/8]>>(8*(d%8)))]++
+		}
+	}
+	var dst []rank.Key
+	if scratch != nil && cap(*scratch) >= len(keys) {
+		dst = (*scratch)[:len(keys)]
+	} else {
+		dst = make([]rank.Key, len(keys))
+		if scratch != nil {
+			*scratch = dst
+		}
+	}
+	src := keys
+	for j, d := range digits {
+		c := &counts[j]
+		sum := 0
+		for v := range c {
+			c[v], sum = sum, sum+c[v]
+		}
+		shift, word := 8*(d%8), d/8
+		for i := range src {
+			s, a := radixKey(&src[i], desc)
+			w := a
+			if word == 1 {
+				w = s
+			}
+			v := byte(w >> shift)
+			dst[c[v]] = src[i]
+			c[v]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+}
