@@ -107,10 +107,12 @@ func (s *Store) recover() error {
 	if err != nil {
 		return fmt.Errorf("replaying the log: %w", err)
 	}
-	s.buildTrees()
-	// What Open read and sorted through is garbage now, as large as the index: hand its pages
-	// back, so that a restarted store is as resident as one that grew to the same size.
-	debug.FreeOSMemory()
+	// What Open read and sorted through is garbage once the trees are built, as large as the
+	// index: a large one's pages are handed back, so that a restarted store is as resident as
+	// one that grew to the same size (a small one's are not worth a forced collection).
+	if s.buildTrees() >= 1<<20 {
+		debug.FreeOSMemory()
+	}
 	if n > 0 {
 		s.log.Info("replayed the events whose aggregates were not stored yet", "events", n)
 	}
@@ -374,8 +376,9 @@ func (s *Store) recoverRolling(b *board, w *window, start, end int64, sc *window
 
 // buildTrees builds the tree of each span recovered without one, from its slots: hidden
 // members have aggregates but no place in trees. Spans are built side by side, one a core:
-// sorting their keys is most of it, and nothing else runs while Open recovers.
-func (s *Store) buildTrees() {
+// sorting their keys is most of it, and nothing else runs while Open recovers. It returns the
+// entries it built trees of.
+func (s *Store) buildTrees() (entries int) {
 	type spanOf struct {
 		b  *board
 		sp *span
@@ -386,6 +389,7 @@ func (s *Store) buildTrees() {
 			for _, sp := range w.open {
 				if sp.tree == nil {
 					todo = append(todo, spanOf{b, sp})
+					entries += sp.slots.n
 				}
 			}
 		}
@@ -403,6 +407,7 @@ func (s *Store) buildTrees() {
 			sp.tree = loadTree(b, sp, keys, &scratch)
 		}
 	})
+	return entries
 }
 
 // errEarlierVersion is Open's answer on a store whose events an earlier version keyed by
