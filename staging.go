@@ -60,7 +60,7 @@ func StageEvent(ctx context.Context, b *Board, aggs Aggregates, member string, v
 // hides its member and opens a flag in the same write (flags.go).
 // The aggregates it sets carry ev's Seq and Tag where ev made them (Merge).
 func StageCounted(ctx context.Context, b *Board, aggs Aggregates, member string, ev Counted, now int64) (held string, err error) {
-	if b.Guard != nil && b.Guard.Rate != nil {
+	if b.Guard != nil {
 		breach, rule, err := b.Guard.judgeRate(ctx, aggs, member, ev.TS)
 		if err != nil {
 			return "", err

@@ -241,15 +241,9 @@ type SpanTags struct{ t *spanTags }
 func NewSpanTags() SpanTags { return SpanTags{new(spanTags)} }
 
 // Set sets h's tag, "" for none; Get returns it; ArenaLen is the bytes its arena holds.
-func (s SpanTags) Set(h uint32, tag string) {
-	if tag == "" {
-		s.t.del(h)
-	} else {
-		s.t.set(h, tag)
-	}
-}
-func (s SpanTags) Get(h uint32) string { return string(s.t.get(h)) }
-func (s SpanTags) ArenaLen() int       { return len(s.t.arena) }
+func (s SpanTags) Set(h uint32, tag string) { s.t.set(h, tag) }
+func (s SpanTags) Get(h uint32) string      { return string(s.t.get(h)) }
+func (s SpanTags) ArenaLen() int            { return len(s.t.arena) }
 
 // SortKeys puts keys in rank order as a board of that order whose members m names does when
 // it builds a tree (ranksort.go), through scratch.

@@ -50,21 +50,29 @@ func (s *Store) loadRate(cfg *laurel.Board, now int64) (*rateTimes, error) {
 	if cfg.Guard == nil || cfg.Guard.Rate == nil {
 		return nil, nil
 	}
-	rt := &rateTimes{from: rateHorizon(cfg, now), members: make(map[string][]int64)}
-	err := eachMemberEvents(s.db, s.recent, nil, cfg.ID, false, func(member string, events []storedEvent) error {
+	from := rateHorizon(cfg, now)
+	members, err := s.storedTimes(cfg.ID, from)
+	return &rateTimes{from: from, members: members}, err
+}
+
+// storedTimes returns the times, each member's in order, of a board's counted events at or
+// after from, as the store and its recent events hold them.
+func (s *Store) storedTimes(boardID string, from int64) (map[string][]int64, error) {
+	out := make(map[string][]int64)
+	err := eachMemberEvents(s.db, s.recent, nil, boardID, false, func(member string, events []storedEvent) error {
 		var times []int64
 		for _, ev := range events {
-			if ev.ts >= rt.from {
+			if ev.ts >= from {
 				times = append(times, ev.ts)
 			}
 		}
 		if len(times) > 0 {
 			slices.Sort(times)
-			rt.members[member] = times
+			out[member] = times
 		}
 		return nil
 	})
-	return rt, err
+	return out, err
 }
 
 // checkRates verifies, in an exclusive operation, that each board with a rate rule holds in
@@ -78,15 +86,7 @@ func (s *Store) checkRates() error {
 			continue
 		}
 		from := b.rate.from
-		want := make(map[string][]int64)
-		err := eachMemberEvents(s.db, s.recent, nil, b.cfg.ID, false, func(member string, events []storedEvent) error {
-			for _, ev := range events {
-				if ev.ts >= from {
-					want[member] = append(want[member], ev.ts)
-				}
-			}
-			return nil
-		})
+		want, err := s.storedTimes(b.cfg.ID, from)
 		if err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func (s *Store) checkRates() error {
 				return fmt.Errorf("board %s: memory holds the times of %s's events out of order: %v", b.cfg.ID, m, times)
 			}
 			got := slices.DeleteFunc(slices.Clone(times), func(ts int64) bool { return ts < from })
-			if w := slices.Sorted(slices.Values(want[m])); !slices.Equal(got, w) {
+			if w := want[m]; !slices.Equal(got, w) {
 				return fmt.Errorf("board %s: memory holds %d times of %s's events since %d, the store %d: %v, %v", b.cfg.ID, len(got), m, from, len(w), got, w)
 			}
 			delete(want, m)

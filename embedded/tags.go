@@ -269,13 +269,7 @@ func (rd *reading) looksUpTags() bool {
 func (sp *span) tagOf(h uint32) json.RawMessage { return sp.tags.get(h) }
 
 // setTag sets the tag of member h's entry in sp: "" for none.
-func (sp *span) setTag(h uint32, tag string) {
-	if tag == "" {
-		sp.tags.del(h)
-	} else {
-		sp.tags.set(h, tag)
-	}
-}
+func (sp *span) setTag(h uint32, tag string) { sp.tags.set(h, tag) }
 
 // spanTags holds the tags of a span's entries that have one, without a pointer for the
 // collector to follow in each (a map of strings made the collector's scans a tenth of a tagged
@@ -302,7 +296,12 @@ func (t *spanTags) get(h uint32) json.RawMessage {
 	return append(json.RawMessage(nil), r.bytes(t.arena)...)
 }
 
+// set sets h's tag; "" removes it.
 func (t *spanTags) set(h uint32, tag string) {
+	if tag == "" {
+		t.del(h)
+		return
+	}
 	r, had := t.refs[h]
 	if had {
 		if string(r.bytes(t.arena)) == tag {
