@@ -4,6 +4,7 @@ package laurel
 // window made of buckets): everything ranking needs, and what the store keeps.
 type Agg struct {
 	Score int64 // the member's score in the span
+	Sub   int64 // its subscore: 0 on a board without one (docs/design.md, "Subscore")
 	At    int64 // reached_at, unix ms (docs/design.md, "Order and ties")
 	Count int64 // counted events; the member is present in the span iff Count > 0
 	// Seq and Tag are the arrival order and the tag of the event that made the aggregate, the
@@ -18,21 +19,21 @@ type Agg struct {
 // Present reports whether the member has a counted event in the span.
 func (a Agg) Present() bool { return a.Count > 0 }
 
-// Add folds one event into a by the rules of the mode and order. A sum that would overflow
-// int64 is EInvalid and a is returned unchanged.
-func Add(m Mode, o Order, a Agg, value, ts int64, seq uint64) (Agg, error) {
-	return Merge(m, o, a, Agg{Score: value, At: ts, Count: 1, Seq: seq})
+// Add folds one event (value and subscore at ts) into a by the rules of the mode and
+// ordering. A sum that would overflow int64 is EInvalid and a is returned unchanged.
+func Add(m Mode, o Ordering, a Agg, value, sub, ts int64, seq uint64) (Agg, error) {
+	return Merge(m, o, a, Agg{Score: value, Sub: sub, At: ts, Count: 1, Seq: seq})
 }
 
 // Agg is the aggregate of ev alone.
 func (ev Counted) Agg() Agg {
-	return Agg{Score: ev.Value, At: ev.TS, Count: 1, Seq: ev.Seq, Tag: string(ev.Tag)}
+	return Agg{Score: ev.Value, Sub: ev.Sub, At: ev.TS, Count: 1, Seq: ev.Seq, Tag: string(ev.Tag)}
 }
 
 // Merge combines the aggregates of two disjoint spans of the same member, as if every event
 // of both had been added to one: the combination of a rolling window's buckets. The result
 // keeps the Seq and Tag of the one whose event made it.
-func Merge(m Mode, o Order, a, b Agg) (Agg, error) {
+func Merge(m Mode, o Ordering, a, b Agg) (Agg, error) {
 	if !a.Present() {
 		return b, nil
 	}
@@ -42,21 +43,23 @@ func Merge(m Mode, o Order, a, b Agg) (Agg, error) {
 	var out Agg
 	switch m {
 	case Sum:
-		s := a.Score + b.Score
-		if (b.Score > 0 && s < a.Score) || (b.Score < 0 && s > a.Score) {
+		s, ok := addInt64(a.Score, b.Score)
+		sub, subOK := addInt64(a.Sub, b.Sub)
+		if !ok || !subOK {
 			return a, Errorf(EInvalid, "the sum would overflow a 64-bit integer")
 		}
 		// reached_at is the latest time among the counted events; the tag the latest
 		// counted event's.
 		out = later(a, b)
-		out.Score = s
+		out.Score, out.Sub = s, sub
 	case Best:
-		// The best value; among equal values, the earliest time it was reached, and of
-		// those at the same instant the first to arrive.
+		// The best (value, subscore) pair, compared lexicographically; among equal pairs,
+		// the earliest time it was reached, and of those at the same instant the first to
+		// arrive.
 		switch {
-		case o.Better(a.Score, b.Score):
+		case o.Better(a.Score, a.Sub, b.Score, b.Sub):
 			out = a
-		case o.Better(b.Score, a.Score):
+		case o.Better(b.Score, b.Sub, a.Score, a.Sub):
 			out = b
 		case b.At < a.At || b.At == a.At && b.Seq < a.Seq:
 			out = b
@@ -69,6 +72,12 @@ func Merge(m Mode, o Order, a, b Agg) (Agg, error) {
 	}
 	out.Count = a.Count + b.Count
 	return out, nil
+}
+
+// addInt64 returns x+y and whether it did not overflow.
+func addInt64(x, y int64) (int64, bool) {
+	s := x + y
+	return s, !(y > 0 && s < x || y < 0 && s > x)
 }
 
 // later returns the one of a and b made by the later event: by time, then by arrival.

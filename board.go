@@ -30,6 +30,23 @@ func (o Order) Better(a, b int64) bool {
 	return a > b
 }
 
+// Ordering is how a board ranks its entries: by score in Score's direction, then by
+// subscore in Sub's, then by reached_at (earliest first), then by member id bytes
+// (docs/design.md, "Order and ties"). On a board without a subscore (HasSub false) every
+// subscore is 0, so that Sub never decides.
+type Ordering struct {
+	Score, Sub Order
+	HasSub     bool
+}
+
+// Better reports whether (score, sub) ranks before (score2, sub2).
+func (o Ordering) Better(score, sub, score2, sub2 int64) bool {
+	if score != score2 {
+		return o.Score.Better(score, score2)
+	}
+	return o.Sub.Better(sub, sub2)
+}
+
 // Mode is how a board aggregates a member's events into a score.
 type Mode uint8
 
@@ -64,8 +81,11 @@ const (
 
 // Board is a named ranking with a fixed configuration (docs/design.md).
 type Board struct {
-	ID        string
-	Order     Order
+	ID    string
+	Order Order
+	// Subscore, when set, is the order of the board's second sort key: an event carries a
+	// subscore, and entries with equal scores rank by it (docs/design.md, "Subscore").
+	Subscore  *Order
 	Mode      Mode
 	Windows   []Window // 1 to MaxWindows, distinct; the first is the default for reads
 	Timezone  string   // IANA name
@@ -86,6 +106,15 @@ type Board struct {
 	loc *time.Location
 }
 
+// Ordering returns how the board ranks its entries.
+func (b *Board) Ordering() Ordering {
+	o := Ordering{Score: b.Order}
+	if b.Subscore != nil {
+		o.Sub, o.HasSub = *b.Subscore, true
+	}
+	return o
+}
+
 // Calendar returns the board's calendar: its timezone and week start.
 func (b *Board) Calendar() Calendar { return Calendar{Loc: b.loc, WeekStart: b.WeekStart} }
 
@@ -103,6 +132,7 @@ func (b *Board) Window(name string) (Window, bool) {
 // missing field takes its default; on update, it keeps the board's current value.
 type BoardSpec struct {
 	Order     *string         `json:"order,omitempty"`
+	Subscore  *string         `json:"subscore,omitempty"` // "asc" or "desc"; "" for none
 	Mode      *string         `json:"mode,omitempty"`
 	Windows   []string        `json:"windows,omitempty"`
 	Timezone  *string         `json:"timezone,omitempty"`
@@ -150,6 +180,20 @@ func (spec *BoardSpec) Apply(id string, current *Board, now int64) (Board, error
 			return Board{}, err
 		}
 		b.Order = o
+	}
+	if spec.Subscore != nil {
+		var sub *Order
+		if *spec.Subscore != "" {
+			o, err := parseOrder(*spec.Subscore)
+			if err != nil {
+				return Board{}, FieldErrorf(EInvalid, "subscore", "must be desc or asc")
+			}
+			sub = &o
+		}
+		if err := immutable("subscore", !equalPtr(sub, b.Subscore)); err != nil {
+			return Board{}, err
+		}
+		b.Subscore = sub
 	}
 	if spec.Mode != nil {
 		m, err := parseMode(*spec.Mode)
@@ -284,6 +328,9 @@ func (b *Board) Spec() BoardSpec {
 		Keep: ptr(b.Keep), MinValue: b.MinValue, MaxValue: b.MaxValue, Title: ptr(b.Title),
 		Metadata: b.Metadata, Rewards: b.Rewards,
 	}
+	if b.Subscore != nil {
+		s.Subscore = ptr(b.Subscore.String())
+	}
 	if b.Tournament != nil {
 		s.Tournament = b.Tournament.Spec()
 	}
@@ -385,4 +432,9 @@ func ptr[T any](v T) *T { return &v }
 type BoardInfo struct {
 	Board
 	Current map[string]PeriodInfo
+}
+
+// equalPtr reports whether a and b are both nil or point to equal values.
+func equalPtr[T comparable](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }

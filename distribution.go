@@ -2,7 +2,6 @@ package laurel
 
 import (
 	"context"
-	"math"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -125,7 +124,7 @@ type RankingEnds interface {
 // board of order o, and r's total: a search of the ranked index for each edge, never a scan,
 // so O(buckets · log n) over a counted tree. Equal-width buckets first read r's first and last
 // entries; there are no more of them than distinct scores fit between those two.
-func DistributionOf(ctx context.Context, r Ranking, o Order, h Histogram) ([]Bucket, int, error) {
+func DistributionOf(ctx context.Context, r Ranking, o Ordering, h Histogram) ([]Bucket, int, error) {
 	if len(h.Edges) > 0 {
 		buckets := make([]Bucket, 0, len(h.Edges)-1)
 		for i := 1; i < len(h.Edges); i++ {
@@ -169,7 +168,7 @@ const endsTries = 3
 // below(s) is what ranks before (s, −∞) on an ascending board, and the total less what ranks
 // before (s, +∞) on a descending one. The last bucket's max is counted as "at most", since its
 // successor may not be an int64.
-func count(ctx context.Context, r Ranking, o Order, buckets []Bucket) (int, error) {
+func count(ctx context.Context, r Ranking, o Ordering, buckets []Bucket) (int, error) {
 	keys := make([]Entry, 0, len(buckets)+1)
 	for _, b := range buckets {
 		keys = append(keys, cut(o, b.Min, false))
@@ -182,7 +181,7 @@ func count(ctx context.Context, r Ranking, o Order, buckets []Bucket) (int, erro
 	counts := make([]int, len(ranks))
 	for i, rank := range ranks {
 		counts[i] = rank - 1
-		if o != Asc {
+		if o.Score != Asc {
 			counts[i] = total - counts[i]
 		}
 	}
@@ -193,13 +192,10 @@ func count(ctx context.Context, r Ranking, o Order, buckets []Bucket) (int, erro
 }
 
 // cut is the search key that ranks after the entries with a score below s (atMost: up to s
-// included) on a board of order o.
-func cut(o Order, s int64, atMost bool) Entry {
-	at := int64(math.MinInt64)
-	if atMost == (o == Asc) {
-		at = math.MaxInt64
-	}
-	return Entry{Score: s, ReachedAt: at}
+// included) on a board ordered by o.
+func cut(o Ordering, s int64, atMost bool) Entry {
+	k := o.Bound(s, atMost == (o.Score == Asc))
+	return Entry{Score: k.Score, Sub: k.Sub, ReachedAt: k.At}
 }
 
 // equalWidth splits the scores lo…hi into n buckets whose widths differ by at most one (the
@@ -256,7 +252,7 @@ func searches(ctx context.Context, r Ranking, keys []Entry) ([]int, int, error) 
 	ranks := make([]int, len(keys))
 	for i, k := range keys {
 		var err error
-		if ranks[i], err = r.Search(ctx, k.Score, k.ReachedAt); err != nil {
+		if ranks[i], err = r.Search(ctx, k.Key()); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -81,9 +81,12 @@ func TestDistributionOfScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 7))
 	ctx := context.Background()
 	for round := range 400 {
-		o := laurel.Desc
+		o := laurel.Ordering{Score: laurel.Desc}
 		if rng.IntN(2) == 0 {
-			o = laurel.Asc
+			o.Score = laurel.Asc
+		}
+		if rng.IntN(2) == 0 { // a subscore orders equal scores, never across buckets
+			o.Sub, o.HasSub = laurel.Order(rng.IntN(2)), true
 		}
 		var entries []laurel.Entry
 		spread := []int64{3, 50, 1 << 40, math.MaxInt64}[rng.IntN(4)]
@@ -92,7 +95,11 @@ func TestDistributionOfScan(t *testing.T) {
 			if rng.IntN(10) == 0 {
 				s = []int64{math.MinInt64, math.MaxInt64, 0}[rng.IntN(3)]
 			}
-			entries = append(entries, laurel.Entry{Member: string(rune('a' + i)), Score: s, ReachedAt: rng.Int64N(5)})
+			en := laurel.Entry{Member: string(rune('a' + i)), Score: s, ReachedAt: rng.Int64N(5)}
+			if o.HasSub {
+				en.Sub = rng.Int64N(5) - 2
+			}
+			entries = append(entries, en)
 		}
 		scores := make([]int64, len(entries))
 		for i, en := range entries {
@@ -195,9 +202,9 @@ func (s *staleEnds) ReadEnds(ctx context.Context) (laurel.Entry, laurel.Entry, i
 // TestDistributionReadsEndsAgain: buckets that leave out a member written between the ends
 // and the counts are read again.
 func TestDistributionReadsEndsAgain(t *testing.T) {
-	r := &staleEnds{SortedRanking: laurel.NewSortedRanking(laurel.Desc, []laurel.Entry{
+	r := &staleEnds{SortedRanking: laurel.NewSortedRanking(laurel.Ordering{}, []laurel.Entry{
 		{Member: "a", Score: 500}, {Member: "b", Score: 40}, {Member: "c", Score: 10}})}
-	buckets, total, err := laurel.DistributionOf(context.Background(), r, laurel.Desc, laurel.Histogram{Buckets: 2})
+	buckets, total, err := laurel.DistributionOf(context.Background(), r, laurel.Ordering{}, laurel.Histogram{Buckets: 2})
 	if err != nil || total != 3 || r.reads != 2 || len(buckets) != 2 || buckets[1].Max != 500 || buckets[0].Count+buckets[1].Count != 3 {
 		t.Fatalf("DistributionOf = %+v, %d, %v after %d reads of the ends", buckets, total, err, r.reads)
 	}

@@ -29,10 +29,11 @@ import (
 // counts in them), and periods that close between the export and the import are closed by
 // the importing store as its clock passes them, from the aggregates.
 
-// DumpVersion is the version of the dump format this build writes. It reads it, version 3,
-// which is the same without events' tags, and version 2, which is version 3 without records
-// (an older laurel refuses a newer dump by its header, rather than at its first record).
-const DumpVersion = 4
+// DumpVersion is the version of the dump format this build writes. It reads it, version 4,
+// which is the same without subscores, version 3, which is version 4 without events' tags,
+// and version 2, which is version 3 without records (an older laurel refuses a newer dump by
+// its header, rather than at its first record).
+const DumpVersion = 5
 
 const oldestDumpVersion = 2
 
@@ -97,6 +98,8 @@ type DumpEvent struct {
 	Retracted bool   `json:"retracted,omitempty"`
 	// Tag is the event's tag (version 4 on; nil for none).
 	Tag json.RawMessage `json:"tag,omitempty"`
+	// Sub is the event's subscore, on a board that has one (version 5 on).
+	Sub int64 `json:"subscore,omitempty"`
 }
 
 // DumpAgg is a member's aggregate in an open span of a window: a calendar period or rolling
@@ -107,6 +110,7 @@ type DumpAgg struct {
 	Start  int64  `json:"start"`
 	Member string `json:"member"`
 	Score  int64  `json:"score"`
+	Sub    int64  `json:"subscore,omitempty"` // version 5 on
 	At     int64  `json:"at"`
 }
 
@@ -130,6 +134,7 @@ type DumpFrozen struct {
 	Rank   uint32 `json:"rank"`
 	Member string `json:"member"`
 	Score  int64  `json:"score"`
+	Sub    int64  `json:"subscore,omitempty"` // version 5 on
 	At     int64  `json:"at"`
 }
 
@@ -141,6 +146,9 @@ type DumpHistory struct {
 	Seq    uint64              `json:"seq"`
 	TS     int64               `json:"ts"`
 	Points map[string][2]int64 `json:"points"`
+	// Subs are the subscores of the points, by window, on a board that has one (version 5
+	// on; a window left out: 0).
+	Subs map[string]int64 `json:"subscores,omitempty"`
 }
 
 // Exporter is a store that can write everything it holds as a dump.
@@ -482,6 +490,9 @@ func (d *DumpReader) check(r *DumpRecord) error {
 			return err
 		}
 		ev.Tag = tag
+		if err := d.checkSub(ev.Sub); err != nil {
+			return err
+		}
 		return member(ev.Member)
 	case r.Agg != nil:
 		a := r.Agg
@@ -504,6 +515,9 @@ func (d *DumpReader) check(r *DumpRecord) error {
 			}
 		}
 		if err := span(w, a.Start, spanOpen); err != nil {
+			return err
+		}
+		if err := d.checkSub(a.Sub); err != nil {
 			return err
 		}
 		return member(a.Member)
@@ -549,6 +563,9 @@ func (d *DumpReader) check(r *DumpRecord) error {
 			return Errorf(EInvalid, "member %q comes twice in closed period %q of window %s", f.Member, c.ID, f.Window)
 		}
 		d.rank, d.frozen[f.Member] = f.Rank, true
+		if err := d.checkSub(f.Sub); err != nil {
+			return err
+		}
 		return member(f.Member)
 	case r.History != nil:
 		h := r.History
@@ -563,7 +580,29 @@ func (d *DumpReader) check(r *DumpRecord) error {
 				return Errorf(EInvalid, "history of member %q: rank %d in window %s", h.Member, p[1], name)
 			}
 		}
+		for name, sub := range h.Subs {
+			if _, ok := h.Points[name]; !ok {
+				return Errorf(EInvalid, "history of member %q: a subscore in window %s, which has no point", h.Member, name)
+			}
+			if err := d.checkSub(sub); err != nil {
+				return err
+			}
+		}
 		return member(h.Member)
+	}
+	return nil
+}
+
+// checkSub checks a subscore of the current board's: only a version-5 dump holds them, and
+// only for a board that has a subscore.
+func (d *DumpReader) checkSub(sub int64) error {
+	switch {
+	case sub == 0:
+		return nil
+	case d.version < 5:
+		return Errorf(EInvalid, "a version-%d dump holds no subscores", d.version)
+	case d.board == nil || d.board.Subscore == nil:
+		return Errorf(EInvalid, "a subscore on a board without one")
 	}
 	return nil
 }

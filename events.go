@@ -57,6 +57,9 @@ func InEvent(i int, err error) error {
 // clock or, unless imported, behind it its time is, and a tournament's times) and returns the
 // event's time.
 func (b *Board) Admit(ev *Event, now int64, imported bool) (ts int64, err error) {
+	if ev.HasSub && b.Subscore == nil {
+		return 0, FieldErrorf(EInvalid, "subscore", "board %q has no subscore", b.ID)
+	}
 	if b.MinValue != nil && ev.Value < *b.MinValue || b.MaxValue != nil && ev.Value > *b.MaxValue {
 		return 0, FieldErrorf(EInvalid, "value", "must lie within the board's bounds%s", b.bounds())
 	}
@@ -99,8 +102,8 @@ func (b *Board) bounds() string {
 // whatever the time; anything else with the same id is a conflict. Stores ask it before they
 // Admit ev: a retry is a duplicate even once late_limit, a bound or a tournament's run would
 // refuse it as a new event (it was stored; an error would say it was not).
-func (ev *Event) Repeats(member string, value, at int64) bool {
-	return member == ev.Member && value == ev.Value && (!ev.HasTS || at == ev.TS)
+func (ev *Event) Repeats(member string, value, sub, at int64) bool {
+	return member == ev.Member && value == ev.Value && sub == ev.Sub && (!ev.HasTS || at == ev.TS)
 }
 
 // ErrIDConflict is the error of an event whose id was already used with other content.
@@ -125,6 +128,10 @@ type Event struct {
 	Board  string // the board; set by the caller for a single-board submit too
 	Member string
 	Value  int64
+	// Sub is the event's subscore, on a board that declares one (HasSub: it was sent; an
+	// event without one carries 0). A board without a subscore refuses one.
+	Sub    int64
+	HasSub bool
 	TS     int64  // event time in unix ms; meaningful only when HasTS
 	HasTS  bool   // false: the server's clock at receipt
 	ID     string // optional; makes the event idempotent and retractable
@@ -161,6 +168,7 @@ type EventResult struct {
 type Standing struct {
 	Rank  int
 	Score int64
+	Sub   int64 // the subscore, on a board that has one
 }
 
 // SubmitOptions tune a submit.

@@ -7,6 +7,7 @@ type Entry struct {
 	Rank      int
 	Member    string
 	Score     int64
+	Sub       int64 // the subscore, on a board that has one (0 otherwise)
 	ReachedAt int64 // unix ms
 	Name      string
 	Metadata  json.RawMessage // set only when the read asked for metadata
@@ -33,6 +34,7 @@ type Page struct {
 	Period  PeriodInfo
 	Total   int
 	Entries []Entry
+	HasSub  bool // the board has a subscore: its entries show theirs
 }
 
 // MemberEntry is one member's entry with the span it was read from.
@@ -42,6 +44,7 @@ type MemberEntry struct {
 	Period PeriodInfo
 	Total  int
 	Entry  Entry
+	HasSub bool // as Page's
 }
 
 // HistoryPoint is a member's score and rank in a window right after one of its events: the
@@ -49,6 +52,7 @@ type MemberEntry struct {
 type HistoryPoint struct {
 	At    int64 // the event's time, unix ms
 	Score int64
+	Sub   int64 // the subscore, on a board that has one
 	Rank  int
 	Tag   json.RawMessage // the event's tag; nil for none
 }

@@ -19,10 +19,17 @@ type Ranking interface {
 	Page(ctx context.Context, from, n int) ([]Entry, error)
 	// Entries returns the entries of the members that are ranked, in any order, each once.
 	Entries(ctx context.Context, members []string) ([]Entry, error)
-	// Search returns the rank of the first entry whose (score, reached_at) does not rank
-	// before (score, at): Total()+1 when there is none.
-	Search(ctx context.Context, score, at int64) (int, error)
+	// Search returns the rank of the first entry whose key does not rank before k:
+	// Total()+1 when there is none.
+	Search(ctx context.Context, k Key) (int, error)
 }
+
+// Key is where an entry stands in its ranking, members aside: its score, subscore and
+// reached_at, the first three of the board's Ordering.
+type Key struct{ Score, Sub, At int64 }
+
+// Key returns the entry's key.
+func (e Entry) Key() Key { return Key{e.Score, e.Sub, e.ReachedAt} }
 
 // ValidatePage checks a page's arguments and returns the limit to use (0: the default).
 func ValidatePage(offset, limit int, sr ScoreRange) (int, error) {
@@ -47,19 +54,19 @@ func ValidatePage(offset, limit int, sr ScoreRange) (int, error) {
 // otherwise. Each returns the ranking's total with its answer.
 type RankingReads interface {
 	// ReadPage answers PageOf.
-	ReadPage(ctx context.Context, o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error)
+	ReadPage(ctx context.Context, o Ordering, offset, limit int, sr ScoreRange) ([]Entry, int, error)
 	// ReadEntries answers Entries.
 	ReadEntries(ctx context.Context, members []string) ([]Entry, int, error)
 	// ReadAround answers AroundOf; found is false when the member is not ranked.
 	ReadAround(ctx context.Context, member string, radius int) (entries []Entry, found bool, total int, err error)
 	// ReadRank answers Search.
-	ReadRank(ctx context.Context, score, at int64) (rank, total int, err error)
+	ReadRank(ctx context.Context, k Key) (rank, total int, err error)
 }
 
 // PageOf returns consecutive ranks of r from offset, limit of them; with a score range, only
 // the entries whose score lies in it, offset and limit applying within them. The arguments
 // are those ValidatePage accepted. It returns r's total too.
-func PageOf(ctx context.Context, r Ranking, o Order, offset, limit int, sr ScoreRange) ([]Entry, int, error) {
+func PageOf(ctx context.Context, r Ranking, o Ordering, offset, limit int, sr ScoreRange) ([]Entry, int, error) {
 	if rr, ok := r.(RankingReads); ok {
 		return rr.ReadPage(ctx, o, offset, limit, sr)
 	}
@@ -80,20 +87,37 @@ func PageOf(ctx context.Context, r Ranking, o Order, offset, limit int, sr Score
 
 // PageBounds returns the ranks [first, end) of the entries whose score lies in sr, given the
 // total and a search (Ranking.Search).
-func PageBounds(ctx context.Context, o Order, sr ScoreRange, total int, search func(ctx context.Context, score, at int64) (int, error)) (first, end int, err error) {
+func PageBounds(ctx context.Context, o Ordering, sr ScoreRange, total int, search func(ctx context.Context, k Key) (int, error)) (first, end int, err error) {
 	first, end = 1, total+1
-	best, worst, hasBest, hasWorst := sr.Bounds(o)
+	best, worst, hasBest, hasWorst := sr.Bounds(o.Score)
 	if hasBest {
-		if first, err = search(ctx, best, math.MinInt64); err != nil {
+		if first, err = search(ctx, o.Bound(best, false)); err != nil {
 			return 0, 0, err
 		}
 	}
 	if hasWorst {
-		if end, err = search(ctx, worst, math.MaxInt64); err != nil {
+		if end, err = search(ctx, o.Bound(worst, true)); err != nil {
 			return 0, 0, err
 		}
 	}
 	return first, end, nil
+}
+
+// Bound returns the key that ranks just before every entry with that score (after false) or
+// just after them all (after true): the key a search by score alone looks for.
+func (o Ordering) Bound(score int64, after bool) Key {
+	if after {
+		return Key{score, o.Sub.extreme(false), math.MaxInt64}
+	}
+	return Key{score, o.Sub.extreme(true), math.MinInt64}
+}
+
+// extreme returns the best value of an order (best) or its worst.
+func (o Order) extreme(best bool) int64 {
+	if (o == Desc) == best {
+		return math.MaxInt64
+	}
+	return math.MinInt64
 }
 
 // Bounds returns the range's bounds in rank order on a board of order o: the best score
@@ -206,47 +230,48 @@ func LookupOf(ctx context.Context, r Ranking, members []string) ([]Entry, int, e
 	return es, total, nil
 }
 
-// RankOfScore returns the rank a member reaching score at the instant at would get in r
-// (after the members already there with the same score), and r's total.
-func RankOfScore(ctx context.Context, r Ranking, score, at int64) (rank, total int, err error) {
-	if at < math.MaxInt64 {
-		at++
+// RankOfScore returns the rank a member reaching k's score and subscore at the instant k.At
+// would get in r (after the members already there with the same score and subscore), and r's
+// total.
+func RankOfScore(ctx context.Context, r Ranking, k Key) (rank, total int, err error) {
+	if k.At < math.MaxInt64 {
+		k.At++
 	}
 	if rr, ok := r.(RankingReads); ok {
-		return rr.ReadRank(ctx, score, at)
+		return rr.ReadRank(ctx, k)
 	}
-	if rank, err = r.Search(ctx, score, at); err != nil {
+	if rank, err = r.Search(ctx, k); err != nil {
 		return 0, 0, err
 	}
 	total, err = r.Total(ctx)
 	return rank, total, err
 }
 
-// RanksBefore reports whether an entry with (score, at) ranks before one with (score2, at2)
-// on a board of order o, ignoring members: the order Search uses.
-func RanksBefore(o Order, score, at, score2, at2 int64) bool {
-	if score != score2 {
-		return o.Better(score, score2)
+// RanksBefore reports whether an entry with key a ranks before one with key b on a board
+// ordered by o, ignoring members: the order Search uses.
+func RanksBefore(o Ordering, a, b Key) bool {
+	if a.Score != b.Score || a.Sub != b.Sub {
+		return o.Better(a.Score, a.Sub, b.Score, b.Sub)
 	}
-	return at < at2
+	return a.At < b.At
 }
 
-// CompareEntries orders two entries as a board of order o ranks them: score, then
+// CompareEntries orders two entries as a board ordered by o ranks them: score, subscore,
 // reached_at, then member bytes (the model's order and ties).
-func CompareEntries(o Order, a, b Entry) int {
-	return CompareRanked(o, a.Score, a.ReachedAt, a.Member, b.Score, b.ReachedAt, b.Member)
+func CompareEntries(o Ordering, a, b Entry) int {
+	return CompareRanked(o, a.Key(), a.Member, b.Key(), b.Member)
 }
 
 // CompareRanked is CompareEntries over the fields that order entries.
-func CompareRanked(o Order, score, at int64, member string, score2, at2 int64, member2 string) int {
+func CompareRanked(o Ordering, a Key, member string, b Key, member2 string) int {
 	switch {
-	case score != score2:
-		if o.Better(score, score2) {
+	case a.Score != b.Score || a.Sub != b.Sub:
+		if o.Better(a.Score, a.Sub, b.Score, b.Sub) {
 			return -1
 		}
 		return 1
-	case at != at2:
-		return cmp.Compare(at, at2)
+	case a.At != b.At:
+		return cmp.Compare(a.At, b.At)
 	}
 	return strings.Compare(member, member2)
 }
@@ -255,12 +280,12 @@ func CompareRanked(o Order, score, at int64, member string, score2, at2 int64, m
 // members already left out, ranks not yet set.
 type SortedRanking struct {
 	entries []Entry
-	order   Order
+	order   Ordering
 	rank    map[string]int // member → rank, built on the first Entries
 }
 
 // NewSortedRanking sorts entries (which it takes over) into a ranking.
-func NewSortedRanking(o Order, entries []Entry) *SortedRanking {
+func NewSortedRanking(o Ordering, entries []Entry) *SortedRanking {
 	slices.SortFunc(entries, func(a, b Entry) int { return CompareEntries(o, a, b) })
 	for i := range entries {
 		entries[i].Rank = i + 1
@@ -295,9 +320,9 @@ func (v *SortedRanking) Entries(_ context.Context, members []string) ([]Entry, e
 	return out, nil
 }
 
-func (v *SortedRanking) Search(_ context.Context, score, at int64) (int, error) {
+func (v *SortedRanking) Search(_ context.Context, k Key) (int, error) {
 	i, _ := slices.BinarySearchFunc(v.entries, struct{}{}, func(e Entry, _ struct{}) int {
-		if RanksBefore(v.order, e.Score, e.ReachedAt, score, at) {
+		if RanksBefore(v.order, e.Key(), k) {
 			return -1
 		}
 		return 1
@@ -307,7 +332,7 @@ func (v *SortedRanking) Search(_ context.Context, score, at int64) (int, error) 
 
 // SearchByPage answers Ranking.Search for a ranking that can only be read by rank: a binary
 // search over ranks, one Page of one entry per probe.
-func SearchByPage(ctx context.Context, r Ranking, o Order, score, at int64) (int, error) {
+func SearchByPage(ctx context.Context, r Ranking, o Ordering, k Key) (int, error) {
 	total, err := r.Total(ctx)
 	if err != nil {
 		return 0, err
@@ -319,7 +344,7 @@ func SearchByPage(ctx context.Context, r Ranking, o Order, score, at int64) (int
 		if err != nil {
 			return 0, err
 		}
-		if len(es) == 1 && RanksBefore(o, es[0].Score, es[0].ReachedAt, score, at) {
+		if len(es) == 1 && RanksBefore(o, es[0].Key(), k) {
 			lo = mid + 1
 		} else {
 			hi = mid

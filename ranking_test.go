@@ -35,20 +35,36 @@ func TestFrozenRanks(t *testing.T) {
 }
 
 // TestSortedRanking checks the reads of docs/api.md over a ranking sorted in memory against
-// brute force: pages with score ranges, lookups, around-me and hypothetical ranks.
+// brute force: pages with score ranges, lookups, around-me and hypothetical ranks, on boards
+// with a subscore of either order and without one.
 func TestSortedRanking(t *testing.T) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(3, 4))
+	var orderings []laurel.Ordering
 	for _, o := range []laurel.Order{laurel.Desc, laurel.Asc} {
+		orderings = append(orderings, laurel.Ordering{Score: o},
+			laurel.Ordering{Score: o, Sub: laurel.Desc, HasSub: true}, laurel.Ordering{Score: o, Sub: laurel.Asc, HasSub: true})
+	}
+	for _, o := range orderings {
 		for range 200 {
 			var entries []laurel.Entry
 			for i := range rng.IntN(30) {
-				entries = append(entries, laurel.Entry{Member: string(rune('a' + i)), Score: rng.Int64N(6), ReachedAt: rng.Int64N(4)})
+				en := laurel.Entry{Member: string(rune('a' + i)), Score: rng.Int64N(6), ReachedAt: rng.Int64N(4)}
+				if o.HasSub {
+					en.Sub = rng.Int64N(3) - 1
+				}
+				entries = append(entries, en)
 			}
 			want := slices.Clone(entries)
 			slices.SortFunc(want, func(a, b laurel.Entry) int {
 				if a.Score != b.Score {
-					if o.Better(a.Score, b.Score) {
+					if o.Score.Better(a.Score, b.Score) {
+						return -1
+					}
+					return 1
+				}
+				if a.Sub != b.Sub {
+					if o.Sub.Better(a.Sub, b.Sub) {
 						return -1
 					}
 					return 1
@@ -74,20 +90,25 @@ func TestSortedRanking(t *testing.T) {
 			wantPage := inRange[min(offset, len(inRange)):min(offset+limit, len(inRange))]
 			got, total, err := laurel.PageOf(ctx, r, o, offset, limit, sr)
 			if err != nil || !laureltest.SameEntries(got, wantPage) || total != len(want) {
-				t.Fatalf("%s %v: PageOf(%d, %d, %+v) = %v, %v; want %v", o, want, offset, limit, sr, got, err, wantPage)
+				t.Fatalf("%+v %v: PageOf(%d, %d, %+v) = %v, %v; want %v", o, want, offset, limit, sr, got, err, wantPage)
 			}
-			score, at := rng.Int64N(7)-1, rng.Int64N(5)
+			k := laurel.Key{Score: rng.Int64N(7) - 1, At: rng.Int64N(5)}
+			if o.HasSub {
+				k.Sub = rng.Int64N(5) - 2
+			}
 			wantRank := 1
 			for _, e := range want {
-				if o.Better(e.Score, score) || e.Score == score && e.ReachedAt <= at {
+				if o.Better(e.Score, e.Sub, k.Score, k.Sub) || e.Score == k.Score && e.Sub == k.Sub && e.ReachedAt <= k.At {
 					wantRank++
 				}
 			}
-			if rank, total, err := laurel.RankOfScore(ctx, r, score, at); err != nil || rank != wantRank || total != len(want) {
-				t.Fatalf("%s %v: RankOfScore(%d, %d) = %d, %d, %v; want %d, %d", o, want, score, at, rank, total, err, wantRank, len(want))
+			if rank, total, err := laurel.RankOfScore(ctx, r, k); err != nil || rank != wantRank || total != len(want) {
+				t.Fatalf("%+v %v: RankOfScore(%+v) = %d, %d, %v; want %d, %d", o, want, k, rank, total, err, wantRank, len(want))
 			}
-			if rank, err := laurel.SearchByPage(ctx, r, o, score, at+1); err != nil || rank != wantRank {
-				t.Fatalf("%s %v: SearchByPage(%d, %d) = %d, %v; want %d", o, want, score, at+1, rank, err, wantRank)
+			after := k
+			after.At++
+			if rank, err := laurel.SearchByPage(ctx, r, o, after); err != nil || rank != wantRank {
+				t.Fatalf("%+v %v: SearchByPage(%+v) = %d, %v; want %d", o, want, after, rank, err, wantRank)
 			}
 			if len(want) == 0 {
 				continue
@@ -104,14 +125,14 @@ func TestSortedRanking(t *testing.T) {
 				}
 			}
 			if err != nil || !laureltest.SameEntries(got, wantLookup) || total != len(want) {
-				t.Fatalf("%s %v: LookupOf(%v) = %v, %v; want %v", o, want, members, got, err, wantLookup)
+				t.Fatalf("%+v %v: LookupOf(%v) = %v, %v; want %v", o, want, members, got, err, wantLookup)
 			}
 			en := want[rng.IntN(len(want))]
 			radius := rng.IntN(4)
 			around, total, err := laurel.AroundOf(ctx, r, "b", "all", en.Member, radius)
 			size := min(len(want), 2*radius+1)
 			if err != nil || total != len(want) || len(around) != size || !slices.ContainsFunc(around, func(e laurel.Entry) bool { return laureltest.SameEntries([]laurel.Entry{e}, []laurel.Entry{en}) }) || around[0].Rank < 1 || around[len(around)-1].Rank > len(want) {
-				t.Fatalf("%s %v: AroundOf(%v, %d) = %v, %v", o, want, en, radius, around, err)
+				t.Fatalf("%+v %v: AroundOf(%v, %d) = %v, %v", o, want, en, radius, around, err)
 			}
 		}
 	}

@@ -7,7 +7,7 @@ import "context"
 type Reading struct {
 	Board   string
 	Window  string // the window's name
-	Order   Order
+	Order   Ordering
 	At      int64 // the instant read, unix ms
 	Period  PeriodInfo
 	Ranking Ranking
@@ -64,7 +64,7 @@ func (r Reads) Member(ctx context.Context, q Query, member string) (MemberEntry,
 			return err
 		}
 		withPercentiles(page.Entries, total)
-		me = MemberEntry{Board: page.Board, Window: page.Window, Period: page.Period, Total: page.Total, Entry: page.Entries[0]}
+		me = MemberEntry{Board: page.Board, Window: page.Window, Period: page.Period, Total: page.Total, Entry: page.Entries[0], HasSub: page.HasSub}
 		return nil
 	})
 	return me, err
@@ -107,12 +107,16 @@ func (r Reads) Lookup(ctx context.Context, q Query, members []string) (Page, err
 	return page, err
 }
 
-// RankOf returns the rank a member reaching score at the instant read would get (after the
-// members already there with the same score), and the total.
-func (r Reads) RankOf(ctx context.Context, q Query, score int64) (rank, total int, err error) {
+// RankOf returns the rank a member reaching score and subscore (0 on a board without one) at
+// the instant read would get (after the members already there with the same pair), and the
+// total.
+func (r Reads) RankOf(ctx context.Context, q Query, score, sub int64) (rank, total int, err error) {
 	err = r.read(ctx, q, func(rd Reading) error {
+		if sub != 0 && !rd.Order.HasSub {
+			return FieldErrorf(EInvalid, "subscore", "board %q has no subscore", rd.Board)
+		}
 		var err error
-		rank, total, err = RankOfScore(ctx, rd.Ranking, score, rd.At)
+		rank, total, err = RankOfScore(ctx, rd.Ranking, Key{score, sub, rd.At})
 		return err
 	})
 	return rank, total, err
@@ -145,7 +149,7 @@ func (rd Reading) page(entries []Entry, total int, metadata bool) (Page, error) 
 	}
 	p := rd.Period
 	p.Total = total
-	return Page{Board: rd.Board, Window: rd.Window, Period: p, Total: total, Entries: entries}, nil
+	return Page{Board: rd.Board, Window: rd.Window, Period: p, Total: total, Entries: entries, HasSub: rd.Order.HasSub}, nil
 }
 
 // read resolves q through the store's Reader. A store alone keeps no cohorts: package

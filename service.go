@@ -21,8 +21,9 @@ type Service interface {
 	Member(ctx context.Context, q Query, member string) (MemberEntry, error)
 	Around(ctx context.Context, q Query, member string, radius int) (Page, error)
 	Lookup(ctx context.Context, q Query, members []string) (Page, error)
-	// RankOf returns the rank a member reaching score now would get, and the total.
-	RankOf(ctx context.Context, q Query, score int64) (rank, total int, err error)
+	// RankOf returns the rank a member reaching score and subscore now would get, and the
+	// total.
+	RankOf(ctx context.Context, q Query, score, sub int64) (rank, total int, err error)
 	// Distribution returns the histogram h of the scores ranked in the span q reads.
 	Distribution(ctx context.Context, q Query, h Histogram) (Distribution, error)
 	Periods(ctx context.Context, board, window string) ([]PeriodInfo, error)

@@ -39,6 +39,7 @@ type Aggregates interface {
 // tag, which an aggregate it makes carries (Merge; TagOf finds the same among the events).
 type Counted struct {
 	Value int64
+	Sub   int64
 	TS    int64
 	Seq   uint64
 	Tag   json.RawMessage
@@ -77,7 +78,7 @@ func StageCounted(ctx context.Context, b *Board, aggs Aggregates, member string,
 	// add adds the event to the member's aggregate in sp; judged: the span the event enters
 	// in window w, where the rules of the board's guard in w are judged.
 	add := func(w int, sp AggSpan, cur Agg, judged bool) error {
-		next, err := Merge(b.Mode, b.Order, cur, one)
+		next, err := Merge(b.Mode, b.Ordering(), cur, one)
 		if err == nil && judged && b.Guard != nil {
 			if breach, rule := b.Guard.judge(b, b.Windows[w], cur, next, value); breach != nil {
 				if rule.Action != Hold {
@@ -153,13 +154,13 @@ func Recompute(b *Board, aggs Aggregates, member string, ts int64, events []Coun
 		if w.IsCalendar() && m.PeriodClosed(b, sp, now) {
 			continue
 		}
-		a, err := AggOf(b.Mode, b.Order, events, sp)
+		a, err := AggOf(b.Mode, b.Ordering(), events, sp)
 		if err == nil {
 			err = aggs.SetAgg(i, AggSpan{Span: sp}, member, a)
 		}
 		if err == nil && w.IsRolling() && current.Holds(start, end) {
 			var c Agg
-			if c, err = AggOf(b.Mode, b.Order, events, current); err == nil {
+			if c, err = AggOf(b.Mode, b.Ordering(), events, current); err == nil {
 				err = aggs.SetAgg(i, AggSpan{Span: current, Current: true}, member, c)
 			}
 		}
@@ -175,7 +176,7 @@ func Recompute(b *Board, aggs Aggregates, member string, ts int64, events []Coun
 // was accepted while the sums that held it fitted in an int64, but a part of such a sum need
 // not (+max, −1 fits; +max alone after the −1 is retracted, plus more, may not): that is
 // EInvalid.
-func AggOf(m Mode, o Order, events []Counted, sp Span) (Agg, error) {
+func AggOf(m Mode, o Ordering, events []Counted, sp Span) (Agg, error) {
 	var a Agg
 	for _, ev := range events {
 		if sp != (Span{}) && (ev.TS < sp.Start || ev.TS >= sp.End) {
@@ -212,14 +213,14 @@ func BuildWindow(b *Board, w Window, m Marks, current Span, events []Counted, no
 		}
 		seen[start] = true
 		sp := Span{start, end}
-		a, err := AggOf(b.Mode, b.Order, events, sp)
+		a, err := AggOf(b.Mode, b.Ordering(), events, sp)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, SpanAgg{AggSpan: AggSpan{Span: sp}, Agg: a, Closed: w.IsCalendar() && m.PeriodClosed(b, sp, now)})
 	}
 	if w.IsRolling() {
-		c, err := AggOf(b.Mode, b.Order, events, current)
+		c, err := AggOf(b.Mode, b.Ordering(), events, current)
 		if err != nil {
 			return nil, err
 		}

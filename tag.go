@@ -34,17 +34,17 @@ func NormalizeTag(field string, tag json.RawMessage) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-// TagOf returns the tag of the event that made an entry's score (score, reached at at) in a
-// board of mode m, among the member's events that count in the entry's span (docs/design.md,
-// "Tags"): in best, the earliest event with that score (the first to arrive of those at the
-// same instant); in last and sum, the latest counted event (the last to arrive of those at the
-// same instant). Every such event has its time at the entry's reached_at, so events of other
-// spans never qualify. Nil when that event has no tag.
-func TagOf(m Mode, score, at int64, events []Counted) json.RawMessage {
+// TagOf returns the tag of the event that made an entry's score (k: its score and subscore,
+// reached at k.At) in a board of mode m, among the member's events that count in the entry's
+// span (docs/design.md, "Tags"): in best, the earliest event with that score and subscore (the
+// first to arrive of those at the same instant); in last and sum, the latest counted event
+// (the last to arrive of those at the same instant). Every such event has its time at the
+// entry's reached_at, so events of other spans never qualify. Nil when that event has no tag.
+func TagOf(m Mode, k Key, events []Counted) json.RawMessage {
 	var tag json.RawMessage
 	found := false
 	for _, ev := range events {
-		if ev.TS != at || m == Best && ev.Value != score {
+		if ev.TS != k.At || m == Best && (ev.Value != k.Score || ev.Sub != k.Sub) {
 			continue
 		}
 		if m == Best && found {

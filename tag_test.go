@@ -58,7 +58,7 @@ func TestTagOf(t *testing.T) {
 		{laurel.Sum, 5, 10, `"a"`},  // alone at its instant
 		{laurel.Best, 5, 20, ""},    // no event with that value then
 	} {
-		if got := laurel.TagOf(tc.mode, tc.score, tc.at, events); string(got) != tc.want {
+		if got := laurel.TagOf(tc.mode, laurel.Key{Score: tc.score, At: tc.at}, events); string(got) != tc.want {
 			t.Errorf("TagOf(%s, %d at %d) = %s, want %s", tc.mode, tc.score, tc.at, got, tc.want)
 		}
 	}

@@ -429,8 +429,8 @@ func (r cohortReader) Read(ctx context.Context, q laurel.Query, fn func(laurel.R
 	if q.HasAt {
 		at = q.At
 	}
-	return fn(laurel.Reading{Board: q.Board, Window: c.Window, Order: info.Order, At: at, Period: page.Period,
-		Ranking: laurel.NewSortedRanking(info.Order, page.Entries),
+	return fn(laurel.Reading{Board: q.Board, Window: c.Window, Order: info.Ordering(), At: at, Period: page.Period,
+		Ranking: laurel.NewSortedRanking(info.Ordering(), page.Entries),
 		Fill:    func([]laurel.Entry, bool) error { return nil }}) // the lookup filled them
 }
 
@@ -478,12 +478,12 @@ func (s *Service) Lookup(ctx context.Context, q laurel.Query, members []string) 
 }
 
 // RankOf reads the rank a score would get on the board, or in q.Cohort's cohort.
-func (s *Service) RankOf(ctx context.Context, q laurel.Query, score int64) (int, int, error) {
+func (s *Service) RankOf(ctx context.Context, q laurel.Query, score, sub int64) (int, int, error) {
 	if q.Cohort == "" {
-		return s.Service.RankOf(ctx, q, score)
+		return s.Service.RankOf(ctx, q, score, sub)
 	}
 	cr, q := s.cohortReads(q)
-	return cr.RankOf(ctx, q, score)
+	return cr.RankOf(ctx, q, score, sub)
 }
 
 // Distribution reads the histogram of the board's scores, or of q.Cohort's cohort.

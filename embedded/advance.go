@@ -87,7 +87,7 @@ func spanEntries(b *board, sp *span) []entry {
 // freeze writes a closed period: every entry by rank and every rank by member.
 func (s *Store) freeze(tx *txn, b *board, w *window, start, end int64, entries []entry) *closedPeriod {
 	slices.SortFunc(entries, func(x, y entry) int {
-		return laurel.CompareRanked(b.cfg.Order, x.agg.score, x.agg.at, x.member, y.agg.score, y.agg.at, y.member)
+		return laurel.CompareRanked(b.cfg.Ordering(), x.agg.key(), x.member, y.agg.key(), y.member)
 	})
 	id := b.cfg.ID
 	cp := &closedPeriod{
@@ -163,7 +163,7 @@ func (s *Store) roll(tx *txn, b *board, w *window) error {
 		return nil
 	}
 	start, end := r.To.Start, r.To.End
-	id, m, o := b.cfg.ID, b.cfg.Mode, b.cfg.Order
+	id, m, o := b.cfg.ID, b.cfg.Mode, b.cfg.Ordering()
 	if r.Whole {
 		aggs, err := loadBuckets(s.db, b, w, w.inMemory(), start, end)
 		if err != nil {
@@ -255,7 +255,7 @@ func (s *Store) roll(tx *txn, b *board, w *window) error {
 func loadBuckets(r pebble.Reader, b *board, w *window, mem []*bucket, start, end int64) (map[string]laurel.Agg, error) {
 	out := make(map[string]laurel.Agg)
 	err := eachBucket(r, b, w, mem, start, end, func(_ int64, member string, a aggregate) error {
-		c, err := laurel.Merge(b.cfg.Mode, b.cfg.Order, out[member], toAgg(a, true))
+		c, err := laurel.Merge(b.cfg.Mode, b.cfg.Ordering(), out[member], toAgg(a, true))
 		if err == nil {
 			out[member] = c
 		}

@@ -283,7 +283,7 @@ func aggsAgreeWithEvents(s *embedded.Store, now int64) error {
 						continue
 					}
 					sp := laurel.Span{Start: bs.UnixMilli(), End: be.UnixMilli()}
-					want, err := laurel.AggOf(b.Mode, b.Order, evs, sp)
+					want, err := laurel.AggOf(b.Mode, b.Ordering(), evs, sp)
 					if err != nil {
 						return err
 					}
@@ -305,7 +305,7 @@ func aggsAgreeWithEvents(s *embedded.Store, now int64) error {
 				if w.Kind == laurel.WindowAll {
 					sp = laurel.Span{}
 				}
-				want, err := laurel.AggOf(b.Mode, b.Order, evs, sp)
+				want, err := laurel.AggOf(b.Mode, b.Ordering(), evs, sp)
 				if err != nil {
 					return err
 				}
@@ -326,7 +326,7 @@ func aggsAgreeWithEvents(s *embedded.Store, now int64) error {
 			continue // checked above, from the events
 		}
 		_, end := b.Calendar().Bucket(w, time.UnixMilli(a.Start))
-		want, err := laurel.AggOf(b.Mode, b.Order, events[[2]string{a.Board, a.Member}], laurel.Span{Start: a.Start, End: end.UnixMilli()})
+		want, err := laurel.AggOf(b.Mode, b.Ordering(), events[[2]string{a.Board, a.Member}], laurel.Span{Start: a.Start, End: end.UnixMilli()})
 		if err != nil {
 			return err
 		}

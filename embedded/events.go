@@ -202,7 +202,7 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 			return "", 0, 0, "", err
 		}
 		if ok {
-			if in.Repeats(prev.member, prev.value, prev.ts) {
+			if in.Repeats(prev.member, prev.value, 0, prev.ts) {
 				return laurel.StatusDuplicate, 0, 0, "", nil
 			}
 			return "", 0, 0, "", laurel.ErrIDConflict(in.ID)

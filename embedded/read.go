@@ -67,11 +67,11 @@ func slotOf(b *board, s *slots, member string) (uint32, slot, bool) {
 	return h, v, ok
 }
 
-func (v memView) Search(_ context.Context, score, at int64) (int, error) {
+func (v memView) Search(_ context.Context, k laurel.Key) (int, error) {
 	if v.sp == nil {
 		return 1, nil
 	}
-	c := v.sp.tree.Search(score, at)
+	c := v.sp.tree.Search(k.Score, k.At)
 	return c.Rank(), nil
 }
 
@@ -81,7 +81,7 @@ type frozenView struct {
 	r     pebble.Reader
 	board string
 	w     string
-	order laurel.Order
+	order laurel.Ordering
 	cp    *closedPeriod
 }
 
@@ -144,8 +144,8 @@ func (v frozenView) Entries(_ context.Context, members []string) ([]laurel.Entry
 	return out, nil
 }
 
-func (v frozenView) Search(ctx context.Context, score, at int64) (int, error) {
-	return laurel.SearchByPage(ctx, v, v.order, score, at)
+func (v frozenView) Search(ctx context.Context, k laurel.Key) (int, error) {
+	return laurel.SearchByPage(ctx, v, v.order, k)
 }
 
 type stopError struct{}
@@ -213,7 +213,7 @@ func (s *Store) resolveLocked(ctx context.Context, b *board, q laurel.Query, now
 	case laurel.FromOpen:
 		rd.v = memView{b, w, w.span(res.Period.Start)}
 	case laurel.FromClosed:
-		rd.v = frozenView{s.snap, b.cfg.ID, w.name, b.cfg.Order, w.closed[plan.Closed]}
+		rd.v = frozenView{s.snap, b.cfg.ID, w.name, b.cfg.Ordering(), w.closed[plan.Closed]}
 	case laurel.FromNothing:
 		rd.v = memView{b, w, nil}
 	case laurel.FromBuckets:
@@ -227,7 +227,7 @@ func (s *Store) resolveLocked(ctx context.Context, b *board, q laurel.Query, now
 				entries = append(entries, laurel.Entry{Member: m, Score: a.Score, ReachedAt: a.At})
 			}
 		}
-		rd.v = laurel.NewSortedRanking(b.cfg.Order, entries)
+		rd.v = laurel.NewSortedRanking(b.cfg.Ordering(), entries)
 	}
 	rd.period.Total, err = rd.v.Total(ctx)
 	return rd, err
@@ -265,7 +265,7 @@ func (s *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading
 		return err
 	}
 	defer rd.done()
-	return fn(laurel.Reading{Board: rd.b.cfg.ID, Window: rd.w.name, Order: rd.b.cfg.Order, At: rd.at,
+	return fn(laurel.Reading{Board: rd.b.cfg.ID, Window: rd.w.name, Order: rd.b.cfg.Ordering(), At: rd.at,
 		Period: rd.period, Ranking: rd.v, Fill: rd.fill})
 }
 

@@ -335,7 +335,7 @@ func (s *Store) recoverRolling(b *board, w *window, start, end int64, sc *window
 			if others == nil {
 				others = make(map[string]laurel.Agg)
 			}
-			if c, err := laurel.Merge(b.cfg.Mode, b.cfg.Order, others[member], toAgg(a, true)); err == nil {
+			if c, err := laurel.Merge(b.cfg.Mode, b.cfg.Ordering(), others[member], toAgg(a, true)); err == nil {
 				others[strings.Clone(member)] = c
 			}
 			return nil
@@ -344,7 +344,7 @@ func (s *Store) recoverRolling(b *board, w *window, start, end int64, sc *window
 		for int(h) >= len(aggs) {
 			aggs = append(aggs, laurel.Agg{})
 		}
-		c, err := laurel.Merge(b.cfg.Mode, b.cfg.Order, aggs[h], toAgg(a, true))
+		c, err := laurel.Merge(b.cfg.Mode, b.cfg.Ordering(), aggs[h], toAgg(a, true))
 		if err == nil {
 			aggs[h] = c
 		}

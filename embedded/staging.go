@@ -89,6 +89,9 @@ func toAgg(a aggregate, present bool) laurel.Agg {
 
 func fromAgg(a laurel.Agg) aggregate { return aggregate{a.Score, a.At} }
 
+// key returns the aggregate's place in its ranking.
+func (a aggregate) key() laurel.Key { return laurel.Key{Score: a.score, At: a.at} }
+
 // counted returns events as they count in aggregates.
 func counted(events []storedEvent) []laurel.Counted {
 	out := make([]laurel.Counted, len(events))

@@ -91,7 +91,7 @@ func (s *Store) lookUpTags(b *board, entries []laurel.Entry, all bool) error {
 		r.eventsAt(b.cfg.ID, entries, all, events)
 	}
 	for i := range entries {
-		entries[i].Tag = laurel.TagOf(b.cfg.Mode, entries[i].Score, entries[i].ReachedAt, counted(events[i]))
+		entries[i].Tag = laurel.TagOf(b.cfg.Mode, entries[i].Key(), counted(events[i]))
 	}
 	return nil
 }

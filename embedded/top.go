@@ -27,7 +27,7 @@ const topRanks = 100
 type topView struct {
 	gen           uint64 // the store's topGen when published: a view of an older one is void
 	board, window string
-	order         laurel.Order
+	order         laurel.Ordering
 	period        laurel.PeriodInfo // of the current span, with its total
 	until         int64             // unix ms from which the view no longer holds
 	entries       []laurel.Entry    // ranks 1…len, names filled
@@ -71,7 +71,7 @@ type memberName struct{ member, name string }
 // topOf computes the view of w's current span at now; names holds the members of b already
 // looked up.
 func (s *Store) topOf(b *board, w *window, now int64, names map[uint32]memberName) *topView {
-	v := &topView{board: b.cfg.ID, window: w.name, order: b.cfg.Order, period: s.periodAt(b, w, now), until: b.deadline}
+	v := &topView{board: b.cfg.ID, window: w.name, order: b.cfg.Ordering(), period: s.periodAt(b, w, now), until: b.deadline}
 	if v.until == noTime {
 		v.until = int64(^uint64(0) >> 1)
 	}
@@ -144,4 +144,4 @@ func (topRanking) Entries(context.Context, []string) ([]laurel.Entry, error) {
 	return nil, errOutsideTop
 }
 
-func (topRanking) Search(context.Context, int64, int64) (int, error) { return 0, errOutsideTop }
+func (topRanking) Search(context.Context, laurel.Key) (int, error) { return 0, errOutsideTop }

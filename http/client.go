@@ -359,13 +359,17 @@ func (c *Client) Lookup(ctx context.Context, q laurel.Query, members []string) (
 	return pageFrom(out)
 }
 
-// RankOf reads the rank that a score would get: GET /v1/boards/{board}/rank?score=N.
-func (c *Client) RankOf(ctx context.Context, q laurel.Query, score int64) (int, int, error) {
+// RankOf reads the rank that a score and subscore would get:
+// GET /v1/boards/{board}/rank?score=N&subscore=M.
+func (c *Client) RankOf(ctx context.Context, q laurel.Query, score, sub int64) (int, int, error) {
 	if err := laurel.ValidateBoardID(q.Board); err != nil {
 		return 0, 0, err
 	}
 	v := readQuery(q)
 	v.Set("score", strconv.FormatInt(score, 10))
+	if sub != 0 {
+		v.Set("subscore", strconv.FormatInt(sub, 10))
+	}
 	var out struct {
 		Rank  int `json:"rank"`
 		Total int `json:"total"`

@@ -258,7 +258,7 @@ func lookup(q laurel.Query, members ...string) func(context.Context, laurel.Serv
 
 func rankOf(q laurel.Query, score int64) func(context.Context, laurel.Service) (any, error) {
 	return func(ctx context.Context, s laurel.Service) (any, error) {
-		r, n, err := s.RankOf(ctx, q, score)
+		r, n, err := s.RankOf(ctx, q, score, 0)
 		return rankResult{r, n}, err
 	}
 }

@@ -338,11 +338,15 @@ func (s *Server) handleRank(w http.ResponseWriter, r *http.Request) {
 	if err == nil && !has {
 		err = laurel.FieldErrorf(laurel.EInvalid, "score", "is required")
 	}
+	var sub int64
+	if err == nil {
+		sub, _, err = intParam(r.URL.Query(), "subscore", 0, -1<<63, 1<<63-1)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	rank, total, err := s.svc.RankOf(r.Context(), q, score)
+	rank, total, err := s.svc.RankOf(r.Context(), q, score, sub)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

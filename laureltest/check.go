@@ -309,7 +309,7 @@ func (h *harness) checkLookup(q laurel.Query, members []string) {
 func (h *harness) checkRankOf(q laurel.Query, score int64) {
 	h.t.Helper()
 	x := h.m.resolve(q)
-	rank, total, err := h.eng.RankOf(h.ctx, q, score)
+	rank, total, err := h.eng.RankOf(h.ctx, q, score, 0)
 	what := fmt.Sprintf("RankOf(%d)", score)
 	if !h.checkErr(what, q, x, err, x.code) {
 		return

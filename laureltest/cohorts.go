@@ -141,7 +141,7 @@ func CohortRules(t *testing.T, store HookStore, clock *Clock, seed uint64, ops i
 			}
 			if period == periodOf(b, clock.Now()) && q.Period == "" {
 				score := pick.Score
-				rank, total, err := svc.RankOf(ctx, q, score)
+				rank, total, err := svc.RankOf(ctx, q, score, 0)
 				wantRank := 1
 				for _, e := range want { // after everyone there with that score
 					if e.Score == score || b.Order.Better(e.Score, score) {

@@ -172,7 +172,7 @@ func (s *step) recomputeRolling(ctx context.Context, b *boardStep, ws *windowSta
 		return fmt.Errorf("postgres: recompute %s: %w", ws.Name, err)
 	}
 	defer rows.Close()
-	m, o := b.st.cfg.Mode, b.st.cfg.Order
+	m, o := b.st.cfg.Mode, b.st.cfg.Ordering()
 	combined := make(map[string]laurel.Agg, len(members))
 	for _, member := range members {
 		combined[member] = laurel.Agg{}

@@ -197,7 +197,7 @@ func (s *step) buildWindow(ctx context.Context, b *boardStep, ws *windowState) e
 // closed.
 func (s *step) freezeEntries(ctx context.Context, b *boardStep, ws *windowState, p laurel.Period, entries []laurel.Entry) (closedPeriod, error) {
 	start := p.Start.UnixMilli()
-	ranked := laurel.NewSortedRanking(b.st.cfg.Order, entries)
+	ranked := laurel.NewSortedRanking(b.st.cfg.Ordering(), entries)
 	entries, _ = ranked.Page(ctx, 1, len(entries))
 	var ranks []int32
 	var members []string

@@ -109,11 +109,11 @@ func (s *Store) checkBoard(ctx context.Context, id string) error {
 			}
 			for i, part := range parts {
 				what := fmt.Sprintf("shard %d of set %v", i, set)
-				if err := sameRanking(ctx, what, s.index.Ranking(id, st.shard(i), st.cfg.Order, set, stamp), st.cfg.Order, part); err != nil {
+				if err := sameRanking(ctx, what, s.index.Ranking(id, st.shard(i), st.cfg.Ordering(), set, stamp), st.cfg.Ordering(), part); err != nil {
 					return err
 				}
 			}
-			if err := sameRanking(ctx, fmt.Sprintf("set %v", set), s.openRanking(st, set, stamp), st.cfg.Order, entries); err != nil {
+			if err := sameRanking(ctx, fmt.Sprintf("set %v", set), s.openRanking(st, set, stamp), st.cfg.Ordering(), entries); err != nil {
 				return err
 			}
 		}
@@ -122,7 +122,7 @@ func (s *Store) checkBoard(ctx context.Context, id string) error {
 }
 
 // sameRanking compares a ranking of the index with the entries the store holds.
-func sameRanking(ctx context.Context, what string, r laurel.Ranking, o laurel.Order, entries []laurel.Entry) error {
+func sameRanking(ctx context.Context, what string, r laurel.Ranking, o laurel.Ordering, entries []laurel.Entry) error {
 	want, _ := laurel.NewSortedRanking(o, slices.Clone(entries)).Page(ctx, 1, len(entries))
 	total, err := r.Total(ctx)
 	if err != nil {
@@ -206,7 +206,7 @@ func (s *Store) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggVa
 				if start == currentSpan {
 					lo, hi = ws.Open[0].Start, ws.Open[0].End
 				}
-				a, err := laurel.AggOf(cfg.Mode, cfg.Order, counted(mine), laurel.Span{Start: lo, End: hi})
+				a, err := laurel.AggOf(cfg.Mode, cfg.Ordering(), counted(mine), laurel.Span{Start: lo, End: hi})
 				if err != nil {
 					return nil, err
 				}

@@ -605,7 +605,7 @@ func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.Sub
 			return "", 0, 0, "", err
 		}
 		if prev := b.ids[in.ID]; prev != nil {
-			if in.Repeats(prev.member, prev.value, prev.ts) {
+			if in.Repeats(prev.member, prev.value, 0, prev.ts) {
 				return laurel.StatusDuplicate, 0, 0, "", nil
 			}
 			return "", 0, 0, "", laurel.ErrIDConflict(in.ID)

@@ -16,13 +16,13 @@ type frozenRanking struct {
 	e        *Store
 	board    string
 	win      string
-	order    laurel.Order
+	order    laurel.Ordering
 	cp       closedPeriod
 	excluded []uint32 // frozen ranks left out, sorted
 }
 
 // frozen opens the closed period cp of a board's window for reading.
-func (s *Store) frozen(ctx context.Context, board, win string, order laurel.Order, cp closedPeriod) (*frozenRanking, error) {
+func (s *Store) frozen(ctx context.Context, board, win string, order laurel.Ordering, cp closedPeriod) (*frozenRanking, error) {
 	var removed, hidden []int32
 	err := s.pool.QueryRow(ctx, `SELECT c.removed, coalesce((SELECT array_agg(f.rank) FROM laurel_hidden h
 			JOIN laurel_frozen f ON f.board = c.board AND f.win = c.win AND f.span = c.span AND f.member = h.member), '{}')
@@ -104,6 +104,6 @@ func (v *frozenRanking) collect(rows pgx.Rows, n int) ([]laurel.Entry, error) {
 	return out, rows.Err()
 }
 
-func (v *frozenRanking) Search(ctx context.Context, score, at int64) (int, error) {
-	return laurel.SearchByPage(ctx, v, v.order, score, at)
+func (v *frozenRanking) Search(ctx context.Context, k laurel.Key) (int, error) {
+	return laurel.SearchByPage(ctx, v, v.order, k)
 }

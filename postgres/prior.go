@@ -111,7 +111,7 @@ func (b *boardStep) previousOf(k int, sets map[shardindex.Set]*priorSet) (laurel
 		key.Score, key.ReachedAt, before = x.Score, x.At, b.priorBefore[k]
 	}
 	if cs := sets[r.Set]; cs != nil {
-		before += countBefore(b.st.cfg.Order, cs.before, key) - countBefore(b.st.cfg.Order, cs.after, key)
+		before += countBefore(b.st.cfg.Ordering(), cs.before, key) - countBefore(b.st.cfg.Ordering(), cs.after, key)
 	}
 	return laurel.Standing{Rank: before + 1, Score: key.Score}, true
 }
@@ -145,7 +145,7 @@ func (b *boardStep) priorSets(hidden map[string]bool) map[shardindex.Set]*priorS
 			ps.after = append(ps.after, laurel.Entry{Member: k.member, Score: cur.score, ReachedAt: cur.at})
 		}
 	}
-	order := b.st.cfg.Order
+	order := b.st.cfg.Ordering()
 	for _, ps := range sets {
 		sortEntries := func(es []laurel.Entry) {
 			slices.SortFunc(es, func(a, c laurel.Entry) int { return laurel.CompareEntries(order, a, c) })
@@ -157,9 +157,9 @@ func (b *boardStep) priorSets(hidden map[string]bool) map[shardindex.Set]*priorS
 }
 
 // countBefore counts the entries of sorted that rank before key.
-func countBefore(o laurel.Order, sorted []laurel.Entry, key laurel.Entry) int {
+func countBefore(o laurel.Ordering, sorted []laurel.Entry, key laurel.Entry) int {
 	return sort.Search(len(sorted), func(i int) bool {
 		e := &sorted[i]
-		return laurel.CompareRanked(o, e.Score, e.ReachedAt, e.Member, key.Score, key.ReachedAt, key.Member) >= 0
+		return laurel.CompareRanked(o, e.Key(), e.Member, key.Key(), key.Member) >= 0
 	})
 }

@@ -122,7 +122,7 @@ func inOrder(t *testing.T, what string, entries []laurel.Entry, total int, conse
 			continue
 		}
 		prev := entries[k-1]
-		if en.Rank <= prev.Rank || consecutive && en.Rank != prev.Rank+1 || laurel.CompareEntries(laurel.Desc, prev, en) >= 0 {
+		if en.Rank <= prev.Rank || consecutive && en.Rank != prev.Rank+1 || laurel.CompareEntries(laurel.Ordering{}, prev, en) >= 0 {
 			t.Errorf("%s: %+v then %+v", what, prev, en)
 			return
 		}

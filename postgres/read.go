@@ -144,7 +144,7 @@ func (s *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 		return nil, err
 	}
 	rd.period = plan.Period
-	order := st.cfg.Order
+	order := st.cfg.Ordering()
 	switch plan.Source {
 	case laurel.FromOpen:
 		set := shardindex.Set{Window: ws.Name}
@@ -169,9 +169,9 @@ func (s *Store) resolve(ctx context.Context, q laurel.Query) (*reading, error) {
 func (s *Store) openRanking(st *state, set shardindex.Set, stamp int64) laurel.Ranking {
 	shards := make([]shardindex.Ranking, st.shards())
 	for i := range shards {
-		shards[i] = s.index.Ranking(st.cfg.ID, st.shard(i), st.cfg.Order, set, stamp)
+		shards[i] = s.index.Ranking(st.cfg.ID, st.shard(i), st.cfg.Ordering(), set, stamp)
 	}
-	return shardindex.Merge(st.cfg.Order, shards)
+	return shardindex.Merge(st.cfg.Ordering(), shards)
 }
 
 // totals counts the members of sets over every shard of a board, as of the state stamped stamp.
@@ -208,7 +208,7 @@ func (s *Store) rollingAt(ctx context.Context, st *state, ws *windowState, start
 		return nil, fmt.Errorf("postgres: read buckets: %w", err)
 	}
 	defer rows.Close()
-	m, o := st.cfg.Mode, st.cfg.Order
+	m, o := st.cfg.Mode, st.cfg.Ordering()
 	var entries []laurel.Entry
 	var cur laurel.Agg
 	var member string
@@ -298,7 +298,7 @@ func fillProfiles(br pgx.BatchResults, entries []laurel.Entry, metadata bool) er
 func (s *Store) Read(ctx context.Context, q laurel.Query, fn func(laurel.Reading) error) (err error) {
 	defer func() { err = s.unavailable("read", err) }()
 	return s.read(ctx, q, func(rd *reading) error {
-		return fn(laurel.Reading{Board: rd.st.cfg.ID, Window: rd.res.Name, Order: rd.st.cfg.Order, At: rd.res.At,
+		return fn(laurel.Reading{Board: rd.st.cfg.ID, Window: rd.res.Name, Order: rd.st.cfg.Ordering(), At: rd.res.At,
 			Period: rd.period, Ranking: rd.v,
 			Fill: func(entries []laurel.Entry, metadata bool) error {
 				return s.fill(ctx, &rd.st.cfg, rd.period.Closed, entries, metadata)

@@ -53,7 +53,7 @@ func readTags(br pgx.BatchResults, b *laurel.Board, entries []laurel.Entry) erro
 	}
 	for i := range entries {
 		if evs, ok := events[entries[i].Member]; ok {
-			entries[i].Tag = laurel.TagOf(b.Mode, entries[i].Score, entries[i].ReachedAt, evs)
+			entries[i].Tag = laurel.TagOf(b.Mode, entries[i].Key(), evs)
 		}
 	}
 	return nil

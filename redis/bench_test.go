@@ -48,7 +48,7 @@ func BenchmarkRankingPage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	rk := idx.Ranking("bench", s0, laurel.Desc, all, members/chunk)
+	rk := idx.Ranking("bench", s0, laurel.Ordering{}, all, members/chunk)
 	for b.Loop() {
 		es, err := rk.Page(ctx, 1, 100)
 		if err != nil || len(es) != 100 {
@@ -88,11 +88,11 @@ func BenchmarkDistribution(b *testing.B) {
 			}
 			changes = changes[n:]
 		}
-		rankings[i] = idx.Ranking("bench", sh, laurel.Desc, all, 1)
+		rankings[i] = idx.Ranking("bench", sh, laurel.Ordering{}, all, 1)
 	}
-	board := shardindex.Merge(laurel.Desc, rankings)
+	board := shardindex.Merge(laurel.Ordering{}, rankings)
 	top100 := func() {
-		if es, _, err := laurel.PageOf(ctx, board, laurel.Desc, 0, 100, laurel.ScoreRange{}); err != nil || len(es) != 100 {
+		if es, _, err := laurel.PageOf(ctx, board, laurel.Ordering{}, 0, 100, laurel.ScoreRange{}); err != nil || len(es) != 100 {
 			b.Fatal(len(es), err)
 		}
 	}
@@ -115,7 +115,7 @@ func BenchmarkDistribution(b *testing.B) {
 			var read, ref time.Duration
 			for b.Loop() {
 				t := time.Now()
-				buckets, total, err := laurel.DistributionOf(ctx, board, laurel.Desc, r.h)
+				buckets, total, err := laurel.DistributionOf(ctx, board, laurel.Ordering{}, r.h)
 				read += time.Since(t)
 				if err != nil || total != members || len(buckets) == 0 {
 					b.Fatal(total, err)

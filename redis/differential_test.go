@@ -25,7 +25,7 @@ type point struct{ score, at int64 }
 type modelBoard struct {
 	board    string
 	shard    shardindex.Shard
-	order    laurel.Order
+	order    laurel.Ordering
 	version  int64
 	state    []byte
 	hasState bool // a state, or in a shard other than 0 a stamp, was recorded
@@ -100,10 +100,10 @@ func modelPage(es []laurel.Entry, from, n int) []laurel.Entry {
 	return es[from-1 : from-1+min(n, len(es)-from+1)]
 }
 
-func modelSearch(o laurel.Order, es []laurel.Entry, score, at int64) int {
+func modelSearch(o laurel.Ordering, es []laurel.Entry, score, at int64) int {
 	n := 0
 	for _, e := range es {
-		if laurel.RanksBefore(o, e.Score, e.ReachedAt, score, at) {
+		if laurel.RanksBefore(o, e.Key(), laurel.Key{Score: score, At: at}) {
 			n++
 		}
 	}
@@ -240,9 +240,9 @@ func TestDifferential(t *testing.T) {
 	// Two shards of one board, and a board of one shard: what one shard does never shows in
 	// another.
 	boards := map[string]*modelBoard{
-		"desc/0":   {board: "desc", shard: shardindex.Shard{Number: 0, Count: 2}, order: laurel.Desc, sets: map[shardindex.Set]map[string]point{}},
-		"desc/1":   {board: "desc", shard: shardindex.Shard{Number: 1, Count: 2}, order: laurel.Desc, sets: map[shardindex.Set]map[string]point{}},
-		"asc.0_-z": {board: "asc.0_-z", shard: shardindex.Shard{Number: 0, Count: 1}, order: laurel.Asc, sets: map[shardindex.Set]map[string]point{}},
+		"desc/0":   {board: "desc", shard: shardindex.Shard{Number: 0, Count: 2}, order: laurel.Ordering{Score: laurel.Desc}, sets: map[shardindex.Set]map[string]point{}},
+		"desc/1":   {board: "desc", shard: shardindex.Shard{Number: 1, Count: 2}, order: laurel.Ordering{Score: laurel.Desc}, sets: map[shardindex.Set]map[string]point{}},
+		"asc.0_-z": {board: "asc.0_-z", shard: shardindex.Shard{Number: 0, Count: 1}, order: laurel.Ordering{Score: laurel.Asc}, sets: map[shardindex.Set]map[string]point{}},
 	}
 	names := []string{"desc/0", "desc/1", "asc.0_-z"}
 	type oldRanking struct {
@@ -260,7 +260,7 @@ func TestDifferential(t *testing.T) {
 		name := names[g.r.IntN(len(names))]
 		b := boards[name]
 		u := g.step(b)
-		got, err := idx.Apply(ctx, b.board, b.shard, b.order, u)
+		got, err := idx.Apply(ctx, b.board, b.shard, b.order.Score, u)
 		want, ok := b.apply(u)
 		switch {
 		case !ok:
@@ -395,7 +395,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 				point{e.Score, e.ReachedAt - 1}, point{e.Score + 1, e.ReachedAt}, point{e.Score - 1, e.ReachedAt})
 		}
 		for _, p := range probes {
-			n, err := rk.Search(ctx, p.score, p.at)
+			n, err := rk.Search(ctx, laurel.Key{Score: p.score, At: p.at})
 			if w := modelSearch(b.order, want, p.score, p.at); err != nil || n != w {
 				t.Fatalf("%s: Search(%d, %d) = %d, %v; want %d", what, p.score, p.at, n, err, w)
 			}
@@ -439,7 +439,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 			near, _ := model.Near(ctx, k, 0)
 			wantKeys[i] = near.Before
 		}
-		if got, err := idx.Before(ctx, board, b.shard, b.order, b.stamp, ikeys); err != nil || !slices.Equal(got, wantKeys) {
+		if got, err := idx.Before(ctx, board, b.shard, b.order.Score, b.stamp, ikeys); err != nil || !slices.Equal(got, wantKeys) {
 			t.Fatalf("%s: Index.Before = %v, %v; want %v", what, got, err, wantKeys)
 		}
 		for range 6 {
@@ -460,7 +460,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 
 // verifyReads checks the reads of docs/api.md that the index answers in one step each
 // (laurel.RankingReads) against the same reads composed of the model's sorted entries.
-func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, want []laurel.Entry, ask []string, probes []point, g *gen) {
+func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Ordering, want []laurel.Entry, ask []string, probes []point, g *gen) {
 	t.Helper()
 	ctx := t.Context()
 	r := g.r
@@ -498,8 +498,8 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, w
 	}
 	keys := make([]laurel.Entry, len(probes))
 	for i, p := range probes {
-		rank, total, err := rr.ReadRank(ctx, p.score, p.at)
-		if w, _ := model.Search(ctx, p.score, p.at); err != nil || rank != w || total != len(want) {
+		rank, total, err := rr.ReadRank(ctx, laurel.Key{Score: p.score, At: p.at})
+		if w, _ := model.Search(ctx, laurel.Key{Score: p.score, At: p.at}); err != nil || rank != w || total != len(want) {
 			t.Fatalf("%s: ReadRank(%d, %d) = %d, %d, %v; want %d, %d", what, p.score, p.at, rank, total, err, w, len(want))
 		}
 		keys[i] = laurel.Entry{Score: p.score, ReachedAt: p.at}
@@ -507,7 +507,7 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Order, w
 	// A distribution's two steps: every search at once, and the ranking's ends.
 	ranks, total, err := rk.(laurel.RankingSearches).ReadSearches(ctx, keys)
 	for i, k := range keys {
-		if w, _ := model.Search(ctx, k.Score, k.ReachedAt); err != nil || total != len(want) || ranks[i] != w {
+		if w, _ := model.Search(ctx, k.Key()); err != nil || total != len(want) || ranks[i] != w {
 			t.Fatalf("%s: ReadSearches(%v) = %v, %d, %v; want %d at %d of them", what, keys, ranks, total, err, w, i)
 		}
 	}

@@ -260,13 +260,13 @@ func (x *Index) Versions(ctx context.Context, board string, count int) ([]shardi
 
 // Ranking returns a view of one set of a shard whose every read is one script call that
 // first checks the stamp, so that no read mixes two states.
-func (x *Index) Ranking(board string, sh shardindex.Shard, order laurel.Order, set shardindex.Set, stamp int64) shardindex.Ranking {
+func (x *Index) Ranking(board string, sh shardindex.Shard, order laurel.Ordering, set shardindex.Set, stamp int64) shardindex.Ranking {
 	k := x.keysOf(board, sh)
 	name := setName(set)
 	return &ranking{
 		x:     x,
 		board: board,
-		order: order,
+		order: order.Score,
 		keys:  []string{k.meta(), k.zset(name), k.hash(name)},
 		stamp: strconv.FormatInt(stamp, 10),
 	}

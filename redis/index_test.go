@@ -46,7 +46,7 @@ func TestVersions(t *testing.T) {
 		Changes: []shardindex.Change{put(all, "x", 10, 1), put(day, "x", 10, 1), put(all, "y", 5, 1)}}); err != nil {
 		t.Fatal(err)
 	}
-	r1 := idx.Ranking("b", s0, laurel.Desc, all, 1)
+	r1 := idx.Ranking("b", s0, laurel.Ordering{}, all, 1)
 	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 1, Version: 2,
 		Changes: []shardindex.Change{put(all, "z", 7, 1)}}); err != nil {
 		t.Fatal(err)
@@ -88,14 +88,14 @@ func TestVersions(t *testing.T) {
 	for name, read := range map[string]func() error{
 		"Page":    func() error { _, err := r1.Page(ctx, 1, 1); return err },
 		"Entries": func() error { _, err := r1.Entries(ctx, []string{"x"}); return err },
-		"Search":  func() error { _, err := r1.Search(ctx, 1, 1); return err },
+		"Search":  func() error { _, err := r1.Search(ctx, laurel.Key{Score: 1, At: 1}); return err },
 		"Totals":  func() error { _, err := idx.Totals(ctx, "b", s0, []shardindex.Set{all}, 1); return err },
 	} {
 		if err := read(); !errors.Is(err, shardindex.ErrStale) {
 			t.Fatalf("%s as of stamp 1 after stamp 2: %v, want ErrIndexStale", name, err)
 		}
 	}
-	if n, err := idx.Ranking("b", s0, laurel.Desc, all, 2).Total(ctx); n != 3 || err != nil {
+	if n, err := idx.Ranking("b", s0, laurel.Ordering{}, all, 2).Total(ctx); n != 3 || err != nil {
 		t.Fatalf("Total as of stamp 2: %d, %v; want 3", n, err)
 	}
 
@@ -120,7 +120,7 @@ func TestVersions(t *testing.T) {
 	if st, ok, err := idx.State(ctx, "b"); ok || err != nil || st.Version != 0 {
 		t.Fatalf("State of a deleted board: %+v, %v, %v; want nothing", st, ok, err)
 	}
-	if _, err := idx.Ranking("b", s0, laurel.Desc, all, 2).Total(ctx); !errors.Is(err, shardindex.ErrStale) {
+	if _, err := idx.Ranking("b", s0, laurel.Ordering{}, all, 2).Total(ctx); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatalf("a ranking of a deleted board: %v, want ErrIndexStale", err)
 	}
 	if err := idx.Delete(ctx, "b", s0); err != nil {
@@ -171,7 +171,7 @@ func TestLargeStep(t *testing.T) {
 	for i := range members {
 		members[i] = fmt.Sprintf("player-%04d", i)
 	}
-	es, err := idx.Ranking("big", s0, laurel.Desc, sets[3], 1).Entries(ctx, members)
+	es, err := idx.Ranking("big", s0, laurel.Ordering{}, sets[3], 1).Entries(ctx, members)
 	if err != nil || len(es) != 1000 {
 		t.Fatalf("Entries of 1000 members: %d, %v", len(es), err)
 	}
@@ -207,7 +207,7 @@ func TestConcurrent(t *testing.T) {
 					errs <- fmt.Errorf("%s at %d: member 0 ranks %d", board, v+1, got.Read[0].Rank)
 					return
 				}
-				es, err := idx.Ranking(board, s0, laurel.Desc, all, v+1).Page(ctx, 1, 3)
+				es, err := idx.Ranking(board, s0, laurel.Ordering{}, all, v+1).Page(ctx, 1, 3)
 				if err != nil || es[0].Score != v {
 					errs <- fmt.Errorf("%s at %d: page %v, %v", board, v+1, es, err)
 					return

@@ -188,8 +188,8 @@ func (r *ranking) page(res []rueidis.RedisMessage) ([]laurel.Entry, int, error) 
 }
 
 // ReadRank is Search with the set's size, in one script call.
-func (r *ranking) ReadRank(ctx context.Context, score, at int64) (int, int, error) {
-	p := encodePrefix(r.order, score, at)
+func (r *ranking) ReadRank(ctx context.Context, k laurel.Key) (int, int, error) {
+	p := encodePrefix(r.order, k.Score, k.At)
 	res, err := r.read(ctx, "R", "("+string(p[:])).ToArray()
 	if err != nil {
 		return 0, 0, r.err(err, "searching a set")
@@ -335,8 +335,8 @@ func (r *ranking) int(res []rueidis.RedisMessage, i int) (int, error) {
 
 // Search counts the members whose key sorts before (score, at)'s 16-byte prefix: as every
 // key is longer than its prefix, those are exactly the entries that rank before (score, at).
-func (r *ranking) Search(ctx context.Context, score, at int64) (int, error) {
-	p := encodePrefix(r.order, score, at)
+func (r *ranking) Search(ctx context.Context, k laurel.Key) (int, error) {
+	p := encodePrefix(r.order, k.Score, k.At)
 	n, err := r.read(ctx, "s", "("+string(p[:])).AsInt64()
 	if err != nil {
 		return 0, r.err(err, "searching a set")

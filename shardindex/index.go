@@ -50,7 +50,7 @@ type Index interface {
 	// Ranking reads one set of a shard as of the state stamped stamp: its reads return
 	// ErrStale once the shard follows another state. Its ranks count the shard's
 	// members of the set.
-	Ranking(board string, sh Shard, order laurel.Order, set Set, stamp int64) Ranking
+	Ranking(board string, sh Shard, order laurel.Ordering, set Set, stamp int64) Ranking
 	// Before counts, for each key, the entries of the key's set in the shard that rank before
 	// it (by score, reached_at and member), as of the state stamped stamp.
 	Before(ctx context.Context, board string, sh Shard, order laurel.Order, stamp int64, keys []Key) ([]int, error)

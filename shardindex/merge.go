@@ -71,7 +71,7 @@ type Slice struct {
 // log2 of a shard's size); with one shard it is that shard. Reads of several shards are not
 // one instant: a write to another shard between two rounds can show in one and not in the
 // other, as if it happened in between.
-func Merge(o laurel.Order, shards []Ranking) laurel.Ranking {
+func Merge(o laurel.Ordering, shards []Ranking) laurel.Ranking {
 	if len(shards) == 1 {
 		return shards[0]
 	}
@@ -84,7 +84,7 @@ func Merge(o laurel.Order, shards []Ranking) laurel.Ranking {
 const mergeDepth = 1000
 
 type mergedRanking struct {
-	order  laurel.Order
+	order  laurel.Ordering
 	shards []Ranking
 }
 
@@ -128,14 +128,14 @@ func (r *mergedRanking) Entries(ctx context.Context, members []string) ([]laurel
 	return es, err
 }
 
-func (r *mergedRanking) Search(ctx context.Context, score, at int64) (int, error) {
-	rank, _, err := r.ReadRank(ctx, score, at)
+func (r *mergedRanking) Search(ctx context.Context, k laurel.Key) (int, error) {
+	rank, _, err := r.ReadRank(ctx, k)
 	return rank, err
 }
 
-// ReadRank counts the entries before (score, at) in every shard.
-func (r *mergedRanking) ReadRank(ctx context.Context, score, at int64) (int, int, error) {
-	ranks, total, err := Searches(ctx, r.before, []laurel.Entry{{Score: score, ReachedAt: at}})
+// ReadRank counts the entries before k in every shard.
+func (r *mergedRanking) ReadRank(ctx context.Context, k laurel.Key) (int, int, error) {
+	ranks, total, err := Searches(ctx, r.before, []laurel.Entry{{Score: k.Score, Sub: k.Sub, ReachedAt: k.At}})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -153,7 +153,7 @@ func (r *mergedRanking) ReadSearches(ctx context.Context, keys []laurel.Entry) (
 func Searches(ctx context.Context, before func(context.Context, []laurel.Entry) ([]int, int, error), keys []laurel.Entry) ([]int, int, error) {
 	bare := make([]laurel.Entry, len(keys))
 	for i, k := range keys {
-		bare[i] = laurel.Entry{Score: k.Score, ReachedAt: k.ReachedAt}
+		bare[i] = laurel.Entry{Score: k.Score, Sub: k.Sub, ReachedAt: k.ReachedAt}
 	}
 	ranks, total, err := before(ctx, bare)
 	if err != nil {
@@ -332,7 +332,7 @@ const aroundTries = 5
 // ReadPage merges the shards' pages. Down to mergeDepth every shard gives its entries from the
 // start of the range to the end of the page; deeper, a search finds how many of each shard's
 // entries in the range come before the page, and each gives its next limit entries.
-func (r *mergedRanking) ReadPage(ctx context.Context, o laurel.Order, offset, limit int, sr laurel.ScoreRange) ([]laurel.Entry, int, error) {
+func (r *mergedRanking) ReadPage(ctx context.Context, o laurel.Ordering, offset, limit int, sr laurel.ScoreRange) ([]laurel.Entry, int, error) {
 	skips := make([]int, len(r.shards))
 	n := limit
 	if offset <= mergeDepth {
@@ -471,12 +471,12 @@ func sum[T any](xs []T, f func(T) int) int {
 // read).
 type Sorted struct {
 	*laurel.SortedRanking
-	order   laurel.Order
+	order   laurel.Ordering
 	entries []laurel.Entry // sorted, ranked
 }
 
 // NewSorted sorts entries (which it takes over) into a shard's ranking.
-func NewSorted(o laurel.Order, entries []laurel.Entry) *Sorted {
+func NewSorted(o laurel.Ordering, entries []laurel.Entry) *Sorted {
 	r := laurel.NewSortedRanking(o, entries) // sorts and ranks entries in place
 	return &Sorted{SortedRanking: r, order: o, entries: entries}
 }

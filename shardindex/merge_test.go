@@ -19,7 +19,10 @@ import (
 func TestMergeShards(t *testing.T) {
 	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 5))
 	for round := range 300 {
-		o := []laurel.Order{laurel.Desc, laurel.Asc}[rng.IntN(2)]
+		o := laurel.Ordering{Score: laurel.Order(rng.IntN(2))}
+		if rng.IntN(2) == 0 {
+			o.Sub, o.HasSub = laurel.Order(rng.IntN(2)), true
+		}
 		shards := 1 + rng.IntN(7)
 		size := rng.IntN(40)
 		if round%25 == 0 {
@@ -28,6 +31,9 @@ func TestMergeShards(t *testing.T) {
 		var entries []laurel.Entry
 		for i := range size {
 			en := laurel.Entry{Member: fmt.Sprintf("m%d", i), Score: rng.Int64N(8), ReachedAt: rng.Int64N(3)}
+			if o.HasSub {
+				en.Sub = rng.Int64N(3) - 1
+			}
 			switch rng.IntN(20) {
 			case 0:
 				en.Score = math.MaxInt64
@@ -49,12 +55,12 @@ func TestMergeShards(t *testing.T) {
 		}
 		whole := laurel.NewSortedRanking(o, slices.Clone(entries))
 		merged := shardindex.Merge(o, rankings)
-		what := fmt.Sprintf("round %d: %d entries in %d shards, %v", round, size, shards, o)
+		what := fmt.Sprintf("round %d: %d entries in %d shards, %+v", round, size, shards, o)
 		compareRankings(t, what, rng, o, merged, whole, size)
 	}
 }
 
-func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, got, want laurel.Ranking, size int) {
+func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Ordering, got, want laurel.Ranking, size int) {
 	ctx := t.Context()
 	t.Helper()
 	if n, err := got.Total(ctx); err != nil || n != size {
@@ -124,11 +130,14 @@ func compareRankings(t *testing.T, what string, rng *rand.Rand, o laurel.Order, 
 		}
 	}
 	for range 6 {
-		s, at := score(), rng.Int64N(4)-1
-		gr, gt, gerr := laurel.RankOfScore(ctx, got, s, at)
-		wr, wt, _ := laurel.RankOfScore(ctx, want, s, at)
+		k := laurel.Key{Score: score(), At: rng.Int64N(4) - 1}
+		if o.HasSub {
+			k.Sub = rng.Int64N(3) - 1
+		}
+		gr, gt, gerr := laurel.RankOfScore(ctx, got, k)
+		wr, wt, _ := laurel.RankOfScore(ctx, want, k)
 		if gerr != nil || gr != wr || gt != wt {
-			t.Fatalf("%s: RankOfScore(%d, %d) = %d, %d, %v; want %d, %d", what, s, at, gr, gt, gerr, wr, wt)
+			t.Fatalf("%s: RankOfScore(%+v) = %d, %d, %v; want %d, %d", what, k, gr, gt, gerr, wr, wt)
 		}
 	}
 }

@@ -140,7 +140,7 @@ func (m *faultModel) ranking() *laurel.SortedRanking {
 	for member, s := range m.score {
 		es = append(es, laurel.Entry{Member: member, Score: s, ReachedAt: m.at[member]})
 	}
-	return laurel.NewSortedRanking(laurel.Desc, es)
+	return laurel.NewSortedRanking(laurel.Ordering{}, es)
 }
 
 func runFaults(t *testing.T, seed uint64, redisAddrs []string, restartRedis func()) {
@@ -369,7 +369,7 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 					if err != nil {
 						return err
 					}
-					w, wt, _ := laurel.PageOf(ctx, want, laurel.Desc, offset, 100, laurel.ScoreRange{})
+					w, wt, _ := laurel.PageOf(ctx, want, laurel.Ordering{}, offset, 100, laurel.ScoreRange{})
 					if p.Total != wt || !laureltest.SameEntries(p.Entries, w) {
 						t.Fatalf("%s: %s: page at %d: total %d, %v\nwant %d, %v", when, where, offset, p.Total, p.Entries, wt, w)
 					}
@@ -404,12 +404,12 @@ func compareNodes(t *testing.T, when string, nodes []*faultNode, model *faultMod
 			})
 			score := rng.Int64N(400)
 			read(where+" rank", func() error {
-				r, tt, err := n.svc.RankOf(ctx, q, score)
+				r, tt, err := n.svc.RankOf(ctx, q, score, 0)
 				if err != nil {
 					return err
 				}
 				// A hypothetical rank reached now ranks after every entry with that score.
-				wr, _ := want.Search(ctx, score, time.Now().UnixMilli()+1)
+				wr, _ := want.Search(ctx, laurel.Key{Score: score, At: time.Now().UnixMilli() + 1})
 				if tt != total || r != wr {
 					t.Fatalf("%s: %s: rank of %d: %d of %d, want %d of %d", when, where, score, r, tt, wr, total)
 				}
