@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/rank"
 )
 
 // memView reads an in-memory span; a nil span is an empty ranking. It is a laurel.Ranking.
@@ -71,7 +72,7 @@ func (v memView) Search(_ context.Context, k laurel.Key) (int, error) {
 	if v.sp == nil {
 		return 1, nil
 	}
-	c := v.sp.tree.Search(k.Score, k.At)
+	c := v.sp.tree.Search(rank.Key{Score: k.Score, Sub: k.Sub, At: k.At})
 	return c.Rank(), nil
 }
 

@@ -51,7 +51,7 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 		start := 0
 		for g := range parents {
 			end := groupEnd(len(counts), len(parents), g)
-			n := newInner()
+			n := t.newInner()
 			n.n = end - start
 			for j, k := range lower[start:end] {
 				n.keys.set(j, k)
