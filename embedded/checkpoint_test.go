@@ -59,6 +59,10 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 	}
 	putBoard(t, e, "sum", laurel.BoardSpec{Windows: []string{"all", "hour", "day", "last3h"}, Timezone: ptr("Europe/Paris"), LateLimit: ptr("10m")})
 	putBoard(t, e, "best", laurel.BoardSpec{Mode: ptr("best"), Windows: []string{"all", "hour"}})
+	// A board with a subscore, its mode and orders drawn: its events carry subscores.
+	subMode, subOrder := []string{"best", "last", "sum"}[rng.IntN(3)], []string{"asc", "desc"}[rng.IntN(2)]
+	putBoard(t, e, "sub", laurel.BoardSpec{Mode: ptr(subMode), Subscore: ptr(subOrder), Windows: []string{"all", "hour", "last3h"}, LateLimit: ptr("10m")})
+	t.Logf("board sub: mode %s, subscore %s", subMode, subOrder)
 	members := []string{"ada", "bob", "cy", "dee", "eve", "fox", "gus"}
 	var ids []string
 	for i := range 150 {
@@ -66,7 +70,11 @@ func replayRound(t *testing.T, rng *rand.Rand) {
 		case r < 70:
 			evs := make([]laurel.Event, 1+rng.IntN(4))
 			for j := range evs {
-				evs[j] = laurel.Event{Board: []string{"sum", "best"}[rng.IntN(2)], Member: members[rng.IntN(len(members))], Value: int64(rng.IntN(21) - 5)}
+				evs[j] = laurel.Event{Board: []string{"sum", "best", "sub"}[rng.IntN(3)], Member: members[rng.IntN(len(members))], Value: int64(rng.IntN(21) - 5)}
+				if evs[j].Board == "sub" {
+					evs[j].Value %= 3 // pairs that tie on score, for the subscore to decide
+					evs[j].Sub, evs[j].HasSub = int64(rng.IntN(7)-3), true
+				}
 				if rng.IntN(2) == 0 {
 					evs[j].ID = fmt.Sprintf("e%d-%d", i, j)
 					ids = append(ids, evs[j].Board+"/"+evs[j].ID)
@@ -261,7 +269,7 @@ func aggsAgreeWithEvents(s *embedded.Store, now int64) error {
 		case rec.Event != nil && !rec.Event.Retracted:
 			ev := rec.Event
 			k := [2]string{ev.Board, ev.Member}
-			events[k] = append(events[k], laurel.Counted{Value: ev.Value, TS: ev.TS, Seq: ev.Seq})
+			events[k] = append(events[k], laurel.Counted{Value: ev.Value, Sub: ev.Sub, TS: ev.TS, Seq: ev.Seq})
 		case rec.Agg != nil:
 			a := rec.Agg
 			aggs[[4]string{a.Board, a.Window, fmt.Sprint(a.Start), a.Member}] = *a
@@ -288,7 +296,7 @@ func aggsAgreeWithEvents(s *embedded.Store, now int64) error {
 						return err
 					}
 					got, ok := aggs[[4]string{k[0], w.String(), fmt.Sprint(sp.Start), k[1]}]
-					if !ok || got.Score != want.Score || got.At != want.At {
+					if !ok || got.Score != want.Score || got.Sub != want.Sub || got.At != want.At {
 						return fmt.Errorf("board %s window %s bucket %d member %s: stored %+v (present %v), events make %+v", k[0], w, sp.Start, k[1], got, ok, want)
 					}
 				}
@@ -310,7 +318,7 @@ func aggsAgreeWithEvents(s *embedded.Store, now int64) error {
 					return err
 				}
 				got, ok := aggs[[4]string{k[0], w.String(), fmt.Sprint(start), k[1]}]
-				if !ok || got.Score != want.Score || got.At != want.At {
+				if !ok || got.Score != want.Score || got.Sub != want.Sub || got.At != want.At {
 					return fmt.Errorf("board %s window %s span %d member %s: stored %+v (present %v), events make %+v", k[0], w, start, k[1], got, ok, want)
 				}
 			}
@@ -330,7 +338,7 @@ func aggsAgreeWithEvents(s *embedded.Store, now int64) error {
 		if err != nil {
 			return err
 		}
-		if !want.Present() || a.Score != want.Score || a.At != want.At {
+		if !want.Present() || a.Score != want.Score || a.Sub != want.Sub || a.At != want.At {
 			return fmt.Errorf("board %s window %s bucket %d member %s: stored %+v, events make %+v", a.Board, a.Window, a.Start, a.Member, a, want)
 		}
 	}
