@@ -409,7 +409,7 @@ func (h *harness) opSubmit(kind string) {
 				}
 				continue
 			}
-			if want := (laurel.Standing{Rank: all[idx].Rank, Score: all[idx].Score}); got != want || !ok {
+			if want := (laurel.Standing{Rank: all[idx].Rank, Score: all[idx].Score, Sub: all[idx].Sub}); got != want || !ok {
 				h.fatalf("Submit %s: result %d entries[%s] = %+v (present %v), want %+v\nmodel ranking: %s",
 					fmtEvents(evs), i, w.name, got, ok, want, fmtEntries(all, 10))
 			}
