@@ -45,8 +45,9 @@ type Options struct {
 	// owner changes a member's time after the Delete of its old key and before the Insert of
 	// its new one.
 	TimeOf func(member uint32) int64
-	// SubOf, in a tree with Sub and TimeOf, gives the Sub of member's key as TimeOf gives its
-	// At, under the same rules, and the tree does not store subscores in its leaves either.
+	// SubOf, which a tree with Sub and TimeOf needs, gives the Sub of member's key as TimeOf
+	// gives its At, under the same rules: the tree does not store subscores in its leaves
+	// either. Without TimeOf it is not asked.
 	SubOf func(member uint32) int64
 }
 
@@ -61,10 +62,10 @@ type leaf struct {
 func (t *Tree) newLeaf() *leaf {
 	l := &leaf{}
 	if t.timeOf == nil {
-		l.keys.at = new([fanout]int64)
-	}
-	if t.hasSub && t.subOf == nil {
-		l.keys.sub = new([fanout]int64)
+		l.keys.col = &columns{}
+		if t.hasSub {
+			l.keys.col.sub = new([fanout]int64)
+		}
 	}
 	return l
 }
@@ -76,7 +77,7 @@ func (t *Tree) newLeaf() *leaf {
 type inner struct {
 	n      int
 	keys   keys
-	times  [fanout]int64 // the keys' times: keys.at points here
+	cols   columns       // the keys' times and subscores: keys.col points here
 	counts [fanout]int32 // a tree holds fewer than 2^31 keys (Insert)
 	inners [fanout]*inner
 	leaves [fanout]*leaf
@@ -86,9 +87,9 @@ type inner struct {
 // ranks by them.
 func (t *Tree) newInner() *inner {
 	n := &inner{}
-	n.keys.at = &n.times
+	n.keys.col = &n.cols
 	if t.hasSub {
-		n.keys.sub = new([fanout]int64)
+		n.cols.sub = new([fanout]int64)
 	}
 	return n
 }
@@ -121,6 +122,9 @@ func New(opts Options) *Tree {
 			t.subFlip = -1
 		}
 		if opts.TimeOf != nil {
+			if opts.SubOf == nil {
+				panic("rank: a tree with Sub and TimeOf needs SubOf")
+			}
 			t.subOf = opts.SubOf
 		}
 	}
