@@ -272,3 +272,17 @@ func (s SpanTags) ArenaLen() int            { return len(s.t.arena) }
 func SortKeys(order laurel.Order, sub *laurel.Order, m Members, keys []rank.Key, scratch *[]rank.Key) {
 	sortKeys(&board{cfg: laurel.Board{Order: order, Subscore: sub}, members: m.m}, keys, scratch)
 }
+
+// SortFlatKeys is SortKeys for a board without a subscore as Open sorts its keys: 24 bytes a
+// key (ranksort.go); keys' subscores are left out.
+func SortFlatKeys(order laurel.Order, m Members, keys []rank.Key) {
+	flat := make([]flatKey, len(keys))
+	for i, k := range keys {
+		flat[i] = flatKey{k.Score, k.At, k.Member}
+	}
+	var scratch []flatKey
+	sortFlatKeys(&board{cfg: laurel.Board{Order: order}, members: m.m}, flat, &scratch)
+	for i, k := range flat {
+		keys[i] = rank.Key{Score: k.score, At: k.at, Member: k.member}
+	}
+}

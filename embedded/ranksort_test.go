@@ -63,6 +63,13 @@ func TestSortKeys(t *testing.T) {
 					}
 					return c
 				})
+				if sub == nil {
+					flat := slices.Clone(keys)
+					embedded.SortFlatKeys(order, m, flat)
+					if !slices.Equal(flat, want) {
+						t.Fatalf("order %v, %d keys: the flat keys Open sorts come out otherwise", order, n)
+					}
+				}
 				embedded.SortKeys(order, sub, m, keys, &scratch)
 				for i := range keys {
 					if keys[i] != want[i] { // a member drawn twice with equal pairs: equal keys
