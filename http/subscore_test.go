@@ -1,11 +1,15 @@
 package http_test
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/laurel/laurel"
+	lhttp "github.com/laurel/laurel/http"
 )
 
 // TestSubscore: a board with a subscore shows it in its configuration and refuses to change
@@ -18,7 +22,7 @@ func TestSubscore(t *testing.T) {
 	e := start(t, options{})
 	// A race: the lower time wins, and of equal times the fewer penalties.
 	b := e.do("PUT", "/v1/boards/race", map[string]any{"order": "asc", "subscore": "asc", "mode": "best", "windows": []string{"all", "day"},
-		"late_limit": "1h", "rewards": []map[string]any{{"window": "day", "ranks": []int{1, 3}, "reward": map[string]any{"medal": true}}}}).must(t, 201)
+		"late_limit": "1h", "rewards": []map[string]any{{"window": "day", "ranks": []int{1, 10}, "reward": map[string]any{"medal": true}}}}).must(t, 201)
 	if b.get("subscore") != "asc" {
 		t.Fatalf("the board does not show its subscore: %s", b.raw)
 	}
@@ -85,6 +89,26 @@ func TestSubscore(t *testing.T) {
 	}
 	e.do("GET", "/v1/boards/race/rank?score=61000&subscore=x", nil).isError(t, 400, "invalid_argument", "subscore")
 
+	// The Go client reads what the server wrote: the subscores, and the pages' HasSub.
+	c := lhttp.NewClient(e.url)
+	ctx := context.Background()
+	q := laurel.Query{Board: "race"}
+	if p, err := c.Page(ctx, q, 0, 10, laurel.ScoreRange{}); err != nil || !p.HasSub || len(p.Entries) != 3 || p.Entries[1].Member != "bob" || p.Entries[1].Sub != 1 {
+		t.Errorf("the client's page: %+v, %v", p, err)
+	}
+	if me, err := c.Member(ctx, q, "bob"); err != nil || !me.HasSub || me.Entry.Sub != 1 {
+		t.Errorf("the client's member entry: %+v, %v", me, err)
+	}
+	if rank, total, err := c.RankOf(ctx, q, 61000, 1); err != nil || rank != 3 || total != 3 {
+		t.Errorf("the client's rank of (61000, 1): %d of %d, %v", rank, total, err)
+	}
+	if res, err := c.Submit(ctx, []laurel.Event{{Board: "race", Member: "eve", Value: 63000, Sub: -2, HasSub: true}}, laurel.SubmitOptions{}); err != nil || res[0].Entries["all"] != (laurel.Standing{Rank: 4, Score: 63000, Sub: -2}) {
+		t.Errorf("the client's submit: %+v, %v", res, err)
+	}
+	if pts, err := c.History(ctx, "race", "all", "ada", 10); err != nil || len(pts) != 2 || pts[0].Sub != 0 || pts[1].Sub != 2 {
+		t.Errorf("the client's history: %+v, %v", pts, err)
+	}
+
 	h := e.do("GET", "/v1/boards/race/members/ada/history?window=all", nil).must(t, 200)
 	if h.get("points", 0, "subscore") != 0.0 || h.get("points", 1, "subscore") != 2.0 {
 		t.Errorf("ada's points do not carry their subscores (0, then 2): %s", h.raw)
@@ -107,7 +131,8 @@ func TestSubscore(t *testing.T) {
 	// Sunday closes: its results keep each entry's subscore.
 	e.clock.Advance(24 * time.Hour)
 	res := e.do("GET", "/v1/boards/race/periods/2026-11-22/results?window=day", nil).must(t, 200)
-	if !strings.Contains(string(res.raw), `"rank":1,"member":"bob","score":61000,"subscore":-1`) || !strings.Contains(string(res.raw), `"member":"cy","score":62000,"subscore":0`) {
+	if !strings.Contains(string(res.raw), `"rank":1,"member":"bob","score":61000,"subscore":-1`) || !strings.Contains(string(res.raw), `"member":"cy","score":62000,"subscore":0`) ||
+		!strings.Contains(string(res.raw), `"member":"eve","score":63000,"subscore":-2`) {
 		t.Errorf("the closed period's results lack the subscores: %s", res.raw)
 	}
 	if r := e.do("GET", "/v1/boards/race/entries?period=2026-11-22&window=day", nil).must(t, 200); !strings.Contains(string(r.raw), `"member":"ada","score":61000,"subscore":0`) {
