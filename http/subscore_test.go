@@ -29,6 +29,7 @@ func TestSubscore(t *testing.T) {
 	if b := e.do("GET", "/v1/boards/race", nil).must(t, 200); b.get("subscore") != "asc" {
 		t.Fatalf("GET shows no subscore: %s", b.raw)
 	}
+	e.do("PUT", "/v1/hooks/game", map[string]any{"url": "http://127.0.0.1:1/h", "secret": "0123456789abcdef", "boards": []string{"race"}}).must(t, 201)
 	e.do("PUT", "/v1/boards/race", map[string]any{"subscore": "desc"}).isError(t, 409, "conflict", "subscore")
 	e.do("PUT", "/v1/boards/race", map[string]any{"subscore": ""}).isError(t, 409, "conflict", "subscore")
 	e.do("PUT", "/v1/boards/race", map[string]any{"title": "The race"}).must(t, 200) // left out: kept
@@ -134,6 +135,14 @@ func TestSubscore(t *testing.T) {
 	if !strings.Contains(string(res.raw), `"rank":1,"member":"bob","score":61000,"subscore":-1`) || !strings.Contains(string(res.raw), `"member":"cy","score":62000,"subscore":0`) ||
 		!strings.Contains(string(res.raw), `"member":"eve","score":63000,"subscore":-2`) {
 		t.Errorf("the closed period's results lack the subscores: %s", res.raw)
+	}
+	if _, err := e.hooks.Collect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.do("GET", "/v1/hooks/game/deliveries", nil).must(t, 200); d.get("deliveries", 0, "id") == nil {
+		t.Errorf("no delivery of the closed day: %s", d.raw)
+	} else if body := e.do("GET", "/v1/hooks/game/deliveries/"+d.get("deliveries", 0, "id").(string), nil).must(t, 200); !strings.Contains(string(body.raw), `"member":"bob","score":61000,"subscore":-1`) {
+		t.Errorf("the webhook's body lacks the subscores: %s", body.raw)
 	}
 	if r := e.do("GET", "/v1/boards/race/entries?period=2026-11-22&window=day", nil).must(t, 200); !strings.Contains(string(r.raw), `"member":"ada","score":61000,"subscore":0`) {
 		t.Errorf("the closed period's page lacks ada's subscore: %s", r.raw)
