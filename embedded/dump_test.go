@@ -180,7 +180,7 @@ func TestImportRefuses(t *testing.T) {
 	}{
 		{"not a dump", []string{"hello"}, "not a laurel dump"},
 		{"another version", []string{`{"laurel_dump":1}`}, "dump version 1"},
-		{"a version too new", []string{`{"laurel_dump":5}`}, "dump version 5: this laurel reads versions 2 to 4; a newer laurel wrote it"},
+		{"a version too new", []string{`{"laurel_dump":6}`}, "dump version 6: this laurel reads versions 2 to 5; a newer laurel wrote it"},
 		{"tags in a version-3 dump", []string{`{"laurel_dump":3}`, board, `{"event":{"board":"b","seq":1,"member":"a","value":1,"ts":0,"tag":"x"}}`}, "a version-3 dump holds no tags"},
 		{"records in a version-2 dump", []string{`{"laurel_dump":2}`, `{"record":{"kind":"k","key":"a","value":""}}`}, "a version-2 dump holds no records"},
 		{"a record after a board", []string{head, board, `{"record":{"kind":"k","key":"a","value":""}}`}, "records come before the first board"},

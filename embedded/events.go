@@ -193,7 +193,7 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 	if b == nil {
 		return "", 0, 0, "", laurel.ErrNoBoard(in.Board)
 	}
-	if err := b.cfg.AdmitWriter(opts); err != nil {
+	if err := b.cfg.AdmitWriter(in, opts); err != nil {
 		return "", 0, 0, "", err
 	}
 	if in.ID != "" {
