@@ -83,9 +83,11 @@ namespace Laurel
             Board = ev.Board,
             Member = ev.Member,
             Value = ev.Value,
+            Subscore = ev.Subscore,
             Ts = ev.Ts,
             Id = Guid.NewGuid().ToString(),
             Name = ev.Name,
+            Tag = ev.Tag,
         };
 
         public Task<Retracted> RetractEventAsync(string board, string id, CancellationToken cancellationToken = default(CancellationToken)) =>

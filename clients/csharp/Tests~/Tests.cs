@@ -465,7 +465,8 @@ static class Tests
         Assert.True((await client.GetBoardAsync(plain)).Subscore == null, "a board without a subscore");
         var refused = await Assert.Throws(() => client.SubmitBoardEventsAsync(plain, new[] { new Event { Member = "ada", Value = 1, Subscore = 0 } }));
         Assert.Equal("invalid_argument events[0].subscore", refused.Code + " " + refused.Field);
-        var none = await client.SubmitBoardEventsAsync(plain, new Event { Member = "ada", Value = 1 });
+        var none = await client.SubmitBoardEventsAsync(plain, new Event { Member = "ada", Value = 1, Tag = "kart-1" });
+        Assert.Equal("kart-1", (await client.GetMemberEntryAsync(plain, "ada")).Entry.Tag, "the tag of an event the client gave an id");
         Assert.True(none[0].Entries["all"].Subscore == null && (await client.GetEntriesAsync(plain)).Entries[0].Subscore == null, "no subscore on a board without");
     }
 
