@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/competition"
 	lhttp "github.com/laurel/laurel/http"
+	"github.com/laurel/laurel/laureltest"
 )
 
 // TestSubscore: a board with a subscore shows it in its configuration and refuses to change
@@ -18,8 +20,19 @@ import (
 // "subscore": n — pages, member, around, lookup, a write's entries and previous, history
 // points, a closed period's results, the live page and the member's stream. A board without
 // a subscore shows none anywhere and refuses an event's (400, field subscore) and /rank's.
-func TestSubscore(t *testing.T) {
-	e := start(t, options{})
+func TestSubscore(t *testing.T) { subscoreStory(t, start(t, options{})) }
+
+// TestSubscoreScaleOut tells the same story on a node of the scale-out store (without its
+// webhooks, which this server does not run there).
+func TestSubscoreScaleOut(t *testing.T) {
+	clock := laureltest.NewClock(t0.Format(time.RFC3339))
+	store := laureltest.NewScaleOutStore(t).Open(t, clock.Now)
+	contests := competition.New(store, store, clock.Now)
+	subscoreStory(t, start(t, options{clock: clock, service: contests,
+		cfg: lhttp.Config{Contests: contests, Watcher: store, MemberWatcher: store}}))
+}
+
+func subscoreStory(t *testing.T, e *env) {
 	// A race: the lower time wins, and of equal times the fewer penalties.
 	b := e.do("PUT", "/v1/boards/race", map[string]any{"order": "asc", "subscore": "asc", "mode": "best", "windows": []string{"all", "day"},
 		"late_limit": "1h", "rewards": []map[string]any{{"window": "day", "ranks": []int{1, 10}, "reward": map[string]any{"medal": true}}}}).must(t, 201)
@@ -29,7 +42,9 @@ func TestSubscore(t *testing.T) {
 	if b := e.do("GET", "/v1/boards/race", nil).must(t, 200); b.get("subscore") != "asc" {
 		t.Fatalf("GET shows no subscore: %s", b.raw)
 	}
-	e.do("PUT", "/v1/hooks/game", map[string]any{"url": "http://127.0.0.1:1/h", "secret": "0123456789abcdef", "boards": []string{"race"}}).must(t, 201)
+	if e.hooks != nil {
+		e.do("PUT", "/v1/hooks/game", map[string]any{"url": "http://127.0.0.1:1/h", "secret": "0123456789abcdef", "boards": []string{"race"}}).must(t, 201)
+	}
 	e.do("PUT", "/v1/boards/race", map[string]any{"subscore": "desc"}).isError(t, 409, "conflict", "subscore")
 	e.do("PUT", "/v1/boards/race", map[string]any{"subscore": ""}).isError(t, 409, "conflict", "subscore")
 	e.do("PUT", "/v1/boards/race", map[string]any{"title": "The race"}).must(t, 200) // left out: kept
@@ -136,13 +151,15 @@ func TestSubscore(t *testing.T) {
 		!strings.Contains(string(res.raw), `"member":"eve","score":63000,"subscore":-2`) {
 		t.Errorf("the closed period's results lack the subscores: %s", res.raw)
 	}
-	if _, err := e.hooks.Collect(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if d := e.do("GET", "/v1/hooks/game/deliveries", nil).must(t, 200); d.get("deliveries", 0, "id") == nil {
-		t.Errorf("no delivery of the closed day: %s", d.raw)
-	} else if body := e.do("GET", "/v1/hooks/game/deliveries/"+d.get("deliveries", 0, "id").(string), nil).must(t, 200); !strings.Contains(string(body.raw), `"member":"bob","score":61000,"subscore":-1`) {
-		t.Errorf("the webhook's body lacks the subscores: %s", body.raw)
+	if e.hooks != nil {
+		if _, err := e.hooks.Collect(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if d := e.do("GET", "/v1/hooks/game/deliveries", nil).must(t, 200); d.get("deliveries", 0, "id") == nil {
+			t.Errorf("no delivery of the closed day: %s", d.raw)
+		} else if body := e.do("GET", "/v1/hooks/game/deliveries/"+d.get("deliveries", 0, "id").(string), nil).must(t, 200); !strings.Contains(string(body.raw), `"member":"bob","score":61000,"subscore":-1`) {
+			t.Errorf("the webhook's body lacks the subscores: %s", body.raw)
+		}
 	}
 	if r := e.do("GET", "/v1/boards/race/entries?period=2026-11-22&window=day", nil).must(t, 200); !strings.Contains(string(r.raw), `"member":"ada","score":61000,"subscore":0`) {
 		t.Errorf("the closed period's page lacks ada's subscore: %s", r.raw)
