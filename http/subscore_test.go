@@ -19,7 +19,8 @@ import (
 // score then subscore, and every answer that shows an entry or a standing shows
 // "subscore": n — pages, member, around, lookup, a write's entries and previous, history
 // points, a closed period's results, the live page and the member's stream. A board without
-// a subscore shows none anywhere and refuses an event's (400, field subscore) and /rank's.
+// a subscore shows none anywhere and refuses an event's (400, field subscore) and /rank's. The
+// Go client reads the subscores back. On the embedded store, its webhooks included.
 func TestSubscore(t *testing.T) { subscoreStory(t, start(t, options{})) }
 
 // TestSubscoreScaleOut tells the same story on a node of the scale-out store (without its
