@@ -151,6 +151,7 @@ type EventResult struct {
 	ID      string
 	Status  string // StatusApplied or StatusDuplicate
 	Entries map[string]Standing
+	HasSub  bool // the board has a subscore: its standings show theirs
 	// Previous is the member's standing in each window's current period before the write
 	// (the whole batch), where it had one; applied events only (docs/design.md, "Where the
 	// member came from").

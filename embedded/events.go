@@ -76,7 +76,7 @@ func (s *Store) submit(ctx context.Context, events []laurel.Event, opts laurel.S
 				}
 				seqs[i], times[i] = seq, ts
 				ev := &events[i]
-				results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
+				results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status, HasSub: s.boards[ev.Board].cfg.Subscore != nil}
 				if previous != nil && status == laurel.StatusApplied {
 					results[i].Previous = previous[i]
 				}

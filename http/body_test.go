@@ -264,19 +264,11 @@ func (g gen) page() laurel.Page {
 	return p
 }
 
-// results returns a submit's results, whether ranks were asked for, and the boards with a
-// subscore among theirs.
-func (g gen) results() ([]laurel.EventResult, bool, map[string]bool) {
-	var subs map[string]bool
+// results returns a submit's results and whether ranks were asked for.
+func (g gen) results() ([]laurel.EventResult, bool) {
 	out := make([]laurel.EventResult, g.r.IntN(6))
 	for i := range out {
-		res := laurel.EventResult{Board: g.str(), Member: g.str(), Status: laurel.StatusApplied}
-		if g.r.IntN(3) == 0 {
-			if subs == nil {
-				subs = map[string]bool{}
-			}
-			subs[res.Board] = g.r.IntN(4) != 0
-		}
+		res := laurel.EventResult{Board: g.str(), Member: g.str(), Status: laurel.StatusApplied, HasSub: g.r.IntN(3) == 0}
 		if g.r.IntN(2) == 0 {
 			res.ID = g.str()
 		}
@@ -301,11 +293,11 @@ func (g gen) results() ([]laurel.EventResult, bool, map[string]bool) {
 		}
 		out[i] = res
 	}
-	return out, g.r.IntN(3) != 0, subs
+	return out, g.r.IntN(3) != 0
 }
 
 // checkAll checks every appender on values built from p against encoding/json.
-func checkAll(t testing.TB, p laurel.Page, results []laurel.EventResult, ranks bool, subs map[string]bool) {
+func checkAll(t testing.TB, p laurel.Page, results []laurel.EventResult, ranks bool) {
 	t.Helper()
 	got, err := wire.EncodePage(nil, p)
 	same(t, "page", got, err, pageOf(p))
@@ -322,7 +314,7 @@ func checkAll(t testing.TB, p laurel.Page, results []laurel.EventResult, ranks b
 		got, err := wire.EncodeMemberEntry(nil, me)
 		same(t, "member entry", got, err, memberEntryOf(me))
 	}
-	same(t, "results", wire.AppendResults(nil, results, ranks, subs), nil, resultsOf(results, ranks, subs))
+	same(t, "results", wire.AppendResults(nil, results, ranks), nil, resultsOf(results, ranks))
 }
 
 // TestEncodeMatchesEncodingJSON checks the appenders against encoding/json on random
@@ -340,12 +332,12 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 	}
 	for i := range n {
 		p := g.page()
-		results, ranks, subs := g.results()
+		results, ranks := g.results()
 		if i%100 == 0 && len(p.Entries) > 0 { // appending after content must not matter
 			got, err := wire.EncodePage([]byte("prefix"), p)
 			same(t, "page after a prefix", got[6:], err, pageOf(p))
 		}
-		checkAll(t, p, results, ranks, subs)
+		checkAll(t, p, results, ranks)
 	}
 }
 
@@ -357,7 +349,7 @@ func TestWriteEncoded(t *testing.T) {
 	p.Entries = []laurel.Entry{g.entry(1, false), g.entry(2, true)}
 	bad := p
 	bad.Entries = []laurel.Entry{g.entry(1, false), {Rank: 2, Member: "m", Metadata: json.RawMessage("{")}}
-	results, _, subs := g.results()
+	results, _ := g.results()
 	me := laurel.MemberEntry{Board: "b", Window: "all", Period: laurel.PeriodInfo{ID: "all"}, Total: 1, Entry: g.entry(1, true)}
 	badMe := me
 	badMe.Entry = bad.Entries[1]
@@ -370,7 +362,7 @@ func TestWriteEncoded(t *testing.T) {
 		{"bad metadata", 500, func(w http.ResponseWriter) { writePage(w, bad) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, pageOf(bad)) }},
 		{"member", 200, func(w http.ResponseWriter) { writeMemberEntry(w, me) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, memberEntryOf(me)) }},
 		{"bad member metadata", 500, func(w http.ResponseWriter) { writeMemberEntry(w, badMe) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, memberEntryOf(badMe)) }},
-		{"results", 200, func(w http.ResponseWriter) { writeResults(w, results, true, subs) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, resultsOf(results, true, subs)) }},
+		{"results", 200, func(w http.ResponseWriter) { writeResults(w, results, true) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, resultsOf(results, true)) }},
 	} {
 		fast, slow := httptest.NewRecorder(), httptest.NewRecorder()
 		c.fast(fast)
@@ -399,9 +391,9 @@ func FuzzEncodeJSON(f *testing.F) {
 		}
 		results := []laurel.EventResult{
 			{Board: a, Member: a, ID: b, Status: b, Entries: map[string]laurel.Standing{a: {Rank: int(n), Score: n, Sub: n / 7}, b: {Rank: 1, Score: -n}, "all": {}},
-				Previous: map[string]laurel.Standing{a: {Rank: int(n) + 1, Score: n - 1, Sub: -n}}},
-			{Board: b, Member: b, Status: laurel.StatusDuplicate},
+				Previous: map[string]laurel.Standing{a: {Rank: int(n) + 1, Score: n - 1, Sub: -n}}, HasSub: flags&32 != 0},
+			{Board: b, Member: b, Status: laurel.StatusDuplicate, HasSub: flags&64 != 0},
 		}
-		checkAll(t, p, results, flags&8 != 0, map[string]bool{a: flags&32 != 0, b: flags&64 != 0})
+		checkAll(t, p, results, flags&8 != 0)
 	})
 }

@@ -307,14 +307,14 @@ type resultsJSON struct {
 	Results []resultJSON `json:"results"`
 }
 
-// resultsOf is the answer of a submit; entries are left out unless ranks. The standings on
-// the boards of subs (those with a subscore) show their subscores.
-func resultsOf(results []laurel.EventResult, ranks bool, subs map[string]bool) resultsJSON {
+// resultsOf is the answer of a submit; entries are left out unless ranks. The standings of a
+// result on a board with a subscore (HasSub) show theirs.
+func resultsOf(results []laurel.EventResult, ranks bool) resultsJSON {
 	out := resultsJSON{Results: make([]resultJSON, len(results))}
 	for i, res := range results {
 		rj := resultJSON{Member: res.Member, ID: res.ID, Status: res.Status, Flag: res.Flag}
 		if ranks {
-			hasSub := subs[res.Board]
+			hasSub := res.HasSub
 			rj.Entries = make(map[string]standingJSON, len(res.Entries))
 			for name, st := range res.Entries {
 				sj := standingJSON{Rank: st.Rank, Score: st.Score, Sub: subOf(st.Sub, hasSub)}
@@ -461,6 +461,7 @@ func resultFrom(r resultJSON, board string) laurel.EventResult {
 		out.Entries = make(map[string]laurel.Standing, len(r.Entries))
 		for name, st := range r.Entries {
 			out.Entries[name] = standingFrom(st)
+			out.HasSub = st.Sub != nil // a write's answer shows its board's subscores, or none
 			if st.Previous != nil {
 				if out.Previous == nil {
 					out.Previous = make(map[string]laurel.Standing)

@@ -35,7 +35,6 @@ func (s *Server) handlePutBoard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, created, err := s.svc.PutBoard(r.Context(), id, spec)
-	s.subs.forget(id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -56,9 +55,7 @@ func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
 // state goes with the board, in the Service that keeps them).
 func (s *Server) handleDeleteBoard(w http.ResponseWriter, r *http.Request) {
 	board := r.PathValue("board")
-	err := s.svc.DeleteBoard(r.Context(), board)
-	s.subs.forget(board)
-	if err != nil {
+	if err := s.svc.DeleteBoard(r.Context(), board); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -140,11 +137,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 	}
 	s.metrics.eventsApplied.Add(float64(applied))
 	s.metrics.eventsDuplicate.Add(float64(duplicates))
-	var subs map[string]bool
-	if ranks {
-		subs = s.subs.ofResults(r.Context(), results)
-	}
-	writeResults(w, results, ranks, subs)
+	writeResults(w, results, ranks)
 }
 
 func (s *Server) handleRetract(w http.ResponseWriter, r *http.Request) {

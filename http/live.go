@@ -451,7 +451,16 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	hasSub := len(points) > 0 && s.subs.has(r.Context(), board)
+	hasSub := false
+	if len(points) > 0 {
+		// Points do not say whether their board has a subscore; the board does, fixed with it.
+		info, err := s.svc.Board(r.Context(), board)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		hasSub = info.Subscore != nil
+	}
 	out := historyJSON{Points: make([]pointJSON, len(points))}
 	for i, p := range points {
 		out.Points[i] = pointJSON{At: laurel.FormatTime(p.At), Score: p.Score, Sub: subOf(p.Sub, hasSub), Rank: p.Rank, Tag: p.Tag}

@@ -64,9 +64,8 @@ func EncodeMemberEntry(dst []byte, me laurel.MemberEntry) ([]byte, error) {
 
 // AppendResults appends the answer of a submit: {"results": [resultJSON, …]}, with each
 // result's entries (keys sorted, as encoding/json sorts map keys) only when ranks is set. The
-// standings of a result on a board of subs (those with a subscore; nil: none) show their
-// subscores.
-func AppendResults(dst []byte, results []laurel.EventResult, ranks bool, subs map[string]bool) []byte {
+// standings of a result on a board with a subscore (HasSub) show theirs.
+func AppendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte {
 	dst = append(dst, `{"results":[`...)
 	var keys [8]string // a board has at most eight windows
 	for i := range results {
@@ -87,7 +86,7 @@ func AppendResults(dst []byte, results []laurel.EventResult, ranks bool, subs ma
 			dst = AppendString(dst, res.Flag)
 		}
 		if ranks {
-			hasSub := subs[res.Board]
+			hasSub := res.HasSub
 			names := keys[:0]
 			for name := range res.Entries {
 				names = append(names, name)
