@@ -93,7 +93,7 @@ func (s *step) countBefore(ctx context.Context, b *boardStep, i int, keys []shar
 	if len(keys)+len(priors) == 0 {
 		return nil
 	}
-	counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, append(keys[:len(keys):len(keys)], priors...))
+	counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Ordering(), b.version, append(keys[:len(keys):len(keys)], priors...))
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		u.Count, counts = countsIn(reads, i, b.expected)
 		priors, priorAt := b.priorsIn(i)
 		u.Count = append(u.Count, priors...)
-		got, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
+		got, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Ordering(), u)
 		if err != nil {
 			return err
 		}

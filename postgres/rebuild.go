@@ -96,7 +96,7 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 	if err := eachShard(only, func(i int) error { return s.index.Delete(ctx, id, st.shard(i)) }); err != nil {
 		return err
 	}
-	order := st.cfg.Order
+	order := st.cfg.Ordering()
 	type building struct {
 		fence, after int64
 		changes      []shardindex.Change
