@@ -38,7 +38,7 @@ func Queued(e *Store) int {
 func EncodePoints(windows []string, scores []int64, ranks []int) string {
 	points := make([]historyPoint, len(windows))
 	for i := range windows {
-		points[i] = historyPoint{windows[i], scores[i], ranks[i]}
+		points[i] = historyPoint{window: windows[i], score: scores[i], rank: ranks[i]}
 	}
 	return encodePoints(points)
 }

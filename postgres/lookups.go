@@ -12,9 +12,9 @@ package postgres
 // whatever the plan cache holds"). TestKeyLookupPlans checks each plan.
 
 // readAggsSQL reads the aggregates of (window, span, member) keys of board $1.
-const readAggsSQL = `SELECT k.win, k.span, k.member, a.score, a.at
+const readAggsSQL = `SELECT k.win, k.span, k.member, a.score, coalesce(a.sub, 0), a.at
 	FROM unnest($2::text[], $3::bigint[], $4::text[]) AS k(win, span, member)
-	CROSS JOIN LATERAL (SELECT score, at FROM laurel_aggs
+	CROSS JOIN LATERAL (SELECT score, sub, at FROM laurel_aggs
 		WHERE board = $1 AND win = k.win AND span = k.span AND member = k.member OFFSET 0) a`
 
 // deleteAggsSQL deletes the aggregates of (window, span, member) keys of board $1.
@@ -24,14 +24,14 @@ const deleteAggsSQL = `DELETE FROM laurel_aggs WHERE ctid IN (SELECT a.ctid
 		WHERE board = $1 AND win = k.win AND span = k.span AND member = k.member OFFSET 0) a)`
 
 // readIDsSQL reads the counted events of board $1 with the ids $2.
-const readIDsSQL = `SELECT e.id, e.seq, e.member, e.value, e.ts FROM unnest($2::text[]) AS k(id)
-	CROSS JOIN LATERAL (SELECT id, seq, member, value, ts FROM laurel_events
+const readIDsSQL = `SELECT e.id, e.seq, e.member, e.value, coalesce(e.sub, 0), e.ts FROM unnest($2::text[]) AS k(id)
+	CROSS JOIN LATERAL (SELECT id, seq, member, value, sub, ts FROM laurel_events
 		WHERE board = $1 AND id = k.id AND NOT retracted OFFSET 0) e`
 
 // readFrozenSQL reads the frozen entries of members $4 in the closed period of board $1,
 // window $2, starting at $3.
-const readFrozenSQL = `SELECT f.rank, k.member, f.score, f.at FROM unnest($4::text[]) AS k(member)
-	CROSS JOIN LATERAL (SELECT rank, score, at FROM laurel_frozen
+const readFrozenSQL = `SELECT f.rank, k.member, f.score, coalesce(f.sub, 0), f.at FROM unnest($4::text[]) AS k(member)
+	CROSS JOIN LATERAL (SELECT rank, score, sub, at FROM laurel_frozen
 		WHERE board = $1 AND win = $2 AND span = $3 AND member = k.member OFFSET 0) f`
 
 // insertHistorySQL records history points of events that are still counted, and holds their

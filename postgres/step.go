@@ -291,33 +291,34 @@ type aggKey struct {
 	member string
 }
 
+// aggVal is an aggregate as the store keeps it; sub is 0 on a board without a subscore.
 type aggVal struct {
-	score, at int64
-	present   bool
+	score, sub, at int64
+	present        bool
 }
 
 func (v aggVal) agg() laurel.Agg {
 	if !v.present {
 		return laurel.Agg{}
 	}
-	return laurel.Agg{Score: v.score, At: v.at, Count: 1}
+	return laurel.Agg{Score: v.score, Sub: v.sub, At: v.at, Count: 1}
 }
 
-func valOf(a laurel.Agg) aggVal { return aggVal{a.Score, a.At, a.Present()} }
+func valOf(a laurel.Agg) aggVal { return aggVal{a.Score, a.Sub, a.At, a.Present()} }
 
 type newEvent struct {
-	seq       int64
-	member    string
-	value, ts int64
-	id        string
-	tag       *string // compact JSON; nil for none
+	seq            int64
+	member         string
+	value, sub, ts int64
+	id             string
+	tag            *string // compact JSON; nil for none
 }
 
 // storedEvent is an event with an id as the store has it.
 type storedEvent struct {
-	seq       int64
-	member    string
-	value, ts int64
+	seq            int64
+	member         string
+	value, sub, ts int64
 }
 
 // write runs fn as one step over targets: it locks them, runs fn in a transaction, commits,
@@ -663,8 +664,8 @@ func (s *step) get(ctx context.Context, b *boardStep, k aggKey) (aggVal, error) 
 		return b.aggs[k], nil
 	}
 	var v aggVal
-	err := s.tx.QueryRow(ctx, "SELECT score, at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
-		b.id, k.win, k.span, k.member).Scan(&v.score, &v.at)
+	err := s.tx.QueryRow(ctx, "SELECT score, coalesce(sub, 0), at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
+		b.id, k.win, k.span, k.member).Scan(&v.score, &v.sub, &v.at)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
@@ -742,7 +743,7 @@ func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
 		for rows.Next() {
 			var k aggKey
 			v := aggVal{present: true}
-			if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.at); err != nil {
+			if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.sub, &v.at); err != nil {
 				return err
 			}
 			b.aggs[k], b.stored[k] = v, true
@@ -813,19 +814,25 @@ func (s *step) commit(ctx context.Context) error {
 		if b.deleted || b.st == nil {
 			continue
 		}
+		// Subscores are NULL, in the arrays and the rows, on a board without one: a NULL costs a
+		// row no byte (migrations/006_subscore.sql).
+		hasSub := b.st.cfg.Subscore != nil
 		if len(b.events) > 0 {
-			var seqs, values, times []int64
+			var seqs, values, times, subs []int64
 			var members, ids []string
 			var tags []*string
 			for _, ev := range b.events {
 				seqs, members, values, times, ids, tags = append(seqs, ev.seq), append(members, ev.member), append(values, ev.value), append(times, ev.ts), append(ids, ev.id), append(tags, ev.tag)
+				if hasSub {
+					subs = append(subs, ev.sub)
+				}
 			}
-			batch.Queue(`INSERT INTO laurel_events (board, seq, member, value, ts, id, tag)
-				SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, ''), k.tag
-				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS k(seq, member, value, ts, id, tag)`,
-				b.id, seqs, members, values, times, ids, tags)
+			batch.Queue(`INSERT INTO laurel_events (board, seq, member, value, ts, id, tag, sub)
+				SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, ''), k.tag, k.sub
+				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::bigint[]) AS k(seq, member, value, ts, id, tag, sub)`,
+				b.id, seqs, members, values, times, ids, tags, subs)
 		}
-		var put, add aggRows
+		put, add := aggRows{hasSub: hasSub}, aggRows{hasSub: hasSub}
 		var delW, delM []string
 		var delS []int64
 		var touched []string
@@ -843,10 +850,10 @@ func (s *step) commit(ctx context.Context) error {
 			touched = append(touched, k.member)
 		}
 		if len(add.wins) > 0 {
-			batch.Queue(insertAggsSQL, b.id, add.wins, add.spans, add.members, add.scores, add.ats)
+			batch.Queue(insertAggsSQL, b.id, add.wins, add.spans, add.members, add.scores, add.ats, add.subs)
 		}
 		if len(put.wins) > 0 {
-			batch.Queue(upsertAggsSQL, b.id, put.wins, put.spans, put.members, put.scores, put.ats)
+			batch.Queue(upsertAggsSQL, b.id, put.wins, put.spans, put.members, put.scores, put.ats, put.subs)
 		}
 		if len(delW) > 0 {
 			batch.Queue(deleteAggsSQL, b.id, delW, delS, delM)
@@ -918,24 +925,31 @@ func (s *step) commit(ctx context.Context) error {
 // insertAggsSQL writes aggregates of board $1 that the store has no row of; upsertAggsSQL,
 // those it may have. A plain insert costs PostgreSQL less than one that checks for conflicts
 // (docs/benchmarks.md), and a row the step did not expect fails the step rather than
-// being overwritten.
+// being overwritten. The subscores ($7) are NULL on a board without one, and so are its rows'
+// (migrations/006_subscore.sql).
 const (
-	insertAggsSQL = `INSERT INTO laurel_aggs (board, win, span, member, score, at)
-		SELECT $1, k.win, k.span, k.member, k.score, k.at
-		FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[]) AS k(win, span, member, score, at)`
+	insertAggsSQL = `INSERT INTO laurel_aggs (board, win, span, member, score, at, sub)
+		SELECT $1, k.win, k.span, k.member, k.score, k.at, k.sub
+		FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[]) AS k(win, span, member, score, at, sub)`
 	upsertAggsSQL = insertAggsSQL + `
-		ON CONFLICT (board, win, span, member) DO UPDATE SET score = excluded.score, at = excluded.at`
+		ON CONFLICT (board, win, span, member) DO UPDATE SET score = excluded.score, at = excluded.at, sub = excluded.sub`
 )
 
-// aggRows are aggregates to write, as the arrays of insertAggsSQL.
+// aggRows are aggregates to write, as the arrays of insertAggsSQL; subs only on a board with
+// a subscore (hasSub), nil otherwise.
 type aggRows struct {
+	hasSub             bool
 	wins, members      []string
 	spans, scores, ats []int64
+	subs               []int64
 }
 
 func (r *aggRows) append(k aggKey, v aggVal) {
 	r.wins, r.spans, r.members = append(r.wins, k.win), append(r.spans, k.span), append(r.members, k.member)
 	r.scores, r.ats = append(r.scores, v.score), append(r.ats, v.at)
+	if r.hasSub {
+		r.subs = append(r.subs, v.sub)
+	}
 }
 
 // versions decides which shards of a board take a step in the index, and their versions and
