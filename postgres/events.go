@@ -571,16 +571,25 @@ func (s *step) queueIDs(r *reads, b *boardStep, ids []string) {
 			return nil
 		})
 	}
-	r.queue(readIDsSQL, []any{b.id, ask}, func(br pgx.BatchResults) error {
+	sql, hasSub := readIDsSQL, b.st.cfg.Subscore != nil
+	if hasSub {
+		sql = readIDsSubSQL
+	}
+	r.queue(sql, []any{b.id, ask}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
 			return fmt.Errorf("postgres: read ids: %w", err)
 		}
 		defer rows.Close()
+		dest := make([]any, 5, 6)
+		var id string
 		for rows.Next() {
-			var id string
 			ev := new(storedEvent)
-			if err := rows.Scan(&id, &ev.seq, &ev.member, &ev.value, &ev.sub, &ev.ts); err != nil {
+			dest[0], dest[1], dest[2], dest[3], dest[4] = &id, &ev.seq, &ev.member, &ev.value, &ev.ts
+			if hasSub {
+				dest = append(dest[:5], &ev.sub)
+			}
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
 			b.ids[id] = ev

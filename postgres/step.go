@@ -664,8 +664,8 @@ func (s *step) get(ctx context.Context, b *boardStep, k aggKey) (aggVal, error) 
 		return b.aggs[k], nil
 	}
 	var v aggVal
-	err := s.tx.QueryRow(ctx, "SELECT score, coalesce(sub, 0), at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
-		b.id, k.win, k.span, k.member).Scan(&v.score, &v.sub, &v.at)
+	err := s.tx.QueryRow(ctx, "SELECT score, at, coalesce(sub, 0) FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
+		b.id, k.win, k.span, k.member).Scan(&v.score, &v.at, &v.sub)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
@@ -734,16 +734,25 @@ func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
 	if len(wins) == 0 {
 		return
 	}
-	r.queue(readAggsSQL, []any{b.id, wins, spans, members}, func(br pgx.BatchResults) error {
+	sql, hasSub := readAggsSQL, b.st.cfg.Subscore != nil
+	if hasSub {
+		sql = readAggsSubSQL
+	}
+	r.queue(sql, []any{b.id, wins, spans, members}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
 			return fmt.Errorf("postgres: read aggregates: %w", err)
 		}
 		defer rows.Close()
+		dest := make([]any, 5, 6)
 		for rows.Next() {
 			var k aggKey
 			v := aggVal{present: true}
-			if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.sub, &v.at); err != nil {
+			dest[0], dest[1], dest[2], dest[3], dest[4] = &k.win, &k.span, &k.member, &v.score, &v.at
+			if hasSub {
+				dest = append(dest[:5], &v.sub)
+			}
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
 			b.aggs[k], b.stored[k] = v, true
@@ -814,8 +823,8 @@ func (s *step) commit(ctx context.Context) error {
 		if b.deleted || b.st == nil {
 			continue
 		}
-		// Subscores are NULL, in the arrays and the rows, on a board without one: a NULL costs a
-		// row no byte (migrations/006_subscore.sql).
+		// A board without a subscore writes no subscore: its rows hold NULL, which costs a
+		// row no byte (migrations/006_subscore.sql), by the statements of before.
 		hasSub := b.st.cfg.Subscore != nil
 		if len(b.events) > 0 {
 			var seqs, values, times, subs []int64
@@ -827,10 +836,11 @@ func (s *step) commit(ctx context.Context) error {
 					subs = append(subs, ev.sub)
 				}
 			}
-			batch.Queue(`INSERT INTO laurel_events (board, seq, member, value, ts, id, tag, sub)
-				SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, ''), k.tag, k.sub
-				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::bigint[]) AS k(seq, member, value, ts, id, tag, sub)`,
-				b.id, seqs, members, values, times, ids, tags, subs)
+			if hasSub {
+				batch.Queue(insertEventsSubSQL, b.id, seqs, members, values, times, ids, tags, subs)
+			} else {
+				batch.Queue(insertEventsSQL, b.id, seqs, members, values, times, ids, tags)
+			}
 		}
 		put, add := aggRows{hasSub: hasSub}, aggRows{hasSub: hasSub}
 		var delW, delM []string
@@ -849,12 +859,8 @@ func (s *step) commit(ctx context.Context) error {
 			}
 			touched = append(touched, k.member)
 		}
-		if len(add.wins) > 0 {
-			batch.Queue(insertAggsSQL, b.id, add.wins, add.spans, add.members, add.scores, add.ats, add.subs)
-		}
-		if len(put.wins) > 0 {
-			batch.Queue(upsertAggsSQL, b.id, put.wins, put.spans, put.members, put.scores, put.ats, put.subs)
-		}
+		add.queue(&batch, insertAggsSQL, insertAggsSubSQL, b.id)
+		put.queue(&batch, upsertAggsSQL, upsertAggsSubSQL, b.id)
 		if len(delW) > 0 {
 			batch.Queue(deleteAggsSQL, b.id, delW, delS, delM)
 		}
@@ -922,26 +928,53 @@ func (s *step) commit(ctx context.Context) error {
 	return err
 }
 
+// insertEventsSQL writes the events of board $1 a step staged; insertEventsSubSQL, on a board
+// with a subscore, with their subscores.
+const (
+	insertEventsSQL = `INSERT INTO laurel_events (board, seq, member, value, ts, id, tag)
+		SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, ''), k.tag
+		FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS k(seq, member, value, ts, id, tag)`
+	insertEventsSubSQL = `INSERT INTO laurel_events (board, seq, member, value, ts, id, tag, sub)
+		SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, ''), k.tag, k.sub
+		FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::bigint[]) AS k(seq, member, value, ts, id, tag, sub)`
+)
+
 // insertAggsSQL writes aggregates of board $1 that the store has no row of; upsertAggsSQL,
 // those it may have. A plain insert costs PostgreSQL less than one that checks for conflicts
 // (docs/benchmarks.md), and a row the step did not expect fails the step rather than
-// being overwritten. The subscores ($7) are NULL on a board without one, and so are its rows'
-// (migrations/006_subscore.sql).
+// being overwritten. The Sub forms write the subscores ($7) of a board that has one.
 const (
-	insertAggsSQL = `INSERT INTO laurel_aggs (board, win, span, member, score, at, sub)
+	insertAggsSQL = `INSERT INTO laurel_aggs (board, win, span, member, score, at)
+		SELECT $1, k.win, k.span, k.member, k.score, k.at
+		FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[]) AS k(win, span, member, score, at)`
+	upsertAggsSQL = insertAggsSQL + `
+		ON CONFLICT (board, win, span, member) DO UPDATE SET score = excluded.score, at = excluded.at`
+	insertAggsSubSQL = `INSERT INTO laurel_aggs (board, win, span, member, score, at, sub)
 		SELECT $1, k.win, k.span, k.member, k.score, k.at, k.sub
 		FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[]) AS k(win, span, member, score, at, sub)`
-	upsertAggsSQL = insertAggsSQL + `
+	upsertAggsSubSQL = insertAggsSubSQL + `
 		ON CONFLICT (board, win, span, member) DO UPDATE SET score = excluded.score, at = excluded.at, sub = excluded.sub`
 )
 
 // aggRows are aggregates to write, as the arrays of insertAggsSQL; subs only on a board with
-// a subscore (hasSub), nil otherwise.
+// a subscore (hasSub).
 type aggRows struct {
 	hasSub             bool
 	wins, members      []string
 	spans, scores, ats []int64
 	subs               []int64
+}
+
+// queue queues the write of the rows of board, if any, by sql or, on a board with a
+// subscore, by subSQL.
+func (r *aggRows) queue(batch *pgx.Batch, sql, subSQL, board string) {
+	switch {
+	case len(r.wins) == 0:
+	case r.hasSub:
+		batch.Queue(subSQL, board, r.wins, r.spans, r.members, r.scores, r.ats, r.subs)
+	default:
+		batch.Queue(sql, board, r.wins, r.spans, r.members, r.scores, r.ats)
+	}
 }
 
 func (r *aggRows) append(k aggKey, v aggVal) {
