@@ -109,7 +109,7 @@ func ParseEdges(s string) ([]int64, error) {
 // index across the network implements it, so that a distribution costs one round trip for
 // all its edges.
 type RankingSearches interface {
-	// ReadSearches returns Search of each key's (Score, ReachedAt), and the total.
+	// ReadSearches returns Search of each key's Key(), and the total.
 	ReadSearches(ctx context.Context, keys []Entry) (ranks []int, total int, err error)
 }
 

@@ -106,6 +106,7 @@ func FuzzDumpReader(f *testing.F) {
 	f.Add([]byte(`{"laurel_dump":2}` + "\n"))
 	f.Add([]byte(`{"laurel_dump":3}` + "\n"))
 	f.Add([]byte(`{"laurel_dump":4}` + "\n"))
+	f.Add([]byte(`{"laurel_dump":5}` + "\n"))
 	f.Add([]byte("hello\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d, err := laurel.NewDumpReader(bytes.NewReader(b))

@@ -57,9 +57,6 @@ func InEvent(i int, err error) error {
 // clock or, unless imported, behind it its time is, and a tournament's times) and returns the
 // event's time.
 func (b *Board) Admit(ev *Event, now int64, imported bool) (ts int64, err error) {
-	if ev.HasSub && b.Subscore == nil {
-		return 0, FieldErrorf(EInvalid, "subscore", "board %q has no subscore", b.ID)
-	}
 	if b.MinValue != nil && ev.Value < *b.MinValue || b.MaxValue != nil && ev.Value > *b.MaxValue {
 		return 0, FieldErrorf(EInvalid, "value", "must lie within the board's bounds%s", b.bounds())
 	}

@@ -244,11 +244,16 @@ func (r *GuardRule) spec(jump bool) *GuardRuleSpec {
 	return s
 }
 
-// AdmitWriter refuses a member token's events on a trusted board. Stores ask it before
-// anything else of an event, so that a token learns nothing of the board's events.
-func (b *Board) AdmitWriter(opts SubmitOptions) error {
+// AdmitWriter refuses what the board takes from no one: a member token's events on a
+// trusted board, and a subscore on a board without one. Stores ask it before anything else
+// of an event (its id included), so that a token learns nothing of the board's events and an
+// event the board cannot hold is refused as such, a retry too.
+func (b *Board) AdmitWriter(ev *Event, opts SubmitOptions) error {
 	if opts.MemberToken && b.Guard != nil && b.Guard.Trusted {
 		return breach(EPermissionDenied, "trusted", "board", "board %q takes events from the game's server only: a member token cannot submit to it", b.ID)
+	}
+	if ev.HasSub && b.Subscore == nil {
+		return FieldErrorf(EInvalid, "subscore", "board %q has no subscore", b.ID)
 	}
 	return nil
 }

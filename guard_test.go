@@ -263,14 +263,14 @@ func TestTrustedBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.AdmitWriter(laurel.SubmitOptions{MemberToken: true}); laurel.ErrorCode(err) != laurel.EPermissionDenied || laurel.GuardRuleOf(err) != "trusted" {
+	if err := b.AdmitWriter(&laurel.Event{}, laurel.SubmitOptions{MemberToken: true}); laurel.ErrorCode(err) != laurel.EPermissionDenied || laurel.GuardRuleOf(err) != "trusted" {
 		t.Errorf("a token's events: %v, want permission_denied by the trusted rule", err)
 	}
-	if err := b.AdmitWriter(laurel.SubmitOptions{}); err != nil {
+	if err := b.AdmitWriter(&laurel.Event{}, laurel.SubmitOptions{}); err != nil {
 		t.Errorf("a key's events: %v", err)
 	}
 	open, _ := (&laurel.BoardSpec{}).Apply("c", nil, 0)
-	if err := open.AdmitWriter(laurel.SubmitOptions{MemberToken: true}); err != nil {
+	if err := open.AdmitWriter(&laurel.Event{}, laurel.SubmitOptions{MemberToken: true}); err != nil {
 		t.Errorf("a token's events on a board without a guard: %v", err)
 	}
 }

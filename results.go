@@ -15,6 +15,7 @@ type Results struct {
 	Total    int      // members ranked in the period
 	Rewarded int      // members the rules reward
 	Results  []Result // from offset, at most limit of them
+	HasSub   bool     // the board has a subscore: its entries show theirs
 }
 
 // Result is one rewarded member's final entry and its reward. On a board with cohorts, the
@@ -57,7 +58,7 @@ func BoardResults(ctx context.Context, svc Service, board, window, period string
 			if !page.Period.Closed {
 				return Results{}, FieldErrorf(EConflict, "period", "period %s of %s has not closed: its ranks are final once it has ended and its board's late_limit has passed", period, page.Window)
 			}
-			res = Results{Board: page.Board, Window: page.Window, Period: page.Period, Total: page.Total}
+			res = Results{Board: page.Board, Window: page.Window, Period: page.Period, Total: page.Total, HasSub: page.HasSub}
 		}
 		last := info.Rewards.LastRank(res.Window, res.Total)
 		for _, en := range page.Entries {

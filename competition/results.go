@@ -27,7 +27,7 @@ func (s *Service) Results(ctx context.Context, board, window, period string, off
 	if err != nil {
 		return laurel.Results{}, err
 	}
-	res := laurel.Results{Board: head.Board, Window: head.Window, Period: head.Period, Total: head.Total}
+	res := laurel.Results{Board: head.Board, Window: head.Window, Period: head.Period, Total: head.Total, HasSub: head.HasSub}
 	ids, err := s.cohortIDs(ctx, board+":"+head.Period.ID+":")
 	if err != nil {
 		return laurel.Results{}, err

@@ -97,7 +97,7 @@ func (s *Store) freeze(tx *txn, b *board, w *window, start, end int64, entries [
 	var rk [4]byte
 	for i, en := range entries {
 		r := uint32(i + 1)
-		tx.set(rankKey(id, w.name, start, r), encodeFrozen(frozen{rank: r, member: en.member, agg: en.agg}))
+		tx.set(rankKey(id, w.name, start, r), encodeFrozen(frozen{rank: r, member: en.member, agg: en.agg}, b.cfg.Subscore != nil))
 		binary.BigEndian.PutUint32(rk[:], r)
 		tx.set(frozenMemberKey(id, w.name, start, en.member), rk[:])
 		if s.hidden[en.member] {
@@ -194,12 +194,13 @@ func (s *Store) roll(tx *txn, b *board, w *window) error {
 		case cur.at < be: // every event of the member in the span is in this bucket
 			tx.memSet(b, w, member, slot{}, false)
 		case m == laurel.Sum:
-			d := cur.score - a.score
-			if (a.score > 0 && d > cur.score) || (a.score < 0 && d < cur.score) {
+			d, ok := subInt64(cur.score, a.score)
+			dsub, subOK := subInt64(cur.sub, a.sub)
+			if !ok || !subOK {
 				recheck[member] = true // the rest of the sum does not fit alone; recount it
 				return nil
 			}
-			tx.memSet(b, w, member, slot{d, cur.at}, true)
+			tx.memSet(b, w, member, slot{score: d, at: cur.at, sub: dsub}, true)
 		}
 		return nil
 	})
@@ -248,6 +249,12 @@ func (s *Store) roll(tx *txn, b *board, w *window) error {
 	}
 	tx.onCommit(b, func() { sp.start, sp.end = start, end })
 	return nil
+}
+
+// subInt64 returns x−y and whether it did not overflow.
+func subInt64(x, y int64) (int64, bool) {
+	d := x - y
+	return d, !(y > 0 && d > x || y < 0 && d < x)
 }
 
 // loadBuckets merges a rolling window's bucket aggregates in [start, end) per member, as

@@ -33,9 +33,26 @@ var (
 	benchTags    = flag.Bool("tags", false, `every event loaded carries a tag, {"car":"kart-N"} with N of 16`)
 	benchZipf    = flag.Float64("zipf", 0, "Zipf exponent (> 1) of member activity, as laurel bench's -zipf (0: the milder u³ of the figures recorded before this flag)")
 	benchGuard   = flag.String("guard", "", "the guard of the engine benchmarks' board, as JSON (none by default)")
+	benchSub     = flag.String("subscore", "", "asc or desc: the engine benchmarks' board has a subscore of that order, and every event carries one (1 to 1000 loaded, 1 to 5 ingested)")
 )
 
 var benchSpec = laurel.BoardSpec{Windows: []string{"all", "week", "day", "last7d"}}
+
+// benchBoard returns the engine benchmarks' board, with the subscore -subscore asks for.
+func benchBoard() laurel.BoardSpec {
+	spec := benchSpec
+	if *benchSub != "" {
+		spec.Subscore = benchSub
+	}
+	return spec
+}
+
+// withSub gives ev a subscore from 1 to n when -subscore asks for one.
+func withSub(ev *laurel.Event, i, n int) {
+	if *benchSub != "" {
+		ev.Sub, ev.HasSub = int64(i%n+1), true
+	}
+}
 
 func memberName(i int) string { return "player-" + strconv.Itoa(i) }
 
@@ -51,6 +68,7 @@ func loadBoard(tb testing.TB, e *embedded.Store, board string, members int, now 
 		if *benchTags {
 			batch[len(batch)-1].Tag = json.RawMessage(`{"car":"kart-` + strconv.Itoa(i%16) + `"}`)
 		}
+		withSub(&batch[len(batch)-1], rng.IntN(1000), 1000)
 		if len(batch) == cap(batch) || i == members-1 {
 			if _, err := e.Submit(ctx, batch, laurel.SubmitOptions{NoRanks: true}); err != nil {
 				tb.Fatal(err)
@@ -96,7 +114,7 @@ func BenchmarkMemory(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		putBoard(b, e, "bench", benchSpec)
+		putBoard(b, e, "bench", benchBoard())
 		loadBoard(b, e, "bench", *benchMembers, c.Now())
 		after, rssAfter := heapInUse(), rss()
 		entries := float64(*benchMembers * len(benchSpec.Windows))
@@ -158,7 +176,7 @@ func sharedEngine(b *testing.B) *embedded.Store {
 		if err != nil {
 			b.Fatal(err)
 		}
-		spec := benchSpec
+		spec := benchBoard()
 		if *benchGuard != "" {
 			if err := json.Unmarshal([]byte(*benchGuard), &spec.Guard); err != nil {
 				b.Fatalf("-guard: %v", err)
@@ -208,6 +226,7 @@ func benchIngest(b *testing.B, batch int) {
 				for i := range evs {
 					evs[i] = laurel.Event{Board: "bench", Member: memberName(member()), Value: 1,
 						ID: "ingest-" + strconv.FormatInt(eventSeq.Add(1), 10)}
+					withSub(&evs[i], int(taken)+i, 5)
 				}
 				if _, err := e.Submit(context.Background(), evs, laurel.SubmitOptions{}); err != nil {
 					b.Error(err)
@@ -346,7 +365,7 @@ func BenchmarkRestart(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		putBoard(b, e, "bench", benchSpec)
+		putBoard(b, e, "bench", benchBoard())
 		loadBoard(b, e, "bench", *restartMembers, c.Now())
 		if err := e.Close(); err != nil {
 			b.Fatal(err)
@@ -388,7 +407,7 @@ func BenchmarkReplay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	putBoard(b, e, "bench", benchSpec)
+	putBoard(b, e, "bench", benchBoard())
 	loadBoard(b, e, "bench", *benchMembers, c.Now())
 	e.Close() // clean: the load is checkpointed
 	if e, err = embedded.Open("/db", opts); err != nil {

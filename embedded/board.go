@@ -196,9 +196,14 @@ func (b *board) newWindow(w laurel.Window) *window {
 	return &window{w: w, name: w.String(), marks: laurel.NoMarks, dropAt: noTime, lane: uint8(b.windowsMade % lanes)}
 }
 
-// treeOptions are the options of sp's tree: its keys' times are those of sp's aggregates.
+// treeOptions are the options of sp's tree: its keys' times, and on a board with a subscore
+// their subscores, are those of sp's aggregates.
 func (b *board) treeOptions(sp *span) rank.Options {
-	return rank.Options{Desc: b.cfg.Order == laurel.Desc, Tie: b.members.tie, TimeOf: sp.timeOf}
+	o := rank.Options{Desc: b.cfg.Order == laurel.Desc, Tie: b.members.tie, TimeOf: sp.timeOf}
+	if b.cfg.Subscore != nil {
+		o.Sub, o.SubDesc, o.SubOf = true, *b.cfg.Subscore == laurel.Desc, sp.slots.subOf
+	}
+	return o
 }
 
 func (b *board) window(name string) *window {

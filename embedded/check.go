@@ -3,6 +3,7 @@ package embedded
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -271,8 +272,18 @@ func (s *Store) checkWindow(b *board, w *window, spans map[string]map[string]lau
 	}
 	for _, cp := range w.closed {
 		n := 0
+		var prev *frozen
 		err := scanPrefix(s.snap, spanPrefix(tagRank, b.cfg.ID, w.name, cp.start), func(k, v []byte) error {
 			n++
+			// Entries by rank, in the board's order: score, subscore, reached_at, member.
+			f, err := decodeFrozen(binary.BigEndian.Uint32(k[len(k)-4:]), v, b.cfg.Subscore != nil)
+			if err != nil {
+				return err
+			}
+			if prev != nil && laurel.CompareRanked(b.cfg.Ordering(), prev.agg.key(), prev.member, f.agg.key(), f.member) >= 0 {
+				return fmt.Errorf("closed period %s: rank %d (%+v) does not rank before rank %d (%+v)", cp.id, prev.rank, *prev, f.rank, f)
+			}
+			prev = &f
 			return nil
 		})
 		if err != nil {

@@ -384,7 +384,7 @@ func (s *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 	// addToSpan adds ev to its member's aggregate in sp, an in-memory span.
 	addToSpan := func(b *board, sp *span, ev event) error {
 		_, v, ok := slotOf(b, &sp.slots, ev.member)
-		next, err := laurel.Add(b.cfg.Mode, b.cfg.Ordering(), toAgg(aggregate(v), ok), ev.value, 0, ev.ts, ev.seq)
+		next, err := laurel.Add(b.cfg.Mode, b.cfg.Ordering(), toAgg(aggregate(v), ok), ev.value, ev.sub, ev.ts, ev.seq)
 		if err != nil {
 			return err
 		}
@@ -397,7 +397,7 @@ func (s *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 		if rb.asOf >= ev.seq {
 			return nil
 		}
-		next, err := laurel.Add(b.cfg.Mode, b.cfg.Ordering(), toAgg(rb.a, rb.present), ev.value, 0, ev.ts, ev.seq)
+		next, err := laurel.Add(b.cfg.Mode, b.cfg.Ordering(), toAgg(rb.a, rb.present), ev.value, ev.sub, ev.ts, ev.seq)
 		if err != nil {
 			return err
 		}

@@ -37,9 +37,12 @@ const (
 	cpFileName = "checkpoints"
 	cpTempName = "checkpoints.new"
 
-	cpSet  = 's' // key, then the aggregate and the last sequence number it counts (24 bytes)
-	cpDel  = 'd' // key
-	cpDrop = 'x' // a key prefix: every aggregate under it is gone
+	cpSet = 's' // key, then the aggregate and the last sequence number it counts (24 bytes)
+	// cpSetSub is cpSet for an aggregate whose subscore is not 0: the subscore follows (32
+	// bytes). Other aggregates are written as before subscores were kept.
+	cpSetSub = 'S'
+	cpDel    = 'd' // key
+	cpDrop   = 'x' // a key prefix: every aggregate under it is gone
 
 	cpFrameHeader = 16      // the frame's number (8), its payload's length (4) and CRC-32C (4)
 	cpFrameMax    = 4 << 20 // a rewrite's frames are at most this large
@@ -52,7 +55,11 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // appendCPSet appends to b the record that sets the aggregate of key k.
 func appendCPSet(b, k []byte, a aggregate, asOf uint64) []byte {
-	b = append(b, cpSet)
+	kind := byte(cpSet)
+	if a.sub != 0 {
+		kind = cpSetSub
+	}
+	b = append(b, kind)
 	b = binary.AppendUvarint(b, uint64(len(k)))
 	return appendCPValue(append(b, k...), a, asOf)
 }
@@ -62,7 +69,10 @@ func appendCPSet(b, k []byte, a aggregate, asOf uint64) []byte {
 // one for each aggregate a checkpoint stores, and made a key apart for each before.
 func appendCPAgg(b []byte, board, window string, start int64, member string, a aggregate, present bool, asOf uint64) []byte {
 	kind := byte(cpDel)
-	if present {
+	switch {
+	case present && a.sub != 0:
+		kind = cpSetSub
+	case present:
 		kind = cpSet
 	}
 	b = append(b, kind)
@@ -75,7 +85,11 @@ func appendCPAgg(b []byte, board, window string, start int64, member string, a a
 }
 
 func appendCPValue(b []byte, a aggregate, asOf uint64) []byte {
-	return appendU64(appendU64(appendU64(b, uint64(a.score)), uint64(a.at)), asOf)
+	b = appendU64(appendU64(appendU64(b, uint64(a.score)), uint64(a.at)), asOf)
+	if a.sub != 0 {
+		b = appendU64(b, uint64(a.sub))
+	}
+	return b
 }
 
 // appendCPDrop appends the record that drops every aggregate under the key prefix p.
@@ -105,12 +119,20 @@ func eachCPRecord(p []byte, fn func(r *cpRecord) error) error {
 		p = p[1+w:]
 		r.key, p = p[:n], p[n:]
 		switch r.kind {
-		case cpSet:
-			if len(p) < 24 {
+		case cpSet, cpSetSub:
+			n := 24
+			if r.kind == cpSetSub {
+				n = 32
+			}
+			if len(p) < n {
 				return errCorrupt
 			}
-			r.a = aggregate{int64(readU64(p)), int64(readU64(p[8:]))}
-			r.asOf, p = readU64(p[16:]), p[24:]
+			r.a = aggregate{score: int64(readU64(p)), at: int64(readU64(p[8:]))}
+			if r.kind == cpSetSub {
+				r.a.sub = int64(readU64(p[24:]))
+				r.kind = cpSet
+			}
+			r.asOf, p = readU64(p[16:]), p[n:]
 		case cpDel, cpDrop:
 		default:
 			return errCorrupt

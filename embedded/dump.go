@@ -137,7 +137,7 @@ func (x *exporter) aggregates(ctx context.Context, id string, w laurel.Window) e
 	name := w.String()
 	write := func(start int64, member string, a aggregate) error {
 		return x.write(ctx, laurel.DumpRecord{Agg: &laurel.DumpAgg{
-			Board: id, Window: name, Start: start, Member: member, Score: a.score, At: a.at,
+			Board: id, Window: name, Start: start, Member: member, Score: a.score, Sub: a.sub, At: a.at,
 		}})
 	}
 	if !w.IsRolling() {
@@ -204,7 +204,7 @@ func (x *exporter) board(ctx context.Context, cfg *laurel.Board) error {
 	}
 	for _, w := range cfg.Windows {
 		if w.IsCalendar() {
-			if err := x.closed(ctx, id, w.String()); err != nil {
+			if err := x.closed(ctx, id, w.String(), cfg.Subscore != nil); err != nil {
 				return err
 			}
 		}
@@ -214,11 +214,11 @@ func (x *exporter) board(ctx context.Context, cfg *laurel.Board) error {
 			if ev.point == nil {
 				continue
 			}
-			ts, points, err := decodePoints(ev.point)
+			ts, points, subs, err := decodePoints(ev.point)
 			if err != nil {
 				return err
 			}
-			err = x.write(ctx, laurel.DumpRecord{History: &laurel.DumpHistory{Board: id, Member: member, Seq: ev.seq, TS: ts, Points: points}})
+			err = x.write(ctx, laurel.DumpRecord{History: &laurel.DumpHistory{Board: id, Member: member, Seq: ev.seq, TS: ts, Points: points, Subs: subs}})
 			if err != nil {
 				return err
 			}
@@ -240,7 +240,7 @@ func (x *exporter) events(ctx context.Context, id string) error {
 	slices.SortFunc(events, func(a, b storedEvent) int { return cmp.Compare(a.seq, b.seq) })
 	for _, ev := range events {
 		err := x.write(ctx, laurel.DumpRecord{Event: &laurel.DumpEvent{
-			Board: id, Seq: ev.seq, Member: ev.member, Value: ev.value, TS: ev.ts, ID: ev.id, Retracted: ev.flags&flagRetracted != 0, Tag: tagJSON(ev.tag),
+			Board: id, Seq: ev.seq, Member: ev.member, Value: ev.value, Sub: ev.sub, TS: ev.ts, ID: ev.id, Retracted: ev.flags&flagRetracted != 0, Tag: tagJSON(ev.tag),
 		}})
 		if err != nil {
 			return err
@@ -250,8 +250,8 @@ func (x *exporter) events(ctx context.Context, id string) error {
 }
 
 // closed writes a calendar window's closed periods, oldest first, each followed by its
-// entries by rank.
-func (x *exporter) closed(ctx context.Context, id, window string) error {
+// entries by rank; sub: the board has a subscore.
+func (x *exporter) closed(ctx context.Context, id, window string, sub bool) error {
 	var closed []*closedPeriod
 	p := prefix(tagClosed, id, window)
 	err := scanPrefix(x.r, p, func(k, v []byte) error {
@@ -277,12 +277,12 @@ func (x *exporter) closed(ctx context.Context, id, window string) error {
 			if len(k) != len(rp)+4 {
 				return errCorrupt
 			}
-			f, err := decodeFrozen(binary.BigEndian.Uint32(k[len(rp):]), v)
+			f, err := decodeFrozen(binary.BigEndian.Uint32(k[len(rp):]), v, sub)
 			if err != nil {
 				return err
 			}
 			return x.write(ctx, laurel.DumpRecord{Frozen: &laurel.DumpFrozen{
-				Board: id, Window: window, Start: cp.start, Rank: f.rank, Member: f.member, Score: f.agg.score, At: f.agg.at,
+				Board: id, Window: window, Start: cp.start, Rank: f.rank, Member: f.member, Score: f.agg.score, Sub: f.agg.sub, At: f.agg.at,
 			}})
 		})
 		if err != nil {
@@ -488,14 +488,14 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 		return in.event(rec.Event)
 	case rec.Agg != nil:
 		a := rec.Agg
-		in.set(aggKey(a.Board, a.Window, a.Start, a.Member), encodeAgg(aggregate{a.Score, a.At}))
+		in.set(aggKey(a.Board, a.Window, a.Start, a.Member), encodeAgg(aggregate{score: a.Score, at: a.At, sub: a.Sub}))
 	case rec.Closed != nil:
 		c := rec.Closed // its total fits a uint32: the reader checked it
 		cp := &closedPeriod{id: c.ID, start: c.Start, end: c.End, total: uint32(c.Total)}
 		in.set(closedKey(c.Board, c.Window, c.Start), encodeClosed(cp, c.Removed))
 	case rec.Frozen != nil:
 		f := rec.Frozen
-		in.set(rankKey(f.Board, f.Window, f.Start, f.Rank), encodeFrozen(frozen{rank: f.Rank, member: f.Member, agg: aggregate{f.Score, f.At}}))
+		in.set(rankKey(f.Board, f.Window, f.Start, f.Rank), encodeFrozen(frozen{rank: f.Rank, member: f.Member, agg: aggregate{score: f.Score, at: f.At, sub: f.Sub}}, in.board.Subscore != nil))
 		in.set(frozenMemberKey(f.Board, f.Window, f.Start, f.Member), binary.BigEndian.AppendUint32(nil, f.Rank))
 	case rec.History != nil:
 		return in.history(rec.History)
@@ -506,7 +506,7 @@ func (in *importer) add(rec laurel.DumpRecord) error {
 // event writes an event, sealed, with its member index and, while it counts, its id's
 // record (an id names one counted event of a board at a time) or else its retraction.
 func (in *importer) event(de *laurel.DumpEvent) error {
-	ev := event{member: de.Member, seq: de.Seq, value: de.Value, ts: de.TS, id: de.ID, tag: string(de.Tag)}
+	ev := event{member: de.Member, seq: de.Seq, value: de.Value, ts: de.TS, id: de.ID, tag: string(de.Tag), sub: de.Sub}
 	// Every event by its time, so that a board whose later events carry tags finds any of
 	// them (tags.go).
 	in.set(appendByTimeKey(nil, de.Board, de.Member, de.TS, de.Seq), nil)
@@ -541,7 +541,7 @@ func (in *importer) history(h *laurel.DumpHistory) error {
 			continue
 		}
 		names = append(names, name)
-		standings = append(standings, laurel.Standing{Score: p[0], Rank: int(p[1])})
+		standings = append(standings, laurel.Standing{Score: p[0], Rank: int(p[1]), Sub: h.Subs[name]})
 	}
 	// The point goes with its event, which came before it.
 	v, ok, err := get(in.batch, sealedKey(h.Seq, h.Board))

@@ -89,7 +89,7 @@ func TestDumpRoundTrip(t *testing.T) {
 
 	dump := export(t, e)
 	lines := strings.Split(strings.TrimSuffix(string(dump), "\n"), "\n")
-	if lines[0] != laureltest.DumpHeader || !strings.HasPrefix(lines[len(lines)-1], `{"end":{"records":`) {
+	if lines[0] != fmt.Sprintf(`{"laurel_dump":%d}`, laurel.DumpVersion) || !strings.HasPrefix(lines[len(lines)-1], `{"end":{"records":`) {
 		t.Fatalf("header %s", lines[0])
 	}
 	for _, want := range []string{
@@ -173,6 +173,10 @@ func TestImportRefuses(t *testing.T) {
 	if err := importDump(t.TempDir(), laureltest.SealDump(`{"laurel_dump":3}`, board, event), embedded.Options{}); err != nil {
 		t.Fatalf("a version-3 dump: %v", err)
 	}
+	// A dump of the version before subscores is read as it was.
+	if err := importDump(t.TempDir(), laureltest.SealDump(`{"laurel_dump":4}`, board, event), embedded.Options{}); err != nil {
+		t.Fatalf("a version-4 dump: %v", err)
+	}
 	for _, tc := range []struct {
 		name  string
 		lines []string
@@ -180,7 +184,8 @@ func TestImportRefuses(t *testing.T) {
 	}{
 		{"not a dump", []string{"hello"}, "not a laurel dump"},
 		{"another version", []string{`{"laurel_dump":1}`}, "dump version 1"},
-		{"a version too new", []string{`{"laurel_dump":5}`}, "dump version 5: this laurel reads versions 2 to 4; a newer laurel wrote it"},
+		{"a version too new", []string{`{"laurel_dump":6}`}, "dump version 6: this laurel reads versions 2 to 5; a newer laurel wrote it"},
+		{"a subscore in a version-4 dump", []string{`{"laurel_dump":4}`, `{"board":{"id":"b","config":{"windows":["all"],"subscore":"asc"},"created_at":0}}`, `{"event":{"board":"b","seq":1,"member":"a","value":1,"subscore":2,"ts":0}}`}, "subscore"},
 		{"tags in a version-3 dump", []string{`{"laurel_dump":3}`, board, `{"event":{"board":"b","seq":1,"member":"a","value":1,"ts":0,"tag":"x"}}`}, "a version-3 dump holds no tags"},
 		{"records in a version-2 dump", []string{`{"laurel_dump":2}`, `{"record":{"kind":"k","key":"a","value":""}}`}, "a version-2 dump holds no records"},
 		{"a record after a board", []string{head, board, `{"record":{"kind":"k","key":"a","value":""}}`}, "records come before the first board"},

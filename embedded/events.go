@@ -193,7 +193,7 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 	if b == nil {
 		return "", 0, 0, "", laurel.ErrNoBoard(in.Board)
 	}
-	if err := b.cfg.AdmitWriter(opts); err != nil {
+	if err := b.cfg.AdmitWriter(in, opts); err != nil {
 		return "", 0, 0, "", err
 	}
 	if in.ID != "" {
@@ -202,7 +202,7 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 			return "", 0, 0, "", err
 		}
 		if ok {
-			if in.Repeats(prev.member, prev.value, 0, prev.ts) {
+			if in.Repeats(prev.member, prev.value, prev.sub, prev.ts) {
 				return laurel.StatusDuplicate, 0, 0, "", nil
 			}
 			return "", 0, 0, "", laurel.ErrIDConflict(in.ID)
@@ -212,12 +212,12 @@ func (s *Store) stageEvent(tx *txn, in *laurel.Event, opts laurel.SubmitOptions)
 	if err != nil {
 		return "", 0, 0, "", err
 	}
-	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID, tag: string(in.Tag)}
+	ev := event{member: in.Member, seq: tx.nextSeq(), value: in.Value, ts: ts, id: in.ID, tag: string(in.Tag), sub: in.Sub}
 	if in.HasTS {
 		ev.flags |= flagExplicitTS
 	}
 	held, err = laurel.StageCounted(context.Background(), &b.cfg, newStaged(tx, b), // staged reads memory only: nothing to cancel
-		ev.member, laurel.Counted{Value: ev.value, TS: ev.ts, Seq: ev.seq, Tag: tagJSON(ev.tag)}, tx.now)
+		ev.member, laurel.Counted{Value: ev.value, Sub: ev.sub, TS: ev.ts, Seq: ev.seq, Tag: tagJSON(ev.tag)}, tx.now)
 	if err != nil {
 		return "", 0, 0, "", err
 	}

@@ -97,7 +97,29 @@ type Slots struct{ s *slots }
 func NewSlots() Slots { return Slots{&slots{}} }
 
 // Set stores member h's score and time; handles is the board's count of members.
-func (s Slots) Set(h uint32, score, at int64, handles int) { s.s.set(h, slot{score, at}, handles) }
+func (s Slots) Set(h uint32, score, at int64, handles int) {
+	s.s.set(h, slot{score: score, at: at}, handles)
+}
+
+// SetSub stores member h's score, subscore and time.
+func (s Slots) SetSub(h uint32, score, sub, at int64, handles int) {
+	s.s.set(h, slot{score: score, at: at, sub: sub}, handles)
+}
+
+// GetSub returns member h's score, subscore and time.
+func (s Slots) GetSub(h uint32) (score, sub, at int64, ok bool) {
+	v, ok := s.s.get(h)
+	return v.score, v.sub, v.at, ok
+}
+
+// EachSub calls fn with every entry's subscore.
+func (s Slots) EachSub(fn func(h uint32, sub int64)) {
+	s.s.each(func(h uint32, v slot) { fn(h, v.sub) })
+}
+
+// KeepsSubs reports whether the slots made room for subscores: not before the first that is
+// not 0.
+func (s Slots) KeepsSubs() bool { return s.s.subs != nil }
 
 func (s Slots) Get(h uint32) (score, at int64, ok bool) {
 	v, ok := s.s.get(h)
@@ -245,8 +267,22 @@ func (s SpanTags) Set(h uint32, tag string) { s.t.set(h, tag) }
 func (s SpanTags) Get(h uint32) string      { return string(s.t.get(h)) }
 func (s SpanTags) ArenaLen() int            { return len(s.t.arena) }
 
-// SortKeys puts keys in rank order as a board of that order whose members m names does when
-// it builds a tree (ranksort.go), through scratch.
-func SortKeys(order laurel.Order, m Members, keys []rank.Key, scratch *[]rank.Key) {
-	sortKeys(&board{cfg: laurel.Board{Order: order}, members: m.m}, keys, scratch)
+// SortKeys puts keys in rank order as a board of that order (and subscore order, when sub is
+// not nil) whose members m names does when it builds a tree (ranksort.go), through scratch.
+func SortKeys(order laurel.Order, sub *laurel.Order, m Members, keys []rank.Key, scratch *[]rank.Key) {
+	sortKeys(&board{cfg: laurel.Board{Order: order, Subscore: sub}, members: m.m}, keys, scratch)
+}
+
+// SortFlatKeys is SortKeys for a board without a subscore as Open sorts its keys: 24 bytes a
+// key (ranksort.go); keys' subscores are left out.
+func SortFlatKeys(order laurel.Order, m Members, keys []rank.Key) {
+	flat := make([]flatKey, len(keys))
+	for i, k := range keys {
+		flat[i] = flatKey{k.Score, k.At, k.Member}
+	}
+	var scratch []flatKey
+	sortFlatKeys(&board{cfg: laurel.Board{Order: order}, members: m.m}, flat, &scratch)
+	for i, k := range flat {
+		keys[i] = rank.Key{Score: k.score, At: k.at, Member: k.member}
+	}
 }

@@ -70,27 +70,63 @@ func (s *Store) recoverHistory() error {
 
 // encodeHistory encodes the event's time and the member's standing per window.
 func encodeHistory(ts int64, names []string, standings []laurel.Standing) []byte {
-	return appendHistory(make([]byte, 0, historySize(names)), ts, names, standings)
+	return appendHistory(make([]byte, 0, historySize(names, standings)), ts, names, standings)
 }
 
 // historySize is the length of a history record of the windows names.
-func historySize(names []string) int {
+func historySize(names []string, standings []laurel.Standing) int {
 	n := 8
-	for _, name := range names {
+	for i, name := range names {
 		n += 1 + len(name) + 12
+		if standings[i].Sub != 0 {
+			n += 8
+		}
 	}
 	return n
 }
 
+// historySub marks, in the length of a window's name, a point whose subscore follows its
+// rank: one whose subscore is not 0. Other points are written as before subscores were kept;
+// window names are far shorter than 128 bytes.
+const historySub = 0x80
+
 func appendHistory(b []byte, ts int64, names []string, standings []laurel.Standing) []byte {
 	b = appendU64(b, uint64(ts))
 	for i, name := range names {
-		b = append(b, byte(len(name)))
+		n := byte(len(name))
+		if standings[i].Sub != 0 {
+			n |= historySub
+		}
+		b = append(b, n)
 		b = append(b, name...)
 		b = appendU64(b, uint64(standings[i].Score))
 		b = binary.BigEndian.AppendUint32(b, uint32(standings[i].Rank))
+		if standings[i].Sub != 0 {
+			b = appendU64(b, uint64(standings[i].Sub))
+		}
 	}
 	return b
+}
+
+// historyEntry reads the point at the start of b (the part of a history record after its
+// time): the window's name, the point, and the rest of b.
+func historyEntry(b []byte) (name string, p laurel.HistoryPoint, rest []byte, err error) {
+	n, sub := int(b[0]&^historySub), b[0]&historySub != 0
+	size := 1 + n + 12
+	if sub {
+		size += 8
+	}
+	if len(b) < size {
+		return "", p, nil, errCorrupt
+	}
+	name = string(b[1 : 1+n])
+	b = b[1+n:]
+	p.Score = int64(readU64(b))
+	p.Rank = int(binary.BigEndian.Uint32(b[8:]))
+	if sub {
+		p.Sub = int64(readU64(b[12:]))
+	}
+	return name, p, b[size-1-n:], nil
 }
 
 // decodeHistory finds window's point in a history record; ok is false when the member was not
@@ -99,42 +135,45 @@ func decodeHistory(b []byte, window string) (p laurel.HistoryPoint, ok bool, err
 	if len(b) < 8 {
 		return p, false, errCorrupt
 	}
-	p.At = int64(readU64(b))
+	at := int64(readU64(b))
 	for b = b[8:]; len(b) > 0; {
-		n := int(b[0])
-		if len(b) < 1+n+12 {
-			return p, false, errCorrupt
+		name, q, rest, err := historyEntry(b)
+		if err != nil {
+			return p, false, err
 		}
-		name := string(b[1 : 1+n])
-		b = b[1+n:]
 		if name == window {
-			p.Score = int64(readU64(b))
-			p.Rank = int(binary.BigEndian.Uint32(b[8:]))
-			return p, true, nil
+			q.At = at
+			return q, true, nil
 		}
-		b = b[12:]
+		b = rest
 	}
+	p.At = at
 	return p, false, nil
 }
 
 // decodePoints decodes a whole history record: the event's time and the member's [score,
-// rank] per window, as a dump holds them.
-func decodePoints(b []byte) (ts int64, points map[string][2]int64, err error) {
+// rank] per window, and the subscores that are not 0, as a dump holds them.
+func decodePoints(b []byte) (ts int64, points map[string][2]int64, subs map[string]int64, err error) {
 	if len(b) < 8 {
-		return 0, nil, errCorrupt
+		return 0, nil, nil, errCorrupt
 	}
 	ts = int64(readU64(b))
 	points = make(map[string][2]int64)
-	for b = b[8:]; len(b) > 0; b = b[12:] {
-		n := int(b[0])
-		if len(b) < 1+n+12 {
-			return 0, nil, errCorrupt
+	for b = b[8:]; len(b) > 0; {
+		name, p, rest, err := historyEntry(b)
+		if err != nil {
+			return 0, nil, nil, err
 		}
-		name := string(b[1 : 1+n])
-		b = b[1+n:]
-		points[name] = [2]int64{int64(readU64(b)), int64(binary.BigEndian.Uint32(b[8:]))}
+		points[name] = [2]int64{p.Score, int64(p.Rank)}
+		if p.Sub != 0 {
+			if subs == nil {
+				subs = make(map[string]int64)
+			}
+			subs[name] = p.Sub
+		}
+		b = rest
 	}
-	return ts, points, nil
+	return ts, points, subs, nil
 }
 
 // recordHistory computes the member's standing in every window after an applied event, in
@@ -153,7 +192,7 @@ func (s *Store) recordHistory(b *board, spans []*span, member string, seq uint64
 		}
 	}
 	if seq != 0 {
-		point := appendHistory(s.pointChunks.take(historySize(names)), ts, names, standings)
+		point := appendHistory(s.pointChunks.take(historySize(names, standings)), ts, names, standings)
 		s.history = append(s.history, pointRecord{seq, point})
 		s.pending.Add(1)
 	}
@@ -195,7 +234,7 @@ func (s *Store) standings(b *board, spans []*span, member string, names []string
 			continue
 		}
 		if r, ok := sp.tree.Rank(treeKey(h, v)); ok {
-			names, standings = append(names, b.windows[i].name), append(standings, laurel.Standing{Rank: r, Score: v.score})
+			names, standings = append(names, b.windows[i].name), append(standings, laurel.Standing{Rank: r, Score: v.score, Sub: v.sub})
 		}
 	}
 	return names, standings

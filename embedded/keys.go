@@ -208,10 +208,16 @@ func frozenMemberKey(board, window string, start int64, member string) []byte {
 	return append(spanPrefix(tagMember, board, window, start), member...)
 }
 
-// aggregate is a member's (score, reached_at) in a span, as stored.
-type aggregate struct{ score, at int64 }
+// aggregate is a member's (score, reached_at, subscore) in a span, as stored. The subscore is
+// 0 on a board without one, and an aggregate whose subscore is 0 is stored as before
+// subscores were kept: 16 bytes, or 24 with the sequence number it counts to. One whose
+// subscore is not takes 32: the sequence number (0: it does not say) and then the subscore.
+type aggregate struct{ score, at, sub int64 }
 
 func encodeAgg(a aggregate) []byte {
+	if a.sub != 0 {
+		return encodeAggAsOf(a, 0)
+	}
 	b := make([]byte, 0, 16)
 	b = appendU64(b, uint64(a.score))
 	return appendU64(b, uint64(a.at))
@@ -219,7 +225,14 @@ func encodeAgg(a aggregate) []byte {
 
 // encodeAggAsOf encodes an aggregate of an open period or all that counts every event up to
 // the sequence number asOf: replay after a crash adds only later ones (checkpoint.go).
-func encodeAggAsOf(a aggregate, asOf uint64) []byte { return appendU64(encodeAgg(a), asOf) }
+func encodeAggAsOf(a aggregate, asOf uint64) []byte {
+	b := make([]byte, 0, 32)
+	b = appendU64(appendU64(appendU64(b, uint64(a.score)), uint64(a.at)), asOf)
+	if a.sub != 0 {
+		b = appendU64(b, uint64(a.sub))
+	}
+	return b
+}
 
 func decodeAgg(b []byte) (aggregate, error) {
 	a, _, err := decodeAggAsOf(b)
@@ -229,11 +242,14 @@ func decodeAgg(b []byte) (aggregate, error) {
 // decodeAggAsOf decodes an aggregate and the last sequence number it counts; 0 when it does
 // not say (a bucket, or a record an earlier version or an import wrote).
 func decodeAggAsOf(b []byte) (aggregate, uint64, error) {
-	if len(b) != 16 && len(b) != 24 {
+	if len(b) != 16 && len(b) != 24 && len(b) != 32 {
 		return aggregate{}, 0, errCorrupt
 	}
-	a := aggregate{int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:]))}
-	if len(b) == 24 {
+	a := aggregate{score: int64(binary.BigEndian.Uint64(b)), at: int64(binary.BigEndian.Uint64(b[8:]))}
+	if len(b) == 32 {
+		a.sub = int64(binary.BigEndian.Uint64(b[24:]))
+	}
+	if len(b) >= 24 {
 		return a, binary.BigEndian.Uint64(b[16:]), nil
 	}
 	return a, 0, nil
@@ -244,6 +260,7 @@ const (
 	flagExplicitTS = 1 << iota // the client gave ts
 	flagRetracted              // retracted: kept as the audit trail, counted nowhere
 	flagTagged                 // a tag follows the id: the event carries one
+	flagSub                    // a subscore follows the id and tag: the event's is not 0
 )
 
 // event is one stored event.
@@ -255,15 +272,20 @@ type event struct {
 	flags  byte
 	id     string
 	tag    string // compact JSON; empty for none
+	sub    int64  // the subscore; 0 on a board without one
 }
 
 // appendEvent encodes an event of board, without its seq (its key's, or its record's). A tag
-// follows the id only when the event has one (flagTagged), so that untagged events cost
-// nothing more than before tags were kept.
+// follows the id only when the event has one (flagTagged), and a subscore only when it is not
+// 0 (flagSub), so that other events cost nothing more than before tags and subscores were
+// kept.
 func appendEvent(b []byte, board string, ev *event) []byte {
-	flags := ev.flags &^ flagTagged
+	flags := ev.flags &^ (flagTagged | flagSub)
 	if ev.tag != "" {
 		flags |= flagTagged
+	}
+	if ev.sub != 0 {
+		flags |= flagSub
 	}
 	b = appendString(b, board)
 	b = appendString(b, ev.member)
@@ -273,6 +295,9 @@ func appendEvent(b []byte, board string, ev *event) []byte {
 	b = appendString(b, ev.id)
 	if ev.tag != "" {
 		b = appendString(b, ev.tag)
+	}
+	if ev.sub != 0 {
+		b = binary.AppendVarint(b, ev.sub)
 	}
 	return b
 }
@@ -314,6 +339,13 @@ func decodeEvent(b []byte, ev *event, view bool) (board string, rest []byte, err
 			return "", nil, errCorrupt
 		}
 	}
+	ev.sub = 0
+	if ev.flags&flagSub != 0 {
+		if ev.sub, n = binary.Varint(b); n <= 0 {
+			return "", nil, errCorrupt
+		}
+		b = b[n:]
+	}
 	return board, b, nil
 }
 
@@ -335,10 +367,17 @@ func skipEvent(b []byte) ([]byte, bool) {
 	if len(b) == 0 { // flags
 		return nil, false
 	}
-	tagged := b[0]&flagTagged != 0
+	tagged, sub := b[0]&flagTagged != 0, b[0]&flagSub != 0
 	_, b, ok = readBytes(b[1:]) // id
 	if ok && tagged {
 		_, b, ok = readBytes(b)
+	}
+	if ok && sub {
+		_, k := binary.Varint(b)
+		if k <= 0 {
+			return nil, false
+		}
+		b = b[k:]
 	}
 	return b, ok
 }
@@ -403,19 +442,33 @@ type frozen struct {
 	agg    aggregate
 }
 
-func encodeFrozen(f frozen) []byte {
-	b := make([]byte, 0, 16+len(f.member))
+// encodeFrozen encodes an entry of a closed period: score, reached_at, then, on a board with
+// a subscore (sub), the subscore, then the member. Boards without one store what they stored
+// before subscores were kept; a board's subscore is fixed at its creation, so its records
+// all have one layout.
+func encodeFrozen(f frozen, sub bool) []byte {
+	b := make([]byte, 0, 24+len(f.member))
 	b = appendU64(b, uint64(f.agg.score))
 	b = appendU64(b, uint64(f.agg.at))
+	if sub {
+		b = appendU64(b, uint64(f.agg.sub))
+	}
 	return append(b, f.member...)
 }
 
-func decodeFrozen(rank uint32, b []byte) (frozen, error) {
-	if len(b) < 17 {
+func decodeFrozen(rank uint32, b []byte, sub bool) (frozen, error) {
+	head := 16
+	if sub {
+		head = 24
+	}
+	if len(b) < head+1 {
 		return frozen{}, errCorrupt
 	}
-	a, _ := decodeAgg(b[:16])
-	return frozen{rank: rank, agg: a, member: string(b[16:])}, nil
+	a := aggregate{score: int64(readU64(b)), at: int64(readU64(b[8:]))}
+	if sub {
+		a.sub = int64(readU64(b[16:]))
+	}
+	return frozen{rank: rank, agg: a, member: string(b[head:])}, nil
 }
 
 const noTime = math.MinInt64

@@ -125,16 +125,106 @@ func (m *members) resize(n int) {
 // tie orders members whose score and reached_at are equal: by their ids' bytes.
 func (m *members) tie(a, b uint32) int { return strings.Compare(m.name(a), m.name(b)) }
 
-// slot is a member's aggregate in an in-memory span.
-type slot struct{ score, at int64 }
+// slot is a member's aggregate in an in-memory span: its score, reached_at and subscore (0
+// on a board without one). Slots keep subscores apart (subs), so that boards without one pay
+// nothing for them.
+type slot struct{ score, at, sub int64 }
+
+// wideSlot is what a wide chunk or a map keeps of an entry: its subscore is kept apart.
+type wideSlot struct{ score, at int64 }
 
 // slots maps handles to aggregates. A span that holds a fair share of the board's members
 // keeps them in chunks indexed by handle (12 or 16 bytes an entry, no hashing); a small one in
-// a map.
+// a map. The subscores that are not 0, on the boards that declare one, are kept beside them
+// (subs; 8 bytes an entry more in chunks), which are nil until the first.
 type slots struct {
 	dense  []chunk // nil: sparse
-	sparse map[uint32]slot
+	sparse map[uint32]wideSlot
+	subs   *subs
 	n      int
+}
+
+// subs holds a span's subscores that are not 0, by handle: in chunks of chunkLen beside dense
+// slots (one made with the first subscore of its handles that is not 0), in a map beside a
+// sparse one.
+type subs struct {
+	dense  []*[chunkLen]int64
+	sparse map[uint32]int64
+}
+
+func (u *subs) get(h uint32) int64 {
+	if u.dense != nil {
+		if c := int(h >> chunkBits); c < len(u.dense) && u.dense[c] != nil {
+			return u.dense[c][h&(chunkLen-1)]
+		}
+		return 0
+	}
+	return u.sparse[h]
+}
+
+// set stores h's subscore; dense says whether the slots are.
+func (u *subs) set(h uint32, sub int64, dense bool) {
+	if !dense {
+		if sub == 0 {
+			delete(u.sparse, h)
+		} else {
+			if u.sparse == nil {
+				u.sparse = make(map[uint32]int64)
+			}
+			u.sparse[h] = sub
+		}
+		return
+	}
+	c := int(h >> chunkBits)
+	if c >= len(u.dense) {
+		if sub == 0 {
+			return
+		}
+		u.dense = append(u.dense, make([]*[chunkLen]int64, c+1-len(u.dense))...)
+	}
+	if u.dense[c] == nil {
+		if sub == 0 {
+			return
+		}
+		u.dense[c] = new([chunkLen]int64)
+	}
+	u.dense[c][h&(chunkLen-1)] = sub
+}
+
+func (u *subs) clone() *subs {
+	if u == nil {
+		return nil
+	}
+	c := &subs{sparse: maps.Clone(u.sparse)}
+	if u.dense != nil {
+		c.dense = make([]*[chunkLen]int64, len(u.dense))
+		for i, d := range u.dense {
+			if d != nil {
+				c.dense[i] = new([chunkLen]int64)
+				*c.dense[i] = *d
+			}
+		}
+	}
+	return c
+}
+
+// subOf returns h's subscore: what a tree of a board with a subscore asks (rank.Options.SubOf).
+func (s *slots) subOf(h uint32) int64 {
+	if s.subs == nil {
+		return 0
+	}
+	return s.subs.get(h)
+}
+
+// setSub stores h's subscore, making the subscores' structure at the first that is not 0.
+func (s *slots) setSub(h uint32, sub int64) {
+	if s.subs == nil {
+		if sub == 0 {
+			return
+		}
+		s.subs = &subs{}
+	}
+	s.subs.set(h, sub, s.dense != nil)
 }
 
 // A chunk holds the aggregates of 4096 consecutive handles. Chunks, not one slice: a slice of
@@ -149,7 +239,7 @@ type slots struct {
 type chunk struct {
 	base int64
 	near *[chunkLen]nearSlot // nil once wide
-	far  *[chunkLen]slot     // when wide; at == noTime: no entry
+	far  *[chunkLen]wideSlot // when wide; at == noTime: no entry
 }
 
 // nearSlot is an entry of a narrow chunk: the score's low and high halves, then the time's
@@ -177,10 +267,10 @@ func (c *chunk) get(i int) (slot, bool) {
 		if e[2] == noOffset {
 			return slot{}, false
 		}
-		return slot{int64(uint64(e[0]) | uint64(e[1])<<32), c.base + int64(e[2])}, true
+		return slot{score: int64(uint64(e[0]) | uint64(e[1])<<32), at: c.base + int64(e[2])}, true
 	}
 	v := c.far[i]
-	return v, v.at != noTime
+	return slot{score: v.score, at: v.at}, v.at != noTime
 }
 
 // set stores v at i and reports whether i had no entry.
@@ -195,7 +285,7 @@ func (c *chunk) set(i int, v slot) bool {
 		return added
 	}
 	added := c.far[i].at == noTime
-	c.far[i] = v
+	c.far[i] = wideSlot{v.score, v.at}
 	return added
 }
 
@@ -230,13 +320,13 @@ func (c *chunk) refit(at int64) {
 	}
 	spread := uint64(hi) - uint64(lo)
 	if spread >= noOffset {
-		far := new([chunkLen]slot)
+		far := new([chunkLen]wideSlot)
 		for i := range far {
 			v, ok := c.get(i)
 			if !ok {
 				v.at = noTime
 			}
-			far[i] = v
+			far[i] = wideSlot{v.score, v.at}
 		}
 		c.near, c.far = nil, far
 		return
@@ -256,7 +346,7 @@ func (c *chunk) clone() chunk {
 		d.near = new([chunkLen]nearSlot)
 		*d.near = *c.near
 	} else {
-		d.far = new([chunkLen]slot)
+		d.far = new([chunkLen]wideSlot)
 		*d.far = *c.far
 	}
 	return d
@@ -275,26 +365,38 @@ func (s *slots) chunkOf(h uint32) (*chunk, int) {
 const denseAbove = 4096
 
 func (s *slots) get(h uint32) (slot, bool) {
+	var v slot
+	var ok bool
 	if s.dense != nil {
-		if c, i := s.chunkOf(h); c != nil {
-			return c.get(i)
+		c, i := s.chunkOf(h)
+		if c == nil {
+			return slot{}, false
 		}
-		return slot{}, false
+		v, ok = c.get(i)
+	} else {
+		var w wideSlot
+		w, ok = s.sparse[h]
+		v = slot{score: w.score, at: w.at}
 	}
-	v, ok := s.sparse[h]
+	if ok && s.subs != nil {
+		v.sub = s.subs.get(h)
+	}
 	return v, ok
 }
 
 // set stores v for h; handles is the board's handle count, for choosing the layout.
 func (s *slots) set(h uint32, v slot, handles int) {
+	if v.sub != 0 || s.subs != nil {
+		s.setSub(h, v.sub)
+	}
 	if s.dense == nil {
 		if s.sparse == nil {
-			s.sparse = make(map[uint32]slot)
+			s.sparse = make(map[uint32]wideSlot)
 		}
 		if _, ok := s.sparse[h]; !ok {
 			s.n++
 		}
-		s.sparse[h] = v
+		s.sparse[h] = wideSlot{v.score, v.at}
 		if s.n > denseAbove && 5*s.n > 2*handles {
 			s.densify(handles)
 		}
@@ -328,7 +430,7 @@ func (s *slots) layOut(more, handles int) {
 	case n > denseAbove && 5*n > 2*handles:
 		s.densify(handles)
 	case s.sparse == nil:
-		s.sparse = make(map[uint32]slot, more)
+		s.sparse = make(map[uint32]wideSlot, more)
 	}
 }
 
@@ -349,12 +451,22 @@ func (s *slots) densify(handles int) {
 	s.cover(max(handles, 1))
 	for h, v := range s.sparse {
 		c, i := s.chunkOf(h)
-		c.set(i, v)
+		c.set(i, slot{score: v.score, at: v.at})
 	}
 	s.sparse = nil
+	if s.subs != nil {
+		sparse := s.subs.sparse
+		s.subs = &subs{}
+		for h, sub := range sparse {
+			s.subs.set(h, sub, true)
+		}
+	}
 }
 
 func (s *slots) del(h uint32) {
+	if s.subs != nil {
+		s.subs.set(h, 0, s.dense != nil)
+	}
 	if s.dense != nil {
 		if c, i := s.chunkOf(h); c != nil && c.del(i) {
 			s.n--
@@ -369,7 +481,7 @@ func (s *slots) del(h uint32) {
 
 // clone returns a copy of s that shares nothing with it.
 func (s *slots) clone() slots {
-	c := slots{n: s.n, sparse: maps.Clone(s.sparse)}
+	c := slots{n: s.n, sparse: maps.Clone(s.sparse), subs: s.subs.clone()}
 	if s.dense != nil {
 		c.dense = make([]chunk, len(s.dense))
 		for i := range s.dense {
@@ -384,8 +496,15 @@ func (s *slots) each(fn func(h uint32, v slot)) {
 	if s.dense != nil {
 		for c := range s.dense {
 			ch := &s.dense[c]
+			var sub *[chunkLen]int64 // nil: every subscore of the chunk is 0
+			if s.subs != nil && c < len(s.subs.dense) {
+				sub = s.subs.dense[c]
+			}
 			for i := range chunkLen {
 				if v, ok := ch.get(i); ok {
+					if sub != nil {
+						v.sub = sub[i]
+					}
 					fn(uint32(c<<chunkBits|i), v)
 				}
 			}
@@ -393,7 +512,11 @@ func (s *slots) each(fn func(h uint32, v slot)) {
 		return
 	}
 	for h, v := range s.sparse {
-		fn(h, v)
+		e := slot{score: v.score, at: v.at}
+		if s.subs != nil {
+			e.sub = s.subs.sparse[h]
+		}
+		fn(h, e)
 	}
 }
 
@@ -456,4 +579,6 @@ func (sp *span) timeOf(h uint32) int64 {
 	return v.at
 }
 
-func treeKey(h uint32, v slot) rank.Key { return rank.Key{Score: v.score, At: v.at, Member: h} }
+func treeKey(h uint32, v slot) rank.Key {
+	return rank.Key{Score: v.score, Sub: v.sub, At: v.at, Member: h}
+}

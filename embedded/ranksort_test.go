@@ -14,10 +14,10 @@ import (
 )
 
 // TestSortKeys: the keys a tree is built from come out in rank order, as a comparison of
-// score, reached_at and id puts them, in both orders, for sets small and large (sorted by
-// radix from radixSortMin keys): negative and huge scores and times, keys that differ only in
-// one byte of either, and runs of full ties broken by id; through one scratch array reused, as
-// Open's sorts are.
+// score, subscore, reached_at and id puts them, in both orders, with no subscore or one of
+// either order, for sets small and large (sorted by radix from radixSortMin keys): negative
+// and huge scores, subscores and times, keys that differ only in one byte of any, and runs of
+// full ties broken by id; through one scratch array reused, as Open's sorts are.
 func TestSortKeys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed(t), 3))
 	m := embedded.NewMembers()
@@ -32,32 +32,50 @@ func TestSortKeys(t *testing.T) {
 		func() int64 { return int64(rng.Uint64()) >> (rng.IntN(64)) << (rng.IntN(8) * 8) }, // one byte differs
 	}
 	var scratch []rank.Key
+	desc, asc := laurel.Desc, laurel.Asc
 	for _, order := range []laurel.Order{laurel.Desc, laurel.Asc} {
-		for _, n := range []int{0, 1, 7, 4095, 4096, 4097, 40_000} {
-			score, at := values[rng.IntN(len(values))], values[rng.IntN(len(values))]
-			keys := make([]rank.Key, n)
-			for i := range keys {
-				keys[i] = rank.Key{Score: score(), At: at(), Member: uint32(rng.IntN(members))}
-			}
-			want := slices.Clone(keys)
-			slices.SortFunc(want, func(x, y rank.Key) int {
-				c := cmp.Compare(x.Score, y.Score)
-				if order == laurel.Desc {
-					c = -c
+		for _, sub := range []*laurel.Order{nil, &desc, &asc} {
+			for _, n := range []int{0, 1, 7, 4095, 4096, 4097, 40_000} {
+				score, at, subOf := values[rng.IntN(len(values))], values[rng.IntN(len(values))], values[rng.IntN(len(values))]
+				keys := make([]rank.Key, n)
+				for i := range keys {
+					keys[i] = rank.Key{Score: score(), At: at(), Member: uint32(rng.IntN(members))}
+					if sub != nil {
+						keys[i].Sub = subOf()
+					}
 				}
-				if c == 0 {
-					c = cmp.Compare(x.At, y.At)
+				want := slices.Clone(keys)
+				slices.SortFunc(want, func(x, y rank.Key) int {
+					c := cmp.Compare(x.Score, y.Score)
+					if order == laurel.Desc {
+						c = -c
+					}
+					if c == 0 && sub != nil {
+						if c = cmp.Compare(x.Sub, y.Sub); *sub == laurel.Desc {
+							c = -c
+						}
+					}
+					if c == 0 {
+						c = cmp.Compare(x.At, y.At)
+					}
+					if c == 0 {
+						c = strings.Compare(m.Name(x.Member), m.Name(y.Member))
+					}
+					return c
+				})
+				if sub == nil {
+					flat := slices.Clone(keys)
+					embedded.SortFlatKeys(order, m, flat)
+					if !slices.Equal(flat, want) {
+						t.Fatalf("order %v, %d keys: the flat keys Open sorts come out otherwise", order, n)
+					}
 				}
-				if c == 0 {
-					c = strings.Compare(m.Name(x.Member), m.Name(y.Member))
-				}
-				return c
-			})
-			embedded.SortKeys(order, m, keys, &scratch)
-			for i := range keys {
-				if keys[i] != want[i] { // a member drawn twice with equal pairs: equal keys
+				embedded.SortKeys(order, sub, m, keys, &scratch)
+				for i := range keys {
+					if keys[i] != want[i] { // a member drawn twice with equal pairs: equal keys
 
-					t.Fatalf("order %v, %d keys: key %d is %+v, want %+v", order, n, i, keys[i], want[i])
+						t.Fatalf("order %v, subscore %v, %d keys: key %d is %+v, want %+v", order, sub, n, i, keys[i], want[i])
+					}
 				}
 			}
 		}

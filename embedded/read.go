@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/laurel/laurel"
+	"github.com/laurel/laurel/rank"
 )
 
 // memView reads an in-memory span; a nil span is an empty ranking. It is a laurel.Ranking.
@@ -35,7 +36,7 @@ func (v memView) Page(_ context.Context, from, n int) ([]laurel.Entry, error) {
 		if len(out) == n {
 			break
 		}
-		out = append(out, laurel.Entry{Rank: r, Member: v.b.members.name(k.Member), Score: k.Score, ReachedAt: k.At, Tag: v.sp.tagOf(k.Member)})
+		out = append(out, laurel.Entry{Rank: r, Member: v.b.members.name(k.Member), Score: k.Score, Sub: k.Sub, ReachedAt: k.At, Tag: v.sp.tagOf(k.Member)})
 	}
 	return out, nil
 }
@@ -51,7 +52,7 @@ func (v memView) Entries(_ context.Context, members []string) ([]laurel.Entry, e
 			continue
 		}
 		if r, ok := v.sp.tree.Rank(treeKey(h, s)); ok {
-			out = append(out, laurel.Entry{Rank: r, Member: member, Score: s.score, ReachedAt: s.at, Tag: v.sp.tagOf(h)})
+			out = append(out, laurel.Entry{Rank: r, Member: member, Score: s.score, Sub: s.sub, ReachedAt: s.at, Tag: v.sp.tagOf(h)})
 		}
 	}
 	return out, nil
@@ -71,7 +72,7 @@ func (v memView) Search(_ context.Context, k laurel.Key) (int, error) {
 	if v.sp == nil {
 		return 1, nil
 	}
-	c := v.sp.tree.Search(k.Score, k.At)
+	c := v.sp.tree.Search(rank.Key{Score: k.Score, Sub: k.Sub, At: k.At})
 	return c.Rank(), nil
 }
 
@@ -105,11 +106,11 @@ func (v frozenView) Page(_ context.Context, from, n int) ([]laurel.Entry, error)
 		if _, ok := slices.BinarySearch(v.cp.excluded, raw); ok {
 			return nil
 		}
-		f, err := decodeFrozen(raw, val)
+		f, err := decodeFrozen(raw, val, v.order.HasSub)
 		if err != nil {
 			return err
 		}
-		out = append(out, laurel.Entry{Rank: laurel.VisibleRank(v.cp.excluded, raw), Member: f.member, Score: f.agg.score, ReachedAt: f.agg.at})
+		out = append(out, laurel.Entry{Rank: laurel.VisibleRank(v.cp.excluded, raw), Member: f.member, Score: f.agg.score, Sub: f.agg.sub, ReachedAt: f.agg.at})
 		return nil
 	})
 	if err == errStop {
@@ -135,11 +136,11 @@ func (v frozenView) Entries(_ context.Context, members []string) ([]laurel.Entry
 		if err != nil || !ok {
 			return nil, err
 		}
-		f, err := decodeFrozen(raw, val)
+		f, err := decodeFrozen(raw, val, v.order.HasSub)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, laurel.Entry{Rank: laurel.VisibleRank(v.cp.excluded, raw), Member: member, Score: f.agg.score, ReachedAt: f.agg.at})
+		out = append(out, laurel.Entry{Rank: laurel.VisibleRank(v.cp.excluded, raw), Member: member, Score: f.agg.score, Sub: f.agg.sub, ReachedAt: f.agg.at})
 	}
 	return out, nil
 }
@@ -224,7 +225,7 @@ func (s *Store) resolveLocked(ctx context.Context, b *board, q laurel.Query, now
 		entries := make([]laurel.Entry, 0, len(aggs))
 		for m, a := range aggs {
 			if !s.hidden[m] {
-				entries = append(entries, laurel.Entry{Member: m, Score: a.Score, ReachedAt: a.At})
+				entries = append(entries, laurel.Entry{Member: m, Score: a.Score, Sub: a.Sub, ReachedAt: a.At})
 			}
 		}
 		rd.v = laurel.NewSortedRanking(b.cfg.Ordering(), entries)

@@ -395,9 +395,20 @@ func (s *Store) buildTrees() (entries int) {
 		}
 	}
 	onCores(len(todo), func() func(int) {
-		var keys, scratch []rank.Key // kept from one span to the next: each as large as the most keys
+		var keys, scratch []rank.Key    // kept from one span to the next: each as large as the most keys
+		var flat, flatScratch []flatKey // the same, of boards without a subscore: 24 bytes a key, not 32
 		return func(i int) {
 			b, sp := todo[i].b, todo[i].sp
+			if b.cfg.Subscore == nil {
+				flat = slices.Grow(flat[:0], sp.slots.n)
+				sp.slots.each(func(h uint32, v slot) {
+					if len(s.hidden) == 0 || !s.hidden[b.members.name(h)] {
+						flat = append(flat, flatKey{v.score, v.at, h})
+					}
+				})
+				sp.tree = loadFlatTree(b, sp, flat, &flatScratch)
+				return
+			}
 			keys = slices.Grow(keys[:0], sp.slots.n)
 			sp.slots.each(func(h uint32, v slot) {
 				if len(s.hidden) == 0 || !s.hidden[b.members.name(h)] {

@@ -227,3 +227,70 @@ func TestDenseSpansOverMonths(t *testing.T) {
 	e = testStoreWith(t, dir, embedded.Options{Now: c.Now})
 	check("after a restart")
 }
+
+// TestSlotSubscores: subscores are kept beside the aggregates only once one is not 0, and
+// come back with them through the switch from a map to chunks, deletions, entries set again
+// with 0, and a clone.
+func TestSlotSubscores(t *testing.T) {
+	rng := rand.New(rand.NewPCG(laureltest.Seed(t), 7))
+	const handles = 20000
+	s := embedded.NewSlots()
+	for h := range uint32(5000) {
+		s.Set(h, int64(h), 1, handles)
+	}
+	if s.KeepsSubs() {
+		t.Fatal("slots without a subscore made room for subscores")
+	}
+	model := map[uint32][3]int64{}
+	for h := range uint32(5000) {
+		model[h] = [3]int64{int64(h), 0, 1}
+	}
+	check := func(s embedded.Slots, when string) {
+		t.Helper()
+		if s.Len() != len(model) {
+			t.Fatalf("%s: %d entries, want %d", when, s.Len(), len(model))
+		}
+		for h, want := range model {
+			score, sub, at, ok := s.GetSub(h)
+			if !ok || [3]int64{score, sub, at} != want {
+				t.Fatalf("%s: handle %d: (%d, %d, %d, %v), want %v", when, h, score, sub, at, ok, want)
+			}
+		}
+		n := 0
+		s.EachSub(func(h uint32, sub int64) {
+			n++
+			if sub != model[h][1] {
+				t.Fatalf("%s: each: handle %d subscore %d, want %d", when, h, sub, model[h][1])
+			}
+		})
+		if n != len(model) {
+			t.Fatalf("%s: each gave %d entries, want %d", when, n, len(model))
+		}
+	}
+	for i := range 40000 {
+		h := uint32(rng.IntN(handles))
+		switch r := rng.IntN(10); {
+		case r == 0:
+			s.Del(h)
+			delete(model, h)
+		default:
+			sub := int64(0)
+			if r > 3 {
+				sub = rng.Int64() >> rng.IntN(64)
+			}
+			score, at := rng.Int64N(100), int64(1_800_000_000_000+i)
+			s.SetSub(h, score, sub, at, handles)
+			model[h] = [3]int64{score, sub, at}
+		}
+		if i == 100 || i == 10000 {
+			check(s, fmt.Sprintf("step %d", i))
+		}
+	}
+	check(s, "the end")
+	c := s.Clone()
+	check(c, "a clone")
+	for h := range uint32(handles) {
+		c.Del(h)
+	}
+	check(s, "the original after its clone was emptied")
+}

@@ -84,19 +84,19 @@ func toAgg(a aggregate, present bool) laurel.Agg {
 	if !present {
 		return laurel.Agg{}
 	}
-	return laurel.Agg{Score: a.score, At: a.at, Count: 1}
+	return laurel.Agg{Score: a.score, Sub: a.sub, At: a.at, Count: 1}
 }
 
-func fromAgg(a laurel.Agg) aggregate { return aggregate{a.Score, a.At} }
+func fromAgg(a laurel.Agg) aggregate { return aggregate{score: a.Score, at: a.At, sub: a.Sub} }
 
 // key returns the aggregate's place in its ranking.
-func (a aggregate) key() laurel.Key { return laurel.Key{Score: a.score, At: a.at} }
+func (a aggregate) key() laurel.Key { return laurel.Key{Score: a.score, Sub: a.sub, At: a.at} }
 
 // counted returns events as they count in aggregates.
 func counted(events []storedEvent) []laurel.Counted {
 	out := make([]laurel.Counted, len(events))
 	for i, ev := range events {
-		out[i] = laurel.Counted{Value: ev.value, TS: ev.ts, Seq: ev.seq, Tag: tagJSON(ev.tag)}
+		out[i] = laurel.Counted{Value: ev.value, Sub: ev.sub, TS: ev.ts, Seq: ev.seq, Tag: tagJSON(ev.tag)}
 	}
 	return out
 }

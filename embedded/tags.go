@@ -102,7 +102,7 @@ func (s *Store) lookUpSpanTags(b *board, sp *span) ([]uint32, []laurel.Entry, er
 	handles := make([]uint32, 0, sp.slots.n)
 	entries := make([]laurel.Entry, 0, sp.slots.n)
 	sp.slots.each(func(h uint32, v slot) {
-		entries = append(entries, laurel.Entry{Member: b.members.name(h), Score: v.score, ReachedAt: v.at})
+		entries = append(entries, laurel.Entry{Member: b.members.name(h), Score: v.score, Sub: v.sub, ReachedAt: v.at})
 		handles = append(handles, h)
 	})
 	return handles, entries, s.lookUpTags(b, entries, false)
@@ -116,8 +116,8 @@ func (s *Store) recoverTags() error {
 	// windows share most of those (a member's latest event makes its entry in all, the week
 	// and the day of a sum board), so each is looked up once.
 	type made struct {
-		h         uint32
-		at, score int64
+		h              uint32
+		at, score, sub int64
 	}
 	for _, b := range s.boards {
 		if !b.tagged.Load() {
@@ -125,7 +125,7 @@ func (s *Store) recoverTags() error {
 		}
 		madeOf := func(h uint32, v slot) made {
 			if b.cfg.Mode == laurel.Best {
-				return made{h, v.at, v.score}
+				return made{h, v.at, v.score, v.sub}
 			}
 			return made{h: h, at: v.at}
 		}
@@ -138,7 +138,7 @@ func (s *Store) recoverTags() error {
 				}
 				sp.slots.each(func(h uint32, v slot) {
 					if k := madeOf(h, v); index[k] == 0 {
-						entries = append(entries, laurel.Entry{Member: b.members.name(h), Score: v.score, ReachedAt: v.at})
+						entries = append(entries, laurel.Entry{Member: b.members.name(h), Score: v.score, Sub: v.sub, ReachedAt: v.at})
 						index[k] = len(entries)
 					}
 				})

@@ -102,7 +102,7 @@ func (s *Store) topOf(b *board, w *window, now int64, names map[uint32]memberNam
 			}
 			names[k.Member] = mn
 		}
-		v.entries = append(v.entries, laurel.Entry{Rank: r, Member: mn.member, Score: k.Score, ReachedAt: k.At, Name: mn.name, Tag: sp.tagOf(k.Member)})
+		v.entries = append(v.entries, laurel.Entry{Rank: r, Member: mn.member, Score: k.Score, Sub: k.Sub, ReachedAt: k.At, Name: mn.name, Tag: sp.tagOf(k.Member)})
 	}
 	return v
 }

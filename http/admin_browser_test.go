@@ -75,16 +75,19 @@ func TestBrowserAdmin(t *testing.T) {
 		e.do("GET", "/v1/boards/league", nil).isError(t, 404, "not_found", "board")
 
 		tab.submit("board-form", map[string]string{"board-id": "league", "board-title": "League", "board-windows": "all, week",
-			"board-order": "asc", "board-keep": "4", "board-metadata": `{"season": 3}`})
+			"board-order": "asc", "board-subscore": "desc", "board-keep": "4", "board-metadata": `{"season": 3}`})
 		tab.wait(`document.getElementById('board-form-msg').textContent === 'Created board league.'`)
 		tab.wait(`document.querySelector('#admin-boards tr[data-board="league"]')`)
-		if b := e.do("GET", "/v1/boards/league", nil).must(t, 200); fmt.Sprintf("%v %v %v %v %v", b.get("title"), b.get("order"), b.get("keep"), b.get("windows"), b.get("metadata", "season")) != "League asc 4 [all week] 3" {
+		if b := e.do("GET", "/v1/boards/league", nil).must(t, 200); fmt.Sprintf("%v %v %v %v %v %v", b.get("title"), b.get("order"), b.get("subscore"), b.get("keep"), b.get("windows"), b.get("metadata", "season")) != "League asc desc 4 [all week] 3" {
 			t.Fatalf("the board created: %s", b.raw)
 		}
 
 		// Edit: immutable fields are fixed; a window is added; removing one is refused at its field.
 		tab.click(`#admin-boards tr[data-board="league"] button.edit`)
 		tab.wait(`document.getElementById('board-form-title').textContent === 'Edit league' && document.getElementById('board-order').disabled && document.getElementById('board-id').disabled`)
+		if got := evalJS[string](tab, `(() => { const s = document.getElementById('board-subscore'); return s.value + ' ' + s.disabled; })()`); got != "desc true" {
+			t.Errorf("the subscore in the edit form (value, disabled): %s", got)
+		}
 		tab.submit("board-form", map[string]string{"board-title": "League 2", "board-windows": "all, week, last7d"})
 		tab.wait(`document.getElementById('board-form-msg').textContent === 'Saved board league.'`)
 		if b := e.do("GET", "/v1/boards/league", nil).must(t, 200); fmt.Sprintf("%v %v", b.get("title"), b.get("windows")) != "League 2 [all week last7d]" {

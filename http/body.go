@@ -71,8 +71,9 @@ func writeMemberEntry(w http.ResponseWriter, me laurel.MemberEntry) {
 	writeBody(w, bp, b)
 }
 
-// writeResults answers a submit with its results, as writeJSON(resultsOf(…)) did.
-func writeResults(w http.ResponseWriter, results []laurel.EventResult, ranks bool) {
+// writeResults answers a submit with its results, as writeJSON(resultsOf(…)) does; subs are
+// the boards whose standings show subscores.
+func writeResults(w http.ResponseWriter, results []laurel.EventResult, ranks bool, subs map[string]bool) {
 	bp := getBuf()
-	writeBody(w, bp, wire.AppendResults((*bp)[:0], results, ranks))
+	writeBody(w, bp, wire.AppendResults((*bp)[:0], results, ranks, subs))
 }

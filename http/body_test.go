@@ -228,6 +228,9 @@ func (g gen) period() laurel.PeriodInfo {
 func (g gen) entry(rank int, metadata bool) laurel.Entry {
 	e := laurel.Entry{Rank: rank, Member: g.str(), Score: g.int64(), ReachedAt: g.time()}
 	if g.r.IntN(2) == 0 {
+		e.Sub = g.int64()
+	}
+	if g.r.IntN(2) == 0 {
 		p := laurel.Percentile(rank, rank+g.r.IntN(3_000_000))
 		e.Percentile = &p
 	}
@@ -246,7 +249,7 @@ func (g gen) entry(rank int, metadata bool) laurel.Entry {
 }
 
 func (g gen) page() laurel.Page {
-	p := laurel.Page{Board: g.str(), Window: g.str(), Period: g.period(), Total: int(g.int64())}
+	p := laurel.Page{Board: g.str(), Window: g.str(), Period: g.period(), Total: int(g.int64()), HasSub: g.r.IntN(2) == 0}
 	n := g.r.IntN(5)
 	if g.r.IntN(4) == 0 {
 		n = g.r.IntN(150)
@@ -261,10 +264,19 @@ func (g gen) page() laurel.Page {
 	return p
 }
 
-func (g gen) results() ([]laurel.EventResult, bool) {
+// results returns a submit's results, whether ranks were asked for, and the boards with a
+// subscore among theirs.
+func (g gen) results() ([]laurel.EventResult, bool, map[string]bool) {
+	var subs map[string]bool
 	out := make([]laurel.EventResult, g.r.IntN(6))
 	for i := range out {
 		res := laurel.EventResult{Board: g.str(), Member: g.str(), Status: laurel.StatusApplied}
+		if g.r.IntN(3) == 0 {
+			if subs == nil {
+				subs = map[string]bool{}
+			}
+			subs[res.Board] = g.r.IntN(4) != 0
+		}
 		if g.r.IntN(2) == 0 {
 			res.ID = g.str()
 		}
@@ -278,22 +290,22 @@ func (g gen) results() ([]laurel.EventResult, bool) {
 			res.Entries = map[string]laurel.Standing{}
 			for range g.r.IntN(10) {
 				name := g.str()
-				res.Entries[name] = laurel.Standing{Rank: int(g.int64()), Score: g.int64()}
+				res.Entries[name] = laurel.Standing{Rank: int(g.int64()), Score: g.int64(), Sub: g.int64()}
 				if g.r.IntN(2) == 0 {
 					if res.Previous == nil {
 						res.Previous = map[string]laurel.Standing{}
 					}
-					res.Previous[name] = laurel.Standing{Rank: int(g.int64()), Score: g.int64()}
+					res.Previous[name] = laurel.Standing{Rank: int(g.int64()), Score: g.int64(), Sub: g.int64()}
 				}
 			}
 		}
 		out[i] = res
 	}
-	return out, g.r.IntN(3) != 0
+	return out, g.r.IntN(3) != 0, subs
 }
 
 // checkAll checks every appender on values built from p against encoding/json.
-func checkAll(t testing.TB, p laurel.Page, results []laurel.EventResult, ranks bool) {
+func checkAll(t testing.TB, p laurel.Page, results []laurel.EventResult, ranks bool, subs map[string]bool) {
 	t.Helper()
 	got, err := wire.EncodePage(nil, p)
 	same(t, "page", got, err, pageOf(p))
@@ -306,11 +318,11 @@ func checkAll(t testing.TB, p laurel.Page, results []laurel.EventResult, ranks b
 		}
 	}
 	for _, e := range p.Entries {
-		me := laurel.MemberEntry{Board: p.Board, Window: p.Window, Period: p.Period, Total: p.Total, Entry: e}
+		me := laurel.MemberEntry{Board: p.Board, Window: p.Window, Period: p.Period, Total: p.Total, Entry: e, HasSub: p.HasSub}
 		got, err := wire.EncodeMemberEntry(nil, me)
 		same(t, "member entry", got, err, memberEntryOf(me))
 	}
-	same(t, "results", wire.AppendResults(nil, results, ranks), nil, resultsOf(results, ranks))
+	same(t, "results", wire.AppendResults(nil, results, ranks, subs), nil, resultsOf(results, ranks, subs))
 }
 
 // TestEncodeMatchesEncodingJSON checks the appenders against encoding/json on random
@@ -328,12 +340,12 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 	}
 	for i := range n {
 		p := g.page()
-		results, ranks := g.results()
+		results, ranks, subs := g.results()
 		if i%100 == 0 && len(p.Entries) > 0 { // appending after content must not matter
 			got, err := wire.EncodePage([]byte("prefix"), p)
 			same(t, "page after a prefix", got[6:], err, pageOf(p))
 		}
-		checkAll(t, p, results, ranks)
+		checkAll(t, p, results, ranks, subs)
 	}
 }
 
@@ -345,7 +357,7 @@ func TestWriteEncoded(t *testing.T) {
 	p.Entries = []laurel.Entry{g.entry(1, false), g.entry(2, true)}
 	bad := p
 	bad.Entries = []laurel.Entry{g.entry(1, false), {Rank: 2, Member: "m", Metadata: json.RawMessage("{")}}
-	results, _ := g.results()
+	results, _, subs := g.results()
 	me := laurel.MemberEntry{Board: "b", Window: "all", Period: laurel.PeriodInfo{ID: "all"}, Total: 1, Entry: g.entry(1, true)}
 	badMe := me
 	badMe.Entry = bad.Entries[1]
@@ -358,7 +370,7 @@ func TestWriteEncoded(t *testing.T) {
 		{"bad metadata", 500, func(w http.ResponseWriter) { writePage(w, bad) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, pageOf(bad)) }},
 		{"member", 200, func(w http.ResponseWriter) { writeMemberEntry(w, me) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, memberEntryOf(me)) }},
 		{"bad member metadata", 500, func(w http.ResponseWriter) { writeMemberEntry(w, badMe) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, memberEntryOf(badMe)) }},
-		{"results", 200, func(w http.ResponseWriter) { writeResults(w, results, true) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, resultsOf(results, true)) }},
+		{"results", 200, func(w http.ResponseWriter) { writeResults(w, results, true, subs) }, func(w http.ResponseWriter) { writeJSON(w, http.StatusOK, resultsOf(results, true, subs)) }},
 	} {
 		fast, slow := httptest.NewRecorder(), httptest.NewRecorder()
 		c.fast(fast)
@@ -380,15 +392,16 @@ func FuzzEncodeJSON(f *testing.F) {
 	f.Add("all", "", []byte(`{"a": "<b>"}`), int64(math.MinInt64), uint8(0xff))
 	f.Fuzz(func(t *testing.T, a, b string, metadata []byte, n int64, flags uint8) {
 		ids := []string{"", "all", "2026-11-22", a}
-		p := laurel.Page{Board: a, Window: b, Total: int(n), Period: laurel.PeriodInfo{ID: ids[flags&3], Start: n, End: n + 1, Closed: flags&4 != 0, Total: int(n)}}
+		p := laurel.Page{Board: a, Window: b, Total: int(n), Period: laurel.PeriodInfo{ID: ids[flags&3], Start: n, End: n + 1, Closed: flags&4 != 0, Total: int(n)}, HasSub: flags&16 != 0}
 		p.Entries = []laurel.Entry{
-			{Rank: int(n), Member: a, Score: n, ReachedAt: n, Name: b, Metadata: metadata},
-			{Rank: 2, Member: b, Score: -n, ReachedAt: n / 2, Name: a},
+			{Rank: int(n), Member: a, Score: n, Sub: -n, ReachedAt: n, Name: b, Metadata: metadata},
+			{Rank: 2, Member: b, Score: -n, Sub: n / 3, ReachedAt: n / 2, Name: a},
 		}
 		results := []laurel.EventResult{
-			{Member: a, ID: b, Status: b, Entries: map[string]laurel.Standing{a: {Rank: int(n), Score: n}, b: {Rank: 1, Score: -n}, "all": {}}},
-			{Member: b, Status: laurel.StatusDuplicate},
+			{Board: a, Member: a, ID: b, Status: b, Entries: map[string]laurel.Standing{a: {Rank: int(n), Score: n, Sub: n / 7}, b: {Rank: 1, Score: -n}, "all": {}},
+				Previous: map[string]laurel.Standing{a: {Rank: int(n) + 1, Score: n - 1, Sub: -n}}},
+			{Board: b, Member: b, Status: laurel.StatusDuplicate},
 		}
-		checkAll(t, p, results, flags&8 != 0)
+		checkAll(t, p, results, flags&8 != 0, map[string]bool{a: flags&32 != 0, b: flags&64 != 0})
 	})
 }

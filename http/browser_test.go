@@ -117,6 +117,35 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("Subscore", func(t *testing.T) {
+		// A board with a subscore shows it quietly beside each score, and ranks equal scores by
+		// it; the header says how ties go. A board without (laps, above) shows none.
+		e.do("PUT", "/v1/boards/race", map[string]any{"order": "asc", "subscore": "asc", "mode": "best"}).must(t, 201)
+		e.do("POST", "/v1/boards/race/events", map[string]any{"events": []map[string]any{
+			{"member": "ada", "value": 61_000, "subscore": 2}, {"member": "bob", "value": 61_000, "subscore": 1}, {"member": "cy", "value": 62_000}}}).must(t, 200)
+		tab := newTab(t, browser)
+		tab.open(e.url + "/boards/race")
+		tab.waitView("all||0|25|")
+		tab.wait(`document.querySelectorAll('#rows > li.row').length === 3`)
+		if got := evalJS[string](tab, `[...document.querySelectorAll('#rows > li.row')].map((r) => r.dataset.member + ' ' + r.querySelector('.score').textContent + ' ' + r.querySelector('.subscore').textContent).join(', ')`); got != "bob 61,000 1, ada 61,000 2, cy 62,000 0" {
+			t.Errorf("the rows (member, score, subscore): %q", got)
+		}
+		if !evalJS[bool](tab, `(() => { const r = document.querySelector('#rows > li.row'); const s = r.querySelector('.score').getBoundingClientRect(), q = r.querySelector('.subscore').getBoundingClientRect();
+			return q.height > 0 && q.left >= s.right && parseFloat(getComputedStyle(r.querySelector('.subscore')).fontSize) < parseFloat(getComputedStyle(r.querySelector('.score')).fontSize); })()`) {
+			t.Error("the subscore is not beside the score, smaller")
+		}
+		if got := evalJS[string](tab, `document.getElementById('sub').textContent`); !strings.Contains(got, "ties: lowest subscore") {
+			t.Errorf("the header does not say how ties go: %q", got)
+		}
+		laps := newTab(t, browser)
+		laps.open(e.url + "/boards/laps")
+		laps.waitView("all||0|25|")
+		laps.wait(`document.querySelectorAll('#rows > li.row').length === 2`)
+		if evalJS[bool](laps, `[...document.querySelectorAll('#rows > li.row .subscore')].some((s) => s.offsetWidth > 0 || s.textContent !== '')`) {
+			t.Error("a board without a subscore shows one")
+		}
+	})
+
 	t.Run("Live", func(t *testing.T) {
 		tab := newTab(t, browser)
 		tab.open(e.url + "/boards/arena")

@@ -203,6 +203,9 @@ func (c *Client) Submit(ctx context.Context, events []laurel.Event, opts laurel.
 		if board == "" {
 			ej.Board = &events[i].Board
 		}
+		if ev.HasSub {
+			ej.Sub = &events[i].Sub
+		}
 		if ev.HasTS {
 			ej.TS = laurel.FormatTime(ev.TS)
 		}
@@ -451,6 +454,9 @@ func (c *Client) History(ctx context.Context, board, window, member string, limi
 			return nil, err
 		}
 		points[i] = laurel.HistoryPoint{At: at, Score: p.Score, Rank: p.Rank, Tag: p.Tag}
+		if p.Sub != nil {
+			points[i].Sub = *p.Sub
+		}
 	}
 	return points, nil
 }

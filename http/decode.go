@@ -175,6 +175,7 @@ type eventJSON struct {
 	Board  *string         `json:"board,omitempty"`
 	Member string          `json:"member"`
 	Value  int64           `json:"value"`
+	Sub    *int64          `json:"subscore,omitempty"` // nil: none
 	TS     string          `json:"ts,omitempty"`
 	ID     string          `json:"id,omitempty"`
 	Name   *string         `json:"name,omitempty"`

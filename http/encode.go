@@ -178,6 +178,7 @@ type entryJSON struct {
 	Rank       int             `json:"rank"`
 	Member     string          `json:"member"`
 	Score      int64           `json:"score"`
+	Sub        *int64          `json:"subscore,omitempty"` // on a board with a subscore
 	ReachedAt  string          `json:"reached_at"`
 	Percentile *float64        `json:"percentile,omitempty"`
 	Name       string          `json:"name,omitempty"`
@@ -185,8 +186,18 @@ type entryJSON struct {
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 }
 
-func entryOf(e laurel.Entry) entryJSON {
-	return entryJSON{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: laurel.FormatTime(e.ReachedAt), Percentile: e.Percentile, Name: e.Name, Tag: e.Tag, Metadata: e.Metadata}
+// entryOf encodes e, with its subscore when its board has one (hasSub).
+func entryOf(e laurel.Entry, hasSub bool) entryJSON {
+	return entryJSON{Rank: e.Rank, Member: e.Member, Score: e.Score, Sub: subOf(e.Sub, hasSub), ReachedAt: laurel.FormatTime(e.ReachedAt), Percentile: e.Percentile, Name: e.Name, Tag: e.Tag, Metadata: e.Metadata}
+}
+
+// subOf is the subscore sub as an answer shows it: on a board with one (hasSub), even 0;
+// nowhere else.
+func subOf(sub int64, hasSub bool) *int64 {
+	if !hasSub {
+		return nil
+	}
+	return &sub
 }
 
 type pageJSON struct {
@@ -200,7 +211,7 @@ type pageJSON struct {
 func pageOf(p laurel.Page) pageJSON {
 	out := pageJSON{Board: p.Board, Window: p.Window, Period: periodOf(p.Period, true, false), Total: p.Total, Entries: make([]entryJSON, len(p.Entries))}
 	for i, e := range p.Entries {
-		out.Entries[i] = entryOf(e)
+		out.Entries[i] = entryOf(e, p.HasSub)
 	}
 	return out
 }
@@ -215,7 +226,7 @@ type memberEntryJSON struct {
 
 func memberEntryOf(me laurel.MemberEntry) memberEntryJSON {
 	return memberEntryJSON{Board: me.Board, Window: me.Window, Period: periodOf(me.Period, true, false),
-		Total: me.Total, Entry: entryOf(me.Entry)}
+		Total: me.Total, Entry: entryOf(me.Entry, me.HasSub)}
 }
 
 type bucketJSON struct {
@@ -280,6 +291,7 @@ func boardOf(b laurel.BoardInfo) boardJSON {
 type standingJSON struct {
 	Rank     int           `json:"rank"`
 	Score    int64         `json:"score"`
+	Sub      *int64        `json:"subscore,omitempty"` // on a board with a subscore
 	Previous *standingJSON `json:"previous,omitempty"`
 }
 
@@ -295,17 +307,19 @@ type resultsJSON struct {
 	Results []resultJSON `json:"results"`
 }
 
-// resultsOf is the answer of a submit; entries are left out unless ranks.
-func resultsOf(results []laurel.EventResult, ranks bool) resultsJSON {
+// resultsOf is the answer of a submit; entries are left out unless ranks. The standings on
+// the boards of subs (those with a subscore) show their subscores.
+func resultsOf(results []laurel.EventResult, ranks bool, subs map[string]bool) resultsJSON {
 	out := resultsJSON{Results: make([]resultJSON, len(results))}
 	for i, res := range results {
 		rj := resultJSON{Member: res.Member, ID: res.ID, Status: res.Status, Flag: res.Flag}
 		if ranks {
+			hasSub := subs[res.Board]
 			rj.Entries = make(map[string]standingJSON, len(res.Entries))
 			for name, st := range res.Entries {
-				sj := standingJSON{Rank: st.Rank, Score: st.Score}
+				sj := standingJSON{Rank: st.Rank, Score: st.Score, Sub: subOf(st.Sub, hasSub)}
 				if prev, ok := res.Previous[name]; ok {
-					sj.Previous = &standingJSON{Rank: prev.Rank, Score: prev.Score}
+					sj.Previous = &standingJSON{Rank: prev.Rank, Score: prev.Score, Sub: subOf(prev.Sub, hasSub)}
 				}
 				rj.Entries[name] = sj
 			}
@@ -377,7 +391,11 @@ func periodFrom(p periodJSON) (laurel.PeriodInfo, error) {
 
 func entryFrom(e entryJSON) (laurel.Entry, error) {
 	at, err := timeFrom("reached_at", e.ReachedAt)
-	return laurel.Entry{Rank: e.Rank, Member: e.Member, Score: e.Score, ReachedAt: at, Percentile: e.Percentile, Name: e.Name, Tag: e.Tag, Metadata: e.Metadata}, err
+	var sub int64
+	if e.Sub != nil {
+		sub = *e.Sub
+	}
+	return laurel.Entry{Rank: e.Rank, Member: e.Member, Score: e.Score, Sub: sub, ReachedAt: at, Percentile: e.Percentile, Name: e.Name, Tag: e.Tag, Metadata: e.Metadata}, err
 }
 
 func pageFrom(p pageJSON) (laurel.Page, error) {
@@ -386,8 +404,10 @@ func pageFrom(p pageJSON) (laurel.Page, error) {
 		return laurel.Page{}, err
 	}
 	period.Total = p.Total
+	// A page without entries does not say whether its board has a subscore: HasSub stays false.
 	out := laurel.Page{Board: p.Board, Window: p.Window, Period: period, Total: p.Total}
 	if len(p.Entries) > 0 {
+		out.HasSub = p.Entries[0].Sub != nil
 		out.Entries = make([]laurel.Entry, len(p.Entries))
 	}
 	for i, e := range p.Entries {
@@ -408,7 +428,7 @@ func memberEntryFrom(m memberEntryJSON) (laurel.MemberEntry, error) {
 	if err != nil {
 		return laurel.MemberEntry{}, err
 	}
-	return laurel.MemberEntry{Board: m.Board, Window: m.Window, Period: period, Total: m.Total, Entry: e}, nil
+	return laurel.MemberEntry{Board: m.Board, Window: m.Window, Period: period, Total: m.Total, Entry: e, HasSub: m.Entry.Sub != nil}, nil
 }
 
 func boardFrom(b boardJSON) (laurel.BoardInfo, error) {
@@ -440,14 +460,22 @@ func resultFrom(r resultJSON, board string) laurel.EventResult {
 	if r.Entries != nil {
 		out.Entries = make(map[string]laurel.Standing, len(r.Entries))
 		for name, st := range r.Entries {
-			out.Entries[name] = laurel.Standing{Rank: st.Rank, Score: st.Score}
+			out.Entries[name] = standingFrom(st)
 			if st.Previous != nil {
 				if out.Previous == nil {
 					out.Previous = make(map[string]laurel.Standing)
 				}
-				out.Previous[name] = laurel.Standing{Rank: st.Previous.Rank, Score: st.Previous.Score}
+				out.Previous[name] = standingFrom(*st.Previous)
 			}
 		}
+	}
+	return out
+}
+
+func standingFrom(st standingJSON) laurel.Standing {
+	out := laurel.Standing{Rank: st.Rank, Score: st.Score}
+	if st.Sub != nil {
+		out.Sub = *st.Sub
 	}
 	return out
 }

@@ -78,10 +78,10 @@ func BenchmarkEncodePage(b *testing.B) {
 func BenchmarkEncodeResults(b *testing.B) {
 	results := benchResults(100)
 	compare(b, func() []byte {
-		out, _ := json.Marshal(resultsOf(results, true))
+		out, _ := json.Marshal(resultsOf(results, true, nil))
 		return append(out, '\n')
 	}, func(dst []byte) []byte {
-		return append(wire.AppendResults(dst, results, true), '\n')
+		return append(wire.AppendResults(dst, results, true, nil), '\n')
 	})
 }
 

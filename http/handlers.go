@@ -35,6 +35,7 @@ func (s *Server) handlePutBoard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, created, err := s.svc.PutBoard(r.Context(), id, spec)
+	s.subs.forget(id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -55,7 +56,9 @@ func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
 // state goes with the board, in the Service that keeps them).
 func (s *Server) handleDeleteBoard(w http.ResponseWriter, r *http.Request) {
 	board := r.PathValue("board")
-	if err := s.svc.DeleteBoard(r.Context(), board); err != nil {
+	err := s.svc.DeleteBoard(r.Context(), board)
+	s.subs.forget(board)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -137,7 +140,11 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, board string) {
 	}
 	s.metrics.eventsApplied.Add(float64(applied))
 	s.metrics.eventsDuplicate.Add(float64(duplicates))
-	writeResults(w, results, ranks)
+	var subs map[string]bool
+	if ranks {
+		subs = s.subs.ofResults(r.Context(), results)
+	}
+	writeResults(w, results, ranks, subs)
 }
 
 func (s *Server) handleRetract(w http.ResponseWriter, r *http.Request) {

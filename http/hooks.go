@@ -37,7 +37,7 @@ func periodResultsOf(r laurel.Results) periodResultsJSON {
 	out := periodResultsJSON{Board: r.Board, Window: r.Window, Period: periodOf(r.Period, true, false), Total: r.Total,
 		Rewarded: r.Rewarded, Results: make([]rewardedJSON, len(r.Results))}
 	for i, res := range r.Results {
-		out.Results[i] = rewardedJSON{entryOf(res.Entry), res.Reward, res.Cohort}
+		out.Results[i] = rewardedJSON{entryOf(res.Entry, r.HasSub), res.Reward, res.Cohort}
 	}
 	return out
 }

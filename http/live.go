@@ -451,9 +451,10 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	hasSub := len(points) > 0 && s.subs.has(r.Context(), board)
 	out := historyJSON{Points: make([]pointJSON, len(points))}
 	for i, p := range points {
-		out.Points[i] = pointJSON{At: laurel.FormatTime(p.At), Score: p.Score, Rank: p.Rank, Tag: p.Tag}
+		out.Points[i] = pointJSON{At: laurel.FormatTime(p.At), Score: p.Score, Sub: subOf(p.Sub, hasSub), Rank: p.Rank, Tag: p.Tag}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -465,6 +466,7 @@ type historyJSON struct {
 type pointJSON struct {
 	At    string          `json:"at"`
 	Score int64           `json:"score"`
+	Sub   *int64          `json:"subscore,omitempty"` // on a board with a subscore
 	Rank  int             `json:"rank"`
 	Tag   json.RawMessage `json:"tag,omitempty"` // the event's
 }

@@ -45,6 +45,8 @@ type standing struct {
 	ranked       bool
 	rank         int
 	score, total int64
+	sub          int64 // the subscore, when ranked on a board with one
+	hasSub       bool  // the board has a subscore: the feed shows it
 }
 
 // memberFeed is one member's feed and the streams following it.
@@ -335,6 +337,7 @@ type standingReader struct {
 type windowRead struct {
 	period  laurel.PeriodInfo
 	total   int
+	hasSub  bool                    // the board has a subscore
 	entries map[string]laurel.Entry // of the members read who are ranked
 	err     error
 }
@@ -362,9 +365,9 @@ func (r *standingReader) update(ctx context.Context, k memberKey, last map[strin
 		if wr.err != nil {
 			return nil, last, nil, wr.err
 		}
-		cur := standing{period: wr.period, total: int64(wr.total)}
+		cur := standing{period: wr.period, total: int64(wr.total), hasSub: wr.hasSub}
 		if e, ok := wr.entries[k.member]; ok {
-			cur.ranked, cur.rank, cur.score = true, e.Rank, e.Score
+			cur.ranked, cur.rank, cur.score, cur.sub = true, e.Rank, e.Score, e.Sub
 		}
 		now[w] = cur
 		prev, had := last[w]
@@ -383,7 +386,7 @@ func (r *standingReader) update(ctx context.Context, k memberKey, last map[strin
 
 // same reports whether a feed has nothing new to say: the total alone moved.
 func (s standing) same(o standing) bool {
-	return s.period.ID == o.period.ID && s.ranked == o.ranked && s.rank == o.rank && s.score == o.score
+	return s.period.ID == o.period.ID && s.ranked == o.ranked && s.rank == o.rank && s.score == o.score && s.sub == o.sub
 }
 
 // crossed names the member that passed member (by) or that member passed (passed) from
@@ -463,7 +466,7 @@ func (r *standingReader) window(ctx context.Context, w string) *windowRead {
 			wr.err = err
 			break
 		}
-		wr.period, wr.total = p.Period, p.Total
+		wr.period, wr.total, wr.hasSub = p.Period, p.Total, p.HasSub
 		for _, e := range p.Entries {
 			wr.entries[e.Member] = e
 		}
@@ -481,6 +484,7 @@ type memberStandingJSON struct {
 	Total    int64         `json:"total"`
 	Rank     *int          `json:"rank,omitempty"`
 	Score    *int64        `json:"score,omitempty"`
+	Sub      *int64        `json:"subscore,omitempty"` // ranked, on a board with a subscore
 	Previous *previousJSON `json:"previous,omitempty"`
 	PassedBy *entryJSON    `json:"passed_by,omitempty"`
 	Passed   *entryJSON    `json:"passed,omitempty"`
@@ -489,6 +493,7 @@ type memberStandingJSON struct {
 type previousJSON struct {
 	Rank  *int   `json:"rank,omitempty"`
 	Score *int64 `json:"score,omitempty"`
+	Sub   *int64 `json:"subscore,omitempty"`
 }
 
 // appendStanding appends an SSE event of s in window w, with what the feed said before in
@@ -496,20 +501,20 @@ type previousJSON struct {
 func appendStanding(dst []byte, w string, s standing, prev *standing, by, passed *laurel.Entry) []byte {
 	out := memberStandingJSON{Window: w, Period: periodOf(s.period, false, false), Total: s.total}
 	if s.ranked {
-		out.Rank, out.Score = &s.rank, &s.score
+		out.Rank, out.Score, out.Sub = &s.rank, &s.score, subOf(s.sub, s.hasSub)
 	}
 	if prev != nil {
 		out.Previous = &previousJSON{}
 		if prev.ranked {
-			out.Previous.Rank, out.Previous.Score = &prev.rank, &prev.score
+			out.Previous.Rank, out.Previous.Score, out.Previous.Sub = &prev.rank, &prev.score, subOf(prev.sub, s.hasSub)
 		}
 	}
 	if by != nil {
-		e := entryOf(*by)
+		e := entryOf(*by, s.hasSub)
 		out.PassedBy = &e
 	}
 	if passed != nil {
-		e := entryOf(*passed)
+		e := entryOf(*passed, s.hasSub)
 		out.Passed = &e
 	}
 	data, _ := json.Marshal(out)

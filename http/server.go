@@ -99,6 +99,7 @@ type Server struct {
 	hub     *hub
 	members *memberHub
 	ping    time.Duration
+	subs    *subscores // which boards have a subscore
 }
 
 // scope is what an endpoint requires.
@@ -133,6 +134,7 @@ func NewServer(svc laurel.Service, cfg Config) *Server {
 	s.hub = newHub(s)
 	s.members = newMemberHub(s)
 	s.ping = cmp.Or(cfg.StreamPing, defaultPing)
+	s.subs = &subscores{svc: svc}
 
 	s.handle("GET /healthz", scopeNone, s.handleHealthz)
 	s.handle("GET /readyz", scopeNone, s.handleReadyz)

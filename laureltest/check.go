@@ -14,6 +14,9 @@ import (
 
 func fmtEntry(e laurel.Entry) string {
 	s := fmt.Sprintf("#%d %q %d @%s", e.Rank, e.Member, e.Score, laurel.FormatTime(e.ReachedAt))
+	if e.Sub != 0 {
+		s += fmt.Sprintf(" sub=%d", e.Sub)
+	}
 	if e.Tag != nil {
 		s += " tag " + string(e.Tag)
 	}
@@ -37,12 +40,12 @@ func fmtEntries(es []laurel.Entry, n int) string {
 func SameEntries(a, b []laurel.Entry) bool { return slices.EqualFunc(a, b, sameEntry) }
 
 func sameEntry(a, b laurel.Entry) bool {
-	return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.ReachedAt == b.ReachedAt && bytes.Equal(a.Tag, b.Tag)
+	return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.Sub == b.Sub && a.ReachedAt == b.ReachedAt && bytes.Equal(a.Tag, b.Tag)
 }
 
 // samePoint reports whether two history points agree, tags included.
 func samePoint(a, b laurel.HistoryPoint) bool {
-	return a.At == b.At && a.Score == b.Score && a.Rank == b.Rank && bytes.Equal(a.Tag, b.Tag)
+	return a.At == b.At && a.Score == b.Score && a.Sub == b.Sub && a.Rank == b.Rank && bytes.Equal(a.Tag, b.Tag)
 }
 
 // diffEntries describes how got differs from want, or returns "".
@@ -306,17 +309,18 @@ func (h *harness) checkLookup(q laurel.Query, members []string) {
 	h.checkPercentiles(what, q, got.Entries, got.Total)
 }
 
-func (h *harness) checkRankOf(q laurel.Query, score int64) {
+// checkRankOf reads the rank a score and subscore would get (0 on a board without one).
+func (h *harness) checkRankOf(q laurel.Query, score, sub int64) {
 	h.t.Helper()
 	x := h.m.resolve(q)
-	rank, total, err := h.eng.RankOf(h.ctx, q, score, 0)
-	what := fmt.Sprintf("RankOf(%d)", score)
+	rank, total, err := h.eng.RankOf(h.ctx, q, score, sub)
+	what := fmt.Sprintf("RankOf(%d, %d)", score, sub)
 	if !h.checkErr(what, q, x, err, x.code) {
 		return
 	}
 	want := 1
 	for _, e := range x.all {
-		if x.b.order.Better(e.Score, score) || e.Score == score && e.ReachedAt <= h.m.now {
+		if x.b.better(e.Score, e.Sub, score, sub) || e.Score == score && e.Sub == sub && e.ReachedAt <= h.m.now {
 			want++
 		}
 	}
@@ -421,7 +425,7 @@ func (h *harness) checkBoardInfo(b *mBoard) {
 	if err != nil {
 		h.fatalf("Board(%s): %v", b.id, err)
 	}
-	if info.ID != b.id || info.Order != b.order || info.Mode != b.mode || info.Keep != b.keep ||
+	if info.ID != b.id || info.Order != b.order || info.Ordering() != (&laurel.Board{Order: b.order, Subscore: b.sub}).Ordering() || info.Mode != b.mode || info.Keep != b.keep ||
 		info.LateLimit.Milliseconds() != b.lateLimit() || len(info.Windows) != len(b.windows) {
 		h.fatalf("Board(%s) = %+v: configuration differs from the model's", b.id, info.Board)
 	}
@@ -516,13 +520,17 @@ func (h *harness) checkQuery(q laurel.Query, deep bool) {
 	}
 	if !q.HasAt && q.Period == "" {
 		for range 2 {
-			var s int64
+			var s, sub int64
 			if len(x.all) > 0 && h.rng.IntN(3) > 0 {
-				s = x.all[h.rng.IntN(len(x.all))].Score + h.rng.Int64N(3) - 1
+				en := x.all[h.rng.IntN(len(x.all))]
+				s, sub = en.Score+h.rng.Int64N(3)-1, en.Sub
 			} else {
 				s = h.rng.Int64N(60) - 10
 			}
-			h.checkRankOf(q, s)
+			if x.b != nil && x.b.sub != nil && h.rng.IntN(2) == 0 {
+				sub += h.rng.Int64N(3) - 1
+			}
+			h.checkRankOf(q, s, sub)
 		}
 	}
 }
@@ -604,7 +612,7 @@ func (h *harness) checkHistory(b *mBoard, w *mWindow) {
 			}
 			known = known && e.pointsKnown
 			if p, ok := e.points[w.name]; ok && len(want) < limit {
-				want = append(want, laurel.HistoryPoint{At: e.ts, Score: p.Score, Rank: p.Rank, Tag: tagJSON(e.tag)})
+				want = append(want, laurel.HistoryPoint{At: e.ts, Score: p.Score, Sub: p.Sub, Rank: p.Rank, Tag: tagJSON(e.tag)})
 			}
 		}
 		if !known {

@@ -14,7 +14,7 @@ import (
 )
 
 // DumpHeader is the first line of a dump of this build.
-const DumpHeader = `{"laurel_dump":4}`
+const DumpHeader = `{"laurel_dump":5}`
 
 // SealDump makes a dump of lines written by hand (the header first): it joins them and adds
 // the trailer that laurel.DumpReader checks, as laurel.DumpWriter.Close does.

@@ -17,6 +17,7 @@ type mEvent struct {
 	board      string
 	member     string
 	value, ts  int64
+	sub        int64 // the subscore: 0 on a board without one
 	id         string
 	tag        string // compact JSON; "" for none
 	arrival    uint64
@@ -47,6 +48,7 @@ type keepStep struct {
 type mBoard struct {
 	id           string
 	order        laurel.Order
+	sub          *laurel.Order // the subscore's order; nil: the board has none
 	mode         laurel.Mode
 	tz           string
 	cal          laurel.Calendar
@@ -283,12 +285,21 @@ func (m *model) counts(e *mEvent, w *mWindow, sp mSpan) bool {
 	return false
 }
 
+// better reports whether the pair (score, sub) ranks before (score2, sub2) on b: by score in
+// the board's order, then by subscore in its own (docs/design.md, "Subscore").
+func (b *mBoard) better(score, sub, score2, sub2 int64) bool {
+	if score != score2 {
+		return b.order.Better(score, score2)
+	}
+	return b.sub != nil && b.sub.Better(sub, sub2)
+}
+
 // ranking returns the ranked entries of window w in span sp: every present, visible member.
 func (m *model) ranking(b *mBoard, w *mWindow, sp mSpan) []laurel.Entry {
 	type agg struct {
-		score, at int64
-		arr       uint64
-		tag       string // of the event that made the score
+		score, sub, at int64
+		arr            uint64
+		tag            string // of the event that made the score
 	}
 	aggs := map[string]*agg{}
 	for _, e := range b.events {
@@ -297,23 +308,27 @@ func (m *model) ranking(b *mBoard, w *mWindow, sp mSpan) []laurel.Entry {
 		}
 		a := aggs[e.member]
 		if a == nil {
-			aggs[e.member] = &agg{e.value, e.ts, e.arrival, e.tag}
+			aggs[e.member] = &agg{e.value, e.sub, e.ts, e.arrival, e.tag}
 			continue
 		}
 		switch b.mode {
 		case laurel.Sum:
-			if e.ts >= a.at { // the latest counted event; on equal times, the later arrival
+			// Both sums; reached_at the latest counted event's, and its tag (on equal
+			// times, the later arrival's).
+			if e.ts >= a.at {
 				a.tag = e.tag
 			}
 			a.score += e.value
+			a.sub += e.sub
 			a.at = max(a.at, e.ts)
 		case laurel.Best:
-			if b.order.Better(e.value, a.score) || e.value == a.score && e.ts < a.at {
-				a.score, a.at, a.tag = e.value, e.ts, e.tag
+			// The best (value, subscore) pair; of equal pairs the earliest.
+			if b.better(e.value, e.sub, a.score, a.sub) || e.value == a.score && e.sub == a.sub && e.ts < a.at {
+				a.score, a.sub, a.at, a.tag = e.value, e.sub, e.ts, e.tag
 			}
 		case laurel.Last:
 			if e.ts > a.at || e.ts == a.at && e.arrival > a.arr {
-				a.score, a.at, a.arr, a.tag = e.value, e.ts, e.arrival, e.tag
+				a.score, a.sub, a.at, a.arr, a.tag = e.value, e.sub, e.ts, e.arrival, e.tag
 			}
 		}
 	}
@@ -324,14 +339,14 @@ func (m *model) ranking(b *mBoard, w *mWindow, sp mSpan) []laurel.Entry {
 		}
 		tag := a.tag
 		if sp.kind == spanPeriod && sp.closed {
-			tag = m.frozenTag(b, sp, mem, a.score, a.at)
+			tag = m.frozenTag(b, sp, mem, a.score, a.sub, a.at)
 		}
-		out = append(out, laurel.Entry{Member: mem, Score: a.score, ReachedAt: a.at, Tag: tagJSON(tag)})
+		out = append(out, laurel.Entry{Member: mem, Score: a.score, Sub: a.sub, ReachedAt: a.at, Tag: tagJSON(tag)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		x, y := out[i], out[j]
-		if x.Score != y.Score {
-			return b.order.Better(x.Score, y.Score)
+		if x.Score != y.Score || x.Sub != y.Sub {
+			return b.better(x.Score, x.Sub, y.Score, y.Sub)
 		}
 		if x.ReachedAt != y.ReachedAt {
 			return x.ReachedAt < y.ReachedAt
@@ -344,14 +359,14 @@ func (m *model) ranking(b *mBoard, w *mWindow, sp mSpan) []laurel.Entry {
 	return out
 }
 
-// frozenTag is the tag of a member's entry (score, at) in a closed period: among all its events
-// at that instant, retracted ones too (the period froze with those retracted since), in best
-// the first to arrive with that score, in last and sum the last to arrive.
-func (m *model) frozenTag(b *mBoard, sp mSpan, member string, score, at int64) string {
+// frozenTag is the tag of a member's entry (score, sub, at) in a closed period: among all its
+// events at that instant, retracted ones too (the period froze with those retracted since), in
+// best the first to arrive with that score and subscore, in last and sum the last to arrive.
+func (m *model) frozenTag(b *mBoard, sp mSpan, member string, score, sub, at int64) string {
 	tag := ""
 	found := false
 	for _, e := range b.events {
-		if e.member != member || e.deleted || e.ts != at || e.ts < sp.start || e.ts >= sp.end || b.mode == laurel.Best && e.value != score {
+		if e.member != member || e.deleted || e.ts != at || e.ts < sp.start || e.ts >= sp.end || b.mode == laurel.Best && (e.value != score || e.sub != sub) {
 			continue
 		}
 		if b.mode != laurel.Best || !found {
@@ -439,11 +454,14 @@ func (m *model) validate(evs []laurel.Event) []string {
 		if ev.Member == "" || len(ev.Member) > laurel.MaxMemberID || strings.ContainsAny(ev.Member, "/\x00\n") || len(ev.ID) > laurel.MaxEventID {
 			add(laurel.EInvalid)
 		}
+		if ev.HasSub && b.sub == nil {
+			add(laurel.EInvalid) // whether or not its id repeats an event
+		}
 		// An id the board counts decides before the board's rules of admission: a repeat is a
 		// duplicate (a retry after late_limit included), anything else a conflict.
 		if ev.ID != "" {
 			if e := b.active(ev.ID); e != nil {
-				if e.member != ev.Member || e.value != ev.Value || ev.HasTS && ev.TS != e.ts {
+				if e.member != ev.Member || e.value != ev.Value || e.sub != ev.Sub || ev.HasTS && ev.TS != e.ts {
 					add(laurel.EConflict)
 				}
 				continue
@@ -490,7 +508,7 @@ func (m *model) standingsBefore(evs []laurel.Event) []map[string]laurel.Standing
 					if out[i] == nil {
 						out[i] = make(map[string]laurel.Standing)
 					}
-					out[i][w.name] = laurel.Standing{Rank: en.Rank, Score: en.Score}
+					out[i][w.name] = laurel.Standing{Rank: en.Rank, Score: en.Score, Sub: en.Sub}
 				}
 			}
 		}
@@ -512,7 +530,7 @@ func (m *model) applied(evs []laurel.Event) ([]string, []*mEvent) {
 		}
 		st[i] = laurel.StatusApplied
 		m.arrival++
-		e := &mEvent{board: b.id, member: ev.Member, value: ev.Value, ts: m.now, id: ev.ID, tag: string(ev.Tag), arrival: m.arrival}
+		e := &mEvent{board: b.id, member: ev.Member, value: ev.Value, sub: ev.Sub, ts: m.now, id: ev.ID, tag: string(ev.Tag), arrival: m.arrival}
 		if ev.HasTS {
 			e.ts = ev.TS
 		}
@@ -549,7 +567,7 @@ func (m *model) notePoints(added []*mEvent) {
 				rankings[k] = all
 			}
 			if i := slices.IndexFunc(all, func(en laurel.Entry) bool { return en.Member == e.member }); i >= 0 {
-				e.points[w.name] = laurel.Standing{Rank: all[i].Rank, Score: all[i].Score}
+				e.points[w.name] = laurel.Standing{Rank: all[i].Rank, Score: all[i].Score, Sub: all[i].Sub}
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 type boardDef struct {
 	id, order, mode, tz, week, late string
+	sub                             string // the subscore's order; "" for none
 	windows                         []string
 	keep                            int
 	min, max                        *int64
@@ -33,15 +34,18 @@ var boardDefs = []boardDef{
 	{id: "best-ny", order: "asc", mode: "best", tz: "America/New_York", week: "sunday", late: "6h", windows: []string{"week", "all", "last3h", "day"}, keep: 1, valLo: 1, valHi: 40, tournament: true,
 		rewards: `[{"window":"week","ranks":[1,1],"reward":{"crown":true}},{"window":"week","percent":50,"reward":{"silver":true}}]`},
 	{id: "last-lh", order: "desc", mode: "last", tz: "Australia/Lord_Howe", week: "monday", late: "1d", windows: []string{"day", "last1d", "month"}, keep: 3, min: ptr[int64](0), max: ptr[int64](100), valLo: 0, valHi: 30},
-	{id: "sum-ny", order: "asc", mode: "sum", tz: "America/New_York", week: "monday", late: "2h", windows: []string{"hour", "last3h", "week"}, keep: 0, valLo: -5, valHi: 10},
-	{id: "best-utc", order: "desc", mode: "best", tz: "UTC", week: "tuesday", late: "2d", windows: []string{"last7d", "day"}, keep: 2, min: ptr[int64](0), max: ptr[int64](30), valLo: 0, valHi: 25},
-	{id: "last-ny", order: "asc", mode: "last", tz: "America/New_York", week: "monday", late: "2h", windows: []string{"hour", "all"}, keep: 3, valLo: -3, valHi: 12},
+	{id: "sum-ny", order: "asc", sub: "asc", mode: "sum", tz: "America/New_York", week: "monday", late: "2h", windows: []string{"hour", "last3h", "week"}, keep: 0, valLo: -5, valHi: 10},
+	{id: "best-utc", order: "desc", sub: "asc", mode: "best", tz: "UTC", week: "tuesday", late: "2d", windows: []string{"last7d", "day"}, keep: 2, min: ptr[int64](0), max: ptr[int64](30), valLo: 0, valHi: 25},
+	{id: "last-ny", order: "asc", sub: "desc", mode: "last", tz: "America/New_York", week: "monday", late: "2h", windows: []string{"hour", "all"}, keep: 3, valLo: -3, valHi: 12},
 }
 
 func (h *harness) createBoards() {
 	for _, d := range boardDefs {
 		spec := laurel.BoardSpec{Order: ptr(d.order), Mode: ptr(d.mode), Timezone: ptr(d.tz), WeekStart: ptr(d.week),
 			LateLimit: ptr(d.late), Keep: ptr(d.keep), Windows: d.windows, MinValue: d.min, MaxValue: d.max}
+		if d.sub != "" && flagString("subscores") == "true" {
+			spec.Subscore = ptr(d.sub)
+		}
 		if d.rewards != "" {
 			if err := json.Unmarshal([]byte(d.rewards), &spec.Rewards); err != nil {
 				h.fatalf("rewards of %s: %v", d.id, err)
@@ -64,7 +68,7 @@ func (h *harness) createBoards() {
 		if err != nil {
 			h.fatalf("spec.Apply %s: %v", d.id, err)
 		}
-		b := &mBoard{id: d.id, order: lb.Order, mode: lb.Mode, tz: d.tz, cal: lb.Calendar(), keep: d.keep,
+		b := &mBoard{id: d.id, order: lb.Order, sub: lb.Subscore, mode: lb.Mode, tz: d.tz, cal: lb.Calendar(), keep: d.keep,
 			min: d.min, max: d.max, created: h.m.now, ids: map[string]*mEvent{}, valLo: d.valLo, valHi: d.valHi,
 			late: []lateStep{{from: h.m.now, limit: lb.LateLimit.Milliseconds()}}, keeps: []keepStep{{h.m.now, d.keep}},
 			rewards: lb.Rewards, tournament: tour}
@@ -153,12 +157,14 @@ func (h *harness) genEvent(b *mBoard, used map[string]bool) laurel.Event {
 			if h.rng.IntN(2) == 0 { // its time, even one late_limit refuses now: still a duplicate
 				ev.HasTS, ev.TS = true, orig.ts
 			}
+			ev.Sub, ev.HasSub = orig.sub, orig.sub != 0 || b.sub != nil && h.rng.IntN(2) == 0
 			return ev
 		}
 	}
 	ev.Member = h.pickMember()
 	ev.Value = b.valLo + h.rng.Int64N(b.valHi-b.valLo+1)
 	ev.TS, ev.HasTS = h.genTS(b)
+	h.genSub(b, &ev)
 	if h.rng.IntN(2) == 0 {
 		// A tag of its own on half the events, so that a tag from the wrong event shows.
 		h.nextTag++
@@ -187,8 +193,19 @@ func (h *harness) genEvent(b *mBoard, used map[string]bool) laurel.Event {
 	return ev
 }
 
+// genSub gives an event on a board with a subscore one most of the time: a few values, so
+// that equal scores differ by it and equal pairs happen too. Without one, the event carries 0.
+func (h *harness) genSub(b *mBoard, ev *laurel.Event) {
+	if b.sub != nil && h.rng.IntN(5) > 0 {
+		ev.Sub, ev.HasSub = h.rng.Int64N(5)-2, true
+	}
+}
+
 func fmtEvent(ev laurel.Event) string {
 	s := fmt.Sprintf("{%s %q %d", ev.Board, ev.Member, ev.Value)
+	if ev.HasSub {
+		s += fmt.Sprintf(" sub=%d", ev.Sub)
+	}
 	if ev.HasTS {
 		s += " ts=" + laurel.FormatTime(ev.TS)
 	}
@@ -234,6 +251,10 @@ func (h *harness) corrupt(evs []laurel.Event) string {
 			}
 			return "out of bounds"
 		case 3:
+			if b.sub == nil && h.rng.IntN(2) == 0 {
+				ev.Sub, ev.HasSub = h.rng.Int64N(3), true // 0 too: the field itself is refused
+				return "a subscore on a board without one"
+			}
 			ev.Board = "no-such-board"
 			return "unknown board"
 		case 4, 5:
@@ -249,7 +270,8 @@ func (h *harness) corrupt(evs []laurel.Event) string {
 			}
 			orig := b.ids[id]
 			ev.ID, ev.Member, ev.Value, ev.HasTS = id, orig.member, orig.value, false
-			switch h.rng.IntN(3) {
+			ev.Sub, ev.HasSub = orig.sub, orig.sub != 0
+			switch h.rng.IntN(4) {
 			case 0:
 				for ev.Member == orig.member {
 					ev.Member = h.pickMember()
@@ -269,6 +291,11 @@ func (h *harness) corrupt(evs []laurel.Event) string {
 				if !h.m.tsValid(b, ev.TS) {
 					continue
 				}
+			case 3:
+				if b.sub == nil {
+					continue
+				}
+				ev.Sub, ev.HasSub = orig.sub+1+h.rng.Int64N(2), true
 			}
 			return "conflict"
 		case 6:
@@ -382,7 +409,7 @@ func (h *harness) opSubmit(kind string) {
 				}
 				continue
 			}
-			if want := (laurel.Standing{Rank: all[idx].Rank, Score: all[idx].Score}); got != want || !ok {
+			if want := (laurel.Standing{Rank: all[idx].Rank, Score: all[idx].Score, Sub: all[idx].Sub}); got != want || !ok {
 				h.fatalf("Submit %s: result %d entries[%s] = %+v (present %v), want %+v\nmodel ranking: %s",
 					fmtEvents(evs), i, w.name, got, ok, want, fmtEntries(all, 10))
 			}
@@ -416,6 +443,7 @@ func (h *harness) opConcurrent() {
 				b := h.pickBoard()
 				ev := laurel.Event{Board: b.id, Member: mine[h.rng.IntN(len(mine))], Value: b.valLo + h.rng.Int64N(b.valHi-b.valLo+1)}
 				ev.TS, ev.HasTS = h.genTS(b)
+				h.genSub(b, &ev)
 				if h.rng.IntN(2) == 0 {
 					h.nextID++
 					ev.ID = "c" + strconv.Itoa(h.nextID)
@@ -634,7 +662,13 @@ func (h *harness) badPutBoard() {
 	b := h.pickBoard()
 	var spec laurel.BoardSpec
 	what := ""
-	switch h.rng.IntN(3) {
+	switch h.rng.IntN(4) {
+	case 3:
+		spec.Subscore = ptr("asc") // added to a board without one, or turned
+		if b.sub != nil && *b.sub == laurel.Asc {
+			spec.Subscore = ptr("desc")
+		}
+		what = "subscore"
 	case 0:
 		spec.Mode = ptr(map[laurel.Mode]string{laurel.Sum: "best", laurel.Best: "last", laurel.Last: "sum"}[b.mode])
 		what = "mode"

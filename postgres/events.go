@@ -606,7 +606,7 @@ func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.Sub
 	if err != nil {
 		return "", 0, 0, "", err
 	}
-	if err := b.st.cfg.AdmitWriter(opts); err != nil {
+	if err := b.st.cfg.AdmitWriter(in, opts); err != nil {
 		return "", 0, 0, "", err
 	}
 	if in.ID != "" {

@@ -387,6 +387,23 @@ func BenchmarkMemory(b *testing.B) {
 				t, _ := rank.Load(rank.Options{Desc: true, TimeOf: timeOf}, keys)
 				return t
 			})
+			// With subscores that SubOf gives as TimeOf gives times: inner nodes alone keep
+			// copies.
+			subs := make([]int64, n)
+			for _, k := range keys {
+				subs[k.Member] = int64(k.Member % 7)
+			}
+			subKeys := slices.Clone(shuffled)
+			for i := range subKeys {
+				subKeys[i].Sub = subs[subKeys[i].Member]
+			}
+			measure("laurel-timeof-sub-inserted", func() any {
+				t := rank.New(rank.Options{Desc: true, Sub: true, TimeOf: timeOf, SubOf: func(m uint32) int64 { return subs[m] }})
+				for _, k := range subKeys {
+					t.Insert(k)
+				}
+				return t
+			})
 			measure("tidwall-inserted", func() any {
 				t := btree.NewBTreeGOptions(refLess, btree.Options{NoLocks: true})
 				for _, k := range shuffled {

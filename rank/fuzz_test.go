@@ -18,20 +18,23 @@ func FuzzTree(f *testing.F) {
 	}
 	f.Add(grow)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, cfg := range []int{1, 2, 4} { // desc, desc-tie, desc-timeof
+		for _, cfg := range []int{1, 2, 4, 6, 7, 8} { // desc, desc-tie, desc-timeof, and three with subscores
 			opts, times := withTimes(configs[cfg].opts, configs[cfg].timeOf)
 			tr := newTree(t, opts)
 			o := &oracle{opts: configs[cfg].opts}
 			for i := 0; i+3 <= len(data); i += 3 {
 				v := uint16(data[i+1]) | uint16(data[i+2])<<8
 				k := rank.Key{Score: int64(v%37) - 18, At: int64(v / 37 % 3), Member: uint32(v % 601)}
+				if configs[cfg].opts.Sub {
+					k.Sub = int64(v/111%3) - 1
+				}
 				switch data[i] % 7 {
 				case 0, 1:
 					if times != nil {
 						if _, ok := times[k.Member]; ok {
 							continue // with TimeOf, one key per member
 						}
-						times[k.Member] = k.At
+						times[k.Member] = k
 					}
 					if got, want := tr.Insert(k), o.insert(k); got != want {
 						t.Fatalf("Insert(%+v) = %v, want %v", k, got, want)
@@ -56,8 +59,8 @@ func FuzzTree(f *testing.F) {
 						t.Fatalf("At(%d) = %+v, %v", r, got, ok)
 					}
 				case 5:
-					if c, want := tr.Search(k.Score, k.At), o.search(k.Score, k.At)+1; c.Rank() != want {
-						t.Fatalf("Search(%d, %d).Rank() = %d, want %d", k.Score, k.At, c.Rank(), want)
+					if c, want := tr.Search(k), o.search(k)+1; c.Rank() != want {
+						t.Fatalf("Search(%+v).Rank() = %d, want %d", k, c.Rank(), want)
 					}
 				case 6:
 					// A key present moves to k's score and time, as a member's score changes.
@@ -76,7 +79,7 @@ func FuzzTree(f *testing.F) {
 						t.Fatalf("Replace(%+v, %+v) did not find the old key", old, k)
 					}
 					if times != nil {
-						times[k.Member] = k.At
+						times[k.Member] = k
 					}
 					if !placed && !tr.Insert(k) {
 						t.Fatalf("Insert(%+v) after Replace = false", k)

@@ -6,29 +6,38 @@ import "fmt"
 // It builds the tree bottom-up in O(n), with leaves and inner nodes as full as the fill rules
 // allow, which is how recovery rebuilds millions of entries quickly and compactly.
 func Load(opts Options, keys []Key) (*Tree, error) {
+	return LoadFunc(opts, len(keys), func(i int) Key { return keys[i] })
+}
+
+// LoadFunc is Load of the n keys key(0), key(1)…: for a caller that keeps its keys in a form
+// of its own (narrower than Key, say), so as not to hold them twice.
+func LoadFunc(opts Options, n int, key func(i int) Key) (*Tree, error) {
 	t := New(opts)
-	if len(keys) == 0 {
+	if n == 0 {
 		return t, nil
 	}
-	if len(keys) > MaxLen {
-		return nil, fmt.Errorf("rank: Load: %d keys, more than a tree holds (%d)", len(keys), MaxLen)
+	if n > MaxLen {
+		return nil, fmt.Errorf("rank: Load: %d keys, more than a tree holds (%d)", n, MaxLen)
 	}
-	for i := 1; i < len(keys); i++ {
-		if !t.keyLess(t.stored(keys[i-1]), t.stored(keys[i])) {
-			return nil, fmt.Errorf("rank: Load: key %d (%+v) does not rank after key %d (%+v)", i, keys[i], i-1, keys[i-1])
+	prev := key(0)
+	for i := 1; i < n; i++ {
+		k := key(i)
+		if !t.keyLess(t.stored(prev), t.stored(k)) {
+			return nil, fmt.Errorf("rank: Load: key %d (%+v) does not rank after key %d (%+v)", i, k, i-1, prev)
 		}
+		prev = k
 	}
-	t.len = len(keys)
+	t.len = n
 
-	leaves := make([]*leaf, groups(len(keys), fanout))
+	leaves := make([]*leaf, groups(n, fanout))
 	lower := make([]Key, len(leaves))
 	counts := make([]int32, len(leaves))
 	start := 0
 	for g := range leaves {
-		end := groupEnd(len(keys), len(leaves), g)
+		end := groupEnd(n, len(leaves), g)
 		l := t.newLeaf()
-		for j, k := range keys[start:end] {
-			l.keys.set(j, t.stored(k))
+		for j := start; j < end; j++ {
+			l.keys.set(j-start, t.stored(key(j)))
 		}
 		l.n = end - start
 		if g > 0 {
@@ -51,7 +60,7 @@ func Load(opts Options, keys []Key) (*Tree, error) {
 		start := 0
 		for g := range parents {
 			end := groupEnd(len(counts), len(parents), g)
-			n := newInner()
+			n := t.newInner()
 			n.n = end - start
 			for j, k := range lower[start:end] {
 				n.keys.set(j, k)

@@ -5,7 +5,9 @@
 // Keys are small values stored inline in the nodes, up to 82 to a leaf, column by column, with
 // no pointer per entry for the garbage collector to trace. A tree whose owner keeps its
 // members' times (Options.TimeOf) stores none in its leaves: a key takes 12 bytes, a leaf one
-// 1024-byte allocation; otherwise 20 bytes. A tree holds at most MaxLen keys.
+// 1024-byte allocation; otherwise 20 bytes. A tree that ranks by subscores (Options.Sub) and
+// asks its owner for them (Options.SubOf) stores none in its leaves either; one that does not
+// rank by them stores nothing of them. A tree holds at most MaxLen keys.
 //
 // A Tree is not safe for concurrent use. Its read methods (Len, Has, Rank, At, Search, Seek,
 // CursorAt and iteration with a Cursor) do not modify it, so any number of goroutines may read
@@ -13,10 +15,14 @@
 // other access, and it invalidates every Cursor on the tree.
 package rank
 
-// Key orders one member of a ranking: by Score in the tree's direction, then by At ascending
-// (whoever got there first ranks higher), then by member.
+// Key orders one member of a ranking: by Score in the tree's direction, then by Sub in its
+// own (in a tree with Options.Sub), then by At ascending (whoever got there first ranks
+// higher), then by member.
 type Key struct {
-	Score  int64  // the member's score
+	Score int64 // the member's score
+	// Sub is the member's subscore in a tree with Options.Sub. A tree without it ignores
+	// Sub: its keys read back with 0.
+	Sub    int64
 	At     int64  // when it reached that score (laurel's reached_at, in unix milliseconds)
 	Member uint32 // the member's handle, interned once per board
 }
@@ -25,6 +31,9 @@ type Key struct {
 type Options struct {
 	// Desc ranks higher scores first; by default lower scores rank first.
 	Desc bool
+	// Sub ranks keys whose scores are equal by Key.Sub before their times: lower first, or
+	// higher first with SubDesc.
+	Sub, SubDesc bool
 	// Tie orders two different members whose Score and At are equal, returning a negative
 	// number when a ranks first. laurel orders them by the bytes of their ids, which handles
 	// do not follow. Nil orders by handle. It must be a strict total order on handles.
@@ -36,6 +45,10 @@ type Options struct {
 	// owner changes a member's time after the Delete of its old key and before the Insert of
 	// its new one.
 	TimeOf func(member uint32) int64
+	// SubOf, which a tree with Sub and TimeOf needs, gives the Sub of member's key as TimeOf
+	// gives its At, under the same rules: the tree does not store subscores in its leaves
+	// either. Without TimeOf it is not asked.
+	SubOf func(member uint32) int64
 }
 
 // A leaf holds keys in ascending order and links to its neighbours for iteration.
@@ -49,7 +62,10 @@ type leaf struct {
 func (t *Tree) newLeaf() *leaf {
 	l := &leaf{}
 	if t.timeOf == nil {
-		l.keys.at = new([fanout]int64)
+		l.keys.col = &columns{}
+		if t.hasSub {
+			l.keys.col.sub = new([fanout]int64)
+		}
 	}
 	return l
 }
@@ -61,37 +77,56 @@ func (t *Tree) newLeaf() *leaf {
 type inner struct {
 	n      int
 	keys   keys
-	times  [fanout]int64 // the keys' times: keys.at points here
+	cols   columns       // the keys' times and subscores: keys.col points here
 	counts [fanout]int32 // a tree holds fewer than 2^31 keys (Insert)
 	inners [fanout]*inner
 	leaves [fanout]*leaf
 }
 
-func newInner() *inner {
+// newInner returns an empty inner node, with room for its keys' subscores in a tree that
+// ranks by them.
+func (t *Tree) newInner() *inner {
 	n := &inner{}
-	n.keys.at = &n.times
+	n.keys.col = &n.cols
+	if t.hasSub {
+		n.cols.sub = new([fanout]int64)
+	}
 	return n
 }
 
 // Tree is a counted B+tree of distinct Keys. The zero value is not usable; call New.
 type Tree struct {
-	flip   int64 // XORed into scores so that the stored order is always ascending
-	tie    func(a, b uint32) int
-	timeOf func(member uint32) int64 // Options.TimeOf
-	height int                       // inner levels above the leaves; 0 when the root is a leaf
-	root   *inner                    // when height > 0
-	leaf   *leaf                     // the root when height == 0
-	first  *leaf                     // leftmost leaf, for iteration from rank 1
-	last   *leaf                     // rightmost leaf
-	len    int
+	flip    int64 // XORed into scores so that the stored order is always ascending
+	subFlip int64 // and into subscores
+	hasSub  bool  // Options.Sub
+	tie     func(a, b uint32) int
+	timeOf  func(member uint32) int64 // Options.TimeOf
+	subOf   func(member uint32) int64 // Options.SubOf, when Sub and TimeOf are set
+	height  int                       // inner levels above the leaves; 0 when the root is a leaf
+	root    *inner                    // when height > 0
+	leaf    *leaf                     // the root when height == 0
+	first   *leaf                     // leftmost leaf, for iteration from rank 1
+	last    *leaf                     // rightmost leaf
+	len     int
 }
 
 // New returns an empty Tree.
 func New(opts Options) *Tree {
-	t := &Tree{tie: opts.Tie, timeOf: opts.TimeOf}
+	t := &Tree{tie: opts.Tie, timeOf: opts.TimeOf, hasSub: opts.Sub}
 	if opts.Desc {
 		// ^s reverses the order of int64 without overflow, unlike -s at math.MinInt64.
 		t.flip = -1
+	}
+	if opts.Sub {
+		if opts.SubDesc {
+			t.subFlip = -1
+		}
+		if opts.TimeOf != nil {
+			if opts.SubOf == nil {
+				panic("rank: a tree with Sub and TimeOf needs SubOf")
+			}
+			t.subOf = opts.SubOf
+		}
 	}
 	t.leaf = t.newLeaf()
 	t.first, t.last = t.leaf, t.leaf
@@ -101,9 +136,15 @@ func New(opts Options) *Tree {
 // Len returns the number of keys.
 func (t *Tree) Len() int { return t.len }
 
-// stored converts a caller's key to the tree's ascending form, and back (XOR is its own inverse).
+// stored converts a caller's key to the tree's ascending form, and back (XOR is its own
+// inverse). A tree without subscores keeps none: they read back as 0.
 func (t *Tree) stored(k Key) Key {
 	k.Score ^= t.flip
+	if t.hasSub {
+		k.Sub ^= t.subFlip
+	} else {
+		k.Sub = 0
+	}
 	return k
 }
 
@@ -326,7 +367,7 @@ func (t *Tree) addChild(p *path, d int, sep Key, count int32, in *inner, lf *lea
 			return
 		}
 		// Split n: the right half moves to a new node whose lower bound goes up a level.
-		r := newInner()
+		r := t.newInner()
 		keep := (fanout + 1) / 2
 		if at <= keep {
 			r.n = moveChildren(r, 0, n, keep, n.n)
@@ -353,7 +394,7 @@ func (t *Tree) addChild(p *path, d int, sep Key, count int32, in *inner, lf *lea
 // growRoot puts a new root with two children above the current one; the caller sets the
 // children.
 func (t *Tree) growRoot(sep Key, left, right int32) {
-	t.root = newInner()
+	t.root = t.newInner()
 	t.root.n = 2
 	t.root.keys.set(1, sep)
 	t.root.counts[0], t.root.counts[1] = left, right
@@ -472,6 +513,9 @@ func (t *Tree) Update(old, new Key) bool {
 	if t.timeOf != nil && old.At != new.At {
 		panic("rank: Update cannot change a key's time in a tree with TimeOf: Delete, change the time, Insert")
 	}
+	if t.subOf != nil && old.Sub != new.Sub {
+		panic("rank: Update cannot change a key's subscore in a tree with SubOf: Delete, change it, Insert")
+	}
 	placed, found := t.Replace(old, new)
 	if found && !placed {
 		t.Insert(new)
@@ -589,12 +633,14 @@ func (t *Tree) lowerRoot() {
 	t.root = t.root.inners[0]
 }
 
-// Search returns a cursor at the first key whose Score and At do not rank before score and
-// at, whatever its member; past the last key when there is none. Its Rank is then the rank
-// that a new member reaching score at that instant would get, if it ranks after the members
-// that tie with it. Search(s, math.MinInt64) finds the first key with score s or worse.
-func (t *Tree) Search(score, at int64) Cursor {
-	score ^= t.flip
+// Search returns a cursor at the first key whose Score, Sub and At do not rank before k's,
+// whatever its member (k.Member is not read); past the last key when there is none. Its Rank
+// is then the rank that a new member reaching k's score and subscore at that instant would
+// get, if it ranks after the members that tie with it. Search(Key{Score: s, Sub: best, At:
+// math.MinInt64}) finds the first key with score s or worse, best being the subscore that
+// ranks first (any in a tree without subscores).
+func (t *Tree) Search(k Key) Cursor {
+	k = t.stored(k)
 	var p path
 	l := t.leaf
 	if t.height > 0 {
@@ -602,7 +648,7 @@ func (t *Tree) Search(score, at int64) Cursor {
 		for h := t.height; ; h-- {
 			// The child to take is the last whose lower bound ranks before (score, at):
 			// keys equal to the target may begin in the middle of it.
-			i := t.searchBound(&n.keys, 1, n.n, score, at) - 1
+			i := t.searchBound(&n.keys, 1, n.n, k) - 1
 			p.steps[p.depth] = step{n, i}
 			p.depth++
 			if h == 1 {
@@ -612,7 +658,7 @@ func (t *Tree) Search(score, at int64) Cursor {
 			n = n.inners[i]
 		}
 	}
-	i := t.searchBound(&l.keys, 0, l.n, score, at)
+	i := t.searchBound(&l.keys, 0, l.n, k)
 	return t.cursor(l, i, t.before(&p)+i+1)
 }
 

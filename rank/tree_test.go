@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -47,6 +48,12 @@ func (o *oracle) cmp(a, b rank.Key) int {
 		}
 		return 1
 	}
+	if o.opts.Sub && a.Sub != b.Sub {
+		if (a.Sub < b.Sub) != o.opts.SubDesc {
+			return -1
+		}
+		return 1
+	}
 	if a.At != b.At {
 		if a.At < b.At {
 			return -1
@@ -83,12 +90,14 @@ func (o *oracle) delete(k rank.Key) bool {
 	return found
 }
 
-// search is Tree.Search by its definition: the first key whose (score, at) does not rank
-// before (score, at).
-func (o *oracle) search(score, at int64) int {
+// search is Tree.Search by its definition: the first key whose (score, sub, at) does not
+// rank before q's, members aside.
+func (o *oracle) search(q rank.Key) int {
 	for i, k := range o.keys {
-		better := k.Score != score && (k.Score > score) == o.opts.Desc
-		if !better && !(k.Score == score && k.At < at) {
+		better := k.Score != q.Score && (k.Score > q.Score) == o.opts.Desc
+		subBetter := o.opts.Sub && k.Score == q.Score && k.Sub != q.Sub && (k.Sub > q.Sub) == o.opts.SubDesc
+		tied := k.Score == q.Score && (!o.opts.Sub || k.Sub == q.Sub)
+		if !better && !subBetter && !(tied && k.At < q.At) {
 			return i
 		}
 	}
@@ -110,7 +119,7 @@ func reverseTie(a, b uint32) int {
 var configs = []struct {
 	name   string
 	opts   rank.Options
-	timeOf bool // one key per member, whose time the test keeps and the tree asks for
+	timeOf bool // one key per member, whose time (and subscore) the test keeps and the tree asks for
 }{
 	{"asc", rank.Options{}, false},
 	{"desc", rank.Options{Desc: true}, false},
@@ -118,23 +127,31 @@ var configs = []struct {
 	{"asc-tie", rank.Options{Tie: reverseTie}, false},
 	{"desc-timeof", rank.Options{Desc: true}, true},
 	{"asc-tie-timeof", rank.Options{Tie: reverseTie}, true},
+	{"desc-subasc", rank.Options{Desc: true, Sub: true}, false},
+	{"asc-subdesc-tie", rank.Options{Sub: true, SubDesc: true, Tie: reverseTie}, false},
+	{"desc-subdesc-timeof", rank.Options{Desc: true, Sub: true, SubDesc: true}, true},
+	{"asc-subasc-tie-timeof", rank.Options{Sub: true, Tie: reverseTie}, true},
 }
 
-// withTimes returns opts with TimeOf answering from times, a member's time in the tree, when
-// timeOf is set; and times (nil otherwise).
-func withTimes(opts rank.Options, timeOf bool) (rank.Options, map[uint32]int64) {
+// withTimes returns opts with TimeOf (and, with Sub, SubOf) answering from owned, a member's
+// key in the tree, when timeOf is set; and owned (nil otherwise).
+func withTimes(opts rank.Options, timeOf bool) (rank.Options, map[uint32]rank.Key) {
 	if !timeOf {
 		return opts, nil
 	}
-	times := map[uint32]int64{}
-	opts.TimeOf = func(m uint32) int64 {
-		at, ok := times[m]
+	owned := map[uint32]rank.Key{}
+	of := func(m uint32) rank.Key {
+		k, ok := owned[m]
 		if !ok {
 			panic(fmt.Sprintf("TimeOf(%d): the member has no key in the tree", m))
 		}
-		return at
+		return k
 	}
-	return opts, times
+	opts.TimeOf = func(m uint32) int64 { return of(m).At }
+	if opts.Sub {
+		opts.SubOf = func(m uint32) int64 { return of(m).Sub }
+	}
+	return opts, owned
 }
 
 func seed(t *testing.T) uint64 {
@@ -191,7 +208,7 @@ type harness struct {
 	tr    *rank.Tree
 	o     *oracle
 	ops   int
-	times map[uint32]int64 // with TimeOf: each member's time, the tree holding one key per member
+	times map[uint32]rank.Key // with TimeOf: each member's key, the tree holding one per member
 	// Replace's answers: placed within a leaf, or deleted for the caller to insert.
 	placed, notPlaced int
 }
@@ -201,7 +218,14 @@ func (h *harness) randomKey() rank.Key {
 	if h.rng.IntN(50) == 0 {
 		score = []int64{math.MinInt64, math.MaxInt64, 0}[h.rng.IntN(3)]
 	}
-	return rank.Key{Score: score, At: int64(h.rng.IntN(4)), Member: uint32(h.rng.IntN(5000))}
+	k := rank.Key{Score: score, At: int64(h.rng.IntN(4)), Member: uint32(h.rng.IntN(5000))}
+	if h.o.opts.Sub {
+		k.Sub = int64(h.rng.IntN(3) - 1)
+		if h.rng.IntN(50) == 0 {
+			k.Sub = []int64{math.MinInt64, math.MaxInt64}[h.rng.IntN(2)]
+		}
+	}
+	return k
 }
 
 // nearKey returns old's member with a score a step or two from old's, as an active member's
@@ -212,6 +236,9 @@ func (h *harness) nearKey(old rank.Key) rank.Key {
 		k.Score += d
 	}
 	k.At = int64(h.rng.IntN(4))
+	if h.o.opts.Sub && h.rng.IntN(2) == 0 {
+		k.Sub = int64(h.rng.IntN(3) - 1)
+	}
 	return k
 }
 
@@ -243,7 +270,7 @@ func (h *harness) step(insertPct int) {
 			if _, ok := h.times[k.Member]; ok {
 				return // one key per member
 			}
-			h.times[k.Member] = k.At
+			h.times[k.Member] = k
 		}
 		if got, want := h.tr.Insert(k), h.o.insert(k); got != want {
 			t.Fatalf("op %d: Insert(%+v) = %v, want %v", h.ops, k, got, want)
@@ -271,7 +298,7 @@ func (h *harness) step(insertPct int) {
 			h.countPlaced(placed)
 		}
 		if want {
-			h.times[k.Member] = k.At
+			h.times[k.Member] = k
 			h.o.insert(k)
 			if !placed && !h.tr.Insert(k) {
 				t.Fatalf("op %d: Insert(%+v) of a member just deleted = false", h.ops, k)
@@ -327,9 +354,9 @@ func (h *harness) step(insertPct int) {
 		h.checkWalk(h.tr.CursorAt(h.rng.IntN(n+2)), "CursorAt")
 	case op < 99:
 		k := h.randomKey()
-		c := h.tr.Search(k.Score, k.At)
-		if want := h.o.search(k.Score, k.At) + 1; c.Rank() != want {
-			t.Fatalf("op %d: Search(%d, %d).Rank() = %d, want %d", h.ops, k.Score, k.At, c.Rank(), want)
+		c := h.tr.Search(k)
+		if want := h.o.search(k) + 1; c.Rank() != want {
+			t.Fatalf("op %d: Search(%+v).Rank() = %d, want %d", h.ops, k, c.Rank(), want)
 		}
 		h.checkWalk(c, "Search")
 	default:
@@ -426,7 +453,7 @@ func TestEmpty(t *testing.T) {
 			t.Fatalf("At(%d) found a key in an empty tree", r)
 		}
 	}
-	c := tr.Search(0, 0)
+	c := tr.Search(rank.Key{})
 	if c.Valid() || c.Rank() != 1 {
 		t.Fatalf("Search on an empty tree: Valid %v, Rank %d; want false, 1", c.Valid(), c.Rank())
 	}
@@ -459,13 +486,13 @@ func TestDescendingOrder(t *testing.T) {
 	}
 	// A member reaching 18 at time 2 would rank after the two already there at time 2 and
 	// before the one at 0 points.
-	if c := tr.Search(18, 2); c.Rank() != 3 || c.Key() != keys[2] {
+	if c := tr.Search(rank.Key{Score: 18, At: 2}); c.Rank() != 3 || c.Key() != keys[2] {
 		t.Errorf("Search(18, 2) at rank %d, want 3", c.Rank())
 	}
-	if c := tr.Search(18, math.MinInt64); c.Rank() != 2 {
+	if c := tr.Search(rank.Key{Score: 18, At: math.MinInt64}); c.Rank() != 2 {
 		t.Errorf("Search(18, MinInt64) at rank %d, want 2", c.Rank())
 	}
-	if c := tr.Search(17, math.MinInt64); c.Rank() != 5 {
+	if c := tr.Search(rank.Key{Score: 17, At: math.MinInt64}); c.Rank() != 5 {
 		t.Errorf("Search(17, MinInt64) at rank %d, want 5", c.Rank())
 	}
 }
@@ -517,5 +544,103 @@ func TestLoadSizes(t *testing.T) {
 			t.Fatalf("after deleting and reinserting in a loaded tree of %d: %v", n, err)
 		}
 		h.compareAll()
+	}
+}
+
+// TestSubscoreOrder pins the order of a tree with subscores, spelled out by hand: higher
+// score first, then lower subscore (ascending), then earlier time, then members; and Search
+// by score alone with the subscore that ranks first.
+func TestSubscoreOrder(t *testing.T) {
+	for _, timeOf := range []bool{false, true} {
+		opts, owned := withTimes(rank.Options{Desc: true, Sub: true}, timeOf)
+		tr := newTree(t, opts)
+		keys := []rank.Key{
+			{Score: 18, Sub: math.MinInt64, At: 9, Member: 5},
+			{Score: 18, Sub: -1, At: 3, Member: 1},
+			{Score: 18, Sub: 4, At: 1, Member: 2},
+			{Score: 18, Sub: 4, At: 2, Member: 3},
+			{Score: 18, Sub: 4, At: 2, Member: 4},
+			{Score: 17, Sub: -9, At: 0, Member: 6},
+		}
+		for _, i := range rand.Perm(len(keys)) {
+			if owned != nil {
+				owned[keys[i].Member] = keys[i]
+			}
+			tr.Insert(keys[i])
+		}
+		for i, k := range keys {
+			if r, ok := tr.Rank(k); !ok || r != i+1 {
+				t.Errorf("timeOf %v: Rank(%+v) = %d, want %d", timeOf, k, r, i+1)
+			}
+			if got, _ := tr.At(i + 1); got != k {
+				t.Errorf("timeOf %v: At(%d) = %+v, want %+v", timeOf, i+1, got, k)
+			}
+		}
+		wrong := keys[2]
+		wrong.Sub = 5
+		if tr.Has(wrong) {
+			t.Errorf("timeOf %v: Has(%+v) with another subscore", timeOf, wrong)
+		}
+		// A member reaching (18, 4) at time 2 ranks after the two already there.
+		if c := tr.Search(rank.Key{Score: 18, Sub: 4, At: 2}); c.Rank() != 4 {
+			t.Errorf("timeOf %v: Search(18, 4, 2) at rank %d, want 4", timeOf, c.Rank())
+		}
+		if c := tr.Search(rank.Key{Score: 18, Sub: math.MinInt64, At: math.MinInt64}); c.Rank() != 1 {
+			t.Errorf("timeOf %v: Search(18, best) at rank %d, want 1", timeOf, c.Rank())
+		}
+		if c := tr.Search(rank.Key{Score: 18, Sub: math.MaxInt64, At: math.MaxInt64}); c.Rank() != 6 {
+			t.Errorf("timeOf %v: Search(18, worst) at rank %d, want 6", timeOf, c.Rank())
+		}
+	}
+	// A tree without subscores ignores them.
+	tr := newTree(t, rank.Options{Desc: true})
+	tr.Insert(rank.Key{Score: 1, Sub: 7, At: 1, Member: 1})
+	if k, _ := tr.At(1); k.Sub != 0 || !tr.Has(rank.Key{Score: 1, Sub: 3, At: 1, Member: 1}) {
+		t.Errorf("a tree without subscores kept one: %+v", k)
+	}
+}
+
+func TestLoadRejectsUnorderedSubscores(t *testing.T) {
+	for _, keys := range [][]rank.Key{
+		{{Score: 2, Sub: 2}, {Score: 2, Sub: 1}},               // descending subscores on an asc one
+		{{Score: 2, Sub: 1, At: 1}, {Score: 2, Sub: 1, At: 1}}, // duplicate
+	} {
+		if _, err := rank.Load(rank.Options{Desc: true, Sub: true}, keys); err == nil {
+			t.Errorf("Load(%v) accepted keys out of rank order", keys)
+		}
+	}
+}
+
+// TestBytesPerKey: a tree with TimeOf, bulk loaded, takes about 13 bytes a key (a leaf of 82
+// keys fills Go's 1024-byte size class, header included), with subscores from SubOf or
+// without: a field more in a leaf takes it to the 1152-byte class, 14.6 bytes a key.
+func TestBytesPerKey(t *testing.T) {
+	const n = 500_000
+	keys := make([]rank.Key, n)
+	times := make([]int64, n)
+	for i := range keys {
+		keys[i] = rank.Key{Score: int64(n - i), At: int64(i), Member: uint32(i)}
+		times[i] = int64(i)
+	}
+	timeOf := func(m uint32) int64 { return times[m] }
+	for _, opts := range []rank.Options{
+		{Desc: true, TimeOf: timeOf},
+		{Desc: true, TimeOf: timeOf, Sub: true, SubOf: func(uint32) int64 { return 0 }},
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tr, err := rank.Load(opts, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		perKey := float64(after.HeapAlloc-before.HeapAlloc) / n
+		runtime.KeepAlive(tr)
+		if perKey > 13.5 {
+			t.Errorf("sub %v: %.2f bytes a key, want at most 13.5", opts.Sub, perKey)
+		}
+		t.Logf("sub %v: %.2f bytes a key", opts.Sub, perKey)
 	}
 }

@@ -36,6 +36,8 @@ export type Weekday = "monday" | "tuesday" | "wednesday" | "thursday" | "friday"
 
 export interface BoardSpec {
   order?: "desc" | "asc";
+  /** Ranks equal scores by each event's subscore in this order (asc: the lower first). Set at creation only (409 conflict after). */
+  subscore?: "asc" | "desc";
   mode?: "sum" | "best" | "last";
   windows?: string[];
   timezone?: string;
@@ -171,6 +173,8 @@ export interface CurrentPeriod {
 export interface Board {
   id: string;
   order: "desc" | "asc";
+  /** The order of the board's second sort key, when it has one. */
+  subscore?: "asc" | "desc";
   mode: "sum" | "best" | "last";
   windows: string[];
   timezone: string;
@@ -198,6 +202,8 @@ export interface Event {
   board?: string;
   member: string;
   value: number;
+  /** On a board with a subscore only (400 elsewhere): the second sort key, an integer; left out, 0. */
+  subscore?: number;
   /** RFC 3339; default: when laurel receives the event. */
   ts?: string;
   /** Makes the event idempotent and retractable (this client cannot retract "." or ".."). With retries on (the default), the client gives an event without one a random id before its first attempt. */
@@ -219,6 +225,8 @@ export type EventSubmit = Event | EventBatch;
 export interface Standing {
   rank: number;
   score: number;
+  /** On a board with a subscore. */
+  subscore?: number;
   /** In a write's answer: the standing there before the write (the whole batch); absent where
    *  the member was not ranked there before, for a duplicate and for a hidden member. */
   previous?: PreviousStanding;
@@ -227,6 +235,8 @@ export interface Standing {
 export interface PreviousStanding {
   rank: number;
   score: number;
+  /** On a board with a subscore. */
+  subscore?: number;
 }
 
 export interface EventResult {
@@ -248,6 +258,8 @@ export interface Result {
   rank: number;
   member: string;
   score: number;
+  /** On a board with a subscore (and only there): the second sort key that goes with the score; 0 where the events carried none. */
+  subscore?: number;
   reached_at: string;
   name?: string;
   /** The tag of the event that made the final score, when it carried one. */
@@ -367,6 +379,8 @@ export interface Entry {
   rank: number;
   member: string;
   score: number;
+  /** On a board with a subscore (and only there): the second sort key that goes with the score; 0 where the events carried none. */
+  subscore?: number;
   reached_at: string;
   /** In member, around and lookup reads: the share of the others ranked that this entry beats, in percent, rounded down to hundredths (100 for the first, 0 for the last). */
   percentile?: number;
@@ -459,6 +473,8 @@ export interface Status {
 export interface HistoryPoint {
   at: string;
   score: number;
+  /** On a board with a subscore: the member's right after the event. */
+  subscore?: number;
   rank: number;
   /** The event's own tag, when it carried one. */
   tag?: Tag;
@@ -528,7 +544,8 @@ export declare class Laurel {
   getMemberEntry(board: string, member: string, opts?: When & CallOptions & { metadata?: boolean }): Promise<MemberEntry>;
   getAround(board: string, member: string, opts?: When & CallOptions & { radius?: number; metadata?: boolean }): Promise<Page>;
   lookup(board: string, members: string[], opts?: When & CallOptions & { metadata?: boolean }): Promise<Page>;
-  getRank(board: string, score: number, opts?: When & CallOptions): Promise<Rank>;
+  /** On a board with a subscore, subscore (default 0) goes with score: the rank of the pair. */
+  getRank(board: string, score: number, opts?: When & CallOptions & { subscore?: number }): Promise<Rank>;
   /** buckets: equal widths between the lowest and highest score (1–1000, default 10); or edges: ascending scores, [e0, e1−1] … [ek−1, ek]. */
   getDistribution(board: string, opts?: When & CallOptions & { buckets?: number; edges?: number[] }): Promise<Distribution>;
   listPeriods(board: string, window: string, opts?: CallOptions): Promise<Period[]>;
@@ -589,8 +606,10 @@ export interface MemberStanding {
   /** Absent while the member is not ranked in the period (not scored yet, hidden, erased). */
   rank?: number;
   score?: number;
+  /** With rank, on a board with a subscore. */
+  subscore?: number;
   /** What the stream last sent for this window in the same period; absent in the first events and a new period's first. */
-  previous?: { rank?: number; score?: number };
+  previous?: { rank?: number; score?: number; subscore?: number };
   /** The member that passed it, when one member alone did. */
   passed_by?: Entry;
   /** The member it passed, when it passed one member alone. */

@@ -187,8 +187,8 @@ export class Laurel {
       query: { metadata: metadata ? "true" : undefined, cohort }, body: { members, ...w }, signal,
     });
   }
-  getRank(board, score, { signal, ...at } = {}) {
-    return this.request("GET", `/v1/boards/${enc(board)}/rank`, { query: { ...when(at), score }, signal });
+  getRank(board, score, { signal, subscore, ...at } = {}) {
+    return this.request("GET", `/v1/boards/${enc(board)}/rank`, { query: { ...when(at), score, subscore }, signal });
   }
   // The histogram of a span's scores: buckets (equal width between the lowest and highest
   // score, default 10) or edges (a list of ascending scores), not both.

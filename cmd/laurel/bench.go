@@ -38,7 +38,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&c.rate, "rate", 0, "events per second to send in all, paced (0: as fast as the system takes them)")
 	fs.StringVar(&c.guard, "guard", "", `also run the same workload on a board with this guard (JSON, such as {"trusted": true, "rate": {"max": 100000, "interval": "10s"}, "gain": {"window": "all", "max": 1000000000}}), alternating with the board without, and print the ratios`)
 	fs.BoolVar(&c.tags, "tags", false, `also run the same workload on a board whose events carry a tag ({"car":"kart-N"}), alternating with the board without, and print the ratios, memory per entry included`)
-	fs.IntVar(&c.rounds, "rounds", 2, "with -guard or -tags: rounds of the two boards, alternating")
+	fs.StringVar(&c.subscore, "subscore", "", `asc or desc: also run the same workload on a board with a subscore of that order whose events each carry one (1 to 5), alternating with the board without, and print the ratios, memory per entry included`)
+	fs.IntVar(&c.rounds, "rounds", 2, "with -guard, -tags or -subscore: rounds of the two boards, alternating")
 	redis := fs.String("redis", "", "also run the plain Redis workload against this address (host:port) and print ratios")
 	fs.BoolVar(&c.mirror, "redis-mirror", false, "Redis does laurel's work per event: HSETNX of the id, ZINCRBY in one sorted set per window")
 	fs.IntVar(&c.memberStreams, "member-streams", 0, "measure laurel twice, without and then with this many members' live streams open (the most active members'), and print the ratios")
@@ -52,6 +53,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if c.tags && (*redis != "" || c.rounds < 1 || c.guard != "") {
 		return usageError{fmt.Errorf("-tags takes -rounds ≥ 1, and no -redis or -guard")}
+	}
+	if c.subscore != "" && (c.subscore != "asc" && c.subscore != "desc" || *redis != "" || c.rounds < 1 || c.guard != "" || c.tags) {
+		return usageError{fmt.Errorf("-subscore takes asc or desc, -rounds ≥ 1, and no -redis, -guard or -tags")}
 	}
 	if c.members < 1 || c.batch < 1 || c.batch > 1000 || c.writers < 1 || c.readers < 0 || c.zipf <= 1 || c.duration <= 0 || c.rate < 0 || c.readRate < 0 {
 		return usageError{fmt.Errorf("need -members ≥ 1, -batch 1…1000, -writers ≥ 1, -readers ≥ 0, -zipf > 1, -duration > 0, -rate ≥ 0, -read-rate ≥ 0")}
@@ -73,13 +77,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return soak(ctx, newLaurelTarget(c), c, *soakFor, *interval, stdout)
 	}
 	targets := []benchTarget{newLaurelTarget(c)}
-	if c.guard != "" || c.tags {
-		// The second board, alternating with the first: guarded, or taking tags.
+	if c.guard != "" || c.tags || c.subscore != "" {
+		// The second board, alternating with the first: guarded, taking tags, or ranking by
+		// a subscore.
 		other := c
-		if c.guard != "" {
+		switch {
+		case c.guard != "":
 			other.board, other.guarded = c.board+"-guarded", true
-		} else {
+		case c.tags:
 			other.board, other.tagged = c.board+"-tagged", true
+		default:
+			other.board, other.subbed = c.board+"-subscore", true
 		}
 		targets = nil
 		for range c.rounds {
@@ -176,6 +184,8 @@ type benchConfig struct {
 	guarded                       bool   // this target's board has the guard
 	tags                          bool   // -tags: the second board's events carry tags
 	tagged                        bool   // this target's events carry tags
+	subscore                      string // -subscore: the second board's subscore order
+	subbed                        bool   // this target's board has a subscore, its events carry one
 	rounds                        int
 	memberStreams                 int // laurel, measured without, with this many member streams, and without
 	round                         int // a soak's interval: its writers draw other members than the last's
@@ -472,21 +482,24 @@ func printBench(w io.Writer, c benchConfig, rs []benchResult) {
 			fmt.Fprintf(w, "(data: laurel's live heap, everything it keeps for the board and names; all: its resident set)\n")
 		}
 	}
-	if c.guard != "" || c.tags {
-		if c.guard != "" {
+	if c.guard != "" || c.tags || c.subscore != "" {
+		switch {
+		case c.guard != "":
 			fmt.Fprintf(w, "\nguard %s\n", c.guard)
-		} else {
+		case c.tags:
 			fmt.Fprintf(w, "\ntags: every event of the second board carries one\n")
+		default:
+			fmt.Fprintf(w, "\nsubscore %s: the second board has one, and every event of it carries one\n", c.subscore)
 		}
 		for i := 0; i+1 < len(rs); i += 2 {
 			l, g := rs[i], rs[i+1]
 			fmt.Fprintf(w, "round %d, %s / laurel: events/s %.2f, server CPU an event %.2f\n", i/2+1, g.name,
 				g.rate()/l.rate(), g.cpuPerEvent(g.serverCPU)/l.cpuPerEvent(l.serverCPU))
 		}
-		if l, g := rs[0], rs[1]; c.tags && l.mem.known() && g.mem.known() {
+		if l, g := rs[0], rs[1]; (c.tags || c.subscore != "") && l.mem.known() && g.mem.known() {
 			ld, _ := l.mem.perEntry()
 			gd, _ := g.mem.perEntry()
-			fmt.Fprintf(w, "tagged / laurel: memory per entry %.2f (%.1f B / %.1f B)\n", gd/ld, gd, ld)
+			fmt.Fprintf(w, "%s / laurel: memory per entry %.2f (%.1f B / %.1f B)\n", g.name, gd/ld, gd, ld)
 		}
 		return
 	}

@@ -44,6 +44,8 @@ func (t *laurelTarget) name() string {
 		return "guarded"
 	case t.c.tagged:
 		return "tagged"
+	case t.c.subbed:
+		return "subscore"
 	}
 	return "laurel"
 }
@@ -116,6 +118,9 @@ func (t *laurelTarget) setup(ctx context.Context) error {
 	spec := map[string]any{"windows": strings.Split(t.c.windows, ",")}
 	if t.c.guarded {
 		spec["guard"] = json.RawMessage(t.c.guard)
+	}
+	if t.c.subbed {
+		spec["subscore"] = t.c.subscore
 	}
 	body, err := json.Marshal(spec)
 	if err != nil {
@@ -261,9 +266,10 @@ func (t *laurelTarget) eventsPath(ranks bool) string {
 }
 
 // appendEvent appends a value-1 event of member m with the id prefix-suffix, the name
-// "Player m" when named, and the tag {"car":"kart-N"} (N of 0–99, by member) when tagged.
-// Member ids, event ids, names and tags need no JSON escapes.
-func appendEvent(b []byte, m int, prefix []byte, suffix int, named, tagged bool) []byte {
+// "Player m" when named, the tag {"car":"kart-N"} (N of 0–99, by member) when tagged, and a
+// subscore of 1 to 5 (by suffix) when sub. Member ids, event ids, names and tags need no JSON
+// escapes.
+func appendEvent(b []byte, m int, prefix []byte, suffix int, named, tagged, sub bool) []byte {
 	b = append(b, `{"member":"player-`...)
 	b = strconv.AppendInt(b, int64(m), 10)
 	b = append(b, `","value":1,"id":"`...)
@@ -279,6 +285,10 @@ func appendEvent(b []byte, m int, prefix []byte, suffix int, named, tagged bool)
 		b = strconv.AppendInt(b, int64(m%100), 10)
 		b = append(b, `"}`...)
 	}
+	if sub {
+		b = append(b, `,"subscore":`...)
+		b = strconv.AppendInt(b, int64(suffix%5+1), 10)
+	}
 	return append(b, '}')
 }
 
@@ -289,7 +299,7 @@ func (t *laurelTarget) load(ctx context.Context, members []int) error {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, m, prefix, m, true, t.c.tagged)
+		b = appendEvent(b, m, prefix, m, true, t.c.tagged, t.c.subbed)
 	}
 	b = append(b, "]}"...)
 	// The events carry ids, so a batch answered 503 (its write queued past its deadline, as
@@ -359,7 +369,7 @@ func (lw *laurelWriter) write(n int, members []int) error {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, m, p, i, lw.t.c.names, lw.t.c.tagged)
+		b = appendEvent(b, m, p, i, lw.t.c.names, lw.t.c.tagged, lw.t.c.subbed)
 	}
 	lw.buf = append(b, "]}"...)
 

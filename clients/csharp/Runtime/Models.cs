@@ -15,6 +15,8 @@ namespace Laurel
     {
         /// <summary>"desc" (high is better, the default) or "asc".</summary>
         public string Order { get; set; }
+        /// <summary>"asc" or "desc": ranks equal scores by each event's subscore, in this order (asc: the lower first). Set at creation only: a change is 409 conflict.</summary>
+        public string Subscore { get; set; }
         /// <summary>"sum" (the default), "best" or "last".</summary>
         public string Mode { get; set; }
         /// <summary>all, hour, day, week, month, year, last&lt;N&gt;d or last&lt;N&gt;h; the first is what a read without a window reads.</summary>
@@ -42,6 +44,7 @@ namespace Laurel
         {
             var o = new Dictionary<string, object>();
             Json.Put(o, "order", Order);
+            Json.Put(o, "subscore", Subscore);
             Json.Put(o, "mode", Mode);
             Json.Put(o, "windows", Windows);
             Json.Put(o, "timezone", Timezone);
@@ -262,6 +265,8 @@ namespace Laurel
     {
         public string Id { get; set; }
         public string Order { get; set; }
+        /// <summary>The order of the board's second sort key ("asc" or "desc"); null when it has none.</summary>
+        public string Subscore { get; set; }
         public string Mode { get; set; }
         public IReadOnlyList<string> Windows { get; set; }
         public string Timezone { get; set; }
@@ -284,6 +289,7 @@ namespace Laurel
         {
             Id = o.String("id"),
             Order = o.String("order"),
+            Subscore = o.String("subscore"),
             Mode = o.String("mode"),
             Windows = o.Strings("windows"),
             Timezone = o.String("timezone"),
@@ -345,6 +351,8 @@ namespace Laurel
         public string Board { get; set; }
         public string Member { get; set; }
         public long Value { get; set; }
+        /// <summary>On a board with a subscore only (400 elsewhere): the event's second sort key; null, 0.</summary>
+        public long? Subscore { get; set; }
         /// <summary>The event's time; null: when laurel receives it (a member token's events must leave it null).</summary>
         public DateTimeOffset? Ts { get; set; }
         /// <summary>Makes the event idempotent and retractable.</summary>
@@ -364,6 +372,7 @@ namespace Laurel
             Json.Put(o, "board", Board);
             Json.Put(o, "member", Member);
             o["value"] = Value;
+            Json.Put(o, "subscore", Subscore);
             Json.Put(o, "ts", Ts);
             Json.Put(o, "id", Id);
             Json.Put(o, "name", Name);
@@ -377,6 +386,8 @@ namespace Laurel
     {
         public int Rank { get; set; }
         public long Score { get; set; }
+        /// <summary>On a board with a subscore: the member's there; null on a board without.</summary>
+        public long? Subscore { get; set; }
         /// <summary>In a write's answer: the standing there before the write (the whole batch);
         /// null where the member was not ranked there before, for a duplicate and for a hidden member.</summary>
         public PreviousStanding Previous { get; set; }
@@ -385,6 +396,7 @@ namespace Laurel
         {
             Rank = o.Int("rank"),
             Score = o.Long("score"),
+            Subscore = o.LongOrNull("subscore"),
             Previous = o.One("previous", PreviousStanding.Read),
         };
     }
@@ -394,8 +406,10 @@ namespace Laurel
     {
         public int Rank { get; set; }
         public long Score { get; set; }
+        /// <summary>On a board with a subscore.</summary>
+        public long? Subscore { get; set; }
 
-        internal static PreviousStanding Read(JsonObject o) => new PreviousStanding { Rank = o.Int("rank"), Score = o.Long("score") };
+        internal static PreviousStanding Read(JsonObject o) => new PreviousStanding { Rank = o.Int("rank"), Score = o.Long("score"), Subscore = o.LongOrNull("subscore") };
     }
 
     /// <summary>What became of one submitted event.</summary>
@@ -435,6 +449,8 @@ namespace Laurel
         public int Rank { get; set; }
         public string Member { get; set; }
         public long Score { get; set; }
+        /// <summary>On a board with a subscore (and only there): the second sort key that goes with the score, 0 where the events carried none; null on a board without.</summary>
+        public long? Subscore { get; set; }
         public DateTimeOffset ReachedAt { get; set; }
         /// <summary>
         /// In member, around and lookup reads: the share of the others ranked in the span that
@@ -457,6 +473,7 @@ namespace Laurel
             Rank = o.Int("rank"),
             Member = o.String("member"),
             Score = o.Long("score"),
+            Subscore = o.LongOrNull("subscore"),
             ReachedAt = o.Time("reached_at"),
             Percentile = o.DoubleOrNull("percentile"),
             Name = o.String("name"),
@@ -544,6 +561,8 @@ namespace Laurel
         /// <summary>Null while the member is not ranked in the period (not scored yet, hidden, erased).</summary>
         public int? Rank { get; set; }
         public long? Score { get; set; }
+        /// <summary>With Rank, on a board with a subscore.</summary>
+        public long? Subscore { get; set; }
         /// <summary>What the stream last sent for this window in the same period; null in the first events and a new period's first.</summary>
         public LastStanding Previous { get; set; }
         /// <summary>The member that passed it, when one member alone did.</summary>
@@ -558,6 +577,7 @@ namespace Laurel
             Total = o.Int("total"),
             Rank = o.IntOrNull("rank"),
             Score = o.LongOrNull("score"),
+            Subscore = o.LongOrNull("subscore"),
             Previous = o.One("previous", LastStanding.Read),
             PassedBy = o.One("passed_by", Entry.Read),
             Passed = o.One("passed", Entry.Read),
@@ -569,8 +589,10 @@ namespace Laurel
     {
         public int? Rank { get; set; }
         public long? Score { get; set; }
+        /// <summary>With Rank, on a board with a subscore.</summary>
+        public long? Subscore { get; set; }
 
-        internal static LastStanding Read(JsonObject o) => new LastStanding { Rank = o.IntOrNull("rank"), Score = o.LongOrNull("score") };
+        internal static LastStanding Read(JsonObject o) => new LastStanding { Rank = o.IntOrNull("rank"), Score = o.LongOrNull("score"), Subscore = o.LongOrNull("subscore") };
     }
 
     /// <summary>The rank a member reaching a score now would get (schema Rank).</summary>
@@ -635,11 +657,13 @@ namespace Laurel
     {
         public DateTimeOffset At { get; set; }
         public long Score { get; set; }
+        /// <summary>On a board with a subscore: the member's right after the event; null on a board without.</summary>
+        public long? Subscore { get; set; }
         public int Rank { get; set; }
         /// <summary>The event's own tag, when it carried one.</summary>
         public object Tag { get; set; }
 
-        internal static HistoryPoint Read(JsonObject o) => new HistoryPoint { At = o.Time("at"), Score = o.Long("score"), Rank = o.Int("rank"), Tag = o.Any("tag") };
+        internal static HistoryPoint Read(JsonObject o) => new HistoryPoint { At = o.Time("at"), Score = o.Long("score"), Subscore = o.LongOrNull("subscore"), Rank = o.Int("rank"), Tag = o.Any("tag") };
     }
 
     /// <summary>What the client's key or member token may do.</summary>
@@ -670,6 +694,8 @@ namespace Laurel
         public int Rank { get; set; }
         public string Member { get; set; }
         public long Score { get; set; }
+        /// <summary>On a board with a subscore (and only there): the second sort key that goes with the score, 0 where the events carried none; null on a board without.</summary>
+        public long? Subscore { get; set; }
         public DateTimeOffset ReachedAt { get; set; }
         public string Name { get; set; }
         /// <summary>The tag of the event that made the final score, when it carried one.</summary>
@@ -684,6 +710,7 @@ namespace Laurel
             Rank = o.Int("rank"),
             Member = o.String("member"),
             Score = o.Long("score"),
+            Subscore = o.LongOrNull("subscore"),
             ReachedAt = o.Time("reached_at"),
             Name = o.String("name"),
             Tag = o.Any("tag"),

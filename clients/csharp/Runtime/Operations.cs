@@ -83,9 +83,11 @@ namespace Laurel
             Board = ev.Board,
             Member = ev.Member,
             Value = ev.Value,
+            Subscore = ev.Subscore,
             Ts = ev.Ts,
             Id = Guid.NewGuid().ToString(),
             Name = ev.Name,
+            Tag = ev.Tag,
         };
 
         public Task<Retracted> RetractEventAsync(string board, string id, CancellationToken cancellationToken = default(CancellationToken)) =>
@@ -131,11 +133,11 @@ namespace Laurel
             return Request(HttpMethod.Post, "/v1/boards/" + Seg(board) + "/lookup", query, body, One(Page.Read), cancellationToken);
         }
 
-        /// <summary>The rank a member reaching score now would get.</summary>
+        /// <summary>The rank a member reaching score now would get; on a board with a subscore, with subscore (default 0): the rank of the pair.</summary>
         public Task<ScoreRank> GetRankAsync(string board, long score, string window = null, DateTimeOffset? at = null, string period = null, string cohort = null,
-            CancellationToken cancellationToken = default(CancellationToken))
+            long? subscore = null, CancellationToken cancellationToken = default(CancellationToken))
         {
-            var query = new Query().When(window, at, period, cohort).Add("score", score);
+            var query = new Query().When(window, at, period, cohort).Add("score", score).Add("subscore", subscore);
             return Request(HttpMethod.Get, "/v1/boards/" + Seg(board) + "/rank", query, null, One(ScoreRank.Read), cancellationToken);
         }
 

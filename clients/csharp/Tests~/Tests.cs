@@ -43,6 +43,7 @@ static class Tests
             ["every schema of the OpenAPI file is a type with its fields, required as there"] = EverySchema,
             ["each type reads and writes its fields by their JSON names"] = FieldsByName,
             ["a board's life: write, read every way, retract, delete"] = BoardLife,
+            ["a subscore breaks ties: equal times, the fewer penalties first"] = Subscores,
             ["rewards, results and webhooks"] = RewardsAndHooks,
             ["a lap too good is held for review; confirmed, the board is as if it never happened"] = FlagsReview,
             ["errors carry the API's code, status and field"] = Errors,
@@ -439,6 +440,34 @@ static class Tests
             return "{" + string.Join(",", o.OrderBy(kv => kv.Key, StringComparer.Ordinal).Select(kv => Json.Serialize(kv.Key) + ":" + Canon(kv.Value))) + "}";
         if (v is IList list && !(v is string)) return "[" + string.Join(",", list.Cast<object>().Select(Canon)) + "]";
         return Json.Serialize(v);
+    }
+
+    static async Task Subscores()
+    {
+        var board = await NewBoard(new BoardSpec { Order = "asc", Subscore = "asc", Mode = "best", Windows = new[] { "all", "day" } });
+        Assert.Equal("asc", (await client.GetBoardAsync(board)).Subscore);
+        var conflict = await Assert.Throws(() => client.PutBoardAsync(board, new BoardSpec { Subscore = "desc" }));
+        Assert.Equal("conflict subscore", conflict.Code + " " + conflict.Field);
+        var ada = await client.SubmitBoardEventsAsync(board, new Event { Member = "ada", Value = 61000, Subscore = 2 });
+        Assert.Equal("1 61000 2", ada[0].Entries["all"].Rank + " " + ada[0].Entries["all"].Score + " " + ada[0].Entries["all"].Subscore);
+        await client.SubmitBoardEventsAsync(board, new[] { new Event { Member = "bob", Value = 61000, Subscore = 1 }, new Event { Member = "cy", Value = 62000 } });
+        var page = await client.GetEntriesAsync(board);
+        Assert.Equal("bob 61000/1, ada 61000/2, cy 62000/0", string.Join(", ", page.Entries.Select(e => e.Member + " " + e.Score + "/" + e.Subscore)));
+        Assert.Equal(2L, (await client.GetMemberEntryAsync(board, "ada")).Entry.Subscore);
+        Assert.Equal(2, (await client.GetRankAsync(board, 61000, subscore: 1)).Rank, "after bob's same pair, before ada's");
+        Assert.Equal(1, (await client.GetRankAsync(board, 61000)).Rank, "subscore 0 by default");
+        var better = await client.SubmitBoardEventsAsync(board, new Event { Member = "ada", Value = 61000, Subscore = 0 });
+        var all = better[0].Entries["all"];
+        Assert.Equal("1 0, before 2 2", all.Rank + " " + all.Subscore + ", before " + all.Previous.Rank + " " + all.Previous.Subscore);
+        Assert.Equal("0 2", string.Join(" ", (await client.MemberHistoryAsync(board, "ada", window: "all")).Select(p => p.Subscore)));
+
+        var plain = await NewBoard();
+        Assert.True((await client.GetBoardAsync(plain)).Subscore == null, "a board without a subscore");
+        var refused = await Assert.Throws(() => client.SubmitBoardEventsAsync(plain, new[] { new Event { Member = "ada", Value = 1, Subscore = 0 } }));
+        Assert.Equal("invalid_argument events[0].subscore", refused.Code + " " + refused.Field);
+        var none = await client.SubmitBoardEventsAsync(plain, new Event { Member = "ada", Value = 1, Tag = "kart-1" });
+        Assert.Equal("kart-1", (await client.GetMemberEntryAsync(plain, "ada")).Entry.Tag, "the tag of an event the client gave an id");
+        Assert.True(none[0].Entries["all"].Subscore == null && (await client.GetEntriesAsync(plain)).Entries[0].Subscore == null, "no subscore on a board without");
     }
 
     static async Task BoardLife()

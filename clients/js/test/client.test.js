@@ -69,6 +69,31 @@ test("a write says where the member came from: #3 → #1", async () => {
   assert.deepEqual(moved.entries.day.previous, { rank: 3, score: 3 });
 });
 
+test("a subscore breaks ties: equal times, the fewer penalties first", async () => {
+  const board = await newBoard({ order: "asc", subscore: "asc", mode: "best", windows: ["all", "day"] });
+  assert.equal((await client.getBoard(board)).subscore, "asc");
+  await assert.rejects(client.putBoard(board, { subscore: "desc" }), { code: "conflict", field: "subscore" });
+  const [ada] = await client.submitBoardEvents(board, { member: "ada", value: 61000, subscore: 2 });
+  assert.deepEqual(ada.entries.all, { rank: 1, score: 61000, subscore: 2 });
+  await client.submitBoardEvents(board, [{ member: "bob", value: 61000, subscore: 1 }, { member: "cy", value: 62000 }]);
+  const page = await client.getEntries(board);
+  assert.deepEqual(page.entries.map((e) => [e.member, e.score, e.subscore]), [["bob", 61000, 1], ["ada", 61000, 2], ["cy", 62000, 0]]);
+  assert.equal((await client.getMemberEntry(board, "ada")).entry.subscore, 2);
+  assert.equal((await client.getRank(board, 61000, { subscore: 1 })).rank, 2, "after bob's same pair, before ada's");
+  assert.equal((await client.getRank(board, 61000)).rank, 1, "subscore 0 by default: before bob's 1");
+  const [better] = await client.submitBoardEvents(board, { member: "ada", value: 61000, subscore: 0 });
+  assert.deepEqual(better.entries.all, { rank: 1, score: 61000, subscore: 0, previous: { rank: 2, score: 61000, subscore: 2 } });
+  assert.deepEqual((await client.memberHistory(board, "ada", { window: "all" })).map((p) => p.subscore), [0, 2]);
+  await assert.rejects(client.submitBoardEvents(board, { member: "dee", value: 1, subscore: 1.5 }), { code: "invalid_argument", field: "subscore" });
+
+  const plain = await newBoard();
+  assert.equal((await client.getBoard(plain)).subscore, undefined);
+  await assert.rejects(client.submitBoardEvents(plain, [{ member: "ada", value: 1, subscore: 0 }]), { code: "invalid_argument", field: "events[0].subscore" });
+  const [none] = await client.submitBoardEvents(plain, { member: "ada", value: 1 });
+  assert.equal("subscore" in none.entries.all, false, "no subscore on a board without");
+  assert.equal("subscore" in (await client.getEntries(plain)).entries[0], false);
+});
+
 test("a tag on each score: the entry shows its event's, a point its own", async () => {
   const board = await newBoard();
   await client.submitBoardEvents(board, [

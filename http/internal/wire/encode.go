@@ -38,7 +38,7 @@ func EncodePage(dst []byte, p laurel.Page) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		var e error
-		if dst, e = appendEntry(dst, &p.Entries[i]); e != nil {
+		if dst, e = appendEntry(dst, &p.Entries[i], p.HasSub); e != nil {
 			err = e
 		}
 	}
@@ -57,14 +57,16 @@ func EncodeMemberEntry(dst []byte, me laurel.MemberEntry) ([]byte, error) {
 	dst = append(dst, `,"total":`...)
 	dst = strconv.AppendInt(dst, int64(me.Total), 10)
 	dst = append(dst, `,"entry":`...)
-	dst, err := appendEntry(dst, &me.Entry)
+	dst, err := appendEntry(dst, &me.Entry, me.HasSub)
 	dst = append(dst, '}')
 	return dst, err
 }
 
 // AppendResults appends the answer of a submit: {"results": [resultJSON, …]}, with each
-// result's entries (keys sorted, as encoding/json sorts map keys) only when ranks is set.
-func AppendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte {
+// result's entries (keys sorted, as encoding/json sorts map keys) only when ranks is set. The
+// standings of a result on a board of subs (those with a subscore; nil: none) show their
+// subscores.
+func AppendResults(dst []byte, results []laurel.EventResult, ranks bool, subs map[string]bool) []byte {
 	dst = append(dst, `{"results":[`...)
 	var keys [8]string // a board has at most eight windows
 	for i := range results {
@@ -85,6 +87,7 @@ func AppendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte 
 			dst = AppendString(dst, res.Flag)
 		}
 		if ranks {
+			hasSub := subs[res.Board]
 			names := keys[:0]
 			for name := range res.Entries {
 				names = append(names, name)
@@ -101,11 +104,19 @@ func AppendResults(dst []byte, results []laurel.EventResult, ranks bool) []byte 
 				dst = strconv.AppendInt(dst, int64(st.Rank), 10)
 				dst = append(dst, `,"score":`...)
 				dst = strconv.AppendInt(dst, st.Score, 10)
+				if hasSub {
+					dst = append(dst, `,"subscore":`...)
+					dst = strconv.AppendInt(dst, st.Sub, 10)
+				}
 				if prev, ok := res.Previous[name]; ok {
 					dst = append(dst, `,"previous":{"rank":`...)
 					dst = strconv.AppendInt(dst, int64(prev.Rank), 10)
 					dst = append(dst, `,"score":`...)
 					dst = strconv.AppendInt(dst, prev.Score, 10)
+					if hasSub {
+						dst = append(dst, `,"subscore":`...)
+						dst = strconv.AppendInt(dst, prev.Sub, 10)
+					}
 					dst = append(dst, '}')
 				}
 				dst = append(dst, '}')
@@ -146,14 +157,18 @@ func AppendPeriod(dst []byte, p laurel.PeriodInfo, closed, total bool) []byte {
 	return append(dst, '}')
 }
 
-// appendEntry appends e as entryOf(e) encodes; bad metadata is written as null.
-func appendEntry(dst []byte, e *laurel.Entry) ([]byte, error) {
+// appendEntry appends e as entryOf(e, hasSub) encodes; bad metadata is written as null.
+func appendEntry(dst []byte, e *laurel.Entry, hasSub bool) ([]byte, error) {
 	dst = append(dst, `{"rank":`...)
 	dst = strconv.AppendInt(dst, int64(e.Rank), 10)
 	dst = append(dst, `,"member":`...)
 	dst = AppendString(dst, e.Member)
 	dst = append(dst, `,"score":`...)
 	dst = strconv.AppendInt(dst, e.Score, 10)
+	if hasSub {
+		dst = append(dst, `,"subscore":`...)
+		dst = strconv.AppendInt(dst, e.Sub, 10)
+	}
 	dst = append(dst, `,"reached_at":`...)
 	dst = appendTimeString(dst, e.ReachedAt)
 	if e.Percentile != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // DecodeEvents reads the body of an event submit: one event {"member", "value", "ts", "id",
-// "name", "tag"} or a batch {"events": [...]} of at most laurel.MaxBatch. With board set (POST
+// "name", "subscore", "tag"} or a batch {"events": [...]} of at most laurel.MaxBatch. With board set (POST
 // /v1/boards/{board}/events) every event goes to that board and may not name one; with board
 // empty (POST /v1/events) every event must name its "board". single reports whether the body
 // was one event, whose fields are then named without the "events[0]." prefix.
@@ -108,13 +108,14 @@ type eventFields struct {
 }
 
 // eventKeys are the keys of an event, sorted, as faults are reported in that order.
-var eventKeys = [...]string{"board", "id", "member", "name", "tag", "ts", "value"}
+var eventKeys = [...]string{"board", "id", "member", "name", "subscore", "tag", "ts", "value"}
 
 const (
 	keyBoard = iota
 	keyID
 	keyMember
 	keyName
+	keySub
 	keyTag
 	keyTS
 	keyValue
@@ -371,25 +372,28 @@ func (d *eventsDecoder) field(a *eventFields, idx int, k []byte, depth int) bool
 		}
 		a.ev.Member, a.hasMember, a.errs[keyMember] = s, true, nil
 	case "value":
-		if d.pos >= len(d.data) || d.data[d.pos] != '-' && (d.data[d.pos] < '0' || d.data[d.pos] > '9') {
-			a.errs[keyValue] = laurel.FieldErrorf(laurel.EInvalid, fieldName(idx, "value"), "must be an integer")
-			return d.skip(depth)
-		}
-		start := d.pos
-		isInt, ok := d.number()
+		v, ok, valid := d.integer(a, idx, "value", keyValue, depth)
 		if !ok {
 			return false
 		}
-		if !isInt {
-			a.errs[keyValue] = laurel.FieldErrorf(laurel.EInvalid, fieldName(idx, "value"), "must be an integer")
+		if valid {
+			a.ev.Value, a.hasValue = v, true
+		}
+	case "subscore":
+		if d.pos < len(d.data) && d.data[d.pos] == 'n' {
+			if !d.literal("null") {
+				return false
+			}
+			a.ev.Sub, a.ev.HasSub, a.errs[keySub] = 0, false, nil
 			return true
 		}
-		v, inRange := parseInt(d.data[start:d.pos])
-		if !inRange {
-			a.errs[keyValue] = laurel.FieldErrorf(laurel.EInvalid, fieldName(idx, "value"), "must be an integer from -9223372036854775808 to 9223372036854775807")
-			return true
+		v, ok, valid := d.integer(a, idx, "subscore", keySub, depth)
+		if !ok {
+			return false
 		}
-		a.ev.Value, a.hasValue, a.errs[keyValue] = v, true, nil
+		if valid {
+			a.ev.Sub, a.ev.HasSub = v, true
+		}
 	case "ts":
 		raw, plain, kind, ok := d.strValue(depth)
 		if !ok {
@@ -458,6 +462,32 @@ func (d *eventsDecoder) field(a *eventFields, idx int, k []byte, depth int) bool
 		return d.skip(depth)
 	}
 	return true
+}
+
+// integer reads the value of key k (index key of eventKeys), an integer in int64's range:
+// valid reports that it was one, and records the fault otherwise. ok is false on a syntax
+// error.
+func (d *eventsDecoder) integer(a *eventFields, idx int, k string, key, depth int) (v int64, ok, valid bool) {
+	if d.pos >= len(d.data) || d.data[d.pos] != '-' && (d.data[d.pos] < '0' || d.data[d.pos] > '9') {
+		a.errs[key] = laurel.FieldErrorf(laurel.EInvalid, fieldName(idx, k), "must be an integer")
+		return 0, d.skip(depth), false
+	}
+	start := d.pos
+	isInt, ok := d.number()
+	if !ok {
+		return 0, false, false
+	}
+	if !isInt {
+		a.errs[key] = laurel.FieldErrorf(laurel.EInvalid, fieldName(idx, k), "must be an integer")
+		return 0, true, false
+	}
+	v, inRange := parseInt(d.data[start:d.pos])
+	if !inRange {
+		a.errs[key] = laurel.FieldErrorf(laurel.EInvalid, fieldName(idx, k), "must be an integer from -9223372036854775808 to 9223372036854775807")
+		return 0, true, false
+	}
+	a.errs[key] = nil
+	return v, true, true
 }
 
 func mustBeString(idx int, k string) error {

@@ -164,6 +164,15 @@ func refDecodeEvent(f string, obj map[string]json.RawMessage, board string) (lau
 				return ev, err
 			}
 			ev.Name = &s
+		case "subscore":
+			if refIsNull(raw) {
+				continue
+			}
+			v, err := refDecodeInt(field, raw)
+			if err != nil {
+				return ev, err
+			}
+			ev.Sub, ev.HasSub = v, true
 		case "tag":
 			tag, err := laurel.NormalizeTag(field, raw)
 			if err != nil {

@@ -48,7 +48,7 @@ func showEvents(evs []laurel.Event) string {
 		if ev.Name != nil {
 			name = strconv.Quote(*ev.Name)
 		}
-		fmt.Fprintf(&b, "%d: %q %q %d ts %v/%d id %q name %s\n", i, ev.Board, ev.Member, ev.Value, ev.HasTS, ev.TS, ev.ID, name)
+		fmt.Fprintf(&b, "%d: %q %q %d subscore %v/%d ts %v/%d id %q name %s tag %s\n", i, ev.Board, ev.Member, ev.Value, ev.HasSub, ev.Sub, ev.HasTS, ev.TS, ev.ID, name, ev.Tag)
 	}
 	return b.String()
 }
@@ -87,6 +87,18 @@ var decodeCorpus = func() []string {
 		`{"member":"a","value":1,"tag":"` + strings.Repeat("t", 255) + `"}`, `{"member":"a","value":1,"tag":[` + strings.Repeat(" 1,", 127) + ` 1]}`,
 		`{"member":"a","value":1,"tag":"x","tag":null}`, `{"member":"a","value":1,"tag":{"a":}}`, `{"tag":1,"ts":"bad"}`,
 		`{"events":[{"member":"a","value":1,"tag":{"x":true}},{"member":"b","value":1,"tag":"` + strings.Repeat("t", 300) + `"}]}`,
+		// Subscores: an integer as value is, null as none.
+		`{"member":"a","value":1,"subscore":7}`, `{"member":"a","value":1,"subscore":-7}`, `{"member":"a","value":1,"subscore":0}`,
+		`{"member":"a","value":1,"subscore":null}`, `{"member":"a","value":1,"subscore":1.5}`, `{"member":"a","value":1,"subscore":1e3}`,
+		`{"member":"a","value":1,"subscore":"7"}`, `{"member":"a","value":1,"subscore":true}`, `{"member":"a","value":1,"subscore":[7]}`,
+		`{"member":"a","value":1,"subscore":9223372036854775807}`, `{"member":"a","value":1,"subscore":-9223372036854775808}`,
+		`{"member":"a","value":1,"subscore":9223372036854775808}`, `{"member":"a","value":1,"subscore":-9223372036854775809}`,
+		`{"member":"a","value":1,"subscore":01}`, `{"member":"a","value":1,"subscore":-}`, `{"member":"a","value":1,"subscore":nul}`,
+		`{"member":"a","value":1,"subscore":3,"subscore":null}`, `{"member":"a","value":1,"subscore":"x","subscore":4}`,
+		`{"member":"a","value":1,"subscore":4,"subscore":"x"}`, `{"subscore":"x","tag":{"a":}}`, `{"subscore":"x","name":1}`,
+		`{"subscore":"x","ts":"bad"}`, `{"member":"a","subscore":2}`, `{"member":"a","value":"x","subscore":1.5}`,
+		`{"events":[{"member":"a","value":1,"subscore":2},{"member":"b","value":1},{"member":"c","value":1,"subscore":null}]}`,
+		`{"events":[{"member":"a","value":1,"subscore":2},{"member":"b","value":1,"subscore":2.5}]}`,
 		// Escapes.
 		`{"member":"\"\\\/\b\f\n\r\t","value":1}`, `{"member":"\"\\\/","value":1}`, `{"member":"\u0041\u00e9\u20ac","value":1}`,
 		`{"member":"\ud83d\ude00","value":1}`, `{"member":"\uD83D\uDE00","value":1}`, `{"member":"\ud83d","value":1}`,
@@ -210,7 +222,7 @@ type decodeGen struct{ r *rand.Rand }
 func (g *decodeGen) pick(s []string) string { return s[g.r.IntN(len(s))] }
 
 var (
-	genKeys = []string{"member", "value", "ts", "id", "name", "tag", "board", "events", "x", "", "Member", "valu", "values",
+	genKeys = []string{"member", "value", "ts", "id", "name", "tag", "subscore", "subscor", "subscores", "board", "events", "x", "", "Member", "valu", "values",
 		`m\u0065mber`, `\u0076alue`, `\u0062oard`, `ev\u0065nts`, "a", "zz", "é", "\xff", `val\u0000ue`, `\ud800`, "\ufffd"}
 	// genStrings are the contents of valid JSON strings, genBadStrings of invalid ones.
 	genStrings = []string{"alice", "player-123", "b", "bench", "", "B", "-x", "a/b", "x y", `a\"b`, `\\`, `\/`, `\b\f\n\r\t`,
@@ -268,7 +280,7 @@ func (g *decodeGen) other() string {
 func (g *decodeGen) value(key string) string {
 	// Mostly the right kind for the key, and mostly valid.
 	switch r := g.r.IntN(20); {
-	case key == "value" && r < 19:
+	case (key == "value" || key == "subscore") && r < 19:
 		if r < 16 {
 			return strconv.Itoa(g.r.IntN(2000) - 1000)
 		}
@@ -281,7 +293,7 @@ func (g *decodeGen) value(key string) string {
 		return `"id-` + strconv.Itoa(g.r.IntN(1000)) + `"`
 	case key == "ts" && r < 14:
 		return `"2026-11-22T10:00:0` + strconv.Itoa(g.r.IntN(10)) + `Z"`
-	case (key == "ts" || key == "id" || key == "name") && r < 18:
+	case (key == "ts" || key == "id" || key == "name" || key == "subscore") && r < 18:
 		return "null"
 	case r < 16:
 		return g.str()
@@ -303,7 +315,7 @@ func (g *decodeGen) object(cross bool) string {
 	if cross && g.r.IntN(10) > 0 {
 		keys = append(keys, "board")
 	}
-	for _, k := range []string{"ts", "id", "name"} {
+	for _, k := range []string{"ts", "id", "name", "subscore"} {
 		if g.r.IntN(3) == 0 {
 			keys = append(keys, k)
 		}

@@ -20,6 +20,7 @@ func FuzzDecodeEvents(f *testing.F) {
 		`{"member": "a", "value": 9223372036854775808}`,
 		`{"events": null}`, `{"events": [null]}`, `[]`, `null`, ``, `{"member": "a\u0000", "value": 1}`,
 		`{"member": "a", "value": 1, "ts": null, "id": null, "name": null}`,
+		`{"member": "a", "value": 1, "subscore": -3}`, `{"member": "a", "value": 1, "subscore": null}`, `{"member": "a", "value": 1, "subscore": 0.5}`,
 	} {
 		f.Add([]byte(seed), "b")
 		f.Add([]byte(seed), "")

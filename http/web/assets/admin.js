@@ -302,6 +302,8 @@
     { name: 'title', label: 'Title' },
     { name: 'windows', label: 'Windows', hint: 'all, hour … year, last7d, last24h; windows may be added, not removed', list: true },
     { name: 'order', label: 'Order', options: [['desc', 'highest wins'], ['asc', 'lowest wins']], create: true },
+    { name: 'subscore', label: 'Subscore', options: [['', 'none'], ['asc', 'lowest breaks ties'], ['desc', 'highest breaks ties']], create: true,
+      hint: 'a second number each event carries, ranking equal scores; fixed once the board exists' },
     { name: 'mode', label: 'Mode', options: [['sum', 'scores add up'], ['best', 'best score counts'], ['last', 'latest score counts']], create: true },
     { name: 'timezone', label: 'Time zone', hint: 'an IANA zone, e.g. Europe/Stockholm', create: true },
     { name: 'week_start', label: 'Week starts', options: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'].map((d) => [d, d]), create: true },

@@ -312,6 +312,7 @@
           h('span', { class: 'who', text: r.name || r.member }),
           r.cohort ? h('small', { class: 'cohort', text: r.cohort }) : null,
           h('span', { class: 'score', text: scoreText(st.meta, r.score) }),
+          subscoreIn(h('small', { class: 'subscore' }), r),
           h('span', { class: 'reward', text: reward(r.reward) })))));
       results.hidden = false;
     }
@@ -605,7 +606,7 @@
         h('span', { class: 'move' }),
         h('span', { class: 'slot' }),
         h('span', { class: 'who' }, h('span', { class: 'name' }), h('span', { class: 'id' }), h('span', { class: 'tag' })),
-        h('span', { class: 'score' }));
+        h('span', { class: 'scores' }, h('span', { class: 'score' }), h('small', { class: 'subscore' })));
       el.addEventListener('click', () => select(st.member === member ? '' : member));
       el.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); el.click(); } });
       el.addEventListener('transitionend', (ev) => { if (ev.target === el && ev.propertyName === 'transform') el.classList.remove('rising'); });
@@ -627,6 +628,15 @@
       return JSON.stringify(tag);
     }
 
+    // subscoreIn shows an entry's subscore, quietly, in el: on a board with one, the second
+    // sort key that ordered equal scores; nothing on a board without.
+    function subscoreIn(el, e) {
+      const has = e.subscore !== undefined && e.subscore !== null;
+      el.textContent = has ? num.format(e.subscore) : '';
+      el.title = has ? 'subscore ' + num.format(e.subscore) : '';
+      return el;
+    }
+
     function fillRow(el, e) {
       const name = e.name || e.member;
       const oldScore = el.dataset.score;
@@ -635,7 +645,8 @@
       for (const r of [1, 2, 3]) el.classList.toggle('top' + r, e.rank === r);
       el.classList.toggle('me', e.member === st.member);
       el.setAttribute('aria-current', e.member === st.member ? 'true' : 'false');
-      const [rank, move, slot, who, score] = el.children;
+      const [rank, move, slot, who, scores] = el.children;
+      const [score, sub] = scores.children;
       rank.textContent = e.rank;
       const m = st.moves.get(e.member);
       move.className = 'move' + (m ? ' ' + m.dir : '');
@@ -649,6 +660,7 @@
       who.children[1].textContent = e.name && e.name !== e.member ? '@' + e.member : '';
       who.children[2].textContent = tagText(e.tag); // empty, and so hidden, on untagged boards
       score.textContent = scoreText(st.meta, e.score);
+      subscoreIn(sub, e); // empty, and so hidden, on boards without a subscore
       if (oldScore !== undefined && oldScore !== String(e.score) && !reduceMotion) {
         el.classList.remove('bump');
         void el.offsetWidth; // restart the animation
@@ -893,7 +905,7 @@
       panelParts.avatar.replaceChildren(avatar(e.member, name));
       panelParts.stats.replaceChildren(
         stat('Rank', '#' + num.format(e.rank), 'of ' + num.format(total || st.total || e.rank)),
-        stat('Score', scoreText(st.meta, e.score), ''),
+        stat('Score', scoreText(st.meta, e.score), e.subscore !== undefined ? 'subscore ' + num.format(e.subscore) : ''),
         stat('Reached', e.reached_at ? day(e.reached_at) : '–', e.reached_at ? clock(e.reached_at) : ''));
       if (panelScore !== null && panelScore !== e.score) {
         // A new event of this member: its history has a new point.

@@ -77,7 +77,8 @@ window.laurelUI = (() => {
   function describe(b) {
     const order = b.order === 'asc' ? 'lowest wins' : 'highest wins';
     const mode = { sum: 'scores add up', best: 'best score counts', last: 'latest score counts' }[b.mode] || b.mode;
-    return `${mode} · ${order}`;
+    if (!b.subscore) return `${mode} · ${order}`;
+    return `${mode} · ${order} · ties: ${b.subscore === 'asc' ? 'lowest' : 'highest'} subscore`;
   }
 
   // The units of time a board's scores may be in (its metadata's "unit"), each with the digits
