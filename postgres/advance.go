@@ -60,14 +60,23 @@ func (s *step) advance(ctx context.Context, b *boardStep) error {
 // freeze closes an open period: every entry is ranked once and for all, hidden members
 // included (they are left out when read), and the period's aggregates go.
 func (s *step) freeze(ctx context.Context, b *boardStep, ws *windowState, sp laurel.Span) (closedPeriod, error) {
-	order := "DESC"
-	if b.st.cfg.Order == laurel.Asc {
-		order = "ASC"
+	// Ranked as the board ranks: by score, subscore (0 on a board without one), reached_at
+	// and member.
+	direction := func(o laurel.Order) string {
+		if o == laurel.Asc {
+			return "ASC"
+		}
+		return "DESC"
+	}
+	o := b.st.cfg.Ordering()
+	order := "score " + direction(o.Score)
+	if o.HasSub {
+		order += ", sub " + direction(o.Sub)
 	}
 	cp := closedPeriod{ID: b.st.cfg.Calendar().PeriodAt(ws.w, time.UnixMilli(sp.Start)).ID, Start: sp.Start, End: sp.End}
 	err := s.tx.QueryRow(ctx, `WITH frozen AS (
-			INSERT INTO laurel_frozen (board, win, span, rank, member, score, at)
-			SELECT board, win, span, row_number() OVER (ORDER BY score `+order+`, at, member), member, score, at
+			INSERT INTO laurel_frozen (board, win, span, rank, member, score, sub, at)
+			SELECT board, win, span, row_number() OVER (ORDER BY `+order+`, at, member), member, score, sub, at
 			FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3
 			RETURNING 1)
 		SELECT count(*) FROM frozen`, b.id, ws.Name, sp.Start).Scan(&cp.Total)
@@ -161,7 +170,7 @@ func (s *step) members(ctx context.Context, sql string, args ...any) ([]string, 
 // every member with a bucket in it) from their buckets.
 func (s *step) recomputeRolling(ctx context.Context, b *boardStep, ws *windowState, members []string) error {
 	sp := ws.Open[0]
-	q := "SELECT member, score, at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span >= $3 AND span < $4"
+	q := "SELECT member, score, coalesce(sub, 0), at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span >= $3 AND span < $4"
 	args := []any{b.id, ws.Name, sp.Start, sp.End}
 	if members != nil {
 		q += " AND member = ANY($5)"
@@ -180,7 +189,7 @@ func (s *step) recomputeRolling(ctx context.Context, b *boardStep, ws *windowSta
 	for rows.Next() {
 		var member string
 		var a laurel.Agg
-		if err := rows.Scan(&member, &a.Score, &a.At); err != nil {
+		if err := rows.Scan(&member, &a.Score, &a.Sub, &a.At); err != nil {
 			return err
 		}
 		a.Count = 1

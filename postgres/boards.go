@@ -132,14 +132,14 @@ func (s *step) totalOf(board, window string) int {
 func (s *step) buildWindow(ctx context.Context, b *boardStep, ws *windowState) error {
 	cfg := &b.st.cfg
 	cal := cfg.Calendar()
-	rows, err := s.tx.Query(ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", b.id)
+	rows, err := s.tx.Query(ctx, "SELECT seq, member, value, coalesce(sub, 0), ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", b.id)
 	if err != nil {
 		return fmt.Errorf("postgres: read events: %w", err)
 	}
 	var all []storedEvent
 	for rows.Next() {
 		var ev storedEvent
-		if err := rows.Scan(&ev.seq, &ev.member, &ev.value, &ev.ts); err != nil {
+		if err := rows.Scan(&ev.seq, &ev.member, &ev.value, &ev.sub, &ev.ts); err != nil {
 			rows.Close()
 			return err
 		}
@@ -168,7 +168,7 @@ func (s *step) buildWindow(ctx context.Context, b *boardStep, ws *windowState) e
 		for _, a := range aggs {
 			switch {
 			case a.Closed:
-				closing[a.Start] = append(closing[a.Start], laurel.Entry{Member: member, Score: a.Agg.Score, ReachedAt: a.Agg.At})
+				closing[a.Start] = append(closing[a.Start], laurel.Entry{Member: member, Score: a.Agg.Score, Sub: a.Agg.Sub, ReachedAt: a.Agg.At})
 			case a.Current:
 				b.set(aggKey{ws.Name, currentSpan, member}, valOf(a.Agg))
 			default:
@@ -201,13 +201,17 @@ func (s *step) freezeEntries(ctx context.Context, b *boardStep, ws *windowState,
 	entries, _ = ranked.Page(ctx, 1, len(entries))
 	var ranks []int32
 	var members []string
-	var scores, ats []int64
+	var scores, subs, ats []int64 // subs: NULL on a board without a subscore
+	hasSub := b.st.cfg.Subscore != nil
 	for _, en := range entries {
 		ranks, members, scores, ats = append(ranks, int32(en.Rank)), append(members, en.Member), append(scores, en.Score), append(ats, en.ReachedAt)
+		if hasSub {
+			subs = append(subs, en.Sub)
+		}
 	}
-	_, err := s.tx.Exec(ctx, `INSERT INTO laurel_frozen (board, win, span, rank, member, score, at)
-		SELECT $1, $2, $3, k.rank, k.member, k.score, k.at FROM unnest($4::int[], $5::text[], $6::bigint[], $7::bigint[]) AS k(rank, member, score, at)`,
-		b.id, ws.Name, start, ranks, members, scores, ats)
+	_, err := s.tx.Exec(ctx, `INSERT INTO laurel_frozen (board, win, span, rank, member, score, sub, at)
+		SELECT $1, $2, $3, k.rank, k.member, k.score, k.sub, k.at FROM unnest($4::int[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[]) AS k(rank, member, score, sub, at)`,
+		b.id, ws.Name, start, ranks, members, scores, subs, ats)
 	if err == nil {
 		_, err = s.tx.Exec(ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, start, len(entries))
 	}

@@ -97,7 +97,7 @@ func (s *Store) checkBoard(ctx context.Context, id string) error {
 			var entries []laurel.Entry
 			for k, v := range stored {
 				if k.win == ws.Name && k.span == sp && !slices.Contains(hidden, k.member) {
-					entries = append(entries, laurel.Entry{Member: k.member, Score: v.score, ReachedAt: v.at})
+					entries = append(entries, laurel.Entry{Member: k.member, Score: v.score, Sub: v.sub, ReachedAt: v.at})
 				}
 			}
 			set, _ := ws.indexSet(sp)
@@ -133,7 +133,7 @@ func sameRanking(ctx context.Context, what string, r laurel.Ranking, o laurel.Or
 		return err
 	}
 	if total != len(want) || !slices.EqualFunc(got, want, func(a, b laurel.Entry) bool {
-		return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.ReachedAt == b.ReachedAt
+		return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.Sub == b.Sub && a.ReachedAt == b.ReachedAt
 	}) {
 		return fmt.Errorf("%s of the index holds %d: %v\nthe store: %v", what, total, got, want)
 	}
@@ -145,7 +145,7 @@ func compareKeys(a, b aggKey) int {
 }
 
 func (s *Store) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, error) {
-	rows, err := s.pool.Query(ctx, "SELECT win, span, member, score, at FROM laurel_aggs WHERE board = $1", id)
+	rows, err := s.pool.Query(ctx, "SELECT win, span, member, score, coalesce(sub, 0), at FROM laurel_aggs WHERE board = $1", id)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (s *Store) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, e
 	for rows.Next() {
 		var k aggKey
 		v := aggVal{present: true}
-		if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.at); err != nil {
+		if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.sub, &v.at); err != nil {
 			return nil, err
 		}
 		out[k] = v
@@ -166,13 +166,13 @@ func (s *Store) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, e
 // events: those of its open calendar periods, all, every rolling bucket, and each rolling
 // window's current span.
 func (s *Store) aggsFromEvents(ctx context.Context, st *state) (map[aggKey]aggVal, error) {
-	rows, err := s.pool.Query(ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", st.cfg.ID)
+	rows, err := s.pool.Query(ctx, "SELECT seq, member, value, coalesce(sub, 0), ts FROM laurel_events WHERE board = $1 AND NOT retracted ORDER BY member, seq", st.cfg.ID)
 	if err != nil {
 		return nil, err
 	}
 	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (storedEvent, error) {
 		var ev storedEvent
-		err := r.Scan(&ev.seq, &ev.member, &ev.value, &ev.ts)
+		err := r.Scan(&ev.seq, &ev.member, &ev.value, &ev.sub, &ev.ts)
 		return ev, err
 	})
 	if err != nil {

@@ -119,11 +119,11 @@ func (x exporter) board(ctx context.Context, st *state) error {
 	if err := x.w.Write(laurel.DumpRecord{Board: rec}); err != nil {
 		return err
 	}
-	err := x.each(ctx, "SELECT seq, member, value, ts, coalesce(id, ''), retracted, tag FROM laurel_events WHERE board = $1 ORDER BY seq", []any{id}, func(rows pgx.Rows) error {
+	err := x.each(ctx, "SELECT seq, member, value, coalesce(sub, 0), ts, coalesce(id, ''), retracted, tag FROM laurel_events WHERE board = $1 ORDER BY seq", []any{id}, func(rows pgx.Rows) error {
 		ev := &laurel.DumpEvent{Board: id}
 		var seq int64
 		var tag *string
-		if err := rows.Scan(&seq, &ev.Member, &ev.Value, &ev.TS, &ev.ID, &ev.Retracted, &tag); err != nil {
+		if err := rows.Scan(&seq, &ev.Member, &ev.Value, &ev.Sub, &ev.TS, &ev.ID, &ev.Retracted, &tag); err != nil {
 			return err
 		}
 		ev.Seq, ev.Tag = uint64(seq), tagJSON(tag)
@@ -134,9 +134,9 @@ func (x exporter) board(ctx context.Context, st *state) error {
 	}
 	// A rolling window's aggregates over its current span are derived from its buckets;
 	// the importer computes them for its own now.
-	err = x.each(ctx, "SELECT win, span, member, score, at FROM laurel_aggs WHERE board = $1 AND span <> $2 ORDER BY win, span, member", []any{id, int64(currentSpan)}, func(rows pgx.Rows) error {
+	err = x.each(ctx, "SELECT win, span, member, score, coalesce(sub, 0), at FROM laurel_aggs WHERE board = $1 AND span <> $2 ORDER BY win, span, member", []any{id, int64(currentSpan)}, func(rows pgx.Rows) error {
 		a := &laurel.DumpAgg{Board: id}
-		if err := rows.Scan(&a.Window, &a.Start, &a.Member, &a.Score, &a.At); err != nil {
+		if err := rows.Scan(&a.Window, &a.Start, &a.Member, &a.Score, &a.Sub, &a.At); err != nil {
 			return err
 		}
 		return x.w.Write(laurel.DumpRecord{Agg: a})
@@ -158,10 +158,10 @@ func (x exporter) board(ctx context.Context, st *state) error {
 			if err := x.w.Write(laurel.DumpRecord{Closed: c}); err != nil {
 				return err
 			}
-			err := x.each(ctx, "SELECT rank, member, score, at FROM laurel_frozen WHERE board = $1 AND win = $2 AND span = $3 ORDER BY rank", []any{id, ws.Name, cp.Start}, func(rows pgx.Rows) error {
+			err := x.each(ctx, "SELECT rank, member, score, coalesce(sub, 0), at FROM laurel_frozen WHERE board = $1 AND win = $2 AND span = $3 ORDER BY rank", []any{id, ws.Name, cp.Start}, func(rows pgx.Rows) error {
 				f := &laurel.DumpFrozen{Board: id, Window: ws.Name, Start: cp.Start}
 				var rank int32
-				if err := rows.Scan(&rank, &f.Member, &f.Score, &f.At); err != nil {
+				if err := rows.Scan(&rank, &f.Member, &f.Score, &f.Sub, &f.At); err != nil {
 					return err
 				}
 				f.Rank = uint32(rank)
@@ -180,8 +180,19 @@ func (x exporter) board(ctx context.Context, st *state) error {
 			return err
 		}
 		h.Seq = uint64(seq)
-		if err := json.Unmarshal(points, &h.Points); err != nil {
+		var stored map[string][3]int64 // score, rank, subscore (encodePoints)
+		if err := json.Unmarshal(points, &stored); err != nil {
 			return err
+		}
+		h.Points = make(map[string][2]int64, len(stored))
+		for w, p := range stored {
+			h.Points[w] = [2]int64{p[0], p[1]}
+			if p[2] != 0 {
+				if h.Subs == nil {
+					h.Subs = make(map[string]int64)
+				}
+				h.Subs[w] = p[2]
+			}
 		}
 		return x.w.Write(laurel.DumpRecord{History: h})
 	})
@@ -380,12 +391,21 @@ func (in *importer) flush(ctx context.Context) error {
 }
 
 var (
-	eventCols   = []string{"board", "seq", "member", "value", "ts", "id", "retracted", "tag"}
-	aggCols     = []string{"board", "win", "span", "member", "score", "at"}
+	eventCols   = []string{"board", "seq", "member", "value", "ts", "id", "retracted", "tag", "sub"}
+	aggCols     = []string{"board", "win", "span", "member", "score", "at", "sub"}
 	closedCols  = []string{"board", "win", "span", "total", "removed"}
-	frozenCols  = []string{"board", "win", "span", "rank", "member", "score", "at"}
+	frozenCols  = []string{"board", "win", "span", "rank", "member", "score", "at", "sub"}
 	historyCols = []string{"board", "member", "seq", "ts", "points"}
 )
+
+// sub is a subscore as the board's rows hold it: NULL on a board without one (the dump's
+// reader refused any other than 0 there).
+func (in *importer) sub(v int64) any {
+	if in.b.st.cfg.Subscore == nil {
+		return nil
+	}
+	return v
+}
 
 func (in *importer) add(ctx context.Context, rec laurel.DumpRecord) error {
 	b := in.b
@@ -402,7 +422,7 @@ func (in *importer) add(ctx context.Context, rec laurel.DumpRecord) error {
 			tag = &t
 		}
 		b.seqFloor = max(b.seqFloor, int64(ev.Seq))
-		return in.queue(ctx, "laurel_events", eventCols, b.id, int64(ev.Seq), ev.Member, ev.Value, ev.TS, id, ev.Retracted, tag)
+		return in.queue(ctx, "laurel_events", eventCols, b.id, int64(ev.Seq), ev.Member, ev.Value, ev.TS, id, ev.Retracted, tag, in.sub(ev.Sub))
 	case rec.Agg != nil:
 		a := rec.Agg
 		ws := b.st.window(a.Window)
@@ -410,7 +430,7 @@ func (in *importer) add(ctx context.Context, rec laurel.DumpRecord) error {
 			p := b.st.cfg.CurrentPeriod(ws.w, a.Start)
 			ws.addOpen(p.Start, p.End)
 		}
-		return in.queue(ctx, "laurel_aggs", aggCols, b.id, a.Window, a.Start, a.Member, a.Score, a.At)
+		return in.queue(ctx, "laurel_aggs", aggCols, b.id, a.Window, a.Start, a.Member, a.Score, a.At, in.sub(a.Sub))
 	case rec.Closed != nil:
 		c := rec.Closed
 		ws := b.st.window(c.Window)
@@ -422,14 +442,14 @@ func (in *importer) add(ctx context.Context, rec laurel.DumpRecord) error {
 		return in.queue(ctx, "laurel_closed", closedCols, b.id, c.Window, c.Start, int32(c.Total), removed)
 	case rec.Frozen != nil:
 		f := rec.Frozen
-		return in.queue(ctx, "laurel_frozen", frozenCols, b.id, f.Window, f.Start, int32(f.Rank), f.Member, f.Score, f.At)
+		return in.queue(ctx, "laurel_frozen", frozenCols, b.id, f.Window, f.Start, int32(f.Rank), f.Member, f.Score, f.At, in.sub(f.Sub))
 	case rec.History != nil:
 		h := rec.History
-		points, err := json.Marshal(h.Points)
-		if err != nil {
-			return err
+		points := make([]historyPoint, 0, len(h.Points))
+		for w, p := range h.Points {
+			points = append(points, historyPoint{window: w, score: p[0], rank: int(p[1]), sub: h.Subs[w]})
 		}
-		return in.queue(ctx, "laurel_history", historyCols, b.id, h.Member, int64(h.Seq), h.TS, string(points))
+		return in.queue(ctx, "laurel_history", historyCols, b.id, h.Member, int64(h.Seq), h.TS, encodePoints(points))
 	}
 	return nil
 }

@@ -451,8 +451,8 @@ func (s *step) answer(r *submitReq, sets map[*boardStep]map[shardindex.Set]*prio
 			for j := range b.st.Windows {
 				if en := b.read[r.readAt[i]+j]; en.Rank > 0 {
 					name := b.st.Windows[j].Name
-					entries[name] = laurel.Standing{Rank: en.Rank, Score: en.Score}
-					points = append(points, historyPoint{name, en.Score, en.Rank})
+					entries[name] = laurel.Standing{Rank: en.Rank, Score: en.Score, Sub: en.Sub}
+					points = append(points, historyPoint{name, en.Score, en.Sub, en.Rank})
 				}
 				if r.opts.NoRanks || r.results[i].Status != laurel.StatusApplied {
 					continue
@@ -571,16 +571,25 @@ func (s *step) queueIDs(r *reads, b *boardStep, ids []string) {
 			return nil
 		})
 	}
-	r.queue(readIDsSQL, []any{b.id, ask}, func(br pgx.BatchResults) error {
+	sql, hasSub := readIDsSQL, b.st.cfg.Subscore != nil
+	if hasSub {
+		sql = readIDsSubSQL
+	}
+	r.queue(sql, []any{b.id, ask}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
 			return fmt.Errorf("postgres: read ids: %w", err)
 		}
 		defer rows.Close()
+		dest := make([]any, 5, 6)
+		var id string
 		for rows.Next() {
-			var id string
 			ev := new(storedEvent)
-			if err := rows.Scan(&id, &ev.seq, &ev.member, &ev.value, &ev.ts); err != nil {
+			dest[0], dest[1], dest[2], dest[3], dest[4] = &id, &ev.seq, &ev.member, &ev.value, &ev.ts
+			if hasSub {
+				dest = append(dest[:5], &ev.sub)
+			}
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
 			b.ids[id] = ev
@@ -605,7 +614,7 @@ func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.Sub
 			return "", 0, 0, "", err
 		}
 		if prev := b.ids[in.ID]; prev != nil {
-			if in.Repeats(prev.member, prev.value, 0, prev.ts) {
+			if in.Repeats(prev.member, prev.value, prev.sub, prev.ts) {
 				return laurel.StatusDuplicate, 0, 0, "", nil
 			}
 			return "", 0, 0, "", laurel.ErrIDConflict(in.ID)
@@ -620,10 +629,11 @@ func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.Sub
 	}
 	sh.seq += int64(b.st.shards())
 	seq = sh.seq
-	if held, err = laurel.StageEvent(ctx, &b.st.cfg, staged{s, b}, in.Member, in.Value, ts, uint64(seq), s.now); err != nil {
+	one := laurel.Counted{Value: in.Value, Sub: in.Sub, TS: ts, Seq: uint64(seq)}
+	if held, err = laurel.StageCounted(ctx, &b.st.cfg, staged{s, b}, in.Member, one, s.now); err != nil {
 		return "", 0, 0, "", err
 	}
-	ev := newEvent{seq: seq, member: in.Member, value: in.Value, ts: ts, id: in.ID}
+	ev := newEvent{seq: seq, member: in.Member, value: in.Value, sub: in.Sub, ts: ts, id: in.ID}
 	if in.Tag != nil {
 		tag := string(in.Tag)
 		ev.tag = &tag
@@ -631,7 +641,7 @@ func (s *step) stageEvent(ctx context.Context, in *laurel.Event, opts laurel.Sub
 	b.events = append(b.events, ev)
 	b.stageTime(in.Member, ts)
 	if in.ID != "" {
-		b.setID(in.ID, &storedEvent{seq: seq, member: in.Member, value: in.Value, ts: ts})
+		b.setID(in.ID, &storedEvent{seq: seq, member: in.Member, value: in.Value, sub: in.Sub, ts: ts})
 	}
 	return laurel.StatusApplied, seq, ts, held, nil
 }
@@ -762,22 +772,23 @@ var errRetractAgain = errors.New("postgres: the id is another member's now")
 
 // memberEvents returns the member's counted events on a board, in arrival order.
 func (s *step) memberEvents(ctx context.Context, board, member string) ([]storedEvent, error) {
-	rows, err := s.tx.Query(ctx, "SELECT seq, member, value, ts FROM laurel_events WHERE member = $1 AND board = $2 AND NOT retracted ORDER BY seq", member, board)
+	rows, err := s.tx.Query(ctx, "SELECT seq, member, value, coalesce(sub, 0), ts FROM laurel_events WHERE member = $1 AND board = $2 AND NOT retracted ORDER BY seq", member, board)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read events: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (storedEvent, error) {
 		var ev storedEvent
-		err := r.Scan(&ev.seq, &ev.member, &ev.value, &ev.ts)
+		err := r.Scan(&ev.seq, &ev.member, &ev.value, &ev.sub, &ev.ts)
 		return ev, err
 	})
 }
 
-// historyPoint is a member's standing in one window after an event.
+// historyPoint is a member's standing in one window after an event; sub is 0 on a board
+// without a subscore.
 type historyPoint struct {
-	window string
-	score  int64
-	rank   int
+	window     string
+	score, sub int64
+	rank       int
 }
 
 type historyRow struct {
@@ -786,8 +797,9 @@ type historyRow struct {
 	points        []historyPoint
 }
 
-// encodePoints writes points (one per window) as a JSON object, window → [score, rank], in
-// the order of the windows' names as encoding/json would; by hand, as a step writes one for
+// encodePoints writes points (one per window) as a JSON object, window → [score, rank], or
+// [score, rank, subscore] when the subscore is not 0 (on a board with one), in the order of
+// the windows' names as encoding/json would; by hand, as a step writes one for
 // each of its events. It sorts points in place. Window names (all, day, last7d…) need no
 // escapes.
 func encodePoints(points []historyPoint) string {
@@ -804,6 +816,10 @@ func encodePoints(points []historyPoint) string {
 		v = strconv.AppendInt(v, p.score, 10)
 		v = append(v, ',')
 		v = strconv.AppendInt(v, int64(p.rank), 10)
+		if p.sub != 0 {
+			v = append(v, ',')
+			v = strconv.AppendInt(v, p.sub, 10)
+		}
 		v = append(v, ']')
 	}
 	return string(append(v, '}'))

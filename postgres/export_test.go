@@ -15,7 +15,9 @@ type KeyLookup struct {
 var KeyLookups = []KeyLookup{
 	{"read aggregates", readAggsSQL, []any{"b", []string{"all", "day"}, []int64{0, 86_400_000}, []string{"m1", "m2"}}, "laurel_aggs", []string{"board", "win", "span", "member"}},
 	{"delete aggregates", deleteAggsSQL, []any{"b", []string{"all", "day"}, []int64{0, 86_400_000}, []string{"m1", "m2"}}, "laurel_aggs", []string{"board", "win", "span", "member"}},
+	{"read aggregates with subscores", readAggsSubSQL, []any{"b", []string{"all", "day"}, []int64{0, 86_400_000}, []string{"m1", "m2"}}, "laurel_aggs", []string{"board", "win", "span", "member"}},
 	{"read ids", readIDsSQL, []any{"b", []string{"e1", "e2"}}, "laurel_events", []string{"board", "id"}},
+	{"read ids with subscores", readIDsSubSQL, []any{"b", []string{"e1", "e2"}}, "laurel_events", []string{"board", "id"}},
 	{"read closed periods", readFrozenSQL, []any{"b", "day", int64(0), []string{"m1", "m2"}}, "laurel_frozen", []string{"board", "win", "span", "member"}},
 	{"record history", insertHistorySQL, []any{[]string{"b", "b"}, []string{"m1", "m2"}, []int64{1, 2}, []int64{0, 0}, []string{"{}", "{}"}}, "laurel_events", []string{"board", "seq"}},
 }
@@ -38,7 +40,7 @@ func Queued(e *Store) int {
 func EncodePoints(windows []string, scores []int64, ranks []int) string {
 	points := make([]historyPoint, len(windows))
 	for i := range windows {
-		points[i] = historyPoint{windows[i], scores[i], ranks[i]}
+		points[i] = historyPoint{window: windows[i], score: scores[i], rank: ranks[i]}
 	}
 	return encodePoints(points)
 }

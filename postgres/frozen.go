@@ -68,7 +68,7 @@ func (v *frozenRanking) Page(ctx context.Context, from, n int) ([]laurel.Entry, 
 		return nil, nil
 	}
 	raw := laurel.FrozenRank(v.excluded, from)
-	rows, err := v.e.pool.Query(ctx, `SELECT rank, member, score, at FROM laurel_frozen
+	rows, err := v.e.pool.Query(ctx, `SELECT rank, member, score, coalesce(sub, 0), at FROM laurel_frozen
 		WHERE board = $1 AND win = $2 AND span = $3 AND rank >= $4 ORDER BY rank LIMIT $5`,
 		v.board, v.win, v.cp.Start, raw, n+len(v.excluded))
 	if err != nil {
@@ -92,7 +92,7 @@ func (v *frozenRanking) collect(rows pgx.Rows, n int) ([]laurel.Entry, error) {
 	for rows.Next() && len(out) < n {
 		var raw int32
 		var en laurel.Entry
-		if err := rows.Scan(&raw, &en.Member, &en.Score, &en.ReachedAt); err != nil {
+		if err := rows.Scan(&raw, &en.Member, &en.Score, &en.Sub, &en.ReachedAt); err != nil {
 			return nil, err
 		}
 		if _, ex := slices.BinarySearch(v.excluded, uint32(raw)); ex {

@@ -104,13 +104,13 @@ func (s *Store) History(ctx context.Context, boardID, window, member string, lim
 				return nil, err
 			}
 			n++
-			var m map[string][2]int64
+			var m map[string][3]int64 // score, rank, subscore (0 when left out)
 			if err := json.Unmarshal(raw, &m); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("postgres: history: %w", err)
 			}
 			if p, ok := m[rd.res.Name]; ok && len(points) < limit {
-				points = append(points, laurel.HistoryPoint{At: ts, Score: p[0], Rank: int(p[1]), Tag: tagJSON(tag)})
+				points = append(points, laurel.HistoryPoint{At: ts, Score: p[0], Sub: p[2], Rank: int(p[1]), Tag: tagJSON(tag)})
 			}
 		}
 		rows.Close()

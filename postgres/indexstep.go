@@ -34,7 +34,7 @@ func (s *step) changes(b *boardStep) [][]shardindex.Change {
 		}
 		v := b.aggs[k]
 		i := shardindex.ShardOf(k.member, n)
-		out[i] = append(out[i], shardindex.Change{Set: set, Member: k.member, Score: v.score, At: v.at, Remove: !v.present || s.hidden[k.member]})
+		out[i] = append(out[i], shardindex.Change{Set: set, Member: k.member, Score: v.score, Sub: v.sub, At: v.at, Remove: !v.present || s.hidden[k.member]})
 	}
 	for _, c := range b.extra {
 		i := shardindex.ShardOf(c.Member, n)
@@ -93,7 +93,7 @@ func (s *step) countBefore(ctx context.Context, b *boardStep, i int, keys []shar
 	if len(keys)+len(priors) == 0 {
 		return nil
 	}
-	counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Order, b.version, append(keys[:len(keys):len(keys)], priors...))
+	counts, err := s.e.index.Before(ctx, b.id, b.st.shard(i), b.st.cfg.Ordering(), b.version, append(keys[:len(keys):len(keys)], priors...))
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	b.expect, b.before, b.counted = make([]shardindex.Key, len(b.reads)), make([]int, len(b.reads)), make([]bool, len(b.reads)*n)
 	for k, r := range b.reads {
 		if v := b.aggs[b.readKeys[k]]; v.present {
-			b.expect[k] = shardindex.Key{Set: r.Set, Score: v.score, At: v.at, Member: r.Member}
+			b.expect[k] = shardindex.Key{Set: r.Set, Score: v.score, Sub: v.sub, At: v.at, Member: r.Member}
 		}
 	}
 	b.setPriorKeys()
@@ -180,7 +180,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		u.Count, counts = countsIn(reads, i, b.expected)
 		priors, priorAt := b.priorsIn(i)
 		u.Count = append(u.Count, priors...)
-		got, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Order, u)
+		got, err := idx.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Ordering(), u)
 		if err != nil {
 			return err
 		}
@@ -377,7 +377,7 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 	reads := b.readsByShard(n)
 	for k, en := range b.read {
 		// Counted for an entry other than the one read back: count again.
-		if x := b.expect[k]; en.Rank > 0 && (en.Score != x.Score || en.At != x.At) {
+		if x := b.expect[k]; en.Rank > 0 && (en.Score != x.Score || en.Sub != x.Sub || en.At != x.At) {
 			b.before[k] = 0
 			clear(b.counted[k*n : (k+1)*n])
 		}
@@ -392,7 +392,7 @@ func (s *step) standings(ctx context.Context, b *boardStep) error {
 	for i := range n {
 		keys[i], at[i] = countsIn(reads, i, func(k int) (shardindex.Key, bool) {
 			en := b.read[k]
-			return shardindex.Key{Set: b.reads[k].Set, Score: en.Score, At: en.At, Member: b.reads[k].Member}, en.Rank > 0 && !b.counted[k*n+i]
+			return shardindex.Key{Set: b.reads[k].Set, Score: en.Score, Sub: en.Sub, At: en.At, Member: b.reads[k].Member}, en.Rank > 0 && !b.counted[k*n+i]
 		})
 	}
 	var mu sync.Mutex

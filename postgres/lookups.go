@@ -11,11 +11,20 @@ package postgres
 // grew: a write then read the whole board (docs/decisions.md, "A write reads what it needs,
 // whatever the plan cache holds"). TestKeyLookupPlans checks each plan.
 
-// readAggsSQL reads the aggregates of (window, span, member) keys of board $1.
-const readAggsSQL = `SELECT k.win, k.span, k.member, a.score, a.at
+// readAggsSQL reads the aggregates of (window, span, member) keys of board $1; on a board
+// with a subscore, readAggsSubSQL, with their subscores. The hot statements of a write
+// (readIDsSQL, the step's inserts) come in the two forms too, so that a board without a
+// subscore runs the statements it ran before there were any.
+const (
+	readAggsSQL = `SELECT k.win, k.span, k.member, a.score, a.at
 	FROM unnest($2::text[], $3::bigint[], $4::text[]) AS k(win, span, member)
 	CROSS JOIN LATERAL (SELECT score, at FROM laurel_aggs
 		WHERE board = $1 AND win = k.win AND span = k.span AND member = k.member OFFSET 0) a`
+	readAggsSubSQL = `SELECT k.win, k.span, k.member, a.score, a.at, coalesce(a.sub, 0)
+	FROM unnest($2::text[], $3::bigint[], $4::text[]) AS k(win, span, member)
+	CROSS JOIN LATERAL (SELECT score, at, sub FROM laurel_aggs
+		WHERE board = $1 AND win = k.win AND span = k.span AND member = k.member OFFSET 0) a`
+)
 
 // deleteAggsSQL deletes the aggregates of (window, span, member) keys of board $1.
 const deleteAggsSQL = `DELETE FROM laurel_aggs WHERE ctid IN (SELECT a.ctid
@@ -23,15 +32,21 @@ const deleteAggsSQL = `DELETE FROM laurel_aggs WHERE ctid IN (SELECT a.ctid
 	CROSS JOIN LATERAL (SELECT ctid FROM laurel_aggs
 		WHERE board = $1 AND win = k.win AND span = k.span AND member = k.member OFFSET 0) a)`
 
-// readIDsSQL reads the counted events of board $1 with the ids $2.
-const readIDsSQL = `SELECT e.id, e.seq, e.member, e.value, e.ts FROM unnest($2::text[]) AS k(id)
+// readIDsSQL reads the counted events of board $1 with the ids $2; readIDsSubSQL, with their
+// subscores.
+const (
+	readIDsSQL = `SELECT e.id, e.seq, e.member, e.value, e.ts FROM unnest($2::text[]) AS k(id)
 	CROSS JOIN LATERAL (SELECT id, seq, member, value, ts FROM laurel_events
 		WHERE board = $1 AND id = k.id AND NOT retracted OFFSET 0) e`
+	readIDsSubSQL = `SELECT e.id, e.seq, e.member, e.value, e.ts, coalesce(e.sub, 0) FROM unnest($2::text[]) AS k(id)
+	CROSS JOIN LATERAL (SELECT id, seq, member, value, ts, sub FROM laurel_events
+		WHERE board = $1 AND id = k.id AND NOT retracted OFFSET 0) e`
+)
 
 // readFrozenSQL reads the frozen entries of members $4 in the closed period of board $1,
 // window $2, starting at $3.
-const readFrozenSQL = `SELECT f.rank, k.member, f.score, f.at FROM unnest($4::text[]) AS k(member)
-	CROSS JOIN LATERAL (SELECT rank, score, at FROM laurel_frozen
+const readFrozenSQL = `SELECT f.rank, k.member, f.score, coalesce(f.sub, 0), f.at FROM unnest($4::text[]) AS k(member)
+	CROSS JOIN LATERAL (SELECT rank, score, sub, at FROM laurel_frozen
 		WHERE board = $1 AND win = $2 AND span = $3 AND member = k.member OFFSET 0) f`
 
 // insertHistorySQL records history points of events that are still counted, and holds their

@@ -127,7 +127,7 @@ func (w *step) setHidden(ctx context.Context, member string, boards []string, hi
 		for _, k := range keys {
 			if v := b.aggs[k]; v.present {
 				set, _ := b.st.window(k.win).indexSet(k.span)
-				b.extra = append(b.extra, shardindex.Change{Set: set, Member: member, Score: v.score, At: v.at, Remove: hide})
+				b.extra = append(b.extra, shardindex.Change{Set: set, Member: member, Score: v.score, Sub: v.sub, At: v.at, Remove: hide})
 			}
 		}
 	}

@@ -48,7 +48,7 @@ func (b *boardStep) setPriorKeys() {
 	b.priorKey, b.priorBefore, b.priorCounted = make([]shardindex.Key, len(b.reads)), make([]int, len(b.reads)), make([]bool, len(b.reads)*n)
 	for k, r := range b.reads {
 		if old, ok := b.changed(b.readKeys[k]); ok && old.present && b.asksPrior[k] {
-			b.priorKey[k] = shardindex.Key{Set: r.Set, Score: old.score, At: old.at, Member: r.Member}
+			b.priorKey[k] = shardindex.Key{Set: r.Set, Score: old.score, Sub: old.sub, At: old.at, Member: r.Member}
 		}
 	}
 }
@@ -97,7 +97,7 @@ func (b *boardStep) previousOf(k int, sets map[shardindex.Set]*priorSet) (laurel
 		return laurel.Standing{}, false
 	}
 	r := b.reads[k]
-	key := laurel.Entry{Member: r.Member, Score: en.Score, ReachedAt: en.At}
+	key := laurel.Entry{Member: r.Member, Score: en.Score, Sub: en.Sub, ReachedAt: en.At}
 	before := en.Rank - 1
 	if !b.asksPrior[k] {
 		return laurel.Standing{}, false
@@ -108,12 +108,12 @@ func (b *boardStep) previousOf(k int, sets map[shardindex.Set]*priorSet) (laurel
 		if x.Member == "" || slices.Contains(b.priorCounted[k*n:(k+1)*n], false) {
 			return laurel.Standing{}, false // none, or a shard did not count it
 		}
-		key.Score, key.ReachedAt, before = x.Score, x.At, b.priorBefore[k]
+		key.Score, key.Sub, key.ReachedAt, before = x.Score, x.Sub, x.At, b.priorBefore[k]
 	}
 	if cs := sets[r.Set]; cs != nil {
 		before += countBefore(b.st.cfg.Ordering(), cs.before, key) - countBefore(b.st.cfg.Ordering(), cs.after, key)
 	}
-	return laurel.Standing{Rank: before + 1, Score: key.Score}, true
+	return laurel.Standing{Rank: before + 1, Score: key.Score, Sub: key.Sub}, true
 }
 
 // priorSets gathers, by set of the index, the entries of the members whose aggregates the
@@ -139,10 +139,10 @@ func (b *boardStep) priorSets(hidden map[string]bool) map[shardindex.Set]*priorS
 			sets[set] = ps
 		}
 		if old.present {
-			ps.before = append(ps.before, laurel.Entry{Member: k.member, Score: old.score, ReachedAt: old.at})
+			ps.before = append(ps.before, laurel.Entry{Member: k.member, Score: old.score, Sub: old.sub, ReachedAt: old.at})
 		}
 		if cur.present {
-			ps.after = append(ps.after, laurel.Entry{Member: k.member, Score: cur.score, ReachedAt: cur.at})
+			ps.after = append(ps.after, laurel.Entry{Member: k.member, Score: cur.score, Sub: cur.sub, ReachedAt: cur.at})
 		}
 	}
 	order := b.st.cfg.Ordering()

@@ -200,7 +200,7 @@ func (s *Store) totals(ctx context.Context, st *state, sets []shardindex.Set, st
 // rollingAt computes a rolling window's ranking over [start, end) from its buckets: a read
 // at another instant than the window's current span.
 func (s *Store) rollingAt(ctx context.Context, st *state, ws *windowState, start, end int64) (laurel.Ranking, error) {
-	rows, err := s.pool.Query(ctx, `SELECT a.member, a.score, a.at FROM laurel_aggs a
+	rows, err := s.pool.Query(ctx, `SELECT a.member, a.score, coalesce(a.sub, 0), a.at FROM laurel_aggs a
 		WHERE a.board = $1 AND a.win = $2 AND a.span >= $3 AND a.span < $4
 		AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)
 		ORDER BY a.member`, st.cfg.ID, ws.Name, start, end)
@@ -214,13 +214,13 @@ func (s *Store) rollingAt(ctx context.Context, st *state, ws *windowState, start
 	var member string
 	emit := func() {
 		if cur.Present() {
-			entries = append(entries, laurel.Entry{Member: member, Score: cur.Score, ReachedAt: cur.At})
+			entries = append(entries, laurel.Entry{Member: member, Score: cur.Score, Sub: cur.Sub, ReachedAt: cur.At})
 		}
 	}
 	for rows.Next() {
 		var mb string
 		a := laurel.Agg{Count: 1}
-		if err := rows.Scan(&mb, &a.Score, &a.At); err != nil {
+		if err := rows.Scan(&mb, &a.Score, &a.Sub, &a.At); err != nil {
 			return nil, err
 		}
 		if mb != member {

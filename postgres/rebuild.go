@@ -96,7 +96,7 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 	if err := eachShard(only, func(i int) error { return s.index.Delete(ctx, id, st.shard(i)) }); err != nil {
 		return err
 	}
-	order := st.cfg.Order
+	order := st.cfg.Ordering()
 	type building struct {
 		fence, after int64
 		changes      []shardindex.Change
@@ -125,7 +125,7 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 		ws := &st.Windows[w]
 		for _, sp := range ws.rankedSpans() {
 			set, _ := ws.indexSet(sp)
-			rows, err := conn.Query(ctx, `SELECT a.member, a.score, a.at FROM laurel_aggs a
+			rows, err := conn.Query(ctx, `SELECT a.member, a.score, coalesce(a.sub, 0), a.at FROM laurel_aggs a
 				WHERE a.board = $1 AND a.win = $2 AND a.span = $3
 				AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)`, id, ws.Name, sp)
 			if err != nil {
@@ -133,7 +133,7 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 			}
 			for rows.Next() {
 				c := shardindex.Change{Set: set}
-				if err := rows.Scan(&c.Member, &c.Score, &c.At); err != nil {
+				if err := rows.Scan(&c.Member, &c.Score, &c.Sub, &c.At); err != nil {
 					rows.Close()
 					return err
 				}

@@ -54,7 +54,7 @@ func (a staged) CountEvents(ctx context.Context, member string, from, to int64, 
 func counted(events []storedEvent) []laurel.Counted {
 	out := make([]laurel.Counted, len(events))
 	for i, ev := range events {
-		out[i] = laurel.Counted{Value: ev.value, TS: ev.ts, Seq: uint64(ev.seq)}
+		out[i] = laurel.Counted{Value: ev.value, Sub: ev.sub, TS: ev.ts, Seq: uint64(ev.seq)}
 	}
 	return out
 }

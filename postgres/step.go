@@ -291,33 +291,34 @@ type aggKey struct {
 	member string
 }
 
+// aggVal is an aggregate as the store keeps it; sub is 0 on a board without a subscore.
 type aggVal struct {
-	score, at int64
-	present   bool
+	score, sub, at int64
+	present        bool
 }
 
 func (v aggVal) agg() laurel.Agg {
 	if !v.present {
 		return laurel.Agg{}
 	}
-	return laurel.Agg{Score: v.score, At: v.at, Count: 1}
+	return laurel.Agg{Score: v.score, Sub: v.sub, At: v.at, Count: 1}
 }
 
-func valOf(a laurel.Agg) aggVal { return aggVal{a.Score, a.At, a.Present()} }
+func valOf(a laurel.Agg) aggVal { return aggVal{a.Score, a.Sub, a.At, a.Present()} }
 
 type newEvent struct {
-	seq       int64
-	member    string
-	value, ts int64
-	id        string
-	tag       *string // compact JSON; nil for none
+	seq            int64
+	member         string
+	value, sub, ts int64
+	id             string
+	tag            *string // compact JSON; nil for none
 }
 
 // storedEvent is an event with an id as the store has it.
 type storedEvent struct {
-	seq       int64
-	member    string
-	value, ts int64
+	seq            int64
+	member         string
+	value, sub, ts int64
 }
 
 // write runs fn as one step over targets: it locks them, runs fn in a transaction, commits,
@@ -663,8 +664,8 @@ func (s *step) get(ctx context.Context, b *boardStep, k aggKey) (aggVal, error) 
 		return b.aggs[k], nil
 	}
 	var v aggVal
-	err := s.tx.QueryRow(ctx, "SELECT score, at FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
-		b.id, k.win, k.span, k.member).Scan(&v.score, &v.at)
+	err := s.tx.QueryRow(ctx, "SELECT score, at, coalesce(sub, 0) FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
+		b.id, k.win, k.span, k.member).Scan(&v.score, &v.at, &v.sub)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
@@ -733,16 +734,25 @@ func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
 	if len(wins) == 0 {
 		return
 	}
-	r.queue(readAggsSQL, []any{b.id, wins, spans, members}, func(br pgx.BatchResults) error {
+	sql, hasSub := readAggsSQL, b.st.cfg.Subscore != nil
+	if hasSub {
+		sql = readAggsSubSQL
+	}
+	r.queue(sql, []any{b.id, wins, spans, members}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
 			return fmt.Errorf("postgres: read aggregates: %w", err)
 		}
 		defer rows.Close()
+		dest := make([]any, 5, 6)
 		for rows.Next() {
 			var k aggKey
 			v := aggVal{present: true}
-			if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.at); err != nil {
+			dest[0], dest[1], dest[2], dest[3], dest[4] = &k.win, &k.span, &k.member, &v.score, &v.at
+			if hasSub {
+				dest = append(dest[:5], &v.sub)
+			}
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
 			b.aggs[k], b.stored[k] = v, true
@@ -813,19 +823,26 @@ func (s *step) commit(ctx context.Context) error {
 		if b.deleted || b.st == nil {
 			continue
 		}
+		// A board without a subscore writes no subscore: its rows hold NULL, which costs a
+		// row no byte (migrations/006_subscore.sql), by the statements of before.
+		hasSub := b.st.cfg.Subscore != nil
 		if len(b.events) > 0 {
-			var seqs, values, times []int64
+			var seqs, values, times, subs []int64
 			var members, ids []string
 			var tags []*string
 			for _, ev := range b.events {
 				seqs, members, values, times, ids, tags = append(seqs, ev.seq), append(members, ev.member), append(values, ev.value), append(times, ev.ts), append(ids, ev.id), append(tags, ev.tag)
+				if hasSub {
+					subs = append(subs, ev.sub)
+				}
 			}
-			batch.Queue(`INSERT INTO laurel_events (board, seq, member, value, ts, id, tag)
-				SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, ''), k.tag
-				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS k(seq, member, value, ts, id, tag)`,
-				b.id, seqs, members, values, times, ids, tags)
+			if hasSub {
+				batch.Queue(insertEventsSubSQL, b.id, seqs, members, values, times, ids, tags, subs)
+			} else {
+				batch.Queue(insertEventsSQL, b.id, seqs, members, values, times, ids, tags)
+			}
 		}
-		var put, add aggRows
+		put, add := aggRows{hasSub: hasSub}, aggRows{hasSub: hasSub}
 		var delW, delM []string
 		var delS []int64
 		var touched []string
@@ -842,12 +859,8 @@ func (s *step) commit(ctx context.Context) error {
 			}
 			touched = append(touched, k.member)
 		}
-		if len(add.wins) > 0 {
-			batch.Queue(insertAggsSQL, b.id, add.wins, add.spans, add.members, add.scores, add.ats)
-		}
-		if len(put.wins) > 0 {
-			batch.Queue(upsertAggsSQL, b.id, put.wins, put.spans, put.members, put.scores, put.ats)
-		}
+		add.queue(&batch, insertAggsSQL, insertAggsSubSQL, b.id)
+		put.queue(&batch, upsertAggsSQL, upsertAggsSubSQL, b.id)
 		if len(delW) > 0 {
 			batch.Queue(deleteAggsSQL, b.id, delW, delS, delM)
 		}
@@ -915,27 +928,61 @@ func (s *step) commit(ctx context.Context) error {
 	return err
 }
 
+// insertEventsSQL writes the events of board $1 a step staged; insertEventsSubSQL, on a board
+// with a subscore, with their subscores.
+const (
+	insertEventsSQL = `INSERT INTO laurel_events (board, seq, member, value, ts, id, tag)
+		SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, ''), k.tag
+		FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS k(seq, member, value, ts, id, tag)`
+	insertEventsSubSQL = `INSERT INTO laurel_events (board, seq, member, value, ts, id, tag, sub)
+		SELECT $1, k.seq, k.member, k.value, k.ts, NULLIF(k.id, ''), k.tag, k.sub
+		FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::bigint[]) AS k(seq, member, value, ts, id, tag, sub)`
+)
+
 // insertAggsSQL writes aggregates of board $1 that the store has no row of; upsertAggsSQL,
 // those it may have. A plain insert costs PostgreSQL less than one that checks for conflicts
 // (docs/benchmarks.md), and a row the step did not expect fails the step rather than
-// being overwritten.
+// being overwritten. The Sub forms write the subscores ($7) of a board that has one.
 const (
 	insertAggsSQL = `INSERT INTO laurel_aggs (board, win, span, member, score, at)
 		SELECT $1, k.win, k.span, k.member, k.score, k.at
 		FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[]) AS k(win, span, member, score, at)`
 	upsertAggsSQL = insertAggsSQL + `
 		ON CONFLICT (board, win, span, member) DO UPDATE SET score = excluded.score, at = excluded.at`
+	insertAggsSubSQL = `INSERT INTO laurel_aggs (board, win, span, member, score, at, sub)
+		SELECT $1, k.win, k.span, k.member, k.score, k.at, k.sub
+		FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[]) AS k(win, span, member, score, at, sub)`
+	upsertAggsSubSQL = insertAggsSubSQL + `
+		ON CONFLICT (board, win, span, member) DO UPDATE SET score = excluded.score, at = excluded.at, sub = excluded.sub`
 )
 
-// aggRows are aggregates to write, as the arrays of insertAggsSQL.
+// aggRows are aggregates to write, as the arrays of insertAggsSQL; subs only on a board with
+// a subscore (hasSub).
 type aggRows struct {
+	hasSub             bool
 	wins, members      []string
 	spans, scores, ats []int64
+	subs               []int64
+}
+
+// queue queues the write of the rows of board, if any, by sql or, on a board with a
+// subscore, by subSQL.
+func (r *aggRows) queue(batch *pgx.Batch, sql, subSQL, board string) {
+	switch {
+	case len(r.wins) == 0:
+	case r.hasSub:
+		batch.Queue(subSQL, board, r.wins, r.spans, r.members, r.scores, r.ats, r.subs)
+	default:
+		batch.Queue(sql, board, r.wins, r.spans, r.members, r.scores, r.ats)
+	}
 }
 
 func (r *aggRows) append(k aggKey, v aggVal) {
 	r.wins, r.spans, r.members = append(r.wins, k.win), append(r.spans, k.span), append(r.members, k.member)
 	r.scores, r.ats = append(r.scores, v.score), append(r.ats, v.at)
+	if r.hasSub {
+		r.subs = append(r.subs, v.sub)
+	}
 }
 
 // versions decides which shards of a board take a step in the index, and their versions and

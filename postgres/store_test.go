@@ -111,7 +111,7 @@ type lossyIndex struct {
 
 var errLost = errors.New("the step was lost")
 
-func (x *lossyIndex) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, u shardindex.Update) (shardindex.Applied, error) {
+func (x *lossyIndex) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Ordering, u shardindex.Update) (shardindex.Applied, error) {
 	if x.lose.Add(-1) >= 0 {
 		return shardindex.Applied{}, errLost
 	}
@@ -340,7 +340,7 @@ type gateIndex struct {
 	steps atomic.Int32
 }
 
-func (x *gateIndex) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, u shardindex.Update) (shardindex.Applied, error) {
+func (x *gateIndex) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Ordering, u shardindex.Update) (shardindex.Applied, error) {
 	x.steps.Add(1)
 	<-x.gate
 	return x.Index.Apply(ctx, board, sh, order, u)
@@ -437,7 +437,7 @@ type flushingIndex struct {
 	flushed atomic.Bool
 }
 
-func (x *flushingIndex) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, u shardindex.Update) (shardindex.Applied, error) {
+func (x *flushingIndex) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Ordering, u shardindex.Update) (shardindex.Applied, error) {
 	if x.armed.Load() && x.steps.Add(1) == 2 && x.flushed.CompareAndSwap(false, true) {
 		if err := x.Index.Delete(ctx, board, sh); err != nil {
 			return shardindex.Applied{}, err

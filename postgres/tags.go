@@ -21,7 +21,7 @@ func queueTags(batch *pgx.Batch, b *laurel.Board, closed bool, entries []laurel.
 	for i, en := range entries {
 		members[i], times[i] = en.Member, en.ReachedAt
 	}
-	batch.Queue(`SELECT e.member, e.value, e.ts, e.seq, e.tag
+	batch.Queue(`SELECT e.member, e.value, coalesce(e.sub, 0), e.ts, e.seq, e.tag
 		FROM unnest($2::text[], $3::bigint[]) AS k(member, ts)
 		JOIN laurel_events e ON e.member = k.member AND e.board = $1 AND e.ts = k.ts AND ($4 OR NOT e.retracted)
 		WHERE EXISTS (SELECT 1 FROM laurel_events WHERE board = $1 AND tag IS NOT NULL)
@@ -42,7 +42,7 @@ func readTags(br pgx.BatchResults, b *laurel.Board, entries []laurel.Entry) erro
 		var ev laurel.Counted
 		var seq int64
 		var tag *string
-		if err := rows.Scan(&member, &ev.Value, &ev.TS, &seq, &tag); err != nil {
+		if err := rows.Scan(&member, &ev.Value, &ev.Sub, &ev.TS, &seq, &tag); err != nil {
 			return err
 		}
 		ev.Seq, ev.Tag = uint64(seq), tagJSON(tag)

@@ -25,7 +25,7 @@ func BenchmarkApply(b *testing.B) {
 		}
 		u := shardindex.Update{After: v, Version: v + 1, Changes: changes,
 			Read: []shardindex.Read{{Set: all, Member: changes[0].Member}}}
-		if _, err := idx.Apply(ctx, "bench", s0, laurel.Desc, u); err != nil {
+		if _, err := idx.Apply(ctx, "bench", s0, laurel.Ordering{}, u); err != nil {
 			b.Fatal(err)
 		}
 		v++
@@ -44,7 +44,7 @@ func BenchmarkRankingPage(b *testing.B) {
 			n := int(v)*chunk + i
 			u.Changes = append(u.Changes, put(all, fmt.Sprintf("member-%06d", n), int64(n*7919%members), int64(n)))
 		}
-		if _, err := idx.Apply(ctx, "bench", s0, laurel.Desc, u); err != nil {
+		if _, err := idx.Apply(ctx, "bench", s0, laurel.Ordering{}, u); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -83,7 +83,7 @@ func BenchmarkDistribution(b *testing.B) {
 			if i == 0 {
 				u.State = []byte{}
 			}
-			if _, err := idx.Apply(ctx, "bench", sh, laurel.Desc, u); err != nil {
+			if _, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u); err != nil {
 				b.Fatal(err)
 			}
 			changes = changes[n:]

@@ -17,10 +17,17 @@ import (
 	"github.com/laurel/laurel/shardindex"
 )
 
-// The model: per shard of a board, a map per set of member → (score, at), sorted on every
-// read.
+// The model: per shard of a board, a map per set of member → (score, subscore, at), sorted
+// on every read.
 
-type point struct{ score, at int64 }
+type point struct{ score, sub, at int64 }
+
+func (p point) key() laurel.Key { return laurel.Key{Score: p.score, Sub: p.sub, At: p.at} }
+
+// sameEntries is laureltest.SameEntries with the subscores compared too.
+func sameEntries(a, b []laurel.Entry) bool {
+	return laureltest.SameEntries(a, b) && slices.EqualFunc(a, b, func(x, y laurel.Entry) bool { return x.Sub == y.Sub })
+}
 
 type modelBoard struct {
 	board    string
@@ -52,7 +59,7 @@ func (b *modelBoard) apply(u shardindex.Update) (shardindex.Applied, bool) {
 			m = make(map[string]point)
 			b.sets[c.Set] = m
 		}
-		m[c.Member] = point{c.Score, c.At}
+		m[c.Member] = point{c.Score, c.Sub, c.At}
 	}
 	b.version = u.Version
 	if u.State != nil {
@@ -67,13 +74,13 @@ func (b *modelBoard) apply(u shardindex.Update) (shardindex.Applied, bool) {
 	for i, r := range u.Read {
 		for _, e := range b.sorted(r.Set) {
 			if e.Member == r.Member {
-				out.Read[i] = shardindex.Entry{Rank: e.Rank, Score: e.Score, At: e.ReachedAt}
+				out.Read[i] = shardindex.Entry{Rank: e.Rank, Score: e.Score, Sub: e.Sub, At: e.ReachedAt}
 			}
 		}
 	}
 	for i, k := range u.Count {
 		for _, e := range b.sorted(k.Set) {
-			if laurel.CompareEntries(b.order, e, laurel.Entry{Member: k.Member, Score: k.Score, ReachedAt: k.At}) < 0 {
+			if laurel.CompareEntries(b.order, e, laurel.Entry{Member: k.Member, Score: k.Score, Sub: k.Sub, ReachedAt: k.At}) < 0 {
 				out.Before[i]++
 			}
 		}
@@ -84,7 +91,7 @@ func (b *modelBoard) apply(u shardindex.Update) (shardindex.Applied, bool) {
 func (b *modelBoard) sorted(s shardindex.Set) []laurel.Entry {
 	var es []laurel.Entry
 	for m, p := range b.sets[s] {
-		es = append(es, laurel.Entry{Member: m, Score: p.score, ReachedAt: p.at})
+		es = append(es, laurel.Entry{Member: m, Score: p.score, Sub: p.sub, ReachedAt: p.at})
 	}
 	slices.SortFunc(es, func(x, y laurel.Entry) int { return laurel.CompareEntries(b.order, x, y) })
 	for i := range es {
@@ -100,10 +107,10 @@ func modelPage(es []laurel.Entry, from, n int) []laurel.Entry {
 	return es[from-1 : from-1+min(n, len(es)-from+1)]
 }
 
-func modelSearch(o laurel.Ordering, es []laurel.Entry, score, at int64) int {
+func modelSearch(o laurel.Ordering, es []laurel.Entry, k laurel.Key) int {
 	n := 0
 	for _, e := range es {
-		if laurel.RanksBefore(o, e.Key(), laurel.Key{Score: score, At: at}) {
+		if laurel.RanksBefore(o, e.Key(), k) {
 			n++
 		}
 	}
@@ -172,6 +179,17 @@ func (g *gen) at() int64 {
 	}
 }
 
+// sub draws a subscore for a board ordered by o: 0 on a board without one.
+func (g *gen) sub(o laurel.Ordering) int64 {
+	if !o.HasSub {
+		return 0
+	}
+	if g.r.IntN(3) == 0 {
+		return g.score()
+	}
+	return int64(g.r.IntN(3)) - 1 // ties of score and subscore both
+}
+
 func (g *gen) member() string { return g.members[g.r.IntN(len(g.members))] }
 func (g *gen) set() shardindex.Set {
 	return g.sets[g.r.IntN(len(g.sets))]
@@ -212,7 +230,7 @@ func (g *gen) step(b *modelBoard) shardindex.Update {
 		if r.IntN(4) == 0 {
 			c.Remove = true
 		} else {
-			c.Score, c.At = g.score(), g.at()
+			c.Score, c.Sub, c.At = g.score(), g.sub(b.order), g.at()
 		}
 		u.Changes = append(u.Changes, c)
 	}
@@ -225,7 +243,7 @@ func (g *gen) step(b *modelBoard) shardindex.Update {
 		u.Read = append(u.Read, rd)
 	}
 	for range r.IntN(4) { // entries of other shards, ranked in the whole board
-		u.Count = append(u.Count, shardindex.Key{Set: g.set(), Score: g.score(), At: g.at(), Member: g.member()})
+		u.Count = append(u.Count, shardindex.Key{Set: g.set(), Score: g.score(), Sub: g.sub(b.order), At: g.at(), Member: g.member()})
 	}
 	return u
 }
@@ -238,13 +256,20 @@ func TestDifferential(t *testing.T) {
 	g := newGen(seed)
 
 	// Two shards of one board, and a board of one shard: what one shard does never shows in
-	// another.
+	// another. Boards with a subscore, of either order against the score's, beside them.
 	boards := map[string]*modelBoard{
-		"desc/0":   {board: "desc", shard: shardindex.Shard{Number: 0, Count: 2}, order: laurel.Ordering{Score: laurel.Desc}, sets: map[shardindex.Set]map[string]point{}},
-		"desc/1":   {board: "desc", shard: shardindex.Shard{Number: 1, Count: 2}, order: laurel.Ordering{Score: laurel.Desc}, sets: map[shardindex.Set]map[string]point{}},
-		"asc.0_-z": {board: "asc.0_-z", shard: shardindex.Shard{Number: 0, Count: 1}, order: laurel.Ordering{Score: laurel.Asc}, sets: map[shardindex.Set]map[string]point{}},
+		"desc/0":   {board: "desc", shard: shardindex.Shard{Number: 0, Count: 2}, order: laurel.Ordering{Score: laurel.Desc}},
+		"desc/1":   {board: "desc", shard: shardindex.Shard{Number: 1, Count: 2}, order: laurel.Ordering{Score: laurel.Desc}},
+		"asc.0_-z": {board: "asc.0_-z", shard: shardindex.Shard{Number: 0, Count: 1}, order: laurel.Ordering{Score: laurel.Asc}},
+		"sub/0":    {board: "sub", shard: shardindex.Shard{Number: 0, Count: 2}, order: laurel.Ordering{Score: laurel.Desc, Sub: laurel.Asc, HasSub: true}},
+		"sub/1":    {board: "sub", shard: shardindex.Shard{Number: 1, Count: 2}, order: laurel.Ordering{Score: laurel.Desc, Sub: laurel.Asc, HasSub: true}},
+		"ascsub":   {board: "ascsub", shard: shardindex.Shard{Number: 0, Count: 1}, order: laurel.Ordering{Score: laurel.Asc, Sub: laurel.Desc, HasSub: true}},
+		"ascsub2":  {board: "ascsub2", shard: shardindex.Shard{Number: 0, Count: 1}, order: laurel.Ordering{Score: laurel.Asc, Sub: laurel.Asc, HasSub: true}},
 	}
-	names := []string{"desc/0", "desc/1", "asc.0_-z"}
+	names := []string{"desc/0", "desc/1", "asc.0_-z", "sub/0", "sub/1", "ascsub", "ascsub2"}
+	for _, b := range boards {
+		b.sets = map[shardindex.Set]map[string]point{}
+	}
 	type oldRanking struct {
 		r     laurel.Ranking
 		stamp int64
@@ -252,15 +277,15 @@ func TestDifferential(t *testing.T) {
 	}
 	old := map[string][]oldRanking{}
 
-	steps := 160
+	steps := 300
 	if testing.Short() {
-		steps = 40
+		steps = 70
 	}
 	for i := range steps {
 		name := names[g.r.IntN(len(names))]
 		b := boards[name]
 		u := g.step(b)
-		got, err := idx.Apply(ctx, b.board, b.shard, b.order.Score, u)
+		got, err := idx.Apply(ctx, b.board, b.shard, b.order, u)
 		want, ok := b.apply(u)
 		switch {
 		case !ok:
@@ -376,28 +401,43 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 				wantEs = append(wantEs, e)
 			}
 		}
-		if !laureltest.SameEntries(got, wantEs) {
+		if !sameEntries(got, wantEs) {
 			t.Fatalf("%s: Entries(%q)\n got %v\nwant %v", what, ask, got, wantEs)
 		}
 
 		// Search at random points, at the entries' own points and next to them, and at the ends.
 		probes := []point{
-			{math.MinInt64, math.MinInt64}, {math.MaxInt64, math.MaxInt64},
-			{math.MinInt64, math.MaxInt64}, {math.MaxInt64, math.MinInt64},
-			{-math.MaxInt64, 0}, {math.MaxInt64, 0}, {0, 0},
+			{math.MinInt64, 0, math.MinInt64}, {math.MaxInt64, 0, math.MaxInt64},
+			{math.MinInt64, 0, math.MaxInt64}, {math.MaxInt64, 0, math.MinInt64},
+			{-math.MaxInt64, 0, 0}, {math.MaxInt64, 0, 0}, {0, 0, 0},
 		}
 		for range 4 {
-			probes = append(probes, point{g.score(), g.at()})
+			probes = append(probes, point{g.score(), g.sub(b.order), g.at()})
 		}
 		for range min(len(want), 4) {
 			e := want[r.IntN(len(want))]
-			probes = append(probes, point{e.Score, e.ReachedAt}, point{e.Score, e.ReachedAt + 1},
-				point{e.Score, e.ReachedAt - 1}, point{e.Score + 1, e.ReachedAt}, point{e.Score - 1, e.ReachedAt})
+			probes = append(probes, point{e.Score, e.Sub, e.ReachedAt}, point{e.Score, e.Sub, e.ReachedAt + 1},
+				point{e.Score, e.Sub, e.ReachedAt - 1}, point{e.Score + 1, e.Sub, e.ReachedAt}, point{e.Score - 1, e.Sub, e.ReachedAt})
+			if b.order.HasSub {
+				probes = append(probes, point{e.Score, e.Sub + 1, e.ReachedAt}, point{e.Score, e.Sub - 1, e.ReachedAt},
+					point{e.Score, math.MinInt64, e.ReachedAt}, point{e.Score, math.MaxInt64, e.ReachedAt})
+			}
+		}
+		// The keys before and after every entry of a score (Ordering.Bound).
+		for _, sc := range []int64{g.score(), 0} {
+			for _, after := range []bool{false, true} {
+				k := b.order.Bound(sc, after)
+				if b.order.HasSub {
+					probes = append(probes, point{k.Score, k.Sub, k.At})
+				} else {
+					probes = append(probes, point{k.Score, 0, k.At})
+				}
+			}
 		}
 		for _, p := range probes {
-			n, err := rk.Search(ctx, laurel.Key{Score: p.score, At: p.at})
-			if w := modelSearch(b.order, want, p.score, p.at); err != nil || n != w {
-				t.Fatalf("%s: Search(%d, %d) = %d, %v; want %d", what, p.score, p.at, n, err, w)
+			n, err := rk.Search(ctx, p.key())
+			if w := modelSearch(b.order, want, p.key()); err != nil || n != w {
+				t.Fatalf("%s: Search(%+v) = %d, %v; want %d", what, p, n, err, w)
 			}
 		}
 		verifyReads(t, what, rk, b.order, want, ask, probes, g)
@@ -407,14 +447,18 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 		model := shardindex.NewSorted(b.order, slices.Clone(want))
 		keys := []laurel.Entry{{Score: math.MinInt64, ReachedAt: math.MinInt64}, {Score: math.MaxInt64, ReachedAt: math.MaxInt64, Member: "~"}}
 		for _, p := range probes {
-			keys = append(keys, laurel.Entry{Score: p.score, ReachedAt: p.at, Member: g.member()})
+			keys = append(keys, laurel.Entry{Score: p.score, Sub: p.sub, ReachedAt: p.at, Member: g.member()})
 		}
 		for _, e := range want {
 			// Its entry, its place without a member, and it as read before its score changed
 			// either way: a member never counts before itself.
-			keys = append(keys, e, laurel.Entry{Score: e.Score, ReachedAt: e.ReachedAt},
-				laurel.Entry{Score: e.Score + 1, ReachedAt: e.ReachedAt, Member: e.Member},
-				laurel.Entry{Score: e.Score - 1, ReachedAt: e.ReachedAt, Member: e.Member})
+			keys = append(keys, e, laurel.Entry{Score: e.Score, Sub: e.Sub, ReachedAt: e.ReachedAt},
+				laurel.Entry{Score: e.Score + 1, Sub: e.Sub, ReachedAt: e.ReachedAt, Member: e.Member},
+				laurel.Entry{Score: e.Score - 1, Sub: e.Sub, ReachedAt: e.ReachedAt, Member: e.Member})
+			if b.order.HasSub {
+				keys = append(keys, laurel.Entry{Score: e.Score, Sub: e.Sub + 1, ReachedAt: e.ReachedAt, Member: e.Member},
+					laurel.Entry{Score: e.Score, Sub: e.Sub - 1, ReachedAt: e.ReachedAt, Member: e.Member})
+			}
 		}
 		gotCounts, gotTotal, err := rk.Before(ctx, keys)
 		wantCounts, _, _ := model.Before(ctx, keys)
@@ -425,13 +469,13 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 			n := 1 + r.IntN(4)
 			got, err := rk.Near(ctx, k, n)
 			w, _ := model.Near(ctx, k, n)
-			if err != nil || got.Total != w.Total || got.Before != w.Before || !laureltest.SameEntries(got.Entries, w.Entries) {
+			if err != nil || got.Total != w.Total || got.Before != w.Before || !sameEntries(got.Entries, w.Entries) {
 				t.Fatalf("%s: Near(%v, %d) = %+v, %v\nwant %+v", what, k, n, got, err, w)
 			}
 		}
 		ikeys := make([]shardindex.Key, len(keys))
 		for i, k := range keys {
-			ikeys[i] = shardindex.Key{Set: s, Score: k.Score, At: k.ReachedAt, Member: k.Member}
+			ikeys[i] = shardindex.Key{Set: s, Score: k.Score, Sub: k.Sub, At: k.ReachedAt, Member: k.Member}
 		}
 		// The index counts keys only: a step asks a shard about other shards' members.
 		wantKeys := make([]int, len(keys))
@@ -439,7 +483,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 			near, _ := model.Near(ctx, k, 0)
 			wantKeys[i] = near.Before
 		}
-		if got, err := idx.Before(ctx, board, b.shard, b.order.Score, b.stamp, ikeys); err != nil || !slices.Equal(got, wantKeys) {
+		if got, err := idx.Before(ctx, board, b.shard, b.order, b.stamp, ikeys); err != nil || !slices.Equal(got, wantKeys) {
 			t.Fatalf("%s: Index.Before = %v, %v; want %v", what, got, err, wantKeys)
 		}
 		for range 6 {
@@ -451,7 +495,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 			skip, n := r.IntN(len(want)+2), r.IntN(20)
 			got, err := rk.Slice(ctx, sr, skip, n)
 			w, _ := model.Slice(ctx, sr, skip, n)
-			if err != nil || got.Total != w.Total || got.Before != w.Before || got.In != w.In || !laureltest.SameEntries(got.Entries, w.Entries) {
+			if err != nil || got.Total != w.Total || got.Before != w.Before || got.In != w.In || !sameEntries(got.Entries, w.Entries) {
 				t.Fatalf("%s: Slice(%+v, %d, %d) = %+v, %v\nwant %+v", what, sr, skip, n, got, err, w)
 			}
 		}
@@ -478,7 +522,7 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Ordering
 		offset, limit := r.IntN(len(want)+3), 1+r.IntN(20)
 		got, total, err := rr.ReadPage(ctx, o, offset, limit, sr)
 		wantPage, wantTotal, _ := laurel.PageOf(ctx, model, o, offset, limit, sr)
-		if err != nil || total != wantTotal || !laureltest.SameEntries(got, wantPage) {
+		if err != nil || total != wantTotal || !sameEntries(got, wantPage) {
 			t.Fatalf("%s: ReadPage(%d, %d, %+v) = %v, %d, %v\nwant %v, %d", what, offset, limit, sr, got, total, err, wantPage, wantTotal)
 		}
 	}
@@ -486,23 +530,23 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Ordering
 		radius := r.IntN(6)
 		got, found, total, err := rr.ReadAround(ctx, m, radius)
 		wantPage, wantTotal, wantErr := laurel.AroundOf(ctx, model, "b", "w", m, radius)
-		if err != nil || found != (wantErr == nil) || found && (total != wantTotal || !laureltest.SameEntries(got, wantPage)) {
+		if err != nil || found != (wantErr == nil) || found && (total != wantTotal || !sameEntries(got, wantPage)) {
 			t.Fatalf("%s: ReadAround(%q, %d) = %v, %v, %d, %v\nwant %v, %d, %v", what, m, radius, got, found, total, err, wantPage, wantTotal, wantErr)
 		}
 	}
 	got, total, err := rr.ReadEntries(ctx, ask)
 	wantEs, wantTotal, _ := laurel.LookupOf(ctx, model, ask)
 	slices.SortFunc(got, func(x, y laurel.Entry) int { return x.Rank - y.Rank })
-	if err != nil || total != wantTotal || !laureltest.SameEntries(got, wantEs) {
+	if err != nil || total != wantTotal || !sameEntries(got, wantEs) {
 		t.Fatalf("%s: ReadEntries(%q) = %v, %d, %v\nwant %v, %d", what, ask, got, total, err, wantEs, wantTotal)
 	}
 	keys := make([]laurel.Entry, len(probes))
 	for i, p := range probes {
-		rank, total, err := rr.ReadRank(ctx, laurel.Key{Score: p.score, At: p.at})
-		if w, _ := model.Search(ctx, laurel.Key{Score: p.score, At: p.at}); err != nil || rank != w || total != len(want) {
-			t.Fatalf("%s: ReadRank(%d, %d) = %d, %d, %v; want %d, %d", what, p.score, p.at, rank, total, err, w, len(want))
+		rank, total, err := rr.ReadRank(ctx, p.key())
+		if w, _ := model.Search(ctx, p.key()); err != nil || rank != w || total != len(want) {
+			t.Fatalf("%s: ReadRank(%+v) = %d, %d, %v; want %d, %d", what, p, rank, total, err, w, len(want))
 		}
-		keys[i] = laurel.Entry{Score: p.score, ReachedAt: p.at}
+		keys[i] = laurel.Entry{Score: p.score, Sub: p.sub, ReachedAt: p.at}
 	}
 	// A distribution's two steps: every search at once, and the ranking's ends.
 	ranks, total, err := rk.(laurel.RankingSearches).ReadSearches(ctx, keys)
@@ -512,7 +556,7 @@ func verifyReads(t *testing.T, what string, rk laurel.Ranking, o laurel.Ordering
 		}
 	}
 	first, last, total, err := rk.(laurel.RankingEnds).ReadEnds(ctx)
-	if err != nil || total != len(want) || len(want) > 0 && (!laureltest.SameEntries([]laurel.Entry{first, last}, []laurel.Entry{want[0], want[len(want)-1]})) {
+	if err != nil || total != len(want) || len(want) > 0 && (!sameEntries([]laurel.Entry{first, last}, []laurel.Entry{want[0], want[len(want)-1]})) {
 		t.Fatalf("%s: ReadEnds = %v, %v, %d, %v", what, first, last, total, err)
 	}
 }
@@ -524,7 +568,7 @@ func checkPage(t *testing.T, what string, rk laurel.Ranking, want []laurel.Entry
 	if err != nil {
 		t.Fatalf("%s: Page(%d, %d): %v", what, from, n, err)
 	}
-	if w := modelPage(want, from, n); !laureltest.SameEntries(got, w) {
+	if w := modelPage(want, from, n); !sameEntries(got, w) {
 		t.Fatalf("%s: Page(%d, %d)\n got %v\nwant %v", what, from, n, got, w)
 	}
 }

@@ -3,8 +3,9 @@
 //
 // A float64 zset score cannot hold every int64, nor the reached_at tie-break, so every set is
 // a zset whose scores are all 0 and whose members are ordering keys: 8 bytes of score, 8 of
-// reached_at, then the member's bytes, encoded so that bytewise order is rank order. A hash
-// per set maps each member to its current 16-byte prefix, to find and replace its key. All
+// subscore on a board that has one, 8 of reached_at, then the member's bytes, encoded so that
+// bytewise order is rank order. A hash per set maps each member to its current prefix (16
+// bytes, or 24 with a subscore), to find and replace its key. All
 // keys of one shard of a board share a hash tag, and every step or read of a shard is one Lua
 // script, so a shard changes atomically and stays in one slot of a cluster, while the shards
 // of a board spread over the cluster's nodes (shardTag).
@@ -12,8 +13,10 @@ package redis
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,7 +87,7 @@ func stale(err error, what, board string) error {
 
 // Apply makes the step in one script call, so that it is atomic, refused as a whole when the
 // shard is not at u.After, and costs one round trip however many changes it carries.
-func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, u shardindex.Update) (shardindex.Applied, error) {
+func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Ordering, u shardindex.Update) (shardindex.Applied, error) {
 	k := x.keysOf(board, sh)
 	sets := make(map[shardindex.Set]int) // set → its number in the script, from 1
 	keys := []string{k.meta(), k.registry()}
@@ -142,8 +145,8 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 	for i, c := range u.Changes {
 		p := ""
 		if !c.Remove {
-			b := encodePrefix(order, c.Score, c.At)
-			p = string(b[:])
+			b, n := encodePrefix(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At})
+			p = string(b[:n])
 		}
 		args = append(args, changes[i], c.Member, p)
 	}
@@ -153,7 +156,7 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 	}
 	args = append(args, strconv.Itoa(len(counts)))
 	for i, c := range u.Count {
-		args = append(args, counts[i], bound(order, c.Score, c.At, c.Member))
+		args = append(args, counts[i], bound(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At}, c.Member))
 	}
 
 	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, keys, args) }).ToArray()
@@ -173,11 +176,11 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 			continue
 		}
 		p, err := res[2*i+1].ToString()
-		if err != nil || len(p) != prefixLen {
+		if err != nil || len(p) != prefixLenOf(order) {
 			return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: bad prefix %q (%v)", board, p, err)
 		}
-		out.Read[i].Rank = int(rank)
-		out.Read[i].Score, out.Read[i].At = decodePrefix(order, p)
+		k := decodePrefix(order, p)
+		out.Read[i] = shardindex.Entry{Rank: int(rank), Score: k.Score, Sub: k.Sub, At: k.At}
 	}
 	for i := range out.Before {
 		n, err := res[2*len(u.Read)+i].AsInt64()
@@ -266,14 +269,14 @@ func (x *Index) Ranking(board string, sh shardindex.Shard, order laurel.Ordering
 	return &ranking{
 		x:     x,
 		board: board,
-		order: order.Score,
+		order: order,
 		keys:  []string{k.meta(), k.zset(name), k.hash(name)},
 		stamp: strconv.FormatInt(stamp, 10),
 	}
 }
 
 // Before counts in one script call, as of the state stamped stamp.
-func (x *Index) Before(ctx context.Context, board string, sh shardindex.Shard, order laurel.Order, stamp int64, ks []shardindex.Key) ([]int, error) {
+func (x *Index) Before(ctx context.Context, board string, sh shardindex.Shard, order laurel.Ordering, stamp int64, ks []shardindex.Key) ([]int, error) {
 	if len(ks) == 0 {
 		return nil, nil
 	}
@@ -289,7 +292,7 @@ func (x *Index) Before(ctx context.Context, board string, sh shardindex.Shard, o
 			num = strconv.Itoa(len(keys) - 1)
 			sets[key.Set] = num
 		}
-		args = append(args, num, bound(order, key.Score, key.At, key.Member))
+		args = append(args, num, bound(order, laurel.Key{Score: key.Score, Sub: key.Sub, At: key.At}, key.Member))
 	}
 	ns, err := x.do(ctx, func() rueidis.RedisResult { return countScript.Exec(ctx, x.client, keys, args) }).AsIntSlice()
 	if err != nil {
@@ -305,11 +308,27 @@ func (x *Index) Before(ctx context.Context, board string, sh shardindex.Shard, o
 	return out, nil
 }
 
-// bound is the exclusive lex bound below which the keys that rank before (score, at, member)
-// sort.
-func bound(o laurel.Order, score, at int64, member string) string {
-	p := encodePrefix(o, score, at)
-	return "(" + string(p[:]) + member
+// bound is the lex bound below which the keys that rank before (k, member) sort.
+//
+// On a board without a subscore every entry's is 0, and a key with another (Ordering.Bound's)
+// ranks before every entry of its score or after them all, whatever its reached_at: its bound
+// is then the score's 8 bytes, below every key of the score, or the next score's, above them
+// all ("+" past the last score).
+func bound(o laurel.Ordering, k laurel.Key, member string) string {
+	if !o.HasSub && k.Sub != 0 {
+		u := orderBits(o.Score, k.Score)
+		if o.Sub.Better(0, k.Sub) {
+			if u == math.MaxUint64 {
+				return "+"
+			}
+			u++
+		}
+		var p [8]byte
+		binary.BigEndian.PutUint64(p[:], u)
+		return "(" + string(p[:])
+	}
+	p, n := encodePrefix(o, k)
+	return "(" + string(p[:n]) + member
 }
 
 // Totals counts the sets' members in one script call, as of the state stamped stamp.

@@ -34,7 +34,7 @@ func TestVersions(t *testing.T) {
 	if _, ok, err := idx.State(ctx, "unknown"); ok || err != nil {
 		t.Fatalf("State of an unknown board: ok %v, %v; want not ok", ok, err)
 	}
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 1, Version: 2}); !errors.Is(err, shardindex.ErrStale) {
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2}); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatalf("Apply after 1 to an unknown board: %v, want ErrIndexStale", err)
 	}
 	if keys := scanKeys(t, c, prefix); len(keys) != 0 {
@@ -42,12 +42,12 @@ func TestVersions(t *testing.T) {
 	}
 
 	// Version 1 records the state; version 2 changes the sets but not the state.
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 0, Version: 1, State: []byte("s1"),
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 0, Version: 1, State: []byte("s1"),
 		Changes: []shardindex.Change{put(all, "x", 10, 1), put(day, "x", 10, 1), put(all, "y", 5, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	r1 := idx.Ranking("b", s0, laurel.Ordering{}, all, 1)
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 1, Version: 2,
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2,
 		Changes: []shardindex.Change{put(all, "z", 7, 1)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestVersions(t *testing.T) {
 
 	// A wrong After changes nothing, whatever the step carries.
 	for _, after := range []int64{0, 1, 3} {
-		_, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: after, Version: 9, State: []byte("bad"),
+		_, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: after, Version: 9, State: []byte("bad"),
 			Drops: []shardindex.Set{day}, Changes: []shardindex.Change{put(all, "w", 1, 1), {Set: all, Member: "x", Remove: true}}})
 		if !errors.Is(err, shardindex.ErrStale) {
 			t.Fatalf("Apply after %d at version 2: %v, want ErrIndexStale", after, err)
@@ -77,7 +77,7 @@ func TestVersions(t *testing.T) {
 	}
 
 	// A rebuild chunk (Version == After) that records a new state: the old stamp is stale.
-	got, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 2, Version: 2, State: []byte("s2"),
+	got, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 2, Version: 2, State: []byte("s2"),
 		Read: []shardindex.Read{{Set: all, Member: "z"}, {Set: day, Member: "z"}}})
 	if err != nil || !slices.Equal(got.Read, []shardindex.Entry{{Rank: 2, Score: 7, At: 1}, {}}) {
 		t.Fatalf("Apply reads %v, %v", got, err)
@@ -100,12 +100,12 @@ func TestVersions(t *testing.T) {
 	}
 
 	// Another board sharing the Redis is left alone by Delete.
-	if _, err := idx.Apply(ctx, "other", s0, laurel.Asc, shardindex.Update{Version: 1, State: []byte{},
+	if _, err := idx.Apply(ctx, "other", s0, laurel.Ordering{Score: laurel.Asc}, shardindex.Update{Version: 1, State: []byte{},
 		Changes: []shardindex.Change{put(all, "x", 1, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	// Drops and removals leave registered names behind; Delete must cope.
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Desc, shardindex.Update{After: 2, Version: 3,
+	if _, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 2, Version: 3,
 		Drops: []shardindex.Set{{Window: "never"}}, Changes: []shardindex.Change{{Set: day, Member: "x", Remove: true}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestLargeStep(t *testing.T) {
 	for _, s := range sets {
 		u.Read = append(u.Read, shardindex.Read{Set: s, Member: "player-0099"})
 	}
-	got, err := idx.Apply(ctx, "big", s0, laurel.Desc, u)
+	got, err := idx.Apply(ctx, "big", s0, laurel.Ordering{}, u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestConcurrent(t *testing.T) {
 				u := shardindex.Update{After: v, Version: v + 1, State: []byte{byte(v)},
 					Changes: []shardindex.Change{put(all, fmt.Sprint(v), v, v)},
 					Read:    []shardindex.Read{{Set: all, Member: "0"}}}
-				got, err := idx.Apply(ctx, board, s0, laurel.Desc, u)
+				got, err := idx.Apply(ctx, board, s0, laurel.Ordering{}, u)
 				if err != nil {
 					errs <- err
 					return
@@ -241,7 +241,7 @@ func TestSubscribe(t *testing.T) {
 			t.Fatalf("heard nothing, want %q", want)
 		}
 	}
-	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, shardindex.Update{Version: 1, Changes: []shardindex.Change{put(all, "x", 1, 1)}}); err != nil {
+	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Ordering{}, shardindex.Update{Version: 1, Changes: []shardindex.Change{put(all, "x", 1, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	expect("pub.1")
@@ -250,17 +250,17 @@ func TestSubscribe(t *testing.T) {
 	}
 	expect("")
 	// A refused step is no change.
-	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, shardindex.Update{After: 5, Version: 6}); !errors.Is(err, shardindex.ErrStale) {
+	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Ordering{}, shardindex.Update{After: 5, Version: 6}); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatal(err)
 	}
-	if _, err := idx.Apply(ctx, "pub.2", s0, laurel.Asc, shardindex.Update{Version: 1}); err != nil {
+	if _, err := idx.Apply(ctx, "pub.2", s0, laurel.Ordering{Score: laurel.Asc}, shardindex.Update{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	expect("pub.2")
 
 	stop()
 	stop() // stopping twice is harmless
-	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Desc, shardindex.Update{After: 1, Version: 2}); err != nil {
+	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := idx.Publish(ctx, true); err != nil {
@@ -319,7 +319,7 @@ func TestSubscribeReconnects(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no word after a reconnection")
 	}
-	if _, err := idx.Apply(ctx, "again", s0, laurel.Desc, shardindex.Update{Version: 1}); err != nil {
+	if _, err := idx.Apply(ctx, "again", s0, laurel.Ordering{}, shardindex.Update{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -9,33 +9,60 @@ import (
 )
 
 // prefixLen is the length of the part of a zset member that orders it before its member
-// bytes: 8 bytes of score, 8 of reached_at.
-const prefixLen = 16
+// bytes on a board without a subscore: 8 bytes of score, 8 of reached_at. On a board with a
+// subscore it is subPrefixLen: 8 bytes of score, 8 of subscore, 8 of reached_at. Boards
+// without one keep their 16 bytes: a subscore costs them nothing (docs/decisions.md, "The
+// subscore in the index's keys").
+const (
+	prefixLen    = 16
+	subPrefixLen = 24
+)
 
 const signBit = 1 << 63
 
-// encodePrefix returns the 16 bytes that make (score, at) sort bytewise in rank order on a
-// board of order o: a float64 zset score cannot hold every int64, so all scores are 0 and the
-// order lives in the member bytes. Flipping the sign bit maps int64 order onto unsigned order;
-// complementing the score puts high scores first on a Desc board.
-func encodePrefix(o laurel.Order, score, at int64) [prefixLen]byte {
-	s := uint64(score) ^ signBit
-	if o != laurel.Asc {
-		s = ^s
+// prefixLenOf is the length of the prefixes of a board ordered by o.
+func prefixLenOf(o laurel.Ordering) int {
+	if o.HasSub {
+		return subPrefixLen
 	}
-	var b [prefixLen]byte
-	binary.BigEndian.PutUint64(b[:8], s)
-	binary.BigEndian.PutUint64(b[8:], uint64(at)^signBit)
-	return b
+	return prefixLen
 }
 
-// decodePrefix inverts encodePrefix; p must hold at least prefixLen bytes.
-func decodePrefix(o laurel.Order, p string) (score, at int64) {
-	s := binary.BigEndian.Uint64([]byte(p[:8]))
-	if o != laurel.Asc {
-		s = ^s
+// encodePrefix returns the bytes, the first n of p, that make k sort bytewise in rank order
+// on a board ordered by o: a float64 zset score cannot hold every int64, so all scores are 0
+// and the order lives in the member bytes. Flipping the sign bit maps int64 order onto
+// unsigned order; complementing the score (or the subscore) puts high values first in a Desc
+// order. The subscore is left out on a board without one.
+func encodePrefix(o laurel.Ordering, k laurel.Key) (p [subPrefixLen]byte, n int) {
+	binary.BigEndian.PutUint64(p[:8], orderBits(o.Score, k.Score))
+	if !o.HasSub {
+		binary.BigEndian.PutUint64(p[8:16], uint64(k.At)^signBit)
+		return p, prefixLen
 	}
-	return int64(s ^ signBit), int64(binary.BigEndian.Uint64([]byte(p[8:prefixLen])) ^ signBit)
+	binary.BigEndian.PutUint64(p[8:16], orderBits(o.Sub, k.Sub))
+	binary.BigEndian.PutUint64(p[16:24], uint64(k.At)^signBit)
+	return p, subPrefixLen
+}
+
+// orderBits maps v to 8 bytes' worth that sort, as unsigned integers, in the order o.
+func orderBits(o laurel.Order, v int64) uint64 {
+	u := uint64(v) ^ signBit
+	if o != laurel.Asc {
+		u = ^u
+	}
+	return u
+}
+
+// decodePrefix inverts encodePrefix; p must hold at least prefixLenOf(o) bytes.
+func decodePrefix(o laurel.Ordering, p string) laurel.Key {
+	k := laurel.Key{Score: int64(orderBits(o.Score, int64(binary.BigEndian.Uint64([]byte(p[:8])))))}
+	at := p[8:16]
+	if o.HasSub {
+		k.Sub = int64(orderBits(o.Sub, int64(binary.BigEndian.Uint64([]byte(p[8:16])))))
+		at = p[16:24]
+	}
+	k.At = int64(binary.BigEndian.Uint64([]byte(at)) ^ signBit)
+	return k
 }
 
 // keys names the Redis keys of one shard of a board. They all carry the shard's hash tag, so
@@ -94,10 +121,11 @@ func (k keys) meta() string { return k.base + "m" }
 // registry is the set of the names of the shard's sets, so Delete finds them without SCAN.
 func (k keys) registry() string { return k.base + "k" }
 
-// zset holds the set's entries, each the 16-byte prefix followed by the member, score 0.
+// zset holds the set's entries, each the prefix (16 or 24 bytes) followed by the member,
+// score 0.
 func (k keys) zset(name string) string { return k.base + "z:" + name }
 
-// hash maps each member of the set to its current 16-byte prefix.
+// hash maps each member of the set to its current prefix.
 func (k keys) hash(name string) string { return k.base + "h:" + name }
 
 // setName is how a set is named in its keys and in the registry.

@@ -17,7 +17,7 @@ import (
 type ranking struct {
 	x     *Index
 	board string
-	order laurel.Order
+	order laurel.Ordering
 	keys  []string // meta, zset, hash
 	stamp string
 }
@@ -123,19 +123,11 @@ func (r *ranking) entries(ctx context.Context, op string, members []string) ([]l
 }
 
 // ReadPage answers a page of docs/api.md, score range included, in one script call.
-func (r *ranking) ReadPage(ctx context.Context, o laurel.Order, offset, limit int, sr laurel.ScoreRange) ([]laurel.Entry, int, error) {
+func (r *ranking) ReadPage(ctx context.Context, o laurel.Ordering, offset, limit int, sr laurel.ScoreRange) ([]laurel.Entry, int, error) {
 	// The searches of laurel.PageBounds, as exclusive lex bounds: the range's first entry
-	// is the first at or after (best, -∞), its end the first after (worst, +∞).
-	best, worst, hasBest, hasWorst := sr.Bounds(o)
-	var first, end string
-	if hasBest {
-		p := encodePrefix(r.order, best, math.MinInt64)
-		first = "(" + string(p[:])
-	}
-	if hasWorst {
-		p := encodePrefix(r.order, worst, math.MaxInt64)
-		end = "(" + string(p[:])
-	}
+	// is the first at or after the key before every entry with the best score, its end the
+	// first after the key after every entry with the worst (Ordering.Bound).
+	first, end := r.rangeBounds(sr)
 	res, err := r.read(ctx, "P", strconv.Itoa(offset), strconv.Itoa(limit), first, end).ToArray()
 	if err != nil {
 		return nil, 0, r.err(err, "reading a page")
@@ -189,8 +181,7 @@ func (r *ranking) page(res []rueidis.RedisMessage) ([]laurel.Entry, int, error) 
 
 // ReadRank is Search with the set's size, in one script call.
 func (r *ranking) ReadRank(ctx context.Context, k laurel.Key) (int, int, error) {
-	p := encodePrefix(r.order, k.Score, k.At)
-	res, err := r.read(ctx, "R", "("+string(p[:])).ToArray()
+	res, err := r.read(ctx, "R", bound(r.order, k, "")).ToArray()
 	if err != nil {
 		return 0, 0, r.err(err, "searching a set")
 	}
@@ -238,14 +229,7 @@ func (r *ranking) ReadEnds(ctx context.Context) (laurel.Entry, laurel.Entry, int
 
 // Slice answers shardindex.Ranking.Slice in one script call.
 func (r *ranking) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (shardindex.Slice, error) {
-	best, worst, hasBest, hasWorst := sr.Bounds(r.order)
-	var first, end string
-	if hasBest {
-		first = bound(r.order, best, math.MinInt64, "")
-	}
-	if hasWorst {
-		end = bound(r.order, worst, math.MaxInt64, "")
-	}
+	first, end := r.rangeBounds(sr)
 	res, err := r.read(ctx, "S", strconv.Itoa(skip), strconv.Itoa(max(n, 0)), first, end).ToArray()
 	if err != nil {
 		return shardindex.Slice{}, r.err(err, "reading a slice")
@@ -275,7 +259,7 @@ func (r *ranking) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) 
 
 // Near answers shardindex.Ranking.Near in one script call.
 func (r *ranking) Near(ctx context.Context, at laurel.Entry, n int) (shardindex.Slice, error) {
-	res, err := r.read(ctx, "N", bound(r.order, at.Score, at.ReachedAt, at.Member), strconv.Itoa(n)).ToArray()
+	res, err := r.read(ctx, "N", bound(r.order, at.Key(), at.Member), strconv.Itoa(n)).ToArray()
 	if err != nil {
 		return shardindex.Slice{}, r.err(err, "reading around an entry")
 	}
@@ -306,10 +290,10 @@ func (r *ranking) Near(ctx context.Context, at laurel.Entry, n int) (shardindex.
 
 // Before answers shardindex.Ranking.Before in one script call.
 func (r *ranking) Before(ctx context.Context, entries []laurel.Entry) ([]int, int, error) {
-	args := make([]string, 0, 1+len(entries))
+	args := make([]string, 0, 1+2*len(entries))
 	args = append(args, "B")
 	for _, en := range entries {
-		args = append(args, bound(r.order, en.Score, en.ReachedAt, en.Member))
+		args = append(args, bound(r.order, en.Key(), en.Member), en.Member)
 	}
 	res, err := r.read(ctx, args...).AsIntSlice()
 	if err != nil {
@@ -333,11 +317,10 @@ func (r *ranking) int(res []rueidis.RedisMessage, i int) (int, error) {
 	return int(n), nil
 }
 
-// Search counts the members whose key sorts before (score, at)'s 16-byte prefix: as every
-// key is longer than its prefix, those are exactly the entries that rank before (score, at).
+// Search counts the members whose key sorts before k's prefix: as every key is longer than
+// its prefix, those are exactly the entries that rank before k.
 func (r *ranking) Search(ctx context.Context, k laurel.Key) (int, error) {
-	p := encodePrefix(r.order, k.Score, k.At)
-	n, err := r.read(ctx, "s", "("+string(p[:])).AsInt64()
+	n, err := r.read(ctx, "s", bound(r.order, k, "")).AsInt64()
 	if err != nil {
 		return 0, r.err(err, "searching a set")
 	}
@@ -346,9 +329,23 @@ func (r *ranking) Search(ctx context.Context, k laurel.Key) (int, error) {
 
 // entry decodes a zset member into the entry ranked rank.
 func (r *ranking) entry(rank int, key string) (laurel.Entry, error) {
-	if len(key) <= prefixLen {
+	n := prefixLenOf(r.order)
+	if len(key) <= n {
 		return laurel.Entry{}, fmt.Errorf("redis: board %q holds a malformed key %q", r.board, key)
 	}
-	score, at := decodePrefix(r.order, key)
-	return laurel.Entry{Rank: rank, Member: key[prefixLen:], Score: score, ReachedAt: at}, nil
+	k := decodePrefix(r.order, key)
+	return laurel.Entry{Rank: rank, Member: key[n:], Score: k.Score, Sub: k.Sub, ReachedAt: k.At}, nil
+}
+
+// rangeBounds returns the exclusive lex bounds of a score range: the keys before every
+// entry of its best score and after every entry of its worst ("" for a bound it has not).
+func (r *ranking) rangeBounds(sr laurel.ScoreRange) (first, end string) {
+	best, worst, hasBest, hasWorst := sr.Bounds(r.order.Score)
+	if hasBest {
+		first = bound(r.order, r.order.Bound(best, false), "")
+	}
+	if hasWorst {
+		end = bound(r.order, r.order.Bound(worst, true), "")
+	}
+	return first, end
 }

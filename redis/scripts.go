@@ -8,7 +8,9 @@ const staleReply = "LAUREL_STALE"
 
 // The scripts run in Redis's Lua 5.1: they iterate over ARGV rather than unpack it (a step may
 // carry tens of thousands of arguments), and take every key they touch in KEYS so that they
-// are correct on a cluster. Keys and arguments are binary: Go encodes the ordering prefixes.
+// are correct on a cluster. Keys and arguments are binary: Go encodes the ordering prefixes
+// (16 bytes, 24 on a board with a subscore) and the lex bounds, so that no script needs to
+// know their length.
 
 // applyScript makes one step of Index.Apply atomically on one shard.
 //
@@ -118,8 +120,8 @@ return out
 //   - "S" skip n best worst: a shard's slice (shardindex.Ranking.Slice): the size, how many
 //     members sort before best, how many from there to worst, then the zset members of the
 //     range from its skip-th (0-based) on, n of them at most;
-//   - "B" bound...: the size, then for each exclusive lex bound how many members sort before it,
-//     the bound's own member not counted wherever its entry now is.
+//   - "B" (bound member)...: the size, then for each lex bound how many members sort before
+//     it, the member's own entry not counted wherever it now is ("": no member).
 //   - "X": the size, then the first and the last zset members ("" when the set is empty);
 //   - "N" bound n: the size, how many members sort before the exclusive lex bound, then the
 //     zset members on either side of it, n before it and n from it on (shardindex.Ranking.Near).
@@ -139,8 +141,8 @@ if op == 'X' then
 end
 if op == 'B' then
   local out = {total}
-  for i = 3, #ARGV do
-    local n, m = redis.call('ZLEXCOUNT', z, '-', ARGV[i]), string.sub(ARGV[i], 18)
+  for i = 3, #ARGV, 2 do
+    local n, m = redis.call('ZLEXCOUNT', z, '-', ARGV[i]), ARGV[i+1]
     local k = m ~= '' and redis.call('HGET', h, m)
     if k and redis.call('ZRANK', z, k .. m) < n then n = n - 1 end
     out[#out+1] = n

@@ -15,9 +15,9 @@ import (
 
 // Index is the ranked index of the scale-out mode (docs/design.md): per board, one ordered set
 // per open span of each window (an open calendar period, all, a rolling window's current
-// span), each holding the (score, reached_at) of the members ranked there, hidden members
-// left out. It is derived: the store keeps the truth, and its store writes the index after
-// each commit, and can rebuild it from the store at any time.
+// span), each holding the (score, subscore, reached_at) of the members ranked there, hidden
+// members left out. It is derived: the store keeps the truth, and its store writes the index
+// after each commit, and can rebuild it from the store at any time.
 //
 // A board's members are split into shards (ShardOf), and each shard of a board is a part of
 // the index of its own: its own sets, its own version, changed by steps of its own, so that
@@ -40,7 +40,7 @@ type Index interface {
 	// Versions below 0 are fences: a rebuild in progress sets one with its first chunk and
 	// names it in the next, so that a flush or another rebuild meanwhile makes it start
 	// again.
-	Apply(ctx context.Context, board string, sh Shard, order laurel.Order, u Update) (Applied, error)
+	Apply(ctx context.Context, board string, sh Shard, order laurel.Ordering, u Update) (Applied, error)
 	// State returns the board's state and its stamp, and the version of shard 0; ok is false
 	// when the index holds no state of the board (none was ever recorded, the board was
 	// deleted, the index lost it, or a rebuild has not recorded it yet).
@@ -52,8 +52,8 @@ type Index interface {
 	// members of the set.
 	Ranking(board string, sh Shard, order laurel.Ordering, set Set, stamp int64) Ranking
 	// Before counts, for each key, the entries of the key's set in the shard that rank before
-	// it (by score, reached_at and member), as of the state stamped stamp.
-	Before(ctx context.Context, board string, sh Shard, order laurel.Order, stamp int64, keys []Key) ([]int, error)
+	// it (by score, subscore, reached_at and member), as of the state stamped stamp.
+	Before(ctx context.Context, board string, sh Shard, order laurel.Ordering, stamp int64, keys []Key) ([]int, error)
 	// Totals returns how many members each set holds in the shard, as of the state stamped
 	// stamp.
 	Totals(ctx context.Context, board string, sh Shard, sets []Set, stamp int64) ([]int, error)
@@ -99,20 +99,21 @@ type Version struct {
 	Version, Stamp int64
 }
 
-// Key is an entry's place in a set, to count the entries before it.
+// Key is an entry's place in a set, to count the entries before it. Sub is 0 on a board
+// without a subscore, as in Change and Entry.
 type Key struct {
-	Set       Set
-	Score, At int64
-	Member    string
+	Set            Set
+	Score, Sub, At int64
+	Member         string
 }
 
-// Change puts a member in a set with a score and reached_at, or removes it from the set
-// (Remove; a member not there is no error).
+// Change puts a member in a set with a score, subscore and reached_at, or removes it from
+// the set (Remove; a member not there is no error).
 type Change struct {
-	Set       Set
-	Member    string
-	Score, At int64
-	Remove    bool
+	Set            Set
+	Member         string
+	Score, Sub, At int64
+	Remove         bool
 }
 
 // Read asks for a member's entry in a set after a step.
@@ -123,8 +124,8 @@ type Read struct {
 
 // Entry is a member's entry in a set; Rank is 0 when the member is not in it.
 type Entry struct {
-	Rank      int
-	Score, At int64
+	Rank           int
+	Score, Sub, At int64
 }
 
 // Update is one step of Index.Apply.

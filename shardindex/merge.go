@@ -47,13 +47,13 @@ type Ranking interface {
 	// skip-th on (0-based), with their ranks in the shard.
 	Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (Slice, error)
 	// Before returns, for each entry, how many of the shard's entries rank before it by
-	// score, reached_at and member, and the shard's total. The entry's own member is not
-	// counted, wherever its entry now ranks: a member whose score changed since it was read
-	// does not rank before itself. An entry with an empty member ranks before every entry with its score
-	// and reached_at, so its count is that of Search minus one.
+	// score, subscore, reached_at and member, and the shard's total. The entry's own member
+	// is not counted, wherever its entry now ranks: a member whose score changed since it
+	// was read does not rank before itself. An entry with an empty member ranks before every
+	// entry with its score, subscore and reached_at, so its count is that of Search minus one.
 	Before(ctx context.Context, entries []laurel.Entry) (counts []int, total int, err error)
 	// Near returns, in one step, the shard's total, how many of its entries rank before the
-	// entry at (by score, reached_at and member; at itself does not count), and up to n of
+	// entry at (by score, subscore, reached_at and member; at itself does not count), and up to n of
 	// its entries on either side of it: the n before it and the n from it on, with their
 	// ranks in the shard.
 	Near(ctx context.Context, at laurel.Entry, n int) (Slice, error)
@@ -520,7 +520,8 @@ func (v *Sorted) Before(_ context.Context, entries []laurel.Entry) ([]int, int, 
 	return counts, len(v.entries), nil
 }
 
-// keysBefore counts the entries that rank before en by score, reached_at and member.
+// keysBefore counts the entries that rank before en by score, subscore, reached_at and
+// member.
 func (v *Sorted) keysBefore(en laurel.Entry) int {
 	n, _ := slices.BinarySearchFunc(v.entries, en, func(e, t laurel.Entry) int {
 		if laurel.CompareEntries(v.order, e, t) < 0 {
