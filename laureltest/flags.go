@@ -27,10 +27,6 @@ func init() {
 	// skipops disables kinds of operation of the oracle, to bisect a failure: a
 	// comma-separated list of retract, hide, delete, invalid, putboard (every board change),
 	// config (random late_limit and keep changes), restart.
-	// subscores gives three of the oracle's boards a subscore while the stores learn them.
-	if flag.Lookup("subscores") == nil {
-		flag.Bool("subscores", false, "the oracle: give boards a subscore")
-	}
 	if flag.Lookup("skipops") == nil {
 		flag.String("skipops", "", "the oracle: operations to leave out (retract,hide,delete,invalid,putboard,config,restart)")
 	}

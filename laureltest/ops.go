@@ -43,7 +43,7 @@ func (h *harness) createBoards() {
 	for _, d := range boardDefs {
 		spec := laurel.BoardSpec{Order: ptr(d.order), Mode: ptr(d.mode), Timezone: ptr(d.tz), WeekStart: ptr(d.week),
 			LateLimit: ptr(d.late), Keep: ptr(d.keep), Windows: d.windows, MinValue: d.min, MaxValue: d.max}
-		if d.sub != "" && flagString("subscores") == "true" {
+		if d.sub != "" {
 			spec.Subscore = ptr(d.sub)
 		}
 		if d.rewards != "" {

@@ -418,7 +418,7 @@ func (s *step) stageRequest(ctx context.Context, r *submitReq) error {
 			return laurel.InEvent(i, err)
 		}
 		r.seqs[i], r.times[i] = seq, ts
-		r.results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status}
+		r.results[i] = laurel.EventResult{Board: ev.Board, Member: ev.Member, ID: ev.ID, Status: status, HasSub: s.boards[ev.Board].st.cfg.Subscore != nil}
 		if rule != "" {
 			r.holds = append(r.holds, holdAt{i, laurel.HeldEvent{Board: ev.Board, Member: ev.Member, Event: laurel.FlagEvent{Rule: rule, ID: ev.ID, Value: ev.Value, TS: ts}}})
 			if !slices.Contains(r.held, ev.Member) && !slices.Contains(r.more, ev.Member) {

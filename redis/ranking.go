@@ -11,6 +11,15 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// A ranking answers each read of docs/api.md, and each of a merge, in one script call: a
+// signature of the root package's that it stops matching must not silently cost round trips.
+var (
+	_ laurel.RankingReads    = (*ranking)(nil)
+	_ laurel.RankingSearches = (*ranking)(nil)
+	_ laurel.RankingEnds     = (*ranking)(nil)
+	_ shardindex.Ranking     = (*ranking)(nil)
+)
+
 // ranking is one set of a shard of a board read as of a state stamp. It holds no entries:
 // every read is one script call that checks the stamp first, and each read of docs/api.md is
 // one read (laurel.RankingReads), as is each read of a merge (shardindex.Ranking).
