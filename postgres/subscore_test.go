@@ -211,15 +211,20 @@ func TestSubscores(t *testing.T) {
 		}
 	}
 
-	for range 120 {
-		m := models[rng.IntN(len(models))]
-		if rng.IntN(6) == 0 {
-			retract(m)
-		} else {
-			write(m)
+	// churn writes n times to boards at random, retracting instead one time in retractOneIn,
+	// the clock running up to 10 minutes between.
+	churn := func(n, retractOneIn int) {
+		for range n {
+			m := models[rng.IntN(len(models))]
+			if rng.IntN(retractOneIn) == 0 {
+				retract(m)
+			} else {
+				write(m)
+			}
+			clock.Advance(time.Duration(rng.IntN(10)) * time.Minute)
 		}
-		clock.Advance(time.Duration(rng.IntN(10)) * time.Minute)
 	}
+	churn(120, 6)
 	verify("day 1", e, false)
 	check(t, e)
 
@@ -257,15 +262,7 @@ func TestSubscores(t *testing.T) {
 		m.frozen = m.ranking(dayStart, dayEnd)
 		write(m) // the write closes the day
 	}
-	for range 60 {
-		m := models[rng.IntN(len(models))]
-		if rng.IntN(5) == 0 {
-			retract(m)
-		} else {
-			write(m)
-		}
-		clock.Advance(time.Duration(rng.IntN(10)) * time.Minute)
-	}
+	churn(60, 5)
 	verify("day 2", e, true)
 	check(t, e)
 
