@@ -97,6 +97,7 @@ type Store struct {
 	opts  Options
 
 	states      stateCache
+	seen        seenStates // what reads last found in the index (resolveAhead)
 	shardCounts shardCounts
 	lagging     struct {
 		mu sync.Mutex

@@ -246,3 +246,39 @@ func (c *stateCache) parse(board string, raw []byte) (*state, error) {
 	c.m[board] = cachedState{raw: bytes.Clone(raw), st: st}
 	return st, nil
 }
+
+// seenStates keeps, per board, the state a read last found in the index and its stamp
+// (resolveAhead).
+type seenStates struct {
+	mu sync.Mutex
+	m  map[string]seenState
+}
+
+type seenState struct {
+	raw   []byte
+	st    *state
+	stamp int64
+}
+
+func (c *seenStates) get(board string) (seenState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ss, ok := c.m[board]
+	return ss, ok
+}
+
+// put keeps ss, its state shared and raw not changed after: callers pass what they own.
+func (c *seenStates) put(board string, ss seenState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 10_000 {
+		c.m = make(map[string]seenState)
+	}
+	c.m[board] = ss
+}
+
+func (c *seenStates) forget(board string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, board)
+}
