@@ -161,7 +161,7 @@ func (s *Store) DeleteBoard(ctx context.Context, id string) error {
 		err := scanPrefix(s.db, prefix(tagEvents, id), func(k, v []byte) (err error) {
 			seqs, err = indexedSeqs(seqs[:0], k, v)
 			for _, seq := range seqs {
-				tx.del(sealedKey(seq, id))
+				tx.delSealed(seq, id)
 			}
 			return err
 		})

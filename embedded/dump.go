@@ -45,12 +45,14 @@ func (s *Store) Export(ctx context.Context, w *laurel.DumpWriter) error {
 			recent = s.recent.clone()
 			spans = s.copySpans()
 			s.exports.Add(1)
+			s.exporting.Add(1)
 		},
 	})
 	if snap != nil {
 		defer func() {
 			snap.Close()
 			logSnap.Close()
+			s.exporting.Add(-1)
 			s.exports.Done()
 		}()
 	}

@@ -355,16 +355,19 @@ func TestExportDuringClose(t *testing.T) {
 	}
 }
 
-// gateWriter holds its first write until released.
+// gateWriter holds its write after the first after until released.
 type gateWriter struct {
 	entered, release chan struct{}
+	after, writes    int
 	once             sync.Once
 }
 
 func (g *gateWriter) Write(p []byte) (int, error) {
-	g.once.Do(func() {
-		close(g.entered)
-		<-g.release
-	})
+	if g.writes++; g.writes > g.after {
+		g.once.Do(func() {
+			close(g.entered)
+			<-g.release
+		})
+	}
 	return len(p), nil
 }

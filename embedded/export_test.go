@@ -198,16 +198,43 @@ func (s *Store) Queued() int { return len(s.ops) }
 // IDRunTiers waits for the merges of id runs under way, and those they lead to, then returns
 // the tier of each run listed, oldest first.
 func (s *Store) IDRunTiers(ctx context.Context) ([]int, error) {
-	var tiers []int
-	err := s.do(ctx, &op{exclusive: true, run: func(*txn) error { return nil }, finish: func() {
+	tiers, _, err := s.FinishMerges(ctx)
+	return tiers, err
+}
+
+// FinishMerges is IDRunTiers, saying too how many merges it put in place itself: each, the
+// last thing the writer did before the next read.
+func (s *Store) FinishMerges(ctx context.Context) (tiers []int, finished int, err error) {
+	// In run, in the writer between groups: finish runs under the readers' lock, which a
+	// merge's events take (putMergedEvents).
+	err = s.do(ctx, &op{exclusive: true, run: func(*txn) error {
 		for s.idMerging != nil {
 			s.finishIDMerge(<-s.idMerging.done)
+			finished++
 		}
 		for _, r := range s.idRuns {
 			tiers = append(tiers, int(r.tier))
 		}
+		return nil
 	}})
-	return tiers, err
+	return tiers, finished, err
+}
+
+// SealedEventTables counts the store's tables whose keys reach among the sealed events'.
+func (s *Store) SealedEventTables() (int, error) {
+	levels, err := s.db.SSTables()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, level := range levels {
+		for _, t := range level {
+			if bytes.Compare(t.Smallest.UserKey, []byte{tagSealed + 1}) < 0 && bytes.Compare(t.Largest.UserKey, []byte{tagSealed}) >= 0 {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
 
 // WithIDFilterFirst sets the capacity of the id filter's first Bloom filter, so that a test

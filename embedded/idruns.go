@@ -171,7 +171,7 @@ func (tx *txn) delID(board, id string, seq uint64) {
 	})
 	if ok {
 		tx.del(e.idRuns[i].appendKey(nil, board, id))
-		e.idDeletes++
+		e.sealedDeletes++
 	}
 	tx.del(key(tagID, board, id))
 }
@@ -183,20 +183,34 @@ func (tx *txn) delBoardIDs(board string) {
 		p = append(p, 0)
 		tx.delRange(p, upper(p))
 	}
-	tx.e.idDeletes++
+	tx.e.sealedDeletes++
+}
+
+// delSealed stages the erasure of board's sealed event seq. A merge under way is then
+// dropped: it read the event.
+func (tx *txn) delSealed(seq uint64, board string) {
+	tx.del(sealedKey(seq, board))
+	tx.e.sealedDeletes++
+}
+
+// eventSpan is the key range of the sealed events of the run's sequence numbers.
+func (r idRun) eventSpan() pebble.KeyRange {
+	return pebble.KeyRange{Start: sealedKey(r.first, ""), End: sealedKey(r.last+1, "")}
 }
 
 // idMerge is a merge of runs in progress: written by a goroutine of its own from a snapshot,
 // put in place by the writer.
 type idMerge struct {
-	runs    []idRun // oldest first, consecutive in the store's list
-	out     idRun
-	path    string
-	deletes uint64 // the store's idDeletes when it began
-	snap    *pebble.Snapshot
-	ids     int // the records written
-	start   time.Time
-	done    chan error
+	runs       []idRun // oldest first, consecutive in the store's list
+	out        idRun
+	path       string // of the ids' file
+	eventsPath string // of the events' file
+	deletes    uint64 // the store's sealedDeletes when it began
+	snap       *pebble.Snapshot
+	ids        int // the records written
+	events     int
+	start      time.Time
+	done       chan error
 }
 
 // mergeableIDRuns returns the oldest fanout consecutive runs of one tier, if any. Merging
@@ -214,7 +228,7 @@ func mergeableIDRuns(runs []idRun, fanout int) []idRun {
 
 // maybeMergeIDs starts a merge when Options.IDRunFanout runs of one tier follow one another
 // and none is under way. The writer calls it once a commit is applied, so that the merge's
-// snapshot holds every deletion of an id staged before (idDeletes counts those staged after).
+// snapshot holds every deletion of an id staged before (sealedDeletes counts those staged after).
 func (s *Store) maybeMergeIDs() {
 	if s.broken() || s.idMerging != nil || s.stopping() {
 		return
@@ -225,11 +239,19 @@ func (s *Store) maybeMergeIDs() {
 	}
 	out := idRun{first: runs[0].first, last: runs[len(runs)-1].last, tier: runs[0].tier + 1}
 	m := &idMerge{
-		runs: slices.Clone(runs), out: out, deletes: s.idDeletes, snap: s.db.NewSnapshot(), start: time.Now(), done: make(chan error, 1),
-		path: s.opts.FS.PathJoin(s.dir, fmt.Sprintf("sealing-ids-%016x-%016x.sst", out.first, out.last)),
+		runs: slices.Clone(runs), out: out, deletes: s.sealedDeletes, snap: s.db.NewSnapshot(), start: time.Now(), done: make(chan error, 1),
+		path:       s.opts.FS.PathJoin(s.dir, fmt.Sprintf("sealing-ids-%016x-%016x.sst", out.first, out.last)),
+		eventsPath: s.opts.FS.PathJoin(s.dir, fmt.Sprintf("sealing-events-%016x-%016x.sst", out.first, out.last)),
 	}
 	s.idMerging = m
-	go func() { m.done <- s.writeIDMerge(m) }()
+	go func() {
+		defer m.snap.Close()
+		err := s.writeIDMerge(m)
+		if err == nil {
+			err = s.writeEventsMerge(m)
+		}
+		m.done <- err
+	}()
 }
 
 // stopping reports whether Close has begun: the writer finishes the merge under way, and
@@ -243,8 +265,11 @@ func (s *Store) stopping() bool {
 	}
 }
 
+// idMergeDone is where the writer hears that the merge under way is written, while no export
+// runs: a merge's events are put in place by an excision that the export's snapshot would not
+// survive (putMergedEvents), so it waits for the export to end.
 func (s *Store) idMergeDone() <-chan error {
-	if s.idMerging == nil {
+	if s.idMerging == nil || s.exporting.Load() > 0 {
 		return nil
 	}
 	return s.idMerging.done
@@ -254,7 +279,6 @@ func (s *Store) idMergeDone() <-chan error {
 // new run's prefix. Ids are unique among the records of a board (a retracted id's record goes
 // before the id is used again), but should two runs hold one, the newer's is kept.
 func (s *Store) writeIDMerge(m *idMerge) (err error) {
-	defer m.snap.Close()
 	its := make([]*pebble.Iterator, 0, len(m.runs))
 	defer func() {
 		for _, it := range its {
@@ -302,6 +326,28 @@ func (s *Store) writeIDMerge(m *idMerge) (err error) {
 	return cmp.Or(err, w.Close())
 }
 
+// writeEventsMerge copies the sealed events of m's runs, in key order, to one file: each seal
+// ingested its events as a table of the last level, where no compaction ever rewrites them
+// (not even a manual one: Pebble's stops above the last level), so the store's tables would
+// grow by one a seal for as long as it runs.
+func (s *Store) writeEventsMerge(m *idMerge) (err error) {
+	sp := m.out.eventSpan()
+	it, err := m.snap.NewIter(&pebble.IterOptions{LowerBound: sp.Start, UpperBound: sp.End})
+	if err != nil {
+		return err
+	}
+	defer func() { err = cmp.Or(err, it.Close()) }()
+	w, err := s.newTable(m.eventsPath)
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid && err == nil; valid = it.Next() {
+		err = w.Set(it.Key(), it.Value())
+		m.events++
+	}
+	return cmp.Or(err, it.Error(), w.Close())
+}
+
 // finishIDMerge puts a merge written in place of its runs, in the writer, between groups: one
 // ingestion of its file that excises their key ranges, atomic in Pebble. A merge that read a
 // record deleted since is dropped and started again, from a snapshot that holds the deletion;
@@ -310,12 +356,14 @@ func (s *Store) writeIDMerge(m *idMerge) (err error) {
 func (s *Store) finishIDMerge(err error) {
 	m := s.idMerging
 	s.idMerging = nil
-	if err == nil && s.idDeletes != m.deletes {
-		s.opts.FS.Remove(m.path) // before the merge started again writes it anew
-		s.maybeMergeIDs()        // at once: the commits of those deletions are applied
+	if err == nil && s.sealedDeletes != m.deletes {
+		s.opts.FS.Remove(m.path) // before the merge started again writes them anew
+		s.opts.FS.Remove(m.eventsPath)
+		s.maybeMergeIDs() // at once: the commits of those deletions are applied
 		return
 	}
 	defer s.opts.FS.Remove(m.path)
+	defer s.opts.FS.Remove(m.eventsPath)
 	if err == nil {
 		span := pebble.KeyRange{Start: m.runs[0].span().Start, End: m.runs[len(m.runs)-1].span().End}
 		if m.ids > 0 {
@@ -330,6 +378,34 @@ func (s *Store) finishIDMerge(err error) {
 	}
 	i := slices.Index(s.idRuns, m.runs[0])
 	s.idRuns = slices.Replace(s.idRuns, i, i+len(m.runs), m.out)
-	s.log.Debug("merged the ids of sealed events", "runs", len(m.runs), "ids", m.ids, "tier", m.out.tier, "took", time.Since(m.start))
+	s.putMergedEvents(m)
+	s.log.Debug("merged the ids and events of sealed events", "runs", len(m.runs), "ids", m.ids, "events", m.events, "tier", m.out.tier, "took", time.Since(m.start))
 	s.maybeMergeIDs()
+}
+
+// putMergedEvents puts the events a merge wrote in place of the seals' files, by one
+// ingestion that excises their key range. Excised keys are gone from every snapshot taken
+// before (the file ingested comes after them), so it is done only while no export reads a
+// snapshot of its own (idMergeDone; a merge finished as the store closes leaves them as they
+// are, for the merge of the next tier to take), and holding the lock that readers of the
+// store's snapshot hold, which it then replaces.
+func (s *Store) putMergedEvents(m *idMerge) {
+	if s.exporting.Load() > 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	if span := m.out.eventSpan(); m.events > 0 {
+		_, err = s.db.IngestAndExcise(context.Background(), []string{m.eventsPath}, nil, nil, span)
+	} else {
+		err = s.db.Excise(context.Background(), span)
+	}
+	if s.snap != nil {
+		s.snap.Close()
+		s.snap = s.db.NewSnapshot()
+	}
+	if err != nil {
+		s.log.Warn("merging sealed events failed; their files stay as they are", "runs", len(m.runs), "err", err)
+	}
 }

@@ -1,8 +1,10 @@
 package embedded_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -107,6 +109,15 @@ func TestIDRuns(t *testing.T) {
 			t.Errorf("%d runs of tier %d left unmerged: %v", k, tier, tiers)
 		}
 	}
+	// The sealed events are merged with their runs' ids: a table a run, and a few more that
+	// the deleted member's tombstones reach, rather than one a seal.
+	tables, err := e.SealedEventTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tables > len(tiers)+4 {
+		t.Errorf("the sealed events are in %d tables, for %d runs", tables, len(tiers))
+	}
 	// Every event is sent again, in batches; then one in ten alone with another value (a
 	// conflict fails its whole submit).
 	check := func(e *embedded.Store) {
@@ -208,5 +219,112 @@ func TestCloseWhileMerging(t *testing.T) {
 		if err := e.Close(); err != nil { // with seals and merges under way
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestExportWhileMerging: an export reads every sealed event of its snapshot while seals and
+// merges go on (a merge's events excise their seals' files, which a snapshot taken before
+// would no longer find: it waits for the export to end); reads right after a merge find
+// every event; and the sealed events stay in a table a run.
+func TestExportWhileMerging(t *testing.T) {
+	ctx := context.Background()
+	c := laureltest.NewClock("2026-11-22T10:00:00Z")
+	e := testStoreWith(t, t.TempDir(), embedded.Options{Now: c.Now, SealEvents: 5, IDRunFanout: 2})
+	boards := []string{"a", "b"}
+	for _, b := range boards {
+		putBoard(t, e, b, laurel.BoardSpec{Windows: []string{"all"}})
+	}
+	n := 0
+	written := map[string]int{} // events by board and member
+	write := func(events int) {
+		for range events / 10 {
+			var batch []laurel.Event
+			for _, b := range boards {
+				for range 5 {
+					batch = append(batch, laurel.Event{Board: b, Member: fmt.Sprintf("m%d", n%300), Value: 1, ID: fmt.Sprintf("e%d", n), Name: ptr(fmt.Sprintf("player %d", n%300))})
+					written[b+"/"+fmt.Sprintf("m%d", n%300)]++
+					n++
+				}
+			}
+			submit(t, e, batch...)
+		}
+	}
+	write(2000)
+	before := n / len(boards) // each board's events when the export begins
+	w := &gateWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	exported := make(chan []byte, 1)
+	go func() {
+		var buf bytes.Buffer
+		d, err := laurel.NewDumpWriter(io.MultiWriter(&buf, w))
+		if err == nil {
+			err = e.Export(ctx, d)
+		}
+		if err == nil {
+			err = d.Close()
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		exported <- buf.Bytes()
+	}()
+	<-w.entered // the export holds its snapshot, part of its first board written
+	write(3000) // seals, and merges of their runs
+	close(w.release)
+	dump := <-exported
+	r, err := laurel.NewDumpReader(bytes.NewReader(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := map[string]int{}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Event != nil {
+			events[rec.Event.Board]++
+		}
+	}
+	for _, b := range boards {
+		if events[b] != before {
+			t.Errorf("board %s: the dump holds %d events, want the %d written before it began", b, events[b], before)
+		}
+	}
+	// With no export running, a merge's events replace their seals' files, and reads right
+	// after find every event in the snapshot it leaves them (history points are read there).
+	for try := 0; ; try++ {
+		if try == 100 {
+			t.Fatal("no merge was under way in 100 tries")
+		}
+		write(20)
+		if _, err := e.History(ctx, "a", "all", "m1", 1); err != nil { // every point stored
+			t.Fatal(err)
+		}
+		if _, finished, err := e.FinishMerges(ctx); err != nil || finished == 0 {
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		for _, member := range []string{"m1", "m150", "m299"} {
+			points, err := e.History(ctx, "a", "all", member, laurel.MaxHistoryLimit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := written["a/"+member]; len(points) != want {
+				t.Errorf("%s's history on a right after a merge: %d points, want %d", member, len(points), want)
+			}
+		}
+		break
+	}
+	tables, err := e.SealedEventTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tiers, err := e.IDRunTiers(ctx); err != nil || tables > len(tiers)+4 {
+		t.Errorf("the sealed events are in %d tables, for runs of tiers %v (%v)", tables, tiers, err)
 	}
 }

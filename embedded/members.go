@@ -237,7 +237,7 @@ func (s *Store) deleteFromBoard(tx *txn, b *board, member string) error {
 			tx.delID(id, ev.id, ev.seq)
 		}
 		if _, recent := s.recent.index(ev.seq); !recent {
-			tx.del(sealedKey(ev.seq, id))
+			tx.delSealed(ev.seq, id)
 		}
 		tx.del(retractKey(id, ev.seq))
 		times = append(times, ev.ts)

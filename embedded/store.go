@@ -160,16 +160,20 @@ type Store struct {
 	// sealDone answers once the seal in progress is done; nil when none is. The writer's.
 	sealDone chan error
 	// idRuns are the runs of the sealed events' ids, oldest first; idMerging is the merge of
-	// some of them under way, or nil; idDeletes counts the deletions of ids staged, which
-	// void a merge under way (idruns.go). The writer's.
-	idRuns    []idRun
-	idMerging *idMerge
-	idDeletes uint64
-	pending   atomic.Int64 // history points not yet readable: queued, or staged in a commit not yet visible
+	// some of them under way, with the events of their sequence numbers, or nil;
+	// sealedDeletes counts the deletions of sealed ids and events staged, which void a merge
+	// under way (idruns.go). The writer's.
+	idRuns        []idRun
+	idMerging     *idMerge
+	sealedDeletes uint64
+	pending       atomic.Int64 // history points not yet readable: queued, or staged in a commit not yet visible
 
 	// exports counts the exports reading their own snapshots of the store, which must be
 	// closed before it is. Only the writer adds to it.
 	exports sync.WaitGroup
+	// exporting is how many exports run now: a merge leaves the sealed events in place
+	// meanwhile (idruns.go). Only the writer adds to it.
+	exporting atomic.Int32
 
 	watchers laurel.Watchers
 
