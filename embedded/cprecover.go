@@ -91,6 +91,8 @@ type cpApplier struct {
 	// they are enough for it to switch to chunks, to which the next are set directly.
 	gathering *span
 	gathered  []handleSlot
+	files     map[*board]*fileMembers // what the sections' cpMembers records said of each board
+	filling   *span                   // the span of the last cpSpan record
 }
 
 // flush sets the entries gathered.
@@ -122,6 +124,12 @@ func (ap *cpApplier) apply(r *cpRecord) error {
 		ap.drop(r.key, k)
 		return nil
 	}
+	if r.kind == cpMembers {
+		if k.hasWindow {
+			return errCorrupt
+		}
+		return ap.members(b, r.body)
+	}
 	if !k.hasStart {
 		return errCorrupt
 	}
@@ -132,6 +140,12 @@ func (ap *cpApplier) apply(r *cpRecord) error {
 	w := ap.w
 	if w == nil || w.w.IsRolling() || w.w.IsCalendar() && frozenSince(w, k.start) {
 		return nil
+	}
+	if r.kind == cpSpan {
+		if len(k.member) > 0 {
+			return errCorrupt
+		}
+		return ap.span(b, w, k.start, r.key, r.body)
 	}
 	member := unsafe.String(unsafe.SliceData(k.member), len(k.member)) // intern copies it
 	if r.kind == cpDel {
