@@ -23,12 +23,14 @@ import (
 // stores the frame's number (tagCheckpointNo). Open reads the frames in order, later records
 // winning, up to that number: a frame after it belongs to a commit that never became durable.
 //
-// A record sets an aggregate (with the last sequence number it counts, as checkpoint.go
+// A keyed record sets an aggregate (with the last sequence number it counts, as checkpoint.go
 // says), removes one, or drops every aggregate under a key prefix: a board's, a window's or a
-// span's, when a board is deleted, a window is built anew or a period closes. Once the file is
-// cpRewriteRatio times as large as when it was last written whole, it is written whole again
-// from a copy of memory, into a new file renamed over it (cprewrite.go). Open applies it to
-// memory (cprecover.go).
+// span's, when a board is deleted, a window is built anew or a period closes. Commits append
+// those. Once the file is cpRewriteRatio times as large as when it was last written whole, it
+// is written whole again from a copy of memory, into a new file renamed over it
+// (cprewrite.go), as a section a board: its member ids, then its spans' entries by handle
+// (cpsection.go). Open applies it to memory (cprecover.go), keyed records as earlier builds
+// wrote the whole file too.
 //
 // Rolling windows' buckets stay in Pebble: older ones are read from it by key, which a file
 // cannot answer.

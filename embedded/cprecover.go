@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"slices"
@@ -52,7 +53,9 @@ func (s *Store) recoverCheckpoints(asOf map[string]uint64) error {
 		f.Close()
 		return err
 	}
-	s.cpf = cpFile{f: f, size: size, rewriteAt: s.rewriteAt(size)}
+	// Written whole again once it has grown by what its sections hold: a file that earlier
+	// builds wrote, keyed throughout, at the first commit, which converts it.
+	s.cpf = cpFile{f: f, size: size, rewriteAt: s.rewriteAt(ap.sectionBytes)}
 	return nil
 }
 
@@ -93,6 +96,8 @@ type cpApplier struct {
 	gathered  []handleSlot
 	files     map[*board]*fileMembers // what the sections' cpMembers records said of each board
 	filling   *span                   // the span of the last cpSpan record
+	// sectionBytes is what the file's sections take, about: the part of it written whole.
+	sectionBytes int64
 }
 
 // flush sets the entries gathered.
@@ -123,6 +128,9 @@ func (ap *cpApplier) apply(r *cpRecord) error {
 	if r.kind == cpDrop {
 		ap.drop(r.key, k)
 		return nil
+	}
+	if r.kind == cpMembers || r.kind == cpSpan {
+		ap.sectionBytes += int64(len(r.key) + len(r.body) + 2*binary.MaxVarintLen32)
 	}
 	if r.kind == cpMembers {
 		if k.hasWindow {

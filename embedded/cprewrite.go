@@ -20,9 +20,10 @@ func (s *Store) maybeRewriteCheckpoints(now int64) {
 	if s.broken() || s.rewriting != nil || s.cpf.size < s.cpf.rewriteAt {
 		return
 	}
-	// The new file is about as large as the old one was when last written whole; until the
-	// disk has room for it beyond the reserve, the old one grows.
-	if !s.disk.room(uint64(s.cpf.rewriteAt / cpRewriteRatio)) {
+	// The new file is about as large as the old one was when last written whole: at most
+	// half of it now (a file keyed throughout, which its first rewrite converts, shrinks
+	// more). Until the disk has room for it beyond the reserve, the old one grows.
+	if !s.disk.room(uint64(s.cpf.size / cpRewriteRatio)) {
 		return
 	}
 	tx := s.newTxn(now)
