@@ -3,6 +3,7 @@ package embedded
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -39,6 +40,7 @@ type sectionWriter struct {
 	p    []byte // the frame being filled
 	key  []byte
 	body []byte
+	rank []uint32 // by handle, its place in the board's members record; empty: the handle's own
 	err  error
 }
 
@@ -56,29 +58,79 @@ func (w *sectionWriter) record(kind byte) {
 	}
 }
 
-// members writes the ids of names, a board's member table as copied, in handle order.
+// members writes the ids of names, a board's member table as copied, in the order of their
+// bytes: Open interns them in that order, so that the rolling windows' buckets, which it
+// scans in key order after, find each member at the handle after the one before (internAt's
+// hint) rather than by a hash probe each. The spans of the board then name each member by
+// its place in that order (w.rank).
 func (w *sectionWriter) members(board string, names *members) {
 	w.key = prefix(tagAgg, board)
 	count := names.count()
+	order := byName(names)
+	w.rank = w.rank[:0]
+	if order != nil {
+		w.rank = slices.Grow(w.rank, count)[:count]
+		for i, h := range order {
+			w.rank[h] = uint32(i)
+		}
+	}
 	head := func(first int) {
 		w.body = binary.AppendUvarint(w.body[:0], uint64(count))
 		w.body = binary.AppendUvarint(w.body, uint64(names.offs[count]))
 		w.body = binary.AppendUvarint(w.body, uint64(first))
 	}
 	head(0)
-	for h := range count {
-		id := names.name(uint32(h))
+	for i := range count {
+		h := uint32(i)
+		if order != nil {
+			h = order[i]
+		}
+		id := names.name(h)
 		w.body = binary.AppendUvarint(w.body, uint64(len(id)))
 		w.body = append(w.body, id...)
-		if len(w.body) >= cpSectionBytes && h+1 < count {
+		if len(w.body) >= cpSectionBytes && i+1 < count {
 			w.record(cpMembers)
-			head(h + 1)
+			head(i + 1)
 		}
 	}
 	w.record(cpMembers)
 }
 
-// span writes sc's entries, each counting every event up to asOf.
+// byName returns the handles of names in the order of their ids' bytes; nil when that is
+// the handles' own order. A table that Open filled from a section is in that order but for
+// the members added since, at its end: those alone are sorted, then merged in.
+func byName(names *members) []uint32 {
+	n := names.count()
+	less := func(a, b uint32) int { return strings.Compare(names.name(a), names.name(b)) }
+	k := 1
+	for k < n && less(uint32(k-1), uint32(k)) < 0 {
+		k++
+	}
+	if k >= n {
+		return nil
+	}
+	added := make([]uint32, 0, n-k)
+	for h := k; h < n; h++ {
+		added = append(added, uint32(h))
+	}
+	slices.SortFunc(added, less)
+	order := make([]uint32, 0, n)
+	h := uint32(0)
+	for _, a := range added {
+		for int(h) < k && less(h, a) < 0 {
+			order = append(order, h)
+			h++
+		}
+		order = append(order, a)
+	}
+	for ; int(h) < k; h++ {
+		order = append(order, h)
+	}
+	return order
+}
+
+// span writes sc's entries, each counting every event up to asOf, naming their members as
+// the board's members record did.
 func (w *sectionWriter) span(sc *spanCopy, asOf uint64) {
 	w.key = appendTime(appendPrefix(w.key[:0], tagAgg, sc.board, sc.window), sc.start)
 	flags := byte(0)
@@ -93,6 +145,9 @@ func (w *sectionWriter) span(sc *spanCopy, asOf uint64) {
 	head()
 	prev, entries := int64(0), 0
 	sc.slots.each(func(h uint32, v slot) {
+		if len(w.rank) > 0 {
+			h = w.rank[h]
+		}
 		w.body = binary.AppendVarint(w.body, int64(h)-prev)
 		w.body = binary.AppendVarint(w.body, v.score)
 		w.body = binary.AppendVarint(w.body, v.at)
@@ -238,7 +293,11 @@ func (ap *cpApplier) members(b *board, body []byte) error {
 		return nil
 	}
 	return readMembers(body, head, func(id []byte) {
-		h := b.members.intern(unsafe.String(unsafe.SliceData(id), len(id))) // intern copies it
+		m := b.members
+		h := m.intern(unsafe.String(unsafe.SliceData(id), len(id))) // intern copies it
+		if h == m.ordered && (h == 0 || m.name(h-1) < m.name(h)) {
+			m.ordered++ // a table filled from a section alone, in order so far
+		}
 		if fm.remap == nil && h != fm.n {
 			fm.remap = make([]uint32, fm.n)
 			for i := range fm.remap {

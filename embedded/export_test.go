@@ -92,8 +92,13 @@ func NewMembers() Members { return Members{newMembers()} }
 
 func (m Members) Intern(id string) uint32         { return m.m.intern(id) }
 func (m Members) Lookup(id string) (uint32, bool) { return m.m.lookup(id) }
-func (m Members) Name(h uint32) string            { return m.m.name(h) }
-func (m Members) Count() int                      { return m.m.count() }
+
+// LookupAt is Lookup given a hint (members.lookupAt); Ordered says the first n handles are in
+// the order of their ids' bytes, as a table filled from a checkpoint section is.
+func (m Members) LookupAt(id string, hint uint32) (uint32, bool) { return m.m.lookupAt(id, hint) }
+func (m Members) Ordered(n uint32)                               { m.m.ordered = n }
+func (m Members) Name(h uint32) string                           { return m.m.name(h) }
+func (m Members) Count() int                                     { return m.m.count() }
 
 // Slots is a span's aggregates by handle (memory.go), alone.
 type Slots struct{ s *slots }
