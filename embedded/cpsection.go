@@ -13,7 +13,7 @@ import (
 // span's entries by handle (cpSpan records), without the board, window, start and id that a
 // keyed record (cpSet) repeats for each. Open thus makes the member table and its arena at
 // their size, interns each id once, in order, and sets a span's entries with no hash probe;
-// the file is some 12 bytes an entry instead of 45.
+// the file is some 8 bytes an entry beside the ids, instead of 45.
 //
 // A record's body:
 //
