@@ -184,10 +184,37 @@ func (s *Store) checkQueueEmpty() error {
 // by span (spanPrefix) and member.
 func (s *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg, error) {
 	spans := make(map[string]map[string]laurel.Agg)
+	ids := make(map[string][]string) // by board, the ids its sections name, by handle
 	_, _, err := readCheckpoints(s.opts.FS, s.dir, last, func(r *cpRecord) error {
 		k, err := parseAggKey(r.key)
 		if err != nil {
 			return err
+		}
+		switch r.kind {
+		case cpMembers:
+			board := string(k.board)
+			return readMembers(r.body, func(mh membersHead) error {
+				if mh.first == 0 {
+					ids[board] = nil
+				}
+				if uint64(len(ids[board])) != mh.first {
+					return errCorrupt
+				}
+				return nil
+			}, func(id []byte) { ids[board] = append(ids[board], string(id)) })
+		case cpSpan:
+			sp := string(r.key)
+			if spans[sp] == nil {
+				spans[sp] = make(map[string]laurel.Agg)
+			}
+			names := ids[string(k.board)]
+			return readSpan(r.body, func(spanHead) error { return nil }, func(h uint32, v slot) error {
+				if int(h) >= len(names) {
+					return errCorrupt
+				}
+				spans[sp][names[h]] = toAgg(aggregate(v), true)
+				return nil
+			})
 		}
 		if r.kind == cpDrop {
 			for sp := range spans {

@@ -23,12 +23,14 @@ import (
 // stores the frame's number (tagCheckpointNo). Open reads the frames in order, later records
 // winning, up to that number: a frame after it belongs to a commit that never became durable.
 //
-// A record sets an aggregate (with the last sequence number it counts, as checkpoint.go
+// A keyed record sets an aggregate (with the last sequence number it counts, as checkpoint.go
 // says), removes one, or drops every aggregate under a key prefix: a board's, a window's or a
-// span's, when a board is deleted, a window is built anew or a period closes. Once the file is
-// cpRewriteRatio times as large as when it was last written whole, it is written whole again
-// from a copy of memory, into a new file renamed over it (cprewrite.go). Open applies it to
-// memory (cprecover.go).
+// span's, when a board is deleted, a window is built anew or a period closes. Commits append
+// those. Once the file is cpRewriteRatio times as large as when it was last written whole, it
+// is written whole again from a copy of memory, into a new file renamed over it
+// (cprewrite.go), as a section a board: its member ids, then its spans' entries by handle
+// (cpsection.go). Open applies it to memory (cprecover.go), keyed records as earlier builds
+// wrote the whole file too.
 //
 // Rolling windows' buckets stay in Pebble: older ones are read from it by key, which a file
 // cannot answer.
@@ -43,6 +45,10 @@ const (
 	cpSetSub = 'S'
 	cpDel    = 'd' // key
 	cpDrop   = 'x' // a key prefix: every aggregate under it is gone
+	// A rewrite writes a board's aggregates as a section of its member ids, then its spans'
+	// entries by handle (cpsection.go): a key (a board's or a span's prefix), then a body.
+	cpMembers = 'm'
+	cpSpan    = 'p'
 
 	cpFrameHeader = 16      // the frame's number (8), its payload's length (4) and CRC-32C (4)
 	cpFrameMax    = 4 << 20 // a rewrite's frames are at most this large
@@ -53,20 +59,9 @@ const (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// appendCPSet appends to b the record that sets the aggregate of key k.
-func appendCPSet(b, k []byte, a aggregate, asOf uint64) []byte {
-	kind := byte(cpSet)
-	if a.sub != 0 {
-		kind = cpSetSub
-	}
-	b = append(b, kind)
-	b = binary.AppendUvarint(b, uint64(len(k)))
-	return appendCPValue(append(b, k...), a, asOf)
-}
-
 // appendCPAgg appends to b the record that sets (present) or removes member's aggregate in
 // the span of board's window at start, its key (aggKey) written in place: the writer appends
-// one for each aggregate a checkpoint stores, and made a key apart for each before.
+// one for each aggregate a checkpoint stores.
 func appendCPAgg(b []byte, board, window string, start int64, member string, a aggregate, present bool, asOf uint64) []byte {
 	kind := byte(cpDel)
 	switch {
@@ -99,12 +94,13 @@ func appendCPDrop(b, p []byte) []byte {
 	return append(b, p...)
 }
 
-// cpRecord is a decoded record; key and the aggregate's bytes are valid until the next.
+// cpRecord is a decoded record; key, body and the aggregate's bytes are valid until the next.
 type cpRecord struct {
 	kind byte
 	key  []byte
 	a    aggregate
 	asOf uint64
+	body []byte // a section's record's (cpMembers, cpSpan)
 }
 
 // eachCPRecord calls fn for each record of a frame's payload, in order.
@@ -134,6 +130,12 @@ func eachCPRecord(p []byte, fn func(r *cpRecord) error) error {
 			}
 			r.asOf, p = readU64(p[16:]), p[n:]
 		case cpDel, cpDrop:
+		case cpMembers, cpSpan:
+			n, w := binary.Uvarint(p)
+			if w <= 0 || uint64(len(p)-w) < n {
+				return errCorrupt
+			}
+			r.body, p = p[w:w+int(n)], p[w+int(n):]
 		default:
 			return errCorrupt
 		}

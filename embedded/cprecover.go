@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"slices"
@@ -52,7 +53,9 @@ func (s *Store) recoverCheckpoints(asOf map[string]uint64) error {
 		f.Close()
 		return err
 	}
-	s.cpf = cpFile{f: f, size: size, rewriteAt: s.rewriteAt(size)}
+	// Written whole again once it has grown by what its sections hold: a file that earlier
+	// builds wrote, keyed throughout, at the first commit, which converts it.
+	s.cpf = cpFile{f: f, size: size, rewriteAt: s.rewriteAt(ap.sectionBytes)}
 	return nil
 }
 
@@ -91,6 +94,10 @@ type cpApplier struct {
 	// they are enough for it to switch to chunks, to which the next are set directly.
 	gathering *span
 	gathered  []handleSlot
+	files     map[*board]*fileMembers // what the sections' cpMembers records said of each board
+	filling   *span                   // the span of the last cpSpan record
+	// sectionBytes is what the file's sections take, about: the part of it written whole.
+	sectionBytes int64
 }
 
 // flush sets the entries gathered.
@@ -122,6 +129,15 @@ func (ap *cpApplier) apply(r *cpRecord) error {
 		ap.drop(r.key, k)
 		return nil
 	}
+	if r.kind == cpMembers || r.kind == cpSpan {
+		ap.sectionBytes += int64(len(r.key) + len(r.body) + 2*binary.MaxVarintLen32)
+	}
+	if r.kind == cpMembers {
+		if k.hasWindow {
+			return errCorrupt
+		}
+		return ap.members(b, r.body)
+	}
 	if !k.hasStart {
 		return errCorrupt
 	}
@@ -132,6 +148,12 @@ func (ap *cpApplier) apply(r *cpRecord) error {
 	w := ap.w
 	if w == nil || w.w.IsRolling() || w.w.IsCalendar() && frozenSince(w, k.start) {
 		return nil
+	}
+	if r.kind == cpSpan {
+		if len(k.member) > 0 {
+			return errCorrupt
+		}
+		return ap.span(b, w, k.start, r.key, r.body)
 	}
 	member := unsafe.String(unsafe.SliceData(k.member), len(k.member)) // intern copies it
 	if r.kind == cpDel {

@@ -20,9 +20,10 @@ func (s *Store) maybeRewriteCheckpoints(now int64) {
 	if s.broken() || s.rewriting != nil || s.cpf.size < s.cpf.rewriteAt {
 		return
 	}
-	// The new file is about as large as the old one was when last written whole; until the
-	// disk has room for it beyond the reserve, the old one grows.
-	if !s.disk.room(uint64(s.cpf.rewriteAt / cpRewriteRatio)) {
+	// The new file is about as large as the old one was when last written whole: at most
+	// half of it now (a file keyed throughout, which its first rewrite converts, shrinks
+	// more). Until the disk has room for it beyond the reserve, the old one grows.
+	if !s.disk.room(uint64(s.cpf.size / cpRewriteRatio)) {
 		return
 	}
 	tx := s.newTxn(now)
@@ -92,35 +93,22 @@ func (s *Store) startRewrite() (*cpRewrite, error) {
 }
 
 // write writes the copied aggregates into the new file, each counting every event up to
-// rw.asOf, in frames numbered rw.n: they count nothing that is not durable. It touches
-// nothing the writer uses.
+// rw.asOf, in frames numbered rw.n: they count nothing that is not durable. Each board's are
+// a section (cpsection.go). It touches nothing the writer uses.
 func (rw *cpRewrite) write() error {
-	c := cpFile{f: rw.f}
-	var p, k []byte
-	var err error
+	w := sectionWriter{c: cpFile{f: rw.f}, n: rw.n}
+	board := ""
 	for i := range rw.spans {
 		sc := &rw.spans[i]
-		k = appendTime(appendPrefix(k[:0], tagAgg, sc.board, sc.window), sc.start)
-		kn := len(k)
-		sc.slots.each(func(h uint32, v slot) {
-			k = append(k[:kn], sc.names.name(h)...)
-			p = appendCPSet(p, k, aggregate(v), rw.asOf)
-			if len(p) >= cpFrameMax && err == nil {
-				err = c.appendFrame(rw.n, p)
-				p = p[:0]
-			}
-		})
+		if i == 0 || sc.board != board {
+			board = sc.board
+			w.members(board, &sc.names)
+		}
+		w.span(sc, rw.asOf)
 		rw.spans[i] = spanCopy{} // done with: the copy goes as it is written
 	}
-	if err == nil && (len(p) > 0 || c.size == 0) {
-		// A frame numbered n even with no aggregate to hold: the durable commits name frame
-		// n, and a file without it is corrupt at the next Open.
-		err = c.appendFrame(rw.n, p)
-	}
-	if err == nil {
-		err = rw.f.Sync()
-	}
-	rw.size = c.size
+	var err error
+	rw.size, err = w.finish()
 	return err
 }
 

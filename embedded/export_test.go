@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
+	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/rank"
 )
@@ -88,8 +92,13 @@ func NewMembers() Members { return Members{newMembers()} }
 
 func (m Members) Intern(id string) uint32         { return m.m.intern(id) }
 func (m Members) Lookup(id string) (uint32, bool) { return m.m.lookup(id) }
-func (m Members) Name(h uint32) string            { return m.m.name(h) }
-func (m Members) Count() int                      { return m.m.count() }
+
+// LookupAt is Lookup given a hint (members.lookupAt); Ordered says the first n handles are in
+// the order of their ids' bytes, as a table filled from a checkpoint section is.
+func (m Members) LookupAt(id string, hint uint32) (uint32, bool) { return m.m.lookupAt(id, hint) }
+func (m Members) Ordered(n uint32)                               { m.m.ordered = n }
+func (m Members) Name(h uint32) string                           { return m.m.name(h) }
+func (m Members) Count() int                                     { return m.m.count() }
 
 // Slots is a span's aggregates by handle (memory.go), alone.
 type Slots struct{ s *slots }
@@ -312,4 +321,104 @@ func SortFlatKeys(order laurel.Order, m Members, keys []rank.Key) {
 	for i, k := range flat {
 		keys[i] = rank.Key{Score: k.score, At: k.at, Member: k.member}
 	}
+}
+
+// KeyCheckpoints writes the checkpoint file in dir again as builds before sections wrote it
+// (cpsection.go): each entry of a section as a keyed record, the other records as they are,
+// in frames numbered as they were. It returns the entries it keyed.
+func KeyCheckpoints(fs vfs.FS, dir string) (keyed int, err error) {
+	var out []byte
+	ids := make(map[string][]string) // by board, the ids its section named, by handle
+	err = eachCPFrame(fs, dir, func(n uint64, payload []byte) error {
+		var recs []byte
+		err := eachCPRecord(payload, func(r *cpRecord) error {
+			k, err := parseAggKey(r.key)
+			if err != nil {
+				return err
+			}
+			switch r.kind {
+			case cpMembers:
+				board := string(k.board)
+				return readMembers(r.body, func(membersHead) error { return nil },
+					func(id []byte) { ids[board] = append(ids[board], string(id)) })
+			case cpSpan:
+				var asOf uint64
+				return readSpan(r.body, func(sh spanHead) error { asOf = sh.asOf; return nil }, func(h uint32, v slot) error {
+					recs = appendCPSet(recs, append(slices.Clone(r.key), ids[string(k.board)][h]...), aggregate(v), asOf)
+					keyed++
+					return nil
+				})
+			case cpSet:
+				recs = appendCPSet(recs, r.key, r.a, r.asOf)
+			default:
+				recs = append(append(append(recs, r.kind), binary.AppendUvarint(nil, uint64(len(r.key)))...), r.key...)
+			}
+			return nil
+		})
+		out = appendFrame(out, n, recs)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	f, err := fs.Create(fs.PathJoin(dir, cpFileName), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if _, err := f.Write(out); err != nil {
+		return 0, err
+	}
+	return keyed, f.Sync()
+}
+
+// CheckpointSections counts the records of sections (cpMembers, cpSpan) in the checkpoint
+// file in dir.
+func CheckpointSections(fs vfs.FS, dir string) (records int, err error) {
+	err = eachCPFrame(fs, dir, func(_ uint64, payload []byte) error {
+		return eachCPRecord(payload, func(r *cpRecord) error {
+			if r.kind == cpMembers || r.kind == cpSpan {
+				records++
+			}
+			return nil
+		})
+	})
+	return records, err
+}
+
+// eachCPFrame calls fn for each whole frame of the checkpoint file in dir, up to its end or
+// a frame of zeros.
+func eachCPFrame(fs vfs.FS, dir string, fn func(n uint64, payload []byte) error) error {
+	f, err := fs.Open(fs.PathJoin(dir, cpFileName))
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for len(b) >= cpFrameHeader {
+		n, length := readU64(b), binary.BigEndian.Uint32(b[8:])
+		if n == 0 || len(b)-cpFrameHeader < int(length) {
+			return nil
+		}
+		if err := fn(n, b[cpFrameHeader:cpFrameHeader+length]); err != nil {
+			return err
+		}
+		b = b[cpFrameHeader+length:]
+	}
+	return nil
+}
+
+// appendCPSet appends to b the keyed record that sets the aggregate of key k, as a rewrite
+// wrote each before sections.
+func appendCPSet(b, k []byte, a aggregate, asOf uint64) []byte {
+	kind := byte(cpSet)
+	if a.sub != 0 {
+		kind = cpSetSub
+	}
+	b = append(b, kind)
+	b = binary.AppendUvarint(b, uint64(len(k)))
+	return appendCPValue(append(b, k...), a, asOf)
 }

@@ -123,3 +123,43 @@ func TestRestartFindsMembersOfEveryWindow(t *testing.T) {
 		t.Fatalf("%d entries before, %d after", len(before), len(after))
 	}
 }
+
+// TestMembersSeek: in a table whose first handles are in the order of their ids' bytes,
+// ids that come in that order, skipping any number of others, are found from the hint after
+// the one before, and ids between them or never interned are not; ids interned after, out
+// of order, are found too.
+func TestMembersSeek(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seed(t), 3))
+	m := embedded.NewMembers()
+	const ordered = 20_000
+	for i := range ordered {
+		m.Intern(fmt.Sprintf("m%06d", 2*i)) // odd numbers are never interned
+	}
+	m.Ordered(ordered)
+	for i := range 500 {
+		m.Intern(fmt.Sprintf("x%06d", rng.IntN(1_000_000)+i*1_000_000)) // after, out of order
+	}
+	for round := range 20 {
+		gap := 1 << (round % 13) // up to past seekSpan
+		hint := uint32(0)
+		for i := 0; i < ordered; i += 1 + rng.IntN(gap) {
+			if rng.IntN(4) == 0 {
+				if h, ok := m.LookupAt(fmt.Sprintf("m%06d", 2*i+1), hint); ok {
+					t.Fatalf("m%06d, never interned, found at %d", 2*i+1, h)
+				}
+			}
+			id := fmt.Sprintf("m%06d", 2*i)
+			h, ok := m.LookupAt(id, hint)
+			if !ok || h != uint32(i) {
+				t.Fatalf("round %d (gaps up to %d): %s from hint %d: %d, %v; want %d", round, gap, id, hint, h, ok, i)
+			}
+			hint = h + 1
+		}
+		for h := ordered; h < m.Count(); h++ {
+			id := m.Name(uint32(h))
+			if got, ok := m.LookupAt(id, uint32(rng.IntN(m.Count()))); !ok || got != uint32(h) {
+				t.Fatalf("%s, interned out of order: %d, %v; want %d", id, got, ok, h)
+			}
+		}
+	}
+}

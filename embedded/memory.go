@@ -27,6 +27,9 @@ type members struct {
 	offs  []uint32 // handle h's id is arena[offs[h]:offs[h+1]]
 	table []uint32 // handle+1 | tag, by hash; 0 for an empty slot; len is a power of two
 	seed  maphash.Seed
+	// ordered: the handles below it are in the order of their ids' bytes (a table that Open
+	// filled from a checkpoint file's section), which lookupAt and internAt search forward.
+	ordered uint32
 }
 
 func newMembers() *members {
@@ -93,19 +96,63 @@ func (m *members) intern(id string) uint32 {
 // lookupAt and internAt are lookup and intern for ids arriving in the order they were first
 // interned in, as the scans of recovery do (each scans one window in member order): when
 // hint is id's handle they cost one comparison.
+// Among ordered handles, ids that come in the order of their bytes but skip some (a rolling
+// window's bucket, scanned in key order, holds some of the members) are found after the hint
+// by a few comparisons of bytes that lie close together (seek).
 func (m *members) lookupAt(id string, hint uint32) (uint32, bool) {
-	if int(hint) < m.count() && m.name(hint) == id {
-		return hint, true
+	if h, ok := m.seek(id, hint); ok {
+		return h, true
 	}
 	return m.lookup(id)
 }
 
 func (m *members) internAt(id string, hint uint32) uint32 {
-	if int(hint) < m.count() && m.name(hint) == id {
-		return hint
+	if h, ok := m.seek(id, hint); ok {
+		return h
 	}
 	return m.intern(id) // one hash and probe, whether id is new or not
 }
+
+// seek finds id at hint, or among the ordered handles shortly after it (up to seekSpan): by
+// steps that double, then halving the last; false if it is not there.
+func (m *members) seek(id string, hint uint32) (uint32, bool) {
+	if int(hint) >= m.count() {
+		return 0, false
+	}
+	c := strings.Compare(m.name(hint), id)
+	if c == 0 || c > 0 || hint+1 >= m.ordered {
+		return hint, c == 0
+	}
+	lo := hint // name(lo) < id
+	for step := uint32(1); step <= seekSpan; step *= 2 {
+		hi := min(lo+step, m.ordered-1)
+		switch c := strings.Compare(m.name(hi), id); {
+		case c == 0:
+			return hi, true
+		case c > 0:
+			for lo+1 < hi {
+				mid := lo + (hi-lo)/2
+				switch c := strings.Compare(m.name(mid), id); {
+				case c == 0:
+					return mid, true
+				case c < 0:
+					lo = mid
+				default:
+					hi = mid
+				}
+			}
+			return 0, false
+		}
+		if lo = hi; hi == m.ordered-1 {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// seekSpan is how far after its hint seek looks: a bucket holding one member in a thousand
+// still finds each in some 20 comparisons.
+const seekSpan = 1 << 10
 
 // resize makes the table n slots (a power of two above the handles) and puts every handle
 // back in it. The tag takes the bits above those handle+1 can need in a table of n.

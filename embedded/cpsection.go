@@ -1,0 +1,375 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+)
+
+// The checkpoint file's sections (cpfile.go): what a rewrite writes of a board. First its
+// member ids, each once, in handle order and counted (cpMembers records), then each open
+// span's entries by handle (cpSpan records), without the board, window, start and id that a
+// keyed record (cpSet) repeats for each. Open thus makes the member table and its arena at
+// their size, interns each id once, in order, and sets a span's entries with no hash probe;
+// the file is some 8 bytes an entry beside the ids, instead of 45.
+//
+// A record's body:
+//
+//	cpMembers (key: the board's prefix): the board's member count, their ids' bytes, this
+//	record's first handle (uvarints), then ids (a uvarint length and the bytes each) to its end
+//	cpSpan (key: the span's prefix): the last sequence number its entries count (8 bytes), the
+//	span's entry count (uvarint), flags (cpSpanSubs), then entries to its end: the handle as a
+//	zigzag varint from the entry's before (0 the first's), score and reached_at as varints, and
+//	the subscore as a varint when flagged
+//
+// Handles name the members of the board's cpMembers records before them. A board's ids and a
+// span's entries take as many records as bodies of cpSectionBytes hold, so that each fits a
+// frame.
+
+const (
+	cpSpanSubs     = 1       // a cpSpan's entries carry their subscores
+	cpSectionBytes = 1 << 20 // a section's record's body is cut once this large
+)
+
+// sectionWriter writes a rewrite's sections as frames numbered n of c.
+type sectionWriter struct {
+	c    cpFile
+	n    uint64
+	p    []byte // the frame being filled
+	key  []byte
+	body []byte
+	rank []uint32 // by handle, its place in the board's members record; empty: the handle's own
+	err  error
+}
+
+// record appends a record of kind to the frame, from w.key and w.body, and writes the frame
+// once it is large enough.
+func (w *sectionWriter) record(kind byte) {
+	w.p = append(w.p, kind)
+	w.p = binary.AppendUvarint(w.p, uint64(len(w.key)))
+	w.p = append(w.p, w.key...)
+	w.p = binary.AppendUvarint(w.p, uint64(len(w.body)))
+	w.p = append(w.p, w.body...)
+	if len(w.p) >= cpFrameMax && w.err == nil {
+		w.err = w.c.appendFrame(w.n, w.p)
+		w.p = w.p[:0]
+	}
+}
+
+// members writes the ids of names, a board's member table as copied, in the order of their
+// bytes: Open interns them in that order, so that the rolling windows' buckets, which it
+// scans in key order after, find each member at the handle after the one before (internAt's
+// hint) rather than by a hash probe each. The spans of the board then name each member by
+// its place in that order (w.rank).
+func (w *sectionWriter) members(board string, names *members) {
+	w.key = prefix(tagAgg, board)
+	count := names.count()
+	order := byName(names)
+	w.rank = w.rank[:0]
+	if order != nil {
+		w.rank = slices.Grow(w.rank, count)[:count]
+		for i, h := range order {
+			w.rank[h] = uint32(i)
+		}
+	}
+	head := func(first int) {
+		w.body = binary.AppendUvarint(w.body[:0], uint64(count))
+		w.body = binary.AppendUvarint(w.body, uint64(names.offs[count]))
+		w.body = binary.AppendUvarint(w.body, uint64(first))
+	}
+	head(0)
+	for i := range count {
+		h := uint32(i)
+		if order != nil {
+			h = order[i]
+		}
+		id := names.name(h)
+		w.body = binary.AppendUvarint(w.body, uint64(len(id)))
+		w.body = append(w.body, id...)
+		if len(w.body) >= cpSectionBytes && i+1 < count {
+			w.record(cpMembers)
+			head(i + 1)
+		}
+	}
+	w.record(cpMembers)
+}
+
+// byName returns the handles of names in the order of their ids' bytes; nil when that is
+// the handles' own order. A table that Open filled from a section is in that order but for
+// the members added since, at its end: those alone are sorted, then merged in.
+func byName(names *members) []uint32 {
+	n := names.count()
+	less := func(a, b uint32) int { return strings.Compare(names.name(a), names.name(b)) }
+	k := 1
+	for k < n && less(uint32(k-1), uint32(k)) < 0 {
+		k++
+	}
+	if k >= n {
+		return nil
+	}
+	added := make([]uint32, 0, n-k)
+	for h := k; h < n; h++ {
+		added = append(added, uint32(h))
+	}
+	slices.SortFunc(added, less)
+	order := make([]uint32, 0, n)
+	h := uint32(0)
+	for _, a := range added {
+		for int(h) < k && less(h, a) < 0 {
+			order = append(order, h)
+			h++
+		}
+		order = append(order, a)
+	}
+	for ; int(h) < k; h++ {
+		order = append(order, h)
+	}
+	return order
+}
+
+// span writes sc's entries, each counting every event up to asOf, naming their members as
+// the board's members record did.
+func (w *sectionWriter) span(sc *spanCopy, asOf uint64) {
+	w.key = appendTime(appendPrefix(w.key[:0], tagAgg, sc.board, sc.window), sc.start)
+	flags := byte(0)
+	if sc.slots.subs != nil {
+		flags |= cpSpanSubs
+	}
+	head := func() {
+		w.body = appendU64(w.body[:0], asOf)
+		w.body = binary.AppendUvarint(w.body, uint64(sc.slots.n))
+		w.body = append(w.body, flags)
+	}
+	head()
+	prev, entries := int64(0), 0
+	sc.slots.each(func(h uint32, v slot) {
+		if len(w.rank) > 0 {
+			h = w.rank[h]
+		}
+		w.body = binary.AppendVarint(w.body, int64(h)-prev)
+		w.body = binary.AppendVarint(w.body, v.score)
+		w.body = binary.AppendVarint(w.body, v.at)
+		if flags&cpSpanSubs != 0 {
+			w.body = binary.AppendVarint(w.body, v.sub)
+		}
+		prev, entries = int64(h), entries+1
+		if len(w.body) >= cpSectionBytes {
+			w.record(cpSpan)
+			head()
+			prev, entries = 0, 0
+		}
+	})
+	if entries > 0 {
+		w.record(cpSpan) // a span without entries has none, as with keyed records
+	}
+}
+
+// finish writes what is left as the last frame, and syncs the file. A file with no
+// frame gets one, empty: the durable commits name frame n, and a file without it is corrupt.
+func (w *sectionWriter) finish() (size int64, err error) {
+	if w.err == nil && (len(w.p) > 0 || w.c.size == 0) {
+		w.err = w.c.appendFrame(w.n, w.p)
+	}
+	if w.err == nil {
+		w.err = w.c.f.Sync()
+	}
+	return w.c.size, w.err
+}
+
+// membersHead is a cpMembers record's header: the board's member count and their ids' bytes,
+// and the record's first handle.
+type membersHead struct{ count, size, first uint64 }
+
+// readMembers decodes a cpMembers record's body, calling fn for each id in turn (valid until
+// fn returns).
+func readMembers(body []byte, head func(membersHead) error, fn func(id []byte)) error {
+	var mh membersHead
+	for _, f := range []*uint64{&mh.count, &mh.size, &mh.first} {
+		v, k := binary.Uvarint(body)
+		if k <= 0 {
+			return errCorrupt
+		}
+		*f, body = v, body[k:]
+	}
+	if mh.count > 1<<32-1 || mh.size > 1<<32-1 {
+		return errCorrupt
+	}
+	if err := head(mh); err != nil {
+		return err
+	}
+	for len(body) > 0 {
+		l, k := binary.Uvarint(body)
+		if k <= 0 || uint64(len(body)-k) < l {
+			return errCorrupt
+		}
+		fn(body[k : k+int(l)])
+		body = body[k+int(l):]
+	}
+	return nil
+}
+
+// spanHead is a cpSpan record's header.
+type spanHead struct {
+	asOf, total uint64
+	flags       byte
+}
+
+// readSpan decodes a cpSpan record's body: its header, then fn for each entry, its handle as
+// the file names it.
+func readSpan(body []byte, head func(spanHead) error, fn func(h uint32, v slot) error) error {
+	if len(body) < 9 {
+		return errCorrupt
+	}
+	sh := spanHead{asOf: readU64(body)}
+	var k int
+	if sh.total, k = binary.Uvarint(body[8:]); k <= 0 || len(body) < 8+k+1 {
+		return errCorrupt
+	}
+	sh.flags, body = body[8+k], body[8+k+1:]
+	if err := head(sh); err != nil {
+		return err
+	}
+	h := int64(0)
+	for len(body) > 0 {
+		d, n1 := binary.Varint(body)
+		score, n2 := binary.Varint(body[max(n1, 0):])
+		at, n3 := binary.Varint(body[max(n1+n2, 0):])
+		if n1 <= 0 || n2 <= 0 || n3 <= 0 {
+			return errCorrupt
+		}
+		body = body[n1+n2+n3:]
+		v := slot{score: score, at: at}
+		if sh.flags&cpSpanSubs != 0 {
+			sub, n := binary.Varint(body)
+			if n <= 0 {
+				return errCorrupt
+			}
+			v.sub, body = sub, body[n:]
+		}
+		if h += d; h < 0 || h > 1<<32-1 {
+			return errCorrupt
+		}
+		if err := fn(uint32(h), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileMembers is what the cpMembers records read so far said of a board: the handle in memory
+// of each handle they named.
+type fileMembers struct {
+	n     uint32   // handles named
+	remap []uint32 // by handle named; nil while each is its own handle in memory
+}
+
+func (fm *fileMembers) handle(h uint32) (uint32, bool) {
+	if h >= fm.n {
+		return 0, false
+	}
+	if fm.remap == nil {
+		return h, true
+	}
+	return fm.remap[h], true
+}
+
+// members applies a cpMembers record of b: its ids interned, the table and arena made at
+// their size by the board's first record.
+func (ap *cpApplier) members(b *board, body []byte) error {
+	if ap.files == nil {
+		ap.files = make(map[*board]*fileMembers)
+	}
+	var fm *fileMembers
+	head := func(mh membersHead) error {
+		if mh.first == 0 {
+			ap.files[b] = &fileMembers{}
+			b.members.reserve(int(mh.count), int(mh.size))
+		}
+		if fm = ap.files[b]; fm == nil || uint64(fm.n) != mh.first {
+			return errCorrupt
+		}
+		return nil
+	}
+	return readMembers(body, head, func(id []byte) {
+		m := b.members
+		h := m.intern(unsafe.String(unsafe.SliceData(id), len(id))) // intern copies it
+		if h == m.ordered && (h == 0 || m.name(h-1) < m.name(h)) {
+			m.ordered++ // a table filled from a section alone, in order so far
+		}
+		if fm.remap == nil && h != fm.n {
+			fm.remap = make([]uint32, fm.n)
+			for i := range fm.remap {
+				fm.remap[i] = uint32(i)
+			}
+		}
+		if fm.remap != nil {
+			fm.remap = append(fm.remap, h)
+		}
+		fm.n++
+	})
+}
+
+// span applies a cpSpan record of w's span at start, whose prefix is key.
+func (ap *cpApplier) span(b *board, w *window, start int64, key, body []byte) error {
+	fm := ap.files[b]
+	if fm == nil {
+		return errCorrupt
+	}
+	sp := w.span(start)
+	if sp == nil {
+		end := int64(0)
+		if w.w.IsCalendar() {
+			end = b.cfg.Calendar().PeriodAt(w.w, time.UnixMilli(start)).End.UnixMilli()
+		}
+		sp = b.spanFor(w, start, end, true)
+	}
+	sp.tree = nil
+	handles := b.members.count()
+	var asOf uint64
+	var noteAsOf, keyed bool
+	head := func(sh spanHead) error {
+		if sp != ap.filling {
+			sp.slots.layOut(int(min(sh.total, uint64(handles))), handles)
+			ap.filling = sp
+		}
+		// Replay must know of each entry whether it counts events from where replay starts:
+		// nearly never, since a rewrite starts after a commit that checkpoints everything.
+		asOf = sh.asOf
+		noteAsOf = asOf >= ap.e.cp.replayFrom && asOf > 0
+		keyed = noteAsOf || len(ap.asOf) > 0
+		return nil
+	}
+	var k []byte
+	return readSpan(body, head, func(fh uint32, v slot) error {
+		h, ok := fm.handle(fh)
+		if !ok {
+			return errCorrupt
+		}
+		sp.slots.set(h, v, handles)
+		if keyed {
+			k = append(append(k[:0], key...), b.members.name(h)...)
+			if noteAsOf {
+				ap.asOf[string(k)] = asOf
+			} else {
+				delete(ap.asOf, string(k))
+			}
+		}
+		return nil
+	})
+}
+
+// reserve readies the table for n more ids of size bytes in all: it is resized once, not
+// doubled on the way, and the arena and offsets are made at their size.
+func (m *members) reserve(n, size int) {
+	m.arena = slices.Grow(m.arena, size)
+	m.offs = slices.Grow(m.offs, n)
+	want := len(m.table)
+	for 4*(m.count()+n) > 3*want {
+		want *= 2
+	}
+	if want != len(m.table) {
+		m.resize(want)
+	}
+}
