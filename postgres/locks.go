@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/laurel/laurel/shardindex"
 )
@@ -85,36 +84,6 @@ func idLockKeys(schema, board string, ids []string) (hi, lo []int32) {
 	return hi, lo
 }
 
-// shardCounts remembers each board's shard count, so that a write knows which locks to take
-// without asking the database first. A count is checked once the locks are held.
-type shardCounts struct {
-	mu sync.Mutex
-	m  map[string]int
-}
-
-func (c *shardCounts) get(board string) (int, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, ok := c.m[board]
-	return n, ok
-}
-
-func (c *shardCounts) set(board string, n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[string]int)
-	}
-	if len(c.m) > 100_000 {
-		clear(c.m)
-	}
-	if n == 0 {
-		delete(c.m, board)
-	} else {
-		c.m[board] = n
-	}
-}
-
 // counts returns the shard count of each board, 0 for a board that does not exist.
 func (s *Store) counts(ctx context.Context, boards []string) (map[string]int, error) {
 	out := make(map[string]int, len(boards))
@@ -146,7 +115,7 @@ func (s *Store) counts(ctx context.Context, boards []string) (map[string]int, er
 			return nil, err
 		}
 		out[id] = st.shards()
-		s.shardCounts.set(id, st.shards())
+		s.shardCounts.put(id, st.shards())
 	}
 	return out, rows.Err()
 }

@@ -96,9 +96,11 @@ type Store struct {
 	ns    string // the schema: boards of other schemas lock apart
 	opts  Options
 
-	states      stateCache
-	seen        seenStates // what reads last found in the index (resolveAhead)
-	shardCounts shardCounts
+	states stateCache
+	seen   boardMap[seenState] // what reads last found in the index (resolveAhead)
+	// shardCounts is each board's shard count, so that a write knows which locks to take
+	// without asking the database first; a count is checked once the locks are held.
+	shardCounts boardMap[int]
 	lagging     struct {
 		mu sync.Mutex
 		m  map[string]lagging // by board, from the last maintenance pass

@@ -212,10 +212,7 @@ func (st *state) currentSet(ws *windowState, now int64) (shardindex.Set, bool) {
 
 // stateCache keeps the last state parsed per board, so that a read parses a board's state
 // only when it changed.
-type stateCache struct {
-	mu sync.Mutex
-	m  map[string]cachedState
-}
+type stateCache struct{ boardMap[cachedState] }
 
 type cachedState struct {
 	raw []byte
@@ -225,59 +222,51 @@ type cachedState struct {
 // parse returns the state encoded in raw. The state returned is shared: callers must not
 // change it.
 func (c *stateCache) parse(board string, raw []byte) (*state, error) {
-	c.mu.Lock()
-	cs, ok := c.m[board]
-	c.mu.Unlock()
-	if ok && bytes.Equal(cs.raw, raw) {
+	if cs, ok := c.get(board); ok && bytes.Equal(cs.raw, raw) {
 		return cs.st, nil
 	}
 	st, err := decodeState(board, raw)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[string]cachedState)
-	}
-	if len(c.m) > 10_000 {
-		clear(c.m)
-	}
-	c.m[board] = cachedState{raw: bytes.Clone(raw), st: st}
+	c.put(board, cachedState{raw: bytes.Clone(raw), st: st})
 	return st, nil
 }
 
-// seenStates keeps, per board, the state a read last found in the index and its stamp
+// seenState is the state a read last found in the index for a board, and its stamp
 // (resolveAhead).
-type seenStates struct {
-	mu sync.Mutex
-	m  map[string]seenState
-}
-
 type seenState struct {
 	raw   []byte
 	st    *state
 	stamp int64
 }
 
-func (c *seenStates) get(board string) (seenState, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ss, ok := c.m[board]
-	return ss, ok
+// boardMap is what a node keeps per board for itself, shared by its goroutines. It forgets
+// everything once it holds more boards than boardMapMax: what it keeps can be read again.
+type boardMap[V any] struct {
+	mu sync.Mutex
+	m  map[string]V
 }
 
-// put keeps ss, its state shared and raw not changed after: callers pass what they own.
-func (c *seenStates) put(board string, ss seenState) {
+const boardMapMax = 10_000
+
+func (c *boardMap[V]) get(board string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) > 10_000 {
-		c.m = make(map[string]seenState)
+	v, ok := c.m[board]
+	return v, ok
+}
+
+func (c *boardMap[V]) put(board string, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > boardMapMax {
+		c.m = make(map[string]V)
 	}
-	c.m[board] = ss
+	c.m[board] = v
 }
 
-func (c *seenStates) forget(board string) {
+func (c *boardMap[V]) forget(board string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, board)

@@ -583,7 +583,11 @@ func (s *step) queueLoad(batch *pgx.Batch, targets []target, counts map[string]i
 			if b.st != nil {
 				n = b.st.shards()
 			}
-			s.e.shardCounts.set(b.id, n)
+			if n == 0 {
+				s.e.shardCounts.forget(b.id)
+			} else {
+				s.e.shardCounts.put(b.id, n)
+			}
 			if n != counts[b.id] {
 				return errShardsChanged
 			}
