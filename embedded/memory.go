@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"math/bits"
+	"sort"
 	"strings"
 	"unsafe"
 
@@ -114,34 +115,22 @@ func (m *members) internAt(id string, hint uint32) uint32 {
 }
 
 // seek finds id at hint, or among the ordered handles shortly after it (up to seekSpan): by
-// steps that double, then halving the last; false if it is not there.
+// steps that double until one reaches an id not below it, then a binary search of the last
+// step; false if it is not there.
 func (m *members) seek(id string, hint uint32) (uint32, bool) {
 	if int(hint) >= m.count() {
 		return 0, false
 	}
 	c := strings.Compare(m.name(hint), id)
-	if c == 0 || c > 0 || hint+1 >= m.ordered {
+	if c >= 0 || hint+1 >= m.ordered {
 		return hint, c == 0
 	}
 	lo := hint // name(lo) < id
 	for step := uint32(1); step <= seekSpan; step *= 2 {
 		hi := min(lo+step, m.ordered-1)
-		switch c := strings.Compare(m.name(hi), id); {
-		case c == 0:
-			return hi, true
-		case c > 0:
-			for lo+1 < hi {
-				mid := lo + (hi-lo)/2
-				switch c := strings.Compare(m.name(mid), id); {
-				case c == 0:
-					return mid, true
-				case c < 0:
-					lo = mid
-				default:
-					hi = mid
-				}
-			}
-			return 0, false
+		if m.name(hi) >= id {
+			h := lo + 1 + uint32(sort.Search(int(hi-lo), func(i int) bool { return m.name(lo+1+uint32(i)) >= id }))
+			return h, m.name(h) == id
 		}
 		if lo = hi; hi == m.ordered-1 {
 			return 0, false
