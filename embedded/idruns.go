@@ -380,6 +380,7 @@ func (s *Store) finishIDMerge(err error) {
 	s.idRuns = slices.Replace(s.idRuns, i, i+len(m.runs), m.out)
 	s.putMergedEvents(m)
 	s.log.Debug("merged the ids and events of sealed events", "runs", len(m.runs), "ids", m.ids, "events", m.events, "tier", m.out.tier, "took", time.Since(m.start))
+	s.releaseCMemory() // the cache's blocks the reads evicted
 	s.maybeMergeIDs()
 }
 

@@ -186,6 +186,7 @@ func (s *Store) finishSeal(err error) {
 	s.sealing, s.sealedTo = nil, last
 	s.mu.Unlock()
 	s.dropLog(s.sealingLog)
+	s.releaseCMemory() // the cache's blocks the reads evicted
 	s.maybeMergeIDs()
 }
 

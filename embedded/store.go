@@ -130,6 +130,7 @@ type Store struct {
 	topGen    atomic.Uint64 // bumped by a change beyond single boards: older views are void
 	ids       *idFilter     // which event ids the store surely does not hold (idfilter.go)
 	loading   sync.WaitGroup
+	releasing atomic.Bool // releaseCMemory is at work (cmemory.go)
 
 	seq  uint64      // the last event sequence number; the writer's
 	cp   checkpoints // what the store does not hold yet; the writer's
