@@ -1,22 +1,13 @@
 package embedded
 
-/*
-#include <stdlib.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-static void release_free_pages(void) { malloc_trim(0); }
-#else
-static void release_free_pages(void) {}
-#endif
-*/
-import "C"
-
-// Pebble allocates its block cache and memtables with C's calloc, from whichever thread the
-// goroutine asking runs on, and glibc gives each such thread an arena of its own. A merge of
-// sealed runs or a seal reads tens of MB through the cache from goroutines of their own; the
-// blocks it evicts are freed, but glibc keeps their pages in those arenas, resident, until
-// something trims them: 70–80 MB more resident at 1M members once merges of sealed events
-// came (docs/benchmarks.md, "Where memory goes"), none of it in use.
+// Built with cgo, Pebble allocates its block cache and memtables with C's calloc, from
+// whichever thread the goroutine asking runs on, and glibc gives each such thread an arena of
+// its own. A merge of sealed runs or a seal reads tens of MB through the cache from goroutines
+// of their own; the blocks it evicts are freed, but glibc keeps their pages in those arenas,
+// resident, until something trims them: 20–25 B an entry more resident at 1M members once
+// merges of sealed events came (docs/benchmarks.md, "Where memory goes"), none of it in use.
+// Built without cgo (the container image), Pebble's memory is the Go heap's, and there is
+// nothing to release.
 
 // releaseCMemory hands the pages the C allocator holds free back to the system, on a
 // goroutine of its own that Close waits for; a release under way makes another unneeded.
@@ -26,6 +17,6 @@ func (s *Store) releaseCMemory() {
 	}
 	s.loading.Go(func() {
 		defer s.releasing.Store(false)
-		C.release_free_pages()
+		releaseFreePages()
 	})
 }
