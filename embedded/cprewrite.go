@@ -38,7 +38,10 @@ func (s *Store) maybeRewriteCheckpoints(now int64) {
 		return
 	}
 	s.rewriting = rw
-	go func() { rw.done <- rw.write() }()
+	go func() {
+		inBackground()
+		rw.done <- rw.write()
+	}()
 }
 
 // cpRewrite is a rewrite of the checkpoint file: memory's aggregates of open periods and all

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -421,4 +422,17 @@ func appendCPSet(b, k []byte, a aggregate, asOf uint64) []byte {
 	b = append(b, kind)
 	b = binary.AppendUvarint(b, uint64(len(k)))
 	return appendCPValue(append(b, k...), a, asOf)
+}
+
+// InBackground runs fn on n goroutines at once, each lowered as the store's background work
+// is, and waits for them to end.
+func InBackground(n int, fn func()) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			inBackground()
+			fn()
+		})
+	}
+	wg.Wait()
 }

@@ -227,6 +227,7 @@ func (s *Store) rebuildIDs() {
 	its, err := idIters(s.db)
 	start := time.Now()
 	s.loading.Go(func() {
+		inBackground()
 		done := false
 		if err == nil {
 			done, err = f.scan(its, next, s.stop)

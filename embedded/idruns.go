@@ -245,6 +245,7 @@ func (s *Store) maybeMergeIDs() {
 	}
 	s.idMerging = m
 	go func() {
+		inBackground()
 		defer m.snap.Close()
 		err := s.writeIDMerge(m)
 		if err == nil {

@@ -111,7 +111,10 @@ func (s *Store) resumeSeal() {
 	last := frozen.list[len(frozen.list)-1].seq
 	done := make(chan error, 1)
 	s.sealDone = done
-	go func() { done <- s.sealFrozen(frozen, last) }()
+	go func() {
+		inBackground()
+		done <- s.sealFrozen(frozen, last)
+	}()
 }
 
 // sealFrozen seals the frozen events through last, outside the writer.
