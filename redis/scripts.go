@@ -25,11 +25,11 @@ const staleReply = "LAUREL_STALE"
 // Reply: for each read, its 0-based rank+1 (0 when absent) and its prefix ("" when absent);
 // then for each count, how many members of its set sort before its bound.
 //
-// A member's last change in a set is the one that counts. Each set's changes are made with
-// one command of each kind (HMGET of the old prefixes, ZREM, ZADD, HSET, HDEL) rather than
-// four commands a change: a call from Lua costs Redis about as much as the change itself
-// (docs/decisions.md, "Redis's share of a step"). Reads take the prefix the step gave a
-// member it changed.
+// A member's last change in a set is the one made. Each set's changes are made with one
+// command of a kind (HMGET of the old prefixes, ZREM, ZADD, HSET, HDEL) rather than four
+// commands a change: a call from Lua costs Redis some 2 500 instructions beside the command's
+// own, about half a ZADD's (docs/decisions.md, "Redis's share of a step"). Reads take the
+// prefix the step gave a member it changed.
 var applyScript = rueidis.NewLuaScript(`
 local meta, reg = KEYS[1], KEYS[2]
 local cur = redis.call('HGET', meta, 'v') or '0'
@@ -263,14 +263,17 @@ return out
 
 // countScript answers Index.Before as of a state stamp. KEYS: meta, then the zsets. ARGV:
 // stamp, then for each key its zset's number (from 1) and an exclusive lex bound. Reply: how
-// many members of each zset sort before each bound.
+// many members of each zset sort before each bound. The zsets' numbers are the keys of a table,
+// as the sets' in applyScript.
 var countScript = rueidis.NewLuaScript(`
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
   return redis.error_reply('` + staleReply + ` state changed')
 end
+local zset = {}
+for i = 2, #KEYS do zset[tostring(i-1)] = KEYS[i] end
 local out = {}
 for i = 2, #ARGV, 2 do
-  out[#out+1] = redis.call('ZLEXCOUNT', KEYS[1+tonumber(ARGV[i])], '-', ARGV[i+1])
+  out[#out+1] = redis.call('ZLEXCOUNT', zset[ARGV[i]], '-', ARGV[i+1])
 end
 return out
 `)
