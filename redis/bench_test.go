@@ -178,7 +178,7 @@ func BenchmarkApplySteps(b *testing.B) {
 		}
 		return t
 	}
-	for _, m := range []int{2, 11} {
+	for _, m := range []int{1, 2, 11} {
 		b.Run(fmt.Sprintf("members=%d", m), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(3, uint64(m)))
 			member := func() string {
