@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +128,92 @@ func BenchmarkDistribution(b *testing.B) {
 			}
 			b.ReportMetric(float64(read.Microseconds())/float64(b.N), "µs/read")
 			b.ReportMetric(float64(read)/float64(ref), "×top100")
+		})
+	}
+}
+
+// BenchmarkApplySteps measures the steps a lone node sends one shard of a board of 100k
+// members in 4 shards, four windows (docs/benchmarks.md, "A lone node against the embedded
+// store"): each step changes m members in every window, reads each back and counts, in every
+// window, the entries of m members of each of the three other shards. A tenth of the members
+// are new to the sets. Beside the time a step, it reports Redis's CPU a step and a change (INFO
+// cpu, before and after), which counts other clients' commands too: run it on a Redis of its
+// own.
+//
+//	LAUREL_TEST_REDIS=127.0.0.1:6393 go test ./redis -run '^$' -bench ApplySteps -benchtime 3000x
+func BenchmarkApplySteps(b *testing.B) {
+	idx, c, _ := newIndex(b)
+	ctx := context.Background()
+	sets := []shardindex.Set{all, {Window: "week", Start: 1}, {Window: "day", Start: 1}, {Window: "last7d"}}
+	sh := shardindex.Shard{Number: 1, Count: 4}
+	const members, chunk = 25_000, 1_000
+	v := int64(0)
+	for start := 0; start < members; start += chunk {
+		u := shardindex.Update{After: v, Version: v + 1}
+		for n := start; n < min(start+chunk, members); n++ {
+			for _, s := range sets {
+				u.Changes = append(u.Changes, put(s, fmt.Sprintf("member-%06d", n), int64(n*7919%members), int64(n)))
+			}
+		}
+		if _, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u); err != nil {
+			b.Fatal(err)
+		}
+		v++
+	}
+	cpu := func() float64 {
+		s, err := c.Do(ctx, c.B().Info().Section("cpu").Build()).ToString()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t := 0.0
+		for _, line := range strings.Split(s, "\n") {
+			k, val, _ := strings.Cut(strings.TrimSpace(line), ":")
+			if k == "used_cpu_sys" || k == "used_cpu_user" {
+				f, err := strconv.ParseFloat(val, 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t += f
+			}
+		}
+		return t
+	}
+	for _, m := range []int{1, 2, 11} {
+		b.Run(fmt.Sprintf("members=%d", m), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(3, uint64(m)))
+			member := func() string {
+				n := r.IntN(members)
+				if r.IntN(10) == 0 {
+					n += members // new to the sets
+				}
+				return fmt.Sprintf("member-%06d", n)
+			}
+			steps := 0
+			cpu0 := cpu()
+			for b.Loop() {
+				u := shardindex.Update{After: v, Version: v + 1, Quiet: true}
+				for range m {
+					mb := member()
+					for _, s := range sets {
+						u.Changes = append(u.Changes, put(s, mb, r.Int64N(members), v))
+						u.Read = append(u.Read, shardindex.Read{Set: s, Member: mb})
+					}
+				}
+				for range 3 * m {
+					mb := member()
+					for _, s := range sets {
+						u.Count = append(u.Count, shardindex.Key{Set: s, Score: r.Int64N(members), At: v, Member: mb})
+					}
+				}
+				if _, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u); err != nil {
+					b.Fatal(err)
+				}
+				v++
+				steps++
+			}
+			used := (cpu() - cpu0) * 1e6
+			b.ReportMetric(used/float64(steps), "redis-µs/step")
+			b.ReportMetric(used/float64(steps*4*m), "redis-µs/change")
 		})
 	}
 }

@@ -185,6 +185,69 @@ func TestLargeStep(t *testing.T) {
 	}
 }
 
+// TestLargeSetStep changes more members of one set in one step than Redis's Lua takes
+// values in one call: a step puts 5000 members in a set, the next moves 4000 of them (some
+// twice: the last change counts), removes the other 1000 and puts 500 new ones.
+func TestLargeSetStep(t *testing.T) {
+	idx, _, _ := newIndex(t)
+	ctx := context.Background()
+	member := func(i int) string { return fmt.Sprintf("player-%05d", i) }
+	first := shardindex.Update{Version: 1, State: []byte("s")}
+	for i := range 5000 {
+		first.Changes = append(first.Changes, put(all, member(i), int64(i), 1))
+	}
+	if _, err := idx.Apply(ctx, "big", s0, laurel.Ordering{}, first); err != nil {
+		t.Fatal(err)
+	}
+	// Afterwards player i of 0…3999 scores 10000+i, players 5000…5499 score i, and the best
+	// score is player 3999's.
+	second := shardindex.Update{After: 1, Version: 2, State: []byte("s")}
+	for i := range 4000 {
+		if i%100 == 0 { // changed twice in the step
+			second.Changes = append(second.Changes, put(all, member(i), -1, 2))
+		}
+		second.Changes = append(second.Changes, put(all, member(i), int64(10000+i), 2))
+	}
+	for i := 4000; i < 5000; i++ {
+		second.Changes = append(second.Changes, shardindex.Change{Set: all, Member: member(i), Remove: true})
+	}
+	for i := 5000; i < 5500; i++ {
+		second.Changes = append(second.Changes, put(all, member(i), int64(i), 2))
+	}
+	second.Read = []shardindex.Read{{Set: all, Member: member(3999)}, {Set: all, Member: member(4000)}, {Set: all, Member: member(5499)}}
+	got, err := idx.Apply(ctx, "big", s0, laurel.Ordering{}, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []shardindex.Entry{{Rank: 1, Score: 13999, At: 2}, {}, {Rank: 4001, Score: 5499, At: 2}}
+	if !slices.Equal(got.Read, want) {
+		t.Fatalf("read %+v, want %+v", got.Read, want)
+	}
+	rk := idx.Ranking("big", s0, laurel.Ordering{}, all, 2)
+	if n, err := rk.Total(ctx); err != nil || n != 4500 {
+		t.Fatalf("Total %d, %v; want 4500", n, err)
+	}
+	members := make([]string, 5500)
+	for i := range members {
+		members[i] = member(i)
+	}
+	es, err := rk.Entries(ctx, members)
+	if err != nil || len(es) != 4500 {
+		t.Fatalf("Entries of 5500 members: %d, %v; want 4500", len(es), err)
+	}
+	for _, e := range es {
+		var i int
+		fmt.Sscanf(e.Member, "player-%d", &i)
+		wantRank, wantScore := 4000-i, int64(10000+i)
+		if i >= 5000 {
+			wantRank, wantScore = 4000+5500-i, int64(i)
+		}
+		if e.Rank != wantRank || e.Score != wantScore || e.ReachedAt != 2 {
+			t.Fatalf("%s: %+v, want rank %d score %d", e.Member, e, wantRank, wantScore)
+		}
+	}
+}
+
 // TestConcurrent runs steps and reads of several boards at once, for the race detector.
 func TestConcurrent(t *testing.T) {
 	idx, _, _ := newIndex(t)

@@ -24,52 +24,88 @@ const staleReply = "LAUREL_STALE"
 // bound.
 // Reply: for each read, its 0-based rank+1 (0 when absent) and its prefix ("" when absent);
 // then for each count, how many members of its set sort before its bound.
-// A member the step changed is looked up in its set's hash once: its reads, and its later
-// changes in the same step, take the prefix the step gave it.
+//
+// A member's last change in a set is the one made. Each set's changes are made with one
+// command of a kind (HMGET of the old prefixes, ZREM, ZADD, HSET, HDEL) rather than four
+// commands a change: a call from Lua costs Redis some 2 500 instructions beside the command's
+// own, about half a ZADD's (docs/decisions.md, "Redis's share of a step"). Reads take the
+// prefix the step gave a member it changed.
 var applyScript = rueidis.NewLuaScript(`
 local meta, reg = KEYS[1], KEYS[2]
 local cur = redis.call('HGET', meta, 'v') or '0'
 if cur ~= ARGV[1] then
   return redis.error_reply('` + staleReply + ` board at version ' .. cur)
 end
+-- Sets are named by their numbers as ARGV has them, so that no loop converts a number.
 local p = 8
 local nsets = tonumber(ARGV[p]); p = p + 1
-local names = {}
-for i = 1, nsets do names[i] = ARGV[p]; p = p + 1 end
+local names, zset, hash, now, order = {}, {}, {}, {}, {}
+for i = 1, nsets do
+  local s = tostring(i)
+  names[s], zset[s], hash[s], now[s], order[i] = ARGV[p], KEYS[1+2*i], KEYS[2+2*i], {}, s
+  p = p + 1
+end
 local n = tonumber(ARGV[p]); p = p + 1
 for i = 1, n do
-  local s = tonumber(ARGV[p]); p = p + 1
-  redis.call('DEL', KEYS[1+2*s], KEYS[2+2*s])
+  local s = ARGV[p]; p = p + 1
+  redis.call('DEL', zset[s], hash[s])
   redis.call('SREM', reg, names[s])
 end
-local registered = {}
-local now = {} -- by set, the prefix each changed member now has ('' when removed)
-for i = 1, nsets do now[i] = {} end
+-- A member's last change in a set is the one made.
+local changed = {} -- by set, its members in the order of their first change
 n = tonumber(ARGV[p]); p = p + 1
 for i = 1, n do
-  local s, m, k = tonumber(ARGV[p]), ARGV[p+1], ARGV[p+2]; p = p + 3
-  local z, h = KEYS[1+2*s], KEYS[2+2*s]
-  local old = now[s][m]
-  if old == nil then old = redis.call('HGET', h, m) elseif old == '' then old = false end
-  now[s][m] = k
-  if k == '' then
-    if old then
-      redis.call('ZREM', z, old .. m)
-      redis.call('HDEL', h, m)
-    end
-  else
-    if old ~= k then
-      if old then redis.call('ZREM', z, old .. m) end
-      redis.call('ZADD', z, 0, k .. m)
-      redis.call('HSET', h, m, k)
-    end
-    -- A member found in the set's hash was put there by a step that registered the set.
-    if not old and not registered[s] then
-      redis.call('SADD', reg, names[s])
-      registered[s] = true
+  local s, m = ARGV[p], ARGV[p+1]
+  local t = now[s]
+  if t[m] == nil then
+    local ms = changed[s]
+    if ms then ms[#ms+1] = m else changed[s] = {m} end
+  end
+  t[m] = ARGV[p+2]; p = p + 3
+end
+-- call calls Redis with cmd, key and the values of list, in chunks: Lua's stack holds some
+-- 8000 values.
+local function call(cmd, key, list)
+  if #list <= 4000 then return redis.call(cmd, key, unpack(list)) end
+  local out = {}
+  for i = 1, #list, 4000 do
+    local got = redis.call(cmd, key, unpack(list, i, math.min(i + 3999, #list)))
+    if type(got) == 'table' then
+      for j = 1, #got do out[#out+1] = got[j] end
     end
   end
+  return out
 end
+local fresh = {} -- the names of the sets a member entered anew
+for _, s in ipairs(order) do
+  local ms = changed[s]
+  if ms then
+    local z, h, t = zset[s], hash[s], now[s]
+    local old = call('HMGET', h, ms)
+    local rem, add, set, del = {}, {}, {}, nil
+    local entered = false
+    for i = 1, #ms do
+      local m, o = ms[i], old[i]
+      local k = t[m]
+      if k == '' then
+        if o then
+          rem[#rem+1] = o .. m
+          if del then del[#del+1] = m else del = {m} end
+        end
+      elseif o ~= k then
+        if o then rem[#rem+1] = o .. m else entered = true end
+        add[#add+1] = '0'; add[#add+1] = k .. m
+        set[#set+1] = m; set[#set+1] = k
+      end
+    end
+    if #rem > 0 then call('ZREM', z, rem) end
+    if #add > 0 then call('ZADD', z, add); call('HSET', h, set) end
+    if del then call('HDEL', h, del) end
+    -- A member found in the set's hash was put there by a step that registered the set.
+    if entered then fresh[#fresh+1] = names[s] end
+  end
+end
+if #fresh > 0 then redis.call('SADD', reg, unpack(fresh)) end
 redis.call('HSET', meta, 'v', ARGV[2])
 if ARGV[3] == '1' then
   local stamp = ARGV[7]
@@ -81,11 +117,11 @@ end
 local out = {}
 n = tonumber(ARGV[p]); p = p + 1
 for i = 1, n do
-  local s, m = tonumber(ARGV[p]), ARGV[p+1]; p = p + 2
+  local s, m = ARGV[p], ARGV[p+1]; p = p + 2
   local k = now[s][m]
-  if k == nil then k = redis.call('HGET', KEYS[2+2*s], m) elseif k == '' then k = false end
+  if k == nil then k = redis.call('HGET', hash[s], m) elseif k == '' then k = false end
   local r = false
-  if k then r = redis.call('ZRANK', KEYS[1+2*s], k .. m) end
+  if k then r = redis.call('ZRANK', zset[s], k .. m) end
   if r then
     out[#out+1] = r + 1
     out[#out+1] = k
@@ -96,7 +132,7 @@ for i = 1, n do
 end
 n = tonumber(ARGV[p]); p = p + 1
 for i = 1, n do
-  out[#out+1] = redis.call('ZLEXCOUNT', KEYS[1+2*tonumber(ARGV[p])], '-', ARGV[p+1]); p = p + 2
+  out[#out+1] = redis.call('ZLEXCOUNT', zset[ARGV[p]], '-', ARGV[p+1]); p = p + 2
 end
 if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
 return out
@@ -227,14 +263,17 @@ return out
 
 // countScript answers Index.Before as of a state stamp. KEYS: meta, then the zsets. ARGV:
 // stamp, then for each key its zset's number (from 1) and an exclusive lex bound. Reply: how
-// many members of each zset sort before each bound.
+// many members of each zset sort before each bound. The zsets' numbers are the keys of a table,
+// as the sets' in applyScript.
 var countScript = rueidis.NewLuaScript(`
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
   return redis.error_reply('` + staleReply + ` state changed')
 end
+local zset = {}
+for i = 2, #KEYS do zset[tostring(i-1)] = KEYS[i] end
 local out = {}
 for i = 2, #ARGV, 2 do
-  out[#out+1] = redis.call('ZLEXCOUNT', KEYS[1+tonumber(ARGV[i])], '-', ARGV[i+1])
+  out[#out+1] = redis.call('ZLEXCOUNT', zset[ARGV[i]], '-', ARGV[i+1])
 end
 return out
 `)
