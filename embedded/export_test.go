@@ -414,11 +414,9 @@ func eachCPFrame(fs vfs.FS, dir string, fn func(n uint64, payload []byte) error)
 // appendCPSet appends to b the keyed record that sets the aggregate of key k, as a rewrite
 // wrote each before sections.
 func appendCPSet(b, k []byte, a aggregate, asOf uint64) []byte {
-	kind := byte(cpSet)
-	if a.sub != 0 {
-		kind = cpSetSub
-	}
-	b = append(b, kind)
-	b = binary.AppendUvarint(b, uint64(len(k)))
-	return appendCPValue(append(b, k...), a, asOf)
+	return appendCPKeyed(b, k, a, true, asOf)
 }
+
+// BucketsFromFile counts the rolling windows whose current span Open made from the checkpoint
+// file's copy of their buckets.
+func (s *Store) BucketsFromFile() int { return int(s.bucketsFromFile.Load()) }
