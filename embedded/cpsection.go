@@ -573,32 +573,45 @@ func (ap *cpApplier) bucketSection(b *board, w *window, start int64, body []byte
 }
 
 // span makes the rolling window's span [start, end) of b from the buckets in it, merged by
-// handle in the order of their starts, as a scan of Pebble merges them (recoverRolling). Its
-// tree is built once replay has added what the span lacks (buildTrees).
+// handle, each member's aggregates in the order of their buckets, as a scan of Pebble merges
+// them (recoverRolling). The largest bucket becomes the span, the others merged into it: the
+// merge is associative, and most entries are then not touched. Its tree is built once replay
+// has added what the span lacks (buildTrees).
 func (fb *fileBuckets) span(b *board, start, end int64) *span {
 	sp := &span{start: start, end: end}
 	var starts []int64
+	base := int64(noTime)
 	for bs, sl := range fb.buckets {
 		if bs >= start && bs < end && sl.n > 0 {
 			starts = append(starts, bs)
+			if base == noTime || sl.n > fb.buckets[base].n {
+				base = bs
+			}
 		}
 	}
+	if len(starts) == 0 {
+		return sp
+	}
 	slices.Sort(starts)
-	switch len(starts) {
-	case 0:
-	case 1: // the span's one bucket is the span
-		sp.slots = *fb.buckets[starts[0]]
-	default:
-		handles := b.members.count()
-		aggs := make([]laurel.Agg, handles)
-		for _, bs := range starts {
-			fb.buckets[bs].each(func(h uint32, v slot) {
-				if c, err := laurel.Merge(b.cfg.Mode, b.cfg.Ordering(), aggs[h], toAgg(aggregate(v), true)); err == nil {
-					aggs[h] = c
-				}
-			})
+	sp.slots = *fb.buckets[base]
+	handles := b.members.count()
+	for _, bs := range starts {
+		if bs == base {
+			continue
 		}
-		sp.slots = slotsOf(aggs, handles)
+		fb.buckets[bs].each(func(h uint32, v slot) {
+			a, in := toAgg(aggregate(v), true), laurel.Agg{}
+			if cur, ok := sp.slots.get(h); ok {
+				in = toAgg(aggregate(cur), true)
+			}
+			older, newer := a, in // a's bucket before the base
+			if bs > base {
+				older, newer = in, a
+			}
+			if c, err := laurel.Merge(b.cfg.Mode, b.cfg.Ordering(), older, newer); err == nil {
+				sp.slots.set(h, slot(fromAgg(c)), handles)
+			}
+		})
 	}
 	return sp
 }
