@@ -24,9 +24,9 @@ import (
 //	cpMembers (key: the board's prefix): the board's member count, their ids' bytes, this
 //	record's first handle (uvarints), then ids (a uvarint length and the bytes each) to its end
 //	cpSpan (key: the span's prefix): the last sequence number its entries count (8 bytes), the
-//	span's entry count (uvarint), flags (cpSpanSubs), then entries to its end: the handle as a
-//	zigzag varint from the entry's before (0 the first's), score and reached_at as varints, and
-//	the subscore as a varint when flagged
+//	span's entry count (uvarint), flags (cpSpanSubs, cpSpanFrom), then entries to its end: the
+//	handle as a zigzag varint from the entry's before (0 the first's), score and reached_at as
+//	varints, and the subscore as a varint when flagged
 //
 // Handles name the members of the board's cpMembers records before them. A board's ids and a
 // span's entries take as many records as bodies of cpSectionBytes hold, so that each fits a
@@ -38,8 +38,8 @@ import (
 // flagged cpSpanFrom under the start of the window's current span, saying that the file holds
 // every bucket of the window from that start on, then each such bucket as Pebble holds it, as
 // a span's entries (the header's count is the bucket's, its sequence number the rewrite's);
-// an entry whose member the board's members record does not name (a bucket older than every
-// member's open span) as a keyed record. Every commit after that stores a bucket aggregate in
+// an entry whose member the board's members record does not name (after a restart, one that
+// only older buckets hold, which Open never interned) as a keyed record. Every commit after that stores a bucket aggregate in
 // Pebble appends the same keyed record to its frame (txn.setAgg), in the order of its batch,
 // so that at each durable commit the file's buckets are Pebble's. A record that drops a
 // board's or a window's aggregates drops what the file holds of its buckets, and the window's

@@ -171,11 +171,11 @@ func (s *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, file
 
 // windowScan is what the recovery of windows carries from one window to the next.
 type windowScan struct {
-	intern   bool // intern the members read; else find them, noting in missed those not yet interned
-	rolling  bool // recover rolling windows' spans alone (recoverWindows)
-	files    map[*window]*fileBuckets
-	asOf     map[string]uint64 // the aggregates that count events from where replay starts (recover)
-	gathered []handleSlot      // a span's entries, read before they are set (slots.load)
+	intern   bool                     // intern the members read; else find them, noting in missed those not yet interned
+	rolling  bool                     // recover rolling windows' spans alone (recoverWindows)
+	files    map[*window]*fileBuckets // the rolling windows' buckets the checkpoint file holds
+	asOf     map[string]uint64        // the aggregates that count events from where replay starts (recover)
+	gathered []handleSlot             // a span's entries, read before they are set (slots.load)
 	missed   []missedEntry
 	stored   bool // it read aggregates of open periods or all
 	err      error
@@ -362,31 +362,25 @@ func (s *Store) recoverRolling(b *board, w *window, start, end int64, sc *window
 	if err != nil {
 		return nil, err
 	}
-	sp := &span{start: start, end: end, slots: slotsOf(aggs, b.members.count())}
-	for member, a := range others {
-		sc.missed = append(sc.missed, missedEntry{sp, member, slot(fromAgg(a))})
-	}
-	return sp, nil
-}
-
-// slotsOf returns the slots of aggs, by handle, laid out once for all and set from aggs
-// directly: gathering them first grew a copy of millions by doubling (13% of an open's CPU at
-// 2.5M members).
-func slotsOf(aggs []laurel.Agg, handles int) slots {
-	var sl slots
+	sp := &span{start: start, end: end}
+	// Laid out once for all, set from aggs directly: gathering them first grew a copy of
+	// millions by doubling (13% of an open's CPU at 2.5M members).
 	n := 0
 	for _, a := range aggs {
 		if a.Present() {
 			n++
 		}
 	}
-	sl.layOut(n, handles)
+	sp.slots.layOut(n, b.members.count())
 	for h, a := range aggs {
 		if a.Present() {
-			sl.set(uint32(h), slot(fromAgg(a)), handles)
+			sp.slots.set(uint32(h), slot(fromAgg(a)), b.members.count())
 		}
 	}
-	return sl
+	for member, a := range others {
+		sc.missed = append(sc.missed, missedEntry{sp, member, slot(fromAgg(a))})
+	}
+	return sp, nil
 }
 
 // buildTrees builds the tree of each span recovered without one, from its slots: hidden

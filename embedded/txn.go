@@ -48,7 +48,8 @@ type txn struct {
 	moved   bool // one of them that may move any member's entries: all but a profile's
 
 	// cpRecs are the records of the checkpoint file the commit appends (cpfile.go): the
-	// aggregates of open periods and all it stores, and what it drops of them.
+	// aggregates of open periods and all it stores, and what it drops of them, and the copy
+	// of its bucket writes (setAgg).
 	cpRecs  []byte
 	cpFrame *cpFrameWrite // the first of cpRecs, being written (startCheckpoints)
 	// held are the records a group's txn stages while an operation of it stages (a bucket
