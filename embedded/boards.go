@@ -39,7 +39,9 @@ func (s *Store) PutBoard(ctx context.Context, id string, spec laurel.BoardSpec) 
 			b := newBoard(cfg)
 			b.rate = rate
 			for _, w := range b.windows {
-				initWindow(b, w, tx.now)
+				if initWindow(b, w, tx.now); w.w.IsRolling() {
+					tx.bucketsFrom(id, w.name, w.open[0].start)
+				}
 			}
 			tx.onCommit(b, func() { s.boards[id] = b })
 			return nil

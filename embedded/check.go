@@ -26,6 +26,7 @@ func (s *Store) Check() error {
 	// The checkpoint file is read by the writer, right after the commit: it appends to it,
 	// and renames another over it, only between groups.
 	var spans map[string]map[string]laurel.Agg
+	var from map[string]int64
 	var readErr error
 	err := s.do(context.Background(), &op{exclusive: true, run: func(tx *txn) error {
 		s.checkpoint(tx, true)
@@ -34,7 +35,7 @@ func (s *Store) Check() error {
 		}
 		return s.checkQueueEmpty()
 	}, finish: func() {
-		if spans, readErr = s.checkpointedSpans(s.cpNo); readErr == nil {
+		if spans, from, readErr = s.checkpointedSpans(s.cpNo); readErr == nil {
 			readErr = s.checkSealed()
 		}
 	}})
@@ -53,6 +54,9 @@ func (s *Store) Check() error {
 		for _, w := range b.windows {
 			if err := s.checkWindow(b, w, spans); err != nil {
 				return fmt.Errorf("board %s window %s: %w", b.cfg.ID, w.name, err)
+			}
+			if err := s.checkFileBuckets(b, w, spans, from); err != nil {
+				return fmt.Errorf("board %s window %s: the checkpoint file's buckets: %w", b.cfg.ID, w.name, err)
 			}
 		}
 	}
@@ -182,8 +186,24 @@ func (s *Store) checkQueueEmpty() error {
 
 // checkpointedSpans reads the checkpoint file through frame last: the aggregates it holds,
 // by span (spanPrefix) and member.
-func (s *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg, error) {
+//
+// It also returns, by a rolling window's key prefix, from which bucket on the file says it
+// holds the window's buckets (cpSpanFrom); spans then holds them too.
+func (s *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg, map[string]int64, error) {
 	spans := make(map[string]map[string]laurel.Agg)
+	from := make(map[string]int64)
+	forget := func(p string) {
+		for sp := range spans {
+			if strings.HasPrefix(sp, p) {
+				delete(spans, sp)
+			}
+		}
+		for wp := range from {
+			if strings.HasPrefix(wp, p) {
+				delete(from, wp)
+			}
+		}
+	}
 	ids := make(map[string][]string) // by board, the ids its sections name, by handle
 	_, _, err := readCheckpoints(s.opts.FS, s.dir, last, func(r *cpRecord) error {
 		k, err := parseAggKey(r.key)
@@ -208,7 +228,15 @@ func (s *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg
 				spans[sp] = make(map[string]laurel.Agg)
 			}
 			names := ids[string(k.board)]
-			return readSpan(r.body, func(spanHead) error { return nil }, func(h uint32, v slot) error {
+			return readSpan(r.body, func(sh spanHead) error {
+				if sh.flags&cpSpanFrom != 0 {
+					wp := string(prefix(tagAgg, string(k.board), string(k.window)))
+					forget(wp)
+					from[wp] = k.start
+					spans[sp] = make(map[string]laurel.Agg)
+				}
+				return nil
+			}, func(h uint32, v slot) error {
 				if int(h) >= len(names) {
 					return errCorrupt
 				}
@@ -217,11 +245,7 @@ func (s *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg
 			})
 		}
 		if r.kind == cpDrop {
-			for sp := range spans {
-				if strings.HasPrefix(sp, string(r.key)) {
-					delete(spans, sp)
-				}
-			}
+			forget(string(r.key))
 			return nil
 		}
 		sp := string(r.key[:len(r.key)-len(k.member)])
@@ -235,7 +259,55 @@ func (s *Store) checkpointedSpans(last uint64) (map[string]map[string]laurel.Agg
 		}
 		return nil
 	})
-	return spans, err
+	return spans, from, err
+}
+
+// checkFileBuckets checks that the checkpoint file holds the buckets of w, a rolling window,
+// that the store holds, from the bucket it says on (cpsection.go, "Buckets"), and takes the
+// file's records of w out of spans.
+func (s *Store) checkFileBuckets(b *board, w *window, spans map[string]map[string]laurel.Agg, from map[string]int64) error {
+	if !w.w.IsRolling() {
+		return nil
+	}
+	wp := prefix(tagAgg, b.cfg.ID, w.name)
+	start, ok := from[string(wp)]
+	if ok {
+		stored := make(map[string]map[string]laurel.Agg)
+		err := scan(s.snap, spanPrefix(tagAgg, b.cfg.ID, w.name, start), upper(wp), func(k, v []byte) error {
+			a, err := decodeAgg(v)
+			bp := string(k[:len(wp)+8])
+			if stored[bp] == nil {
+				stored[bp] = make(map[string]laurel.Agg)
+			}
+			stored[bp][string(k[len(wp)+8:])] = toAgg(a, true)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for bp, file := range spans {
+			if strings.HasPrefix(bp, string(wp)) && readTime([]byte(bp[len(wp):])) >= start && len(file) > 0 && stored[bp] == nil {
+				stored[bp] = make(map[string]laurel.Agg)
+			}
+		}
+		for bp, want := range stored {
+			got := spans[bp]
+			if len(got) != len(want) {
+				return fmt.Errorf("bucket %d: %d members in the file, %d in the store", readTime([]byte(bp[len(wp):])), len(got), len(want))
+			}
+			for m, a := range want {
+				if f, ok := got[m]; !ok || f != a {
+					return fmt.Errorf("bucket %d: member %q: file %+v (present %v), store %+v", readTime([]byte(bp[len(wp):])), m, f, ok, a)
+				}
+			}
+		}
+	}
+	for bp := range spans {
+		if strings.HasPrefix(bp, string(wp)) {
+			delete(spans, bp)
+		}
+	}
+	return nil
 }
 
 func (s *Store) checkWindow(b *board, w *window, spans map[string]map[string]laurel.Agg) error {

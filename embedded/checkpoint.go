@@ -464,9 +464,12 @@ func (s *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 	if len(changed) == 0 && added == 0 && batch.Empty() && !legacy {
 		return replayed, nil
 	}
+	var recs []byte
 	if legacy {
 		// Memory now counts every event: the checkpoint file is written whole from it, and
-		// the store's aggregates of open periods and all, which it holds since, go.
+		// the store's aggregates of open periods and all, which it holds since, go. The
+		// buckets it copies from the store are as they were before this batch, which
+		// changes them: its records of them follow.
 		if err := s.rewriteCheckpoints(); err != nil {
 			return 0, err
 		}
@@ -480,14 +483,10 @@ func (s *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 				}
 			}
 		}
-	} else if len(changed) > 0 {
-		var recs []byte
+	} else {
 		for t := range changed {
 			v, _ := t.sp.slots.get(t.h)
 			recs = appendCPAgg(recs, t.b.cfg.ID, t.w.name, t.sp.start, t.b.members.name(t.h), aggregate(v), true, s.seq)
-		}
-		if err := s.appendCheckpoints(recs, batch); err != nil {
-			return 0, err
 		}
 	}
 	for k, rb := range buckets {
@@ -495,6 +494,12 @@ func (s *Store) replay(from uint64, asOf map[string]uint64, bucketsAsOf uint64, 
 			if err := batch.Set([]byte(k), encodeAggAsOf(rb.a, s.seq), nil); err != nil {
 				return 0, err
 			}
+			recs = appendCPKeyed(recs, []byte(k), rb.a, true, s.seq) // the file's copy (cpsection.go)
+		}
+	}
+	if len(recs) > 0 {
+		if err := s.appendCheckpoints(recs, batch); err != nil {
+			return 0, err
 		}
 	}
 	if err := batch.Set([]byte{tagReplay}, appendU64(nil, s.seq+1), nil); err != nil {

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,6 +129,12 @@ func replayRound(t *testing.T, rng *rand.Rand, stride int) {
 	}
 	t.Logf("lag %d, checkpoint file rewritten from %d bytes, %d commits", lag, rewriteMin, len(clones))
 	first := rng.IntN(stride)
+	fromFile := 0 // rolling windows opened from the checkpoint file's buckets
+	defer func() {
+		if fromFile == 0 {
+			t.Errorf("no open made a rolling window from the checkpoint file's buckets")
+		}
+	}()
 	for i, clone := range clones {
 		if i%stride != first {
 			continue
@@ -155,6 +162,7 @@ func replayRound(t *testing.T, rng *rand.Rand, stride int) {
 			}
 		}
 		check("")
+		fromFile += r.BucketsFromFile()
 		if err := checkpointFileEnds(clone); err != nil {
 			t.Fatalf("crash after commit %d%s: the checkpoint file after Open: %v", i+1, torn, err)
 		}
@@ -405,4 +413,146 @@ func TestBucketRetiredWithinASubmit(t *testing.T) {
 		}
 		r.Close()
 	}
+}
+
+// TestCrashDuringRewrite: a crash while the checkpoint file is being written whole again
+// (kill -9 at any write of the new file, or just before it is renamed over the old) leaves the
+// old file, which Open reads: every rolling window's span from its copy of the buckets, equal
+// to the store's (Check), every aggregate what the events make, after the clock moved past a
+// bucket's end too; and the store goes on from there.
+func TestCrashDuringRewrite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seed(t), 4))
+	ctx := context.Background()
+	mem := vfs.NewCrashableMem()
+	fs := &rewriteCrashFS{FS: cloneSafeFS{mem}, mem: mem}
+	clock := laureltest.NewClock("2026-12-07T21:30:00Z")
+	opts := embedded.Options{FS: fs, Now: clock.Now, CheckpointLag: 1 + rng.IntN(100), CheckpointFileMin: 8 << 10}
+	e, err := embedded.Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBoard(t, e, "r", laurel.BoardSpec{Windows: []string{"all", "last3h"}})
+	putBoard(t, e, "l", laurel.BoardSpec{Mode: ptr("best"), Windows: []string{"last2d"}})
+	var ids []string
+	for i := 0; len(fs.taken()) < 16 && i < 400; i++ {
+		evs := make([]laurel.Event, 1+rng.IntN(100))
+		for j := range evs {
+			evs[j] = laurel.Event{Board: []string{"r", "l"}[rng.IntN(2)], Member: fmt.Sprintf("m%d", rng.IntN(500)), Value: int64(rng.IntN(100) - 20)}
+			if rng.IntN(3) == 0 {
+				evs[j].TS, evs[j].HasTS = clock.Now()-rng.Int64N(4*3600_000), true
+			}
+			if rng.IntN(4) == 0 {
+				evs[j].ID = fmt.Sprintf("e%d-%d", i, j)
+				ids = append(ids, evs[j].Board+"/"+evs[j].ID)
+			}
+		}
+		if _, err := e.Submit(ctx, evs, laurel.SubmitOptions{NoRanks: true}); err != nil {
+			t.Fatal(err)
+		}
+		if rng.IntN(4) == 0 {
+			board, id, _ := cut(ids[rng.IntN(len(ids))])
+			if err := e.Retract(ctx, board, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock.Advance(time.Duration(rng.IntN(90)) * time.Second)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	clones := fs.taken()
+	if len(clones) == 0 {
+		t.Fatal("no rewrite was under way at a crash: the test does not test what it says")
+	}
+	t.Logf("%d crashes during rewrites", len(clones))
+	for i, c := range clones {
+		now := clock.Now()
+		if i%2 == 1 {
+			now += 3600_000 // down for an hour: a bucket left the span
+		}
+		at := laureltest.NewClock(time.UnixMilli(now).UTC().Format(time.RFC3339Nano))
+		o := embedded.Options{FS: c.fs, Now: at.Now, CheckpointFileMin: opts.CheckpointFileMin}
+		for round := range 2 { // after the crash, and after writes and a restart
+			r, err := embedded.Open("/db", o)
+			if err != nil {
+				t.Fatalf("crash %d (%s), open %d: %v", i, c.when, round, err)
+			}
+			if err := r.Check(); err != nil {
+				t.Fatalf("crash %d (%s), open %d: %v", i, c.when, round, err)
+			}
+			if err := aggsAgreeWithEvents(r, at.Now()); err != nil {
+				t.Fatalf("crash %d (%s), open %d: %v", i, c.when, round, err)
+			}
+			if n := r.BucketsFromFile(); n != 2 {
+				t.Fatalf("crash %d (%s), open %d: %d rolling windows from the checkpoint file, want 2", i, c.when, round, n)
+			}
+			for j := range 20 {
+				ev := laurel.Event{Board: []string{"r", "l"}[j%2], Member: fmt.Sprintf("m%d", rng.IntN(600)), Value: int64(j)}
+				if _, err := r.Submit(ctx, []laurel.Event{ev}, laurel.SubmitOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// rewriteCrashFS takes a crash clone of mem at writes of a rewrite's new checkpoint file (one
+// with what was not synced yet, one without) and just before it is renamed over the old one.
+type rewriteCrashFS struct {
+	vfs.FS
+	mem    *vfs.MemFS
+	mu     sync.Mutex
+	clones []rewriteCrash
+}
+
+type rewriteCrash struct {
+	fs   *vfs.MemFS
+	when string
+}
+
+func (fs *rewriteCrashFS) take(when string) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	cfg := vfs.CrashCloneCfg{}
+	if len(fs.clones)%2 == 1 {
+		cfg = vfs.CrashCloneCfg{UnsyncedDataPercent: 100, RNG: rand.New(rand.NewPCG(1, 1))}
+	}
+	if len(fs.clones) < 16 {
+		fs.clones = append(fs.clones, rewriteCrash{fs.mem.CrashClone(cfg), fmt.Sprintf("%s, unsynced %d%%", when, cfg.UnsyncedDataPercent)})
+	}
+}
+
+func (fs *rewriteCrashFS) taken() []rewriteCrash {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.clones
+}
+
+func (fs *rewriteCrashFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil || !strings.HasSuffix(name, "checkpoints.new") {
+		return f, err
+	}
+	return &rewriteCrashFile{File: f, fs: fs}, nil
+}
+
+func (fs *rewriteCrashFS) Rename(oldname, newname string) error {
+	if strings.HasSuffix(oldname, "checkpoints.new") {
+		fs.take("before the rename")
+	}
+	return fs.FS.Rename(oldname, newname)
+}
+
+type rewriteCrashFile struct {
+	vfs.File
+	fs *rewriteCrashFS
+}
+
+func (f *rewriteCrashFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	f.fs.take(fmt.Sprintf("after writing %d bytes at %d of the new file", len(p), off))
+	return n, err
 }

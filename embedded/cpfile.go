@@ -32,8 +32,10 @@ import (
 // (cpsection.go). Open applies it to memory (cprecover.go), keyed records as earlier builds
 // wrote the whole file too.
 //
-// Rolling windows' buckets stay in Pebble: older ones are read from it by key, which a file
-// cannot answer.
+// Rolling windows' buckets are in Pebble, where older ones and past instants are read by key,
+// which a file cannot answer; the file holds a copy of those of each window's current span,
+// for Open (cpsection.go, "Buckets"): every commit that stores a bucket aggregate in Pebble
+// appends the same record to its frame, in the order of its batch.
 
 const (
 	cpFileName = "checkpoints"
@@ -63,20 +65,35 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // the span of board's window at start, its key (aggKey) written in place: the writer appends
 // one for each aggregate a checkpoint stores.
 func appendCPAgg(b []byte, board, window string, start int64, member string, a aggregate, present bool, asOf uint64) []byte {
-	kind := byte(cpDel)
-	switch {
-	case present && a.sub != 0:
-		kind = cpSetSub
-	case present:
-		kind = cpSet
-	}
-	b = append(b, kind)
+	b = append(b, cpKind(a, present))
 	b = binary.AppendUvarint(b, uint64(len(board)+len(window)+len(member)+11))
 	b = append(appendTime(appendPrefix(b, tagAgg, board, window), start), member...)
 	if !present {
 		return b
 	}
 	return appendCPValue(b, a, asOf)
+}
+
+// appendCPKeyed appends to b the record that sets (present) or removes the aggregate of key
+// k: a rolling window's bucket aggregate, as the store gets it.
+func appendCPKeyed(b, k []byte, a aggregate, present bool, asOf uint64) []byte {
+	b = append(b, cpKind(a, present))
+	b = binary.AppendUvarint(b, uint64(len(k)))
+	b = append(b, k...)
+	if !present {
+		return b
+	}
+	return appendCPValue(b, a, asOf)
+}
+
+func cpKind(a aggregate, present bool) byte {
+	switch {
+	case present && a.sub != 0:
+		return cpSetSub
+	case present:
+		return cpSet
+	}
+	return cpDel
 }
 
 func appendCPValue(b []byte, a aggregate, asOf uint64) []byte {

@@ -22,26 +22,28 @@ import (
 // first what follows the frames read, when they are followed by frames no durable commit names:
 // a later frame must not land among their bytes, where a crash after it would leave them to be
 // read as its successors. (Open wrote the whole file again instead: 4.5 GB at 25M members.)
-func (s *Store) recoverCheckpoints(asOf map[string]uint64) error {
+//
+// It returns what the file holds of the rolling windows' buckets, for recoverRolling.
+func (s *Store) recoverCheckpoints(asOf map[string]uint64) (map[*window]*fileBuckets, error) {
 	if v, ok, err := get(s.db, []byte{tagCheckpointNo}); err != nil {
-		return err
+		return nil, err
 	} else if ok {
 		s.cpNo = readU64(v)
 	}
 	fs := s.opts.FS
 	// A rewrite that a crash cut short.
 	if err := fs.Remove(fs.PathJoin(s.dir, cpTempName)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+		return nil, err
 	}
 	ap := &cpApplier{e: s, asOf: asOf}
 	size, tail, err := readCheckpoints(fs, s.dir, s.cpNo, ap.apply)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ap.flush()
 	f, err := fs.OpenReadWrite(fs.PathJoin(s.dir, cpFileName), vfs.WriteCategoryUnspecified)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if tail {
 		err = zeroFrom(f, size)
@@ -51,12 +53,21 @@ func (s *Store) recoverCheckpoints(asOf map[string]uint64) error {
 	}
 	if err != nil {
 		f.Close()
-		return err
+		return nil, err
 	}
 	// Written whole again once it has grown by what its sections hold: a file that earlier
-	// builds wrote, keyed throughout, at the first commit, which converts it.
-	s.cpf = cpFile{f: f, size: size, rewriteAt: s.rewriteAt(ap.sectionBytes)}
-	return nil
+	// builds wrote, keyed throughout or without the rolling windows' buckets, at the first
+	// commit, which converts it.
+	written := ap.sectionBytes
+	for _, b := range s.boards {
+		for _, w := range b.windows {
+			if w.w.IsRolling() && ap.rolling[w] == nil {
+				written = 0
+			}
+		}
+	}
+	s.cpf = cpFile{f: f, size: size, rewriteAt: s.rewriteAt(written)}
+	return ap.rolling, nil
 }
 
 // zeroFrom overwrites with zeros what f holds from offset on, and syncs it. A frame header of
@@ -96,6 +107,10 @@ type cpApplier struct {
 	gathered  []handleSlot
 	files     map[*board]*fileMembers // what the sections' cpMembers records said of each board
 	filling   *span                   // the span of the last cpSpan record
+	// rolling is what the file holds of each rolling window's buckets, once it says from
+	// where (cpsection.go, "Buckets"); fillingBucket is the bucket of the last cpSpan record.
+	rolling       map[*window]*fileBuckets
+	fillingBucket *slots
 	// sectionBytes is what the file's sections take, about: the part of it written whole.
 	sectionBytes int64
 }
@@ -146,7 +161,10 @@ func (ap *cpApplier) apply(r *cpRecord) error {
 		ap.windowName = append(ap.windowName[:0], k.window...)
 	}
 	w := ap.w
-	if w == nil || w.w.IsRolling() || w.w.IsCalendar() && frozenSince(w, k.start) {
+	if w != nil && w.w.IsRolling() {
+		return ap.bucket(b, w, r, k)
+	}
+	if w == nil || w.w.IsCalendar() && frozenSince(w, k.start) {
 		return nil
 	}
 	if r.kind == cpSpan {
@@ -199,10 +217,12 @@ func (ap *cpApplier) apply(r *cpRecord) error {
 // drop applies a record that drops the aggregates under prefix p.
 func (ap *cpApplier) drop(p []byte, k aggKeyParts) {
 	for _, w := range ap.b.windows {
-		if w.w.IsRolling() || k.hasWindow && w.name != string(k.window) {
+		if k.hasWindow && w.name != string(k.window) {
 			continue
 		}
 		switch {
+		case w.w.IsRolling():
+			delete(ap.rolling, w) // the file's buckets and its start: cpsection.go, "Buckets"
 		case k.hasStart && w.w.IsCalendar():
 			if i := slices.IndexFunc(w.open, func(sp *span) bool { return sp.start == k.start }); i >= 0 {
 				w.open = slices.Delete(w.open, i, i+1)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -48,13 +49,23 @@ func (s *Store) maybeRewriteCheckpoints(now int64) {
 // as of one commit, the one whose frame is number n, going to a new file; the frames the
 // writer appends after from meanwhile are copied after them once they are written.
 type cpRewrite struct {
-	f     vfs.File // the new file, under cpTempName
-	n     uint64
-	asOf  uint64 // the last sequence number memory counted
-	from  int64
-	spans []spanCopy
-	size  int64
-	done  chan error
+	f      vfs.File // the new file, under cpTempName
+	n      uint64
+	asOf   uint64 // the last sequence number memory counted
+	from   int64
+	boards []boardCopy
+	snap   *pebble.Snapshot // the store as of the commit: the rolling windows' buckets
+	size   int64
+	done   chan error
+}
+
+// boardCopy is what a rewrite writes of a board: its open periods' and all's aggregates, and
+// which rolling windows' buckets to copy from the store.
+type boardCopy struct {
+	id      string
+	names   members
+	spans   []spanCopy
+	rolling []rollingCopy
 }
 
 // spanCopy is an open period's or all's aggregates, copied, with what names its members.
@@ -65,50 +76,74 @@ type spanCopy struct {
 	slots         slots
 }
 
-// copySpans copies the aggregates of every open period and all, each window's spans by
-// start: for a rewrite, and for an export, which then read them while the writer goes on. It
-// runs on the writer's goroutine or under the read lock. The member table's slices only
-// grow, and what they hold is never written again: a copy of their headers names every
-// member of the span.
-func (s *Store) copySpans() []spanCopy {
-	var spans []spanCopy
+// rollingCopy is a rolling window whose buckets from its current span's start on a rewrite
+// copies into the file (cpsection.go, "Buckets").
+type rollingCopy struct {
+	window string
+	from   int64
+	subs   bool // the board has a subscore
+}
+
+// copyBoards copies the aggregates of every open period and all, each window's spans by
+// start, and notes the rolling windows: for a rewrite, and for an export (copySpans), which
+// then read them while the writer goes on. It runs on the writer's goroutine or under the read
+// lock. The member table's slices only grow, and what they hold is never written again: a
+// copy of their headers names every member of the span.
+func (s *Store) copyBoards() []boardCopy {
+	var boards []boardCopy
 	for _, b := range s.boards {
+		bc := boardCopy{id: b.cfg.ID, names: *b.members}
 		for _, w := range b.windows {
 			if w.w.IsRolling() {
+				bc.rolling = append(bc.rolling, rollingCopy{w.name, w.open[0].start, b.cfg.Subscore != nil})
 				continue
 			}
 			for _, sp := range w.open {
-				spans = append(spans, spanCopy{b.cfg.ID, w.name, sp.start, *b.members, sp.slots.clone()})
+				bc.spans = append(bc.spans, spanCopy{b.cfg.ID, w.name, sp.start, *b.members, sp.slots.clone()})
 			}
 		}
+		boards = append(boards, bc)
+	}
+	return boards
+}
+
+// copySpans copies the aggregates of every open period and all (copyBoards).
+func (s *Store) copySpans() []spanCopy {
+	var spans []spanCopy
+	for _, bc := range s.copyBoards() {
+		spans = append(spans, bc.spans...)
 	}
 	return spans
 }
 
-// startRewrite copies memory's aggregates of open periods and all, and makes the new file.
+// startRewrite copies memory's aggregates of open periods and all, takes the store's snapshot
+// for the rolling windows' buckets, and makes the new file.
 func (s *Store) startRewrite() (*cpRewrite, error) {
 	fs := s.opts.FS
 	f, err := fs.Create(fs.PathJoin(s.dir, cpTempName), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, err
 	}
-	return &cpRewrite{f: f, n: s.cpNo, asOf: s.seq, from: s.cpf.size, spans: s.copySpans(), done: make(chan error, 1)}, nil
+	return &cpRewrite{f: f, n: s.cpNo, asOf: s.seq, from: s.cpf.size, boards: s.copyBoards(), snap: s.db.NewSnapshot(), done: make(chan error, 1)}, nil
 }
 
 // write writes the copied aggregates into the new file, each counting every event up to
 // rw.asOf, in frames numbered rw.n: they count nothing that is not durable. Each board's are
-// a section (cpsection.go). It touches nothing the writer uses.
+// a section (cpsection.go): its members, its spans, then its rolling windows' buckets as the
+// snapshot holds them. It touches nothing the writer uses.
 func (rw *cpRewrite) write() error {
+	defer rw.snap.Close()
 	w := sectionWriter{c: cpFile{f: rw.f}, n: rw.n}
-	board := ""
-	for i := range rw.spans {
-		sc := &rw.spans[i]
-		if i == 0 || sc.board != board {
-			board = sc.board
-			w.members(board, &sc.names)
+	for i := range rw.boards {
+		bc := &rw.boards[i]
+		w.members(bc.id, &bc.names)
+		for j := range bc.spans {
+			w.span(&bc.spans[j], rw.asOf)
+			bc.spans[j] = spanCopy{} // done with: the copy goes as it is written
 		}
-		w.span(sc, rw.asOf)
-		rw.spans[i] = spanCopy{} // done with: the copy goes as it is written
+		for _, rc := range bc.rolling {
+			w.buckets(rw.snap, bc.id, rc, rw.asOf)
+		}
 	}
 	var err error
 	rw.size, err = w.finish()

@@ -3,9 +3,13 @@ package embedded
 import (
 	"encoding/binary"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/laurel/laurel"
 )
 
 // The checkpoint file's sections (cpfile.go): what a rewrite writes of a board. First its
@@ -20,16 +24,36 @@ import (
 //	cpMembers (key: the board's prefix): the board's member count, their ids' bytes, this
 //	record's first handle (uvarints), then ids (a uvarint length and the bytes each) to its end
 //	cpSpan (key: the span's prefix): the last sequence number its entries count (8 bytes), the
-//	span's entry count (uvarint), flags (cpSpanSubs), then entries to its end: the handle as a
-//	zigzag varint from the entry's before (0 the first's), score and reached_at as varints, and
-//	the subscore as a varint when flagged
+//	span's entry count (uvarint), flags (cpSpanSubs, cpSpanFrom), then entries to its end: the
+//	handle as a zigzag varint from the entry's before (0 the first's), score and reached_at as
+//	varints, and the subscore as a varint when flagged
 //
 // Handles name the members of the board's cpMembers records before them. A board's ids and a
 // span's entries take as many records as bodies of cpSectionBytes hold, so that each fits a
 // frame.
+//
+// Buckets. A rolling window's buckets are Pebble's (checkpoint.go), but scanning those of its
+// current span at Open, key by key, each decoded and its member found, was a third of an open.
+// So the file holds a copy of them: a rewrite writes, for each rolling window, a cpSpan record
+// flagged cpSpanFrom under the start of the window's current span, saying that the file holds
+// every bucket of the window from that start on, then each such bucket as Pebble holds it, as
+// a span's entries (the header's count is the bucket's, its sequence number the rewrite's);
+// an entry whose member the board's members record does not name (after a restart, one that
+// only older buckets hold, which Open never interned) as a keyed record. Every commit after that stores a bucket aggregate in
+// Pebble appends the same keyed record to its frame (txn.setAgg), in the order of its batch,
+// so that at each durable commit the file's buckets are Pebble's. A record that drops a
+// board's or a window's aggregates drops what the file holds of its buckets, and the window's
+// flag with them: a window added anew may find buckets in Pebble that its name had before,
+// which the file never held, so Open reads them from Pebble until the next rewrite (a board
+// made anew holds none: a commit that makes one writes the flag for its rolling windows).
+// Open merges a window's buckets from the file when the flag's start is not later than its
+// current span's at now, and scans Pebble otherwise (a file of earlier builds, a window
+// without the flag, a clock set back); a file without it for every rolling window is written
+// whole again once its sections' part has been appended (as a keyed file is).
 
 const (
 	cpSpanSubs     = 1       // a cpSpan's entries carry their subscores
+	cpSpanFrom     = 2       // a rolling window's: the file holds every bucket from this start on; no entries
 	cpSectionBytes = 1 << 20 // a section's record's body is cut once this large
 )
 
@@ -40,8 +64,19 @@ type sectionWriter struct {
 	p    []byte // the frame being filled
 	key  []byte
 	body []byte
-	rank []uint32 // by handle, its place in the board's members record; empty: the handle's own
-	err  error
+	// names and order are the board's members and their handles in the order of their ids'
+	// bytes (nil: the handles' own order); rank is by handle, its place in that order (empty:
+	// the handle's own).
+	names *members
+	order []uint32
+	rank  []uint32
+	// the entries being written (begin): their records' header, and the entry before
+	asOf    uint64
+	total   int
+	flags   byte
+	prev    int64
+	entries int
+	err     error
 }
 
 // record appends a record of kind to the frame, from w.key and w.body, and writes the frame
@@ -52,6 +87,11 @@ func (w *sectionWriter) record(kind byte) {
 	w.p = append(w.p, w.key...)
 	w.p = binary.AppendUvarint(w.p, uint64(len(w.body)))
 	w.p = append(w.p, w.body...)
+	w.flush()
+}
+
+// flush writes the frame once it is large enough.
+func (w *sectionWriter) flush() {
 	if len(w.p) >= cpFrameMax && w.err == nil {
 		w.err = w.c.appendFrame(w.n, w.p)
 		w.p = w.p[:0]
@@ -67,6 +107,7 @@ func (w *sectionWriter) members(board string, names *members) {
 	w.key = prefix(tagAgg, board)
 	count := names.count()
 	order := byName(names)
+	w.names, w.order = names, order
 	w.rank = w.rank[:0]
 	if order != nil {
 		w.rank = slices.Grow(w.rank, count)[:count]
@@ -137,33 +178,124 @@ func (w *sectionWriter) span(sc *spanCopy, asOf uint64) {
 	if sc.slots.subs != nil {
 		flags |= cpSpanSubs
 	}
-	head := func() {
-		w.body = appendU64(w.body[:0], asOf)
-		w.body = binary.AppendUvarint(w.body, uint64(sc.slots.n))
-		w.body = append(w.body, flags)
-	}
-	head()
-	prev, entries := int64(0), 0
+	w.begin(asOf, sc.slots.n, flags)
 	sc.slots.each(func(h uint32, v slot) {
 		if len(w.rank) > 0 {
 			h = w.rank[h]
 		}
-		w.body = binary.AppendVarint(w.body, int64(h)-prev)
-		w.body = binary.AppendVarint(w.body, v.score)
-		w.body = binary.AppendVarint(w.body, v.at)
-		if flags&cpSpanSubs != 0 {
-			w.body = binary.AppendVarint(w.body, v.sub)
-		}
-		prev, entries = int64(h), entries+1
-		if len(w.body) >= cpSectionBytes {
-			w.record(cpSpan)
-			head()
-			prev, entries = 0, 0
-		}
+		w.entry(h, v)
 	})
-	if entries > 0 {
+	w.end()
+}
+
+// begin starts the cpSpan records of w.key's entries: total of them, as flags say.
+func (w *sectionWriter) begin(asOf uint64, total int, flags byte) {
+	w.asOf, w.total, w.flags = asOf, total, flags
+	w.head()
+}
+
+func (w *sectionWriter) head() {
+	w.body = appendU64(w.body[:0], w.asOf)
+	w.body = binary.AppendUvarint(w.body, uint64(w.total))
+	w.body = append(w.body, w.flags)
+	w.prev, w.entries = 0, 0
+}
+
+// entry adds the entry of the member at place h of the members record.
+func (w *sectionWriter) entry(h uint32, v slot) {
+	w.body = binary.AppendVarint(w.body, int64(h)-w.prev)
+	w.body = binary.AppendVarint(w.body, v.score)
+	w.body = binary.AppendVarint(w.body, v.at)
+	if w.flags&cpSpanSubs != 0 {
+		w.body = binary.AppendVarint(w.body, v.sub)
+	}
+	w.prev, w.entries = int64(h), w.entries+1
+	if len(w.body) >= cpSectionBytes {
+		w.record(cpSpan)
+		w.head()
+	}
+}
+
+// end writes the entries left.
+func (w *sectionWriter) end() {
+	if w.entries > 0 {
 		w.record(cpSpan) // a span without entries has none, as with keyed records
 	}
+	w.entries = 0
+}
+
+// buckets writes rc's buckets from the start of its current span on, as r holds them ("Buckets"
+// above): the record that says so, then each bucket's entries, by the place of their members
+// in the board's members record. Both the bucket's keys and that record are in the order of
+// the ids' bytes, so each member is found a few comparisons after the one before (placeOf).
+func (w *sectionWriter) buckets(r pebble.Reader, board string, rc rollingCopy, asOf uint64) {
+	p := prefix(tagAgg, board, rc.window)
+	lo, hi := spanPrefix(tagAgg, board, rc.window, rc.from), upper(p)
+	counts := make(map[int64]int) // each bucket's entries, for the reader to lay them out once
+	if w.err == nil {
+		w.err = scanKeys(r, lo, hi, func(k []byte) { counts[readTime(k[len(p):])]++ })
+	}
+	flags := byte(0)
+	if rc.subs {
+		flags |= cpSpanSubs
+	}
+	w.p = appendCPFrom(w.p, board, rc.window, rc.from)
+	bucket, at := int64(noTime), 0
+	err := scan(r, lo, hi, func(k, v []byte) error {
+		if bs := readTime(k[len(p):]); bs != bucket {
+			w.end()
+			w.key = append(w.key[:0], k[:len(p)+8]...)
+			w.begin(asOf, counts[bs], flags)
+			bucket, at = bs, 0
+		}
+		a, err := decodeAgg(v)
+		if err != nil {
+			return err
+		}
+		i, ok := w.placeOf(unsafe.String(&k[len(p)+8], len(k)-len(p)-8), at)
+		if !ok {
+			w.p = appendCPKeyed(w.p, k, a, true, asOf)
+			w.flush()
+			return nil
+		}
+		at = i
+		w.entry(uint32(i), slot(a))
+		return w.err
+	})
+	w.end()
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// appendCPFrom appends to b the record that says the file holds every bucket of board's
+// rolling window from start on (cpSpanFrom).
+func appendCPFrom(b []byte, board, window string, start int64) []byte {
+	b = append(b, cpSpan)
+	b = binary.AppendUvarint(b, uint64(len(board)+len(window)+11))
+	b = appendTime(appendPrefix(b, tagAgg, board, window), start)
+	b = binary.AppendUvarint(b, 10)
+	return append(binary.AppendUvarint(appendU64(b, 0), 0), cpSpanFrom)
+}
+
+// placeOf returns the place of id in the board's members record, searching from place at on:
+// by steps that double, then a binary search of the last; false when the record does not name
+// it.
+func (w *sectionWriter) placeOf(id string, at int) (int, bool) {
+	n := w.names.count()
+	nameAt := func(i int) string {
+		if w.order != nil {
+			return w.names.name(w.order[i])
+		}
+		return w.names.name(uint32(i))
+	}
+	lo, step := at, 1 // every place below lo names an id below id
+	for lo < n && nameAt(min(lo+step, n)-1) < id {
+		lo, step = min(lo+step, n), 2*step
+	}
+	hi := min(lo+step, n)
+	i := lo + sort.Search(hi-lo, func(j int) bool { return nameAt(lo+j) >= id })
+	return i, i < n && nameAt(i) == id
 }
 
 // finish writes what is left as the last frame, and syncs the file. A file with no
@@ -358,6 +490,130 @@ func (ap *cpApplier) span(b *board, w *window, start int64, key, body []byte) er
 		}
 		return nil
 	})
+}
+
+// fileBuckets is what the checkpoint file holds of a rolling window's buckets: every one from
+// start from on, by handle.
+type fileBuckets struct {
+	from    int64
+	buckets map[int64]*slots
+}
+
+func (fb *fileBuckets) bucket(start int64) *slots {
+	sl := fb.buckets[start]
+	if sl == nil {
+		sl = &slots{}
+		fb.buckets[start] = sl
+	}
+	return sl
+}
+
+// bucket applies a record of w's buckets, of b: a section's (cpSpan), or a keyed record a
+// commit appended. One of a bucket before the file's start for the window is past.
+func (ap *cpApplier) bucket(b *board, w *window, r *cpRecord, k aggKeyParts) error {
+	if r.kind == cpSpan {
+		if len(k.member) > 0 {
+			return errCorrupt
+		}
+		return ap.bucketSection(b, w, k.start, r.body)
+	}
+	fb := ap.rolling[w]
+	if fb == nil || k.start < fb.from {
+		return nil
+	}
+	sl := fb.bucket(k.start)
+	member := unsafe.String(unsafe.SliceData(k.member), len(k.member)) // intern copies it
+	if r.kind == cpDel {
+		if h, ok := b.members.lookup(member); ok {
+			sl.del(h)
+		}
+		return nil
+	}
+	h := b.members.internAt(member, ap.hint)
+	ap.hint = h + 1
+	sl.set(h, slot(r.a), b.members.count())
+	return nil
+}
+
+// bucketSection applies a cpSpan record of w's bucket at start, or the one that says from
+// where the file holds w's buckets.
+func (ap *cpApplier) bucketSection(b *board, w *window, start int64, body []byte) error {
+	fm := ap.files[b] // nil before a board's first members record: its entries are corrupt
+	if ap.rolling == nil {
+		ap.rolling = make(map[*window]*fileBuckets)
+	}
+	handles := b.members.count()
+	var sl *slots
+	head := func(sh spanHead) error {
+		if sh.flags&cpSpanFrom != 0 {
+			ap.rolling[w] = &fileBuckets{from: start, buckets: make(map[int64]*slots)}
+			return nil
+		}
+		fb := ap.rolling[w]
+		if fb == nil || start < fb.from {
+			return errCorrupt // a rewrite writes the window's start first
+		}
+		if sl = fb.bucket(start); sl != ap.fillingBucket {
+			sl.layOut(int(min(sh.total, uint64(handles))), handles)
+			ap.fillingBucket = sl
+		}
+		return nil
+	}
+	return readSpan(body, head, func(fh uint32, v slot) error {
+		if fm == nil || sl == nil {
+			return errCorrupt
+		}
+		h, ok := fm.handle(fh)
+		if !ok {
+			return errCorrupt
+		}
+		sl.set(h, v, handles)
+		return nil
+	})
+}
+
+// span makes the rolling window's span [start, end) of b from the buckets in it, merged by
+// handle, each member's aggregates in the order of their buckets, as a scan of Pebble merges
+// them (recoverRolling). The largest bucket becomes the span, the others merged into it: the
+// merge is associative, and most entries are then not touched. Its tree is built once replay
+// has added what the span lacks (buildTrees).
+func (fb *fileBuckets) span(b *board, start, end int64) *span {
+	sp := &span{start: start, end: end}
+	var starts []int64
+	base := int64(noTime)
+	for bs, sl := range fb.buckets {
+		if bs >= start && bs < end && sl.n > 0 {
+			starts = append(starts, bs)
+			if base == noTime || sl.n > fb.buckets[base].n {
+				base = bs
+			}
+		}
+	}
+	if len(starts) == 0 {
+		return sp
+	}
+	slices.Sort(starts)
+	sp.slots = *fb.buckets[base]
+	handles := b.members.count()
+	for _, bs := range starts {
+		if bs == base {
+			continue
+		}
+		fb.buckets[bs].each(func(h uint32, v slot) {
+			a, in := toAgg(aggregate(v), true), laurel.Agg{}
+			if cur, ok := sp.slots.get(h); ok {
+				in = toAgg(aggregate(cur), true)
+			}
+			older, newer := a, in // a's bucket before the base
+			if bs > base {
+				older, newer = in, a
+			}
+			if c, err := laurel.Merge(b.cfg.Mode, b.cfg.Ordering(), older, newer); err == nil {
+				sp.slots.set(h, slot(fromAgg(c)), handles)
+			}
+		})
+	}
+	return sp
 }
 
 // reserve readies the table for n more ids of size bytes in all: it is resized once, not

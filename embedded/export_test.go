@@ -326,51 +326,82 @@ func SortFlatKeys(order laurel.Order, m Members, keys []rank.Key) {
 
 // KeyCheckpoints writes the checkpoint file in dir again as builds before sections wrote it
 // (cpsection.go): each entry of a section as a keyed record, the other records as they are,
-// in frames numbered as they were. It returns the entries it keyed.
+// in frames numbered as they were, but none of rolling windows' buckets (StripBuckets). It
+// returns the entries it keyed.
 func KeyCheckpoints(fs vfs.FS, dir string) (keyed int, err error) {
-	var out []byte
 	ids := make(map[string][]string) // by board, the ids its section named, by handle
-	err = eachCPFrame(fs, dir, func(n uint64, payload []byte) error {
+	err = rewriteCPFile(fs, dir, func(recs []byte, r *cpRecord, k aggKeyParts) ([]byte, error) {
+		switch r.kind {
+		case cpMembers:
+			board := string(k.board)
+			return recs, readMembers(r.body, func(membersHead) error { return nil },
+				func(id []byte) { ids[board] = append(ids[board], string(id)) })
+		case cpSpan:
+			var asOf uint64
+			err := readSpan(r.body, func(sh spanHead) error { asOf = sh.asOf; return nil }, func(h uint32, v slot) error {
+				recs = appendCPSet(recs, append(slices.Clone(r.key), ids[string(k.board)][h]...), aggregate(v), asOf)
+				keyed++
+				return nil
+			})
+			return recs, err
+		}
+		return appendCPRecord(recs, r), nil
+	})
+	return keyed, err
+}
+
+// StripBuckets writes the checkpoint file in dir again as builds before it held the rolling
+// windows' buckets wrote it: without their records (cpsection.go, "Buckets").
+func StripBuckets(fs vfs.FS, dir string) error {
+	return rewriteCPFile(fs, dir, func(recs []byte, r *cpRecord, _ aggKeyParts) ([]byte, error) {
+		return appendCPRecord(recs, r), nil
+	})
+}
+
+// rewriteCPFile writes the checkpoint file in dir again, each frame's records as fn appends
+// them, those of rolling windows left out: builds before it held their buckets wrote none.
+func rewriteCPFile(fs vfs.FS, dir string, fn func(recs []byte, r *cpRecord, k aggKeyParts) ([]byte, error)) error {
+	var out []byte
+	err := eachCPFrame(fs, dir, func(n uint64, payload []byte) error {
 		var recs []byte
 		err := eachCPRecord(payload, func(r *cpRecord) error {
 			k, err := parseAggKey(r.key)
 			if err != nil {
 				return err
 			}
-			switch r.kind {
-			case cpMembers:
-				board := string(k.board)
-				return readMembers(r.body, func(membersHead) error { return nil },
-					func(id []byte) { ids[board] = append(ids[board], string(id)) })
-			case cpSpan:
-				var asOf uint64
-				return readSpan(r.body, func(sh spanHead) error { asOf = sh.asOf; return nil }, func(h uint32, v slot) error {
-					recs = appendCPSet(recs, append(slices.Clone(r.key), ids[string(k.board)][h]...), aggregate(v), asOf)
-					keyed++
-					return nil
-				})
-			case cpSet:
-				recs = appendCPSet(recs, r.key, r.a, r.asOf)
-			default:
-				recs = append(append(append(recs, r.kind), binary.AppendUvarint(nil, uint64(len(r.key)))...), r.key...)
+			if w, err := laurel.ParseWindow(string(k.window)); k.hasWindow && err == nil && w.IsRolling() {
+				return nil
 			}
-			return nil
+			recs, err = fn(recs, r, k)
+			return err
 		})
 		out = appendFrame(out, n, recs)
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	f, err := fs.Create(fs.PathJoin(dir, cpFileName), vfs.WriteCategoryUnspecified)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer f.Close()
 	if _, err := f.Write(out); err != nil {
-		return 0, err
+		return err
 	}
-	return keyed, f.Sync()
+	return f.Sync()
+}
+
+// appendCPRecord appends r to recs as it was read.
+func appendCPRecord(recs []byte, r *cpRecord) []byte {
+	switch r.kind {
+	case cpSet:
+		return appendCPKeyed(recs, r.key, r.a, true, r.asOf)
+	case cpMembers, cpSpan:
+		recs = append(append(append(recs, r.kind), binary.AppendUvarint(nil, uint64(len(r.key)))...), r.key...)
+		return append(binary.AppendUvarint(recs, uint64(len(r.body))), r.body...)
+	}
+	return append(append(append(recs, r.kind), binary.AppendUvarint(nil, uint64(len(r.key)))...), r.key...)
 }
 
 // CheckpointSections counts the records of sections (cpMembers, cpSpan) in the checkpoint
@@ -415,13 +446,7 @@ func eachCPFrame(fs vfs.FS, dir string, fn func(n uint64, payload []byte) error)
 // appendCPSet appends to b the keyed record that sets the aggregate of key k, as a rewrite
 // wrote each before sections.
 func appendCPSet(b, k []byte, a aggregate, asOf uint64) []byte {
-	kind := byte(cpSet)
-	if a.sub != 0 {
-		kind = cpSetSub
-	}
-	b = append(b, kind)
-	b = binary.AppendUvarint(b, uint64(len(k)))
-	return appendCPValue(append(b, k...), a, asOf)
+	return appendCPKeyed(b, k, a, true, asOf)
 }
 
 // InBackground runs fn on n goroutines at once, each lowered as the store's background work
@@ -436,3 +461,7 @@ func InBackground(n int, fn func()) {
 	}
 	wg.Wait()
 }
+
+// BucketsFromFile counts the rolling windows whose current span Open made from the checkpoint
+// file's copy of their buckets.
+func (s *Store) BucketsFromFile() int { return int(s.bucketsFromFile.Load()) }

@@ -258,6 +258,19 @@ func scan(r pebble.Reader, lower, upper []byte, fn func(k, v []byte) error) erro
 	return it.Close()
 }
 
+// scanKeys calls fn for each key with lower ≤ key < upper, in order, valid only during the
+// call; values are not read.
+func scanKeys(r pebble.Reader, lower, upper []byte, fn func(k []byte)) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		fn(it.Key())
+	}
+	return it.Close()
+}
+
 // scanPrefix scans every record whose key begins with p.
 func scanPrefix(r pebble.Reader, p []byte, fn func(k, v []byte) error) error {
 	return scan(r, p, upper(p), fn)

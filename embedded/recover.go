@@ -77,20 +77,22 @@ func (s *Store) recover() error {
 		if err := s.recoverTagged(b); err != nil {
 			return err
 		}
-		stored, err := s.recoverWindows(b, now, asOf, false)
+		stored, err := s.recoverWindows(b, now, asOf, nil, false)
 		if err != nil {
 			return err
 		}
 		legacy = legacy || stored
 		s.boards[cfg.ID] = b
 	}
-	if err := s.recoverCheckpoints(asOf); err != nil {
+	files, err := s.recoverCheckpoints(asOf)
+	if err != nil {
 		return fmt.Errorf("reading the checkpoint file: %w", err)
 	}
-	// Rolling windows last: their buckets' members are then nearly all interned, found in
-	// member order (windowScan.handle).
+	// Rolling windows last: from the buckets the checkpoint file holds, or else from the
+	// store's, whose members are then nearly all interned, found in member order
+	// (windowScan.handle).
 	for _, b := range s.boards {
-		if _, err := s.recoverWindows(b, now, asOf, true); err != nil {
+		if _, err := s.recoverWindows(b, now, asOf, files, true); err != nil {
 			return err
 		}
 	}
@@ -127,8 +129,9 @@ func (s *Store) recover() error {
 // among those and noting the few it does not find, which are interned once they are done.
 // Scanning the stored aggregates is most of an open, and nothing else runs meanwhile. It
 // recovers every window but the rolling windows' spans, or (rolling set) those alone, and
-// reports whether the store held aggregates of open periods or all.
-func (s *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, rolling bool) (stored bool, err error) {
+// reports whether the store held aggregates of open periods or all. files holds the rolling
+// windows' buckets that the checkpoint file holds.
+func (s *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, files map[*window]*fileBuckets, rolling bool) (stored bool, err error) {
 	windows := b.windows
 	if rolling {
 		windows = slices.DeleteFunc(slices.Clone(windows), func(w *window) bool { return !w.w.IsRolling() })
@@ -137,7 +140,7 @@ func (s *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, roll
 		return false, nil
 	}
 	first := max(slices.IndexFunc(windows, func(w *window) bool { return w.w.Kind == laurel.WindowAll }), 0)
-	sc := &windowScan{intern: true, rolling: rolling, asOf: asOf}
+	sc := &windowScan{intern: true, rolling: rolling, files: files, asOf: asOf}
 	if err := s.recoverWindow(b, windows[first], now, sc); err != nil {
 		return false, err
 	}
@@ -145,7 +148,7 @@ func (s *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, roll
 	rest := slices.Delete(slices.Clone(windows), first, first+1)
 	var scans []*windowScan
 	onCores(len(rest), func() func(int) {
-		sc := &windowScan{rolling: rolling, asOf: make(map[string]uint64)}
+		sc := &windowScan{rolling: rolling, files: files, asOf: make(map[string]uint64)}
 		scans = append(scans, sc)
 		return func(i int) {
 			if sc.err == nil {
@@ -168,10 +171,11 @@ func (s *Store) recoverWindows(b *board, now int64, asOf map[string]uint64, roll
 
 // windowScan is what the recovery of windows carries from one window to the next.
 type windowScan struct {
-	intern   bool              // intern the members read; else find them, noting in missed those not yet interned
-	rolling  bool              // recover rolling windows' spans alone (recoverWindows)
-	asOf     map[string]uint64 // the aggregates that count events from where replay starts (recover)
-	gathered []handleSlot      // a span's entries, read before they are set (slots.load)
+	intern   bool                     // intern the members read; else find them, noting in missed those not yet interned
+	rolling  bool                     // recover rolling windows' spans alone (recoverWindows)
+	files    map[*window]*fileBuckets // the rolling windows' buckets the checkpoint file holds
+	asOf     map[string]uint64        // the aggregates that count events from where replay starts (recover)
+	gathered []handleSlot             // a span's entries, read before they are set (slots.load)
 	missed   []missedEntry
 	stored   bool // it read aggregates of open periods or all
 	err      error
@@ -219,6 +223,11 @@ func onCores(n int, newWorker func() func(i int)) {
 func (s *Store) recoverWindow(b *board, w *window, now int64, sc *windowScan) error {
 	if sc.rolling {
 		start, end := b.cfg.Calendar().Span(w.w, time.UnixMilli(now))
+		if fb := sc.files[w]; fb != nil && fb.from <= start.UnixMilli() {
+			w.open = []*span{fb.span(b, start.UnixMilli(), end.UnixMilli())}
+			s.bucketsFromFile.Add(1)
+			return nil
+		}
 		sp, err := s.recoverRolling(b, w, start.UnixMilli(), end.UnixMilli(), sc)
 		w.open = []*span{sp}
 		return err

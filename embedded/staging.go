@@ -63,7 +63,7 @@ func (s *staged) SetAgg(i int, sp laurel.AggSpan, member string, a laurel.Agg) e
 	switch {
 	case known:
 	case w.w.IsRolling() && !sp.Current: // an older bucket's, in the store alone
-		s.tx.del(aggKey(s.b.cfg.ID, w.name, sp.Start, member))
+		s.tx.setAgg(aggKey(s.b.cfg.ID, w.name, sp.Start, member), aggregate{}, false, 0)
 		return nil
 	default:
 		return nil // nothing to remove

@@ -139,6 +139,9 @@ type Store struct {
 	// rewriting is the rewrite of the checkpoint file in progress; nil when none is. Its
 	// done answers once it is written. The writer's.
 	rewriting *cpRewrite
+	// bucketsFromFile counts the rolling windows whose current span Open made from the
+	// checkpoint file's copy of their buckets (cpsection.go), not from the store's.
+	bucketsFromFile atomic.Int32
 	// moved are the key ranges of aggregates that Open moved from the store to the
 	// checkpoint file (a store written before it, or imported), compacted away once it serves.
 	moved   [][2][]byte

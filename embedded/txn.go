@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/laurel/laurel"
@@ -47,9 +48,15 @@ type txn struct {
 	moved   bool // one of them that may move any member's entries: all but a profile's
 
 	// cpRecs are the records of the checkpoint file the commit appends (cpfile.go): the
-	// aggregates of open periods and all it stores, and what it drops of them.
+	// aggregates of open periods and all it stores, and what it drops of them, and the copy
+	// of its bucket writes (setAgg).
 	cpRecs  []byte
 	cpFrame *cpFrameWrite // the first of cpRecs, being written (startCheckpoints)
+	// held are the records a group's txn stages while an operation of it stages (a bucket
+	// retired: retireBucket): the group's batch holds their writes before the operation's, so
+	// they go before the operation's records when it merges (staging says one is).
+	held    []byte
+	staging bool
 
 	logged []loggedEvent // the events applied, for the group's log record (eventlog.go)
 	points []pointRecord // history points of earlier groups, for the log
@@ -148,6 +155,7 @@ func (s *Store) newTxn(now int64) *txn {
 // records and events to the group's own lists, past their ends: merging it only moves the
 // ends, and a failure leaves them where they were (what it appended is written over).
 func (tx *txn) child() *txn {
+	tx.staging = true
 	return &txn{e: tx.e, now: tx.now, parent: tx, batch: tx.e.db.NewBatch(), seq: tx.seq, touched: make(map[*board]bool),
 		memUndo: tx.e.spare.memUndo[:0], idsUndo: tx.e.spare.idsUndo[:0],
 		after: tx.after, cpRecs: tx.cpRecs, logged: tx.logged, points: tx.points, from: tx.ends()}
@@ -192,6 +200,11 @@ func (tx *txn) mergeInto(p *txn) {
 	if p.ends() != tx.from {
 		panic("embedded: a group's lists changed while an operation staged into them")
 	}
+	if p.staging = false; len(p.held) > 0 {
+		own := slices.Clone(tx.cpRecs[tx.from.cpRecs:])
+		tx.cpRecs = append(append(tx.cpRecs[:tx.from.cpRecs], p.held...), own...)
+		p.held = p.held[:0]
+	}
 	p.after, p.cpRecs, p.logged, p.points = tx.after, tx.cpRecs, tx.logged, tx.points
 	p.breaks = append(p.breaks, len(p.after))
 	if tx.erase != nil {
@@ -215,6 +228,7 @@ func (tx *txn) undo() {
 	// What it appended past the group's ends holds nothing of use, only pointers.
 	clear(tx.after[len(g.after):])
 	clear(tx.logged[len(g.logged):])
+	g.staging, g.cpRecs, g.held = false, append(g.cpRecs, g.held...), g.held[:0]
 }
 
 // release gives the txn's overlay, emptied, for the next groups once the group is committed,
@@ -464,14 +478,26 @@ func (tx *txn) entrySet(b *board, w *window, start, end int64, h uint32, member 
 	tx.queue(b, change{kind: changeLane + int8(w.lane), set: set})
 }
 
-// setAgg stages a stored aggregate that counts every event up to the sequence number asOf,
-// or its removal.
+// setAgg stages a rolling window's bucket aggregate that counts every event up to the
+// sequence number asOf, or its removal: in the store, and the same in the checkpoint file's
+// copy of the buckets (cpsection.go, "Buckets"), in the order of the batch.
 func (tx *txn) setAgg(k []byte, a aggregate, present bool, asOf uint64) {
 	if present {
 		tx.set(k, encodeAggAsOf(a, asOf))
 	} else {
 		tx.del(k)
 	}
+	if tx.staging {
+		tx.held = appendCPKeyed(tx.held, k, a, present, asOf)
+	} else {
+		tx.cpRecs = appendCPKeyed(tx.cpRecs, k, a, present, asOf)
+	}
+}
+
+// bucketsFrom stages, in the checkpoint file, that it holds every bucket of board's rolling
+// window from start on: a board made anew has none in the store.
+func (tx *txn) bucketsFrom(board, window string, start int64) {
+	tx.cpRecs = appendCPFrom(tx.cpRecs, board, window, start)
 }
 
 // spanAgg stages, in the checkpoint file, an aggregate of an open period or all that counts
