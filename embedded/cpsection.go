@@ -3,7 +3,6 @@ package embedded
 import (
 	"encoding/binary"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unsafe"
@@ -195,10 +194,14 @@ func (w *sectionWriter) begin(asOf uint64, total int, flags byte) {
 }
 
 func (w *sectionWriter) head() {
-	w.body = appendU64(w.body[:0], w.asOf)
-	w.body = binary.AppendUvarint(w.body, uint64(w.total))
-	w.body = append(w.body, w.flags)
+	w.body = appendSpanHead(w.body[:0], w.asOf, w.total, w.flags)
 	w.prev, w.entries = 0, 0
+}
+
+// appendSpanHead appends a cpSpan record's head to b: the last sequence number its entries
+// count, how many the span has, its flags (readSpan reads it).
+func appendSpanHead(b []byte, asOf uint64, total int, flags byte) []byte {
+	return append(binary.AppendUvarint(appendU64(b, asOf), uint64(total)), flags)
 }
 
 // entry adds the entry of the member at place h of the members record.
@@ -274,13 +277,13 @@ func appendCPFrom(b []byte, board, window string, start int64) []byte {
 	b = append(b, cpSpan)
 	b = binary.AppendUvarint(b, uint64(len(board)+len(window)+11))
 	b = appendTime(appendPrefix(b, tagAgg, board, window), start)
-	b = binary.AppendUvarint(b, 10)
-	return append(binary.AppendUvarint(appendU64(b, 0), 0), cpSpanFrom)
+	var head [10]byte
+	body := appendSpanHead(head[:0], 0, 0, cpSpanFrom) // a head alone: it has no entries
+	return append(binary.AppendUvarint(b, uint64(len(body))), body...)
 }
 
-// placeOf returns the place of id in the board's members record, searching from place at on:
-// by steps that double, then a binary search of the last; false when the record does not name
-// it.
+// placeOf returns the place of id in the board's members record, searching from place at on
+// (gallop); false when the record does not name it.
 func (w *sectionWriter) placeOf(id string, at int) (int, bool) {
 	n := w.names.count()
 	nameAt := func(i int) string {
@@ -289,12 +292,7 @@ func (w *sectionWriter) placeOf(id string, at int) (int, bool) {
 		}
 		return w.names.name(uint32(i))
 	}
-	lo, step := at, 1 // every place below lo names an id below id
-	for lo < n && nameAt(min(lo+step, n)-1) < id {
-		lo, step = min(lo+step, n), 2*step
-	}
-	hi := min(lo+step, n)
-	i := lo + sort.Search(hi-lo, func(j int) bool { return nameAt(lo+j) >= id })
+	i := gallop(at, n, func(i int) bool { return nameAt(i) < id })
 	return i, i < n && nameAt(i) == id
 }
 

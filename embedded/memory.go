@@ -114,9 +114,8 @@ func (m *members) internAt(id string, hint uint32) uint32 {
 	return m.intern(id) // one hash and probe, whether id is new or not
 }
 
-// seek finds id at hint, or among the ordered handles shortly after it (up to seekSpan): by
-// steps that double until one reaches an id not below it, then a binary search of the last
-// step; false if it is not there.
+// seek finds id at hint, or among the ordered handles shortly after it (up to seekSpan,
+// gallop); false if it is not there.
 func (m *members) seek(id string, hint uint32) (uint32, bool) {
 	if int(hint) >= m.count() {
 		return 0, false
@@ -125,18 +124,22 @@ func (m *members) seek(id string, hint uint32) (uint32, bool) {
 	if c >= 0 || hint+1 >= m.ordered {
 		return hint, c == 0
 	}
-	lo := hint // name(lo) < id
-	for step := uint32(1); step <= seekSpan; step *= 2 {
-		hi := min(lo+step, m.ordered-1)
-		if m.name(hi) >= id {
-			h := lo + 1 + uint32(sort.Search(int(hi-lo), func(i int) bool { return m.name(lo+1+uint32(i)) >= id }))
-			return h, m.name(h) == id
-		}
-		if lo = hi; hi == m.ordered-1 {
-			return 0, false
-		}
+	n := min(int(hint)+2*seekSpan, int(m.ordered))
+	h := gallop(int(hint)+1, n, func(i int) bool { return m.name(uint32(i)) < id })
+	return uint32(h), h < n && m.name(uint32(h)) == id
+}
+
+// gallop returns the first place i in [lo, n) that is not below (n when there is none), every
+// place before lo being below: by steps from lo that double until one reaches a place not
+// below, then a binary search of the last step. What it looks for near lo costs a few
+// comparisons, whatever n is.
+func gallop(lo, n int, below func(i int) bool) int {
+	step := 1
+	for lo < n && below(min(lo+step, n)-1) {
+		lo, step = min(lo+step, n), 2*step
 	}
-	return 0, false
+	hi := min(lo+step, n)
+	return lo + sort.Search(hi-lo, func(j int) bool { return !below(lo + j) })
 }
 
 // seekSpan is how far after its hint seek looks: a bucket holding one member in a thousand
