@@ -26,6 +26,11 @@ type board struct {
 	// rate holds the times of the members' events while the board's guard has a rate rule
 	// (rate.go); the writer's alone.
 	rate *rateTimes
+	// topNames keeps the ids and names publishTops looked up for the board's published tops,
+	// valid while the store's topGen is topNamesGen (a profile changes only with a new one);
+	// the writer's alone.
+	topNames    map[uint32]memberName
+	topNamesGen uint64
 }
 
 // window is what memory holds of one window of a board.

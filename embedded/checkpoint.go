@@ -218,7 +218,7 @@ func (s *Store) checkpoint(tx *txn, all bool) {
 		return // nothing new; with nothing in the log, where replay starts does not matter
 	}
 	tx.set([]byte{tagReplay}, appendU64(nil, from))
-	tx.onCommitFree(nil, func() { s.cp.replayFrom = from })
+	tx.onCommitBooks(func() { s.cp.replayFrom = from })
 }
 
 // entry returns where t's aggregates are in memory: its span's or bucket's start and slots.

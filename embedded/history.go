@@ -259,7 +259,7 @@ func (s *Store) stageHistory(tx *txn) {
 	tx.points = append(tx.points, points...)
 	tx.historyPoints += len(points)
 	s.history = s.history[:0]
-	tx.onCommitFree(nil, func() {
+	tx.onCommitBooks(func() {
 		for _, p := range points {
 			s.recent.setPoint(p.seq, s.logNo) // the record the commit just wrote
 		}

@@ -50,6 +50,11 @@ func TestPublishedTops(t *testing.T) {
 	}
 	same("after writes", true)
 
+	// A write to another board leaves this board's views: it changes nothing they show.
+	putBoard(t, e, "other", laurel.BoardSpec{Windows: []string{"all"}})
+	submit(t, e, laurel.Event{Board: "other", Member: "m001", Value: 5})
+	same("after a write to another board", true)
+
 	top, _ := e.Page(ctx, laurel.Query{Board: "b", Window: "all"}, 0, 1, laurel.ScoreRange{})
 	leader := top.Entries[0].Member
 	if _, err := e.PutProfile(ctx, leader, laurel.ProfileSpec{Name: ptr("Renamed")}); err != nil {

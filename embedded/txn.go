@@ -26,6 +26,9 @@ type txn struct {
 
 	mem      map[memKey]memVal // aggregates in in-memory spans and rolling buckets; the group's
 	ids      map[string]idVal  // the group's
+	// memPeak and idsPeak are the most entries mem and ids held before this group, when
+	// they were spares: what clearing them costs (spareMap).
+	memPeak, idsPeak int
 	profiles map[string]*profile
 	seq      uint64
 	// memUndo and idsUndo are an operation's undo log: what its writes replaced in the
@@ -236,7 +239,7 @@ func (tx *txn) undo() {
 // writer alone makes and drops txns.
 func (tx *txn) release() {
 	if tx.parent == nil {
-		tx.e.spare.put(tx.mem, tx.ids)
+		tx.e.spare.put(tx.mem, tx.memPeak, tx.ids, tx.idsPeak)
 		tx.e.spare.keepLists(tx)
 	} else {
 		tx.e.spare.keepUndo(tx.memUndo, tx.idsUndo)
@@ -259,20 +262,36 @@ func (tx *txn) discard() {
 // group's events at once (some 1 MiB at 2048 events), some 40 times a second; made anew, they
 // were a quarter of the bytes the server allocated. It keeps the operations' undo logs too.
 type spareOverlays struct {
-	mem     []map[memKey]memVal
-	ids     []map[string]idVal
+	mem     []spareMap[memKey, memVal]
+	ids     []spareMap[string, idVal]
 	memUndo []undoEntry[memKey, memVal]
 	idsUndo []undoEntry[string, idVal]
 	lists   spareLists
+	// recent follows the overlays' size hints: the largest of late, decaying by a 64th a
+	// group, so that a spare grown in a burst is dropped once the groups stay small.
+	recent int
 }
 
-func (s *spareOverlays) memMap(hint int) map[memKey]memVal { return take(&s.mem, hint) }
+// spareMap is a spare overlay and the most entries it ever held. A map does not shrink, and
+// clearing it costs its capacity, not its entries: one grown by a preload's groups of 2 048
+// events and cleared after each paced group of 100 cost 5% of the server's CPU.
+type spareMap[K comparable, V any] struct {
+	m    map[K]V
+	peak int
+}
 
-func (s *spareOverlays) idsMap(hint int) map[string]idVal { return take(&s.ids, hint) }
+func (s *spareOverlays) memMap(hint int) (map[memKey]memVal, int) {
+	s.recent = max(hint, s.recent-s.recent/64)
+	return take(&s.mem, hint, s.recent)
+}
 
-func (s *spareOverlays) put(mem map[memKey]memVal, ids map[string]idVal) {
-	give(&s.mem, mem)
-	give(&s.ids, ids)
+func (s *spareOverlays) idsMap(hint int) (map[string]idVal, int) {
+	return take(&s.ids, hint, s.recent/overlayPerEvent)
+}
+
+func (s *spareOverlays) put(mem map[memKey]memVal, memPeak int, ids map[string]idVal, idsPeak int) {
+	give(&s.mem, mem, memPeak)
+	give(&s.ids, ids, idsPeak)
 }
 
 // keepUndo keeps an operation's undo logs, unless they grew past what four groups of the
@@ -315,26 +334,35 @@ func (s *spareOverlays) keepLists(tx *txn) {
 
 // spareMaps is how many maps of a kind spareOverlays keeps; spareEvents is four groups of the
 // most events, and spareEntries the most entries a map or list it keeps may have held (a map
-// does not shrink) for that many.
+// does not shrink) for that many. A spare map is taken while it held at most spareOver times
+// the recent hints, or spareSmall entries, which cost little to clear.
 const (
 	spareMaps    = 4
 	spareEvents  = 4 * 2048
 	spareEntries = spareEvents * overlayPerEvent
+	spareOver    = 2
+	spareSmall   = 1024
 )
 
-func take[K comparable, V any](spare *[]map[K]V, hint int) map[K]V {
-	if n := len(*spare); n > 0 {
-		m := (*spare)[n-1]
+// take returns a spare map, emptied, and the most entries it held; or, when there is none
+// near recent's size, a new one made for hint entries. A spare too large is dropped.
+func take[K comparable, V any](spare *[]spareMap[K, V], hint, recent int) (map[K]V, int) {
+	for n := len(*spare); n > 0; n-- {
+		sm := (*spare)[n-1]
 		*spare = (*spare)[:n-1]
-		return m
+		if sm.peak <= max(spareOver*recent, spareSmall) {
+			return sm.m, sm.peak
+		}
 	}
-	return make(map[K]V, hint)
+	return make(map[K]V, hint), 0
 }
 
-func give[K comparable, V any](spare *[]map[K]V, m map[K]V) {
-	if m != nil && len(m) <= spareEntries && len(*spare) < spareMaps {
+// give keeps m, emptied, unless it grew past spareEntries; peak is the most it held before.
+func give[K comparable, V any](spare *[]spareMap[K, V], m map[K]V, peak int) {
+	peak = max(peak, len(m))
+	if m != nil && peak <= spareEntries && len(*spare) < spareMaps {
 		clear(m)
-		*spare = append(*spare, m)
+		*spare = append(*spare, spareMap[K, V]{m, peak})
 	}
 }
 
@@ -355,6 +383,11 @@ func (tx *txn) onCommit(b *board, f func()) { tx.queue(b, change{f: f, kind: cha
 
 // onCommitFree queues a change that touches no window's spans or buckets (lanes.go).
 func (tx *txn) onCommitFree(b *board, f func()) { tx.queue(b, change{f: f, kind: changeFree}) }
+
+// onCommitBooks queues a change to the store's own books (where a history point's record
+// is, where a replay starts) that no board's entries, names or views see: unlike a change of
+// no board, it withdraws no published top and tells no watcher anything changed.
+func (tx *txn) onCommitBooks(f func()) { tx.after = append(tx.after, change{f: f, kind: changeFree}) }
 
 func (tx *txn) queue(b *board, c change) {
 	tx.after = append(tx.after, c)
@@ -433,7 +466,7 @@ func (tx *txn) get(k memKey) (memVal, bool) {
 func (tx *txn) put(k memKey, v slot, present bool) {
 	g := tx.group()
 	if g.mem == nil {
-		g.mem = g.e.spare.memMap(g.sizeHint)
+		g.mem, g.memPeak = g.e.spare.memMap(g.sizeHint)
 	}
 	stageIn(g.mem, undoLog(tx, &tx.memUndo), k, memVal{v, present})
 }
@@ -619,7 +652,7 @@ func (tx *txn) idSet(board string, ev event, present bool) {
 	g := tx.group()
 	g.keyBuf = appendKey(g.keyBuf[:0], tagID, board, ev.id)
 	if g.ids == nil {
-		g.ids = g.e.spare.idsMap(g.sizeHint / overlayPerEvent)
+		g.ids, g.idsPeak = g.e.spare.idsMap(g.sizeHint / overlayPerEvent)
 	}
 	stageIn(g.ids, undoLog(tx, &tx.idsUndo), string(g.keyBuf), idVal{ev, present})
 	if present {
