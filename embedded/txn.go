@@ -24,13 +24,13 @@ type txn struct {
 	parent *txn
 	batch  *pebble.Batch
 
-	mem map[memKey]memVal // aggregates in in-memory spans and rolling buckets; the group's
-	ids map[string]idVal  // the group's
+	mem      map[memKey]memVal // aggregates in in-memory spans and rolling buckets; the group's
+	ids      map[string]idVal  // the group's
+	profiles map[string]*profile
+	seq      uint64
 	// memPeak and idsPeak are the most entries mem and ids held before this group, when
 	// they were spares: what clearing them costs (spareMap).
 	memPeak, idsPeak int
-	profiles         map[string]*profile
-	seq              uint64
 	// memUndo and idsUndo are an operation's undo log: what its writes replaced in the
 	// group's overlay, oldest first.
 	memUndo []undoEntry[memKey, memVal]
