@@ -11,11 +11,14 @@ package embedded
 
 // releaseCMemory hands the pages the C allocator holds free back to the system, on a
 // goroutine of its own that Close waits for; a release under way makes another unneeded.
+// glibc's walk of its arenas is 4% of the server's CPU paced at 5 000 events a second at 1M
+// members, in bursts after each seal, so it runs below the requests, as seals do.
 func (s *Store) releaseCMemory() {
 	if !s.releasing.CompareAndSwap(false, true) {
 		return
 	}
 	s.loading.Go(func() {
+		inBackground()
 		defer s.releasing.Store(false)
 		releaseFreePages()
 	})
