@@ -175,6 +175,14 @@ func TestWatch(t *testing.T) {
 	if got, n := last(); n == 0 || !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("after a submit to a and b: %v (%d calls)", got, n)
 	}
+	// The next commits carry the history points of the ones before: the store's own books,
+	// which show on no board.
+	for i := range 3 {
+		submit(t, e, laurel.Event{Board: "b", Member: "y", Value: 1})
+		if got, n := last(); !slices.Equal(got, []string{"b"}) {
+			t.Fatalf("after submit %d to b alone: %v (%d calls), want [b]", i+2, got, n)
+		}
+	}
 	name := "X"
 	if _, err := e.PutProfile(ctx, "x", laurel.ProfileSpec{Name: &name}); err != nil {
 		t.Fatal(err)
