@@ -197,6 +197,16 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 // be at the store's version.
 func (b *boardStep) asks(stepped []int) shardindex.Asks {
 	a := shardindex.Asks{Read: b.reads, Count: b.priorKeys()}
+	if stepped == nil {
+		// After the steps: each read's entry as they left it, looked for first. A member has
+		// one entry in a set, so an entry found is the member's, whatever wrote it.
+		a.Read = slices.Clone(b.reads)
+		for k := range a.Read {
+			if v := b.aggs[b.readKeys[k]]; v.present {
+				a.Read[k].Expect, a.Read[k].Score, a.Read[k].Sub, a.Read[k].At = true, v.score, v.sub, v.at
+			}
+		}
+	}
 	for i, sh := range b.shards {
 		if !slices.Contains(stepped, i) {
 			a.Floors = append(a.Floors, shardindex.Floor{Shard: i, Version: sh.version})

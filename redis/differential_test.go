@@ -340,6 +340,14 @@ func (g *gen) asks(b *modelBoard, changes []shardindex.Change) shardindex.Asks {
 			c := changes[r.IntN(len(changes))]
 			rd = shardindex.Read{Set: c.Set, Member: c.Member}
 		}
+		switch r.IntN(3) { // an entry expected: the member's own, or one it does not have
+		case 0:
+			if p, ok := b.sets[rd.Set][rd.Member]; ok {
+				rd.Expect, rd.Score, rd.Sub, rd.At = true, p.score, p.sub, p.at
+			}
+		case 1:
+			rd.Expect, rd.Score, rd.Sub, rd.At = true, g.score(), g.sub(b.order), g.at()
+		}
 		reads = append(reads, rd)
 	}
 	for range r.IntN(4) {

@@ -124,7 +124,12 @@ func appendAsks(args []string, l *keyList, k keys, count int, order laurel.Order
 	args = append(args, strconv.Itoa(len(reads)))
 	for _, r := range reads {
 		name := setName(r.Set)
-		args = append(args, l.add(k.zset(name)), l.add(k.hash(shardindex.ShardOf(r.Member, count), name)), r.Member)
+		guess := ""
+		if r.Expect {
+			p, n := encodePrefix(order, laurel.Key{Score: r.Score, Sub: r.Sub, At: r.At})
+			guess = string(p[:n])
+		}
+		args = append(args, l.add(k.zset(name)), l.add(k.hash(shardindex.ShardOf(r.Member, count), name)), r.Member, guess)
 	}
 	args = append(args, strconv.Itoa(len(counts)))
 	for _, c := range counts {
@@ -216,7 +221,7 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 		changes[i] = num(c.Set)
 	}
 
-	args := make([]string, 0, 15+len(names)+len(drops)+3*len(changes)+2*len(u.Floors)+3*len(u.Read)+2*len(u.Count))
+	args := make([]string, 0, 15+len(names)+len(drops)+3*len(changes)+2*len(u.Floors)+4*len(u.Read)+2*len(u.Count))
 	hasState, state, channel := "0", "", x.channel
 	if u.Quiet {
 		channel = ""

@@ -34,9 +34,10 @@ end
 // any read or count is asked; answer skips it), then floors: their number, then for each a
 // shard and a version it must be at least at (a shard whose steps the caller knows the store
 // committed), else the reply is -1 and the shards below theirs. Then the reads: their
-// number, then for each the KEYS numbers of its zset and of its member's shard's hash, and the
-// member; reply: 1, then for each its rank (from 1; 0 when absent) and its prefix ("" when
-// absent). Then the counts: their number, then for each the KEYS number of its zset and an
+// number, then for each the KEYS numbers of its zset and of its member's shard's hash, the
+// member, and the prefix the caller expects it at ("": none; tried before the hash, which
+// only a member that moved since needs); reply: 1, then for each its rank (from 1; 0 when
+// absent) and its prefix ("" when absent). Then the counts: their number, then for each the KEYS number of its zset and an
 // exclusive lex bound; reply: how many members sort before the bound. known maps a hash's key
 // to the prefixes a step just gave its members ("": removed), so that a read of a member the
 // step changed costs no HGET. The KEYS numbers are keys of the table key as they come, so
@@ -57,11 +58,18 @@ local function answer(p, known)
   local out = {1}
   n = tonumber(ARGV[p]); p = p + 1
   for i = 1, n do
-    local z, h, m = key[ARGV[p]], key[ARGV[p+1]], ARGV[p+2]; p = p + 3
+    local z, h, m, g = key[ARGV[p]], key[ARGV[p+1]], ARGV[p+2], ARGV[p+3]; p = p + 4
     local t = known[h]
     local k = t and t[m]
-    if k == nil then k = redis.call('HGET', h, m) elseif k == '' then k = false end
-    local r = k and redis.call('ZRANK', z, k .. m)
+    local r = false
+    if k == nil and g ~= '' then
+      r = redis.call('ZRANK', z, g .. m)
+      if r then k = g end
+    end
+    if not r then
+      if k == nil then k = redis.call('HGET', h, m) elseif k == '' then k = false end
+      r = k and redis.call('ZRANK', z, k .. m)
+    end
     if r then
       out[#out+1] = r + 1
       out[#out+1] = k
