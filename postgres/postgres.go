@@ -22,8 +22,9 @@
 // periods are open, which closed ones are kept, and the next instant the board has work
 // (a period to close, a rolling bucket to leave). A read takes the state from the index,
 // catches the board up first if that instant has passed, and reads the board's set of the
-// span it wants in one script, which checks that every shard follows that state. Closed periods are read from the store, frozen with their
-// ranks; a rolling window at a past instant is computed from its buckets.
+// span it wants in one script, which checks that every shard follows that state. Closed
+// periods are read from the store, frozen with their ranks; a rolling window at a past
+// instant is computed from its buckets.
 package postgres
 
 import (
