@@ -236,7 +236,7 @@ func (s *Store) DeleteBoard(ctx context.Context, id string) error {
 		}
 		// The index goes first: a read that finds no state asks the store, which answers
 		// once this step is done, so no read serves the board from the index after it.
-		if err := s.deleteIndex(ctx, id, b.st.shards()); err != nil {
+		if err := s.index.DeleteBoard(ctx, id); err != nil {
 			return err
 		}
 		for _, table := range boardTables {

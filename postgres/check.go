@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/laurel/laurel"
-	"github.com/laurel/laurel/shardindex"
 )
 
 // Check verifies, for every board, that the index is what the store says it is (state,
@@ -95,25 +94,29 @@ func (s *Store) checkBoard(ctx context.Context, id string) error {
 		ws := &st.Windows[i]
 		for _, sp := range ws.rankedSpans() {
 			var entries []laurel.Entry
+			var members []string // every member with an aggregate of the span, hidden or not
 			for k, v := range stored {
-				if k.win == ws.Name && k.span == sp && !slices.Contains(hidden, k.member) {
+				if k.win != ws.Name || k.span != sp {
+					continue
+				}
+				members = append(members, k.member)
+				if !slices.Contains(hidden, k.member) {
 					entries = append(entries, laurel.Entry{Member: k.member, Score: v.score, Sub: v.sub, ReachedAt: v.at})
 				}
 			}
 			set, _ := ws.indexSet(sp)
-			// Each shard holds its members, and the shards merged rank them all.
-			parts := make([][]laurel.Entry, st.shards())
-			for _, en := range entries {
-				i := shardindex.ShardOf(en.Member, st.shards())
-				parts[i] = append(parts[i], en)
+			what := fmt.Sprintf("set %v", set)
+			rk := s.openRanking(st, set, stamp)
+			if err := sameRanking(ctx, what, rk, st.cfg.Ordering(), entries); err != nil {
+				return err
 			}
-			for i, part := range parts {
-				what := fmt.Sprintf("shard %d of set %v", i, set)
-				if err := sameRanking(ctx, what, s.index.Ranking(id, st.shard(i), st.cfg.Ordering(), set, stamp), st.cfg.Ordering(), part); err != nil {
-					return err
-				}
+			// Each shard's hash finds its members' entries, and no other.
+			found, err := rk.Entries(ctx, members)
+			if err != nil {
+				return err
 			}
-			if err := sameRanking(ctx, fmt.Sprintf("set %v", set), s.openRanking(st, set, stamp), st.cfg.Ordering(), entries); err != nil {
+			slices.SortFunc(found, func(a, b laurel.Entry) int { return a.Rank - b.Rank })
+			if err := sameEntries(what+", by member,", found, st.cfg.Ordering(), entries); err != nil {
 				return err
 			}
 		}
@@ -123,7 +126,6 @@ func (s *Store) checkBoard(ctx context.Context, id string) error {
 
 // sameRanking compares a ranking of the index with the entries the store holds.
 func sameRanking(ctx context.Context, what string, r laurel.Ranking, o laurel.Ordering, entries []laurel.Entry) error {
-	want, _ := laurel.NewSortedRanking(o, slices.Clone(entries)).Page(ctx, 1, len(entries))
 	total, err := r.Total(ctx)
 	if err != nil {
 		return err
@@ -132,10 +134,20 @@ func sameRanking(ctx context.Context, what string, r laurel.Ranking, o laurel.Or
 	if err != nil {
 		return err
 	}
-	if total != len(want) || !slices.EqualFunc(got, want, func(a, b laurel.Entry) bool {
+	if total != len(entries) {
+		return fmt.Errorf("%s of the index holds %d, the store %d", what, total, len(entries))
+	}
+	return sameEntries(what, got, o, entries)
+}
+
+// sameEntries compares entries the index ranked, in rank order, with the entries the store
+// holds.
+func sameEntries(what string, got []laurel.Entry, o laurel.Ordering, entries []laurel.Entry) error {
+	want, _ := laurel.NewSortedRanking(o, slices.Clone(entries)).Page(context.Background(), 1, len(entries))
+	if len(got) != len(want) || !slices.EqualFunc(got, want, func(a, b laurel.Entry) bool {
 		return a.Rank == b.Rank && a.Member == b.Member && a.Score == b.Score && a.Sub == b.Sub && a.ReachedAt == b.ReachedAt
 	}) {
-		return fmt.Errorf("%s of the index holds %d: %v\nthe store: %v", what, total, got, want)
+		return fmt.Errorf("%s of the index holds %d: %v\nthe store: %v", what, len(got), got, want)
 	}
 	return nil
 }

@@ -21,10 +21,10 @@
 // The index holds, with each board's sets, the board's state: its configuration, which
 // periods are open, which closed ones are kept, and the next instant the board has work
 // (a period to close, a rolling bucket to leave). A read takes the state from the index,
-// catches the board up first if that instant has passed, and reads the set of the span it
-// wants in every shard, merged (shardindex.Merge), each shard checking in the same round
-// trip that it follows that state. Closed periods are read from the store, frozen with their
-// ranks; a rolling window at a past instant is computed from its buckets.
+// catches the board up first if that instant has passed, and reads the board's set of the
+// span it wants in one script, which checks that every shard follows that state. Closed
+// periods are read from the store, frozen with their ranks; a rolling window at a past
+// instant is computed from its buckets.
 package postgres
 
 import (

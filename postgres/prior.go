@@ -44,8 +44,7 @@ func (b *boardStep) changed(k aggKey) (aggVal, bool) {
 // setPriorKeys sets the old entries to count for the reads that ask for them whose aggregate
 // the events changed and that had one.
 func (b *boardStep) setPriorKeys() {
-	n := b.st.shards()
-	b.priorKey, b.priorBefore, b.priorCounted = make([]shardindex.Key, len(b.reads)), make([]int, len(b.reads)), make([]bool, len(b.reads)*n)
+	b.priorKey, b.priorBefore = make([]shardindex.Key, len(b.reads)), nil
 	for k, r := range b.reads {
 		if old, ok := b.changed(b.readKeys[k]); ok && old.present && b.asksPrior[k] {
 			b.priorKey[k] = shardindex.Key{Set: r.Set, Score: old.score, Sub: old.sub, At: old.at, Member: r.Member}
@@ -53,15 +52,15 @@ func (b *boardStep) setPriorKeys() {
 	}
 }
 
-// priorsIn returns the old entries shard i has yet to count, and the reads they are for.
-func (b *boardStep) priorsIn(i int) (keys []shardindex.Key, at []int) {
-	n := b.st.shards()
-	for k, x := range b.priorKey {
-		if x.Member != "" && !b.priorCounted[k*n+i] {
-			keys, at = append(keys, x), append(at, k)
+// priorKeys returns the old entries to count, in the order of their reads.
+func (b *boardStep) priorKeys() []shardindex.Key {
+	var keys []shardindex.Key
+	for _, x := range b.priorKey {
+		if x.Member != "" {
+			keys = append(keys, x)
 		}
 	}
-	return keys, at
+	return keys
 }
 
 // priorSet is what the events changed in one set: the entries before and after, each
@@ -103,10 +102,9 @@ func (b *boardStep) previousOf(k int, sets map[shardindex.Set]*priorSet) (laurel
 		return laurel.Standing{}, false
 	}
 	if _, ok := b.changed(b.readKeys[k]); ok {
-		n := b.st.shards()
 		x := b.priorKey[k]
-		if x.Member == "" || slices.Contains(b.priorCounted[k*n:(k+1)*n], false) {
-			return laurel.Standing{}, false // none, or a shard did not count it
+		if x.Member == "" {
+			return laurel.Standing{}, false // none
 		}
 		key.Score, key.Sub, key.ReachedAt, before = x.Score, x.Sub, x.At, b.priorBefore[k]
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -235,36 +234,9 @@ func (s *Store) plan(ctx context.Context, q laurel.Query, st *state, stamp, now 
 	return rd, nil
 }
 
-// openRanking is the ranking of an open span's set: its shards' sets merged.
+// openRanking is the ranking of an open span's set.
 func (s *Store) openRanking(st *state, set shardindex.Set, stamp int64) laurel.Ranking {
-	shards := make([]shardindex.Ranking, st.shards())
-	for i := range shards {
-		shards[i] = s.index.Ranking(st.cfg.ID, st.shard(i), st.cfg.Ordering(), set, stamp)
-	}
-	return shardindex.Merge(st.cfg.Ordering(), shards)
-}
-
-// totals counts the members of sets over every shard of a board, as of the state stamped stamp.
-func (s *Store) totals(ctx context.Context, st *state, sets []shardindex.Set, stamp int64) ([]int, error) {
-	all := make([]int, len(sets))
-	var mu sync.Mutex
-	shards := make([]int, st.shards())
-	for i := range shards {
-		shards[i] = i
-	}
-	err := eachShard(shards, func(i int) error {
-		ns, err := s.index.Totals(ctx, st.cfg.ID, st.shard(i), sets, stamp)
-		mu.Lock()
-		defer mu.Unlock()
-		for k, n := range ns {
-			all[k] += n
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return all, nil
+	return s.index.Ranking(st.cfg.ID, st.shards(), st.cfg.Ordering(), set, stamp)
 }
 
 // rollingAt computes a rolling window's ranking over [start, end) from its buckets: a read
@@ -393,7 +365,7 @@ func (s *Store) Board(ctx context.Context, id string) (info laurel.BoardInfo, er
 				sets, names = append(sets, set), append(names, ws.Name)
 			}
 		}
-		totals, err := s.totals(ctx, st, sets, stamp)
+		totals, err := s.index.Totals(ctx, st.cfg.ID, st.shards(), sets, stamp)
 		if err != nil {
 			return err
 		}
@@ -451,7 +423,7 @@ func (s *Store) Periods(ctx context.Context, boardID, windowName string) (_ []la
 			for i, sp := range ws.Open {
 				sets[i] = shardindex.Set{Window: ws.Name, Start: sp.Start}
 			}
-			if totals, err = s.totals(ctx, rd.st, sets, rd.stamp); err != nil {
+			if totals, err = s.index.Totals(ctx, rd.st.cfg.ID, rd.st.shards(), sets, rd.stamp); err != nil {
 				return err
 			}
 			if excluded, err = s.excludedCounts(ctx, boardID, ws.Name); err != nil {

@@ -19,17 +19,6 @@ import (
 // versions, a board caught up (catchUp) or its index rebuilt, deleted, or resharded. A step's
 // own way to the index: indexstep.go.
 
-// deleteIndex removes what the index holds of a board of n shards.
-func (s *Store) deleteIndex(ctx context.Context, id string, n int) error {
-	shards := make([]int, n)
-	for i := range shards {
-		shards[i] = i
-	}
-	return eachShard(shards, func(i int) error {
-		return s.index.Delete(ctx, id, shardindex.Shard{Number: i, Count: n})
-	})
-}
-
 // rebuild makes the index of a board what the store holds, under the board's lock (held by
 // conn's session): the shards only (nil: all of them; their locks are held). Until shard 0
 // records the state at the end, reads find none and wait for the lock. A rebuild that finds
@@ -61,8 +50,7 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 	var stamp int64
 	err := conn.QueryRow(ctx, "SELECT state, version FROM laurel_boards WHERE id = $1", id).Scan(&raw, &stamp)
 	if errors.Is(err, pgx.ErrNoRows) {
-		// Whatever shard count the index had, shard 0 holds the state reads look for.
-		return s.index.Delete(ctx, id, shardindex.Shard{Number: 0, Count: 1})
+		return s.index.DeleteBoard(ctx, id)
 	}
 	if err != nil {
 		return err
@@ -92,8 +80,11 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 		for i := range n {
 			only = append(only, i)
 		}
+		err = s.index.DeleteBoard(ctx, id)
+	} else {
+		err = eachShard(only, func(i int) error { return s.index.Delete(ctx, id, st.shard(i)) })
 	}
-	if err := eachShard(only, func(i int) error { return s.index.Delete(ctx, id, st.shard(i)) }); err != nil {
+	if err != nil {
 		return err
 	}
 	order := st.cfg.Ordering()
@@ -321,7 +312,7 @@ func (s *Store) Reshard(ctx context.Context, id string, n int) error {
 		}
 		// The index goes first: until the rebuild after the commit records the state again,
 		// reads find none and wait for the lock.
-		if err := s.deleteIndex(ctx, id, b.st.shards()); err != nil {
+		if err := s.index.DeleteBoard(ctx, id); err != nil {
 			return err
 		}
 		if err := w.tx.QueryRow(ctx, "SELECT coalesce(max(seq), 0) FROM laurel_events WHERE board = $1", id).Scan(&b.seqFloor); err != nil {

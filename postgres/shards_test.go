@@ -265,6 +265,11 @@ func (x *countingIndex) Delete(ctx context.Context, board string, sh shardindex.
 	return x.Index.Delete(ctx, board, sh)
 }
 
+func (x *countingIndex) DeleteBoard(ctx context.Context, board string) error {
+	x.deletes.Add(1)
+	return x.Index.DeleteBoard(ctx, board)
+}
+
 // TestStepsReachTheIndexInOrder: a write's shard locks go with its commit, so another node's
 // write of the same shard commits while the first is still on its way to the index; the later
 // step waits for the earlier to reach the index, then takes its own, and neither is rebuilt.

@@ -80,24 +80,19 @@ type boardStep struct {
 	readAt map[string]int          // where each member's reads begin in reads
 	ids    map[string]*storedEvent // ids read or used in the step; nil value: free
 	read   []shardindex.Entry      // the answers to reads, once applied
-	// The ranks of reads in the whole board: readKeys are the aggregates they read, and
-	// expect their entries as the step left them (Member "": none), so that the other shards'
-	// steps count what ranks before them (applyIndex); before sums those counts, and counted
-	// says which shards made them (of n shards, shard i for read k at k*n+i).
+	// readKeys are the aggregates the reads read; below the shards the index was found
+	// below the store's versions at, when it read them.
 	readKeys []aggKey
-	expect   []shardindex.Key
-	before   []int
-	counted  []bool
+	below    []int
 	// The standings before a submit's events (prior.go): written holds the aggregates its
 	// requests wrote as they stood before them; priorKey the old entries of reads whose
-	// aggregate changed (Member "": none), counted in every shard like expect.
-	written      map[aggKey]aggVal
-	asksPrior    []bool // per read
-	priorKey     []shardindex.Key
-	priorBefore  []int
-	priorCounted []bool
-	prior        []priorAnswer // per read, once the step's answers are worked out
-	undo         *undoLog      // while a request is staged: how to take it back
+	// aggregate changed (Member "": none), and priorBefore what the index counted before each.
+	written     map[aggKey]aggVal
+	asksPrior   []bool // per read
+	priorKey    []shardindex.Key
+	priorBefore []int
+	prior       []priorAnswer // per read, once the step's answers are worked out
+	undo        *undoLog      // while a request is staged: how to take it back
 	// spareUndo is the last request's undo log, for the next one (begin).
 	spareUndo *undoLog
 }
@@ -497,12 +492,6 @@ func (s *Store) runStep(ctx context.Context, targets []target, fn func(ctx conte
 	if w.global {
 		if err := s.index.Publish(ictx, w.moved); err != nil {
 			s.log.Error("publish a change", "err", err)
-		}
-	}
-	for _, id := range slices.Sorted(maps.Keys(w.boards)) {
-		if err := w.standings(ictx, w.boards[id]); err != nil {
-			s.log.Error("after a committed step", "err", err)
-			clear(w.boards[id].read) // no ranks rather than ranks within a shard
 		}
 	}
 	for _, f := range w.after {

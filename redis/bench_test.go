@@ -26,7 +26,7 @@ func BenchmarkApply(b *testing.B) {
 			changes[i] = put(all, fmt.Sprintf("member-%06d", r.IntN(100_000)), r.Int64N(1_000_000), v)
 		}
 		u := shardindex.Update{After: v, Version: v + 1, Changes: changes,
-			Read: []shardindex.Read{{Set: all, Member: changes[0].Member}}}
+			Asks: shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: changes[0].Member}}}}
 		if _, err := idx.Apply(ctx, "bench", s0, laurel.Ordering{}, u); err != nil {
 			b.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func BenchmarkRankingPage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	rk := idx.Ranking("bench", s0, laurel.Ordering{}, all, members/chunk)
+	rk := idx.Ranking("bench", 1, laurel.Ordering{}, all, members/chunk)
 	for b.Loop() {
 		es, err := rk.Page(ctx, 1, 100)
 		if err != nil || len(es) != 100 {
@@ -75,7 +75,6 @@ func BenchmarkDistribution(b *testing.B) {
 		u := rng.Float64()
 		parts[shardindex.ShardOf(m, shards)] = append(parts[shardindex.ShardOf(m, shards)], put(all, m, int64(u*u*u*1_000_000), int64(n)))
 	}
-	rankings := make([]shardindex.Ranking, shards)
 	for i, changes := range parts {
 		sh := shardindex.Shard{Number: i, Count: shards}
 		var v int64
@@ -90,9 +89,8 @@ func BenchmarkDistribution(b *testing.B) {
 			}
 			changes = changes[n:]
 		}
-		rankings[i] = idx.Ranking("bench", sh, laurel.Ordering{}, all, 1)
 	}
-	board := shardindex.Merge(laurel.Ordering{}, rankings)
+	board := idx.Ranking("bench", shards, laurel.Ordering{}, all, 1)
 	top100 := func() {
 		if es, _, err := laurel.PageOf(ctx, board, laurel.Ordering{}, 0, 100, laurel.ScoreRange{}); err != nil || len(es) != 100 {
 			b.Fatal(len(es), err)
@@ -134,32 +132,57 @@ func BenchmarkDistribution(b *testing.B) {
 
 // BenchmarkApplySteps measures the steps a lone node sends one shard of a board of 100k
 // members in 4 shards, four windows (docs/benchmarks.md, "A lone node against the embedded
-// store"): each step changes m members in every window, reads each back and counts, in every
-// window, the entries of m members of each of the three other shards. A tenth of the members
-// are new to the sets. Beside the time a step, it reports Redis's CPU a step and a change (INFO
-// cpu, before and after), which counts other clients' commands too: run it on a Redis of its
-// own.
+// store"): each step changes m members of the shard in every window and reads each back, in
+// the board's whole sets. A tenth of the members are new to the sets. Beside the time a step,
+// it reports Redis's CPU a step and a change (INFO cpu, before and after), which counts other
+// clients' commands too: run it on a Redis of its own.
 //
 //	LAUREL_TEST_REDIS=127.0.0.1:6393 go test ./redis -run '^$' -bench ApplySteps -benchtime 3000x
 func BenchmarkApplySteps(b *testing.B) {
 	idx, c, _ := newIndex(b)
 	ctx := context.Background()
 	sets := []shardindex.Set{all, {Window: "week", Start: 1}, {Window: "day", Start: 1}, {Window: "last7d"}}
-	sh := shardindex.Shard{Number: 1, Count: 4}
-	const members, chunk = 25_000, 1_000
-	v := int64(0)
-	for start := 0; start < members; start += chunk {
-		u := shardindex.Update{After: v, Version: v + 1}
-		for n := start; n < min(start+chunk, members); n++ {
-			for _, s := range sets {
-				u.Changes = append(u.Changes, put(s, fmt.Sprintf("member-%06d", n), int64(n*7919%members), int64(n)))
-			}
+	const shards, members, chunk = 4, 100_000, 1_000
+	// Every shard's members, and the shard the steps go to, and its new members.
+	rng := rand.New(rand.NewPCG(3, 4))
+	const stepped = 1
+	mine := make([][]string, shards)
+	var fresh []string
+	for n := range 2 * members {
+		m := fmt.Sprintf("member-%06d", n)
+		switch i := shardindex.ShardOf(m, shards); {
+		case n < members:
+			mine[i] = append(mine[i], m)
+		case i == stepped:
+			fresh = append(fresh, m)
 		}
-		if _, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u); err != nil {
-			b.Fatal(err)
-		}
-		v++
 	}
+	var v int64
+	for i := range shards {
+		sh := shardindex.Shard{Number: i, Count: shards}
+		var after int64
+		list := mine[i]
+		for len(list) > 0 {
+			u := shardindex.Update{After: after, Version: after + 1, Stamp: 1}
+			if i == 0 {
+				u.State = []byte{}
+			}
+			for _, m := range list[:min(chunk, len(list))] {
+				for _, s := range sets {
+					u.Changes = append(u.Changes, put(s, m, rng.Int64N(members), 1))
+				}
+			}
+			list = list[min(chunk, len(list)):]
+			if _, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u); err != nil {
+				b.Fatal(err)
+			}
+			after++
+		}
+		if i == stepped {
+			v = after
+		}
+	}
+	sh := shardindex.Shard{Number: stepped, Count: shards}
 	cpu := func() float64 {
 		s, err := c.Do(ctx, c.B().Info().Section("cpu").Build()).ToString()
 		if err != nil {
@@ -182,11 +205,10 @@ func BenchmarkApplySteps(b *testing.B) {
 		b.Run(fmt.Sprintf("members=%d", m), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(3, uint64(m)))
 			member := func() string {
-				n := r.IntN(members)
 				if r.IntN(10) == 0 {
-					n += members // new to the sets
+					return fresh[r.IntN(len(fresh))] // new to the sets
 				}
-				return fmt.Sprintf("member-%06d", n)
+				return mine[stepped][r.IntN(len(mine[stepped]))]
 			}
 			steps := 0
 			cpu0 := cpu()
@@ -199,14 +221,9 @@ func BenchmarkApplySteps(b *testing.B) {
 						u.Read = append(u.Read, shardindex.Read{Set: s, Member: mb})
 					}
 				}
-				for range 3 * m {
-					mb := member()
-					for _, s := range sets {
-						u.Count = append(u.Count, shardindex.Key{Set: s, Score: r.Int64N(members), At: v, Member: mb})
-					}
-				}
-				if _, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u); err != nil {
-					b.Fatal(err)
+				got, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u)
+				if err != nil || !got.Ranked {
+					b.Fatal(got, err)
 				}
 				v++
 				steps++

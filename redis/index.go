@@ -4,11 +4,11 @@
 // A float64 zset score cannot hold every int64, nor the reached_at tie-break, so every set is
 // a zset whose scores are all 0 and whose members are ordering keys: 8 bytes of score, 8 of
 // subscore on a board that has one, 8 of reached_at, then the member's bytes, encoded so that
-// bytewise order is rank order. A hash per set maps each member to its current prefix (16
-// bytes, or 24 with a subscore), to find and replace its key. All
-// keys of one shard of a board share a hash tag, and every step or read of a shard is one Lua
-// script, so a shard changes atomically and stays in one slot of a cluster, while the shards
-// of a board spread over the cluster's nodes (shardTag).
+// bytewise order is rank order. Each set is the board's, whole; beside it, a hash per shard
+// maps each of the shard's members in the set to its current prefix (16 bytes, or 24 with a
+// subscore), to find and replace its key, and to find the shard's members when the shard is
+// rebuilt. All keys of a board share a hash tag, and every step or read is one Lua script, so a
+// shard's step is atomic, a read is one instant, and a board lives in one slot of a cluster.
 package redis
 
 import (
@@ -85,25 +85,130 @@ func stale(err error, what, board string) error {
 	return fmt.Errorf("redis: %s of board %q: %w", what, board, err)
 }
 
+// keyList numbers the keys a script touches, from 1 as Lua's KEYS does, each once.
+type keyList struct {
+	keys []string
+	num  map[string]string
+}
+
+func newKeyList(first ...string) *keyList {
+	l := &keyList{num: make(map[string]string)}
+	for _, k := range first {
+		l.add(k)
+	}
+	return l
+}
+
+// add returns key's number, numbering it when new.
+func (l *keyList) add(key string) string {
+	if n, ok := l.num[key]; ok {
+		return n
+	}
+	l.keys = append(l.keys, key)
+	n := strconv.Itoa(len(l.keys))
+	l.num[key] = n
+	return n
+}
+
+// appendAsks appends the asks of answerLua to args, numbering their keys in l.
+func appendAsks(args []string, l *keyList, k keys, count int, order laurel.Ordering, a shardindex.Asks) []string {
+	reads, counts := a.Read, a.Count
+	flag := "0"
+	if len(reads)+len(counts) > 0 {
+		flag = "1"
+	}
+	args = append(args, flag, strconv.Itoa(len(a.Floors)))
+	for _, f := range a.Floors {
+		args = append(args, strconv.Itoa(f.Shard), strconv.FormatInt(f.Version, 10))
+	}
+	args = append(args, strconv.Itoa(len(reads)))
+	for _, r := range reads {
+		name := setName(r.Set)
+		guess := ""
+		if r.Expect {
+			p, n := encodePrefix(order, laurel.Key{Score: r.Score, Sub: r.Sub, At: r.At})
+			guess = string(p[:n])
+		}
+		args = append(args, l.add(k.zset(name)), l.add(k.hash(shardindex.ShardOf(r.Member, count), name)), r.Member, guess)
+	}
+	args = append(args, strconv.Itoa(len(counts)))
+	for _, c := range counts {
+		args = append(args, l.add(k.zset(setName(c.Set))), bound(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At}, c.Member))
+	}
+	return args
+}
+
+// answered decodes answerLua's reply; Ranked false when the script did not answer.
+func answered(res []rueidis.RedisMessage, order laurel.Ordering, reads, counts int) (shardindex.Applied, error) {
+	if len(res) == 0 {
+		return shardindex.Applied{}, errors.New("an empty reply")
+	}
+	flag, err := res[0].AsInt64()
+	if err != nil || flag == 0 {
+		return shardindex.Applied{}, err
+	}
+	if flag == -1 {
+		var out shardindex.Applied
+		for _, r := range res[1:] {
+			i, err := r.AsInt64()
+			if err != nil {
+				return shardindex.Applied{}, err
+			}
+			out.Below = append(out.Below, int(i))
+		}
+		return out, nil
+	}
+	res = res[1:]
+	if len(res) != 2*reads+counts {
+		return shardindex.Applied{}, fmt.Errorf("%d values read, want %d", len(res), 2*reads+counts)
+	}
+	out := shardindex.Applied{Ranked: true, Read: make([]shardindex.Entry, reads), Before: make([]int, counts)}
+	for i := range out.Read {
+		rank, err := res[2*i].AsInt64()
+		if err != nil {
+			return shardindex.Applied{}, err
+		}
+		if rank == 0 {
+			continue
+		}
+		p, err := res[2*i+1].ToString()
+		if err != nil || len(p) != prefixLenOf(order) {
+			return shardindex.Applied{}, fmt.Errorf("bad prefix %q (%v)", p, err)
+		}
+		k := decodePrefix(order, p)
+		out.Read[i] = shardindex.Entry{Rank: int(rank), Score: k.Score, Sub: k.Sub, At: k.At}
+	}
+	for i := range out.Before {
+		n, err := res[2*reads+i].AsInt64()
+		if err != nil {
+			return shardindex.Applied{}, err
+		}
+		out.Before[i] = int(n)
+	}
+	return out, nil
+}
+
 // Apply makes the step in one script call, so that it is atomic, refused as a whole when the
 // shard is not at u.After, and costs one round trip however many changes it carries.
 func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Ordering, u shardindex.Update) (shardindex.Applied, error) {
-	k := x.keysOf(board, sh)
+	k := x.keysOf(board)
+	l := newKeyList(k.meta(), k.registry(sh.Number))
 	sets := make(map[shardindex.Set]int) // set → its number in the script, from 1
-	keys := []string{k.meta(), k.registry()}
 	var names []string
 	num := func(s shardindex.Set) string {
 		i, ok := sets[s]
 		if !ok {
 			name := setName(s)
 			names = append(names, name)
-			keys = append(keys, k.zset(name), k.hash(name))
+			l.add(k.zset(name))
+			l.add(k.hash(sh.Number, name))
 			i = len(names)
 			sets[s] = i
 		}
 		return strconv.Itoa(i)
 	}
-	// Number the sets first: their names precede the operations in ARGV.
+	// Number the sets first: their keys come before those of the reads, and their names
+	// before the operations in ARGV.
 	drops := make([]string, len(u.Drops))
 	for i, s := range u.Drops {
 		drops[i] = num(s)
@@ -115,16 +220,8 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 		}
 		changes[i] = num(c.Set)
 	}
-	reads := make([]string, len(u.Read))
-	for i, r := range u.Read {
-		reads[i] = num(r.Set)
-	}
-	counts := make([]string, len(u.Count))
-	for i, c := range u.Count {
-		counts[i] = num(c.Set)
-	}
 
-	args := make([]string, 0, 11+len(names)+len(drops)+3*len(changes)+2*len(reads)+2*len(counts))
+	args := make([]string, 0, 15+len(names)+len(drops)+3*len(changes)+2*len(u.Floors)+4*len(u.Read)+2*len(u.Count))
 	hasState, state, channel := "0", "", x.channel
 	if u.Quiet {
 		channel = ""
@@ -137,7 +234,8 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 		hasState, state = "1", string(u.State)
 	}
 	args = append(args, strconv.FormatInt(u.After, 10), strconv.FormatInt(u.Version, 10),
-		hasState, state, channel, message, strconv.FormatInt(u.Stamp, 10), strconv.Itoa(len(names)))
+		hasState, state, channel, message, strconv.FormatInt(u.Stamp, 10),
+		strconv.Itoa(sh.Number), strconv.Itoa(sh.Count), strconv.Itoa(len(names)))
 	args = append(args, names...)
 	args = append(args, strconv.Itoa(len(drops)))
 	args = append(args, drops...)
@@ -150,162 +248,120 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 		}
 		args = append(args, changes[i], c.Member, p)
 	}
-	args = append(args, strconv.Itoa(len(reads)))
-	for i, r := range u.Read {
-		args = append(args, reads[i], r.Member)
-	}
-	args = append(args, strconv.Itoa(len(counts)))
-	for i, c := range u.Count {
-		args = append(args, counts[i], bound(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At}, c.Member))
-	}
+	args = appendAsks(args, l, k, sh.Count, order, u.Asks)
 
-	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, keys, args) }).ToArray()
+	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, l.keys, args) }).ToArray()
 	if err != nil {
 		return shardindex.Applied{}, stale(err, "applying a step", board)
 	}
-	if len(res) != 2*len(u.Read)+len(u.Count) {
-		return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: %d values read, want %d", board, len(res), 2*len(u.Read)+len(u.Count))
-	}
-	out := shardindex.Applied{Read: make([]shardindex.Entry, len(u.Read)), Before: make([]int, len(u.Count))}
-	for i := range out.Read {
-		rank, err := res[2*i].AsInt64()
-		if err != nil {
-			return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
-		}
-		if rank == 0 {
-			continue
-		}
-		p, err := res[2*i+1].ToString()
-		if err != nil || len(p) != prefixLenOf(order) {
-			return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: bad prefix %q (%v)", board, p, err)
-		}
-		k := decodePrefix(order, p)
-		out.Read[i] = shardindex.Entry{Rank: int(rank), Score: k.Score, Sub: k.Sub, At: k.At}
-	}
-	for i := range out.Before {
-		n, err := res[2*len(u.Read)+i].AsInt64()
-		if err != nil {
-			return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
-		}
-		out.Before[i] = int(n)
+	out, err := answered(res, order, len(u.Read), len(u.Count))
+	if err != nil {
+		return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
 	}
 	return out, nil
 }
 
-// State reads the meta hash of the board's shard 0 in one round trip.
-func (x *Index) State(ctx context.Context, board string) (shardindex.State, bool, error) {
-	k := x.keysOf(board, shardindex.Shard{Number: 0, Count: 1})
+// Rank answers in one script call.
+func (x *Index) Rank(ctx context.Context, board string, count int, order laurel.Ordering, a shardindex.Asks) (shardindex.Applied, error) {
+	k := x.keysOf(board)
+	l := newKeyList(k.meta())
+	args := appendAsks([]string{strconv.Itoa(count)}, l, k, count, order, a)
+	res, err := x.do(ctx, func() rueidis.RedisResult { return rankScript.Exec(ctx, x.client, l.keys, args) }).ToArray()
+	if err != nil {
+		return shardindex.Applied{}, stale(err, "ranking entries", board)
+	}
+	out, err := answered(res, order, len(a.Read), len(a.Count))
+	if err == nil && !out.Ranked && out.Below == nil {
+		err = errors.New("no answer")
+	}
+	if err != nil {
+		return shardindex.Applied{}, fmt.Errorf("redis: ranking entries of board %q: %w", board, err)
+	}
+	return out, nil
+}
+
+// hmget reads fields of a board's meta hash, nil for those it has not.
+func (x *Index) hmget(ctx context.Context, board string, fields ...string) ([]*int64, []rueidis.RedisMessage, error) {
 	res, err := x.do(ctx, func() rueidis.RedisResult {
-		return x.client.Do(ctx, x.client.B().Hmget().Key(k.meta()).Field("v", "s", "t").Build())
+		return x.client.Do(ctx, x.client.B().Hmget().Key(x.keysOf(board).meta()).Field(fields...).Build())
 	}).ToArray()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(res) != len(fields) {
+		return nil, nil, fmt.Errorf("%d fields, want %d", len(res), len(fields))
+	}
+	ints := make([]*int64, len(res))
+	for i, r := range res {
+		if r.IsNil() || fields[i] == "s" {
+			continue
+		}
+		s, err := r.ToString()
+		if err != nil {
+			return nil, nil, err
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("field %s: %w", fields[i], err)
+		}
+		ints[i] = &v
+	}
+	return ints, res, nil
+}
+
+// State reads the board's meta in one round trip.
+func (x *Index) State(ctx context.Context, board string) (shardindex.State, bool, error) {
+	ints, res, err := x.hmget(ctx, board, "v0", "s", "t0")
 	if err != nil {
 		return shardindex.State{}, false, fmt.Errorf("redis: reading the state of board %q: %w", board, err)
 	}
-	if len(res) != 3 {
-		return shardindex.State{}, false, fmt.Errorf("redis: reading the state of board %q: %d fields", board, len(res))
-	}
 	var st shardindex.State
-	if !res[0].IsNil() {
-		v, err := res[0].ToString()
-		if err == nil {
-			st.Version, err = strconv.ParseInt(v, 10, 64)
-		}
-		if err != nil {
-			return shardindex.State{}, false, fmt.Errorf("redis: reading the version of board %q: %w", board, err)
-		}
+	if ints[0] != nil {
+		st.Version = *ints[0]
 	}
-	if res[1].IsNil() {
+	if res[1].IsNil() || ints[2] == nil {
 		return st, false, nil
 	}
 	s, err := res[1].ToString()
 	if err != nil {
 		return shardindex.State{}, false, fmt.Errorf("redis: reading the state of board %q: %w", board, err)
 	}
-	st.State = []byte(s)
-	t, err := res[2].ToString()
-	if err == nil {
-		st.Stamp, err = strconv.ParseInt(t, 10, 64)
-	}
-	if err != nil {
-		return shardindex.State{}, false, fmt.Errorf("redis: reading the stamp of board %q: %w", board, err)
-	}
+	st.State, st.Stamp = []byte(s), *ints[2]
 	return st, true, nil
 }
 
-// Versions reads the meta hash of every shard, at once.
+// Versions reads every shard's version and stamp in one round trip.
 func (x *Index) Versions(ctx context.Context, board string, count int) ([]shardindex.Version, error) {
-	cmds := make(rueidis.Commands, count)
-	for i := range count {
-		k := x.keysOf(board, shardindex.Shard{Number: i, Count: count})
-		cmds[i] = x.client.B().Hmget().Key(k.meta()).Field("v", "t").Build()
+	ints, _, err := x.hmget(ctx, board, append(shardFields("v", count), shardFields("t", count)...)...)
+	if err != nil {
+		return nil, fmt.Errorf("redis: reading the versions of board %q: %w", board, err)
 	}
 	out := make([]shardindex.Version, count)
-	for i, r := range x.client.DoMulti(ctx, cmds...) {
-		vals, err := r.ToArray()
-		if err != nil {
-			return nil, fmt.Errorf("redis: reading the versions of board %q: %w", board, err)
+	for i := range out {
+		if v := ints[i]; v != nil {
+			out[i].Version = *v
 		}
-		for j, dst := range []*int64{&out[i].Version, &out[i].Stamp} {
-			if j >= len(vals) || vals[j].IsNil() {
-				continue
-			}
-			s, err := vals[j].ToString()
-			if err == nil {
-				*dst, err = strconv.ParseInt(s, 10, 64)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("redis: reading the versions of board %q: %w", board, err)
-			}
+		if t := ints[count+i]; t != nil {
+			out[i].Stamp = *t
 		}
 	}
 	return out, nil
 }
 
-// Ranking returns a view of one set of a shard whose every read is one script call that
-// first checks the stamp, so that no read mixes two states.
-func (x *Index) Ranking(board string, sh shardindex.Shard, order laurel.Ordering, set shardindex.Set, stamp int64) shardindex.Ranking {
-	k := x.keysOf(board, sh)
+// Ranking returns a view of one set of a board whose every read is one script call that
+// first checks every shard's stamp, so that no read mixes two states.
+func (x *Index) Ranking(board string, count int, order laurel.Ordering, set shardindex.Set, stamp int64) laurel.Ranking {
+	k := x.keysOf(board)
 	name := setName(set)
 	return &ranking{
 		x:     x,
 		board: board,
 		order: order,
-		keys:  []string{k.meta(), k.zset(name), k.hash(name)},
-		stamp: strconv.FormatInt(stamp, 10),
+		count: count,
+		keys:  k,
+		name:  name,
+		head:  []string{strconv.FormatInt(stamp, 10), strconv.Itoa(count)},
 	}
-}
-
-// Before counts in one script call, as of the state stamped stamp.
-func (x *Index) Before(ctx context.Context, board string, sh shardindex.Shard, order laurel.Ordering, stamp int64, ks []shardindex.Key) ([]int, error) {
-	if len(ks) == 0 {
-		return nil, nil
-	}
-	k := x.keysOf(board, sh)
-	keys := []string{k.meta()}
-	sets := make(map[shardindex.Set]string)
-	args := make([]string, 0, 1+2*len(ks))
-	args = append(args, strconv.FormatInt(stamp, 10))
-	for _, key := range ks {
-		num, ok := sets[key.Set]
-		if !ok {
-			keys = append(keys, k.zset(setName(key.Set)))
-			num = strconv.Itoa(len(keys) - 1)
-			sets[key.Set] = num
-		}
-		args = append(args, num, bound(order, laurel.Key{Score: key.Score, Sub: key.Sub, At: key.At}, key.Member))
-	}
-	ns, err := x.do(ctx, func() rueidis.RedisResult { return countScript.Exec(ctx, x.client, keys, args) }).AsIntSlice()
-	if err != nil {
-		return nil, stale(err, "counting entries", board)
-	}
-	if len(ns) != len(ks) {
-		return nil, fmt.Errorf("redis: counting entries of board %q: %d counts, want %d", board, len(ns), len(ks))
-	}
-	out := make([]int, len(ns))
-	for i, n := range ns {
-		out[i] = int(n)
-	}
-	return out, nil
 }
 
 // bound is the lex bound below which the keys that rank before (k, member) sort.
@@ -332,15 +388,15 @@ func bound(o laurel.Ordering, k laurel.Key, member string) string {
 }
 
 // Totals counts the sets' members in one script call, as of the state stamped stamp.
-func (x *Index) Totals(ctx context.Context, board string, sh shardindex.Shard, sets []shardindex.Set, stamp int64) ([]int, error) {
-	k := x.keysOf(board, sh)
+func (x *Index) Totals(ctx context.Context, board string, count int, sets []shardindex.Set, stamp int64) ([]int, error) {
+	k := x.keysOf(board)
 	keys := make([]string, 0, 1+len(sets))
 	keys = append(keys, k.meta())
 	for _, s := range sets {
 		keys = append(keys, k.zset(setName(s)))
 	}
 	ns, err := x.do(ctx, func() rueidis.RedisResult {
-		return totalsScript.Exec(ctx, x.client, keys, []string{strconv.FormatInt(stamp, 10)})
+		return totalsScript.Exec(ctx, x.client, keys, []string{strconv.FormatInt(stamp, 10), strconv.Itoa(count)})
 	}).AsIntSlice()
 	if err != nil {
 		return nil, stale(err, "counting the sets", board)
@@ -355,23 +411,75 @@ func (x *Index) Totals(ctx context.Context, board string, sh shardindex.Shard, s
 	return out, nil
 }
 
-// Delete lists the shard's registered sets and removes them with its meta in one script,
-// again until no step registered another set in between.
+// Delete lists the shard's registered sets and removes its members from them with its
+// version in one script, again until no step registered another set in between.
 func (x *Index) Delete(ctx context.Context, board string, sh shardindex.Shard) error {
-	k := x.keysOf(board, sh)
+	k := x.keysOf(board)
 	for {
 		names, err := x.do(ctx, func() rueidis.RedisResult {
-			return x.client.Do(ctx, x.client.B().Smembers().Key(k.registry()).Build())
+			return x.client.Do(ctx, x.client.B().Smembers().Key(k.registry(sh.Number)).Build())
 		}).AsStrSlice()
 		if err != nil {
 			return fmt.Errorf("redis: listing the sets of board %q: %w", board, err)
 		}
 		keys := make([]string, 0, 2+2*len(names))
-		keys = append(keys, k.meta(), k.registry())
+		keys = append(keys, k.meta(), k.registry(sh.Number))
 		for _, name := range names {
-			keys = append(keys, k.zset(name), k.hash(name))
+			keys = append(keys, k.zset(name), k.hash(sh.Number, name))
 		}
-		done, err := x.do(ctx, func() rueidis.RedisResult { return deleteScript.Exec(ctx, x.client, keys, names) }).AsInt64()
+		args := append([]string{strconv.Itoa(sh.Number)}, names...)
+		done, err := x.do(ctx, func() rueidis.RedisResult { return deleteScript.Exec(ctx, x.client, keys, args) }).AsInt64()
+		if err != nil {
+			return fmt.Errorf("redis: deleting shard %d of board %q: %w", sh.Number, board, err)
+		}
+		if done == 1 {
+			return nil
+		}
+	}
+}
+
+// DeleteBoard lists the board's shards (its meta's versions) and their sets, and removes every
+// key of them in one script, again until no step made a shard or registered a set in between.
+func (x *Index) DeleteBoard(ctx context.Context, board string) error {
+	k := x.keysOf(board)
+	for {
+		fields, err := x.do(ctx, func() rueidis.RedisResult {
+			return x.client.Do(ctx, x.client.B().Hkeys().Key(k.meta()).Build())
+		}).AsStrSlice()
+		if err != nil {
+			return fmt.Errorf("redis: listing the shards of board %q: %w", board, err)
+		}
+		var shards []int
+		for _, f := range fields {
+			if i, err := strconv.Atoi(strings.TrimPrefix(f, "v")); err == nil && strings.HasPrefix(f, "v") {
+				shards = append(shards, i)
+			}
+		}
+		keys := []string{k.meta()}
+		args := []string{strconv.Itoa(len(shards))}
+		cmds := make(rueidis.Commands, len(shards))
+		for j, i := range shards {
+			keys = append(keys, k.registry(i))
+			cmds[j] = x.client.B().Smembers().Key(k.registry(i)).Build()
+		}
+		zsets := make(map[string]bool)
+		var rest []string
+		for j, r := range x.client.DoMulti(ctx, cmds...) {
+			names, err := r.AsStrSlice()
+			if err != nil {
+				return fmt.Errorf("redis: listing the sets of board %q: %w", board, err)
+			}
+			args = append(args, strconv.Itoa(len(names)))
+			for _, name := range names {
+				if !zsets[name] {
+					zsets[name] = true
+					rest = append(rest, k.zset(name))
+				}
+				rest = append(rest, k.hash(shards[j], name))
+			}
+		}
+		keys = append(keys, rest...)
+		done, err := x.do(ctx, func() rueidis.RedisResult { return deleteBoardScript.Exec(ctx, x.client, keys, args) }).AsInt64()
 		if err != nil {
 			return fmt.Errorf("redis: deleting board %q: %w", board, err)
 		}

@@ -46,7 +46,7 @@ func TestVersions(t *testing.T) {
 		Changes: []shardindex.Change{put(all, "x", 10, 1), put(day, "x", 10, 1), put(all, "y", 5, 1)}}); err != nil {
 		t.Fatal(err)
 	}
-	r1 := idx.Ranking("b", s0, laurel.Ordering{}, all, 1)
+	r1 := idx.Ranking("b", 1, laurel.Ordering{}, all, 1)
 	if _, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2,
 		Changes: []shardindex.Change{put(all, "z", 7, 1)}}); err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestVersions(t *testing.T) {
 	if st, ok, _ := idx.State(ctx, "b"); !ok || string(st.State) != "s1" || st.Version != 2 {
 		t.Fatalf("a refused step changed the state: %+v", st)
 	}
-	if ns, err := idx.Totals(ctx, "b", s0, []shardindex.Set{all, day}, 1); err != nil || !slices.Equal(ns, []int{3, 1}) {
+	if ns, err := idx.Totals(ctx, "b", 1, []shardindex.Set{all, day}, 1); err != nil || !slices.Equal(ns, []int{3, 1}) {
 		t.Fatalf("Totals %v, %v; want [3 1]", ns, err)
 	}
 	if es, err := r1.Page(ctx, 1, 10); err != nil || len(es) != 3 || es[0].Member != "x" || es[1].Member != "z" || es[2].Member != "y" {
@@ -78,7 +78,7 @@ func TestVersions(t *testing.T) {
 
 	// A rebuild chunk (Version == After) that records a new state: the old stamp is stale.
 	got, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 2, Version: 2, State: []byte("s2"),
-		Read: []shardindex.Read{{Set: all, Member: "z"}, {Set: day, Member: "z"}}})
+		Asks: shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: "z"}, {Set: day, Member: "z"}}}})
 	if err != nil || !slices.Equal(got.Read, []shardindex.Entry{{Rank: 2, Score: 7, At: 1}, {}}) {
 		t.Fatalf("Apply reads %v, %v", got, err)
 	}
@@ -89,13 +89,13 @@ func TestVersions(t *testing.T) {
 		"Page":    func() error { _, err := r1.Page(ctx, 1, 1); return err },
 		"Entries": func() error { _, err := r1.Entries(ctx, []string{"x"}); return err },
 		"Search":  func() error { _, err := r1.Search(ctx, laurel.Key{Score: 1, At: 1}); return err },
-		"Totals":  func() error { _, err := idx.Totals(ctx, "b", s0, []shardindex.Set{all}, 1); return err },
+		"Totals":  func() error { _, err := idx.Totals(ctx, "b", 1, []shardindex.Set{all}, 1); return err },
 	} {
 		if err := read(); !errors.Is(err, shardindex.ErrStale) {
 			t.Fatalf("%s as of stamp 1 after stamp 2: %v, want ErrIndexStale", name, err)
 		}
 	}
-	if n, err := idx.Ranking("b", s0, laurel.Ordering{}, all, 2).Total(ctx); n != 3 || err != nil {
+	if n, err := idx.Ranking("b", 1, laurel.Ordering{}, all, 2).Total(ctx); n != 3 || err != nil {
 		t.Fatalf("Total as of stamp 2: %d, %v; want 3", n, err)
 	}
 
@@ -120,7 +120,7 @@ func TestVersions(t *testing.T) {
 	if st, ok, err := idx.State(ctx, "b"); ok || err != nil || st.Version != 0 {
 		t.Fatalf("State of a deleted board: %+v, %v, %v; want nothing", st, ok, err)
 	}
-	if _, err := idx.Ranking("b", s0, laurel.Ordering{}, all, 2).Total(ctx); !errors.Is(err, shardindex.ErrStale) {
+	if _, err := idx.Ranking("b", 1, laurel.Ordering{}, all, 2).Total(ctx); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatalf("a ranking of a deleted board: %v, want ErrIndexStale", err)
 	}
 	if err := idx.Delete(ctx, "b", s0); err != nil {
@@ -163,7 +163,7 @@ func TestLargeStep(t *testing.T) {
 			t.Fatalf("read %+v, want rank 1", e)
 		}
 	}
-	ns, err := idx.Totals(ctx, "big", s0, sets, 1)
+	ns, err := idx.Totals(ctx, "big", 1, sets, 1)
 	if err != nil || !slices.Equal(ns, []int{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}) {
 		t.Fatalf("Totals %v, %v", ns, err)
 	}
@@ -171,7 +171,7 @@ func TestLargeStep(t *testing.T) {
 	for i := range members {
 		members[i] = fmt.Sprintf("player-%04d", i)
 	}
-	es, err := idx.Ranking("big", s0, laurel.Ordering{}, sets[3], 1).Entries(ctx, members)
+	es, err := idx.Ranking("big", 1, laurel.Ordering{}, sets[3], 1).Entries(ctx, members)
 	if err != nil || len(es) != 1000 {
 		t.Fatalf("Entries of 1000 members: %d, %v", len(es), err)
 	}
@@ -223,7 +223,7 @@ func TestLargeSetStep(t *testing.T) {
 	if !slices.Equal(got.Read, want) {
 		t.Fatalf("read %+v, want %+v", got.Read, want)
 	}
-	rk := idx.Ranking("big", s0, laurel.Ordering{}, all, 2)
+	rk := idx.Ranking("big", 1, laurel.Ordering{}, all, 2)
 	if n, err := rk.Total(ctx); err != nil || n != 4500 {
 		t.Fatalf("Total %d, %v; want 4500", n, err)
 	}
@@ -260,7 +260,7 @@ func TestConcurrent(t *testing.T) {
 			for v := range int64(20) {
 				u := shardindex.Update{After: v, Version: v + 1, State: []byte{byte(v)},
 					Changes: []shardindex.Change{put(all, fmt.Sprint(v), v, v)},
-					Read:    []shardindex.Read{{Set: all, Member: "0"}}}
+					Asks:    shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: "0"}}}}
 				got, err := idx.Apply(ctx, board, s0, laurel.Ordering{}, u)
 				if err != nil {
 					errs <- err
@@ -270,7 +270,7 @@ func TestConcurrent(t *testing.T) {
 					errs <- fmt.Errorf("%s at %d: member 0 ranks %d", board, v+1, got.Read[0].Rank)
 					return
 				}
-				es, err := idx.Ranking(board, s0, laurel.Ordering{}, all, v+1).Page(ctx, 1, 3)
+				es, err := idx.Ranking(board, 1, laurel.Ordering{}, all, v+1).Page(ctx, 1, 3)
 				if err != nil || es[0].Score != v {
 					errs <- fmt.Errorf("%s at %d: page %v, %v", board, v+1, es, err)
 					return

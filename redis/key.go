@@ -65,70 +65,46 @@ func decodePrefix(o laurel.Ordering, p string) laurel.Key {
 	return k
 }
 
-// keys names the Redis keys of one shard of a board. They all carry the shard's hash tag, so
-// that one script may touch them all and Redis Cluster keeps the shard in one slot.
+// keys names the Redis keys of a board. They all carry the board's hash tag, so that one
+// script may touch any of them and Redis Cluster keeps the board in one slot. Their names
+// after the tag are capitals: the layout before, a set per shard (docs/decisions.md, "One set
+// per board"), named its keys in lower case, and a node never reads them.
 type keys struct {
-	base string // <prefix>{<tag>}:
+	base string // <prefix>{<board>}:
 }
 
-func (x *Index) keysOf(board string, sh shardindex.Shard) keys {
-	return keys{base: x.prefix + "{" + shardTag(board, sh) + "}:"}
+func (x *Index) keysOf(board string) keys {
+	return keys{base: x.prefix + "{" + board + "}:"}
 }
 
-// shardTag is the hash tag of a shard's keys. Shard 0's is the board's id, so that its state
-// is found without knowing the shard count (and a board of one shard keeps the keys of the
-// boards before shards). Shard i of n takes the first tag board/i/k whose slot lies in the
-// i-th n-th of the slots after shard 0's: a cluster whose masters hold equal ranges of slots,
-// as redis-cli --cluster create makes them, then spreads a board's shards evenly.
-func shardTag(board string, sh shardindex.Shard) string {
-	if sh.Number == 0 || sh.Count <= 1 {
-		return board
-	}
-	width := max(1, slots/sh.Count)
-	start := (slotOf(board) + sh.Number*width) % slots
-	prefix := board + "/" + strconv.Itoa(sh.Number) + "/"
-	for k := 0; ; k++ {
-		tag := prefix + strconv.Itoa(k)
-		if (slotOf(tag)-start+slots)%slots < width {
-			return tag
-		}
-	}
-}
+// meta holds each shard's version (v0, v1, …), the stamp of the state its members follow
+// (t0, t1, …), and the board's state (s), recorded by shard 0 and stamped t0.
+func (k keys) meta() string { return k.base + "M" }
 
-// slots is how many hash slots a Redis Cluster has.
-const slots = 16384
-
-// slotOf is Redis Cluster's slot of a hash tag: CRC16 (XMODEM) modulo the slot count.
-func slotOf(tag string) int {
-	var crc uint16
-	for i := 0; i < len(tag); i++ {
-		crc ^= uint16(tag[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % slots
-}
-
-// meta holds the shard's version (v), the stamp of the state its sets follow (t) and, in
-// shard 0, the board's state (s).
-func (k keys) meta() string { return k.base + "m" }
-
-// registry is the set of the names of the shard's sets, so Delete finds them without SCAN.
-func (k keys) registry() string { return k.base + "k" }
+// registry is the set of the names of the sets a shard has members in, so Delete finds them
+// without SCAN.
+func (k keys) registry(shard int) string { return k.base + "K" + strconv.Itoa(shard) }
 
 // zset holds the set's entries, each the prefix (16 or 24 bytes) followed by the member,
-// score 0.
-func (k keys) zset(name string) string { return k.base + "z:" + name }
+// score 0: the board's, whole.
+func (k keys) zset(name string) string { return k.base + "Z:" + name }
 
-// hash maps each member of the set to its current prefix.
-func (k keys) hash(name string) string { return k.base + "h:" + name }
+// hash maps each member of a shard in the set to its current prefix: which entries of the
+// set are the shard's, and where each is.
+func (k keys) hash(shard int, name string) string {
+	return k.base + "H" + strconv.Itoa(shard) + ":" + name
+}
 
 // setName is how a set is named in its keys and in the registry.
 func setName(s shardindex.Set) string {
 	return s.Window + ":" + strconv.FormatInt(s.Start, 10)
+}
+
+// shardFields are the meta fields of each of count shards with the letter f, "v" or "t".
+func shardFields(f string, count int) []string {
+	out := make([]string, count)
+	for i := range out {
+		out[i] = f + strconv.Itoa(i)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/laurel/laurel"
@@ -11,29 +12,36 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// A ranking answers each read of docs/api.md, and each of a merge, in one script call: a
-// signature of the root package's that it stops matching must not silently cost round trips.
+// A ranking answers each read of docs/api.md in one script call: a signature of the root
+// package's that it stops matching must not silently cost round trips.
 var (
 	_ laurel.RankingReads    = (*ranking)(nil)
 	_ laurel.RankingSearches = (*ranking)(nil)
 	_ laurel.RankingEnds     = (*ranking)(nil)
-	_ shardindex.Ranking     = (*ranking)(nil)
 )
 
-// ranking is one set of a shard of a board read as of a state stamp. It holds no entries:
-// every read is one script call that checks the stamp first, and each read of docs/api.md is
-// one read (laurel.RankingReads), as is each read of a merge (shardindex.Ranking).
+// ranking is one set of a board read as of a state stamp. It holds no entries: every read is
+// one script call that checks every shard's stamp first, and each read of docs/api.md is one
+// read (laurel.RankingReads).
 type ranking struct {
 	x     *Index
 	board string
 	order laurel.Ordering
-	keys  []string // meta, zset, hash
-	stamp string
+	count int // the board's shards
+	keys  keys
+	name  string   // the set's
+	head  []string // the stamp and the shard count, readScript's first arguments
 }
 
-func (r *ranking) read(ctx context.Context, args ...string) rueidis.RedisResult {
-	args = append([]string{r.stamp}, args...)
-	return r.x.do(ctx, func() rueidis.RedisResult { return readScript.Exec(ctx, r.x.client, r.keys, args) })
+// read runs readScript on the set, its hashes those of hashes (shard numbers).
+func (r *ranking) read(ctx context.Context, hashes []int, args ...string) rueidis.RedisResult {
+	keys := make([]string, 0, 2+len(hashes))
+	keys = append(keys, r.keys.meta(), r.keys.zset(r.name))
+	for _, i := range hashes {
+		keys = append(keys, r.keys.hash(i, r.name))
+	}
+	args = append(slices.Clip(r.head), args...)
+	return r.x.do(ctx, func() rueidis.RedisResult { return readScript.Exec(ctx, r.x.client, keys, args) })
 }
 
 func (r *ranking) err(err error, what string) error {
@@ -41,7 +49,7 @@ func (r *ranking) err(err error, what string) error {
 }
 
 func (r *ranking) Total(ctx context.Context) (int, error) {
-	n, err := r.read(ctx, "n").AsInt64()
+	n, err := r.read(ctx, nil, "n").AsInt64()
 	if err != nil {
 		return 0, r.err(err, "counting a set")
 	}
@@ -58,7 +66,7 @@ func (r *ranking) Page(ctx context.Context, from, n int) ([]laurel.Entry, error)
 	if int64(n) <= math.MaxInt64-int64(from) {
 		stop = int64(from) - 1 + int64(n) - 1
 	}
-	ms, err := r.read(ctx, "p", strconv.Itoa(from-1), strconv.FormatInt(stop, 10)).ToArray()
+	ms, err := r.read(ctx, nil, "p", strconv.Itoa(from-1), strconv.FormatInt(stop, 10)).ToArray()
 	if err != nil {
 		return nil, r.err(err, "reading a page")
 	}
@@ -91,16 +99,24 @@ func (r *ranking) ReadEntries(ctx context.Context, members []string) ([]laurel.E
 }
 
 func (r *ranking) entries(ctx context.Context, op string, members []string) ([]laurel.Entry, int, error) {
-	args := make([]string, 0, 2+len(members))
-	args = append(args, r.stamp, op)
+	args := make([]string, 0, 1+2*len(members))
+	args = append(args, op)
+	var hashes []int
 	seen := make(map[string]struct{}, len(members))
 	for _, m := range members {
-		if _, ok := seen[m]; !ok && m != "" {
-			seen[m] = struct{}{}
-			args = append(args, m)
+		if _, ok := seen[m]; ok || m == "" {
+			continue
 		}
+		seen[m] = struct{}{}
+		i := shardindex.ShardOf(m, r.count)
+		at := slices.Index(hashes, i)
+		if at < 0 {
+			at = len(hashes)
+			hashes = append(hashes, i)
+		}
+		args = append(args, strconv.Itoa(3+at), m)
 	}
-	res, err := r.x.do(ctx, func() rueidis.RedisResult { return readScript.Exec(ctx, r.x.client, r.keys, args) }).ToArray()
+	res, err := r.read(ctx, hashes, args...).ToArray()
 	if err != nil {
 		return nil, 0, r.err(err, "reading entries")
 	}
@@ -137,7 +153,7 @@ func (r *ranking) ReadPage(ctx context.Context, o laurel.Ordering, offset, limit
 	// is the first at or after the key before every entry with the best score, its end the
 	// first after the key after every entry with the worst (Ordering.Bound).
 	first, end := r.rangeBounds(sr)
-	res, err := r.read(ctx, "P", strconv.Itoa(offset), strconv.Itoa(limit), first, end).ToArray()
+	res, err := r.read(ctx, nil, "P", strconv.Itoa(offset), strconv.Itoa(limit), first, end).ToArray()
 	if err != nil {
 		return nil, 0, r.err(err, "reading a page")
 	}
@@ -146,7 +162,7 @@ func (r *ranking) ReadPage(ctx context.Context, o laurel.Ordering, offset, limit
 
 // ReadAround answers a page around a member in one script call.
 func (r *ranking) ReadAround(ctx context.Context, member string, radius int) ([]laurel.Entry, bool, int, error) {
-	res, err := r.read(ctx, "A", member, strconv.Itoa(radius)).ToArray()
+	res, err := r.read(ctx, []int{shardindex.ShardOf(member, r.count)}, "A", member, strconv.Itoa(radius)).ToArray()
 	if err != nil {
 		return nil, false, 0, r.err(err, "reading around a member")
 	}
@@ -190,7 +206,7 @@ func (r *ranking) page(res []rueidis.RedisMessage) ([]laurel.Entry, int, error) 
 
 // ReadRank is Search with the set's size, in one script call.
 func (r *ranking) ReadRank(ctx context.Context, k laurel.Key) (int, int, error) {
-	res, err := r.read(ctx, "R", bound(r.order, k, "")).ToArray()
+	res, err := r.read(ctx, nil, "R", bound(r.order, k, "")).ToArray()
 	if err != nil {
 		return 0, 0, r.err(err, "searching a set")
 	}
@@ -205,14 +221,30 @@ func (r *ranking) ReadRank(ctx context.Context, k laurel.Key) (int, int, error) 
 	return n + 1, total, err
 }
 
-// ReadSearches answers laurel.RankingSearches in one script call, that of Before.
+// ReadSearches answers laurel.RankingSearches in one script call.
 func (r *ranking) ReadSearches(ctx context.Context, keys []laurel.Entry) ([]int, int, error) {
-	return shardindex.Searches(ctx, r.Before, keys)
+	args := make([]string, 0, 1+len(keys))
+	args = append(args, "B")
+	for _, k := range keys {
+		args = append(args, bound(r.order, k.Key(), ""))
+	}
+	res, err := r.read(ctx, nil, args...).AsIntSlice()
+	if err != nil {
+		return nil, 0, r.err(err, "counting entries")
+	}
+	if len(res) != 1+len(keys) {
+		return nil, 0, fmt.Errorf("redis: counting entries of board %q: a reply of %d values", r.board, len(res))
+	}
+	ranks := make([]int, len(keys))
+	for i := range ranks {
+		ranks[i] = int(res[1+i]) + 1
+	}
+	return ranks, int(res[0]), nil
 }
 
 // ReadEnds answers laurel.RankingEnds in one script call.
 func (r *ranking) ReadEnds(ctx context.Context) (laurel.Entry, laurel.Entry, int, error) {
-	res, err := r.read(ctx, "X").ToArray()
+	res, err := r.read(ctx, nil, "X").ToArray()
 	if err != nil {
 		return laurel.Entry{}, laurel.Entry{}, 0, r.err(err, "reading the ends of a set")
 	}
@@ -236,88 +268,6 @@ func (r *ranking) ReadEnds(ctx context.Context) (laurel.Entry, laurel.Entry, int
 	return ends[0], ends[1], total, nil
 }
 
-// Slice answers shardindex.Ranking.Slice in one script call.
-func (r *ranking) Slice(ctx context.Context, sr laurel.ScoreRange, skip, n int) (shardindex.Slice, error) {
-	first, end := r.rangeBounds(sr)
-	res, err := r.read(ctx, "S", strconv.Itoa(skip), strconv.Itoa(max(n, 0)), first, end).ToArray()
-	if err != nil {
-		return shardindex.Slice{}, r.err(err, "reading a slice")
-	}
-	if len(res) < 3 {
-		return shardindex.Slice{}, fmt.Errorf("redis: reading a slice of board %q: a reply of %d values", r.board, len(res))
-	}
-	var out shardindex.Slice
-	for i, dst := range []*int{&out.Total, &out.Before, &out.In} {
-		if *dst, err = r.int(res, i); err != nil {
-			return shardindex.Slice{}, err
-		}
-	}
-	for i, m := range res[3:] {
-		key, err := m.ToString()
-		if err != nil {
-			return shardindex.Slice{}, r.err(err, "reading a slice")
-		}
-		en, err := r.entry(out.Before+skip+i+1, key)
-		if err != nil {
-			return shardindex.Slice{}, err
-		}
-		out.Entries = append(out.Entries, en)
-	}
-	return out, nil
-}
-
-// Near answers shardindex.Ranking.Near in one script call.
-func (r *ranking) Near(ctx context.Context, at laurel.Entry, n int) (shardindex.Slice, error) {
-	res, err := r.read(ctx, "N", bound(r.order, at.Key(), at.Member), strconv.Itoa(n)).ToArray()
-	if err != nil {
-		return shardindex.Slice{}, r.err(err, "reading around an entry")
-	}
-	if len(res) < 2 {
-		return shardindex.Slice{}, fmt.Errorf("redis: reading around an entry of board %q: a reply of %d values", r.board, len(res))
-	}
-	var out shardindex.Slice
-	if out.Total, err = r.int(res, 0); err != nil {
-		return shardindex.Slice{}, err
-	}
-	if out.Before, err = r.int(res, 1); err != nil {
-		return shardindex.Slice{}, err
-	}
-	first := max(0, out.Before-n) + 1
-	for i, m := range res[2:] {
-		key, err := m.ToString()
-		if err != nil {
-			return shardindex.Slice{}, r.err(err, "reading around an entry")
-		}
-		en, err := r.entry(first+i, key)
-		if err != nil {
-			return shardindex.Slice{}, err
-		}
-		out.Entries = append(out.Entries, en)
-	}
-	return out, nil
-}
-
-// Before answers shardindex.Ranking.Before in one script call.
-func (r *ranking) Before(ctx context.Context, entries []laurel.Entry) ([]int, int, error) {
-	args := make([]string, 0, 1+2*len(entries))
-	args = append(args, "B")
-	for _, en := range entries {
-		args = append(args, bound(r.order, en.Key(), en.Member), en.Member)
-	}
-	res, err := r.read(ctx, args...).AsIntSlice()
-	if err != nil {
-		return nil, 0, r.err(err, "counting entries")
-	}
-	if len(res) != 1+len(entries) {
-		return nil, 0, fmt.Errorf("redis: counting entries of board %q: a reply of %d values", r.board, len(res))
-	}
-	counts := make([]int, len(entries))
-	for i := range counts {
-		counts[i] = int(res[1+i])
-	}
-	return counts, int(res[0]), nil
-}
-
 func (r *ranking) int(res []rueidis.RedisMessage, i int) (int, error) {
 	n, err := res[i].AsInt64()
 	if err != nil {
@@ -329,7 +279,7 @@ func (r *ranking) int(res []rueidis.RedisMessage, i int) (int, error) {
 // Search counts the members whose key sorts before k's prefix: as every key is longer than
 // its prefix, those are exactly the entries that rank before k.
 func (r *ranking) Search(ctx context.Context, k laurel.Key) (int, error) {
-	n, err := r.read(ctx, "s", bound(r.order, k, "")).AsInt64()
+	n, err := r.read(ctx, nil, "s", bound(r.order, k, "")).AsInt64()
 	if err != nil {
 		return 0, r.err(err, "searching a set")
 	}

@@ -1,9 +1,9 @@
 // Package shardindex is the protocol between the scale-out store and its ranked index: the
 // store (postgres/) keeps the truth and steps the index after each commit; the index (redis/)
-// ranks each board's members, split in shards; and a read of a board merges its shards'
-// rankings (merge.go). It uses the domain's types (package laurel) and adds nothing to the
-// domain: the root package does not know it, and neither the embedded store nor the HTTP
-// layer uses it (docs/decisions.md, "The ranked index's protocol, a package of its own").
+// ranks each board's members, its sets whole, changed by the board's shards (shard.go). It
+// uses the domain's types (package laurel) and adds nothing to the domain: the root package
+// does not know it, and neither the embedded store nor the HTTP layer uses it
+// (docs/decisions.md, "The ranked index's protocol, a package of its own").
 package shardindex
 
 import (
@@ -19,47 +19,51 @@ import (
 // members left out. It is derived: the store keeps the truth, and its store writes the index
 // after each commit, and can rebuild it from the store at any time.
 //
-// A board's members are split into shards (ShardOf), and each shard of a board is a part of
-// the index of its own: its own sets, its own version, changed by steps of its own, so that
-// the shards of one board change in parallel (and may live on different nodes of a Redis
-// Cluster). A shard's version counts its steps; a step names the version it follows, so that
-// a step lost in a crash is noticed and a late one is refused rather than applied out of
-// order. Shard 0 also holds the board's state, opaque bytes the store needs to resolve a read
-// without the store, stamped with the version of the step that recorded it; every other
-// shard records the stamp of the state its sets follow. A read checks the stamp of each shard
-// it reads, so that it never mixes a state with sets of another.
+// A board's members are split into shards (ShardOf), and each shard changes its own members
+// in the board's sets, by steps of its own, each atomic, with a version of its own, so that
+// the shards of one board change in parallel. A shard's version counts its steps; a step
+// names the version it follows, so that a step lost in a crash is noticed and a late one is
+// refused rather than applied out of order. Shard 0 also holds the board's state, opaque bytes
+// the store needs to resolve a read without the store, stamped with the version of the step
+// that recorded it; every other shard records the stamp of the state its members follow. The
+// sets are the board's, whole: a rank is one search in one set. A read checks the stamp of
+// every shard, so that it never mixes a state with members of another, nor reads a set while
+// a shard is rebuilt in it.
 type Index interface {
 	// Apply changes one shard of a board in one atomic step: it checks that the shard is at
-	// u.After, drops the sets of u.Drops, makes the changes of u.Changes in order, and
-	// records u.Version; when u.State is not nil (shard 0 only) it records the state,
-	// stamped u.Stamp (u.Version when 0), and otherwise, when u.Stamp is not 0, u.Stamp as
-	// the shard's stamp. Afterwards it reads the entries of u.Read, ranked within the shard,
-	// counts for each key of u.Count the entries of its set in the shard that rank before it
-	// (as Before does), and tells subscribers that the board changed. When the shard is not at
-	// u.After it changes nothing and returns ErrStale. A shard that holds nothing is at version 0.
-	// Versions below 0 are fences: a rebuild in progress sets one with its first chunk and
-	// names it in the next, so that a flush or another rebuild meanwhile makes it start
-	// again.
+	// u.After, drops the shard's members from the sets of u.Drops, makes the changes of
+	// u.Changes in order (each of a member of the shard), and records u.Version; when u.State
+	// is not nil (shard 0 only) it records the state, stamped u.Stamp (u.Version when 0), and
+	// otherwise, when u.Stamp is not 0, u.Stamp as the shard's stamp. Afterwards, when every
+	// shard of the board follows the stamp the step left, it answers u.Read and u.Count in the
+	// whole board, as Rank does (Applied.Ranked); and it tells subscribers that the board
+	// changed. When the shard is not at u.After it changes nothing and returns ErrStale. A
+	// shard that holds nothing is at version 0. Versions below 0 are fences: a rebuild in
+	// progress sets one with its first chunk and names it in the next, so that a flush or
+	// another rebuild meanwhile makes it start again.
 	Apply(ctx context.Context, board string, sh Shard, order laurel.Ordering, u Update) (Applied, error)
+	// Rank answers, in the whole board of count shards, each read's entry and rank, and for
+	// each key how many entries of its set rank before it (by score, subscore, reached_at and
+	// member), all at one instant, unless a shard is below its floor (Applied.Below);
+	// ErrStale when the board's shards do not all follow one stamp (a change of state on its
+	// way, or a shard rebuilt).
+	Rank(ctx context.Context, board string, count int, order laurel.Ordering, a Asks) (Applied, error)
 	// State returns the board's state and its stamp, and the version of shard 0; ok is false
 	// when the index holds no state of the board (none was ever recorded, the board was
 	// deleted, the index lost it, or a rebuild has not recorded it yet).
 	State(ctx context.Context, board string) (s State, ok bool, err error)
 	// Versions returns the version and stamp of each of a board's count shards.
 	Versions(ctx context.Context, board string, count int) ([]Version, error)
-	// Ranking reads one set of a shard as of the state stamped stamp: its reads return
-	// ErrStale once the shard follows another state. Its ranks count the shard's
-	// members of the set.
-	Ranking(board string, sh Shard, order laurel.Ordering, set Set, stamp int64) Ranking
-	// Before counts, for each key, the entries of the key's set in the shard that rank before
-	// it (by score, subscore, reached_at and member), as of the state stamped stamp.
-	Before(ctx context.Context, board string, sh Shard, order laurel.Ordering, stamp int64, keys []Key) ([]int, error)
-	// Totals returns how many members each set holds in the shard, as of the state stamped
-	// stamp.
-	Totals(ctx context.Context, board string, sh Shard, sets []Set, stamp int64) ([]int, error)
-	// Delete removes everything the index holds of one shard of a board (of shard 0: the
-	// board's state too).
+	// Ranking reads one set of a board of count shards as of the state stamped stamp: its
+	// reads return ErrStale once any shard follows another state.
+	Ranking(board string, count int, order laurel.Ordering, set Set, stamp int64) laurel.Ranking
+	// Totals returns how many members each set holds, as of the state stamped stamp.
+	Totals(ctx context.Context, board string, count int, sets []Set, stamp int64) ([]int, error)
+	// Delete removes one shard of a board from the index: its members from every set, its
+	// version and stamp (of shard 0: the board's state too).
 	Delete(ctx context.Context, board string, sh Shard) error
+	// DeleteBoard removes everything the index holds of a board, whatever its shards.
+	DeleteBoard(ctx context.Context, board string) error
 
 	// Publish tells the subscribers of every node that something changed that may show on
 	// any board (a profile, a hidden mark): with moved, something that may have moved any
@@ -116,10 +120,14 @@ type Change struct {
 	Remove         bool
 }
 
-// Read asks for a member's entry in a set after a step.
+// Read asks for a member's entry in a set after a step. With Expect, the entry the caller
+// expects (Score, Sub, At: as its step left it) is looked for first, which costs the index
+// one lookup less when it is still there.
 type Read struct {
-	Set    Set
-	Member string
+	Set            Set
+	Member         string
+	Expect         bool
+	Score, Sub, At int64
 }
 
 // Entry is a member's entry in a set; Rank is 0 when the member is not in it.
@@ -140,15 +148,32 @@ type Update struct {
 	Tell    []string
 	Drops   []Set
 	Changes []Change
-	Read    []Read
-	// Count are entries of other shards, as the step that made them left them: what ranks
-	// before each in this shard makes their rank in the whole board, counted in the same
-	// round trip.
+	Asks
+}
+
+// Asks are what a step or Rank reads in the whole board.
+type Asks struct {
+	// Floors are versions that shards must be at least at for the reads to be answered: a
+	// shard the store committed steps of that the index may have missed.
+	Floors []Floor
+	Read   []Read
+	// Count are entries whose rank in the whole board is asked (a member's entry before a
+	// step, prior.go in postgres): the entries of their set before each.
 	Count []Key
 }
 
-// Applied is what Index.Apply read after its step.
+// Floor is a version a shard must be at least at.
+type Floor struct {
+	Shard   int
+	Version int64
+}
+
+// Applied is what Index.Apply or Rank read: ranks in the whole board.
 type Applied struct {
-	Read   []Entry // an entry for each of the update's Read
-	Before []int   // for each of the update's Count, the entries in the shard before it
+	// Ranked is false when Apply did not answer (a shard of the board followed another stamp,
+	// a shard was below its floor, or the update asked nothing); Read and Before are then nil.
+	Ranked bool
+	Below  []int   // the shards found below their floors
+	Read   []Entry // an entry for each Read
+	Before []int   // for each Count, the entries of its set before it
 }
