@@ -3,14 +3,15 @@ package embedded
 import "unsafe"
 
 // Open makes a few gigabytes of memory for a large store at once (the members' table and ids,
-// the spans' chunks, the sort's arrays: some 7 GB at 100M entries), and the kernel faults
-// fresh memory in a page at a time: 4 KiB pages cost a restart of 100M entries some 20 s of
-// the system's CPU, and a fault a 2 MiB page at a time costs a third of a 4 KiB page's as much
-// memory (docs/benchmarks.md, "Restart and replay"). Linux backs memory with such pages where
-// it is advised to (transparent huge pages, "madvise", the default of most distributions).
-// The advice is held only while the pages are first touched, then taken back: a huge page's
-// parts the collector later frees are returned to the system as 4 KiB pages are, and the
-// kernel is not asked to gather pages the heap holds sparsely into huge ones later.
+// the spans' chunks, the sort's arrays: some 5 GB at 100M entries, beside the trees' leaves),
+// and the kernel faults fresh memory in a page at a time: some 2M faults of 4 KiB pages, half
+// the CPU of a 100M restart on a virtual machine where each trap is dear. Faulted 2 MiB at a
+// time, the same memory takes a third to a half of the CPU (docs/benchmarks.md, "Restart and
+// replay"). Linux backs memory with such pages where it is advised to (transparent huge pages
+// in "madvise" mode, the default of most distributions, or "always"). The advice is held only
+// while the pages are first touched, then taken back: the kernel is not left asked to gather
+// pages the heap holds sparsely into huge ones, and the parts of a huge page the collector
+// later frees are returned to the system as 4 KiB pages are.
 
 // hugeFaultMin is the least memory worth faulting in huge pages: it holds one whole at least.
 const hugeFaultMin = 2 * hugePage
