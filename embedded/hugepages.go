@@ -4,7 +4,7 @@ import "unsafe"
 
 // Open makes a few gigabytes of memory for a large store at once (the members' table and ids,
 // the spans' chunks, the sort's arrays: some 5 GB at 100M entries, beside the trees' leaves),
-// and the kernel faults fresh memory in a page at a time: some 2M faults of 4 KiB pages, half
+// and the kernel faults fresh memory in a page at a time: some 2M faults of 4 KiB pages, a third of
 // the CPU of a 100M restart on a virtual machine where each trap is dear. Faulted 2 MiB at a
 // time, the same memory takes a third to a half of the CPU (docs/benchmarks.md, "Restart and
 // replay"). Linux backs memory with such pages where it is advised to (transparent huge pages
