@@ -4,10 +4,10 @@ import "unsafe"
 
 // Open makes a few gigabytes of memory for a large store at once (the members' table and ids,
 // the spans' chunks, the sort's arrays: some 5 GB at 100M entries, beside the trees' leaves),
-// and the kernel faults fresh memory in a page at a time: some 2M faults of 4 KiB pages, a third of
-// the CPU of a 100M restart on a virtual machine where each trap is dear. Faulted 2 MiB at a
-// time, the same memory takes a third to a half of the CPU (docs/benchmarks.md, "Restart and
-// replay"). Linux backs memory with such pages where it is advised to (transparent huge pages
+// and the kernel faults fresh memory in a page at a time: some 2M faults of 4 KiB pages, a
+// third of the CPU of a 100M restart on a virtual machine where each trap is dear. Faulted
+// 2 MiB at a time, the same memory takes a third to a half of the CPU (docs/benchmarks.md,
+// "Restart and replay"). Linux backs memory with such pages where it is advised to (transparent huge pages
 // in "madvise" mode, the default of most distributions, or "always"). The advice is held only
 // while the pages are first touched, then taken back: the kernel is not left asked to gather
 // pages the heap holds sparsely into huge ones, and the parts of a huge page the collector
