@@ -393,6 +393,7 @@ func readSpan(body []byte, head func(spanHead) error, fn func(h uint32, v slot) 
 type fileMembers struct {
 	n     uint32   // handles named
 	remap []uint32 // by handle named; nil while each is its own handle in memory
+	bulk  bool     // its ids are added to the table without a probe (members.add)
 }
 
 func (fm *fileMembers) handle(h uint32) (uint32, bool) {
@@ -412,19 +413,30 @@ func (ap *cpApplier) members(b *board, body []byte) error {
 		ap.files = make(map[*board]*fileMembers)
 	}
 	var fm *fileMembers
+	var count uint64
 	head := func(mh membersHead) error {
 		if mh.first == 0 {
-			ap.files[b] = &fileMembers{}
+			// The ids of a table that holds none yet, strictly in order, are all new: they are
+			// appended, and put in the table once the last is (members.indexBehind).
+			ap.files[b] = &fileMembers{bulk: b.members.count() == 0}
 			b.members.reserve(int(mh.count), int(mh.size))
 		}
 		if fm = ap.files[b]; fm == nil || uint64(fm.n) != mh.first {
 			return errCorrupt
 		}
+		count = mh.count
 		return nil
 	}
-	return readMembers(body, head, func(id []byte) {
-		m := b.members
-		h := m.intern(unsafe.String(unsafe.SliceData(id), len(id))) // intern copies it
+	m := b.members
+	err := readMembers(body, head, func(idBytes []byte) {
+		id := unsafe.String(unsafe.SliceData(idBytes), len(idBytes)) // add and intern copy it
+		var h uint32
+		if fm.bulk && (m.count() == 0 || m.name(uint32(m.count()-1)) < id) {
+			h = m.add(id)
+		} else {
+			fm.bulk = false
+			h = m.intern(id)
+		}
 		if h == m.ordered && (h == 0 || m.name(h-1) < m.name(h)) {
 			m.ordered++ // a table filled from a section alone, in order so far
 		}
@@ -439,6 +451,10 @@ func (ap *cpApplier) members(b *board, body []byte) error {
 		}
 		fm.n++
 	})
+	if err == nil && fm.bulk && uint64(fm.n) == count {
+		m.indexBehind()
+	}
+	return err
 }
 
 // span applies a cpSpan record of w's span at start, whose prefix is key.
@@ -617,8 +633,9 @@ func (fb *fileBuckets) span(b *board, start, end int64) *span {
 // reserve readies the table for n more ids of size bytes in all: it is resized once, not
 // doubled on the way, and the arena and offsets are made at their size.
 func (m *members) reserve(n, size int) {
-	m.arena = slices.Grow(m.arena, size)
-	m.offs = slices.Grow(m.offs, n)
+	m.awaitIndex()
+	m.arena = growHuge(m.arena, size)
+	m.offs = growHuge(m.offs, n)
 	want := len(m.table)
 	for 4*(m.count()+n) > 3*want {
 		want *= 2

@@ -101,6 +101,14 @@ func (m Members) Ordered(n uint32)                               { m.m.ordered =
 func (m Members) Name(h uint32) string                           { return m.m.name(h) }
 func (m Members) Count() int                                     { return m.m.count() }
 
+// Reserve, Add and IndexBehind are how Open fills a table from a checkpoint file's ids in
+// order: made at its size, the ids appended without a probe, then put in the table on a
+// goroutine of its own (members.indexBehind). Tie orders two handles' members on full ties.
+func (m Members) Reserve(n, size int)  { m.m.reserve(n, size) }
+func (m Members) Add(id string) uint32 { return m.m.add(id) }
+func (m Members) IndexBehind()         { m.m.indexBehind() }
+func (m Members) Tie(a, b uint32) int  { return m.m.tie(a, b) }
+
 // Slots is a span's aggregates by handle (memory.go), alone.
 type Slots struct{ s *slots }
 

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,52 @@ func TestMembers(t *testing.T) {
 	}
 	if m.Count() != n {
 		t.Fatalf("lookups changed the count: %d", m.Count())
+	}
+}
+
+// TestMembersIndexedBehind: ids appended in the order of their bytes without a probe, as Open
+// appends a checkpoint file's, are found by their handles once put in the table behind (a
+// table of 2M slots, 8 MB, faulted in huge pages), an id interned again keeps its handle, a
+// new one is interned after them, and ties between them order by the ids' bytes, whether the
+// handles are among those in order or not.
+func TestMembersIndexedBehind(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seed(t), 3))
+	const n = 1_500_000
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("p%013d", uint64(i)*1e6+rng.Uint64N(1e6)) // in order, each once
+	}
+	m := embedded.NewMembers()
+	m.Reserve(n, n*len(ids[0]))
+	for i, id := range ids {
+		if h := m.Add(id); h != uint32(i) {
+			t.Fatalf("%q added as handle %d, want %d", id, h, i)
+		}
+	}
+	m.Ordered(n)
+	m.IndexBehind()
+	for range 200_000 {
+		k := rng.IntN(n)
+		if h, ok := m.Lookup(ids[k]); !ok || h != uint32(k) {
+			t.Fatalf("%q: handle %d, %v; want %d", ids[k], h, ok, k)
+		}
+		if h := m.Intern(ids[k]); h != uint32(k) {
+			t.Fatalf("%q interned again: handle %d, want %d", ids[k], h, k)
+		}
+	}
+	late := "p0000000000000" // before every id added: interned after them, out of order
+	if h := m.Intern(late); h != n {
+		t.Fatalf("a new id: handle %d, want %d", h, n)
+	}
+	if h, ok := m.Lookup("q"); ok {
+		t.Fatalf("an id never interned found as handle %d", h)
+	}
+	for range 100_000 {
+		a, b := uint32(rng.IntN(n+1)), uint32(rng.IntN(n+1))
+		want := strings.Compare(m.Name(a), m.Name(b))
+		if got := m.Tie(a, b); (got < 0) != (want < 0) || (got == 0) != (want == 0) {
+			t.Fatalf("tie of %q (handle %d) and %q (%d): %d, want %d", m.Name(a), a, m.Name(b), b, got, want)
+		}
 	}
 }
 

@@ -1,11 +1,13 @@
 package embedded
 
 import (
+	"cmp"
 	"hash/maphash"
 	"iter"
 	"maps"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -31,6 +33,12 @@ type members struct {
 	// ordered: the handles below it are in the order of their ids' bytes (a table that Open
 	// filled from a checkpoint file's section), which lookupAt and internAt search forward.
 	ordered uint32
+	// indexed: the handles below it are in the table. Those above were appended by add and
+	// are put in it (index) before the table is next read or written: on a goroutine of its
+	// own when indexBehind started one (indexing, closed when it is done), while Open reads
+	// the spans that follow a checkpoint file's ids.
+	indexed  int
+	indexing chan struct{}
 }
 
 func newMembers() *members {
@@ -59,6 +67,9 @@ func (m *members) name(h uint32) string {
 // find returns the table slot of id: the one holding its handle, or the empty one where it
 // would go, and the entry's tag.
 func (m *members) find(id string) (i int, h uint32, tag uint32, ok bool) {
+	if m.indexed < m.count() || m.indexing != nil {
+		m.index()
+	}
 	hash := maphash.String(m.seed, id)
 	tags := m.tagMask()
 	tag = uint32(hash>>32) & tags
@@ -88,6 +99,7 @@ func (m *members) intern(id string) uint32 {
 	m.arena = append(m.arena, id...)
 	m.offs = append(m.offs, uint32(len(m.arena)))
 	m.table[i] = h + 1 | tag
+	m.indexed++
 	if 4*m.count() > 3*len(m.table) {
 		m.resize(2 * len(m.table))
 	}
@@ -149,20 +161,87 @@ const seekSpan = 1 << 10
 // resize makes the table n slots (a power of two above the handles) and puts every handle
 // back in it. The tag takes the bits above those handle+1 can need in a table of n.
 func (m *members) resize(n int) {
-	m.table = make([]uint32, n)
-	tags, mask := m.tagMask(), n-1
-	for h := range m.count() {
-		hash := maphash.String(m.seed, m.name(uint32(h)))
+	m.awaitIndex()
+	m.table = hugeSlice[uint32](n)
+	put(m.table, m.seed, m.arena, m.offs, 0, m.count())
+	m.indexed = m.count()
+}
+
+// put puts handles lo to hi of the ids in arena and offs (members' own) in table, which has
+// room for them.
+func put(table []uint32, seed maphash.Seed, arena []byte, offs []uint32, lo, hi int) {
+	tags, mask := ^uint32(0)<<bits.Len(uint(len(table)-1)), len(table)-1
+	for h := lo; h < hi; h++ {
+		from, to := offs[h], offs[h+1]
+		hash := maphash.String(seed, unsafe.String(unsafe.SliceData(arena[from:to]), int(to-from)))
 		i := int(hash) & mask
-		for m.table[i] != 0 {
+		for table[i] != 0 {
 			i = (i + 1) & mask
 		}
-		m.table[i] = uint32(h) + 1 | uint32(hash>>32)&tags
+		table[i] = uint32(h) + 1 | uint32(hash>>32)&tags
 	}
 }
 
-// tie orders members whose score and reached_at are equal: by their ids' bytes.
-func (m *members) tie(a, b uint32) int { return strings.Compare(m.name(a), m.name(b)) }
+// add appends id, which no handle has, without putting it in the table (indexed).
+func (m *members) add(id string) uint32 {
+	m.awaitIndex()
+	m.arena = append(m.arena, id...)
+	m.offs = append(m.offs, uint32(len(m.arena)))
+	return uint32(m.count() - 1)
+}
+
+// indexBehind starts putting the handles add appended in the table, on a goroutine of its own
+// (Open's other core reads the spans meanwhile): at 25M members, some 4 s of hashing and of the
+// cache's misses. The ids and the table are not written until it is done (awaitIndex).
+func (m *members) indexBehind() {
+	m.awaitIndex()
+	lo, hi := m.indexed, m.count()
+	if lo == hi || 4*hi > 3*len(m.table) {
+		return // nothing to put, or a table to make larger first: find does both
+	}
+	done := make(chan struct{})
+	table, seed, arena, offs := m.table, m.seed, m.arena, m.offs
+	go func() {
+		defer close(done)
+		put(table, seed, arena, offs, lo, hi)
+	}()
+	m.indexing, m.indexed = done, hi
+}
+
+// awaitIndex waits for the table that indexBehind fills.
+func (m *members) awaitIndex() {
+	if m.indexing != nil {
+		<-m.indexing
+		m.indexing = nil
+	}
+}
+
+// index puts every handle in the table, growing it as needed.
+func (m *members) index() {
+	m.awaitIndex()
+	if m.indexed == m.count() {
+		return
+	}
+	if want := 2 * len(m.table); 4*m.count() > 3*len(m.table) {
+		for 4*m.count() > 3*want {
+			want *= 2
+		}
+		m.resize(want)
+		return
+	}
+	put(m.table, m.seed, m.arena, m.offs, m.indexed, m.count())
+	m.indexed = m.count()
+}
+
+// tie orders members whose score and reached_at are equal: by their ids' bytes, which for two
+// ordered handles is their own order. Trees and sorts ask it of every tie: a handle's id read
+// from the arena is a miss of the cache for each, among millions of members.
+func (m *members) tie(a, b uint32) int {
+	if a < m.ordered && b < m.ordered {
+		return cmp.Compare(a, b)
+	}
+	return strings.Compare(m.name(a), m.name(b))
+}
 
 // slot is a member's aggregate in an in-memory span: its score, reached_at and subscore (0
 // on a board without one). Slots keep subscores apart (subs), so that boards without one pay
@@ -292,8 +371,9 @@ const (
 	noOffset  = math.MaxUint32
 )
 
-func newChunk() chunk {
-	c := chunk{near: new([chunkLen]nearSlot)}
+// newChunk returns a chunk with no entries in near, a new array.
+func newChunk(near *[chunkLen]nearSlot) chunk {
+	c := chunk{near: near}
 	for i := range c.near {
 		c.near[i][2] = noOffset
 	}
@@ -479,10 +559,22 @@ type handleSlot struct {
 	v slot
 }
 
-// cover adds chunks until the first n handles have slots.
+// cover adds chunks until the first n handles have slots. Their arrays are made first, then
+// faulted in huge pages where they lie back to back (a span laid out at Open: 300 MB of chunks
+// at 25M members), then filled.
 func (s *slots) cover(n int) {
-	for len(s.dense)<<chunkBits < n {
-		s.dense = append(s.dense, newChunk())
+	more := (n+chunkLen-1)>>chunkBits - len(s.dense)
+	if more <= 0 {
+		return
+	}
+	near := make([]*[chunkLen]nearSlot, more)
+	for i := range near {
+		near[i] = new([chunkLen]nearSlot)
+	}
+	faultHugeArrays(near)
+	s.dense = slices.Grow(s.dense, more)
+	for _, a := range near {
+		s.dense = append(s.dense, newChunk(a))
 	}
 }
 

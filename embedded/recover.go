@@ -112,6 +112,9 @@ func (s *Store) recover() error {
 	// What Open read and sorted through is garbage once the trees are built, as large as the
 	// index: a large one's pages are handed back, so that a restarted store is as resident as
 	// one that grew to the same size (a small one's are not worth a forced collection).
+	for _, b := range s.boards {
+		b.members.index() // before readers, who only read the table
+	}
 	if s.buildTrees() >= 1<<20 {
 		debug.FreeOSMemory()
 	}
@@ -404,12 +407,14 @@ func (s *Store) buildTrees() (entries int) {
 		}
 	}
 	onCores(len(todo), func() func(int) {
-		var keys, scratch []rank.Key    // kept from one span to the next: each as large as the most keys
+		// Kept from one span to the next, each as large as the most keys, and faulted in huge
+		// pages (roomFor): at 25M entries a span, 1.2 GB a core.
+		var keys, scratch []rank.Key    // the sort's keys and its second array
 		var flat, flatScratch []flatKey // the same, of boards without a subscore: 24 bytes a key, not 32
 		return func(i int) {
 			b, sp := todo[i].b, todo[i].sp
 			if b.cfg.Subscore == nil {
-				flat = slices.Grow(flat[:0], sp.slots.n)
+				flat, flatScratch = roomFor(flat, sp.slots.n), roomFor(flatScratch, sp.slots.n)
 				sp.slots.each(func(h uint32, v slot) {
 					if len(s.hidden) == 0 || !s.hidden[b.members.name(h)] {
 						flat = append(flat, flatKey{v.score, v.at, h})
@@ -418,7 +423,7 @@ func (s *Store) buildTrees() (entries int) {
 				sp.tree = loadFlatTree(b, sp, flat, &flatScratch)
 				return
 			}
-			keys = slices.Grow(keys[:0], sp.slots.n)
+			keys, scratch = roomFor(keys, sp.slots.n), roomFor(scratch, sp.slots.n)
 			sp.slots.each(func(h uint32, v slot) {
 				if len(s.hidden) == 0 || !s.hidden[b.members.name(h)] {
 					keys = append(keys, treeKey(h, v))
