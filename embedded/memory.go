@@ -51,7 +51,10 @@ func (m *members) count() int { return len(m.offs) - 1 }
 
 // tagMask is the bits of a table entry that hold the tag: those above what handle+1 can need
 // in a table of its size.
-func (m *members) tagMask() uint32 { return ^uint32(0) << bits.Len(uint(len(m.table)-1)) }
+func (m *members) tagMask() uint32 { return tagsOf(len(m.table)) }
+
+// tagsOf is the tag bits of a table of n slots.
+func tagsOf(n int) uint32 { return ^uint32(0) << bits.Len(uint(n-1)) }
 
 // name returns the id of handle h. The string shares the arena's bytes, which are never
 // written again once appended (a growing arena is copied, and the old array stays as long
@@ -170,7 +173,7 @@ func (m *members) resize(n int) {
 // put puts handles lo to hi of the ids in arena and offs (members' own) in table, which has
 // room for them.
 func put(table []uint32, seed maphash.Seed, arena []byte, offs []uint32, lo, hi int) {
-	tags, mask := ^uint32(0)<<bits.Len(uint(len(table)-1)), len(table)-1
+	tags, mask := tagsOf(len(table)), len(table)-1
 	for h := lo; h < hi; h++ {
 		from, to := offs[h], offs[h+1]
 		hash := maphash.String(seed, unsafe.String(unsafe.SliceData(arena[from:to]), int(to-from)))

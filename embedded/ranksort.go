@@ -253,12 +253,3 @@ func radixSortFlat(keys []flatKey, desc bool, scratch *[]flatKey) {
 		copy(keys, src)
 	}
 }
-
-// roomFor returns s emptied, with room for n: s when it has, else a new slice faulted in huge
-// pages when large (hugeSlice). What s held is not kept.
-func roomFor[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s[:0]
-	}
-	return hugeSlice[T](n)[:0]
-}

@@ -408,13 +408,13 @@ func (s *Store) buildTrees() (entries int) {
 	}
 	onCores(len(todo), func() func(int) {
 		// Kept from one span to the next, each as large as the most keys, and faulted in huge
-		// pages (roomFor): at 25M entries a span, 1.2 GB a core.
+		// pages (growHuge): at 25M entries a span, 1.2 GB a core.
 		var keys, scratch []rank.Key    // the sort's keys and its second array
 		var flat, flatScratch []flatKey // the same, of boards without a subscore: 24 bytes a key, not 32
 		return func(i int) {
 			b, sp := todo[i].b, todo[i].sp
 			if b.cfg.Subscore == nil {
-				flat, flatScratch = roomFor(flat, sp.slots.n), roomFor(flatScratch, sp.slots.n)
+				flat, flatScratch = growHuge(flat[:0], sp.slots.n), growHuge(flatScratch[:0], sp.slots.n)
 				sp.slots.each(func(h uint32, v slot) {
 					if len(s.hidden) == 0 || !s.hidden[b.members.name(h)] {
 						flat = append(flat, flatKey{v.score, v.at, h})
@@ -423,7 +423,7 @@ func (s *Store) buildTrees() (entries int) {
 				sp.tree = loadFlatTree(b, sp, flat, &flatScratch)
 				return
 			}
-			keys, scratch = roomFor(keys, sp.slots.n), roomFor(scratch, sp.slots.n)
+			keys, scratch = growHuge(keys[:0], sp.slots.n), growHuge(scratch[:0], sp.slots.n)
 			sp.slots.each(func(h uint32, v slot) {
 				if len(s.hidden) == 0 || !s.hidden[b.members.name(h)] {
 					keys = append(keys, treeKey(h, v))
