@@ -8,6 +8,10 @@ import "github.com/cockroachdb/pebble/v2"
 // that only grows is compaction falling behind.
 type Footprint struct {
 	Store, Log PebbleFootprint
+	// IDFilter is the bytes of the event id filter (idfilter.go), on the Go heap: it holds
+	// every event id ever stored, at 1.5 to 3 bytes an id, so it grows as long as events with
+	// ids come in — the price of answering every id ever used without a read.
+	IDFilter int64
 }
 
 // PebbleFootprint is one Pebble database's share of the footprint.
@@ -23,7 +27,7 @@ type PebbleFootprint struct {
 
 // Footprint reads the footprint of the store's databases now.
 func (s *Store) Footprint() Footprint {
-	return Footprint{Store: pebbleFootprint(s.db), Log: pebbleFootprint(s.logDB)}
+	return Footprint{Store: pebbleFootprint(s.db), Log: pebbleFootprint(s.logDB), IDFilter: int64(s.ids.bytes())}
 }
 
 func pebbleFootprint(db *pebble.DB) PebbleFootprint {

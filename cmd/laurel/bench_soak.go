@@ -23,8 +23,8 @@ func soak(ctx context.Context, t *laurelTarget, c benchConfig, total, every time
 	}
 	fmt.Fprintf(stdout, "soak: members %d, windows %s, batch %d, writers %d at %.0f events/s in all, readers %d at %.0f a second each, %s in intervals of %s\n",
 		c.members, c.windows, c.batch, c.writers, c.rate, c.readers, c.readRate, total, every)
-	fmt.Fprintf(stdout, "%8s %9s %9s %9s %9s %9s %9s %7s %7s %7s %9s\n",
-		"elapsed", "events/s", "write p99", "read p50", "read p99", "RSS MB", "heap MB", "files", "tables", "log tbl", "memtbl MB")
+	fmt.Fprintf(stdout, "%8s %9s %9s %9s %9s %9s %9s %7s %7s %7s %9s %7s\n",
+		"elapsed", "events/s", "write p99", "read p50", "read p99", "RSS MB", "heap MB", "files", "tables", "log tbl", "memtbl MB", "ids MB")
 	run := c.run
 	start := time.Now()
 	var samples []soakSample
@@ -44,9 +44,9 @@ func soak(ctx context.Context, t *laurelTarget, c benchConfig, total, every time
 		s.elapsed, s.rate = time.Since(start), r.rate()
 		s.writeP99, s.readP50, s.readP99 = quantile(r.writes, .99), quantile(r.reads, .5), quantile(r.reads, .99)
 		samples = append(samples, s)
-		fmt.Fprintf(stdout, "%8s %9.0f %9s %9s %9s %9.1f %9.1f %7.0f %7.0f %7.0f %9.1f\n",
+		fmt.Fprintf(stdout, "%8s %9.0f %9s %9s %9s %9.1f %9.1f %7.0f %7.0f %7.0f %9.1f %7.1f\n",
 			s.elapsed.Round(time.Second), s.rate, ms(s.writeP99), ms(s.readP50), ms(s.readP99),
-			s.rss/1e6, s.heap/1e6, s.files, s.tables, s.logTables, s.memTables/1e6)
+			s.rss/1e6, s.heap/1e6, s.files, s.tables, s.logTables, s.memTables/1e6, s.idFilter/1e6)
 	}
 	printSoakSummary(stdout, samples)
 	return nil
@@ -61,6 +61,7 @@ type soakSample struct {
 	files                      float64 // open file descriptors
 	tables, logTables          float64 // tables of the store's Pebble and of its log's
 	memTables                  float64 // bytes of both's memtables
+	idFilter                   float64 // bytes of the event id filter, part of heap
 }
 
 // soakSample reads what the server holds now: its live heap after a collection, and from
@@ -81,6 +82,7 @@ func (t *laurelTarget) soakSample(ctx context.Context) (soakSample, error) {
 		{&s.files, metrics, "process_open_fds "},
 		{&s.tables, metrics, `laurel_store_tables{db="store"} `},
 		{&s.logTables, metrics, `laurel_store_tables{db="log"} `},
+		{&s.idFilter, metrics, "laurel_store_id_filter_bytes "},
 	} {
 		if *f.v, err = statLine(f.text, f.prefix); err != nil {
 			return soakSample{}, err
@@ -97,7 +99,9 @@ func (t *laurelTarget) soakSample(ctx context.Context) (soakSample, error) {
 }
 
 // printSoakSummary prints the growth over the run's second half, once the boards have had
-// its first half to fill, and the worst interval's read p99 against the median's.
+// its first half to fill, and the worst interval's read p99 against the median's. The heap's
+// growth is told apart from the id filter's, which holds every event id ever stored and so
+// grows by design while events with ids come in.
 func printSoakSummary(w io.Writer, samples []soakSample) {
 	if len(samples) < 2 {
 		return
@@ -112,6 +116,8 @@ func printSoakSummary(w io.Writer, samples []soakSample) {
 	fmt.Fprintf(w, "\nover the second half (%s → %s): RSS %s, heap %s, open files %.0f → %.0f, tables %.0f → %.0f, log tables %.0f → %.0f\n",
 		mid.elapsed.Round(time.Second), last.elapsed.Round(time.Second), growth(mid.rss, last.rss), growth(mid.heap, last.heap),
 		mid.files, last.files, mid.tables, last.tables, mid.logTables, last.logTables)
+	fmt.Fprintf(w, "the heap less the id filter %s (%.1f → %.1f MB); the id filter %.1f → %.1f MB\n",
+		growth(mid.heap-mid.idFilter, last.heap-last.idFilter), (mid.heap-mid.idFilter)/1e6, (last.heap-last.idFilter)/1e6, mid.idFilter/1e6, last.idFilter/1e6)
 	p99s := make([]time.Duration, len(samples))
 	for i, s := range samples {
 		p99s[i] = s.readP99

@@ -16,12 +16,15 @@ var (
 		"Bytes of the memtables (and flushable batches) of each Pebble database, outside the Go heap.", []string{"db"}, nil)
 	blockCacheDesc = prometheus.NewDesc("laurel_store_block_cache_bytes",
 		"Bytes held by the block cache of each Pebble database, outside the Go heap.", []string{"db"}, nil)
+	idFilterDesc = prometheus.NewDesc("laurel_store_id_filter_bytes",
+		"Bytes of the embedded store's event id filter, on the Go heap: it grows with every event id stored (1.5 to 3 bytes an id).", nil, nil)
 )
 
 func (c footprintCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- tablesDesc
 	ch <- memTablesDesc
 	ch <- blockCacheDesc
+	ch <- idFilterDesc
 }
 
 func (c footprintCollector) Collect(ch chan<- prometheus.Metric) {
@@ -31,4 +34,5 @@ func (c footprintCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(memTablesDesc, prometheus.GaugeValue, float64(p.MemTables), db)
 		ch <- prometheus.MustNewConstMetric(blockCacheDesc, prometheus.GaugeValue, float64(p.BlockCache), db)
 	}
+	ch <- prometheus.MustNewConstMetric(idFilterDesc, prometheus.GaugeValue, float64(f.IDFilter))
 }

@@ -307,7 +307,8 @@ func TestBenchTags(t *testing.T) {
 }
 
 // TestBenchSoak: -soak prints a line an interval with what the server holds (its store's
-// tables and memtables among them, from /metrics), then the growth over the second half.
+// tables, memtables and id filter among them, from /metrics), then the growth over the
+// second half, the heap's told apart from the id filter's.
 func TestBenchSoak(t *testing.T) {
 	base, stop := startServe(t, t.TempDir(), nil)
 	defer stop()
@@ -318,11 +319,11 @@ func TestBenchSoak(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench -soak exited %d: %s\n%s", code, out, stderr.String())
 	}
-	interval := regexp.MustCompile(`(?m)^ +[0-9]+s +[1-9][0-9]* +[0-9.]+ +[0-9.]+ +[0-9.]+ +[1-9][0-9.]* +[1-9][0-9.]* +[1-9][0-9]* +[0-9]+ +[0-9]+ +[0-9.]+$`)
+	interval := regexp.MustCompile(`(?m)^ +[0-9]+s +[1-9][0-9]* +[0-9.]+ +[0-9.]+ +[0-9.]+ +[1-9][0-9.]* +[1-9][0-9.]* +[1-9][0-9]* +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+$`)
 	if n := len(interval.FindAllString(out, -1)); n != 3 {
 		t.Errorf("bench -soak printed %d intervals, want 3:\n%s", n, out)
 	}
-	for _, want := range []string{"over the second half (", "read p99 of the intervals: median "} {
+	for _, want := range []string{"over the second half (", "the heap less the id filter ", "read p99 of the intervals: median "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench -soak's report lacks %q:\n%s", want, out)
 		}
@@ -336,6 +337,9 @@ func TestBenchSoak(t *testing.T) {
 	resp.Body.Close()
 	if !bytes.Contains(metrics, []byte("\nlaurel_events_duplicate_total 0\n")) {
 		t.Errorf("the soak's events were taken as duplicates:\n%s", metrics)
+	}
+	if filter := regexp.MustCompile(`\nlaurel_store_id_filter_bytes ([0-9.e+]+)\n`).FindSubmatch(metrics); filter == nil || string(filter[1]) == "0" {
+		t.Errorf("/metrics has no id filter's bytes, or none: %q", filter)
 	}
 	var stderr2 bytes.Buffer
 	if code := run(context.Background(), []string{"bench", "-url", base, "-soak", "1s", "-redis", "127.0.0.1:1"}, io.Discard, &stderr2); code != 2 {
