@@ -15,7 +15,9 @@ import (
 // are written once over it, so every store answers them alike.
 type Ranking interface {
 	Total(ctx context.Context) (int, error)
-	// Page returns up to n entries from rank from on, without profiles.
+	// Page returns up to n entries from rank from on, without profiles. They may be shared
+	// with other reads (a published top): a caller reads them and leaves them as they are,
+	// but for the Reading's own Fill.
 	Page(ctx context.Context, from, n int) ([]Entry, error)
 	// Entries returns the entries of the members that are ranked, in any order, each once.
 	Entries(ctx context.Context, members []string) ([]Entry, error)

@@ -14,7 +14,7 @@ import (
 // write lock, the writer publishes for each window of the boards it changed the first
 // topRanks entries of the current span, with their names: an immutable view that a read of
 // such a page answers from without taking the store's lock, so that it never waits for a
-// group's apply and costs a copy of the entries. Anything else (a deeper page, a score range,
+// group's apply and copies nothing. Anything else (a deeper page, a score range,
 // metadata, another instant or period, a member's entry) falls back to the locked read. A view
 // holds until the span ends or the board has work due (a period to close, a bucket to leave);
 // a change beyond single boards (a profile, a hidden member, a deleted board) withdraws every
@@ -146,13 +146,19 @@ type topRanking struct{ v *topView }
 
 func (t topRanking) Total(context.Context) (int, error) { return t.v.period.Total, nil }
 
+// Page returns the view's own entries, shared by every read of it, not a copy: a copy of a
+// page of 100 was half of all the server allocated under readers and writers flat out, and
+// so half its collections (docs/benchmarks.md, "Where the time goes"). The reads only read a
+// page's entries (the view's Fill has nothing to fill), and the slice's capacity ends with it,
+// so an append copies.
 func (t topRanking) Page(_ context.Context, from, n int) ([]laurel.Entry, error) {
 	held := len(t.v.entries)
 	if from < 1 || (from-1+n > held && held < t.v.period.Total) {
 		return nil, errOutsideTop
 	}
 	from = min(from, held+1)
-	return append([]laurel.Entry(nil), t.v.entries[from-1:min(from-1+n, held)]...), nil
+	end := min(from-1+n, held)
+	return t.v.entries[from-1 : end : end], nil
 }
 
 func (topRanking) Entries(context.Context, []string) ([]laurel.Entry, error) {
