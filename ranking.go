@@ -188,7 +188,7 @@ func AroundOf(ctx context.Context, r Ranking, board, window, member string, radi
 	}
 	lo, n := AroundBounds(en.Rank, radius, total)
 	es, err := r.Page(ctx, lo, n)
-	return es, total, err
+	return slices.Clone(es), total, err // a page may be shared (Ranking.Page); Around sets percentiles
 }
 
 // AroundBounds returns where the page around rank begins and how long it is: 2·radius+1
