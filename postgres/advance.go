@@ -58,7 +58,10 @@ func (s *step) advance(ctx context.Context, b *boardStep) error {
 }
 
 // freeze closes an open period: every entry is ranked once and for all, hidden members
-// included (they are left out when read), and the period's aggregates go.
+// included (they are left out when read). The period's aggregates stay in their members'
+// rows, where nothing reads them once the board's state has the period closed, until each
+// member's next write drops its own (memberrows.go): removing them here would rewrite every
+// member's row under the board's lock.
 func (s *step) freeze(ctx context.Context, b *boardStep, ws *windowState, sp laurel.Span) (closedPeriod, error) {
 	// Ranked as the board ranks: by score, subscore (0 on a board without one), reached_at
 	// and member.
@@ -77,16 +80,13 @@ func (s *step) freeze(ctx context.Context, b *boardStep, ws *windowState, sp lau
 	err := s.tx.QueryRow(ctx, `WITH frozen AS (
 			INSERT INTO laurel_frozen (board, win, span, rank, member, score, sub, at)
 			SELECT board, win, span, row_number() OVER (ORDER BY `+order+`, at, member), member, score, sub, at
-			FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3
+			FROM laurel_member_aggs WHERE board = $1 AND win = $2 AND span = $3
 			RETURNING 1)
 		SELECT count(*) FROM frozen`, b.id, ws.Name, sp.Start).Scan(&cp.Total)
 	if err != nil {
 		return cp, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, cp.ID, err)
 	}
 	_, err = s.tx.Exec(ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, sp.Start, cp.Total)
-	if err == nil {
-		_, err = s.tx.Exec(ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3", b.id, ws.Name, sp.Start)
-	}
 	if err != nil {
 		return cp, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, cp.ID, err)
 	}
@@ -134,14 +134,12 @@ func (s *step) roll(ctx context.Context, b *boardStep, ws *windowState) error {
 	if r.Whole {
 		// Nothing of the old span remains: every member of it leaves, and the new span is
 		// computed whole.
-		gone, err := s.members(ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 RETURNING member", b.id, ws.Name, int64(currentSpan))
+		gone, err := s.members(ctx, "SELECT member FROM laurel_member_aggs WHERE board = $1 AND win = $2 AND span = $3", b.id, ws.Name, int64(currentSpan))
 		if err != nil {
 			return fmt.Errorf("postgres: roll %s: %w", ws.Name, err)
 		}
 		for _, m := range gone {
-			b.aggs[aggKey{ws.Name, currentSpan, m}] = aggVal{}
-			b.dirty[aggKey{ws.Name, currentSpan, m}] = true
-			delete(b.stored, aggKey{ws.Name, currentSpan, m})
+			b.set(aggKey{ws.Name, currentSpan, m}, aggVal{})
 		}
 		return s.recomputeRolling(ctx, b, ws, nil)
 	}

@@ -112,39 +112,39 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 		sh.changes, sh.after = sh.changes[:0], sh.fence
 		return err
 	}
-	for w := range st.Windows {
-		ws := &st.Windows[w]
-		for _, sp := range ws.rankedSpans() {
-			set, _ := ws.indexSet(sp)
-			rows, err := conn.Query(ctx, `SELECT a.member, a.score, coalesce(a.sub, 0), a.at FROM laurel_aggs a
-				WHERE a.board = $1 AND a.win = $2 AND a.span = $3
-				AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)`, id, ws.Name, sp)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				c := shardindex.Change{Set: set}
-				if err := rows.Scan(&c.Member, &c.Score, &c.Sub, &c.At); err != nil {
-					rows.Close()
-					return err
-				}
-				i := shardindex.ShardOf(c.Member, n)
-				sh := shards[i]
-				if sh == nil {
-					continue
-				}
-				sh.changes = append(sh.changes, c)
-				if err := put(i, false); err != nil {
-					rows.Close()
-					return err
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+	// Every ranked aggregate is an element of its member's row: the rows are read once, each
+	// element given to its set, those of periods closed since the member's last write left.
+	rows, err = conn.Query(ctx, `SELECT a.win, a.span, a.member, a.score, coalesce(a.sub, 0), a.at FROM laurel_member_aggs a
+		WHERE a.board = $1 AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)`, id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k aggKey
+		var c shardindex.Change
+		if err := rows.Scan(&k.win, &k.span, &c.Member, &c.Score, &c.Sub, &c.At); err != nil {
+			return err
+		}
+		k.member = c.Member
+		if !st.holds(k) {
+			continue
+		}
+		c.Set, _ = st.window(k.win).indexSet(k.span)
+		i := shardindex.ShardOf(c.Member, n)
+		sh := shards[i]
+		if sh == nil {
+			continue
+		}
+		sh.changes = append(sh.changes, c)
+		if err := put(i, false); err != nil {
+			return err
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
 	var last []int
 	for _, i := range only {
 		if i != 0 {
