@@ -7,8 +7,10 @@ import (
 	"github.com/laurel/laurel/shardindex"
 )
 
-// aggCache keeps the aggregates a node's submits read and wrote, by board and shard, so that
-// its next submit to the same shards reads them from memory instead of PostgreSQL.
+// aggCache keeps the aggregates a node's submits read and wrote, by board and shard — the
+// members' rows whole (memberrows.go) and the rolling buckets one by one — so that its next
+// submit to the same shards reads them from memory instead of PostgreSQL. A row counts as
+// many entries as it has aggregates.
 //
 // Every committed step writes a stamp of its own (a random number) into the rows of the
 // shards it holds (step.commit). After a submit's commit, the node keeps the aggregates of
@@ -34,7 +36,7 @@ type shardRef struct {
 }
 
 type shardAggs struct {
-	mark shardMark // the shard's row, as the step that left these aggregates wrote it
+	mark shardMark         // the shard's row, as the step that left these aggregates wrote it
 	aggs map[aggKey]aggVal // rolling buckets
 	rows map[string]cachedRow
 }

@@ -279,11 +279,6 @@ SELECT board, member, array_agg(win ORDER BY win, span), array_agg(span ORDER BY
 	CASE WHEN bool_or(sub IS NOT NULL) THEN array_agg(coalesce(sub, 0) ORDER BY win, span) END
 FROM moved GROUP BY board, member`
 
-// spanAggsSQL reads a board's ($1) aggregates of window $2 in span $3 from its members' rows,
-// the hidden members left out; whether the span is open is the caller's to know.
-const spanAggsSQL = `SELECT a.member, a.score, coalesce(a.sub, 0), a.at FROM laurel_member_aggs a
-	WHERE a.board = $1 AND a.win = $2 AND a.span = $3`
-
 // heldAggs reads the aggregates a board holds, as st says: the elements of its members' rows
 // that st holds and, when buckets is set, its rolling buckets; each goes to f.
 func heldAggs(ctx context.Context, q interface {
@@ -313,5 +308,3 @@ func heldAggs(ctx context.Context, q interface {
 	}
 	return rows.Err()
 }
-
-
