@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +15,11 @@ import (
 // current span — are the elements of one row of laurel_members, which a step reads whole and
 // writes whole. A rolling window's buckets are rows of laurel_aggs, one an aggregate. So an
 // event costs PostgreSQL two rows (its member's and its bucket's) rather than one a window.
+//
+// A row's elements are packed in one bytea (packRow), which costs PostgreSQL less to write and
+// read than arrays of each field (docs/decisions.md), and which the node alone decodes: reads
+// of a window's span read a board's rows and pick the elements in Go (eachElem), where SQL
+// would take seconds to decode 100 000 rows.
 //
 // An element of a calendar period that has closed stays in a row until its member's next
 // write drops it (deleting it at the close, under the board's lock, rewrote every member's
@@ -125,29 +131,104 @@ func (s *step) queueRows(r *reads, b *boardStep, members []string) {
 		}
 		defer rows.Close()
 		var member string
-		var wins []string
-		var spans, scores, ats, subs []int64
+		var packed []byte
 		for rows.Next() {
-			subs = subs[:0]
-			if err := rows.Scan(&member, &wins, &spans, &scores, &ats, &subs); err != nil {
+			if err := rows.Scan(&member, &packed); err != nil {
 				return err
 			}
-			b.takeRow(member, true, rowElems(wins, spans, scores, ats, subs))
+			elems, err := unpackRow(packed)
+			if err != nil {
+				return fmt.Errorf("postgres: board %s, member %q: %w", b.id, member, err)
+			}
+			b.takeRow(member, true, elems)
 		}
 		return rows.Err()
 	})
 }
 
-// rowElems pairs the arrays of a member's row; subs is empty on a board without a subscore.
-func rowElems(wins []string, spans, scores, ats, subs []int64) []rowElem {
-	out := make([]rowElem, len(wins))
-	for i := range wins {
-		out[i] = rowElem{wins[i], spans[i], aggVal{score: scores[i], at: ats[i], present: true}}
-		if i < len(subs) {
-			out[i].v.sub = subs[i]
+// A packed row is a byte giving the width of each element that follows: rowWidth, or
+// rowWidthSub on a board with a subscore. An element is its window's name padded with spaces
+// to nameWidth bytes (a window's name has at most 8, laurel.ParseWindow), then its span,
+// score and reached_at, and its subscore where the row has them, each 8 bytes big-endian.
+const (
+	nameWidth   = 8
+	rowWidth    = nameWidth + 3*8
+	rowWidthSub = rowWidth + 8
+)
+
+// packRow packs a member's row; hasSub: the board has a subscore.
+func packRow(elems []rowElem, hasSub bool) []byte {
+	w := rowWidth
+	if hasSub {
+		w = rowWidthSub
+	}
+	out := make([]byte, 1, 1+w*len(elems))
+	out[0] = byte(w)
+	for _, e := range elems {
+		name := [nameWidth]byte{' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '}
+		copy(name[:], e.win)
+		out = append(out, name[:]...)
+		out = binary.BigEndian.AppendUint64(out, uint64(e.span))
+		out = binary.BigEndian.AppendUint64(out, uint64(e.v.score))
+		out = binary.BigEndian.AppendUint64(out, uint64(e.v.at))
+		if hasSub {
+			out = binary.BigEndian.AppendUint64(out, uint64(e.v.sub))
 		}
 	}
 	return out
+}
+
+// unpackRow returns the elements of a packed row.
+func unpackRow(p []byte) ([]rowElem, error) {
+	if len(p) == 0 || (p[0] != rowWidth && p[0] != rowWidthSub) || (len(p)-1)%int(p[0]) != 0 {
+		return nil, fmt.Errorf("a member's row of %d bytes is not packed as this version packs them", len(p))
+	}
+	w := int(p[0])
+	out := make([]rowElem, 0, (len(p)-1)/w)
+	for at := 1; at < len(p); at += w {
+		e := p[at : at+w]
+		v := aggVal{score: int64(binary.BigEndian.Uint64(e[nameWidth+8:])), at: int64(binary.BigEndian.Uint64(e[nameWidth+16:])), present: true}
+		if w == rowWidthSub {
+			v.sub = int64(binary.BigEndian.Uint64(e[nameWidth+24:]))
+		}
+		out = append(out, rowElem{strings.TrimRight(string(e[:nameWidth]), " "), int64(binary.BigEndian.Uint64(e[nameWidth:])), v})
+	}
+	return out, nil
+}
+
+// eachElem calls f with every element of the rows of a board's members that st holds — of
+// one window when win is set — the hidden members' left out when hidden is set.
+func eachElem(ctx context.Context, q querier, st *state, win string, hidden bool, f func(aggKey, aggVal) error) error {
+	sql := "SELECT member, aggs FROM laurel_members m WHERE board = $1"
+	if hidden {
+		sql += " AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = m.member)"
+	}
+	rows, err := q.Query(ctx, sql, st.cfg.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var member string
+	var packed []byte
+	for rows.Next() {
+		if err := rows.Scan(&member, &packed); err != nil {
+			return err
+		}
+		elems, err := unpackRow(packed)
+		if err != nil {
+			return fmt.Errorf("postgres: board %s, member %q: %w", st.cfg.ID, member, err)
+		}
+		for _, e := range elems {
+			k := aggKey{e.win, e.span, member}
+			if win != "" && e.win != win || !st.holds(k) {
+				continue
+			}
+			if err := f(k, e.v); err != nil {
+				return err
+			}
+		}
+	}
+	return rows.Err()
 }
 
 // readRows reads the rows of the members, among those given, that the step has not read.
@@ -166,38 +247,21 @@ func (s *step) readRows(ctx context.Context, b *boardStep, members []string) err
 	return r.run(ctx, s)
 }
 
-// memberRows are members' rows to write, as the arrays of insertRowsSQL: member i's elements
-// are lo[i] to hi[i] (from 1, as SQL's arrays) of the others.
+// memberRows are members' rows to write, packed.
 type memberRows struct {
-	hasSub             bool
-	members            []string
-	lo, hi             []int32
-	wins               []string
-	spans, scores, ats []int64
-	subs               []int64
+	hasSub  bool
+	members []string
+	packed  [][]byte
 }
 
 func (r *memberRows) append(member string, elems []rowElem) {
-	r.members = append(r.members, member)
-	r.lo = append(r.lo, int32(len(r.wins)+1))
-	for _, e := range elems {
-		r.wins, r.spans, r.scores, r.ats = append(r.wins, e.win), append(r.spans, e.span), append(r.scores, e.v.score), append(r.ats, e.v.at)
-		if r.hasSub {
-			r.subs = append(r.subs, e.v.sub)
-		}
-	}
-	r.hi = append(r.hi, int32(len(r.wins)))
+	r.members, r.packed = append(r.members, member), append(r.packed, packRow(elems, r.hasSub))
 }
 
-// queue queues the write of the rows of board, if any, by sql or, on a board with a subscore,
-// by subSQL.
-func (r *memberRows) queue(batch *pgx.Batch, sql, subSQL, board string) {
-	switch {
-	case len(r.members) == 0:
-	case r.hasSub:
-		batch.Queue(subSQL, board, r.members, r.lo, r.hi, r.wins, r.spans, r.scores, r.ats, r.subs)
-	default:
-		batch.Queue(sql, board, r.members, r.lo, r.hi, r.wins, r.spans, r.scores, r.ats)
+// queue queues the write of the rows of board, if any, by sql.
+func (r *memberRows) queue(batch *pgx.Batch, sql, board string) {
+	if len(r.members) > 0 {
+		batch.Queue(sql, board, r.members, r.packed)
 	}
 }
 
@@ -230,34 +294,27 @@ func (s *step) queueRowWrites(ctx context.Context, batch *pgx.Batch, b *boardSte
 		}
 		r.stored = len(elems) > 0
 	}
-	add.queue(batch, insertRowsSQL, insertRowsSubSQL, b.id)
-	put.queue(batch, upsertRowsSQL, upsertRowsSubSQL, b.id)
+	add.queue(batch, insertRowsSQL, b.id)
+	put.queue(batch, upsertRowsSQL, b.id)
 	if len(gone) > 0 {
 		batch.Queue(deleteRowsSQL, b.id, gone)
 	}
 	return nil
 }
 
-// insertRowsSQL writes the rows of members $2 of board $1 that the store has none of, their
-// elements $5… from $3 to $4; upsertRowsSQL, those it may have. The Sub forms write the
-// subscores ($9) of a board that has one.
+// insertRowsSQL writes the rows $3 of members $2 of board $1 that the store has none of;
+// upsertRowsSQL, those it may have.
 const (
-	insertRowsSQL = `INSERT INTO laurel_members (board, member, wins, spans, scores, ats)
-		SELECT $1, k.member, ($5::text[])[k.lo:k.hi], ($6::bigint[])[k.lo:k.hi], ($7::bigint[])[k.lo:k.hi], ($8::bigint[])[k.lo:k.hi]
-		FROM unnest($2::text[], $3::int[], $4::int[]) AS k(member, lo, hi)`
+	insertRowsSQL = `INSERT INTO laurel_members (board, member, aggs)
+		SELECT $1, k.member, k.aggs FROM unnest($2::text[], $3::bytea[]) AS k(member, aggs)`
 	upsertRowsSQL = insertRowsSQL + `
-		ON CONFLICT (board, member) DO UPDATE SET wins = excluded.wins, spans = excluded.spans, scores = excluded.scores, ats = excluded.ats`
-	insertRowsSubSQL = `INSERT INTO laurel_members (board, member, wins, spans, scores, ats, subs)
-		SELECT $1, k.member, ($5::text[])[k.lo:k.hi], ($6::bigint[])[k.lo:k.hi], ($7::bigint[])[k.lo:k.hi], ($8::bigint[])[k.lo:k.hi], ($9::bigint[])[k.lo:k.hi]
-		FROM unnest($2::text[], $3::int[], $4::int[]) AS k(member, lo, hi)`
-	upsertRowsSubSQL = insertRowsSubSQL + `
-		ON CONFLICT (board, member) DO UPDATE SET wins = excluded.wins, spans = excluded.spans, scores = excluded.scores, ats = excluded.ats, subs = excluded.subs`
+		ON CONFLICT (board, member) DO UPDATE SET aggs = excluded.aggs`
 )
 
 // readMemberRowsSQL reads the rows of members $2 of board $1, a probe a member (lookups.go).
-const readMemberRowsSQL = `SELECT m.member, m.wins, m.spans, m.scores, m.ats, coalesce(m.subs, '{}')
+const readMemberRowsSQL = `SELECT m.member, m.aggs
 	FROM unnest($2::text[]) AS k(member)
-	CROSS JOIN LATERAL (SELECT member, wins, spans, scores, ats, subs FROM laurel_members
+	CROSS JOIN LATERAL (SELECT member, aggs FROM laurel_members
 		WHERE board = $1 AND member = k.member OFFSET 0) m`
 
 // deleteRowsSQL deletes the rows of members $2 of board $1.
@@ -272,39 +329,52 @@ const deleteRowsSQL = `DELETE FROM laurel_members WHERE ctid IN (SELECT m.ctid
 // board (migrations/007_member_rows.sql).
 const moveToMemberRowsSQL = `WITH moved AS (
 	DELETE FROM laurel_aggs WHERE board = $1 AND NOT (win LIKE 'last%' AND span <> -9223372036854775808)
-	RETURNING board, member, win, span, score, at, sub)
-INSERT INTO laurel_members (board, member, wins, spans, scores, ats, subs)
-SELECT board, member, array_agg(win ORDER BY win, span), array_agg(span ORDER BY win, span),
-	array_agg(score ORDER BY win, span), array_agg(at ORDER BY win, span),
-	CASE WHEN bool_or(sub IS NOT NULL) THEN array_agg(coalesce(sub, 0) ORDER BY win, span) END
-FROM moved GROUP BY board, member`
+	RETURNING board, member, win, span, score, at, sub),
+marked AS (SELECT *, bool_or(sub IS NOT NULL) OVER (PARTITION BY board, member) AS has_sub FROM moved)
+INSERT INTO laurel_members (board, member, aggs)
+SELECT board, member, decode(CASE WHEN bool_or(has_sub) THEN '28' ELSE '20' END, 'hex') ||
+	string_agg(convert_to(rpad(win, 8), 'UTF8') || int8send(span) || int8send(score) || int8send(at) ||
+		CASE WHEN has_sub THEN int8send(coalesce(sub, 0)) ELSE '' END, '' ORDER BY win, span)
+FROM marked GROUP BY board, member`
 
 // heldAggs reads the aggregates a board holds, as st says: the elements of its members' rows
-// that st holds and, when buckets is set, its rolling buckets; each goes to f.
-func heldAggs(ctx context.Context, q interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}, st *state, buckets bool, f func(aggKey, aggVal) error) error {
-	sql := "SELECT win, span, member, score, coalesce(sub, 0), at FROM laurel_member_aggs WHERE board = $1"
-	if buckets {
-		sql += " UNION ALL SELECT win, span, member, score, coalesce(sub, 0), at FROM laurel_aggs WHERE board = $1"
+// that st holds and, when buckets is set, its rolling buckets; each goes to f, in the order of
+// window, span and member.
+func heldAggs(ctx context.Context, q querier, st *state, buckets bool, f func(aggKey, aggVal) error) error {
+	type agg struct {
+		k aggKey
+		v aggVal
 	}
-	rows, err := q.Query(ctx, sql+" ORDER BY 1, 2, 3", st.cfg.ID)
+	var all []agg
+	err := eachElem(ctx, q, st, "", false, func(k aggKey, v aggVal) error {
+		all = append(all, agg{k, v})
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k aggKey
-		v := aggVal{present: true}
-		if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.sub, &v.at); err != nil {
+	if buckets {
+		rows, err := q.Query(ctx, "SELECT win, span, member, score, coalesce(sub, 0), at FROM laurel_aggs WHERE board = $1", st.cfg.ID)
+		if err != nil {
 			return err
 		}
-		if !bucket(k) && !st.holds(k) {
-			continue
+		defer rows.Close()
+		for rows.Next() {
+			a := agg{v: aggVal{present: true}}
+			if err := rows.Scan(&a.k.win, &a.k.span, &a.k.member, &a.v.score, &a.v.sub, &a.v.at); err != nil {
+				return err
+			}
+			all = append(all, a)
 		}
-		if err := f(k, v); err != nil {
+		if err := rows.Err(); err != nil {
 			return err
 		}
 	}
-	return rows.Err()
+	slices.SortFunc(all, func(a, b agg) int { return compareKeys(a.k, b.k) })
+	for _, a := range all {
+		if err := f(a.k, a.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

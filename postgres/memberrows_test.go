@@ -182,6 +182,7 @@ func TestMemberRowsMigration(t *testing.T) {
 			SELECT a.board, a.win, a.span, a.member, a.score, a.at, a.sub FROM laurel_member_aggs a
 			WHERE NOT EXISTS (SELECT 1 FROM laurel_closed c WHERE c.board = a.board AND c.win = a.win AND c.span = a.span)`,
 		"DROP VIEW laurel_member_aggs",
+		"DROP FUNCTION laurel_member_elems",
 		"DROP TABLE laurel_members",
 		"DELETE FROM laurel_migrations WHERE name = '007_member_rows.sql'",
 	} {

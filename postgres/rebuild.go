@@ -114,37 +114,20 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 	}
 	// Every ranked aggregate is an element of its member's row: the rows are read once, each
 	// element given to its set, those of periods closed since the member's last write left.
-	rows, err = conn.Query(ctx, `SELECT a.win, a.span, a.member, a.score, coalesce(a.sub, 0), a.at FROM laurel_member_aggs a
-		WHERE a.board = $1 AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)`, id)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k aggKey
-		var c shardindex.Change
-		if err := rows.Scan(&k.win, &k.span, &c.Member, &c.Score, &c.Sub, &c.At); err != nil {
-			return err
-		}
-		k.member = c.Member
-		if !st.holds(k) {
-			continue
-		}
+	err = eachElem(ctx, conn, st, "", true, func(k aggKey, v aggVal) error {
+		c := shardindex.Change{Member: k.member, Score: v.score, Sub: v.sub, At: v.at}
 		c.Set, _ = st.window(k.win).indexSet(k.span)
 		i := shardindex.ShardOf(c.Member, n)
 		sh := shards[i]
 		if sh == nil {
-			continue
+			return nil
 		}
 		sh.changes = append(sh.changes, c)
-		if err := put(i, false); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
+		return put(i, false)
+	})
+	if err != nil {
 		return err
 	}
-	rows.Close()
 	var last []int
 	for _, i := range only {
 		if i != 0 {
