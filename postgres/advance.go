@@ -58,35 +58,39 @@ func (s *step) advance(ctx context.Context, b *boardStep) error {
 }
 
 // freeze closes an open period: every entry is ranked once and for all, hidden members
-// included (they are left out when read), and the period's aggregates go.
+// included (they are left out when read). The period's aggregates stay in their members'
+// rows, where nothing reads them once the board's state has the period closed, until each
+// member's next write drops its own (memberrows.go): removing them here would rewrite every
+// member's row under the board's lock.
 func (s *step) freeze(ctx context.Context, b *boardStep, ws *windowState, sp laurel.Span) (closedPeriod, error) {
-	// Ranked as the board ranks: by score, subscore (0 on a board without one), reached_at
-	// and member.
-	direction := func(o laurel.Order) string {
-		if o == laurel.Asc {
-			return "ASC"
-		}
-		return "DESC"
-	}
-	o := b.st.cfg.Ordering()
-	order := "score " + direction(o.Score)
-	if o.HasSub {
-		order += ", sub " + direction(o.Sub)
-	}
+	// Ranked as the board ranks (laurel.CompareEntries), by the node, which alone reads the
+	// members' packed rows.
 	cp := closedPeriod{ID: b.st.cfg.Calendar().PeriodAt(ws.w, time.UnixMilli(sp.Start)).ID, Start: sp.Start, End: sp.End}
-	err := s.tx.QueryRow(ctx, `WITH frozen AS (
-			INSERT INTO laurel_frozen (board, win, span, rank, member, score, sub, at)
-			SELECT board, win, span, row_number() OVER (ORDER BY `+order+`, at, member), member, score, sub, at
-			FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3
-			RETURNING 1)
-		SELECT count(*) FROM frozen`, b.id, ws.Name, sp.Start).Scan(&cp.Total)
+	var entries []laurel.Entry
+	err := eachElem(ctx, s.tx, b.st, ws.Name, false, func(k aggKey, v aggVal) error {
+		if k.span == sp.Start {
+			entries = append(entries, laurel.Entry{Member: k.member, Score: v.score, Sub: v.sub, ReachedAt: v.at})
+		}
+		return nil
+	})
 	if err != nil {
 		return cp, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, cp.ID, err)
 	}
-	_, err = s.tx.Exec(ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, sp.Start, cp.Total)
-	if err == nil {
-		_, err = s.tx.Exec(ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3", b.id, ws.Name, sp.Start)
+	hasSub := b.st.cfg.Subscore != nil
+	ranked, _ := laurel.NewSortedRanking(b.st.cfg.Ordering(), entries).Page(ctx, 1, len(entries))
+	_, err = s.tx.CopyFrom(ctx, pgx.Identifier{"laurel_frozen"}, frozenCols, pgx.CopyFromSlice(len(ranked), func(i int) ([]any, error) {
+		en := &ranked[i]
+		var sub any // NULL on a board without a subscore (migrations/006_subscore.sql)
+		if hasSub {
+			sub = en.Sub
+		}
+		return []any{b.id, ws.Name, sp.Start, int32(en.Rank), en.Member, en.Score, en.ReachedAt, sub}, nil
+	}))
+	if err != nil {
+		return cp, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, cp.ID, err)
 	}
+	cp.Total = len(ranked)
+	_, err = s.tx.Exec(ctx, "INSERT INTO laurel_closed (board, win, span, total) VALUES ($1, $2, $3, $4)", b.id, ws.Name, sp.Start, cp.Total)
 	if err != nil {
 		return cp, fmt.Errorf("postgres: freeze %s %s: %w", ws.Name, cp.ID, err)
 	}
@@ -134,14 +138,16 @@ func (s *step) roll(ctx context.Context, b *boardStep, ws *windowState) error {
 	if r.Whole {
 		// Nothing of the old span remains: every member of it leaves, and the new span is
 		// computed whole.
-		gone, err := s.members(ctx, "DELETE FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 RETURNING member", b.id, ws.Name, int64(currentSpan))
+		var gone []aggKey
+		err := eachElem(ctx, s.tx, b.st, ws.Name, false, func(k aggKey, _ aggVal) error {
+			gone = append(gone, k) // the current span's, the one a rolling window's row holds
+			return nil
+		})
 		if err != nil {
 			return fmt.Errorf("postgres: roll %s: %w", ws.Name, err)
 		}
-		for _, m := range gone {
-			b.aggs[aggKey{ws.Name, currentSpan, m}] = aggVal{}
-			b.dirty[aggKey{ws.Name, currentSpan, m}] = true
-			delete(b.stored, aggKey{ws.Name, currentSpan, m})
+		for _, k := range gone {
+			b.set(k, aggVal{})
 		}
 		return s.recomputeRolling(ctx, b, ws, nil)
 	}

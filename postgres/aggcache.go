@@ -7,8 +7,10 @@ import (
 	"github.com/laurel/laurel/shardindex"
 )
 
-// aggCache keeps the aggregates a node's submits read and wrote, by board and shard, so that
-// its next submit to the same shards reads them from memory instead of PostgreSQL.
+// aggCache keeps the aggregates a node's submits read and wrote, by board and shard — the
+// members' rows whole (memberrows.go) and the rolling buckets one by one — so that its next
+// submit to the same shards reads them from memory instead of PostgreSQL. A row counts as
+// many entries as it has aggregates.
 //
 // Every committed step writes a stamp of its own (a random number) into the rows of the
 // shards it holds (step.commit). After a submit's commit, the node keeps the aggregates of
@@ -34,8 +36,27 @@ type shardRef struct {
 }
 
 type shardAggs struct {
-	mark shardMark // the shard's row, as the step that left these aggregates wrote it
-	aggs map[aggKey]aggVal
+	mark shardMark         // the shard's row, as the step that left these aggregates wrote it
+	aggs map[aggKey]aggVal // rolling buckets
+	rows map[string]cachedRow
+}
+
+// cachedRow is a member's row (memberrows.go) as the store holds it.
+type cachedRow struct {
+	stored bool
+	elems  []rowElem
+}
+
+// size is what a row counts against the cache's max: its aggregates, or one when it has none.
+func (r cachedRow) size() int { return max(len(r.elems), 1) }
+
+// size counts the entries of a shard's aggregates.
+func (sa *shardAggs) size() int {
+	n := len(sa.aggs)
+	for _, r := range sa.rows {
+		n += r.size()
+	}
+	return n
 }
 
 // shardMark is what a shard's row says of the last step that committed to it: its stamp, the
@@ -70,8 +91,19 @@ func (c *aggCache) fill(b *boardStep, keys []aggKey) []aggKey {
 		i := shardindex.ShardOf(k.member, n)
 		sa, sh := c.shards[shardRef{b.id, i}], b.shards[i]
 		if sa != nil && sh != nil && sa.mark == sh.found {
-			if v, ok := sa.aggs[k]; ok {
-				b.aggs[k], b.stored[k] = v, v.present
+			if bucket(k) {
+				if v, ok := sa.aggs[k]; ok {
+					b.aggs[k], b.stored[k] = v, v.present
+					continue
+				}
+			} else if r := b.rows[k.member]; r != nil && r.loaded {
+				miss = append(miss, k) // absent from a row read: queueAggs knows it absent
+				continue
+			} else if cr, ok := sa.rows[k.member]; ok {
+				b.takeRow(k.member, cr.stored, cr.elems)
+				if _, ok := b.aggs[k]; !ok {
+					b.aggs[k], b.stored[k] = aggVal{}, false
+				}
 				continue
 			}
 		}
@@ -102,7 +134,7 @@ func (c *aggCache) keep(boards map[string]*boardStep, stamp int64) {
 			sa := c.shards[ref]
 			if sa == nil || sa.mark != sh.found {
 				if sa != nil {
-					c.entries -= len(sa.aggs)
+					c.entries -= sa.size()
 				}
 				sa = &shardAggs{aggs: make(map[aggKey]aggVal)}
 				c.shards[ref] = sa
@@ -110,6 +142,9 @@ func (c *aggCache) keep(boards map[string]*boardStep, stamp int64) {
 			sa.mark = shardMark{stamp, sh.version, sh.seq}
 		}
 		for k, v := range b.aggs {
+			if !bucket(k) {
+				continue
+			}
 			sa := c.shards[shardRef{b.id, shardindex.ShardOf(k.member, n)}]
 			if sa == nil { // not a shard the step held: none of its writes
 				continue
@@ -122,6 +157,21 @@ func (c *aggCache) keep(boards map[string]*boardStep, stamp int64) {
 				c.entries++
 			}
 			sa.aggs[k] = v
+		}
+		for m, r := range b.rows {
+			sa := c.shards[shardRef{b.id, shardindex.ShardOf(m, n)}]
+			if sa == nil || !r.loaded {
+				continue
+			}
+			if sa.rows == nil {
+				sa.rows = make(map[string]cachedRow)
+			}
+			cr := cachedRow{r.stored, b.elems(m)}
+			if old, had := sa.rows[m]; had {
+				c.entries -= old.size()
+			}
+			c.entries += cr.size()
+			sa.rows[m] = cr
 		}
 	}
 	c.evict()
@@ -142,7 +192,7 @@ func (c *aggCache) drop(boards map[string]*boardStep) {
 func (c *aggCache) dropBoard(b *boardStep) {
 	for ref, sa := range c.shards {
 		if ref.board == b.id {
-			c.entries -= len(sa.aggs)
+			c.entries -= sa.size()
 			delete(c.shards, ref)
 		}
 	}
@@ -161,7 +211,14 @@ func (c *aggCache) evict() {
 			delete(sa.aggs, k)
 			c.entries--
 		}
-		if len(sa.aggs) == 0 {
+		for m, r := range sa.rows {
+			if c.entries <= c.max {
+				break
+			}
+			delete(sa.rows, m)
+			c.entries -= r.size()
+		}
+		if len(sa.aggs) == 0 && len(sa.rows) == 0 {
 			delete(c.shards, ref)
 		}
 	}

@@ -222,7 +222,7 @@ func (s *step) freezeEntries(ctx context.Context, b *boardStep, ws *windowState,
 }
 
 // boardTables are the tables that hold a board's rows.
-var boardTables = []string{"laurel_events", "laurel_aggs", "laurel_closed", "laurel_frozen", "laurel_history", "laurel_shards", "laurel_boards"}
+var boardTables = []string{"laurel_events", "laurel_aggs", "laurel_members", "laurel_closed", "laurel_frozen", "laurel_history", "laurel_shards", "laurel_boards"}
 
 // DeleteBoard erases a board and everything of it.
 func (s *Store) DeleteBoard(ctx context.Context, id string) error {

@@ -64,7 +64,7 @@ func (s *Store) checkBoard(ctx context.Context, id string) error {
 			return fmt.Errorf("shard %d of the index is at version %d stamped %d, the store's at %d stamped %d", i, v.Version, v.Stamp, versions[i], stamp)
 		}
 	}
-	stored, err := s.storedAggs(ctx, id)
+	stored, err := s.storedAggs(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -156,22 +156,15 @@ func compareKeys(a, b aggKey) int {
 	return cmp.Or(cmp.Compare(a.win, b.win), cmp.Compare(a.span, b.span), cmp.Compare(a.member, b.member))
 }
 
-func (s *Store) storedAggs(ctx context.Context, id string) (map[aggKey]aggVal, error) {
-	rows, err := s.pool.Query(ctx, "SELECT win, span, member, score, coalesce(sub, 0), at FROM laurel_aggs WHERE board = $1", id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+// storedAggs reads the aggregates the store holds of a board as st says: its rolling buckets
+// and the elements of its members' rows that st holds.
+func (s *Store) storedAggs(ctx context.Context, st *state) (map[aggKey]aggVal, error) {
 	out := make(map[aggKey]aggVal)
-	for rows.Next() {
-		var k aggKey
-		v := aggVal{present: true}
-		if err := rows.Scan(&k.win, &k.span, &k.member, &v.score, &v.sub, &v.at); err != nil {
-			return nil, err
-		}
+	err := heldAggs(ctx, s.pool, st, true, func(k aggKey, v aggVal) error {
 		out[k] = v
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // aggsFromEvents computes the aggregates the store should hold from the board's counted

@@ -134,12 +134,11 @@ func (x exporter) board(ctx context.Context, st *state) error {
 	}
 	// A rolling window's aggregates over its current span are derived from its buckets;
 	// the importer computes them for its own now.
-	err = x.each(ctx, "SELECT win, span, member, score, coalesce(sub, 0), at FROM laurel_aggs WHERE board = $1 AND span <> $2 ORDER BY win, span, member", []any{id, int64(currentSpan)}, func(rows pgx.Rows) error {
-		a := &laurel.DumpAgg{Board: id}
-		if err := rows.Scan(&a.Window, &a.Start, &a.Member, &a.Score, &a.Sub, &a.At); err != nil {
-			return err
+	err = heldAggs(ctx, x.tx, st, true, func(k aggKey, v aggVal) error {
+		if k.span == currentSpan {
+			return nil
 		}
-		return x.w.Write(laurel.DumpRecord{Agg: a})
+		return x.w.Write(laurel.DumpRecord{Agg: &laurel.DumpAgg{Board: id, Window: k.win, Start: k.span, Member: k.member, Score: v.score, Sub: v.sub, At: v.at}})
 	})
 	if err != nil {
 		return err
@@ -339,6 +338,11 @@ func (s *step) importBoard(ctx context.Context, r *laurel.DumpReader, board *lau
 	}
 	if err := in.flush(ctx); err != nil {
 		return next, err
+	}
+	// The dump's aggregates were copied as rows, one each: all but the buckets go into their
+	// members' rows.
+	if _, err := s.tx.Exec(ctx, moveToMemberRowsSQL, b.id); err != nil {
+		return next, fmt.Errorf("postgres: import: %w", err)
 	}
 	b.makeShards() // numbering events above the dump's
 	for i := range st.Windows {

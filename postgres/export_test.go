@@ -16,6 +16,8 @@ var KeyLookups = []KeyLookup{
 	{"read aggregates", readAggsSQL, []any{"b", []string{"all", "day"}, []int64{0, 86_400_000}, []string{"m1", "m2"}}, "laurel_aggs", []string{"board", "win", "span", "member"}},
 	{"delete aggregates", deleteAggsSQL, []any{"b", []string{"all", "day"}, []int64{0, 86_400_000}, []string{"m1", "m2"}}, "laurel_aggs", []string{"board", "win", "span", "member"}},
 	{"read aggregates with subscores", readAggsSubSQL, []any{"b", []string{"all", "day"}, []int64{0, 86_400_000}, []string{"m1", "m2"}}, "laurel_aggs", []string{"board", "win", "span", "member"}},
+	{"read members' rows", readMemberRowsSQL, []any{"b", []string{"m1", "m2"}}, "laurel_members", []string{"board", "member"}},
+	{"delete members' rows", deleteRowsSQL, []any{"b", []string{"m1", "m2"}}, "laurel_members", []string{"board", "member"}},
 	{"read ids", readIDsSQL, []any{"b", []string{"e1", "e2"}}, "laurel_events", []string{"board", "id"}},
 	{"read ids with subscores", readIDsSubSQL, []any{"b", []string{"e1", "e2"}}, "laurel_events", []string{"board", "id"}},
 	{"read closed periods", readFrozenSQL, []any{"b", "day", int64(0), []string{"m1", "m2"}}, "laurel_frozen", []string{"board", "win", "span", "member"}},
@@ -45,13 +47,16 @@ func EncodePoints(windows []string, scores []int64, ranks []int) string {
 	return encodePoints(points)
 }
 
-// CachedAggregates counts the aggregates e keeps from its submits.
+// CachedAggregates counts the buckets and members' rows e keeps from its submits.
 func CachedAggregates(e *Store) int {
 	e.aggs.mu.Lock()
 	defer e.aggs.mu.Unlock()
 	n := 0
 	for _, sa := range e.aggs.shards {
 		n += len(sa.aggs)
+		for _, r := range sa.rows {
+			n += max(len(r.elems), 1)
+		}
 	}
 	if n != e.aggs.entries {
 		panic(fmt.Sprintf("the aggregate cache counts %d entries and holds %d", e.aggs.entries, n))

@@ -78,6 +78,8 @@ func TestKeyLookupPlans(t *testing.T) {
 	check("new board")
 	exec(`INSERT INTO laurel_aggs (board, win, span, member, score, at)
 		SELECT 'b', w, 0, 'm' || g, g, g FROM generate_series(1, 20000) g, unnest(array['all', 'day']) w`)
+	exec(`INSERT INTO laurel_members (board, member, aggs)
+		SELECT 'b', 'm' || g, '\x20'::bytea FROM generate_series(1, 20000) g`)
 	exec(`INSERT INTO laurel_events (board, seq, member, value, ts, id)
 		SELECT 'b', g, 'm' || g, 1, g, 'e' || g FROM generate_series(1, 40000) g`)
 	exec(`INSERT INTO laurel_frozen (board, win, span, rank, member, score, at)

@@ -112,38 +112,21 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 		sh.changes, sh.after = sh.changes[:0], sh.fence
 		return err
 	}
-	for w := range st.Windows {
-		ws := &st.Windows[w]
-		for _, sp := range ws.rankedSpans() {
-			set, _ := ws.indexSet(sp)
-			rows, err := conn.Query(ctx, `SELECT a.member, a.score, coalesce(a.sub, 0), a.at FROM laurel_aggs a
-				WHERE a.board = $1 AND a.win = $2 AND a.span = $3
-				AND NOT EXISTS (SELECT 1 FROM laurel_hidden h WHERE h.member = a.member)`, id, ws.Name, sp)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				c := shardindex.Change{Set: set}
-				if err := rows.Scan(&c.Member, &c.Score, &c.Sub, &c.At); err != nil {
-					rows.Close()
-					return err
-				}
-				i := shardindex.ShardOf(c.Member, n)
-				sh := shards[i]
-				if sh == nil {
-					continue
-				}
-				sh.changes = append(sh.changes, c)
-				if err := put(i, false); err != nil {
-					rows.Close()
-					return err
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+	// Every ranked aggregate is an element of its member's row: the rows are read once, each
+	// element given to its set, those of periods closed since the member's last write left.
+	err = eachElem(ctx, conn, st, "", true, func(k aggKey, v aggVal) error {
+		c := shardindex.Change{Member: k.member, Score: v.score, Sub: v.sub, At: v.at}
+		c.Set, _ = st.window(k.win).indexSet(k.span)
+		i := shardindex.ShardOf(c.Member, n)
+		sh := shards[i]
+		if sh == nil {
+			return nil
 		}
+		sh.changes = append(sh.changes, c)
+		return put(i, false)
+	})
+	if err != nil {
+		return err
 	}
 	var last []int
 	for _, i := range only {

@@ -72,6 +72,8 @@ type boardStep struct {
 	// whether the store held a row of each: a submit's commit inserts those it did not
 	// hold rather than upserting them.
 	stored map[aggKey]bool
+	// rows are the members' rows (memberrows.go) the step read or wrote elements of.
+	rows   map[string]*memberRow
 	events []newEvent // events to insert
 	rates  rateCounts // of the board's rate rule (rate.go)
 	drops  []shardindex.Set
@@ -653,21 +655,10 @@ func (s *step) get(ctx context.Context, b *boardStep, k aggKey) (aggVal, error) 
 	if v, ok := b.aggs[k]; ok {
 		return v, nil
 	}
-	if len(s.cached(b, []aggKey{k})) == 0 {
-		return b.aggs[k], nil
+	if err := s.prefetch(ctx, b, []aggKey{k}); err != nil {
+		return aggVal{}, err
 	}
-	var v aggVal
-	err := s.tx.QueryRow(ctx, "SELECT score, at, coalesce(sub, 0) FROM laurel_aggs WHERE board = $1 AND win = $2 AND span = $3 AND member = $4",
-		b.id, k.win, k.span, k.member).Scan(&v.score, &v.at, &v.sub)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return v, fmt.Errorf("postgres: read an aggregate: %w", err)
-	default:
-		v.present = true
-	}
-	b.aggs[k], b.stored[k] = v, v.present
-	return v, nil
+	return b.aggs[k], nil
 }
 
 // cached sets in b, for a step of submits, the aggregates of keys that the node kept from its
@@ -713,16 +704,26 @@ func (s *step) prefetch(ctx context.Context, b *boardStep, keys []aggKey) error 
 	return r.run(ctx, s)
 }
 
-// queueAggs queues the read of prefetch.
+// queueAggs queues the read of prefetch: of buckets by key, of other aggregates their
+// members' rows, whole.
 func (s *step) queueAggs(r *reads, b *boardStep, keys []aggKey) {
-	var wins, members []string
+	var wins, members, rows []string
 	var spans []int64
 	for _, k := range s.cached(b, keys) {
 		if _, ok := b.aggs[k]; ok {
 			continue
 		}
 		b.aggs[k], b.stored[k] = aggVal{}, false
-		wins, spans, members = append(wins, k.win), append(spans, k.span), append(members, k.member)
+		switch {
+		case bucket(k):
+			wins, spans, members = append(wins, k.win), append(spans, k.span), append(members, k.member)
+		case !b.rowOf(k.member).loaded:
+			rows = append(rows, k.member)
+			b.rows[k.member].loaded = true // asked once
+		}
+	}
+	if len(rows) > 0 {
+		s.queueRows(r, b, rows)
 	}
 	if len(wins) == 0 {
 		return
@@ -767,6 +768,9 @@ func (b *boardStep) set(k aggKey, v aggVal) {
 	}
 	b.aggs[k] = v
 	b.dirty[k] = true
+	if !bucket(k) {
+		b.rowOf(k.member).add(k)
+	}
 }
 
 // readHidden learns which of members are hidden.
@@ -838,8 +842,17 @@ func (s *step) commit(ctx context.Context) error {
 		put, add := aggRows{hasSub: hasSub}, aggRows{hasSub: hasSub}
 		var delW, delM []string
 		var delS []int64
-		var touched []string
+		var touched, rows []string
+		seen := make(map[string]bool)
 		for k := range b.dirty {
+			touched = append(touched, k.member)
+			if !bucket(k) {
+				if !seen[k.member] {
+					seen[k.member] = true
+					rows = append(rows, k.member)
+				}
+				continue
+			}
 			v := b.aggs[k]
 			stored, read := b.stored[k]
 			switch {
@@ -850,12 +863,14 @@ func (s *step) commit(ctx context.Context) error {
 			default:
 				put.append(k, v)
 			}
-			touched = append(touched, k.member)
 		}
 		add.queue(&batch, insertAggsSQL, insertAggsSubSQL, b.id)
 		put.queue(&batch, upsertAggsSQL, upsertAggsSubSQL, b.id)
 		if len(delW) > 0 {
 			batch.Queue(deleteAggsSQL, b.id, delW, delS, delM)
+		}
+		if err := s.queueRowWrites(ctx, &batch, b, rows); err != nil {
+			return err
 		}
 		if err := s.readHidden(ctx, touched); err != nil {
 			return err

@@ -309,9 +309,11 @@ func TestSubscores(t *testing.T) {
 		var plain, subs int
 		err = conn.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM laurel_events WHERE board = 'plain' AND sub IS NOT NULL) +
-			(SELECT count(*) FROM laurel_aggs WHERE board = 'plain' AND sub IS NOT NULL),
+			(SELECT count(*) FROM laurel_aggs WHERE board = 'plain' AND sub IS NOT NULL) +
+			(SELECT count(*) FROM laurel_members WHERE board = 'plain' AND get_byte(aggs, 0) <> 32),
 			(SELECT count(*) FROM laurel_events WHERE board <> 'plain' AND sub IS NULL) +
 			(SELECT count(*) FROM laurel_aggs WHERE board <> 'plain' AND sub IS NULL) +
+			(SELECT count(*) FROM laurel_members WHERE board <> 'plain' AND get_byte(aggs, 0) <> 40) +
 			(SELECT count(*) FROM laurel_frozen WHERE board <> 'plain' AND sub IS NULL)`).Scan(&plain, &subs)
 		conn.Close(ctx)
 		if err != nil || plain != 0 || subs != 0 {
