@@ -56,9 +56,10 @@ func (b *boardStep) moved() []string {
 	return slices.Compact(out)
 }
 
-// applyIndex takes the board's step in the index, a step per shard that changed, and reads
-// back the standings the step answers with, when a shard's step could (a step of one shard);
-// or rebuilds what of the board's index is not where the store says it is.
+// applyIndex takes the board's step in the index, every shard that changed in one call that
+// also reads back the standings the step answers with; a shard whose step the index refused
+// follows alone (follow), and the standings are then read after it. Or it rebuilds what of
+// the board's index is not where the store says it is.
 func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	if b.deleted {
 		return s.e.index.DeleteBoard(ctx, b.id)
@@ -80,16 +81,21 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			ranked = append(ranked, i)
 		}
 	}
+	// A change of state reaches shard 0, which records it, last: a read of the new state
+	// then finds every shard at its stamp (the index refuses it when a step before it was
+	// refused).
+	if b.stateChanged && len(ranked) > 1 && ranked[0] == 0 {
+		ranked = append(ranked[1:], 0)
+	}
 	b.read = nil
 	b.setPriorKeys()
-	// One shard's step tells subscribers of the write: shard 0's when the state changes
-	// (it goes last), else the first that takes one. A step of one shard reads the write's
-	// standings itself: the board's sets are then the write's whole.
+	// One shard's step tells subscribers of the write: shard 0's when the state changes,
+	// else the first that takes one.
 	teller := 0
-	if len(ranked) > 0 {
+	if len(ranked) > 0 && !b.stateChanged {
 		teller = ranked[0]
 	}
-	apply := func(i int) error {
+	update := func(i int) shardindex.Update {
 		sh := b.shards[i]
 		u := shardindex.Update{After: sh.version - 1, Version: sh.version, Quiet: i != teller, Changes: changes[i]}
 		if i == teller && !b.stateChanged {
@@ -101,26 +107,35 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 				u.State = b.st.encode()
 			}
 		}
-		if len(ranked) == 1 {
-			u.Asks = b.asks(ranked)
+		return u
+	}
+	order := b.st.cfg.Ordering()
+	var refused []int
+	if len(ranked) > 0 {
+		steps := make([]shardindex.Step, len(ranked))
+		for k, i := range ranked {
+			steps[k] = shardindex.Step{Shard: i, Update: update(i)}
 		}
-		got, err := s.follow(ctx, b, i, u)
-		if err == nil && len(ranked) == 1 {
-			// The one step that asked: the steps of several shards run at once, and ask
-			// nothing (the reads follow them, in the whole board).
-			b.answered(got)
+		var asks shardindex.Asks
+		if len(b.reads) > 0 {
+			asks = b.asks(ranked)
 		}
-		return err
+		got, err := s.e.index.Apply(ctx, b.id, n, order, steps, asks)
+		if err != nil {
+			return fmt.Errorf("postgres: index board %s: %w", b.id, err)
+		}
+		b.answered(got)
+		refused = got.Refused
 	}
 	// A shard whose step the index still refuses once the steps before it have had their
-	// time (follow) missed one, and is rebuilt from the store, only that shard: the others,
-	// stepped at once, each find their own state. A step that holds its locks rebuilds on its
-	// own connection, so one shard at a time, after the steps; an early one, whose locks went
-	// with its commit, catches the board up as a step of its own.
+	// time (follow) missed one, and is rebuilt from the store, only that shard: the others
+	// each find their own state. A step that holds its locks rebuilds on its own connection,
+	// so one shard at a time, after the steps; an early one, whose locks went with its
+	// commit, catches the board up as a step of its own.
 	var stale []int
 	var mu sync.Mutex
 	step := func(i int) error {
-		err := apply(i)
+		_, err := s.follow(ctx, b, i, update(i))
 		if errors.Is(err, shardindex.ErrStale) {
 			mu.Lock()
 			stale = append(stale, i)
@@ -153,21 +168,21 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 		stale = nil
 		return nil
 	}
-	// A change of state reaches shard 0, which records it, last: a read of the new state
-	// then finds every shard at its stamp.
-	others := slices.DeleteFunc(slices.Clone(ranked), func(i int) bool { return i == 0 && b.stateChanged })
-	if err := eachShard(others, step); err != nil {
-		return err
-	}
-	if err := mend(); err != nil {
-		return err
-	}
-	if len(others) < len(ranked) {
-		if err := step(0); err != nil {
+	if len(refused) > 0 {
+		others := slices.DeleteFunc(slices.Clone(refused), func(i int) bool { return i == 0 && b.stateChanged })
+		if err := eachShard(others, step); err != nil {
 			return err
 		}
 		if err := mend(); err != nil {
 			return err
+		}
+		if len(others) < len(refused) {
+			if err := step(0); err != nil {
+				return err
+			}
+			if err := mend(); err != nil {
+				return err
+			}
 		}
 	}
 	// The reads no step answered are read in the whole board, once every shard the step
@@ -194,19 +209,15 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	return nil
 }
 
-// asks are the reads of the step and the old entries to count, as a step of the shards
-// stepped (their versions are the step's) asks them: every other shard the step holds must
-// be at the store's version.
+// asks are the reads of the step and the old entries to count, after the steps of the shards
+// stepped (nil: none): every other shard the step holds must be at the store's version. Each
+// read's entry as the step left it is looked for first: a member has one entry in a set, so
+// an entry found is the member's, whatever wrote it.
 func (b *boardStep) asks(stepped []int) shardindex.Asks {
-	a := shardindex.Asks{Read: b.reads, Count: b.priorKeys()}
-	if stepped == nil {
-		// After the steps: each read's entry as they left it, looked for first. A member has
-		// one entry in a set, so an entry found is the member's, whatever wrote it.
-		a.Read = slices.Clone(b.reads)
-		for k := range a.Read {
-			if v := b.aggs[b.readKeys[k]]; v.present {
-				a.Read[k].Expect, a.Read[k].Score, a.Read[k].Sub, a.Read[k].At = true, v.score, v.sub, v.at
-			}
+	a := shardindex.Asks{Read: slices.Clone(b.reads), Count: b.priorKeys()}
+	for k := range a.Read {
+		if v := b.aggs[b.readKeys[k]]; v.present {
+			a.Read[k].Expect, a.Read[k].Score, a.Read[k].Sub, a.Read[k].At = true, v.score, v.sub, v.at
 		}
 	}
 	for i, sh := range b.shards {
@@ -224,13 +235,13 @@ func (b *boardStep) asks(stepped []int) shardindex.Asks {
 func (s *step) rank(ctx context.Context, b *boardStep) error {
 	wait := newPacing(indexWait)
 	for {
-		got, err := s.e.index.Rank(ctx, b.id, b.st.shards(), b.st.cfg.Ordering(), b.asks(nil))
-		if err == nil {
+		got, err := s.e.index.Apply(ctx, b.id, b.st.shards(), b.st.cfg.Ordering(), nil, b.asks(nil))
+		if err != nil {
+			return fmt.Errorf("postgres: index board %s: ranking: %w", b.id, err)
+		}
+		if got.Ranked || got.Below != nil {
 			b.answered(got)
 			return nil
-		}
-		if !errors.Is(err, shardindex.ErrStale) {
-			return fmt.Errorf("postgres: index board %s: ranking: %w", b.id, err)
 		}
 		if more, perr := wait.pause(ctx); perr != nil || !more {
 			if perr != nil {
@@ -281,7 +292,7 @@ const indexWait = time.Second
 func (s *step) follow(ctx context.Context, b *boardStep, i int, u shardindex.Update) (shardindex.Applied, error) {
 	wait := newPacing(indexWait)
 	for {
-		got, err := s.e.index.Apply(ctx, b.id, b.st.shard(i), b.st.cfg.Ordering(), u)
+		got, err := shardindex.ApplyOne(ctx, s.e.index, b.id, b.st.shard(i), b.st.cfg.Ordering(), u, shardindex.Asks{})
 		if !errors.Is(err, shardindex.ErrStale) {
 			return got, err
 		}

@@ -188,40 +188,41 @@ func answered(res []rueidis.RedisMessage, order laurel.Ordering, reads, counts i
 	return out, nil
 }
 
-// Apply makes the step in one script call, so that it is atomic, refused as a whole when the
-// shard is not at u.After, and costs one round trip however many changes it carries.
-func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Ordering, u shardindex.Update) (shardindex.Applied, error) {
+// Apply makes the steps in one script call, so that each is atomic and the call costs one
+// round trip however many shards it steps and whatever it asks.
+func (x *Index) Apply(ctx context.Context, board string, count int, order laurel.Ordering, steps []shardindex.Step, a shardindex.Asks) (shardindex.Applied, error) {
 	k := x.keysOf(board)
-	l := newKeyList(k.meta(), k.registry(sh.Number))
-	sets := make(map[shardindex.Set]int) // set → its number in the script, from 1
-	var names []string
-	num := func(s shardindex.Set) string {
-		i, ok := sets[s]
-		if !ok {
-			name := setName(s)
-			names = append(names, name)
-			l.add(k.zset(name))
-			l.add(k.hash(sh.Number, name))
-			i = len(names)
-			sets[s] = i
+	l := newKeyList(k.meta())
+	size := 2 + 4*len(a.Read) + 2*len(a.Count) + 2*len(a.Floors) + 3
+	for _, st := range steps {
+		size += 12 + 3*len(st.Drops) + 3*len(st.Changes)
+	}
+	args := make([]string, 0, size)
+	args = append(args, strconv.Itoa(count), strconv.Itoa(len(steps)))
+	for _, st := range steps {
+		var err error
+		if args, err = x.appendStep(args, l, k, board, order, st); err != nil {
+			return shardindex.Applied{}, err
 		}
-		return strconv.Itoa(i)
 	}
-	// Number the sets first: their keys come before those of the reads, and their names
-	// before the operations in ARGV.
-	drops := make([]string, len(u.Drops))
-	for i, s := range u.Drops {
-		drops[i] = num(s)
+	args = appendAsks(args, l, k, count, order, a)
+	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, l.keys, args) }).ToArray()
+	if err != nil {
+		return shardindex.Applied{}, fmt.Errorf("redis: applying steps to board %q: %w", board, err)
 	}
-	changes := make([]string, len(u.Changes))
-	for i, c := range u.Changes {
-		if c.Member == "" {
-			return shardindex.Applied{}, fmt.Errorf("redis: applying to board %q: change %d has no member", board, i)
-		}
-		changes[i] = num(c.Set)
+	out, err := applied(res, order, len(a.Read), len(a.Count))
+	if err != nil {
+		return shardindex.Applied{}, fmt.Errorf("redis: applying steps to board %q: %w", board, err)
 	}
+	return out, nil
+}
 
-	args := make([]string, 0, 15+len(names)+len(drops)+3*len(changes)+2*len(u.Floors)+4*len(u.Read)+2*len(u.Count))
+// appendStep appends one step's values to args as applyScript reads them, numbering its keys
+// in l.
+func (x *Index) appendStep(args []string, l *keyList, k keys, board string, order laurel.Ordering, st shardindex.Step) ([]string, error) {
+	u, shard := st.Update, st.Shard
+	at := len(args)
+	args = append(args, "") // the step's length, once known
 	hasState, state, channel := "0", "", x.channel
 	if u.Quiet {
 		channel = ""
@@ -235,8 +236,34 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 	}
 	args = append(args, strconv.FormatInt(u.After, 10), strconv.FormatInt(u.Version, 10),
 		hasState, state, channel, message, strconv.FormatInt(u.Stamp, 10),
-		strconv.Itoa(sh.Number), strconv.Itoa(sh.Count), strconv.Itoa(len(names)))
-	args = append(args, names...)
+		strconv.Itoa(shard), l.add(k.registry(shard)), "")
+	// The sets the step names, numbered from 1 in the step, each with its name and the KEYS
+	// numbers of the board's zset and the shard's hash; then its drops and changes by those
+	// numbers.
+	nsets := len(args) - 1
+	sets := make(map[shardindex.Set]string)
+	num := func(s shardindex.Set) string {
+		i, ok := sets[s]
+		if !ok {
+			name := setName(s)
+			args = append(args, name, l.add(k.zset(name)), l.add(k.hash(shard, name)))
+			i = strconv.Itoa(len(sets) + 1)
+			sets[s] = i
+		}
+		return i
+	}
+	drops := make([]string, len(u.Drops))
+	for i, s := range u.Drops {
+		drops[i] = num(s)
+	}
+	changes := make([]string, len(u.Changes))
+	for i, c := range u.Changes {
+		if c.Member == "" {
+			return nil, fmt.Errorf("redis: applying to board %q: change %d has no member", board, i)
+		}
+		changes[i] = num(c.Set)
+	}
+	args[nsets] = strconv.Itoa(len(sets))
 	args = append(args, strconv.Itoa(len(drops)))
 	args = append(args, drops...)
 	args = append(args, strconv.Itoa(len(changes)))
@@ -248,36 +275,30 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 		}
 		args = append(args, changes[i], c.Member, p)
 	}
-	args = appendAsks(args, l, k, sh.Count, order, u.Asks)
-
-	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, l.keys, args) }).ToArray()
-	if err != nil {
-		return shardindex.Applied{}, stale(err, "applying a step", board)
-	}
-	out, err := answered(res, order, len(u.Read), len(u.Count))
-	if err != nil {
-		return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
-	}
-	return out, nil
+	args[at] = strconv.Itoa(len(args) - at - 1)
+	return args, nil
 }
 
-// Rank answers in one script call.
-func (x *Index) Rank(ctx context.Context, board string, count int, order laurel.Ordering, a shardindex.Asks) (shardindex.Applied, error) {
-	k := x.keysOf(board)
-	l := newKeyList(k.meta())
-	args := appendAsks([]string{strconv.Itoa(count)}, l, k, count, order, a)
-	res, err := x.do(ctx, func() rueidis.RedisResult { return rankScript.Exec(ctx, x.client, l.keys, args) }).ToArray()
-	if err != nil {
-		return shardindex.Applied{}, stale(err, "ranking entries", board)
+// applied decodes applyScript's reply: the shards refused, then answerLua's.
+func applied(res []rueidis.RedisMessage, order laurel.Ordering, reads, counts int) (shardindex.Applied, error) {
+	if len(res) == 0 {
+		return shardindex.Applied{}, errors.New("an empty reply")
 	}
-	out, err := answered(res, order, len(a.Read), len(a.Count))
-	if err == nil && !out.Ranked && out.Below == nil {
-		err = errors.New("no answer")
+	n, err := res[0].AsInt64()
+	if err != nil || n < 0 || int(n) >= len(res) {
+		return shardindex.Applied{}, fmt.Errorf("bad refusals %v (%v)", res[0], err)
 	}
-	if err != nil {
-		return shardindex.Applied{}, fmt.Errorf("redis: ranking entries of board %q: %w", board, err)
+	var refused []int
+	for _, r := range res[1 : 1+n] {
+		i, err := r.AsInt64()
+		if err != nil {
+			return shardindex.Applied{}, err
+		}
+		refused = append(refused, int(i))
 	}
-	return out, nil
+	out, err := answered(res[1+n:], order, reads, counts)
+	out.Refused = refused
+	return out, err
 }
 
 // hmget reads fields of a board's meta hash, nil for those it has not.
