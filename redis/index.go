@@ -87,14 +87,22 @@ func stale(err error, what, board string) error {
 
 // keyList numbers the keys a script touches, from 1 as Lua's KEYS does, each once.
 type keyList struct {
+	k    keys
 	keys []string
 	num  map[string]string
+	sets map[setKey]string // the numbers of the sets' keys, so that a set's name and keys are made once a call
 }
 
-func newKeyList(first ...string) *keyList {
-	l := &keyList{num: make(map[string]string)}
-	for _, k := range first {
-		l.add(k)
+// setKey names a set's key: the board's zset (shard -1) or a shard's hash of its members in it.
+type setKey struct {
+	set   shardindex.Set
+	shard int
+}
+
+func newKeyList(k keys, first ...string) *keyList {
+	l := &keyList{k: k, num: make(map[string]string), sets: make(map[setKey]string)}
+	for _, key := range first {
+		l.add(key)
 	}
 	return l
 }
@@ -110,8 +118,24 @@ func (l *keyList) add(key string) string {
 	return n
 }
 
+// set returns the number of the zset of s (shard -1) or of shard's hash in it, numbering it
+// when new.
+func (l *keyList) set(s shardindex.Set, shard int) string {
+	sk := setKey{s, shard}
+	if n, ok := l.sets[sk]; ok {
+		return n
+	}
+	key := l.k.zset(setName(s))
+	if shard >= 0 {
+		key = l.k.hash(shard, setName(s))
+	}
+	n := l.add(key)
+	l.sets[sk] = n
+	return n
+}
+
 // appendAsks appends the asks of answerLua to args, numbering their keys in l.
-func appendAsks(args []string, l *keyList, k keys, count int, order laurel.Ordering, a shardindex.Asks) []string {
+func appendAsks(args []string, l *keyList, count int, order laurel.Ordering, a shardindex.Asks) []string {
 	reads, counts := a.Read, a.Count
 	flag := "0"
 	if len(reads)+len(counts) > 0 {
@@ -123,17 +147,16 @@ func appendAsks(args []string, l *keyList, k keys, count int, order laurel.Order
 	}
 	args = append(args, strconv.Itoa(len(reads)))
 	for _, r := range reads {
-		name := setName(r.Set)
 		guess := ""
 		if r.Expect {
 			p, n := encodePrefix(order, laurel.Key{Score: r.Score, Sub: r.Sub, At: r.At})
 			guess = string(p[:n])
 		}
-		args = append(args, l.add(k.zset(name)), l.add(k.hash(shardindex.ShardOf(r.Member, count), name)), r.Member, guess)
+		args = append(args, l.set(r.Set, -1), l.set(r.Set, shardindex.ShardOf(r.Member, count)), r.Member, guess)
 	}
 	args = append(args, strconv.Itoa(len(counts)))
 	for _, c := range counts {
-		args = append(args, l.add(k.zset(setName(c.Set))), bound(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At}, c.Member))
+		args = append(args, l.set(c.Set, -1), bound(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At}, c.Member))
 	}
 	return args
 }
@@ -192,7 +215,7 @@ func answered(res []rueidis.RedisMessage, order laurel.Ordering, reads, counts i
 // round trip however many shards it steps and whatever it asks.
 func (x *Index) Apply(ctx context.Context, board string, count int, order laurel.Ordering, steps []shardindex.Step, a shardindex.Asks) (shardindex.Applied, error) {
 	k := x.keysOf(board)
-	l := newKeyList(k.meta())
+	l := newKeyList(k, k.meta())
 	size := 2 + 4*len(a.Read) + 2*len(a.Count) + 2*len(a.Floors) + 3
 	for _, st := range steps {
 		size += 12 + 3*len(st.Drops) + 3*len(st.Changes)
@@ -201,11 +224,11 @@ func (x *Index) Apply(ctx context.Context, board string, count int, order laurel
 	args = append(args, strconv.Itoa(count), strconv.Itoa(len(steps)))
 	for _, st := range steps {
 		var err error
-		if args, err = x.appendStep(args, l, k, board, order, st); err != nil {
+		if args, err = appendStep(args, l, x.channel, board, order, st); err != nil {
 			return shardindex.Applied{}, err
 		}
 	}
-	args = appendAsks(args, l, k, count, order, a)
+	args = appendAsks(args, l, count, order, a)
 	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, l.keys, args) }).ToArray()
 	if err != nil {
 		return shardindex.Applied{}, fmt.Errorf("redis: applying steps to board %q: %w", board, err)
@@ -219,11 +242,11 @@ func (x *Index) Apply(ctx context.Context, board string, count int, order laurel
 
 // appendStep appends one step's values to args as applyScript reads them, numbering its keys
 // in l.
-func (x *Index) appendStep(args []string, l *keyList, k keys, board string, order laurel.Ordering, st shardindex.Step) ([]string, error) {
+func appendStep(args []string, l *keyList, channel, board string, order laurel.Ordering, st shardindex.Step) ([]string, error) {
 	u, shard := st.Update, st.Shard
 	at := len(args)
 	args = append(args, "") // the step's length, once known
-	hasState, state, channel := "0", "", x.channel
+	hasState, state := "0", ""
 	if u.Quiet {
 		channel = ""
 	}
@@ -236,7 +259,7 @@ func (x *Index) appendStep(args []string, l *keyList, k keys, board string, orde
 	}
 	args = append(args, strconv.FormatInt(u.After, 10), strconv.FormatInt(u.Version, 10),
 		hasState, state, channel, message, strconv.FormatInt(u.Stamp, 10),
-		strconv.Itoa(shard), l.add(k.registry(shard)), "")
+		strconv.Itoa(shard), l.add(l.k.registry(shard)), "")
 	// The sets the step names, numbered from 1 in the step, each with its name and the KEYS
 	// numbers of the board's zset and the shard's hash; then its drops and changes by those
 	// numbers.
@@ -245,8 +268,7 @@ func (x *Index) appendStep(args []string, l *keyList, k keys, board string, orde
 	num := func(s shardindex.Set) string {
 		i, ok := sets[s]
 		if !ok {
-			name := setName(s)
-			args = append(args, name, l.add(k.zset(name)), l.add(k.hash(shard, name)))
+			args = append(args, setName(s), l.set(s, -1), l.set(s, shard))
 			i = strconv.Itoa(len(sets) + 1)
 			sets[s] = i
 		}
