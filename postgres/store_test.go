@@ -617,10 +617,10 @@ func TestIndexedSeesAShardLost(t *testing.T) {
 	n := 0
 	for _, k := range store.Keys(t) {
 		switch {
-		case strings.HasSuffix(k, "{b}:M"):
+		case strings.HasSuffix(k, "{b}:V"):
 			got, _ := store.Client.Do(ctx, store.Client.B().Hdel().Key(k).Field("v1", "t1").Build()).AsInt64()
 			n += int(got)
-		case strings.Contains(k, "{b}:H1:"):
+		case strings.Contains(k, "{b}:P1:"):
 			store.Client.Do(ctx, store.Client.B().Del().Key(k).Build())
 		}
 	}

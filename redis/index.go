@@ -218,7 +218,7 @@ func (x *Index) Apply(ctx context.Context, board string, count int, order laurel
 	l := newKeyList(k, k.meta())
 	size := 2 + 4*len(a.Read) + 2*len(a.Count) + 2*len(a.Floors) + 3
 	for _, st := range steps {
-		size += 12 + 3*len(st.Drops) + 3*len(st.Changes)
+		size += 12 + 3*len(st.Drops) + 4*len(st.Changes)
 	}
 	args := make([]string, 0, size)
 	args = append(args, strconv.Itoa(count), strconv.Itoa(len(steps)))
@@ -290,12 +290,12 @@ func appendStep(args []string, l *keyList, channel, board string, order laurel.O
 	args = append(args, drops...)
 	args = append(args, strconv.Itoa(len(changes)))
 	for i, c := range u.Changes {
-		p := ""
+		p, score := "", ""
 		if !c.Remove {
 			b, n := encodePrefix(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At})
-			p = string(b[:n])
+			p, score = string(b[:n]), zscore(order, c.Score)
 		}
-		args = append(args, changes[i], c.Member, p)
+		args = append(args, changes[i], c.Member, p, score)
 	}
 	args[at] = strconv.Itoa(len(args) - at - 1)
 	return args, nil

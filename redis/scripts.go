@@ -120,7 +120,7 @@ end
 // number, the KEYS number of its registry, the number of sets it names and for each its name
 // and the KEYS numbers of the board's zset and the shard's hash (set i, from 1, in the step),
 // the number of drops and their set numbers, the number of changes and for each its set
-// number, member and prefix ("" to remove); then the asks of answerLua.
+// number, member, prefix ("" to remove) and zset score (zscore); then the asks of answerLua.
 // Reply: the number of steps refused and their shards, then {0} when a step was refused, some
 // shard does not follow the stamp the others do, or nothing was asked, else answer's.
 //
@@ -140,10 +140,10 @@ local function step(q, known)
   local shard, reg = ARGV[q+7], key[ARGV[q+8]]
   local p = q + 9
   local nsets = tonumber(ARGV[p]); p = p + 1
-  local names, zset, hash, now, order = {}, {}, {}, {}, {}
+  local names, zset, hash, now, scores, order = {}, {}, {}, {}, {}, {}
   for i = 1, nsets do
     local s = tostring(i)
-    names[s], zset[s], hash[s], now[s], order[i] = ARGV[p], key[ARGV[p+1]], key[ARGV[p+2]], {}, s
+    names[s], zset[s], hash[s], now[s], scores[s], order[i] = ARGV[p], key[ARGV[p+1]], key[ARGV[p+2]], {}, {}, s
     known[hash[s]] = now[s]
     p = p + 3
   end
@@ -163,13 +163,13 @@ local function step(q, known)
       local ms = changed[s]
       if ms then ms[#ms+1] = m else changed[s] = {m} end
     end
-    t[m] = ARGV[p+2]; p = p + 3
+    t[m], scores[s][m] = ARGV[p+2], ARGV[p+3]; p = p + 4
   end
   local fresh = {} -- the names of the sets a member of the shard entered anew
   for _, s in ipairs(order) do
     local ms = changed[s]
     if ms then
-      local z, h, t = zset[s], hash[s], now[s]
+      local z, h, t, sc = zset[s], hash[s], now[s], scores[s]
       local old = call('HMGET', h, ms)
       local rem, add, set, del = {}, {}, {}, nil
       local entered = false
@@ -183,7 +183,7 @@ local function step(q, known)
           end
         elseif o ~= k then
           if o then rem[#rem+1] = o .. m else entered = true end
-          add[#add+1] = '0'; add[#add+1] = k .. m
+          add[#add+1] = sc[m]; add[#add+1] = k .. m
           set[#set+1] = m; set[#set+1] = k
         end
       end
