@@ -43,17 +43,25 @@ func (s *step) changes(b *boardStep) [][]shardindex.Change {
 	return out
 }
 
-// moved lists the members whose entries the step changed, in every shard, each once.
+// moved lists the members whose entries the step changed, in every shard, each once, in no
+// order: a member has an aggregate a window, so a set finds each once where sorting them all
+// cost a batched step some 3% of the node's CPU.
 func (b *boardStep) moved() []string {
-	out := make([]string, 0, len(b.dirty)+len(b.extra))
+	seen := make(map[string]struct{}, len(b.readAt)+len(b.extra))
+	out := make([]string, 0, len(b.readAt)+len(b.extra))
+	add := func(m string) {
+		if _, ok := seen[m]; !ok {
+			seen[m] = struct{}{}
+			out = append(out, m)
+		}
+	}
 	for k := range b.dirty {
-		out = append(out, k.member)
+		add(k.member)
 	}
 	for _, c := range b.extra {
-		out = append(out, c.Member)
+		add(c.Member)
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // applyIndex takes the board's step in the index, every shard that changed in one call that
@@ -210,14 +218,18 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 }
 
 // asks are the reads of the step and the old entries to count, after the steps of the shards
-// stepped (nil: none): every other shard the step holds must be at the store's version. Each
-// read's entry as the step left it is looked for first: a member has one entry in a set, so
-// an entry found is the member's, whatever wrote it.
+// stepped (nil: none): every other shard the step holds must be at the store's version.
 func (b *boardStep) asks(stepped []int) shardindex.Asks {
-	a := shardindex.Asks{Read: slices.Clone(b.reads), Count: b.priorKeys()}
-	for k := range a.Read {
-		if v := b.aggs[b.readKeys[k]]; v.present {
-			a.Read[k].Expect, a.Read[k].Score, a.Read[k].Sub, a.Read[k].At = true, v.score, v.sub, v.at
+	a := shardindex.Asks{Read: b.reads, Count: b.priorKeys()}
+	if stepped == nil {
+		// After steps sent before: each read's entry as they left it is looked for first (in
+		// the steps' own call the index knows what it gave). A member has one entry in a set,
+		// so an entry found is the member's, whatever wrote it.
+		a.Read = slices.Clone(b.reads)
+		for k := range a.Read {
+			if v := b.aggs[b.readKeys[k]]; v.present {
+				a.Read[k].Expect, a.Read[k].Score, a.Read[k].Sub, a.Read[k].At = true, v.score, v.sub, v.at
+			}
 		}
 	}
 	for i, sh := range b.shards {
