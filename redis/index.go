@@ -2,13 +2,15 @@
 // Redis or Valkey sorted sets, shared by any number of API nodes.
 //
 // A float64 zset score cannot hold every int64, nor the reached_at tie-break, so every set is
-// a zset whose scores are all 0 and whose members are ordering keys: 8 bytes of score, 8 of
-// subscore on a board that has one, 8 of reached_at, then the member's bytes, encoded so that
-// bytewise order is rank order. Each set is the board's, whole; beside it, a hash per shard
-// maps each of the shard's members in the set to its current prefix (16 bytes, or 24 with a
-// subscore), to find and replace its key, and to find the shard's members when the shard is
-// rebuilt. All keys of a board share a hash tag, and every step or read is one Lua script, so a
-// shard's step is atomic, a read is one instant, and a board lives in one slot of a cluster.
+// a zset whose members are ordering keys: 8 bytes of score, 8 of subscore on a board that has
+// one, 8 of reached_at, then the member's bytes, encoded so that bytewise order is rank order;
+// its zset score, the score as a float64 (zscore), orders as the bytes do and spares the
+// skiplist most comparisons of bytes. Each set is the board's, whole; beside it, a hash per
+// shard maps each of the shard's members in the set to its current prefix (16 bytes, or 24
+// with a subscore), to find and replace its key, and to find the shard's members when the
+// shard is rebuilt. All keys of a board share a hash tag, and a write's steps, one a shard,
+// or a read are one Lua script, so each step is atomic, a read is one instant, and a board
+// lives in one slot of a cluster.
 package redis
 
 import (
