@@ -143,7 +143,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	var stale []int
 	var mu sync.Mutex
 	step := func(i int) error {
-		_, err := s.follow(ctx, b, i, update(i))
+		err := s.follow(ctx, b, i, update(i), true)
 		if errors.Is(err, shardindex.ErrStale) {
 			mu.Lock()
 			stale = append(stale, i)
@@ -204,7 +204,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			return err
 		}
 		for _, i := range b.below {
-			if _, err := s.follow(ctx, b, i, shardindex.Update{After: b.shards[i].version, Version: b.shards[i].version, Quiet: true}); errors.Is(err, shardindex.ErrStale) {
+			if err := s.follow(ctx, b, i, shardindex.Update{After: b.shards[i].version, Version: b.shards[i].version, Quiet: true}, false); errors.Is(err, shardindex.ErrStale) {
 				stale = append(stale, i)
 			} else if err != nil {
 				return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
@@ -295,36 +295,39 @@ func (b *boardStep) unranked() {
 // the index, or the index lost the shard) and rebuilds it.
 const indexWait = time.Second
 
-// follow sends shard i of a board its step u. A shard not at u.After is most often behind by
-// steps that other writes committed first and are still taking to the index (an early step's
-// locks go with its commit): follow waits until the shard is at u.After and sends u again,
-// or until a later step or a rebuild has taken the shard past u.Version — the shard then
-// holds u's changes, and u's reads are left unanswered. It returns ErrIndexStale when the
-// shard is still behind after indexWait.
-func (s *step) follow(ctx context.Context, b *boardStep, i int, u shardindex.Update) (shardindex.Applied, error) {
+// follow sends shard i of a board its step u, which the index refused once already when
+// refused is set. A shard not at u.After is most often behind by steps that other writes
+// committed first and are still taking to the index (an early step's locks go with its
+// commit): follow waits until the shard is at u.After and sends u again, or until a later
+// step or a rebuild has taken the shard past u.Version — the shard then holds u's changes.
+// It returns ErrStale when the shard is still behind after indexWait.
+func (s *step) follow(ctx context.Context, b *boardStep, i int, u shardindex.Update, refused bool) error {
 	wait := newPacing(indexWait)
 	for {
-		got, err := shardindex.ApplyOne(ctx, s.e.index, b.id, b.st.shard(i), b.st.cfg.Ordering(), u, shardindex.Asks{})
-		if !errors.Is(err, shardindex.ErrStale) {
-			return got, err
+		if !refused {
+			_, err := shardindex.ApplyOne(ctx, s.e.index, b.id, b.st.shard(i), b.st.cfg.Ordering(), u, shardindex.Asks{})
+			if !errors.Is(err, shardindex.ErrStale) {
+				return err
+			}
 		}
+		refused = false
 		// Until the shard is where the step can follow, only its version is read: a step
 		// waits for another that its writer has not sent yet (a node descheduled or
 		// throttled between its commit and the index), and should cost little meanwhile.
 		for {
 			vs, err := s.e.index.Versions(ctx, b.id, b.st.shards())
 			if err != nil {
-				return shardindex.Applied{}, err
+				return err
 			}
 			v := vs[i].Version
 			if v >= u.Version && v > 0 {
-				return shardindex.Applied{}, nil
+				return nil
 			}
 			if v == u.After {
 				break
 			}
 			if more, err := wait.pause(ctx); err != nil || !more {
-				return shardindex.Applied{}, cmp.Or(err, shardindex.ErrStale)
+				return cmp.Or(err, shardindex.ErrStale)
 			}
 		}
 	}
