@@ -119,14 +119,14 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	}
 	order := b.st.cfg.Ordering()
 	var refused []int
+	var asks shardindex.Asks
+	if len(b.reads) > 0 {
+		asks = b.asks(ranked)
+	}
 	if len(ranked) > 0 {
 		steps := make([]shardindex.Step, len(ranked))
 		for k, i := range ranked {
 			steps[k] = shardindex.Step{Shard: i, Update: update(i)}
-		}
-		var asks shardindex.Asks
-		if len(b.reads) > 0 {
-			asks = b.asks(ranked)
 		}
 		got, err := s.e.index.Apply(ctx, b.id, n, order, steps, asks)
 		if err != nil {
@@ -139,11 +139,19 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	// time (follow) missed one, and is rebuilt from the store, only that shard: the others
 	// each find their own state. A step that holds its locks rebuilds on its own connection,
 	// so one shard at a time, after the steps; an early one, whose locks went with its
-	// commit, catches the board up as a step of its own.
+	// commit, catches the board up as a step of its own. A refused step sent again alone,
+	// the last of its write, asks what the write's call asked: the others are in.
 	var stale []int
 	var mu sync.Mutex
-	step := func(i int) error {
-		err := s.follow(ctx, b, i, update(i), true)
+	step := func(i int, alone bool) error {
+		var a shardindex.Asks
+		if alone {
+			a = asks
+		}
+		got, err := s.follow(ctx, b, i, update(i), true, a)
+		if alone {
+			b.answered(got)
+		}
 		if errors.Is(err, shardindex.ErrStale) {
 			mu.Lock()
 			stale = append(stale, i)
@@ -178,14 +186,15 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 	}
 	if len(refused) > 0 {
 		others := slices.DeleteFunc(slices.Clone(refused), func(i int) bool { return i == 0 && b.stateChanged })
-		if err := eachShard(others, step); err != nil {
+		alone := len(others) == len(refused) && len(others) == 1
+		if err := eachShard(others, func(i int) error { return step(i, alone) }); err != nil {
 			return err
 		}
 		if err := mend(); err != nil {
 			return err
 		}
 		if len(others) < len(refused) {
-			if err := step(0); err != nil {
+			if err := step(0, true); err != nil {
 				return err
 			}
 			if err := mend(); err != nil {
@@ -204,7 +213,7 @@ func (s *step) applyIndex(ctx context.Context, b *boardStep) error {
 			return err
 		}
 		for _, i := range b.below {
-			if err := s.follow(ctx, b, i, shardindex.Update{After: b.shards[i].version, Version: b.shards[i].version, Quiet: true}, false); errors.Is(err, shardindex.ErrStale) {
+			if _, err := s.follow(ctx, b, i, shardindex.Update{After: b.shards[i].version, Version: b.shards[i].version, Quiet: true}, false, shardindex.Asks{}); errors.Is(err, shardindex.ErrStale) {
 				stale = append(stale, i)
 			} else if err != nil {
 				return fmt.Errorf("postgres: index board %s, shard %d: %w", b.id, i, err)
@@ -295,19 +304,20 @@ func (b *boardStep) unranked() {
 // the index, or the index lost the shard) and rebuilds it.
 const indexWait = time.Second
 
-// follow sends shard i of a board its step u, which the index refused once already when
-// refused is set. A shard not at u.After is most often behind by steps that other writes
-// committed first and are still taking to the index (an early step's locks go with its
-// commit): follow waits until the shard is at u.After and sends u again, or until a later
-// step or a rebuild has taken the shard past u.Version — the shard then holds u's changes.
-// It returns ErrStale when the shard is still behind after indexWait.
-func (s *step) follow(ctx context.Context, b *boardStep, i int, u shardindex.Update, refused bool) error {
+// follow sends shard i of a board its step u, asking a, which the index refused once
+// already when refused is set. A shard not at u.After is most often behind by steps that
+// other writes committed first and are still taking to the index (an early step's locks go
+// with its commit): follow waits until the shard is at u.After and sends u again, or until a
+// later step or a rebuild has taken the shard past u.Version — the shard then holds u's
+// changes, and a is left unanswered. It returns ErrStale when the shard is still behind after
+// indexWait.
+func (s *step) follow(ctx context.Context, b *boardStep, i int, u shardindex.Update, refused bool, a shardindex.Asks) (shardindex.Applied, error) {
 	wait := newPacing(indexWait)
 	for {
 		if !refused {
-			_, err := shardindex.ApplyOne(ctx, s.e.index, b.id, b.st.shard(i), b.st.cfg.Ordering(), u, shardindex.Asks{})
+			got, err := shardindex.ApplyOne(ctx, s.e.index, b.id, b.st.shard(i), b.st.cfg.Ordering(), u, a)
 			if !errors.Is(err, shardindex.ErrStale) {
-				return err
+				return got, err
 			}
 		}
 		refused = false
@@ -317,17 +327,17 @@ func (s *step) follow(ctx context.Context, b *boardStep, i int, u shardindex.Upd
 		for {
 			vs, err := s.e.index.Versions(ctx, b.id, b.st.shards())
 			if err != nil {
-				return err
+				return shardindex.Applied{}, err
 			}
 			v := vs[i].Version
 			if v >= u.Version && v > 0 {
-				return nil
+				return shardindex.Applied{}, nil
 			}
 			if v == u.After {
 				break
 			}
 			if more, err := wait.pause(ctx); err != nil || !more {
-				return cmp.Or(err, shardindex.ErrStale)
+				return shardindex.Applied{}, cmp.Or(err, shardindex.ErrStale)
 			}
 		}
 	}
