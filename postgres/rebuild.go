@@ -108,7 +108,7 @@ func (s *Store) rebuildOnce(ctx context.Context, conn *pgxpool.Conn, id string, 
 				u.State = raw
 			}
 		}
-		_, err := s.index.Apply(ctx, id, st.shard(i), order, u)
+		_, err := shardindex.ApplyOne(ctx, s.index, id, st.shard(i), order, u, shardindex.Asks{})
 		sh.changes, sh.after = sh.changes[:0], sh.fence
 		return err
 	}

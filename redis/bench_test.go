@@ -25,9 +25,9 @@ func BenchmarkApply(b *testing.B) {
 		for i := range changes {
 			changes[i] = put(all, fmt.Sprintf("member-%06d", r.IntN(100_000)), r.Int64N(1_000_000), v)
 		}
-		u := shardindex.Update{After: v, Version: v + 1, Changes: changes,
-			Asks: shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: changes[0].Member}}}}
-		if _, err := idx.Apply(ctx, "bench", s0, laurel.Ordering{}, u); err != nil {
+		u := shardindex.Update{After: v, Version: v + 1, Changes: changes}
+		a := shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: changes[0].Member}}}
+		if _, err := applyOne(ctx, idx, "bench", s0, laurel.Ordering{}, u, a); err != nil {
 			b.Fatal(err)
 		}
 		v++
@@ -46,7 +46,7 @@ func BenchmarkRankingPage(b *testing.B) {
 			n := int(v)*chunk + i
 			u.Changes = append(u.Changes, put(all, fmt.Sprintf("member-%06d", n), int64(n*7919%members), int64(n)))
 		}
-		if _, err := idx.Apply(ctx, "bench", s0, laurel.Ordering{}, u); err != nil {
+		if _, err := applyOne(ctx, idx, "bench", s0, laurel.Ordering{}, u); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func BenchmarkDistribution(b *testing.B) {
 			if i == 0 {
 				u.State = []byte{}
 			}
-			if _, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u); err != nil {
+			if _, err := applyOne(ctx, idx, "bench", sh, laurel.Ordering{}, u); err != nil {
 				b.Fatal(err)
 			}
 			changes = changes[n:]
@@ -173,7 +173,7 @@ func BenchmarkApplySteps(b *testing.B) {
 				}
 			}
 			list = list[min(chunk, len(list)):]
-			if _, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u); err != nil {
+			if _, err := applyOne(ctx, idx, "bench", sh, laurel.Ordering{}, u); err != nil {
 				b.Fatal(err)
 			}
 			after++
@@ -214,14 +214,15 @@ func BenchmarkApplySteps(b *testing.B) {
 			cpu0 := cpu()
 			for b.Loop() {
 				u := shardindex.Update{After: v, Version: v + 1, Quiet: true}
+				var a shardindex.Asks
 				for range m {
 					mb := member()
 					for _, s := range sets {
 						u.Changes = append(u.Changes, put(s, mb, r.Int64N(members), v))
-						u.Read = append(u.Read, shardindex.Read{Set: s, Member: mb})
+						a.Read = append(a.Read, shardindex.Read{Set: s, Member: mb})
 					}
 				}
-				got, err := idx.Apply(ctx, "bench", sh, laurel.Ordering{}, u)
+				got, err := applyOne(ctx, idx, "bench", sh, laurel.Ordering{}, u, a)
 				if err != nil || !got.Ranked {
 					b.Fatal(got, err)
 				}

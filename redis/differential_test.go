@@ -56,12 +56,26 @@ func (b *modelBoard) follows(t int64) bool {
 	return true
 }
 
-// apply makes shard i's step, or reports false and changes nothing when the shard is not at
-// u.After.
-func (b *modelBoard) apply(i int, u shardindex.Update) (shardindex.Applied, bool) {
-	if u.After != b.versions[i] {
-		return shardindex.Applied{}, false
+// apply makes the steps of Index.Apply in order, each refused alone when its shard is not at
+// its After, a step that records the state also when one before it was refused; then answers
+// a when no step was refused and every shard follows one stamp.
+func (b *modelBoard) apply(steps []shardindex.Step, a shardindex.Asks) shardindex.Applied {
+	var refused []int
+	for _, st := range steps {
+		if st.After != b.versions[st.Shard] || st.State != nil && refused != nil {
+			refused = append(refused, st.Shard)
+			continue
+		}
+		b.step(st.Shard, st.Update)
 	}
+	if refused != nil || len(a.Read)+len(a.Count) == 0 || !b.follows(b.stamps[0]) {
+		return shardindex.Applied{Refused: refused}
+	}
+	return b.rank(a)
+}
+
+// step makes shard i's step u.
+func (b *modelBoard) step(i int, u shardindex.Update) {
 	for _, s := range u.Drops {
 		for m := range b.sets[s] {
 			if shardindex.ShardOf(m, b.count) == i {
@@ -90,10 +104,6 @@ func (b *modelBoard) apply(i int, u shardindex.Update) (shardindex.Applied, bool
 	} else if u.Stamp != 0 {
 		b.stamps[i], b.stamped[i] = u.Stamp, true
 	}
-	if len(u.Read)+len(u.Count) == 0 || !b.follows(b.stamps[i]) {
-		return shardindex.Applied{}, true
-	}
-	return b.rank(u.Asks), true
 }
 
 // rank answers asks in the whole board.
@@ -270,12 +280,28 @@ func (g *gen) set() shardindex.Set {
 	return g.sets[g.r.IntN(len(g.sets))]
 }
 
-// step draws a random step of shard i of board b.
-func (g *gen) step(b *modelBoard, i int) shardindex.Update {
+// steps draws the steps of one call of Index.Apply on board b: most often one shard's,
+// else those of several of its shards, in any order (as a write of several shards), each
+// more often refused.
+func (g *gen) steps(b *modelBoard) []shardindex.Step {
+	if b.count == 1 || g.r.IntN(2) == 0 {
+		i := g.r.IntN(b.count)
+		return []shardindex.Step{{Shard: i, Update: g.step(b, i, 20)}}
+	}
+	var out []shardindex.Step
+	for _, i := range g.r.Perm(b.count)[:1+g.r.IntN(b.count)] {
+		out = append(out, shardindex.Step{Shard: i, Update: g.step(b, i, 5)})
+	}
+	return out
+}
+
+// step draws a random step of shard i of board b, one in stale of them after a version it
+// is not at.
+func (g *gen) step(b *modelBoard, i, stale int) shardindex.Update {
 	r := g.r
 	v := b.versions[i]
 	u := shardindex.Update{After: v, Version: v + int64(r.IntN(3))}
-	if r.IntN(20) == 0 { // a step after a lost one, or a late one
+	if r.IntN(stale) == 0 { // a step after a lost one, or a late one
 		u.After += []int64{-1, 1, 2}[r.IntN(3)]
 	}
 	switch n := r.IntN(10); {
@@ -311,7 +337,6 @@ func (g *gen) step(b *modelBoard, i int) shardindex.Update {
 		}
 		u.Changes = append(u.Changes, c)
 	}
-	u.Asks = g.asks(b, u.Changes)
 	return u
 }
 
@@ -402,16 +427,22 @@ func TestDifferential(t *testing.T) {
 			}
 			b.remove(-1)
 		default:
-			u := g.step(b, i)
-			got, err := idx.Apply(ctx, b.board, shardindex.Shard{Number: i, Count: b.count}, b.order, u)
-			want, ok := b.apply(i, u)
+			call := g.steps(b)
+			var changes []shardindex.Change
+			shards := make([]int, len(call))
+			for k, st := range call {
+				changes, shards[k] = append(changes, st.Changes...), st.Shard
+			}
+			name = fmt.Sprintf("%s/%v", b.board, shards)
+			asks := g.asks(b, changes)
+			versions := slices.Clone(b.versions)
+			got, err := idx.Apply(ctx, b.board, b.count, b.order, call, asks)
+			want := b.apply(call, asks)
 			switch {
-			case !ok:
-				if !errors.Is(err, shardindex.ErrStale) {
-					t.Fatalf("step %d on %s: Apply after %d at version %d: %v, want ErrIndexStale", step, name, u.After, b.versions[i], err)
-				}
 			case err != nil:
 				t.Fatalf("step %d on %s: Apply: %v", step, name, err)
+			case !slices.Equal(got.Refused, want.Refused):
+				t.Fatalf("step %d on %s: Apply at versions %v refused %v, want %v", step, name, versions, got.Refused, want.Refused)
 			case got.Ranked != want.Ranked || !slices.Equal(got.Below, want.Below) || !slices.Equal(got.Read, want.Read) || !slices.Equal(got.Before, want.Before):
 				t.Fatalf("step %d on %s: Apply read %+v, want %+v", step, name, got, want)
 			}
@@ -471,11 +502,15 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 		}
 	}
 	asks := g.asks(b, nil)
-	got, err := idx.Rank(ctx, board, b.count, b.order, asks)
+	asks.Read = append(asks.Read, shardindex.Read{Set: g.set(), Member: g.member()}) // asks something
+	got, err := idx.Apply(ctx, board, b.count, b.order, nil, asks)
 	stamp := b.stamps[0]
+	if err != nil {
+		t.Fatalf("%s: Apply of no step: %v", where, err)
+	}
 	if !b.follows(stamp) {
-		if !errors.Is(err, shardindex.ErrStale) {
-			t.Fatalf("%s: Rank of a board whose shards are at stamps %v: %+v, %v; want ErrIndexStale", where, b.stamps, got, err)
+		if got.Ranked || got.Below != nil {
+			t.Fatalf("%s: Apply of no step to a board whose shards are at stamps %v: %+v; want no answer", where, b.stamps, got)
 		}
 		if _, err := idx.Ranking(board, b.count, b.order, g.set(), stamp).Total(ctx); !errors.Is(err, shardindex.ErrStale) {
 			t.Fatalf("%s: a ranking of a board whose shards are at stamps %v: %v, want ErrIndexStale", where, b.stamps, err)
@@ -483,7 +518,7 @@ func verify(t *testing.T, where string, idx *redis.Index, b *modelBoard, g *gen)
 		return false
 	}
 	if want := b.rank(asks); err != nil || !slices.Equal(got.Below, want.Below) || !slices.Equal(got.Read, want.Read) || !slices.Equal(got.Before, want.Before) {
-		t.Fatalf("%s: Rank(%+v) = %+v, %v; want %+v", where, asks, got, err, want)
+		t.Fatalf("%s: Apply of no step (%+v) = %+v, %v; want %+v", where, asks, got, err, want)
 	}
 
 	totals, err := idx.Totals(ctx, board, b.count, g.sets, stamp)

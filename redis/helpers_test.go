@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/laurel/laurel"
 	"github.com/laurel/laurel/laureltest"
 	"github.com/laurel/laurel/redis"
+	"github.com/laurel/laurel/shardindex"
 	"github.com/redis/rueidis"
 )
 
@@ -84,4 +86,14 @@ func scanKeys(t testing.TB, c rueidis.Client, prefix string) []string {
 			return keys
 		}
 	}
+}
+
+// applyOne makes one step of shard sh, asking asks (none when not given); ErrStale when the
+// shard refused it.
+func applyOne(ctx context.Context, idx *redis.Index, board string, sh shardindex.Shard, order laurel.Ordering, u shardindex.Update, asks ...shardindex.Asks) (shardindex.Applied, error) {
+	var a shardindex.Asks
+	if len(asks) > 0 {
+		a = asks[0]
+	}
+	return shardindex.ApplyOne(ctx, idx, board, sh, order, u, a)
 }

@@ -2,13 +2,15 @@
 // Redis or Valkey sorted sets, shared by any number of API nodes.
 //
 // A float64 zset score cannot hold every int64, nor the reached_at tie-break, so every set is
-// a zset whose scores are all 0 and whose members are ordering keys: 8 bytes of score, 8 of
-// subscore on a board that has one, 8 of reached_at, then the member's bytes, encoded so that
-// bytewise order is rank order. Each set is the board's, whole; beside it, a hash per shard
-// maps each of the shard's members in the set to its current prefix (16 bytes, or 24 with a
-// subscore), to find and replace its key, and to find the shard's members when the shard is
-// rebuilt. All keys of a board share a hash tag, and every step or read is one Lua script, so a
-// shard's step is atomic, a read is one instant, and a board lives in one slot of a cluster.
+// a zset whose members are ordering keys: 8 bytes of score, 8 of subscore on a board that has
+// one, 8 of reached_at, then the member's bytes, encoded so that bytewise order is rank order;
+// its zset score, the score as a float64 (zscore), orders as the bytes do and spares the
+// skiplist most comparisons of bytes. Each set is the board's, whole; beside it, a hash per
+// shard maps each of the shard's members in the set to its current prefix (16 bytes, or 24
+// with a subscore), to find and replace its key, and to find the shard's members when the
+// shard is rebuilt. All keys of a board share a hash tag, and a write's steps, one a shard,
+// or a read are one Lua script, so each step is atomic, a read is one instant, and a board
+// lives in one slot of a cluster.
 package redis
 
 import (
@@ -87,14 +89,22 @@ func stale(err error, what, board string) error {
 
 // keyList numbers the keys a script touches, from 1 as Lua's KEYS does, each once.
 type keyList struct {
+	k    keys
 	keys []string
 	num  map[string]string
+	sets map[setKey]string // the numbers of the sets' keys, so that a set's name and keys are made once a call
 }
 
-func newKeyList(first ...string) *keyList {
-	l := &keyList{num: make(map[string]string)}
-	for _, k := range first {
-		l.add(k)
+// setKey names a set's key: the board's zset (shard -1) or a shard's hash of its members in it.
+type setKey struct {
+	set   shardindex.Set
+	shard int
+}
+
+func newKeyList(k keys, first ...string) *keyList {
+	l := &keyList{k: k, num: make(map[string]string), sets: make(map[setKey]string)}
+	for _, key := range first {
+		l.add(key)
 	}
 	return l
 }
@@ -110,8 +120,24 @@ func (l *keyList) add(key string) string {
 	return n
 }
 
+// set returns the number of the zset of s (shard -1) or of shard's hash in it, numbering it
+// when new.
+func (l *keyList) set(s shardindex.Set, shard int) string {
+	sk := setKey{s, shard}
+	if n, ok := l.sets[sk]; ok {
+		return n
+	}
+	key := l.k.zset(setName(s))
+	if shard >= 0 {
+		key = l.k.hash(shard, setName(s))
+	}
+	n := l.add(key)
+	l.sets[sk] = n
+	return n
+}
+
 // appendAsks appends the asks of answerLua to args, numbering their keys in l.
-func appendAsks(args []string, l *keyList, k keys, count int, order laurel.Ordering, a shardindex.Asks) []string {
+func appendAsks(args []string, l *keyList, count int, order laurel.Ordering, a shardindex.Asks) []string {
 	reads, counts := a.Read, a.Count
 	flag := "0"
 	if len(reads)+len(counts) > 0 {
@@ -123,17 +149,16 @@ func appendAsks(args []string, l *keyList, k keys, count int, order laurel.Order
 	}
 	args = append(args, strconv.Itoa(len(reads)))
 	for _, r := range reads {
-		name := setName(r.Set)
 		guess := ""
 		if r.Expect {
 			p, n := encodePrefix(order, laurel.Key{Score: r.Score, Sub: r.Sub, At: r.At})
 			guess = string(p[:n])
 		}
-		args = append(args, l.add(k.zset(name)), l.add(k.hash(shardindex.ShardOf(r.Member, count), name)), r.Member, guess)
+		args = append(args, l.set(r.Set, -1), l.set(r.Set, shardindex.ShardOf(r.Member, count)), r.Member, guess)
 	}
 	args = append(args, strconv.Itoa(len(counts)))
 	for _, c := range counts {
-		args = append(args, l.add(k.zset(setName(c.Set))), bound(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At}, c.Member))
+		args = append(args, l.set(c.Set, -1), bound(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At}, c.Member))
 	}
 	return args
 }
@@ -188,41 +213,42 @@ func answered(res []rueidis.RedisMessage, order laurel.Ordering, reads, counts i
 	return out, nil
 }
 
-// Apply makes the step in one script call, so that it is atomic, refused as a whole when the
-// shard is not at u.After, and costs one round trip however many changes it carries.
-func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, order laurel.Ordering, u shardindex.Update) (shardindex.Applied, error) {
+// Apply makes the steps in one script call, so that each is atomic and the call costs one
+// round trip however many shards it steps and whatever it asks.
+func (x *Index) Apply(ctx context.Context, board string, count int, order laurel.Ordering, steps []shardindex.Step, a shardindex.Asks) (shardindex.Applied, error) {
 	k := x.keysOf(board)
-	l := newKeyList(k.meta(), k.registry(sh.Number))
-	sets := make(map[shardindex.Set]int) // set → its number in the script, from 1
-	var names []string
-	num := func(s shardindex.Set) string {
-		i, ok := sets[s]
-		if !ok {
-			name := setName(s)
-			names = append(names, name)
-			l.add(k.zset(name))
-			l.add(k.hash(sh.Number, name))
-			i = len(names)
-			sets[s] = i
+	l := newKeyList(k, k.meta())
+	size := 2 + 4*len(a.Read) + 2*len(a.Count) + 2*len(a.Floors) + 3
+	for _, st := range steps {
+		size += 12 + 3*len(st.Drops) + 4*len(st.Changes)
+	}
+	args := make([]string, 0, size)
+	args = append(args, strconv.Itoa(count), strconv.Itoa(len(steps)))
+	for _, st := range steps {
+		var err error
+		if args, err = appendStep(args, l, x.channel, board, order, st); err != nil {
+			return shardindex.Applied{}, err
 		}
-		return strconv.Itoa(i)
 	}
-	// Number the sets first: their keys come before those of the reads, and their names
-	// before the operations in ARGV.
-	drops := make([]string, len(u.Drops))
-	for i, s := range u.Drops {
-		drops[i] = num(s)
+	args = appendAsks(args, l, count, order, a)
+	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, l.keys, args) }).ToArray()
+	if err != nil {
+		return shardindex.Applied{}, fmt.Errorf("redis: applying steps to board %q: %w", board, err)
 	}
-	changes := make([]string, len(u.Changes))
-	for i, c := range u.Changes {
-		if c.Member == "" {
-			return shardindex.Applied{}, fmt.Errorf("redis: applying to board %q: change %d has no member", board, i)
-		}
-		changes[i] = num(c.Set)
+	out, err := applied(res, order, len(a.Read), len(a.Count))
+	if err != nil {
+		return shardindex.Applied{}, fmt.Errorf("redis: applying steps to board %q: %w", board, err)
 	}
+	return out, nil
+}
 
-	args := make([]string, 0, 15+len(names)+len(drops)+3*len(changes)+2*len(u.Floors)+4*len(u.Read)+2*len(u.Count))
-	hasState, state, channel := "0", "", x.channel
+// appendStep appends one step's values to args as applyScript reads them, numbering its keys
+// in l.
+func appendStep(args []string, l *keyList, channel, board string, order laurel.Ordering, st shardindex.Step) ([]string, error) {
+	u, shard := st.Update, st.Shard
+	at := len(args)
+	args = append(args, "") // the step's length, once known
+	hasState, state := "0", ""
 	if u.Quiet {
 		channel = ""
 	}
@@ -235,49 +261,68 @@ func (x *Index) Apply(ctx context.Context, board string, sh shardindex.Shard, or
 	}
 	args = append(args, strconv.FormatInt(u.After, 10), strconv.FormatInt(u.Version, 10),
 		hasState, state, channel, message, strconv.FormatInt(u.Stamp, 10),
-		strconv.Itoa(sh.Number), strconv.Itoa(sh.Count), strconv.Itoa(len(names)))
-	args = append(args, names...)
+		strconv.Itoa(shard), l.add(l.k.registry(shard)), "")
+	// The sets the step names, numbered from 1 in the step, each with its name and the KEYS
+	// numbers of the board's zset and the shard's hash; then its drops and changes by those
+	// numbers.
+	nsets := len(args) - 1
+	sets := make(map[shardindex.Set]string)
+	num := func(s shardindex.Set) string {
+		i, ok := sets[s]
+		if !ok {
+			args = append(args, setName(s), l.set(s, -1), l.set(s, shard))
+			i = strconv.Itoa(len(sets) + 1)
+			sets[s] = i
+		}
+		return i
+	}
+	drops := make([]string, len(u.Drops))
+	for i, s := range u.Drops {
+		drops[i] = num(s)
+	}
+	changes := make([]string, len(u.Changes))
+	for i, c := range u.Changes {
+		if c.Member == "" {
+			return nil, fmt.Errorf("redis: applying to board %q: change %d has no member", board, i)
+		}
+		changes[i] = num(c.Set)
+	}
+	args[nsets] = strconv.Itoa(len(sets))
 	args = append(args, strconv.Itoa(len(drops)))
 	args = append(args, drops...)
 	args = append(args, strconv.Itoa(len(changes)))
 	for i, c := range u.Changes {
-		p := ""
+		p, score := "", ""
 		if !c.Remove {
 			b, n := encodePrefix(order, laurel.Key{Score: c.Score, Sub: c.Sub, At: c.At})
-			p = string(b[:n])
+			p, score = string(b[:n]), zscore(order, c.Score)
 		}
-		args = append(args, changes[i], c.Member, p)
+		args = append(args, changes[i], c.Member, p, score)
 	}
-	args = appendAsks(args, l, k, sh.Count, order, u.Asks)
-
-	res, err := x.do(ctx, func() rueidis.RedisResult { return applyScript.Exec(ctx, x.client, l.keys, args) }).ToArray()
-	if err != nil {
-		return shardindex.Applied{}, stale(err, "applying a step", board)
-	}
-	out, err := answered(res, order, len(u.Read), len(u.Count))
-	if err != nil {
-		return shardindex.Applied{}, fmt.Errorf("redis: applying a step to board %q: %w", board, err)
-	}
-	return out, nil
+	args[at] = strconv.Itoa(len(args) - at - 1)
+	return args, nil
 }
 
-// Rank answers in one script call.
-func (x *Index) Rank(ctx context.Context, board string, count int, order laurel.Ordering, a shardindex.Asks) (shardindex.Applied, error) {
-	k := x.keysOf(board)
-	l := newKeyList(k.meta())
-	args := appendAsks([]string{strconv.Itoa(count)}, l, k, count, order, a)
-	res, err := x.do(ctx, func() rueidis.RedisResult { return rankScript.Exec(ctx, x.client, l.keys, args) }).ToArray()
-	if err != nil {
-		return shardindex.Applied{}, stale(err, "ranking entries", board)
+// applied decodes applyScript's reply: the shards refused, then answerLua's.
+func applied(res []rueidis.RedisMessage, order laurel.Ordering, reads, counts int) (shardindex.Applied, error) {
+	if len(res) == 0 {
+		return shardindex.Applied{}, errors.New("an empty reply")
 	}
-	out, err := answered(res, order, len(a.Read), len(a.Count))
-	if err == nil && !out.Ranked && out.Below == nil {
-		err = errors.New("no answer")
+	n, err := res[0].AsInt64()
+	if err != nil || n < 0 || int(n) >= len(res) {
+		return shardindex.Applied{}, fmt.Errorf("bad refusals %v (%v)", res[0], err)
 	}
-	if err != nil {
-		return shardindex.Applied{}, fmt.Errorf("redis: ranking entries of board %q: %w", board, err)
+	var refused []int
+	for _, r := range res[1 : 1+n] {
+		i, err := r.AsInt64()
+		if err != nil {
+			return shardindex.Applied{}, err
+		}
+		refused = append(refused, int(i))
 	}
-	return out, nil
+	out, err := answered(res[1+n:], order, reads, counts)
+	out.Refused = refused
+	return out, err
 }
 
 // hmget reads fields of a board's meta hash, nil for those it has not.

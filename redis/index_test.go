@@ -34,7 +34,7 @@ func TestVersions(t *testing.T) {
 	if _, ok, err := idx.State(ctx, "unknown"); ok || err != nil {
 		t.Fatalf("State of an unknown board: ok %v, %v; want not ok", ok, err)
 	}
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2}); !errors.Is(err, shardindex.ErrStale) {
+	if _, err := applyOne(ctx, idx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2}); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatalf("Apply after 1 to an unknown board: %v, want ErrIndexStale", err)
 	}
 	if keys := scanKeys(t, c, prefix); len(keys) != 0 {
@@ -42,12 +42,12 @@ func TestVersions(t *testing.T) {
 	}
 
 	// Version 1 records the state; version 2 changes the sets but not the state.
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 0, Version: 1, State: []byte("s1"),
+	if _, err := applyOne(ctx, idx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 0, Version: 1, State: []byte("s1"),
 		Changes: []shardindex.Change{put(all, "x", 10, 1), put(day, "x", 10, 1), put(all, "y", 5, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	r1 := idx.Ranking("b", 1, laurel.Ordering{}, all, 1)
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2,
+	if _, err := applyOne(ctx, idx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2,
 		Changes: []shardindex.Change{put(all, "z", 7, 1)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestVersions(t *testing.T) {
 
 	// A wrong After changes nothing, whatever the step carries.
 	for _, after := range []int64{0, 1, 3} {
-		_, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: after, Version: 9, State: []byte("bad"),
+		_, err := applyOne(ctx, idx, "b", s0, laurel.Ordering{}, shardindex.Update{After: after, Version: 9, State: []byte("bad"),
 			Drops: []shardindex.Set{day}, Changes: []shardindex.Change{put(all, "w", 1, 1), {Set: all, Member: "x", Remove: true}}})
 		if !errors.Is(err, shardindex.ErrStale) {
 			t.Fatalf("Apply after %d at version 2: %v, want ErrIndexStale", after, err)
@@ -77,8 +77,8 @@ func TestVersions(t *testing.T) {
 	}
 
 	// A rebuild chunk (Version == After) that records a new state: the old stamp is stale.
-	got, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 2, Version: 2, State: []byte("s2"),
-		Asks: shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: "z"}, {Set: day, Member: "z"}}}})
+	got, err := applyOne(ctx, idx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 2, Version: 2, State: []byte("s2")},
+		shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: "z"}, {Set: day, Member: "z"}}})
 	if err != nil || !slices.Equal(got.Read, []shardindex.Entry{{Rank: 2, Score: 7, At: 1}, {}}) {
 		t.Fatalf("Apply reads %v, %v", got, err)
 	}
@@ -100,12 +100,12 @@ func TestVersions(t *testing.T) {
 	}
 
 	// Another board sharing the Redis is left alone by Delete.
-	if _, err := idx.Apply(ctx, "other", s0, laurel.Ordering{Score: laurel.Asc}, shardindex.Update{Version: 1, State: []byte{},
+	if _, err := applyOne(ctx, idx, "other", s0, laurel.Ordering{Score: laurel.Asc}, shardindex.Update{Version: 1, State: []byte{},
 		Changes: []shardindex.Change{put(all, "x", 1, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	// Drops and removals leave registered names behind; Delete must cope.
-	if _, err := idx.Apply(ctx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 2, Version: 3,
+	if _, err := applyOne(ctx, idx, "b", s0, laurel.Ordering{}, shardindex.Update{After: 2, Version: 3,
 		Drops: []shardindex.Set{{Window: "never"}}, Changes: []shardindex.Change{{Set: day, Member: "x", Remove: true}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +150,11 @@ func TestLargeStep(t *testing.T) {
 			u.Changes = append(u.Changes, put(s, fmt.Sprintf("player-%04d", e), int64(e%100), int64(e)))
 		}
 	}
+	var a shardindex.Asks
 	for _, s := range sets {
-		u.Read = append(u.Read, shardindex.Read{Set: s, Member: "player-0099"})
+		a.Read = append(a.Read, shardindex.Read{Set: s, Member: "player-0099"})
 	}
-	got, err := idx.Apply(ctx, "big", s0, laurel.Ordering{}, u)
+	got, err := applyOne(ctx, idx, "big", s0, laurel.Ordering{}, u, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestLargeSetStep(t *testing.T) {
 	for i := range 5000 {
 		first.Changes = append(first.Changes, put(all, member(i), int64(i), 1))
 	}
-	if _, err := idx.Apply(ctx, "big", s0, laurel.Ordering{}, first); err != nil {
+	if _, err := applyOne(ctx, idx, "big", s0, laurel.Ordering{}, first); err != nil {
 		t.Fatal(err)
 	}
 	// Afterwards player i of 0…3999 scores 10000+i, players 5000…5499 score i, and the best
@@ -214,8 +215,8 @@ func TestLargeSetStep(t *testing.T) {
 	for i := 5000; i < 5500; i++ {
 		second.Changes = append(second.Changes, put(all, member(i), int64(i), 2))
 	}
-	second.Read = []shardindex.Read{{Set: all, Member: member(3999)}, {Set: all, Member: member(4000)}, {Set: all, Member: member(5499)}}
-	got, err := idx.Apply(ctx, "big", s0, laurel.Ordering{}, second)
+	a := shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: member(3999)}, {Set: all, Member: member(4000)}, {Set: all, Member: member(5499)}}}
+	got, err := applyOne(ctx, idx, "big", s0, laurel.Ordering{}, second, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,9 +260,8 @@ func TestConcurrent(t *testing.T) {
 			board := fmt.Sprintf("c%d", w)
 			for v := range int64(20) {
 				u := shardindex.Update{After: v, Version: v + 1, State: []byte{byte(v)},
-					Changes: []shardindex.Change{put(all, fmt.Sprint(v), v, v)},
-					Asks:    shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: "0"}}}}
-				got, err := idx.Apply(ctx, board, s0, laurel.Ordering{}, u)
+					Changes: []shardindex.Change{put(all, fmt.Sprint(v), v, v)}}
+				got, err := applyOne(ctx, idx, board, s0, laurel.Ordering{}, u, shardindex.Asks{Read: []shardindex.Read{{Set: all, Member: "0"}}})
 				if err != nil {
 					errs <- err
 					return
@@ -304,7 +304,7 @@ func TestSubscribe(t *testing.T) {
 			t.Fatalf("heard nothing, want %q", want)
 		}
 	}
-	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Ordering{}, shardindex.Update{Version: 1, Changes: []shardindex.Change{put(all, "x", 1, 1)}}); err != nil {
+	if _, err := applyOne(ctx, idx, "pub.1", s0, laurel.Ordering{}, shardindex.Update{Version: 1, Changes: []shardindex.Change{put(all, "x", 1, 1)}}); err != nil {
 		t.Fatal(err)
 	}
 	expect("pub.1")
@@ -313,17 +313,17 @@ func TestSubscribe(t *testing.T) {
 	}
 	expect("")
 	// A refused step is no change.
-	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Ordering{}, shardindex.Update{After: 5, Version: 6}); !errors.Is(err, shardindex.ErrStale) {
+	if _, err := applyOne(ctx, idx, "pub.1", s0, laurel.Ordering{}, shardindex.Update{After: 5, Version: 6}); !errors.Is(err, shardindex.ErrStale) {
 		t.Fatal(err)
 	}
-	if _, err := idx.Apply(ctx, "pub.2", s0, laurel.Ordering{Score: laurel.Asc}, shardindex.Update{Version: 1}); err != nil {
+	if _, err := applyOne(ctx, idx, "pub.2", s0, laurel.Ordering{Score: laurel.Asc}, shardindex.Update{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	expect("pub.2")
 
 	stop()
 	stop() // stopping twice is harmless
-	if _, err := idx.Apply(ctx, "pub.1", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2}); err != nil {
+	if _, err := applyOne(ctx, idx, "pub.1", s0, laurel.Ordering{}, shardindex.Update{After: 1, Version: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := idx.Publish(ctx, true); err != nil {
@@ -382,7 +382,7 @@ func TestSubscribeReconnects(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no word after a reconnection")
 	}
-	if _, err := idx.Apply(ctx, "again", s0, laurel.Ordering{}, shardindex.Update{Version: 1}); err != nil {
+	if _, err := applyOne(ctx, idx, "again", s0, laurel.Ordering{}, shardindex.Update{Version: 1}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"encoding/binary"
+	"math"
 	"strconv"
 
 	"github.com/laurel/laurel"
@@ -67,8 +68,10 @@ func decodePrefix(o laurel.Ordering, p string) laurel.Key {
 
 // keys names the Redis keys of a board. They all carry the board's hash tag, so that one
 // script may touch any of them and Redis Cluster keeps the board in one slot. Their names
-// after the tag are capitals: the layout before, a set per shard (docs/decisions.md, "One set
-// per board"), named its keys in lower case, and a node never reads them.
+// after the tag are capitals of their own to each layout, so that a node never reads a layout
+// it does not write: a set per shard (before "One set per board" in docs/decisions.md) named
+// its keys in lower case; one set per board with every score 0, M, K, Z and H; with the
+// scores of "Scored sets", V, R, S and P.
 type keys struct {
 	base string // <prefix>{<board>}:
 }
@@ -79,20 +82,39 @@ func (x *Index) keysOf(board string) keys {
 
 // meta holds each shard's version (v0, v1, …), the stamp of the state its members follow
 // (t0, t1, …), and the board's state (s), recorded by shard 0 and stamped t0.
-func (k keys) meta() string { return k.base + "M" }
+func (k keys) meta() string { return k.base + "V" }
 
 // registry is the set of the names of the sets a shard has members in, so Delete finds them
 // without SCAN.
-func (k keys) registry(shard int) string { return k.base + "K" + strconv.Itoa(shard) }
+func (k keys) registry(shard int) string { return k.base + "R" + strconv.Itoa(shard) }
 
 // zset holds the set's entries, each the prefix (16 or 24 bytes) followed by the member,
-// score 0: the board's, whole.
-func (k keys) zset(name string) string { return k.base + "Z:" + name }
+// scored by zscore: the board's, whole.
+func (k keys) zset(name string) string { return k.base + "S:" + name }
 
 // hash maps each member of a shard in the set to its current prefix: which entries of the
 // set are the shard's, and where each is.
 func (k keys) hash(shard int, name string) string {
-	return k.base + "H" + strconv.Itoa(shard) + ":" + name
+	return k.base + "P" + strconv.Itoa(shard) + ":" + name
+}
+
+// zscore is the zset score of an entry of score v on a board ordered by o: v as a float64,
+// negated when the order is not Asc. It orders the entries as their bytes do (a float64 of an
+// int64 is monotone, so a better score never gets a worse zset score, and equal zset scores
+// leave the order to the bytes), so that ranks and lex ranges are those of the bytes alone;
+// and the skiplist compares two numbers where, with every score 0, it compared two members'
+// bytes (docs/decisions.md, "Scored sets").
+func zscore(o laurel.Ordering, v int64) string {
+	if o.Score != laurel.Asc {
+		if v == math.MinInt64 {
+			return strconv.FormatFloat(-float64(v), 'g', -1, 64)
+		}
+		v = -v
+	}
+	if v > -1<<53 && v < 1<<53 { // exact, and shorter
+		return strconv.FormatInt(v, 10)
+	}
+	return strconv.FormatFloat(float64(v), 'g', -1, 64)
 }
 
 // setName is how a set is named in its keys and in the registry.

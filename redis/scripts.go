@@ -110,113 +110,123 @@ local function removeAll(z, h)
 end
 `
 
-// applyScript makes one step of Index.Apply atomically on one shard of a board.
+// applyScript makes the steps of Index.Apply, then answers its asks.
 //
-// KEYS: meta, the shard's registry, then the board's zset and the shard's hash of each set the
-// step names (set i, from 1, at KEYS[1+2i] and KEYS[2+2i]), then the other keys its reads
-// and counts name.
-// ARGV: after, version, has-state ("1" or "0"), state, channel ("": tell nobody), board, stamp
-// ("0": keep), the shard's number, the board's shard count, the number of sets and their
-// names, the number of drops and their set numbers, the number of changes and for each its set
-// number, member and prefix ("" to remove), then the asks of answerLua.
-// Reply: {0} when some shard does not follow the stamp the step left (or nothing was asked),
-// else answer's.
+// KEYS: meta, then every other key the steps and asks name, each once; ARGV names them by
+// their numbers.
+// ARGV: the board's shard count, the number of steps, then each step: the number of its
+// values that follow (so that a refused step is skipped whole), after, version, has-state
+// ("1" or "0"), state, channel ("": tell nobody), message, stamp ("0": keep), the shard's
+// number, the KEYS number of its registry, the number of sets it names and for each its name
+// and the KEYS numbers of the board's zset and the shard's hash (set i, from 1, in the step),
+// the number of drops and their set numbers, the number of changes and for each its set
+// number, member, prefix ("" to remove) and zset score (zscore); then the asks of answerLua.
+// Reply: the number of steps refused and their shards, then {0} when a step was refused, some
+// shard does not follow the stamp the others do, or nothing was asked, else answer's.
 //
-// A member's last change in a set is the one made. Each set's changes are made with one
-// command of a kind (HMGET of the old prefixes, ZREM, ZADD, HSET, HDEL) rather than four
-// commands a change: a call from Lua costs Redis some 2 500 instructions beside the command's
-// own, about half a ZADD's (docs/decisions.md, "Redis's share of a step").
+// A step is refused when its shard is not at its after, and a step that records the state
+// also when one before it was refused. A member's last change in a set is the one made. Each
+// set's changes are made with one command of a kind (HMGET of the old prefixes, ZREM, ZADD,
+// HSET, HDEL) rather than four commands a change: a call from Lua costs Redis some 2 500
+// instructions beside the command's own, about half a ZADD's (docs/decisions.md, "Redis's
+// share of a step"); and the shards of one write are one script, whose fixed cost (KEYS and
+// ARGV made into Lua's tables, the stamps read) is paid once ("A write's shards in one
+// script").
 var applyScript = rueidis.NewLuaScript(followsLua + answerLua + callLua + `
-local meta, reg, shard = KEYS[1], KEYS[2], ARGV[8]
-local cur = redis.call('HGET', meta, 'v' .. shard) or '0'
-if cur ~= ARGV[1] then
-  return redis.error_reply('` + staleReply + ` shard at version ' .. cur)
-end
+local meta = KEYS[1]
+-- step makes the step whose values begin at ARGV[q], recording in known the prefixes it gave.
 -- Sets are named by their numbers as ARGV has them, so that no loop converts a number.
-local p = 10
-local nsets = tonumber(ARGV[p]); p = p + 1
-local names, zset, hash, now, order = {}, {}, {}, {}, {}
-local known = {}
-for i = 1, nsets do
-  local s = tostring(i)
-  names[s], zset[s], hash[s], now[s], order[i] = ARGV[p], KEYS[1+2*i], KEYS[2+2*i], {}, s
-  known[KEYS[2+2*i]] = now[s]
-  p = p + 1
-end
-local n = tonumber(ARGV[p]); p = p + 1
-for i = 1, n do
-  local s = ARGV[p]; p = p + 1
-  removeAll(zset[s], hash[s])
-  redis.call('SREM', reg, names[s])
-end
--- A member's last change in a set is the one made.
-local changed = {} -- by set, its members in the order of their first change
-n = tonumber(ARGV[p]); p = p + 1
-for i = 1, n do
-  local s, m = ARGV[p], ARGV[p+1]
-  local t = now[s]
-  if t[m] == nil then
-    local ms = changed[s]
-    if ms then ms[#ms+1] = m else changed[s] = {m} end
+local function step(q, known)
+  local shard, reg = ARGV[q+7], key[ARGV[q+8]]
+  local p = q + 9
+  local nsets = tonumber(ARGV[p]); p = p + 1
+  local names, zset, hash, now, scores, order = {}, {}, {}, {}, {}, {}
+  for i = 1, nsets do
+    local s = tostring(i)
+    names[s], zset[s], hash[s], now[s], scores[s], order[i] = ARGV[p], key[ARGV[p+1]], key[ARGV[p+2]], {}, {}, s
+    known[hash[s]] = now[s]
+    p = p + 3
   end
-  t[m] = ARGV[p+2]; p = p + 3
-end
-local fresh = {} -- the names of the sets a member of the shard entered anew
-for _, s in ipairs(order) do
-  local ms = changed[s]
-  if ms then
-    local z, h, t = zset[s], hash[s], now[s]
-    local old = call('HMGET', h, ms)
-    local rem, add, set, del = {}, {}, {}, nil
-    local entered = false
-    for i = 1, #ms do
-      local m, o = ms[i], old[i]
-      local k = t[m]
-      if k == '' then
-        if o then
-          rem[#rem+1] = o .. m
-          if del then del[#del+1] = m else del = {m} end
-        end
-      elseif o ~= k then
-        if o then rem[#rem+1] = o .. m else entered = true end
-        add[#add+1] = '0'; add[#add+1] = k .. m
-        set[#set+1] = m; set[#set+1] = k
-      end
+  local n = tonumber(ARGV[p]); p = p + 1
+  for i = 1, n do
+    local s = ARGV[p]; p = p + 1
+    removeAll(zset[s], hash[s])
+    redis.call('SREM', reg, names[s])
+  end
+  -- A member's last change in a set is the one made.
+  local changed = {} -- by set, its members in the order of their first change
+  n = tonumber(ARGV[p]); p = p + 1
+  for i = 1, n do
+    local s, m = ARGV[p], ARGV[p+1]
+    local t = now[s]
+    if t[m] == nil then
+      local ms = changed[s]
+      if ms then ms[#ms+1] = m else changed[s] = {m} end
     end
-    if #rem > 0 then call('ZREM', z, rem) end
-    if #add > 0 then call('ZADD', z, add); call('HSET', h, set) end
-    if del then call('HDEL', h, del) end
-    -- A member found in the shard's hash was put there by a step that registered the set.
-    if entered then fresh[#fresh+1] = names[s] end
+    t[m], scores[s][m] = ARGV[p+2], ARGV[p+3]; p = p + 4
+  end
+  local fresh = {} -- the names of the sets a member of the shard entered anew
+  for _, s in ipairs(order) do
+    local ms = changed[s]
+    if ms then
+      local z, h, t, sc = zset[s], hash[s], now[s], scores[s]
+      local old = call('HMGET', h, ms)
+      local rem, add, set, del = {}, {}, {}, nil
+      local entered = false
+      for i = 1, #ms do
+        local m, o = ms[i], old[i]
+        local k = t[m]
+        if k == '' then
+          if o then
+            rem[#rem+1] = o .. m
+            if del then del[#del+1] = m else del = {m} end
+          end
+        elseif o ~= k then
+          if o then rem[#rem+1] = o .. m else entered = true end
+          add[#add+1] = sc[m]; add[#add+1] = k .. m
+          set[#set+1] = m; set[#set+1] = k
+        end
+      end
+      if #rem > 0 then call('ZREM', z, rem) end
+      if #add > 0 then call('ZADD', z, add); call('HSET', h, set) end
+      if del then call('HDEL', h, del) end
+      -- A member found in the shard's hash was put there by a step that registered the set.
+      if entered then fresh[#fresh+1] = names[s] end
+    end
+  end
+  if #fresh > 0 then redis.call('SADD', reg, unpack(fresh)) end
+  redis.call('HSET', meta, 'v' .. shard, ARGV[q+1])
+  local stamp = ARGV[q+6]
+  if ARGV[q+2] == '1' then
+    if stamp == '0' then stamp = ARGV[q+1] end
+    redis.call('HSET', meta, 's', ARGV[q+3], 't' .. shard, stamp)
+  elseif stamp ~= '0' then
+    redis.call('HSET', meta, 't' .. shard, stamp)
   end
 end
-if #fresh > 0 then redis.call('SADD', reg, unpack(fresh)) end
-redis.call('HSET', meta, 'v' .. shard, ARGV[2])
-local stamp = ARGV[7]
-if ARGV[3] == '1' then
-  if stamp == '0' then stamp = ARGV[2] end
-  redis.call('HSET', meta, 's', ARGV[4], 't' .. shard, stamp)
-elseif stamp ~= '0' then
-  redis.call('HSET', meta, 't' .. shard, stamp)
-end
-local reply = {0}
-if ARGV[p] == '1' then
-  if follows(meta, tonumber(ARGV[9]), redis.call('HGET', meta, 't' .. shard)) then
-    reply = answer(p, known)
+local p = 3
+local refused, known, tell = {}, {}, {}
+for i = 1, tonumber(ARGV[2]) do
+  local q = p + 1
+  p = q + tonumber(ARGV[p])
+  local shard = ARGV[q+7]
+  local cur = redis.call('HGET', meta, 'v' .. shard) or '0'
+  if cur ~= ARGV[q] or (ARGV[q+2] == '1' and #refused > 0) then
+    refused[#refused+1] = tonumber(shard)
+  else
+    step(q, known)
+    if ARGV[q+4] ~= '' then tell[#tell+1] = q end
   end
 end
-if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+local reply = {#refused}
+for i = 1, #refused do reply[#reply+1] = refused[i] end
+local got = {0}
+if #refused == 0 and ARGV[p] == '1' and follows(meta, tonumber(ARGV[1])) then
+  got = answer(p, known)
+end
+for i = 1, #got do reply[#reply+1] = got[i] end
+for _, q in ipairs(tell) do redis.call('PUBLISH', ARGV[q+4], ARGV[q+5]) end
 return reply
-`)
-
-// rankScript answers Index.Rank. KEYS: meta, then the keys its reads and counts name. ARGV:
-// the board's shard count, then the asks of answerLua. Reply: answer's, or the stale error
-// when the shards do not all follow one stamp.
-var rankScript = rueidis.NewLuaScript(followsLua + answerLua + `
-if not follows(KEYS[1], tonumber(ARGV[1])) then
-  return redis.error_reply('` + staleReply + ` the shards follow different states')
-end
-return answer(2, {})
 `)
 
 // readScript answers one read of a Ranking as of a state stamp, so that the whole read is

@@ -30,24 +30,20 @@ import (
 // every shard, so that it never mixes a state with members of another, nor reads a set while
 // a shard is rebuilt in it.
 type Index interface {
-	// Apply changes one shard of a board in one atomic step: it checks that the shard is at
-	// u.After, drops the shard's members from the sets of u.Drops, makes the changes of
-	// u.Changes in order (each of a member of the shard), and records u.Version; when u.State
-	// is not nil (shard 0 only) it records the state, stamped u.Stamp (u.Version when 0), and
-	// otherwise, when u.Stamp is not 0, u.Stamp as the shard's stamp. Afterwards, when every
-	// shard of the board follows the stamp the step left, it answers u.Read and u.Count in the
-	// whole board, as Rank does (Applied.Ranked); and it tells subscribers that the board
-	// changed. When the shard is not at u.After it changes nothing and returns ErrStale. A
-	// shard that holds nothing is at version 0. Versions below 0 are fences: a rebuild in
-	// progress sets one with its first chunk and names it in the next, so that a flush or
-	// another rebuild meanwhile makes it start again.
-	Apply(ctx context.Context, board string, sh Shard, order laurel.Ordering, u Update) (Applied, error)
-	// Rank answers, in the whole board of count shards, each read's entry and rank, and for
-	// each key how many entries of its set rank before it (by score, subscore, reached_at and
-	// member), all at one instant, unless a shard is below its floor (Applied.Below);
-	// ErrStale when the board's shards do not all follow one stamp (a change of state on its
-	// way, or a shard rebuilt).
-	Rank(ctx context.Context, board string, count int, order laurel.Ordering, a Asks) (Applied, error)
+	// Apply makes steps of shards of a board of count shards, in order, in one atomic call:
+	// each step is checked against its own shard's version and refused alone (Applied.Refused)
+	// when the shard is not at its After — and a step that records the board's state also
+	// when a step before it was refused, so that a read of a new state finds every other
+	// shard at its stamp. A step made changes its shard as Step says. Afterwards, when no step
+	// was refused, every shard of the board follows one stamp and none is below its floor,
+	// it answers a in the whole board, all at one instant (Applied.Ranked); a shard found below
+	// its floor is reported (Applied.Below) instead. Without steps it is a read of a alone.
+	// It tells subscribers of each step made that is not Quiet. A shard that holds nothing is
+	// at version 0. Versions below 0 are fences: a rebuild in progress sets one with its first
+	// chunk and names it in the next, so that a flush or another rebuild meanwhile makes it
+	// start again. One call costs one round trip however many shards it steps (docs/decisions.md,
+	// "A write's shards in one script").
+	Apply(ctx context.Context, board string, count int, order laurel.Ordering, steps []Step, a Asks) (Applied, error)
 	// State returns the board's state and its stamp, and the version of shard 0; ok is false
 	// when the index holds no state of the board (none was ever recorded, the board was
 	// deleted, the index lost it, or a rebuild has not recorded it yet).
@@ -103,6 +99,16 @@ type Version struct {
 	Version, Stamp int64
 }
 
+// ApplyOne makes one step of shard sh with x.Apply, asking a, and returns ErrStale when the
+// shard refused it.
+func ApplyOne(ctx context.Context, x Index, board string, sh Shard, order laurel.Ordering, u Update, a Asks) (Applied, error) {
+	got, err := x.Apply(ctx, board, sh.Count, order, []Step{{Shard: sh.Number, Update: u}}, a)
+	if err == nil && len(got.Refused) > 0 {
+		return Applied{}, ErrStale
+	}
+	return got, err
+}
+
 // Key is an entry's place in a set, to count the entries before it. Sub is 0 on a board
 // without a subscore, as in Change and Entry.
 type Key struct {
@@ -136,7 +142,17 @@ type Entry struct {
 	Score, Sub, At int64
 }
 
-// Update is one step of Index.Apply.
+// Step is one shard's step of Index.Apply.
+type Step struct {
+	Shard int
+	Update
+}
+
+// Update is what a step does to its shard: it checks that the shard is at After, drops the
+// shard's members from the sets of Drops, makes Changes in order (each of a member of the
+// shard; a member's last change in a set is the one made), and records Version; when State
+// is not nil (shard 0 only) it records the state, stamped Stamp (Version when 0), and
+// otherwise, when Stamp is not 0, Stamp as the shard's stamp.
 type Update struct {
 	After   int64 // the version the shard must be at
 	Version int64 // the version it is at afterwards, at least After (equal while rebuilding)
@@ -148,10 +164,9 @@ type Update struct {
 	Tell    []string
 	Drops   []Set
 	Changes []Change
-	Asks
 }
 
-// Asks are what a step or Rank reads in the whole board.
+// Asks are what Apply reads in the whole board after its steps.
 type Asks struct {
 	// Floors are versions that shards must be at least at for the reads to be answered: a
 	// shard the store committed steps of that the index may have missed.
@@ -168,10 +183,13 @@ type Floor struct {
 	Version int64
 }
 
-// Applied is what Index.Apply or Rank read: ranks in the whole board.
+// Applied is what Index.Apply did and read: the shards it refused, ranks in the whole board.
 type Applied struct {
-	// Ranked is false when Apply did not answer (a shard of the board followed another stamp,
-	// a shard was below its floor, or the update asked nothing); Read and Before are then nil.
+	// Refused are the shards whose steps were not made, in the order of the steps.
+	Refused []int
+	// Ranked is false when Apply did not answer (a step was refused, a shard of the board
+	// followed another stamp, a shard was below its floor, or nothing was asked); Read and
+	// Before are then nil.
 	Ranked bool
 	Below  []int   // the shards found below their floors
 	Read   []Entry // an entry for each Read
