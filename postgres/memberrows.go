@@ -129,21 +129,32 @@ func (s *step) queueRows(r *reads, b *boardStep, members []string) {
 		if err != nil {
 			return fmt.Errorf("postgres: read members' rows: %w", err)
 		}
-		defer rows.Close()
-		var member string
-		var packed []byte
-		for rows.Next() {
-			if err := rows.Scan(&member, &packed); err != nil {
-				return err
-			}
-			elems, err := unpackRow(packed)
-			if err != nil {
-				return fmt.Errorf("postgres: board %s, member %q: %w", b.id, member, err)
-			}
+		return eachRow(rows, b.id, func(member string, elems []rowElem) error {
 			b.takeRow(member, true, elems)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
+}
+
+// eachRow calls f with each member's row of board that rows (member, aggs) read, unpacked,
+// and closes rows.
+func eachRow(rows pgx.Rows, board string, f func(member string, elems []rowElem) error) error {
+	defer rows.Close()
+	var member string
+	var packed []byte
+	for rows.Next() {
+		if err := rows.Scan(&member, &packed); err != nil {
+			return err
+		}
+		elems, err := unpackRow(packed)
+		if err != nil {
+			return fmt.Errorf("postgres: board %s, member %q: %w", board, member, err)
+		}
+		if err := f(member, elems); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // A packed row is a byte giving the width of each element that follows: rowWidth, or
@@ -207,17 +218,7 @@ func eachElem(ctx context.Context, q querier, st *state, win string, hidden bool
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	var member string
-	var packed []byte
-	for rows.Next() {
-		if err := rows.Scan(&member, &packed); err != nil {
-			return err
-		}
-		elems, err := unpackRow(packed)
-		if err != nil {
-			return fmt.Errorf("postgres: board %s, member %q: %w", st.cfg.ID, member, err)
-		}
+	return eachRow(rows, st.cfg.ID, func(member string, elems []rowElem) error {
 		for _, e := range elems {
 			k := aggKey{e.win, e.span, member}
 			if win != "" && e.win != win || !st.holds(k) {
@@ -227,8 +228,8 @@ func eachElem(ctx context.Context, q querier, st *state, win string, hidden bool
 				return err
 			}
 		}
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // readRows reads the rows of the members, among those given, that the step has not read.
