@@ -203,3 +203,25 @@ func TestMemberStreamErrors(t *testing.T) {
 	e.do("POST", "/v1/boards/g/events", `{"member": "me", "value": 5}`).must(t, 200)
 	expectSays(t, ch, "all unranked → #1")
 }
+
+// TestHiddenMemberHistory: a hidden member's rank history is not_found until it is unhidden,
+// on both stores, and reads as before once it is (api.md, "rank history").
+func TestHiddenMemberHistory(t *testing.T) {
+	for name, e := range map[string]*env{"embedded": start(t, options{}), "scale-out": func() *env {
+		so := laureltest.NewScaleOutStore(t)
+		clock := laureltest.NewClock(t0.Format(time.RFC3339))
+		store := so.Open(t, clock.Now)
+		return start(t, options{clock: clock, service: store})
+	}()} {
+		t.Run(name, func(t *testing.T) {
+			e.do("PUT", "/v1/boards/h", map[string]any{"windows": []string{"all"}}).must(t, 201)
+			e.do("POST", "/v1/boards/h/events", `{"events": [{"member": "ann", "value": 9}, {"member": "me", "value": 5}]}`).must(t, 200)
+			e.do("POST", "/v1/members/me/hide", nil).must(t, 200)
+			e.do("GET", "/v1/boards/h/members/me/history", nil).isError(t, 404, "not_found", "member")
+			e.do("POST", "/v1/members/me/unhide", nil).must(t, 200)
+			if h := e.do("GET", "/v1/boards/h/members/me/history", nil).must(t, 200); len(h.get("points").([]any)) != 1 {
+				t.Fatalf("unhidden, its history: %v", h)
+			}
+		})
+	}
+}
