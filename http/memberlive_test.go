@@ -205,7 +205,7 @@ func TestMemberStreamErrors(t *testing.T) {
 }
 
 // TestHiddenMemberHistory: a hidden member's rank history is not_found until it is unhidden,
-// on both stores, and reads as before once it is (api.md, "rank history").
+// on both stores, and reads as before once it is (api.md, "Live and history").
 func TestHiddenMemberHistory(t *testing.T) {
 	for name, e := range map[string]*env{"embedded": start(t, options{}), "scale-out": func() *env {
 		so := laureltest.NewScaleOutStore(t)
