@@ -148,9 +148,9 @@ func (t topRanking) Total(context.Context) (int, error) { return t.v.period.Tota
 
 // Page returns the view's own entries, shared by every read of it, not a copy: a copy of a
 // page of 100 was half of all the server allocated under readers and writers flat out, and
-// so half its collections (docs/benchmarks.md, "Where the time goes"). The reads only read a
-// page's entries (the view's Fill has nothing to fill), and the slice's capacity ends with it,
-// so an append copies.
+// so half its collections (docs/benchmarks.md, "Where a top-100 read's time goes"). The
+// reads only read a page's entries (the view's Fill has nothing to fill), and the slice's
+// capacity ends with it, so an append copies.
 func (t topRanking) Page(_ context.Context, from, n int) ([]laurel.Entry, error) {
 	held := len(t.v.entries)
 	if from < 1 || (from-1+n > held && held < t.v.period.Total) {
