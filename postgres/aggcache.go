@@ -166,7 +166,10 @@ func (c *aggCache) keep(boards map[string]*boardStep, stamp int64) {
 			if sa.rows == nil {
 				sa.rows = make(map[string]cachedRow)
 			}
-			cr := cachedRow{r.stored, b.elems(m)}
+			cr := cachedRow{r.stored, r.elems}
+			if !r.written {
+				cr.elems = b.elems(m)
+			}
 			if old, had := sa.rows[m]; had {
 				c.entries -= old.size()
 			}

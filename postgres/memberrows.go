@@ -55,6 +55,10 @@ type memberRow struct {
 	loaded bool
 	stored bool     // the store holds a row of the member
 	keys   []aggKey // the row's elements the step has: read or written
+	// written: the step's commit writes the row, as elems (queueRowWrites), which the node's
+	// cache then keeps without looking each element up again.
+	written bool
+	elems   []rowElem
 }
 
 func (r *memberRow) add(k aggKey) {
@@ -283,6 +287,7 @@ func (s *step) queueRowWrites(ctx context.Context, batch *pgx.Batch, b *boardSte
 	for _, m := range dirty {
 		r := b.rows[m]
 		elems := b.elems(m)
+		r.written, r.elems = true, elems
 		switch {
 		case len(elems) == 0:
 			if r.stored {
